@@ -1,0 +1,131 @@
+/* A rank's endpoint on a transport: distributed plan build, halo exchange, migration and the few
+ * collectives an engine needs. The transport is chosen by name at run time. */
+#ifndef HALOX_COMM_H
+#define HALOX_COMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "halox/atoms.h"
+#include "halox/plan.h"
+#include "halox/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct halox_comm halox_comm_t;
+typedef struct halox_team halox_team_t;
+
+/** What a transport needs to create a rank's endpoint. Unused fields stay zero. */
+typedef struct halox_comm_args {
+    halox_real_t real;      /**< precision of coordinates and forces */
+    int stride;             /**< reals per atom (3 or 4) */
+    double timeout_s;       /**< bound on every wait; <= 0: HALOX_TIMEOUT_S or 60 s */
+    halox_team_t *team;     /**< `threads`: the team the rank belongs to */
+    int rank;               /**< `threads`: this thread's rank in the team */
+    void *mpi_comm;         /**< MPI-based transports: pointer to an MPI_Comm (NULL: world) */
+    int device;             /**< GPU transports: CUDA device ordinal, or -1 to pick the local
+                                 rank modulo the visible devices (0 is device 0) */
+    int device_set;         /**< nonzero when `device` was given (so 0 is not "unset") */
+    void *stream;           /**< GPU transports: cudaStream_t the exchanges are ordered on
+                                 (NULL: the endpoint creates a high-priority stream) */
+} halox_comm_args_t;
+
+/** Whether the transport moves data in GPU memory (bind then takes device pointers). */
+int halox_transport_on_gpu(const char *name);
+
+/** GPU transports: the cudaStream_t the exchanges are enqueued on (NULL for CPU transports).
+ *  halox_comm_coords()/halox_comm_forces() on a GPU transport order their work on this stream
+ *  and may return before it completes; synchronise the stream (or wait on an event recorded on
+ *  it) before reading the results on the host. */
+void *halox_comm_stream(const halox_comm_t *comm);
+
+/** Names of the transports compiled into this build, NULL-terminated. */
+const char *const *halox_transport_names(void);
+
+/** One-line description of a transport, or NULL when unknown. */
+const char *halox_transport_description(const char *name);
+
+/** Whether a transport is compiled in. */
+int halox_transport_available(const char *name);
+
+/** A team of ranks that live as threads of one process (the `threads` transport). A rank whose
+ *  endpoint is created with timeout_s <= 0 uses the team's timeout. After an abort or any
+ *  timeout the team is failed for good: destroy the endpoints, then the team. Destroy the team
+ *  only after every rank destroyed its endpoint. */
+halox_status_t halox_team_create(int nranks, double timeout_s, halox_team_t **team_p);
+void halox_team_destroy(halox_team_t *team);
+/** Mark the team failed so that every rank's waits return HALOX_ERR_ABORTED (no hangs). */
+void halox_team_abort(halox_team_t *team, int rank, const char *why);
+
+/** Create this rank's endpoint on the named transport. Collective over the ranks. */
+halox_status_t halox_comm_create(const char *transport, const halox_comm_args_t *args,
+                                 halox_comm_t **comm_p);
+/** Destroy an endpoint. */
+void halox_comm_destroy(halox_comm_t *comm);
+
+int halox_comm_rank(const halox_comm_t *comm);
+int halox_comm_size(const halox_comm_t *comm);
+const char *halox_comm_transport(const halox_comm_t *comm);
+
+/** Build this rank's plan, exchanging counts and coordinates pulse by pulse with the other ranks
+ *  (collective). atoms holds the home atoms; on return its halo part is filled. The result is
+ *  identical to halox_reference_build() for this rank. */
+halox_status_t halox_comm_build_plan(halox_comm_t *comm, const halox_plan_params_t *params,
+                                     halox_atoms_t *atoms, halox_plan_t *plan);
+
+/** Bind the coordinate and force arrays that the following exchanges use (collective): x as
+ *  filled by the plan build, f with room for plan->n_total forces. Call after every plan build
+ *  and whenever an array moves. */
+halox_status_t halox_comm_bind(halox_comm_t *comm, const halox_plan_t *plan, void *x, void *f);
+
+/** Coordinate halo exchange: fills the halo part of the bound x from the owners' home atoms.
+ *  The halo stays valid until halox_comm_forces() is called; every coordinate exchange must be
+ *  followed by a force exchange before the next one (the causal chain that protects receivers'
+ *  arrays from being overwritten while in use). */
+halox_status_t halox_comm_coords(halox_comm_t *comm);
+
+/** Force halo exchange: sends the forces on halo atoms back to their owners and adds them there,
+ *  pulses in reverse order. On return the home forces of the bound f are complete. Halo entries
+ *  are not cleared, and those of forwarded halo atoms also hold the contributions added on their
+ *  way back: treat the halo part of f as scratch. */
+halox_status_t halox_comm_forces(halox_comm_t *comm);
+
+/** Move home atoms that left this rank's domain to their owners (collective). Positions are
+ *  wrapped into the box first. The global atom count is checked against expected_total; an error
+ *  names the step and the ranks whose counts do not add up. Halo atoms are dropped: rebuild the
+ *  plan afterwards. */
+halox_status_t halox_comm_migrate(halox_comm_t *comm, const halox_grid_t *grid,
+                                  const halox_box_t *box, halox_atoms_t *atoms,
+                                  long long expected_total, long long step);
+
+/** Sum n doubles over all ranks; every rank gets the same bits (summed in rank order). */
+halox_status_t halox_comm_allreduce_sum(halox_comm_t *comm, double *values, int n);
+/** Largest of n doubles over all ranks. */
+halox_status_t halox_comm_allreduce_max(halox_comm_t *comm, double *values, int n);
+/** Sum n 64-bit integers over all ranks. */
+halox_status_t halox_comm_allreduce_sum_i64(halox_comm_t *comm, int64_t *values, int n);
+/** Gather `bytes` from every rank into recv (size() * bytes) on every rank, in rank order. */
+halox_status_t halox_comm_allgather(halox_comm_t *comm, const void *send, void *recv,
+                                    size_t bytes);
+/** Gather variable-sized blocks on root: recv (root only) must hold the sum of all counts;
+ *  counts_p (root only, may be NULL elsewhere) gets each rank's byte count. */
+halox_status_t halox_comm_gatherv(halox_comm_t *comm, const void *send, size_t bytes,
+                                  void *recv, size_t recv_capacity, size_t *counts_p, int root);
+halox_status_t halox_comm_barrier(halox_comm_t *comm);
+
+/** Exchange statistics of this rank since creation. */
+typedef struct halox_comm_stats {
+    long long coord_exchanges;
+    long long force_exchanges;
+    long long bytes_sent;     /**< payload bytes sent in coordinate and force exchanges */
+    double coord_seconds;     /**< wall time in halox_comm_coords() */
+    double force_seconds;     /**< wall time in halox_comm_forces() */
+} halox_comm_stats_t;
+void halox_comm_get_stats(const halox_comm_t *comm, halox_comm_stats_t *stats_p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,119 @@
+/* The halo plan: GROMACS-style half-shell import with staged forwarding.
+ *
+ * Dimensions are communicated in the fixed order x, y, z. In every pulse each rank sends to its
+ * lower neighbour the atoms within the halo distance of its own lower boundary and receives from
+ * its upper neighbour; received atoms are appended after the home atoms in pulse order, so each
+ * pulse's atoms occupy one contiguous range. Pulse 0 of a dimension sends home atoms and the halo
+ * atoms received in earlier dimensions (so edges and corners arrive without diagonal messages);
+ * pulse p > 0 forwards the atoms received in pulse p-1 of the same dimension (for halo distances
+ * larger than a domain). After the plan, a rank holds every atom image whose coordinates lie in
+ * [lo_d, hi_d + halo_dist) in every dimension d.
+ *
+ * Zones: bit d of an atom's zone is set when the atom was imported across the upper boundary in
+ * dimension d. A pair of local atoms is computed on this rank iff (zone_a & zone_b) == 0 (and
+ * the distance is below the cut-off). That is the eighth-shell rule: each pair in the periodic
+ * box is computed by exactly one rank, the one owning the corner (min x, min y, min z) of the
+ * pair.
+ */
+#ifndef HALOX_PLAN_H
+#define HALOX_PLAN_H
+
+#include <stdint.h>
+
+#include "halox/atoms.h"
+#include "halox/geometry.h"
+#include "halox/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Most pulses in one dimension. */
+#define HALOX_MAX_PULSES_PER_DIM 4
+/** Most pulses in a plan. */
+#define HALOX_MAX_PULSES (3 * HALOX_MAX_PULSES_PER_DIM)
+
+/** Parameters that decide a plan. */
+typedef struct halox_plan_params {
+    halox_grid_t grid;
+    halox_box_t box;
+    double cutoff; /**< interaction cut-off; must be below half of every box edge */
+    double buffer; /**< pair-list buffer (skin); the halo distance is cutoff + buffer */
+} halox_plan_params_t;
+
+/** One pulse of one rank, in both roles: sender to send_rank, receiver from recv_rank. */
+typedef struct halox_pulse {
+    int dim;          /**< 0 = x, 1 = y, 2 = z */
+    int pulse_in_dim; /**< 0 .. pulses_per_dim[dim]-1 */
+    int send_rank;    /**< lower neighbour in dim: gets our atoms */
+    int recv_rank;    /**< upper neighbour in dim: sends us its atoms */
+    int send_count;   /**< atoms we send (may be 0: the pulse still signals) */
+    int *send_index;  /**< local indices of the atoms we send, ascending */
+    int dep_offset;   /**< send_index[0, dep_offset) are home atoms, sendable at once */
+    uint32_t dep_mask; /**< bit j set: send_index holds atoms received in pulse j */
+    double shift;     /**< added to component dim of every atom we send: box length when the
+                           lower neighbour wraps around the box, else 0 */
+    int recv_count;   /**< atoms we receive */
+    int recv_offset;  /**< received atoms land at local indices [recv_offset, +recv_count) */
+} halox_pulse_t;
+
+/** A rank's halo plan. Plain data, readable by transports (and, later, copied to devices). */
+typedef struct halox_plan {
+    halox_plan_params_t params;
+    double halo_dist;
+    int rank;
+    int nranks;
+    int coord[3];
+    double lo[3];
+    double hi[3];
+    int n_home;
+    int n_total;
+    int n_pulses;
+    int pulses_per_dim[3];
+    halox_pulse_t pulse[HALOX_MAX_PULSES];
+    uint8_t *zone;  /**< n_total zones; home atoms 0 */
+    long long generation; /**< incremented on every build, so stale copies can be detected */
+    /* storage, managed by the library */
+    int zone_capacity;
+    int send_capacity[HALOX_MAX_PULSES];
+} halox_plan_t;
+
+/** Pair rule: compute the pair of local atoms with zones za and zb on this rank? */
+static inline int halox_zone_pair(uint8_t za, uint8_t zb) { return (za & zb) == 0; }
+
+/** Validate parameters and compute the pulses per dimension (same on every rank). Errors say
+ *  which dimension fails and what would fix it. */
+halox_status_t halox_plan_check(const halox_plan_params_t *params, int pulses_per_dim_p[3]);
+
+/** Initialise an empty plan (no allocation). */
+void halox_plan_init(halox_plan_t *plan);
+
+/** Free a plan's storage. */
+void halox_plan_free(halox_plan_t *plan);
+
+/** Total bytes of coordinates a rank sends per coordinate exchange under this plan. */
+long long halox_plan_send_bytes(const halox_plan_t *plan, halox_real_t real, int stride);
+
+/** Build the plans of all ranks in one process, serially: the reference. atoms[r] holds rank r's
+ *  home atoms (n_home, x, id); on return its halo part and n_total are filled and plans[r] is
+ *  rank r's plan. Home atoms must lie in their rank's domain (HALOX_ERR_COORDINATE otherwise). */
+halox_status_t halox_reference_build(const halox_plan_params_t *params, halox_atoms_t *atoms,
+                                     halox_plan_t *plans);
+
+/** Reference coordinate exchange over all ranks: writes every rank's halo coordinates from the
+ *  owners' current home coordinates, pulse by pulse, adding shifts. x[r] is rank r's coordinate
+ *  array (stride reals per atom). Transports must reproduce it bit for bit. */
+void halox_reference_coords(const halox_plan_t *plans, int nranks, halox_real_t real,
+                            int stride, void *const *x);
+
+/** Reference force exchange over all ranks: pulses in reverse order, each receiver sends the
+ *  forces of the atoms it received and the sender adds them to the atoms of its map; forwarded
+ *  atoms collect forces from later pulses before they are sent back. f[r] holds n_total forces
+ *  (stride reals per atom); on return the home forces hold every contribution. */
+void halox_reference_forces(const halox_plan_t *plans, int nranks, halox_real_t real,
+                            int stride, void *const *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,47 @@
+/* halox status codes: every library call returns one of these. */
+#ifndef HALOX_STATUS_H
+#define HALOX_STATUS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One X-macro list gives the enum and the strings, so they never drift apart.
+ * 0 is success; errors are negative. */
+#define HALOX_STATUS_LIST(X)                                                                  \
+    X(HALOX_OK, 0, "success")                                                                 \
+    X(HALOX_ERR_INVALID_ARG, -1, "invalid argument")                                          \
+    X(HALOX_ERR_NO_MEMORY, -2, "out of memory")                                               \
+    X(HALOX_ERR_DECOMPOSITION, -3, "the decomposition cannot serve the cut-off")              \
+    X(HALOX_ERR_TIMEOUT, -4, "timed out waiting for a peer")                                  \
+    X(HALOX_ERR_UNKNOWN_TRANSPORT, -5, "unknown transport")                                   \
+    X(HALOX_ERR_UNAVAILABLE, -6, "feature not available in this build or on this machine")    \
+    X(HALOX_ERR_ATOM_COUNT, -7, "global atom count changed")                                  \
+    X(HALOX_ERR_COORDINATE, -8, "invalid coordinate")                                         \
+    X(HALOX_ERR_COMM, -9, "communication failure")                                            \
+    X(HALOX_ERR_ABORTED, -10, "another rank failed")                                          \
+    X(HALOX_ERR_STATE, -11, "call out of order")                                              \
+    X(HALOX_ERR_IO, -12, "input/output error")                                                \
+    X(HALOX_ERR_INTERNAL, -13, "internal error")
+
+typedef enum halox_status {
+#define HALOX__STATUS_ENUM(name, value, text) name = value,
+    HALOX_STATUS_LIST(HALOX__STATUS_ENUM)
+#undef HALOX__STATUS_ENUM
+} halox_status_t;
+
+/** Short fixed description of a status code ("timed out waiting for a peer"). */
+const char *halox_status_string(halox_status_t status);
+
+/** The detailed message of the last error raised on the calling thread: what went wrong, with
+ *  the numbers involved, and what to do about it. Empty when no error was raised. The library
+ *  never prints and never exits: callers decide how to report. */
+const char *halox_last_error(void);
+
+/** Clear the calling thread's last error message. */
+void halox_clear_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

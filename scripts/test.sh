@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# The test command of halox: one command, works on a fresh Debian 12 machine.
+#
+#   ./scripts/test.sh              all three suites
+#   ./scripts/test.sh main asan    only some of them (main, asan, tsan)
+#
+# Suites (each in its own build folder, so they never mix flags):
+#   main  build/        RelWithDebInfo, -Werror; every CPU test (unit, threads, mpi, install, ...)
+#   asan  build-asan/   AddressSanitizer + UndefinedBehaviorSanitizer; every test. Leak checking
+#                       is on for all tests except those labelled mpi: Open MPI unloads its
+#                       plug-ins at MPI_Finalize and LeakSanitizer then reports thousands of
+#                       allocations of Open MPI's own from "<unknown module>" frames, which no
+#                       suppressions file can match. MPI tests run with detect_leaks=0.
+#   tsan  build-tsan/   ThreadSanitizer, MPI off (Open MPI is not TSan-instrumented); the tests
+#                       labelled threads and unit.
+#
+# As root, missing Debian packages are installed first (scripts/common.sh lists them).
+# Environment: HALOX_JOBS (default 2), HALOX_BUILD_TYPE (default RelWithDebInfo),
+# HALOX_WERROR (main suite, default ON), HALOX_SAN_WERROR (sanitizer suites, default OFF),
+# HALOX_ENABLE_MPI (default ON when MPI is installed).
+set -euo pipefail
+
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$HALOX_ROOT"
+
+SUITES=("$@")
+if [ "${#SUITES[@]}" -eq 0 ]; then
+    SUITES=(main asan tsan)
+fi
+for s in "${SUITES[@]}"; do
+    case "$s" in
+        main | asan | tsan) ;;
+        *) halox_die "unknown suite '$s' (suites: main asan tsan)" ;;
+    esac
+done
+
+halox_install_deps
+halox_mpi_env
+command -v cmake >/dev/null 2>&1 || halox_die "cmake is missing (apt-get install cmake)"
+command -v cc >/dev/null 2>&1 || halox_die "no C compiler (apt-get install gcc)"
+
+BUILD_TYPE="${HALOX_BUILD_TYPE:-RelWithDebInfo}"
+WERROR="${HALOX_WERROR:-ON}"
+MPI_OPT="$(halox_mpi_option)"
+# -Werror is the warning gate of the main suite only: gcc 12's sanitizer instrumentation yields
+# false positives (-Warray-bounds, -Wmaybe-uninitialized, -Wstringop-overflow) in correct code, so
+# the sanitizer suites show warnings without failing on them (HALOX_SAN_WERROR=ON to insist).
+SAN_WERROR="${HALOX_SAN_WERROR:-OFF}"
+COMMON_ARGS=(-DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DHALOX_BUILD_TESTS=ON)
+
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+ASAN_BASE="${ASAN_OPTIONS:-strict_string_checks=1:check_initialization_order=1}"
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
+
+RESULTS=()
+FAILED=0
+T_START=$SECONDS
+
+record() { # record SUITE STATUS LINE
+    RESULTS+=("$(printf '%-10s %-6s %s' "$1" "$2" "$3")")
+    if [ "$2" != "ok" ]; then
+        FAILED=1
+    fi
+}
+
+# Does a program built with -fsanitize=$1 start here? Some kernels (vm.mmap_rnd_bits > 28)
+# break the sanitizers' fixed memory layout; running without address-space randomisation
+# (setarch -R) works around that. Prints the prefix to run tests with: "" or "setarch ... -R".
+sanitizer_prefix() {
+    local flags="$1" tmp
+    tmp="$(mktemp -d)"
+    cat >"$tmp/probe.c" <<'EOF'
+#include <pthread.h>
+static void *run(void *arg) { return arg; }
+int main(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, 0, run, 0) != 0) return 1;
+    return pthread_join(t, 0);
+}
+EOF
+    if ! cc -fsanitize="$flags" -pthread "$tmp/probe.c" -o "$tmp/probe" >/dev/null 2>&1; then
+        rm -rf "$tmp"
+        echo "NOCOMPILE"
+        return
+    fi
+    if timeout 60 "$tmp/probe" >/dev/null 2>&1; then
+        echo ""
+    elif timeout 60 setarch "$(uname -m)" -R "$tmp/probe" >/dev/null 2>&1; then
+        echo "setarch $(uname -m) -R"
+    else
+        echo "BROKEN"
+    fi
+    rm -rf "$tmp"
+}
+
+# run_ctest SUITE DIR PREFIX [ctest args...]: run ctest, keep its log, record its summary line.
+run_ctest() {
+    local suite="$1" dir="$2" prefix="$3"
+    shift 3
+    local log="$HALOX_ROOT/$dir/ctest-$suite.log" rc=0 line
+    halox_log "[$suite] ctest $*"
+    # shellcheck disable=SC2086  # prefix is a command prefix, split on purpose
+    $prefix ctest --test-dir "$HALOX_ROOT/$dir" --output-on-failure -j "$HALOX_JOBS" "$@" \
+        2>&1 | tee "$log" || rc=$?
+    line="$(grep -E '^[0-9]+% tests passed|No tests were found' "$log" | tail -n 1 || true)"
+    if [ -z "$line" ]; then
+        line="ctest gave no summary (exit $rc)"
+    fi
+    if [ "$rc" -eq 0 ]; then
+        record "$suite" ok "$line"
+    else
+        record "$suite" FAILED "$line  (log: $dir/ctest-$suite.log)"
+    fi
+}
+
+# build_suite SUITE DIR [cmake args...]: configure and build; record a failure.
+build_suite() {
+    local suite="$1" dir="$2"
+    shift 2
+    halox_log "[$suite] configure $dir: $*"
+    if ! halox_configure "$dir" "$@"; then
+        record "$suite" FAILED "cmake configure failed in $dir"
+        return 1
+    fi
+    halox_log "[$suite] build $dir (-j $HALOX_JOBS)"
+    if ! halox_build "$dir"; then
+        record "$suite" FAILED "build failed in $dir"
+        return 1
+    fi
+}
+
+has_mpi() { # has_mpi DIR: did this build enable MPI?
+    grep -q '^#define HALOX_FEATURE_MPI 1' "$HALOX_ROOT/$1/include/halox/features.h" 2>/dev/null
+}
+
+suite_main() {
+    local t0=$SECONDS
+    if build_suite main build "${COMMON_ARGS[@]}" -DHALOX_WERROR="$WERROR" "$MPI_OPT" \
+        -DHALOX_SANITIZE=; then
+        run_ctest main build "" --no-tests=error
+    fi
+    halox_log "[main] done in $((SECONDS - t0)) s"
+}
+
+suite_asan() {
+    local t0=$SECONDS prefix
+    prefix="$(sanitizer_prefix address,undefined)"
+    case "$prefix" in
+        NOCOMPILE | BROKEN)
+            record asan FAILED "AddressSanitizer does not work on this machine ($prefix)"
+            return 0
+            ;;
+    esac
+    if build_suite asan build-asan "${COMMON_ARGS[@]}" -DHALOX_WERROR="$SAN_WERROR" "$MPI_OPT" \
+        "-DHALOX_SANITIZE=address;undefined"; then
+        ASAN_OPTIONS="$ASAN_BASE:detect_leaks=1" \
+            run_ctest asan build-asan "$prefix" --no-tests=error -LE mpi
+        if has_mpi build-asan; then
+            ASAN_OPTIONS="$ASAN_BASE:detect_leaks=0" \
+                run_ctest asan-mpi build-asan "$prefix" -L mpi
+        fi
+    fi
+    halox_log "[asan] done in $((SECONDS - t0)) s"
+}
+
+suite_tsan() {
+    local t0=$SECONDS prefix
+    prefix="$(sanitizer_prefix thread)"
+    case "$prefix" in
+        NOCOMPILE | BROKEN)
+            record tsan FAILED "ThreadSanitizer does not work on this machine ($prefix)"
+            return 0
+            ;;
+    esac
+    if build_suite tsan build-tsan "${COMMON_ARGS[@]}" -DHALOX_WERROR="$SAN_WERROR" \
+        -DHALOX_ENABLE_MPI=OFF \
+        -DHALOX_SANITIZE=thread; then
+        run_ctest tsan build-tsan "$prefix" --no-tests=error -L '^(threads|unit)$'
+    fi
+    halox_log "[tsan] done in $((SECONDS - t0)) s"
+}
+
+halox_log "halox tests: suites ${SUITES[*]}; $(cmake --version | head -n 1); $(cc --version | head -n 1);" \
+    "$(nproc) cores; jobs $HALOX_JOBS"
+for s in "${SUITES[@]}"; do
+    "suite_$s"
+done
+
+echo
+echo "================================ halox test summary ================================"
+for r in "${RESULTS[@]}"; do
+    echo "  $r"
+done
+echo "  total time: $((SECONDS - T_START)) s"
+if [ "$FAILED" -ne 0 ]; then
+    echo "  RESULT: FAILED"
+    echo "===================================================================================="
+    exit 1
+fi
+echo "  RESULT: all suites passed"
+echo "===================================================================================="

@@ -1,0 +1,298 @@
+/* Endpoint dispatch: plan builds, exchanges, migration and collectives over the transport's
+ * table of functions. Everything here is transport-neutral (no MPI, no CUDA). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/plan_build.h"
+#include "core/transport.h"
+#include "core/util.h"
+#include "halox/comm.h"
+
+int halox_comm_rank(const halox_comm_t *comm) { return comm->rank; }
+int halox_comm_size(const halox_comm_t *comm) { return comm->size; }
+const char *halox_comm_transport(const halox_comm_t *comm) { return comm->ops->name; }
+void *halox_comm_stream(const halox_comm_t *comm) { return comm->stream; }
+
+void halox_comm_get_stats(const halox_comm_t *comm, halox_comm_stats_t *stats_p)
+{
+    *stats_p = comm->stats;
+}
+
+halox_status_t halox_comm_allgather(halox_comm_t *comm, const void *send, void *recv,
+                                    size_t bytes)
+{
+    return comm->ops->allgather(comm, send, recv, bytes);
+}
+
+halox_status_t halox_comm_barrier(halox_comm_t *comm) { return comm->ops->barrier(comm); }
+
+/* Agree on failure: if any rank failed a local step, all return an error (the failing rank its
+ * own), so no rank walks into a collective that others will never join. */
+halox_status_t halox__agree(halox_comm_t *comm, halox_status_t mine, const char *what)
+{
+    int *all = malloc(sizeof(int) * (size_t)comm->size);
+    if (!all)
+        return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
+    int v = (int)mine;
+    /* keep our own message: the allgather may not touch it, but be explicit */
+    halox_status_t st = comm->ops->allgather(comm, &v, all, sizeof v);
+    if (st != HALOX_OK) {
+        free(all);
+        return st;
+    }
+    int bad = -1;
+    for (int r = 0; r < comm->size; r++)
+        if (all[r] != HALOX_OK) {
+            bad = r;
+            break;
+        }
+    halox_status_t other = bad >= 0 ? (halox_status_t)all[bad] : HALOX_OK;
+    free(all);
+    if (mine != HALOX_OK)
+        return mine;
+    if (bad >= 0)
+        return halox__error(HALOX_ERR_ABORTED,
+                            "%s stopped on rank %d: rank %d failed with '%s' (its own message "
+                            "says why)",
+                            what, comm->rank, bad, halox_status_string(other));
+    return HALOX_OK;
+}
+
+halox_status_t halox_comm_allreduce_sum(halox_comm_t *comm, double *values, int n)
+{
+    if (n <= 0)
+        return HALOX_OK;
+    double *all = malloc(sizeof(double) * (size_t)n * (size_t)comm->size);
+    if (!all)
+        return halox__error(HALOX_ERR_NO_MEMORY, "allreduce: no memory");
+    halox_status_t st = comm->ops->allgather(comm, values, all, sizeof(double) * (size_t)n);
+    if (st == HALOX_OK)
+        for (int i = 0; i < n; i++) {
+            /* rank order: every rank gets the same bits */
+            double s = 0;
+            for (int r = 0; r < comm->size; r++)
+                s += all[(size_t)r * n + i];
+            values[i] = s;
+        }
+    free(all);
+    return st;
+}
+
+halox_status_t halox_comm_allreduce_max(halox_comm_t *comm, double *values, int n)
+{
+    if (n <= 0)
+        return HALOX_OK;
+    double *all = malloc(sizeof(double) * (size_t)n * (size_t)comm->size);
+    if (!all)
+        return halox__error(HALOX_ERR_NO_MEMORY, "allreduce: no memory");
+    halox_status_t st = comm->ops->allgather(comm, values, all, sizeof(double) * (size_t)n);
+    if (st == HALOX_OK)
+        for (int i = 0; i < n; i++) {
+            double m = all[i];
+            for (int r = 1; r < comm->size; r++)
+                m = all[(size_t)r * n + i] > m ? all[(size_t)r * n + i] : m;
+            values[i] = m;
+        }
+    free(all);
+    return st;
+}
+
+halox_status_t halox_comm_allreduce_sum_i64(halox_comm_t *comm, int64_t *values, int n)
+{
+    if (n <= 0)
+        return HALOX_OK;
+    int64_t *all = malloc(sizeof(int64_t) * (size_t)n * (size_t)comm->size);
+    if (!all)
+        return halox__error(HALOX_ERR_NO_MEMORY, "allreduce: no memory");
+    halox_status_t st = comm->ops->allgather(comm, values, all, sizeof(int64_t) * (size_t)n);
+    if (st == HALOX_OK)
+        for (int i = 0; i < n; i++) {
+            uint64_t s = 0; /* unsigned: wrap-around is defined (used for hash sums) */
+            for (int r = 0; r < comm->size; r++)
+                s += (uint64_t)all[(size_t)r * n + i];
+            values[i] = (int64_t)s;
+        }
+    free(all);
+    return st;
+}
+
+halox_status_t halox_comm_gatherv(halox_comm_t *comm, const void *send, size_t bytes,
+                                  void *recv, size_t recv_capacity, size_t *counts_p, int root)
+{
+    int P = comm->size;
+    if (root < 0 || root >= P)
+        return halox__error(HALOX_ERR_INVALID_ARG, "gatherv: root %d outside 0..%d", root, P - 1);
+    size_t *all = malloc(sizeof(size_t) * 4 * (size_t)P);
+    if (!all)
+        return halox__error(HALOX_ERR_NO_MEMORY, "gatherv: no memory");
+    size_t *sb = all + P, *so = all + 2 * P, *rb = all + 3 * P;
+    halox_status_t st = comm->ops->allgather(comm, &bytes, all, sizeof(size_t));
+    size_t total = 0;
+    for (int r = 0; r < P; r++)
+        total += all[r];
+    if (st == HALOX_OK && comm->rank == root && total > recv_capacity)
+        st = halox__error(HALOX_ERR_INVALID_ARG,
+                          "gatherv: root needs %zu bytes but the buffer holds %zu", total,
+                          recv_capacity);
+    st = halox__agree(comm, st, "gatherv");
+    if (st == HALOX_OK) {
+        size_t *ro = malloc(sizeof(size_t) * (size_t)P);
+        if (!ro) {
+            free(all);
+            return halox__error(HALOX_ERR_NO_MEMORY, "gatherv: no memory");
+        }
+        size_t off = 0;
+        for (int r = 0; r < P; r++) {
+            sb[r] = r == root ? bytes : 0;
+            so[r] = 0;
+            rb[r] = comm->rank == root ? all[r] : 0;
+            ro[r] = off;
+            off += rb[r];
+        }
+        st = comm->ops->alltoallv(comm, send, sb, so, recv, rb, ro);
+        free(ro);
+        if (st == HALOX_OK && counts_p && comm->rank == root)
+            memcpy(counts_p, all, sizeof(size_t) * (size_t)P);
+    }
+    free(all);
+    return st;
+}
+
+halox_status_t halox_comm_build_plan(halox_comm_t *comm, const halox_plan_params_t *params,
+                                     halox_atoms_t *atoms, halox_plan_t *plan)
+{
+    if (!comm || !params || !atoms || !plan)
+        return halox__error(HALOX_ERR_INVALID_ARG, "build_plan: NULL argument");
+    halox_status_t st = HALOX_OK;
+    int nranks = halox_grid_size(&params->grid);
+    if (halox_grid_check(&params->grid) == HALOX_OK && nranks != comm->size)
+        st = halox__error(HALOX_ERR_INVALID_ARG,
+                          "grid %dx%dx%d has %d ranks but the %s transport runs %d: start as "
+                          "many ranks as the grid has",
+                          params->grid.n[0], params->grid.n[1], params->grid.n[2], nranks,
+                          comm->ops->name, comm->size);
+    if (st == HALOX_OK && (atoms->real != comm->real || atoms->stride != comm->stride))
+        st = halox__error(HALOX_ERR_INVALID_ARG,
+                          "atoms use %d-byte reals with stride %d but the endpoint was created "
+                          "for %d-byte reals with stride %d",
+                          (int)atoms->real, atoms->stride, (int)comm->real, comm->stride);
+    if (st == HALOX_OK)
+        st = halox__plan_begin(plan, params, comm->rank, atoms);
+    st = halox__agree(comm, st, "plan build");
+    if (st != HALOX_OK)
+        return st;
+
+    void *sbuf = NULL;
+    size_t scap = 0;
+    for (int k = 0; k < plan->n_pulses && st == HALOX_OK; k++) {
+        halox_pulse_t *p = &plan->pulse[k];
+        st = halox__plan_select(plan, k, atoms);
+        int send_count = p->send_count, recv_count = 0;
+        st = halox__agree(comm, st, "plan build");
+        if (st != HALOX_OK)
+            break;
+        st = comm->ops->sendrecv(comm, p->send_rank, &send_count, sizeof send_count, p->recv_rank,
+                                 &recv_count, sizeof recv_count);
+        if (st != HALOX_OK)
+            break;
+        st = halox__plan_recv(plan, k, atoms, recv_count);
+        size_t sbytes = halox__plan_setup_bytes(atoms, send_count);
+        if (st == HALOX_OK && sbytes > scap) {
+            void *q = realloc(sbuf, sbytes);
+            if (!q)
+                st = halox__error(HALOX_ERR_NO_MEMORY, "plan build: no memory for %zu bytes",
+                                  sbytes);
+            else {
+                sbuf = q;
+                scap = sbytes;
+            }
+        }
+        st = halox__agree(comm, st, "plan build");
+        if (st != HALOX_OK)
+            break;
+        halox__plan_pack_setup(plan, k, atoms, sbuf);
+        size_t rbytes = halox__plan_setup_bytes(atoms, recv_count);
+        void *rbuf = malloc(rbytes ? rbytes : 1);
+        st = halox__agree(comm, rbuf ? HALOX_OK : halox__error(HALOX_ERR_NO_MEMORY, "no memory"),
+                          "plan build");
+        if (st == HALOX_OK)
+            st = comm->ops->sendrecv(comm, p->send_rank, sbuf, sbytes, p->recv_rank, rbuf, rbytes);
+        if (st == HALOX_OK)
+            halox__plan_unpack_setup(plan, k, atoms, rbuf);
+        free(rbuf);
+    }
+    free(sbuf);
+    if (st != HALOX_OK)
+        return st;
+    halox__plan_end(plan, atoms);
+    comm->plan = NULL; /* arrays may have moved: the caller binds again */
+    return HALOX_OK;
+}
+
+halox_status_t halox_comm_bind(halox_comm_t *comm, const halox_plan_t *plan, void *x, void *f)
+{
+    halox_status_t st = HALOX_OK;
+    if (!plan || !x || !f)
+        st = halox__error(HALOX_ERR_INVALID_ARG, "bind: plan, x and f are required");
+    else if (plan->rank != comm->rank || plan->nranks != comm->size)
+        st = halox__error(HALOX_ERR_INVALID_ARG,
+                          "bind: plan is for rank %d of %d but this endpoint is rank %d of %d",
+                          plan->rank, plan->nranks, comm->rank, comm->size);
+    st = halox__agree(comm, st, "bind");
+    if (st != HALOX_OK)
+        return st;
+    comm->plan = plan;
+    comm->x = x;
+    comm->f = f;
+    comm->coords_pending = 0;
+    return comm->ops->bind(comm);
+}
+
+halox_status_t halox_comm_coords(halox_comm_t *comm)
+{
+    if (!comm->plan)
+        return halox__error(HALOX_ERR_STATE,
+                            "rank %d: no plan bound: call halox_comm_bind() after every plan "
+                            "build",
+                            comm->rank);
+    if (comm->coords_pending)
+        return halox__error(HALOX_ERR_STATE,
+                            "rank %d: coordinate exchange called twice without a force exchange "
+                            "in between (step %lld): call halox_comm_forces() every step",
+                            comm->rank, comm->step);
+    double t0 = halox__now();
+    comm->step++;
+    halox_status_t st = comm->ops->coords(comm);
+    comm->stats.coord_seconds += halox__now() - t0;
+    if (st != HALOX_OK)
+        return st;
+    comm->coords_pending = 1;
+    comm->stats.coord_exchanges++;
+    long long n = 0;
+    for (int k = 0; k < comm->plan->n_pulses; k++)
+        n += comm->plan->pulse[k].send_count;
+    comm->stats.bytes_sent += (long long)halox__atom_bytes(comm->real, comm->stride, n);
+    return HALOX_OK;
+}
+
+halox_status_t halox_comm_forces(halox_comm_t *comm)
+{
+    if (!comm->plan || !comm->coords_pending)
+        return halox__error(HALOX_ERR_STATE,
+                            "rank %d: force exchange without a coordinate exchange before it "
+                            "(step %lld): call halox_comm_coords() first",
+                            comm->rank, comm->step);
+    double t0 = halox__now();
+    halox_status_t st = comm->ops->forces(comm);
+    comm->stats.force_seconds += halox__now() - t0;
+    if (st != HALOX_OK)
+        return st;
+    comm->coords_pending = 0;
+    comm->stats.force_exchanges++;
+    long long n = 0;
+    for (int k = 0; k < comm->plan->n_pulses; k++)
+        n += comm->plan->pulse[k].recv_count;
+    comm->stats.bytes_sent += (long long)halox__atom_bytes(comm->real, comm->stride, n);
+    return HALOX_OK;
+}

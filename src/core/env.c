@@ -1,0 +1,43 @@
+/* The environment table: one X-macro list, so docs, --help-env and reads cannot drift. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/env.h"
+
+#define HALOX_ENV_LIST(X)                                                                        \
+    X("HALOX_TRANSPORT", "string", "threads (CPU)",                                              \
+      "transport used by the tools when --transport is not given")                               \
+    X("HALOX_TIMEOUT_S", "seconds", "60",                                                        \
+      "bound on every wait for a peer (signals, messages, barriers); a wait that expires "       \
+      "stops the run with an error naming rank, pulse, peer and step")                           \
+    X("HALOX_LOG_LEVEL", "integer", "1",                                                         \
+      "tools' verbosity: 0 errors only, 1 normal, 2 plan details, 3 debug")
+
+static const halox_env_var_t halox__env_vars[] = {
+#define HALOX__ENV_ROW(name, type, def, desc) {name, type, def, desc},
+    HALOX_ENV_LIST(HALOX__ENV_ROW)
+#undef HALOX__ENV_ROW
+};
+
+const halox_env_var_t *halox_env_table(int *count_p)
+{
+    if (count_p)
+        *count_p = (int)(sizeof halox__env_vars / sizeof halox__env_vars[0]);
+    return halox__env_vars;
+}
+
+const char *halox__env_string(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+double halox__env_double(const char *name)
+{
+    const char *v = halox__env_string(name);
+    if (!v)
+        return 0.0;
+    char *end = NULL;
+    double d = strtod(v, &end);
+    return end && end != v ? d : 0.0;
+}

@@ -1,0 +1,259 @@
+/* The halo planner: pulse counts, per-pulse send maps, receive offsets, zones. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/plan_build.h"
+#include "core/util.h"
+#include "halox/plan.h"
+
+static const char halox__dim_name[3] = {'x', 'y', 'z'};
+
+halox_status_t halox_plan_check(const halox_plan_params_t *params, int pulses_per_dim_p[3])
+{
+    if (!params)
+        return halox__error(HALOX_ERR_INVALID_ARG, "plan parameters are NULL");
+    halox_status_t st = halox_box_check(&params->box);
+    if (st != HALOX_OK)
+        return st;
+    if ((st = halox_grid_check(&params->grid)) != HALOX_OK)
+        return st;
+    if (!isfinite(params->cutoff) || params->cutoff <= 0)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "cut-off is %g: it must be finite and > 0", params->cutoff);
+    if (!isfinite(params->buffer) || params->buffer < 0)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "pair-list buffer is %g: it must be finite and >= 0", params->buffer);
+    double rh = params->cutoff + params->buffer;
+    for (int d = 0; d < 3; d++) {
+        double len = params->box.len[d];
+        /* minimum image: each pair has at most one image within the cut-off */
+        if (!(params->cutoff < 0.5 * len))
+            return halox__error(HALOX_ERR_DECOMPOSITION,
+                                "cut-off %g is not below half the box edge in %c (%g): use a "
+                                "larger box or a smaller cut-off",
+                                params->cutoff, halox__dim_name[d], len);
+        double w = len / params->grid.n[d];
+        int np = (int)ceil(rh / w);
+        if (np < 1)
+            np = 1;
+        if (np > HALOX_MAX_PULSES_PER_DIM) {
+            int max_ranks = (int)floor(len * HALOX_MAX_PULSES_PER_DIM / rh);
+            return halox__error(HALOX_ERR_DECOMPOSITION,
+                                "halo distance %g (cut-off %g + buffer %g) needs %d pulses in %c "
+                                "with %d ranks of width %g, at most %d are supported: use at "
+                                "most %d ranks in %c, or a smaller cut-off or buffer",
+                                rh, params->cutoff, params->buffer, np, halox__dim_name[d],
+                                params->grid.n[d], w, HALOX_MAX_PULSES_PER_DIM,
+                                max_ranks > 0 ? max_ranks : 1, halox__dim_name[d]);
+        }
+        if (pulses_per_dim_p)
+            pulses_per_dim_p[d] = np;
+    }
+    return HALOX_OK;
+}
+
+void halox_plan_init(halox_plan_t *plan) { memset(plan, 0, sizeof *plan); }
+
+void halox_plan_free(halox_plan_t *plan)
+{
+    if (!plan)
+        return;
+    for (int k = 0; k < HALOX_MAX_PULSES; k++)
+        free(plan->pulse[k].send_index);
+    free(plan->zone);
+    memset(plan, 0, sizeof *plan);
+}
+
+long long halox_plan_send_bytes(const halox_plan_t *plan, halox_real_t real, int stride)
+{
+    long long n = 0;
+    for (int k = 0; k < plan->n_pulses; k++)
+        n += plan->pulse[k].send_count;
+    return n * (long long)stride * (long long)halox_real_size(real);
+}
+
+halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *params, int rank,
+                                 const halox_atoms_t *atoms)
+{
+    int np[3];
+    halox_status_t st = halox_plan_check(params, np);
+    if (st != HALOX_OK)
+        return st;
+    if (!atoms || halox_real_size(atoms->real) == 0 || (atoms->stride != 3 && atoms->stride != 4))
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "atoms not initialised: call halox_atoms_init() first");
+    int nranks = halox_grid_size(&params->grid);
+    if (rank < 0 || rank >= nranks)
+        return halox__error(HALOX_ERR_INVALID_ARG, "rank %d is outside the grid of %d ranks",
+                            rank, nranks);
+    if (atoms->n_home < 0 || atoms->n_home > atoms->capacity)
+        return halox__error(HALOX_ERR_INVALID_ARG, "rank %d: %d home atoms but capacity %d",
+                            rank, atoms->n_home, atoms->capacity);
+
+    plan->params = *params;
+    plan->halo_dist = params->cutoff + params->buffer;
+    plan->rank = rank;
+    plan->nranks = nranks;
+    halox_grid_coords(&params->grid, rank, plan->coord);
+    halox_domain_bounds(&params->grid, &params->box, rank, plan->lo, plan->hi);
+    plan->n_home = atoms->n_home;
+    plan->n_total = atoms->n_home;
+    /* Reset every pulse slot, not only the ones used now: stale entries from a plan with more
+     * pulses must never survive (a pitfall of the field's reference implementation). */
+    plan->n_pulses = 0;
+    for (int k = 0; k < HALOX_MAX_PULSES; k++) {
+        halox_pulse_t *p = &plan->pulse[k];
+        int *keep = p->send_index;
+        memset(p, 0, sizeof *p);
+        p->send_index = keep;
+    }
+    for (int d = 0; d < 3; d++) {
+        plan->pulses_per_dim[d] = np[d];
+        for (int q = 0; q < np[d]; q++) {
+            halox_pulse_t *p = &plan->pulse[plan->n_pulses++];
+            p->dim = d;
+            p->pulse_in_dim = q;
+            p->send_rank = halox_grid_neighbour(&params->grid, rank, d, -1);
+            p->recv_rank = halox_grid_neighbour(&params->grid, rank, d, +1);
+            /* the lower neighbour of the first domain is the last one, across the boundary */
+            p->shift = plan->coord[d] == 0 ? params->box.len[d] : 0.0;
+        }
+    }
+    st = halox__grow((void **)&plan->zone, &plan->zone_capacity, atoms->n_home > 0 ? atoms->n_home : 1, 1);
+    if (st != HALOX_OK)
+        return st;
+    memset(plan->zone, 0, (size_t)atoms->n_home);
+
+    /* Home atoms must be finite and inside this rank's domain. */
+    for (int i = 0; i < atoms->n_home; i++) {
+        for (int d = 0; d < 3; d++) {
+            double x = halox_atoms_get(atoms, i, d);
+            if (!isfinite(x))
+                return halox__error(HALOX_ERR_COORDINATE,
+                                    "rank %d: home atom %d (id %d) has a non-finite %c "
+                                    "coordinate: the system blew up or the input is broken",
+                                    rank, i, atoms->id ? atoms->id[i] : -1, halox__dim_name[d]);
+            if (x < 0 || x >= params->box.len[d] ||
+                halox_owner_coord(&params->grid, &params->box, d, x) != plan->coord[d])
+                return halox__error(HALOX_ERR_COORDINATE,
+                                    "rank %d: home atom %d (id %d) has %c = %.9g outside the "
+                                    "rank's domain [%.9g, %.9g): wrap positions into the box and "
+                                    "migrate atoms (halox_comm_migrate) before building the plan",
+                                    rank, i, atoms->id ? atoms->id[i] : -1, halox__dim_name[d],
+                                    x, plan->lo[d], plan->hi[d]);
+        }
+    }
+    return HALOX_OK;
+}
+
+halox_status_t halox__plan_select(halox_plan_t *plan, int k, const halox_atoms_t *atoms)
+{
+    halox_pulse_t *p = &plan->pulse[k];
+    int d = p->dim;
+    int begin, end;
+    if (p->pulse_in_dim == 0) {
+        /* home atoms and everything received in earlier dimensions */
+        begin = 0;
+        end = plan->n_total;
+    } else {
+        /* forward what the previous pulse of this dimension delivered */
+        begin = plan->pulse[k - 1].recv_offset;
+        end = begin + plan->pulse[k - 1].recv_count;
+    }
+    halox_status_t st =
+        halox__grow((void **)&p->send_index, &plan->send_capacity[k], end - begin + 1, sizeof(int));
+    if (st != HALOX_OK)
+        return st;
+    double lo = plan->lo[d];
+    double rh = plan->halo_dist;
+    int n = 0, dep = 0;
+    uint32_t mask = 0;
+    for (int i = begin; i < end; i++) {
+        double x = halox_atoms_get(atoms, i, d);
+        if (x - lo < rh) {
+            p->send_index[n++] = i;
+            if (i < plan->n_home) {
+                dep++;
+            } else {
+                for (int j = 0; j < k; j++) {
+                    const halox_pulse_t *q = &plan->pulse[j];
+                    if (i >= q->recv_offset && i < q->recv_offset + q->recv_count) {
+                        mask |= 1u << j;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    p->send_count = n;
+    p->dep_offset = dep;
+    p->dep_mask = mask;
+    return HALOX_OK;
+}
+
+halox_status_t halox__plan_recv(halox_plan_t *plan, int k, halox_atoms_t *atoms, int recv_count)
+{
+    if (recv_count < 0)
+        return halox__error(HALOX_ERR_COMM, "rank %d: negative receive count %d in pulse %d",
+                            plan->rank, recv_count, k);
+    halox_pulse_t *p = &plan->pulse[k];
+    p->recv_count = recv_count;
+    /* appended in pulse order: each pulse's atoms form one contiguous range */
+    p->recv_offset = plan->n_total;
+    long long need = (long long)plan->n_total + recv_count;
+    if (need > 0x7ffffff0)
+        return halox__error(HALOX_ERR_NO_MEMORY, "rank %d: %lld local atoms is too many",
+                            plan->rank, need);
+    halox_status_t st = halox_atoms_reserve(atoms, (int)need);
+    if (st != HALOX_OK)
+        return st;
+    st = halox__grow((void **)&plan->zone, &plan->zone_capacity, (int)need, 1);
+    if (st != HALOX_OK)
+        return st;
+    plan->n_total = (int)need;
+    return HALOX_OK;
+}
+
+size_t halox__plan_setup_bytes(const halox_atoms_t *atoms, int count)
+{
+    return halox__atom_bytes(atoms->real, atoms->stride, count) + (size_t)count * sizeof(int32_t) +
+           (size_t)count;
+}
+
+void halox__plan_pack_setup(const halox_plan_t *plan, int k, const halox_atoms_t *atoms,
+                            void *buf)
+{
+    const halox_pulse_t *p = &plan->pulse[k];
+    int n = p->send_count;
+    char *b = buf;
+    halox__pack_coords(atoms->real, atoms->stride, b, atoms->x, p->send_index, n, p->dim,
+                       p->shift);
+    b += halox__atom_bytes(atoms->real, atoms->stride, n);
+    int32_t *ids = (int32_t *)(void *)b;
+    for (int i = 0; i < n; i++)
+        ids[i] = atoms->id ? atoms->id[p->send_index[i]] : -1;
+    b += (size_t)n * sizeof(int32_t);
+    for (int i = 0; i < n; i++)
+        b[i] = (char)plan->zone[p->send_index[i]];
+}
+
+void halox__plan_unpack_setup(halox_plan_t *plan, int k, halox_atoms_t *atoms, const void *buf)
+{
+    const halox_pulse_t *p = &plan->pulse[k];
+    int n = p->recv_count, off = p->recv_offset;
+    const char *b = buf;
+    size_t cb = halox__atom_bytes(atoms->real, atoms->stride, n);
+    memcpy((char *)atoms->x + halox__atom_bytes(atoms->real, atoms->stride, off), b, cb);
+    b += cb;
+    memcpy(atoms->id + off, b, (size_t)n * sizeof(int32_t));
+    b += (size_t)n * sizeof(int32_t);
+    for (int i = 0; i < n; i++)
+        plan->zone[off + i] = (uint8_t)((uint8_t)b[i] | (1u << p->dim));
+}
+
+void halox__plan_end(halox_plan_t *plan, halox_atoms_t *atoms)
+{
+    atoms->n_total = plan->n_total;
+    plan->generation++;
+}

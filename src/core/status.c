@@ -1,0 +1,34 @@
+/* Status strings and the per-thread detailed error message. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "core/util.h"
+#include "halox/status.h"
+
+/* Per thread, so that threads-transport ranks never overwrite each other's messages. */
+static _Thread_local char halox__last_error[1024];
+
+const char *halox_status_string(halox_status_t status)
+{
+    switch (status) {
+#define HALOX__STATUS_CASE(name, value, text)                                                    \
+    case name:                                                                                   \
+        return text;
+        HALOX_STATUS_LIST(HALOX__STATUS_CASE)
+#undef HALOX__STATUS_CASE
+    }
+    return "unknown status";
+}
+
+const char *halox_last_error(void) { return halox__last_error; }
+
+void halox_clear_error(void) { halox__last_error[0] = '\0'; }
+
+halox_status_t halox__error(halox_status_t st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(halox__last_error, sizeof halox__last_error, fmt, ap);
+    va_end(ap);
+    return st;
+}

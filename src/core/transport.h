@@ -1,0 +1,67 @@
+/* Internal: the table of functions every transport fills, and the endpoint they share.
+ * Core drives plans, migration and collectives through this table, so it needs neither MPI nor
+ * CUDA; each transport lives in src/transports/<name>.c. */
+#ifndef HALOX_CORE_TRANSPORT_H
+#define HALOX_CORE_TRANSPORT_H
+
+#include <stddef.h>
+
+#include "halox/comm.h"
+
+typedef struct halox_transport_ops {
+    const char *name;
+    const char *description;
+    int on_gpu;             /* bind takes device pointers; exchanges are stream-ordered */
+
+    /* Set up comm->impl from args; comm->rank and comm->size must be set. Collective. */
+    halox_status_t (*init)(halox_comm_t *comm, const halox_comm_args_t *args);
+    void (*fini)(halox_comm_t *comm);
+
+    /* Plain collectives on host memory, used at set-up time (plan builds, migration, output).
+     * Every rank calls each of them in the same order. */
+
+    /* Send sbytes to dst and receive exactly rbytes from src (rbytes is known to the caller). */
+    halox_status_t (*sendrecv)(halox_comm_t *comm, int dst, const void *sbuf, size_t sbytes,
+                               int src, void *rbuf, size_t rbytes);
+    /* Block r of send (sbytes[r] bytes at soffs[r]) goes to rank r; block from rank r lands at
+     * roffs[r] with rbytes[r] bytes (caller exchanged the sizes first, with allgather). */
+    halox_status_t (*alltoallv)(halox_comm_t *comm, const void *send, const size_t *sbytes,
+                                const size_t *soffs, void *recv, const size_t *rbytes,
+                                const size_t *roffs);
+    /* Every rank's `bytes` into recv in rank order. */
+    halox_status_t (*allgather)(halox_comm_t *comm, const void *send, void *recv, size_t bytes);
+    halox_status_t (*barrier)(halox_comm_t *comm);
+
+    /* The halo exchange on the bound plan and arrays. Core counts the bytes and the time of
+     * every exchange (comm->stats): transports must not. After HALOX_ERR_TIMEOUT or
+     * HALOX_ERR_COMM an endpoint may refuse every later call with HALOX_ERR_STATE: messages may
+     * still be in flight, so the caller destroys it and stops the run. */
+    halox_status_t (*bind)(halox_comm_t *comm);
+    halox_status_t (*coords)(halox_comm_t *comm);
+    halox_status_t (*forces)(halox_comm_t *comm);
+} halox_transport_ops_t;
+
+/* The endpoint: core's part plus the transport's private state. */
+struct halox_comm {
+    const halox_transport_ops_t *ops;
+    int rank;
+    int size;
+    halox_real_t real;
+    int stride;
+    double timeout_s;
+    /* bound by halox_comm_bind() */
+    const halox_plan_t *plan;
+    void *x;
+    void *f;
+    long long step;        /* exchanges counter: grows by one per coordinate exchange */
+    int coords_pending;    /* a coordinate exchange awaits its force exchange */
+    halox_comm_stats_t stats;
+    void *stream;          /* GPU transports: cudaStream_t of the exchanges */
+    void *impl;            /* transport's own state */
+};
+
+/* Collective: if any rank's local step failed, every rank returns an error (the failing one its
+ * own status), so no rank walks into a collective the others will never join. */
+halox_status_t halox__agree(halox_comm_t *comm, halox_status_t mine, const char *what);
+
+#endif

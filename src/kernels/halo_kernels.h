@@ -1,0 +1,34 @@
+/* C entry points of the halo kernels (src/kernels/halo_pack.cu).
+ *
+ * Each launcher enqueues one kernel on `stream` and checks the launch: it returns cudaSuccess or
+ * the launch's error (the sticky error state is cleared when the error is not sticky). n == 0
+ * launches nothing. The arithmetic is the very same as core's halox__pack_coords() and
+ * halox__add_forces() (src/core/util.c), so results are bit-identical to the CPU reference. */
+#ifndef HALOX_KERNELS_HALO_KERNELS_H
+#define HALOX_KERNELS_HALO_KERNELS_H
+
+#include <cuda_runtime_api.h>
+
+#include "halox/atoms.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* dst[i] = x[index[i]] for n atoms of `stride` reals (device pointers), adding shift to
+ * component dim when shift != 0, in the data's own precision (a float add of (float)shift for
+ * HALOX_FLOAT): exactly halox__pack_coords(). */
+cudaError_t halox_kernel_pack_coords(halox_real_t real, int stride, void *dst, const void *x,
+                                     const int *index, int n, int dim, double shift,
+                                     cudaStream_t stream);
+
+/* f[index[i]] += src[i] for n atoms, components 0..2 (device pointers): exactly
+ * halox__add_forces(). The entries of index must be distinct (true within one pulse's map), so
+ * no two threads update the same atom and no atomics are needed. */
+cudaError_t halox_kernel_add_forces(halox_real_t real, int stride, void *f, const int *index,
+                                    int n, const void *src, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

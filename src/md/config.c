@@ -1,0 +1,238 @@
+/* Run configuration: defaults, presets and checks. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "md/md_internal.h"
+
+const char *md__source_name(halox_md_source_t s)
+{
+    switch (s) {
+    case HALOX_MD_FCC:
+        return "fcc";
+    case HALOX_MD_RANDOM:
+        return "random";
+    case HALOX_MD_READ:
+        return "file";
+    }
+    return "unknown";
+}
+
+const char *md__ensemble_name(halox_md_ensemble_t e)
+{
+    return e == HALOX_MD_NVT ? "nvt" : e == HALOX_MD_NVE ? "nve" : "unknown";
+}
+
+void halox_md_config_default(halox_md_config_t *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->source = HALOX_MD_FCC;
+    cfg->density = 0.8442;
+    cfg->cells[0] = cfg->cells[1] = cfg->cells[2] = 10;
+    cfg->natoms = 0;
+    cfg->temp = 1.44;
+    cfg->seed = 87287;
+    cfg->cutoff = 2.5;
+    cfg->skin = 0.3;
+    cfg->shift = 0;
+    cfg->tail = 0;
+    cfg->dt = 0.005;
+    cfg->steps = 100;
+    cfg->rebuild_every = 20;
+    cfg->rebuild_check = 0;
+    cfg->thermo_every = 50;
+    cfg->ensemble = HALOX_MD_NVE;
+    cfg->tau = 0.1;
+    cfg->grid = (halox_grid_t){{1, 1, 1}};
+    cfg->transport = "threads";
+    cfg->real = HALOX_FLOAT;
+    cfg->xyz_every = 0;
+    cfg->checkpoint_every = 0;
+    cfg->fs_per_step = 0;
+}
+
+static const char *const md__presets[] = {"lammps-lj", "water-density", NULL};
+
+const char *const *halox_md_preset_names(void) { return md__presets; }
+
+const char *halox_md_preset_description(const char *name)
+{
+    if (!name)
+        return NULL;
+    if (!strcmp(name, "lammps-lj"))
+        return "LAMMPS bench/in.lj: fcc density 0.8442, 20x20x20 cells (32000 atoms), T 1.44, "
+               "cut-off 2.5 unshifted, no tail, skin 0.3, rebuild every 20, dt 0.005, NVE, "
+               "100 steps";
+    if (!strcmp(name, "water-density"))
+        return "halo benchmark: random atoms (--atoms, default 45000) at density 0.8, T 1.2, "
+               "cut-off 5.0, skin 0.5, dt 0.005, NVE; halo slabs as thick relative to the box as "
+               "water (100 atoms/nm^3, 1.0 nm cut-off); ns/day at 2 fs per step";
+    return NULL;
+}
+
+halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name)
+{
+    if (!cfg || !name)
+        return halox__error(HALOX_ERR_INVALID_ARG, "preset: NULL argument");
+    if (!strcmp(name, "lammps-lj")) {
+        /* bench/in.lj of LAMMPS: lattice fcc 0.8442, region 0 20 0 20 0 20, velocity all
+         * create 1.44 87287, pair_style lj/cut 2.5, neighbor 0.3 bin, neigh_modify delay 0
+         * every 20 check no, fix nve, run 100 (thermo: first and last step) */
+        cfg->preset = "lammps-lj";
+        cfg->source = HALOX_MD_FCC;
+        cfg->density = 0.8442;
+        cfg->cells[0] = cfg->cells[1] = cfg->cells[2] = 20;
+        cfg->temp = 1.44;
+        cfg->seed = 87287;
+        cfg->cutoff = 2.5;
+        cfg->shift = 0;
+        cfg->tail = 0;
+        cfg->skin = 0.3;
+        cfg->rebuild_every = 20;
+        cfg->rebuild_check = 0;
+        cfg->dt = 0.005;
+        cfg->ensemble = HALOX_MD_NVE;
+        cfg->steps = 100;
+        cfg->thermo_every = 100;
+        return HALOX_OK;
+    }
+    if (!strcmp(name, "water-density")) {
+        /* N atoms at reduced density 0.8 with a 5.0 cut-off: rc / L = 5 / (N / 0.8)^(1/3),
+         * exactly 1.0 nm / (N / 100 nm^-3)^(1/3) for water, and 4/3 pi 5^3 0.8 = 419
+         * neighbours per atom within the cut-off. */
+        cfg->preset = "water-density";
+        cfg->source = HALOX_MD_RANDOM;
+        cfg->natoms = 45000;
+        cfg->density = 0.8;
+        cfg->temp = 1.2;
+        cfg->cutoff = 5.0;
+        cfg->skin = 0.5;
+        cfg->shift = 0;
+        cfg->tail = 0;
+        cfg->rebuild_every = 10;
+        cfg->rebuild_check = 0;
+        cfg->dt = 0.005;
+        cfg->ensemble = HALOX_MD_NVE;
+        cfg->steps = 500;
+        cfg->thermo_every = 100;
+        cfg->fs_per_step = 2.0;
+        return HALOX_OK;
+    }
+    return halox__error(HALOX_ERR_INVALID_ARG,
+                        "unknown preset '%s': the presets are lammps-lj and water-density", name);
+}
+
+static int md__finite_pos(double v) { return isfinite(v) && v > 0; }
+
+/* Box of a generated system (fcc, random); 0 for a file (known only after reading it). */
+static int md__config_box(const halox_md_config_t *cfg, double box[3])
+{
+    if (cfg->source == HALOX_MD_FCC) {
+        double a = cbrt(4.0 / cfg->density);
+        for (int d = 0; d < 3; d++)
+            box[d] = a * cfg->cells[d];
+        return 1;
+    }
+    if (cfg->source == HALOX_MD_RANDOM) {
+        double l = cbrt((double)cfg->natoms / cfg->density);
+        box[0] = box[1] = box[2] = l;
+        return 1;
+    }
+    return 0;
+}
+
+halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
+{
+    if (!cfg)
+        return halox__error(HALOX_ERR_INVALID_ARG, "configuration is NULL");
+    if (!cfg->restart_path) {
+        switch (cfg->source) {
+        case HALOX_MD_FCC:
+            if (!md__finite_pos(cfg->density))
+                return halox__error(HALOX_ERR_INVALID_ARG,
+                                    "density %g: give a finite density > 0", cfg->density);
+            for (int d = 0; d < 3; d++)
+                if (cfg->cells[d] < 1)
+                    return halox__error(HALOX_ERR_INVALID_ARG,
+                                        "fcc lattice needs at least 1 unit cell per dimension "
+                                        "(--cells NX,NY,NZ), got %d,%d,%d",
+                                        cfg->cells[0], cfg->cells[1], cfg->cells[2]);
+            if (4.0 * cfg->cells[0] * (double)cfg->cells[1] * cfg->cells[2] > 2147483647.0)
+                return halox__error(HALOX_ERR_INVALID_ARG,
+                                    "%d x %d x %d fcc cells make more than 2^31 atoms",
+                                    cfg->cells[0], cfg->cells[1], cfg->cells[2]);
+            break;
+        case HALOX_MD_RANDOM:
+            if (!md__finite_pos(cfg->density))
+                return halox__error(HALOX_ERR_INVALID_ARG,
+                                    "density %g: give a finite density > 0", cfg->density);
+            if (cfg->natoms < 2 || cfg->natoms > 2147483647LL)
+                return halox__error(HALOX_ERR_INVALID_ARG,
+                                    "random system of %lld atoms: give --atoms from 2 to 2^31-1",
+                                    cfg->natoms);
+            break;
+        case HALOX_MD_READ:
+            if (!cfg->read_path || !*cfg->read_path)
+                return halox__error(HALOX_ERR_INVALID_ARG, "no file to read the system from");
+            break;
+        default:
+            return halox__error(HALOX_ERR_INVALID_ARG, "unknown system source %d",
+                                (int)cfg->source);
+        }
+        if (!isfinite(cfg->temp) || cfg->temp < 0)
+            return halox__error(HALOX_ERR_INVALID_ARG,
+                                "temperature %g: give a finite temperature >= 0", cfg->temp);
+    }
+    if (!md__finite_pos(cfg->cutoff))
+        return halox__error(HALOX_ERR_INVALID_ARG, "cut-off %g: give a finite cut-off > 0",
+                            cfg->cutoff);
+    if (!isfinite(cfg->skin) || cfg->skin < 0)
+        return halox__error(HALOX_ERR_INVALID_ARG, "skin %g: give a finite skin >= 0",
+                            cfg->skin);
+    if (!md__finite_pos(cfg->dt))
+        return halox__error(HALOX_ERR_INVALID_ARG, "time step %g: give a finite dt > 0",
+                            cfg->dt);
+    if (cfg->steps < 0)
+        return halox__error(HALOX_ERR_INVALID_ARG, "steps %lld: give a number >= 0", cfg->steps);
+    if (cfg->rebuild_every < 1)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "rebuild every %d steps: give a number >= 1", cfg->rebuild_every);
+    if (cfg->thermo_every < 1)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "thermo every %d steps: give a number >= 1", cfg->thermo_every);
+    if (cfg->ensemble != HALOX_MD_NVE && cfg->ensemble != HALOX_MD_NVT)
+        return halox__error(HALOX_ERR_INVALID_ARG, "unknown ensemble %d", (int)cfg->ensemble);
+    if (cfg->ensemble == HALOX_MD_NVT && !md__finite_pos(cfg->tau))
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "thermostat time constant %g: give a finite tau > 0", cfg->tau);
+    if (cfg->xyz_every < 0)
+        return halox__error(HALOX_ERR_INVALID_ARG, "XYZ every %d steps: give a number >= 0",
+                            cfg->xyz_every);
+    if (cfg->checkpoint_every < 0)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "checkpoint every %lld steps: give a number >= 0",
+                            cfg->checkpoint_every);
+    if (cfg->checkpoint_every > 0 && !cfg->checkpoint_path)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "checkpoints every %lld steps need a file: give --checkpoint FILE",
+                            cfg->checkpoint_every);
+    if (cfg->real != HALOX_FLOAT && cfg->real != HALOX_DOUBLE)
+        return halox__error(HALOX_ERR_INVALID_ARG, "unknown precision %d", (int)cfg->real);
+    if (halox_grid_check(&cfg->grid) != HALOX_OK)
+        return HALOX_ERR_INVALID_ARG;
+    if (!cfg->transport || !halox_transport_available(cfg->transport))
+        return halox__error(HALOX_ERR_UNKNOWN_TRANSPORT,
+                            "transport '%s' is not in this build (halox-md --version lists them)",
+                            cfg->transport ? cfg->transport : "(none)");
+    double box[3];
+    if (!cfg->restart_path && md__config_box(cfg, box)) {
+        halox_plan_params_t prm = {.grid = cfg->grid,
+                                   .box = {{box[0], box[1], box[2]}},
+                                   .cutoff = cfg->cutoff,
+                                   .buffer = cfg->skin};
+        if (halox_plan_check(&prm, NULL) != HALOX_OK)
+            return HALOX_ERR_DECOMPOSITION;
+    }
+    return HALOX_OK;
+}

@@ -1,0 +1,166 @@
+/* Internal: the engine's state and the functions its files share. One concept per file:
+ *   config.c      defaults, presets, checks
+ *   system.c      initial systems: fcc, random non-overlapping, XYZ file
+ *   velocities.c  Maxwell-Boltzmann velocities, zero momentum, exact temperature
+ *   neighbour.c   spatial sort of home atoms, cell list, Verlet pair list (zone rule)
+ *   lj.c          Lennard-Jones forces, energy and virial over the pair list; tail corrections
+ *   integrate.c   velocity Verlet kicks and drift, displacement check
+ *   thermostat.c  stochastic velocity rescaling (Bussi, Donadio, Parrinello 2007)
+ *   thermo.c      kinetic energy, reductions over ranks, thermo records
+ *   output.c      CSV, JSON and extended-XYZ writers
+ *   checkpoint.c  atomic checkpoint files and restarts
+ *   engine.c      create, the step loop, summary, gather
+ *   driver.c      whole runs on one rank and on a team of threads
+ */
+#ifndef HALOX_MD_INTERNAL_H
+#define HALOX_MD_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "halox/comm.h"
+#include "halox/md.h"
+#include "halox/plan.h"
+
+/* Cell list and half Verlet list of one rank's local atoms (home + halo). */
+typedef struct md_nlist {
+    int n;              /* atoms the list covers (n_total at build) */
+    int *start;         /* n + 1 offsets into list */
+    int start_cap;
+    int32_t *list;      /* neighbours j of atom i: list[start[i] .. start[i+1]) */
+    size_t list_cap;
+    size_t npairs;
+    /* cell list scratch */
+    int *cell_of;       /* cell of each atom */
+    int *cell_start;    /* ncell + 1 */
+    int *cell_atoms;    /* atoms sorted by cell, stable */
+    int *pos_in_cell;   /* index of each atom in cell_atoms */
+    int atom_cap;
+    int cell_cap;
+    /* sort scratch */
+    void *scratch;
+    size_t scratch_bytes;
+} md_nlist_t;
+
+struct halox_md {
+    halox_md_config_t cfg;
+    halox_md_hooks_t hooks;
+    halox_comm_t *comm;
+    int rank, nranks;
+    halox_box_t box;
+    halox_plan_params_t prm;
+    long long natoms;
+    double dof;               /* 3N - 3 */
+    double volume;
+    double rho;
+
+    halox_atoms_t atoms;      /* x: home + halo; extra: velocities of home atoms */
+    void *f;                  /* forces, n_total * 3 reals */
+    int f_cap;
+    halox_plan_t plan;
+    md_nlist_t nl;
+    void *x_ref;              /* home positions at the last rebuild (rebuild check) */
+    int xref_cap;
+
+    long long step;
+    long long first_step;
+    long long last_rebuild;
+    int force_rebuild;        /* the next step must rebuild (restart) */
+
+    /* potential */
+    double rc2;
+    double eshift;            /* energy at the cut-off, subtracted per pair when shifting */
+    double e_tail, p_tail;    /* per atom and pressure, 0 when off */
+
+    /* from the last force computation */
+    int have_energy;
+    long long energy_step;
+    double pe_local, vir_local;
+
+    /* statistics */
+    long long rebuilds;
+    long long migrated;
+    int max_hops;
+    double timer[HALOX_MD_T_COUNT];
+    double setup_seconds;
+    double loop_seconds;
+    long long loop_steps;
+    int interrupted;
+    int finished;
+    int checkpoints;
+    long long checkpoint_step;
+    long long last_checkpoint_due; /* step from which the next periodic checkpoint counts */
+
+    /* rank 0: records and files */
+    halox_md_thermo_t *rec;
+    int nrec, rec_cap;
+    FILE *csv;
+    FILE *xyz;
+    halox_md_summary_t summary;
+    int have_summary;
+};
+
+/* config.c */
+const char *md__source_name(halox_md_source_t s);
+const char *md__ensemble_name(halox_md_ensemble_t e);
+
+/* system.c */
+halox_status_t md__read_xyz(const char *path, const double box_given[3], halox_md_system_t *sys);
+
+/* velocities.c */
+halox_status_t md__velocities(halox_md_system_t *sys, double temp, uint64_t seed);
+
+/* neighbour.c */
+void md__nlist_free(md_nlist_t *nl);
+/* Reorder home atoms (x, id, velocities) by cell so that neighbours sit close in memory. */
+halox_status_t md__sort_home(halox_md_t *md);
+/* Build the half list over local atoms: pairs within rl whose zones allow them on this rank. */
+halox_status_t md__nlist_build(halox_md_t *md, double rl);
+
+/* lj.c */
+/* Zero f over n_total and add the pair forces; energies and virial (local) when want_energy. */
+void md__lj_forces(halox_md_t *md, int want_energy);
+
+/* integrate.c */
+void md__kick(halox_md_t *md, double half_dt);
+void md__drift(halox_md_t *md, double dt);
+void md__save_reference(halox_md_t *md);
+double md__max_displacement2(const halox_md_t *md);
+void md__scale_velocities(halox_md_t *md, double alpha);
+
+/* thermostat.c */
+/* Scaling factor of stochastic velocity rescaling for one step from kinetic energy ke. */
+double md__bussi_alpha(double ke, double ke_target, double ndof, double dt_over_tau,
+                       uint64_t seed, long long step);
+
+/* thermo.c */
+double md__kinetic_local(const halox_md_t *md);
+halox_status_t md__thermo_compute(halox_md_t *md, halox_md_thermo_t *rec);
+halox_status_t md__record_thermo(halox_md_t *md, const halox_md_thermo_t *rec);
+
+/* output.c */
+halox_status_t md__csv_open(halox_md_t *md);
+void md__csv_row(halox_md_t *md, const halox_md_thermo_t *rec);
+halox_status_t md__json_write(const halox_md_t *md, const char *path);
+halox_status_t md__xyz_frame(halox_md_t *md);
+
+/* checkpoint.c */
+halox_status_t md__checkpoint_write(halox_md_t *md, const char *path);
+halox_status_t md__checkpoint_load(halox_md_t *md, const char *path);
+
+/* engine.c */
+halox_status_t md__agree(halox_md_t *md, halox_status_t st);
+void md__notice(halox_md_t *md, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+halox_status_t md__ensure_forces(halox_md_t *md, int n);
+
+#define MD_PI 3.14159265358979323846
+
+/* real-type helpers */
+static inline size_t md__rs(const halox_md_t *md) { return halox_real_size(md->atoms.real); }
+
+#endif

@@ -1,0 +1,284 @@
+/* Neighbour search: spatial sort of home atoms, cell list and half Verlet list.
+ *
+ * The list covers the rank's local atoms (home + halo; the halo holds every image within the
+ * halo distance cutoff + skin of the domain, see plan.h) and keeps a pair (i, j) when
+ *   - the plan's zone rule allows it on this rank: (zone_i & zone_j) == 0, so every pair of the
+ *     periodic system is listed by exactly one rank, and
+ *   - |x_i - x_j| < cutoff + skin at build time,
+ * each pair once (half list). Cells are at least cutoff + skin wide and cover the bounding box
+ * of the local atoms, which is not periodic (the halo provides the images), so a half stencil of
+ * 13 forward cells plus the later atoms of the same cell lists every pair exactly once. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "md/md_internal.h"
+
+void md__nlist_free(md_nlist_t *nl)
+{
+    free(nl->start);
+    free(nl->list);
+    free(nl->cell_of);
+    free(nl->cell_start);
+    free(nl->cell_atoms);
+    free(nl->pos_in_cell);
+    free(nl->scratch);
+    memset(nl, 0, sizeof *nl);
+}
+
+static halox_status_t md__grow_int(int **p, int *cap, int n)
+{
+    if (n <= *cap)
+        return HALOX_OK;
+    int want = *cap > 0 ? *cap : 1024;
+    while (want < n)
+        want = want > 0x3fffffff ? 0x7fffffff : 2 * want;
+    int *q = realloc(*p, sizeof(int) * (size_t)want);
+    if (!q)
+        return halox__error(HALOX_ERR_NO_MEMORY, "neighbour search: no memory for %d entries",
+                            want);
+    *p = q;
+    *cap = want;
+    return HALOX_OK;
+}
+
+static halox_status_t md__atom_scratch(md_nlist_t *nl, int n)
+{
+    if (n + 1 <= nl->atom_cap)
+        return HALOX_OK;
+    int want = nl->atom_cap > 0 ? nl->atom_cap : 1024;
+    while (want < n + 1)
+        want *= 2;
+    int *a = realloc(nl->cell_of, sizeof(int) * (size_t)want);
+    if (a)
+        nl->cell_of = a;
+    int *b = realloc(nl->cell_atoms, sizeof(int) * (size_t)want);
+    if (b)
+        nl->cell_atoms = b;
+    int *c = realloc(nl->pos_in_cell, sizeof(int) * (size_t)want);
+    if (c)
+        nl->pos_in_cell = c;
+    if (!a || !b || !c)
+        return halox__error(HALOX_ERR_NO_MEMORY, "neighbour search: no memory for %d atoms", n);
+    nl->atom_cap = want;
+    return HALOX_OK;
+}
+
+/* Cell grid over [lo, hi] with cells at least w_min wide and at most about 2 n + 64 cells. */
+static void md__cell_grid(const double lo[3], const double hi[3], double w_min, int n, int m_p[3],
+                          double inv_w_p[3])
+{
+    double w = w_min > 0 ? w_min : 1.0;
+    for (;;) {
+        double cells = 1;
+        for (int d = 0; d < 3; d++) {
+            double ext = hi[d] - lo[d];
+            double m = floor(ext / w);
+            cells *= m < 1 ? 1 : m;
+        }
+        if (cells <= 2.0 * n + 64)
+            break;
+        w *= 1.25;
+    }
+    for (int d = 0; d < 3; d++) {
+        double ext = hi[d] - lo[d];
+        int m = (int)floor(ext / w);
+        if (m < 1)
+            m = 1;
+        m_p[d] = m;
+        inv_w_p[d] = ext > 0 ? m / ext : 0.0;
+    }
+}
+
+static inline int md__cell_coord(double x, double lo, double inv_w, int m)
+{
+    int c = (int)((x - lo) * inv_w);
+    return c < 0 ? 0 : c >= m ? m - 1 : c;
+}
+
+/* Counting sort of atoms [0, n) by cell into nl->cell_start / cell_atoms / pos_in_cell
+ * (stable: atoms of a cell keep their index order). */
+static halox_status_t md__bin(md_nlist_t *nl, const halox_atoms_t *a, int n, double w_min,
+                              int m_p[3])
+{
+    halox_status_t st = md__atom_scratch(nl, n);
+    if (st != HALOX_OK)
+        return st;
+    double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+    for (int i = 0; i < n; i++)
+        for (int d = 0; d < 3; d++) {
+            double x = halox_atoms_get(a, i, d);
+            lo[d] = x < lo[d] ? x : lo[d];
+            hi[d] = x > hi[d] ? x : hi[d];
+        }
+    if (n == 0)
+        for (int d = 0; d < 3; d++)
+            lo[d] = hi[d] = 0;
+    double inv_w[3];
+    md__cell_grid(lo, hi, w_min, n, m_p, inv_w);
+    int ncell = m_p[0] * m_p[1] * m_p[2];
+    if ((st = md__grow_int(&nl->cell_start, &nl->cell_cap, ncell + 1)) != HALOX_OK)
+        return st;
+    memset(nl->cell_start, 0, sizeof(int) * (size_t)(ncell + 1));
+    for (int i = 0; i < n; i++) {
+        int c[3];
+        for (int d = 0; d < 3; d++)
+            c[d] = md__cell_coord(halox_atoms_get(a, i, d), lo[d], inv_w[d], m_p[d]);
+        int cell = c[0] + m_p[0] * (c[1] + m_p[1] * c[2]);
+        nl->cell_of[i] = cell;
+        nl->cell_start[cell + 1]++;
+    }
+    for (int c = 0; c < ncell; c++)
+        nl->cell_start[c + 1] += nl->cell_start[c];
+    /* place atoms with a cursor per cell; remember each atom's rank within its cell */
+    {
+        /* cursor per cell in a temporary copy of the offsets */
+        int *cur = malloc(sizeof(int) * (size_t)(ncell + 1));
+        if (!cur)
+            return halox__error(HALOX_ERR_NO_MEMORY, "neighbour search: no memory for %d cells",
+                                ncell);
+        memcpy(cur, nl->cell_start, sizeof(int) * (size_t)(ncell + 1));
+        for (int i = 0; i < n; i++) {
+            int cell = nl->cell_of[i];
+            int k = cur[cell]++;
+            nl->cell_atoms[k] = i;
+            nl->pos_in_cell[i] = k - nl->cell_start[cell];
+        }
+        free(cur);
+    }
+    return HALOX_OK;
+}
+
+halox_status_t md__sort_home(halox_md_t *md)
+{
+    halox_atoms_t *a = &md->atoms;
+    md_nlist_t *nl = &md->nl;
+    int n = a->n_home;
+    if (n < 2)
+        return HALOX_OK;
+    int m[3];
+    halox_status_t st = md__bin(nl, a, n, md->prm.cutoff + md->prm.buffer, m);
+    if (st != HALOX_OK)
+        return st;
+    size_t xb = md__rs(md) * 3, eb = a->extra_bytes;
+    size_t need = (size_t)n * (xb > eb ? xb : eb);
+    if (need < (size_t)n * sizeof(int32_t))
+        need = (size_t)n * sizeof(int32_t);
+    if (need > nl->scratch_bytes) {
+        void *q = realloc(nl->scratch, need);
+        if (!q)
+            return halox__error(HALOX_ERR_NO_MEMORY, "sort: no memory for %zu bytes", need);
+        nl->scratch = q;
+        nl->scratch_bytes = need;
+    }
+    const int *order = nl->cell_atoms; /* new position k holds old atom order[k] */
+    char *s = nl->scratch;
+    for (int k = 0; k < n; k++)
+        memcpy(s + (size_t)k * xb, (char *)a->x + (size_t)order[k] * xb, xb);
+    memcpy(a->x, s, (size_t)n * xb);
+    if (eb) {
+        for (int k = 0; k < n; k++)
+            memcpy(s + (size_t)k * eb, (char *)a->extra + (size_t)order[k] * eb, eb);
+        memcpy(a->extra, s, (size_t)n * eb);
+    }
+    int32_t *ids = (int32_t *)(void *)s;
+    for (int k = 0; k < n; k++)
+        ids[k] = a->id[order[k]];
+    memcpy(a->id, ids, sizeof(int32_t) * (size_t)n);
+    return HALOX_OK;
+}
+
+/* The 13 forward neighbour cells of the half stencil. */
+static const int md__stencil[13][3] = {
+    {1, 0, 0},  {-1, 1, 0}, {0, 1, 0},  {1, 1, 0},  {-1, -1, 1}, {0, -1, 1}, {1, -1, 1},
+    {-1, 0, 1}, {0, 0, 1},  {1, 0, 1},  {-1, 1, 1}, {0, 1, 1},   {1, 1, 1}};
+
+#define MD_DEFINE_NLIST_SCAN(T, NAME)                                                          \
+    static halox_status_t NAME(md_nlist_t *nl, const T *restrict x, const uint8_t *restrict zone, \
+                               int n, const int m[3], double rl2)                              \
+    {                                                                                          \
+        size_t np = 0;                                                                         \
+        for (int i = 0; i < n; i++) {                                                          \
+            int ci = nl->cell_of[i];                                                           \
+            int cz = ci / (m[0] * m[1]), cy = (ci / m[0]) % m[1], cx = ci % m[0];              \
+            const double xi = x[3 * (size_t)i], yi = x[3 * (size_t)i + 1],                     \
+                         zi = x[3 * (size_t)i + 2];                                            \
+            const uint8_t zni = zone[i];                                                       \
+            /* room for the worst case of this atom: every atom of 14 cells */                 \
+            size_t worst = (size_t)(nl->cell_start[ci + 1] - nl->cell_start[ci]);              \
+            for (int s = 0; s < 13; s++) {                                                     \
+                int ox = cx + md__stencil[s][0], oy = cy + md__stencil[s][1],                  \
+                    oz = cz + md__stencil[s][2];                                               \
+                if (ox < 0 || oy < 0 || oz < 0 || ox >= m[0] || oy >= m[1] || oz >= m[2])      \
+                    continue;                                                                  \
+                int oc = ox + m[0] * (oy + m[1] * oz);                                         \
+                worst += (size_t)(nl->cell_start[oc + 1] - nl->cell_start[oc]);                \
+            }                                                                                  \
+            if (np + worst > 0x7fffffffu)                                                      \
+                return halox__error(HALOX_ERR_NO_MEMORY,                                       \
+                                    "pair list of more than 2^31 pairs on one rank: use more " \
+                                    "ranks");                                                  \
+            if (np + worst > nl->list_cap) {                                                   \
+                size_t want = nl->list_cap ? nl->list_cap : 4096;                              \
+                while (want < np + worst)                                                      \
+                    want *= 2;                                                                 \
+                int32_t *q = realloc(nl->list, sizeof(int32_t) * want);                        \
+                if (!q)                                                                        \
+                    return halox__error(HALOX_ERR_NO_MEMORY,                                   \
+                                        "pair list: no memory for %zu pairs", want);           \
+                nl->list = q;                                                                  \
+                nl->list_cap = want;                                                           \
+            }                                                                                  \
+            int32_t *restrict out = nl->list;                                                  \
+            nl->start[i] = (int)np;                                                            \
+            for (int s = -1; s < 13; s++) {                                                    \
+                int oc, k0;                                                                    \
+                if (s < 0) {                                                                   \
+                    oc = ci;                                                                   \
+                    k0 = nl->cell_start[ci] + nl->pos_in_cell[i] + 1;                          \
+                } else {                                                               \
+                    int ox = cx + md__stencil[s][0], oy = cy + md__stencil[s][1],              \
+                        oz = cz + md__stencil[s][2];                                           \
+                    if (ox < 0 || oy < 0 || oz < 0 || ox >= m[0] || oy >= m[1] ||              \
+                        oz >= m[2])                                                            \
+                        continue;                                                              \
+                    oc = ox + m[0] * (oy + m[1] * oz);                                         \
+                    k0 = nl->cell_start[oc];                                                   \
+                }                                                                              \
+                const int k1 = nl->cell_start[oc + 1];                                         \
+                for (int k = k0; k < k1; k++) {                                                \
+                    const int j = nl->cell_atoms[k];                                           \
+                    if (zni & zone[j])                                                         \
+                        continue;                                                              \
+                    const double dx = xi - x[3 * (size_t)j], dy = yi - x[3 * (size_t)j + 1],   \
+                                 dz = zi - x[3 * (size_t)j + 2];                               \
+                    if (dx * dx + dy * dy + dz * dz < rl2)                                     \
+                        out[np++] = j;                                                         \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+        nl->start[n] = (int)np;                                                                \
+        nl->npairs = np;                                                                       \
+        return HALOX_OK;                                                                       \
+    }
+
+MD_DEFINE_NLIST_SCAN(float, md__nlist_scan_float)
+MD_DEFINE_NLIST_SCAN(double, md__nlist_scan_double)
+
+halox_status_t md__nlist_build(halox_md_t *md, double rl)
+{
+    md_nlist_t *nl = &md->nl;
+    const halox_atoms_t *a = &md->atoms;
+    int n = a->n_total;
+    int m[3];
+    halox_status_t st = md__bin(nl, a, n, rl, m);
+    if (st != HALOX_OK)
+        return st;
+    if ((st = md__grow_int(&nl->start, &nl->start_cap, n + 1)) != HALOX_OK)
+        return st;
+    nl->n = n;
+    if (a->real == HALOX_FLOAT)
+        return md__nlist_scan_float(nl, a->x, md->plan.zone, n, m, rl * rl);
+    return md__nlist_scan_double(nl, a->x, md->plan.zone, n, m, rl * rl);
+}

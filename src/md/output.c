@@ -1,0 +1,245 @@
+/* Output files, written by rank 0:
+ *   CSV   one header line, then one row per thermo record, flushed as it comes
+ *   JSON  {"program", "version", "units", "settings": {...}, "thermo": [records],
+ *          "summary": {...}} written at the end of a run
+ *   XYZ   extended XYZ frames (OVITO reads the Lattice and Properties; VMD reads name x y z):
+ *         N / Lattice="LX 0 0 0 LY 0 0 0 LZ" Properties=species:S:1:pos:R:3:vel:R:3 ... /
+ *         "LJ x y z vx vy vz" per atom in id order, positions wrapped into the box, printed with
+ *         enough digits to read back the exact bits (9 significant digits for float, 17 for
+ *         double). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "halox/features.h"
+#include "md/md_internal.h"
+
+halox_status_t md__csv_open(halox_md_t *md)
+{
+    if (md->rank != 0 || !md->cfg.csv_path)
+        return HALOX_OK;
+    md->csv = fopen(md->cfg.csv_path, "w");
+    if (!md->csv)
+        return halox__error(HALOX_ERR_IO, "cannot write the CSV file '%s': %s", md->cfg.csv_path,
+                            strerror(errno));
+    fprintf(md->csv, "step,time,temp,pe,ke,etotal,press\n");
+    fflush(md->csv);
+    return HALOX_OK;
+}
+
+void md__csv_row(halox_md_t *md, const halox_md_thermo_t *r)
+{
+    if (!md->csv)
+        return;
+    fprintf(md->csv, "%lld,%.10g,%.15g,%.15g,%.15g,%.15g,%.15g\n", r->step, r->time, r->temp,
+            r->pe, r->ke, r->etotal, r->press);
+    fflush(md->csv);
+}
+
+/* JSON string with the characters JSON requires escaped. */
+static void md__json_str(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(fp, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(fp, "\\u%04x", c);
+        else
+            fputc(c, fp);
+    }
+    fputc('"', fp);
+}
+
+/* A finite number, or null (JSON has no inf/nan). */
+static void md__json_num(FILE *fp, double v)
+{
+    if (v == v && v - v == 0)
+        fprintf(fp, "%.15g", v);
+    else
+        fputs("null", fp);
+}
+
+static void md__json_path(FILE *fp, const char *p)
+{
+    if (p)
+        md__json_str(fp, p);
+    else
+        fputs("null", fp);
+}
+
+static const char *const md__timer_keys[HALOX_MD_T_COUNT] = {
+    "pair_forces", "halo_coords", "halo_forces", "integration", "neighbour_search",
+    "migration_plan", "other"};
+
+halox_status_t md__json_write(const halox_md_t *md, const char *path)
+{
+    FILE *fp = fopen(path, "w");
+    if (!fp)
+        return halox__error(HALOX_ERR_IO, "cannot write the JSON file '%s': %s", path,
+                            strerror(errno));
+    const halox_md_config_t *c = &md->cfg;
+    fprintf(fp, "{\n  \"program\": \"halox-md\",\n  \"version\": \"%s\",\n", HALOX_VERSION_STRING);
+    fprintf(fp, "  \"units\": \"lj (reduced: sigma = epsilon = mass = k_B = 1)\",\n");
+    fprintf(fp, "  \"settings\": {\n    \"preset\": ");
+    md__json_path(fp, c->preset);
+    fprintf(fp, ",\n    \"system\": \"%s\",\n", c->restart_path ? "restart" : md__source_name(c->source));
+    fprintf(fp, "    \"natoms\": %lld,\n    \"density\": ", md->natoms);
+    md__json_num(fp, md->rho);
+    fprintf(fp, ",\n    \"box\": [");
+    for (int d = 0; d < 3; d++) {
+        md__json_num(fp, md->box.len[d]);
+        fputs(d < 2 ? ", " : "],\n", fp);
+    }
+    if (c->source == HALOX_MD_FCC && !c->restart_path)
+        fprintf(fp, "    \"cells\": [%d, %d, %d],\n", c->cells[0], c->cells[1], c->cells[2]);
+    fprintf(fp, "    \"read\": ");
+    md__json_path(fp, c->source == HALOX_MD_READ && !c->restart_path ? c->read_path : NULL);
+    fprintf(fp, ",\n    \"restart\": ");
+    md__json_path(fp, c->restart_path);
+    fprintf(fp, ",\n    \"temp\": ");
+    md__json_num(fp, c->temp);
+    fprintf(fp, ",\n    \"seed\": %llu,\n    \"cutoff\": ", (unsigned long long)c->seed);
+    md__json_num(fp, c->cutoff);
+    fprintf(fp, ",\n    \"skin\": ");
+    md__json_num(fp, c->skin);
+    fprintf(fp, ",\n    \"shift\": %s,\n    \"tail\": %s,\n    \"dt\": ", c->shift ? "true" : "false",
+            c->tail ? "true" : "false");
+    md__json_num(fp, c->dt);
+    fprintf(fp,
+            ",\n    \"first_step\": %lld,\n    \"steps\": %lld,\n    \"rebuild_every\": %d,\n"
+            "    \"rebuild_check\": %s,\n    \"thermo_every\": %d,\n    \"ensemble\": \"%s\",\n"
+            "    \"tau\": ",
+            md->first_step, c->steps, c->rebuild_every, c->rebuild_check ? "true" : "false",
+            c->thermo_every, md__ensemble_name(c->ensemble));
+    if (c->ensemble == HALOX_MD_NVT)
+        md__json_num(fp, c->tau);
+    else
+        fputs("null", fp);
+    fprintf(fp,
+            ",\n    \"thermostat\": %s,\n    \"grid\": [%d, %d, %d],\n    \"ranks\": %d,\n"
+            "    \"transport\": ",
+            c->ensemble == HALOX_MD_NVT ? "\"stochastic velocity rescaling (Bussi 2007)\"" : "null",
+            c->grid.n[0], c->grid.n[1], c->grid.n[2], md->nranks);
+    md__json_str(fp, halox_comm_transport(md->comm));
+    fprintf(fp, ",\n    \"precision\": \"%s\",\n    \"xyz\": ",
+            c->real == HALOX_DOUBLE ? "double" : "float");
+    md__json_path(fp, c->xyz_path);
+    fprintf(fp, ",\n    \"xyz_every\": %d,\n    \"checkpoint\": ", c->xyz_every);
+    md__json_path(fp, c->checkpoint_path);
+    fprintf(fp, ",\n    \"checkpoint_every\": %lld\n  },\n", c->checkpoint_every);
+
+    fprintf(fp, "  \"thermo\": [");
+    for (int i = 0; i < md->nrec; i++) {
+        const halox_md_thermo_t *r = &md->rec[i];
+        fprintf(fp, "%s\n    {\"step\": %lld, \"temp\": ", i ? "," : "", r->step);
+        md__json_num(fp, r->temp);
+        fprintf(fp, ", \"pe\": ");
+        md__json_num(fp, r->pe);
+        fprintf(fp, ", \"ke\": ");
+        md__json_num(fp, r->ke);
+        fprintf(fp, ", \"etotal\": ");
+        md__json_num(fp, r->etotal);
+        fprintf(fp, ", \"press\": ");
+        md__json_num(fp, r->press);
+        fprintf(fp, "}");
+    }
+    fprintf(fp, "%s],\n", md->nrec ? "\n  " : "");
+
+    const halox_md_summary_t *s = &md->summary;
+    fprintf(fp, "  \"summary\": {\n    \"atoms\": %lld,\n    \"ranks\": %d,\n", s->natoms, s->nranks);
+    fprintf(fp, "    \"grid\": \"%dx%dx%d\",\n    \"transport\": ", s->grid.n[0], s->grid.n[1],
+            s->grid.n[2]);
+    md__json_str(fp, s->transport);
+    fprintf(fp, ",\n    \"precision\": \"%s\",\n    \"first_step\": %lld,\n    \"last_step\": %lld,\n"
+                "    \"steps\": %lld,\n    \"interrupted\": %s,\n    \"setup_seconds\": ",
+            s->real == HALOX_DOUBLE ? "double" : "float", s->first_step, s->last_step, s->steps,
+            s->interrupted ? "true" : "false");
+    md__json_num(fp, s->setup_seconds);
+    fprintf(fp, ",\n    \"seconds\": ");
+    md__json_num(fp, s->loop_seconds);
+    fprintf(fp, ",\n    \"ms_per_step\": ");
+    md__json_num(fp, s->ms_per_step);
+    fprintf(fp, ",\n    \"steps_per_s\": ");
+    md__json_num(fp, s->steps_per_second);
+    if (s->fs_per_step > 0) {
+        fprintf(fp, ",\n    \"ns_per_day\": ");
+        md__json_num(fp, s->ns_per_day);
+        fprintf(fp, ",\n    \"ns_per_day_convention\": \"%g fs per step\"", s->fs_per_step);
+    }
+    fprintf(fp, ",\n    \"timers\": {");
+    double total = 0;
+    for (int t = 0; t < HALOX_MD_T_COUNT; t++)
+        total += s->timer_seconds[t];
+    for (int t = 0; t < HALOX_MD_T_COUNT; t++) {
+        fprintf(fp, "%s\n      \"%s\": {\"seconds\": ", t ? "," : "", md__timer_keys[t]);
+        md__json_num(fp, s->timer_seconds[t]);
+        fprintf(fp, ", \"max_seconds\": ");
+        md__json_num(fp, s->timer_max_seconds[t]);
+        fprintf(fp, ", \"ms_per_step\": ");
+        md__json_num(fp, s->steps > 0 ? 1e3 * s->timer_seconds[t] / (double)s->steps : 0.0);
+        fprintf(fp, ", \"percent\": ");
+        md__json_num(fp, total > 0 ? 100.0 * s->timer_seconds[t] / total : 0.0);
+        fprintf(fp, "}");
+    }
+    fprintf(fp, "\n    },\n    \"rebuilds\": %lld,\n    \"migrated_atoms\": %lld,\n"
+                "    \"max_hops\": %d,\n    \"halo_atoms_per_rank\": ",
+            s->rebuilds, s->migrated, s->max_hops);
+    md__json_num(fp, s->halo_atoms);
+    fprintf(fp, ",\n    \"pairs_in_lists\": ");
+    md__json_num(fp, s->pairs);
+    fprintf(fp, ",\n    \"halo_bytes\": %lld,\n    \"checkpoints\": %d\n  }\n}\n", s->halo_bytes,
+            s->checkpoints);
+    int bad = ferror(fp);
+    if (fclose(fp) != 0 || bad)
+        return halox__error(HALOX_ERR_IO, "writing the JSON file '%s' failed: %s", path,
+                            strerror(errno));
+    return HALOX_OK;
+}
+
+halox_status_t md__xyz_frame(halox_md_t *md)
+{
+    long long n = md->natoms;
+    double *x = NULL, *v = NULL;
+    halox_status_t st = HALOX_OK;
+    if (md->rank == 0) {
+        x = malloc(sizeof(double) * 3 * (size_t)n);
+        v = malloc(sizeof(double) * 3 * (size_t)n);
+        if (!x || !v)
+            st = halox__error(HALOX_ERR_NO_MEMORY, "XYZ: no memory for %lld atoms", n);
+    }
+    st = md__agree(md, st);
+    if (st == HALOX_OK)
+        st = halox_md_gather(md, x, v, NULL, 0);
+    if (st == HALOX_OK && md->rank == 0) {
+        if (!md->xyz) {
+            md->xyz = fopen(md->cfg.xyz_path, "w");
+            if (!md->xyz)
+                st = halox__error(HALOX_ERR_IO, "cannot write the XYZ file '%s': %s",
+                                  md->cfg.xyz_path, strerror(errno));
+        }
+        if (md->xyz) {
+            FILE *fp = md->xyz;
+            const char *fmt = md->cfg.real == HALOX_DOUBLE
+                                  ? "LJ %.17g %.17g %.17g %.17g %.17g %.17g\n"
+                                  : "LJ %.9g %.9g %.9g %.9g %.9g %.9g\n";
+            fprintf(fp,
+                    "%lld\nLattice=\"%.17g 0 0 0 %.17g 0 0 0 %.17g\" "
+                    "Properties=species:S:1:pos:R:3:vel:R:3 pbc=\"T T T\" Time=%.10g Step=%lld\n",
+                    n, md->box.len[0], md->box.len[1], md->box.len[2],
+                    (double)md->step * md->cfg.dt, md->step);
+            for (long long i = 0; i < n; i++)
+                fprintf(fp, fmt, x[3 * i], x[3 * i + 1], x[3 * i + 2], v[3 * i], v[3 * i + 1],
+                        v[3 * i + 2]);
+            if (fflush(fp) != 0 || ferror(fp))
+                st = halox__error(HALOX_ERR_IO, "writing the XYZ file '%s' failed: %s",
+                                  md->cfg.xyz_path, strerror(errno));
+        }
+    }
+    free(x);
+    free(v);
+    return md__agree(md, st);
+}

@@ -1,0 +1,316 @@
+#define _POSIX_C_SOURCE 200809L
+/* Initial systems: fcc lattice, random non-overlapping placement, XYZ file. Each is built whole,
+ * in id order, identically on every process, so the start does not depend on the decomposition. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "md/md_internal.h"
+#include "md/rng.h"
+
+static halox_status_t md__system_alloc(halox_md_system_t *sys, long long n)
+{
+    sys->natoms = n;
+    sys->x = malloc(sizeof(double) * 3 * (size_t)(n > 0 ? n : 1));
+    sys->v = calloc(3 * (size_t)(n > 0 ? n : 1), sizeof(double));
+    if (!sys->x || !sys->v)
+        return halox__error(HALOX_ERR_NO_MEMORY, "no memory for a system of %lld atoms", n);
+    return HALOX_OK;
+}
+
+/* fcc: lattice constant (4 / rho)^(1/3), basis (0,0,0) (.5,.5,0) (.5,0,.5) (0,.5,.5), as LAMMPS'
+ * `lattice fcc RHO` in reduced units. */
+static halox_status_t md__fcc(const halox_md_config_t *cfg, halox_md_system_t *sys)
+{
+    static const double basis[4][3] = {{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
+    double a = cbrt(4.0 / cfg->density);
+    long long n = 4LL * cfg->cells[0] * cfg->cells[1] * cfg->cells[2];
+    halox_status_t st = md__system_alloc(sys, n);
+    if (st != HALOX_OK)
+        return st;
+    for (int d = 0; d < 3; d++)
+        sys->box.len[d] = a * cfg->cells[d];
+    long long k = 0;
+    for (int iz = 0; iz < cfg->cells[2]; iz++)
+        for (int iy = 0; iy < cfg->cells[1]; iy++)
+            for (int ix = 0; ix < cfg->cells[0]; ix++)
+                for (int b = 0; b < 4; b++, k++) {
+                    sys->x[3 * k + 0] = (ix + basis[b][0]) * a;
+                    sys->x[3 * k + 1] = (iy + basis[b][1]) * a;
+                    sys->x[3 * k + 2] = (iz + basis[b][2]) * a;
+                }
+    return HALOX_OK;
+}
+
+/* Random sequential addition: uniform trial positions, rejected when closer than dmin to an atom
+ * already placed (periodic). dmin keeps the packing fraction of spheres of diameter dmin at 0.3,
+ * well below the jamming limit of random sequential addition (0.38), capped at 1 sigma (where
+ * the LJ energy is zero); the start is then free of overlaps but not equilibrated. */
+static halox_status_t md__random(const halox_md_config_t *cfg, halox_md_system_t *sys)
+{
+    long long n = cfg->natoms;
+    double L = cbrt((double)n / cfg->density);
+    double dmin = fmin(1.0, cbrt(0.3 * 6.0 / (MD_PI * cfg->density)));
+    halox_status_t st = md__system_alloc(sys, n);
+    if (st != HALOX_OK)
+        return st;
+    for (int d = 0; d < 3; d++)
+        sys->box.len[d] = L;
+    sys->min_distance = dmin;
+    int m = (int)floor(L / dmin);
+    if (m < 1)
+        m = 1;
+    if (m > 1024)
+        m = 1024;
+    long long ncell = (long long)m * m * m;
+    int *head = malloc(sizeof(int) * (size_t)ncell);
+    int *next = malloc(sizeof(int) * (size_t)n);
+    if (!head || !next) {
+        free(head);
+        free(next);
+        return halox__error(HALOX_ERR_NO_MEMORY, "no memory for %lld cells", ncell);
+    }
+    for (long long c = 0; c < ncell; c++)
+        head[c] = -1;
+    md_rng_t r = md_rng_stream(cfg->seed, MD_RNG_PLACEMENT, 0);
+    double cw = L / m, d2min = dmin * dmin;
+    long long attempts = 0, max_attempts = 1000 * n + 100000;
+    /* neighbour cells to scan: -1..1, or all when fewer than 3 cells per edge */
+    int lo = m >= 3 ? -1 : 0, hi = m >= 3 ? 1 : m - 1;
+    for (long long i = 0; i < n; i++) {
+        double p[3];
+        int c[3];
+        for (;;) {
+            if (++attempts > max_attempts) {
+                free(head);
+                free(next);
+                return halox__error(HALOX_ERR_INVALID_ARG,
+                                    "could not place %lld random atoms at density %g without "
+                                    "overlaps (minimum distance %.3g): placed %lld; use a lower "
+                                    "density or --lattice fcc",
+                                    n, cfg->density, dmin, i);
+            }
+            for (int d = 0; d < 3; d++) {
+                p[d] = md_rng_uniform(&r) * L;
+                if (p[d] >= L)
+                    p[d] = 0;
+                c[d] = (int)(p[d] / cw);
+                if (c[d] >= m)
+                    c[d] = m - 1;
+            }
+            int ok = 1;
+            for (int dz = lo; dz <= hi && ok; dz++)
+                for (int dy = lo; dy <= hi && ok; dy++)
+                    for (int dx = lo; dx <= hi && ok; dx++) {
+                        int cx = m >= 3 ? (c[0] + dx + m) % m : dx;
+                        int cy = m >= 3 ? (c[1] + dy + m) % m : dy;
+                        int cz = m >= 3 ? (c[2] + dz + m) % m : dz;
+                        for (int j = head[cx + m * (cy + m * cz)]; j >= 0 && ok; j = next[j]) {
+                            double r2 = 0;
+                            for (int d = 0; d < 3; d++) {
+                                double dd = p[d] - sys->x[3 * (long long)j + d];
+                                dd -= L * nearbyint(dd / L);
+                                r2 += dd * dd;
+                            }
+                            if (r2 < d2min)
+                                ok = 0;
+                        }
+                    }
+            if (ok)
+                break;
+        }
+        for (int d = 0; d < 3; d++)
+            sys->x[3 * i + d] = p[d];
+        int cell = c[0] + m * (c[1] + m * c[2]);
+        next[i] = head[cell];
+        head[cell] = (int)i;
+    }
+    free(head);
+    free(next);
+    return HALOX_OK;
+}
+
+/* Parse the 9 numbers of Lattice="..." from an extended-XYZ comment line. 1: found and
+ * orthorhombic; 0: absent; -1: present but unusable (message set). */
+static int md__parse_lattice(const char *line, const char *path, double box[3])
+{
+    const char *p = strstr(line, "Lattice=\"");
+    if (!p)
+        p = strstr(line, "lattice=\"");
+    if (!p)
+        return 0;
+    p += 9;
+    double m[9];
+    for (int k = 0; k < 9; k++) {
+        char *end;
+        m[k] = strtod(p, &end);
+        if (end == p) {
+            halox__error(HALOX_ERR_IO,
+                         "%s: line 2: Lattice=\"...\" needs 9 numbers (the three box vectors)",
+                         path);
+            return -1;
+        }
+        p = end;
+    }
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            if (a != b && m[3 * a + b] != 0.0) {
+                halox__error(HALOX_ERR_IO,
+                             "%s: line 2: the Lattice is not orthorhombic (off-diagonal "
+                             "element %g): halox-md needs an orthorhombic box",
+                             path, m[3 * a + b]);
+                return -1;
+            }
+    for (int d = 0; d < 3; d++)
+        box[d] = m[4 * d];
+    return 1;
+}
+
+halox_status_t md__read_xyz(const char *path, const double box_given[3], halox_md_system_t *sys)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return halox__error(HALOX_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    halox_status_t st = HALOX_OK;
+    size_t cap = 0;
+    char *line = NULL;
+    long long lineno = 0, n = 0;
+    double box[3] = {0, 0, 0};
+    /* line 1: atom count */
+    if (getline(&line, &cap, fp) < 0) {
+        st = halox__error(HALOX_ERR_IO, "%s is empty: an XYZ file starts with the atom count",
+                          path);
+        goto out;
+    }
+    lineno = 1;
+    {
+        char *end;
+        n = strtoll(line, &end, 10);
+        while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
+            end++;
+        if (end == line || *end || n < 2 || n > 2147483647LL) {
+            st = halox__error(HALOX_ERR_IO,
+                              "%s: line 1 must hold the number of atoms (2 or more), found '%.40s'",
+                              path, line);
+            goto out;
+        }
+    }
+    /* line 2: comment, maybe with the box */
+    if (getline(&line, &cap, fp) < 0) {
+        st = halox__error(HALOX_ERR_IO, "%s: the comment line (line 2) is missing", path);
+        goto out;
+    }
+    lineno = 2;
+    int lat = md__parse_lattice(line, path, box);
+    if (lat < 0) {
+        st = HALOX_ERR_IO;
+        goto out;
+    }
+    if (lat == 0) {
+        if (!(box_given && box_given[0] > 0 && box_given[1] > 0 && box_given[2] > 0)) {
+            st = halox__error(HALOX_ERR_INVALID_ARG,
+                              "%s has no Lattice=\"LX 0 0 0 LY 0 0 0 LZ\" on its comment line: "
+                              "give the box with --box LX,LY,LZ",
+                              path);
+            goto out;
+        }
+        for (int d = 0; d < 3; d++)
+            box[d] = box_given[d];
+    }
+    for (int d = 0; d < 3; d++)
+        if (!(isfinite(box[d]) && box[d] > 0)) {
+            st = halox__error(HALOX_ERR_IO, "%s: box edge %d is %g: it must be finite and > 0",
+                              path, d, box[d]);
+            goto out;
+        }
+    if ((st = md__system_alloc(sys, n)) != HALOX_OK)
+        goto out;
+    for (int d = 0; d < 3; d++)
+        sys->box.len[d] = box[d];
+    for (long long i = 0; i < n; i++) {
+        if (getline(&line, &cap, fp) < 0) {
+            st = halox__error(HALOX_ERR_IO,
+                              "%s is truncated: line 1 announces %lld atoms but the file ends "
+                              "after %lld",
+                              path, n, i);
+            goto out;
+        }
+        lineno++;
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        /* species name */
+        char *q = p;
+        while (*q && *q != ' ' && *q != '\t' && *q != '\n' && *q != '\r')
+            q++;
+        if (q == p) {
+            st = halox__error(HALOX_ERR_IO, "%s: line %lld is empty: expected 'NAME X Y Z'",
+                              path, lineno);
+            goto out;
+        }
+        p = q;
+        for (int d = 0; d < 3; d++) {
+            char *end;
+            errno = 0;
+            double v = strtod(p, &end);
+            if (end == p || !isfinite(v)) {
+                st = halox__error(HALOX_ERR_IO,
+                                  "%s: line %lld: cannot read coordinate %c: expected "
+                                  "'NAME X Y Z' with finite numbers",
+                                  path, lineno, "xyz"[d]);
+                goto out;
+            }
+            p = end;
+            double w = halox_wrap(v, box[d]);
+            sys->x[3 * i + d] = w;
+        }
+    }
+out:
+    free(line);
+    fclose(fp);
+    return st;
+}
+
+halox_status_t halox_md_system_create(const halox_md_config_t *cfg, halox_md_system_t **sys_p)
+{
+    if (!cfg || !sys_p)
+        return halox__error(HALOX_ERR_INVALID_ARG, "system: NULL argument");
+    *sys_p = NULL;
+    halox_status_t st = halox_md_config_check(cfg);
+    if (st != HALOX_OK)
+        return st;
+    halox_md_system_t *sys = calloc(1, sizeof *sys);
+    if (!sys)
+        return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
+    switch (cfg->source) {
+    case HALOX_MD_FCC:
+        st = md__fcc(cfg, sys);
+        break;
+    case HALOX_MD_RANDOM:
+        st = md__random(cfg, sys);
+        break;
+    case HALOX_MD_READ:
+        st = md__read_xyz(cfg->read_path, cfg->box, sys);
+        break;
+    }
+    if (st == HALOX_OK)
+        st = md__velocities(sys, cfg->temp, cfg->seed);
+    if (st != HALOX_OK) {
+        halox_md_system_destroy(sys);
+        return st;
+    }
+    *sys_p = sys;
+    return HALOX_OK;
+}
+
+void halox_md_system_destroy(halox_md_system_t *sys)
+{
+    if (!sys)
+        return;
+    free(sys->x);
+    free(sys->v);
+    free(sys);
+}

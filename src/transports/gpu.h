@@ -1,0 +1,137 @@
+/* Internal: what the GPU transports (src/transports/gpu_*.c) share.
+ *
+ * Every GPU transport keeps a halox__gpu_t as the first member of its state (comm->impl), so the
+ * shared functions below can find it from the endpoint. Split in two files:
+ *   gpu_device.c    device plan, kernels, bounded waits, CUDA errors (needs CUDA only)
+ *   gpu_endpoint.c  endpoint life cycle: the inner CPU `mpi` endpoint that runs the set-up
+ *                   collectives, device choice, stream; bind with the peers' handshake (MPI)
+ * Transport logic is plain C over the CUDA runtime API; every kernel sits in src/kernels/ behind
+ * a C launcher. */
+#ifndef HALOX_TRANSPORTS_GPU_H
+#define HALOX_TRANSPORTS_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "core/transport.h"
+#include "halox/plan.h"
+
+enum { HALOX__GPU_COORDS = 0, HALOX__GPU_FORCES = 1 };
+
+/* The device copy of a plan: rebuilt completely on every bind (no stale pulses). */
+typedef struct halox__gpu_plan {
+    int n_pulses;                      /* pulses of the bound plan; entries past it are zero */
+    long long generation;              /* plan->generation at upload */
+    int *d_index;                      /* all maps back to back (device) */
+    size_t index_capacity;             /* ints */
+    int index_off[HALOX_MAX_PULSES];   /* pulse k's map at d_index + index_off[k] */
+    char *d_buf;                       /* send_count atoms per pulse (device): packed coordinates,
+                                          received forces (never both at once) */
+    size_t buf_capacity;               /* bytes */
+    size_t buf_off[HALOX_MAX_PULSES];  /* bytes, send_count atoms per pulse */
+    size_t recv_off[HALOX_MAX_PULSES]; /* bytes, recv_count atoms per pulse (staging layouts) */
+    size_t send_bytes;                 /* sum over pulses of send_count atoms */
+    size_t recv_bytes;                 /* sum over pulses of recv_count atoms */
+    uint32_t needs[HALOX_MAX_PULSES];  /* bit j: map k holds atoms received in pulse j */
+    int home_prefix[HALOX_MAX_PULSES]; /* leading map entries that are home atoms */
+} halox__gpu_plan_t;
+
+typedef struct halox__gpu {
+    const char *name;      /* transport name, for messages */
+    halox_comm_t *inner;   /* CPU `mpi` endpoint for the set-up collectives */
+    int device;            /* CUDA device ordinal */
+    cudaStream_t stream;   /* == comm->stream */
+    int own_stream;        /* created here (destroyed in fini) */
+    int failed;            /* a wait timed out or CUDA/the network failed */
+    char failure[512];
+    int bound;
+    halox__gpu_plan_t plan;
+    /* one event per pulse and direction, recorded after that pulse's work on the stream: a
+     * bounded wait can then name the pulse that did not complete */
+    cudaEvent_t ev[2][HALOX_MAX_PULSES];
+    int ev_live[2][HALOX_MAX_PULSES];
+    long long ev_step[2]; /* step of the exchange the live events belong to */
+} halox__gpu_t;
+
+static inline halox__gpu_t *halox__gpu(halox_comm_t *comm) { return (halox__gpu_t *)comm->impl; }
+
+/* ---- gpu_device.c ------------------------------------------------------------------------ */
+
+/* Record a CUDA failure as the error message (and clear CUDA's non-sticky error state):
+ * "<transport>: rank R: <what> failed at step S: <cuda error>". Returns HALOX_ERR_NO_MEMORY for
+ * allocation failures, else `st`. With g->failed set by fail != 0. */
+halox_status_t halox__gpu_cuda_error(halox_comm_t *comm, halox__gpu_t *g, cudaError_t e,
+                                     const char *what, halox_status_t st, int fail);
+
+/* Upload the plan's maps and size the staging buffer (device memory on the current device,
+ * work ordered on `stream`, then synchronised: the caller must have waited for earlier work).
+ * Every per-pulse entry is rewritten; entries past plan->n_pulses are zeroed. Checks the plan's
+ * pulses (ranks in 0..nranks-1, ranges inside the halo, maps inside 0..n_total-1 and fed only by
+ * earlier pulses). On failure the device plan is empty (n_pulses 0). */
+halox_status_t halox__gpu_plan_upload(halox__gpu_plan_t *dp, const halox_plan_t *plan,
+                                      halox_real_t real, int stride, cudaStream_t stream,
+                                      const char *name);
+void halox__gpu_plan_free(halox__gpu_plan_t *dp);
+
+/* Enqueue pulse k's pack into dst (device; NULL: the staging buffer) / the accumulation of src
+ * (NULL: the staging buffer) into f. */
+cudaError_t halox__gpu_pack(const halox__gpu_plan_t *dp, const halox_plan_t *plan, int k,
+                            halox_real_t real, int stride, void *dst, const void *x,
+                            cudaStream_t stream);
+cudaError_t halox__gpu_add(const halox__gpu_plan_t *dp, const halox_plan_t *plan, int k,
+                           halox_real_t real, int stride, void *f, const void *src,
+                           cudaStream_t stream);
+
+/* Poll until the stream has no work left, or until `deadline` (halox__now() seconds). `check`,
+ * when given, is called now and then (it reports asynchronous network errors). Returns
+ * HALOX_OK, HALOX_ERR_TIMEOUT (no message: the caller writes it) or a CUDA error's status. */
+typedef halox_status_t (*halox__gpu_check_fn)(halox_comm_t *comm, void *ctx);
+halox_status_t halox__gpu_stream_wait(halox_comm_t *comm, halox__gpu_t *g, double deadline,
+                                      halox__gpu_check_fn check, void *ctx, const char *what);
+
+/* Poll the live events of one direction in the order they were recorded; on HALOX_ERR_TIMEOUT
+ * *pulse_p is the first pulse whose work did not complete. Completed events are retired. */
+halox_status_t halox__gpu_events_wait(halox_comm_t *comm, halox__gpu_t *g, int dir,
+                                      double deadline, halox__gpu_check_fn check, void *ctx,
+                                      int *pulse_p);
+
+/* Record pulse k's event of one direction on the stream (after its work). */
+halox_status_t halox__gpu_record(halox_comm_t *comm, halox__gpu_t *g, int dir, int k);
+
+/* HALOX_ERR_STATE when the endpoint failed earlier or nothing is bound. */
+halox_status_t halox__gpu_usable(halox_comm_t *comm, halox__gpu_t *g, const char *op);
+halox_status_t halox__gpu_bound(halox_comm_t *comm, halox__gpu_t *g, const char *op);
+
+/* Make the endpoint's device current (the caller's thread may have switched). */
+halox_status_t halox__gpu_set_device(halox_comm_t *comm, halox__gpu_t *g);
+
+/* Mark failed, keeping the current error message as the reason. */
+void halox__gpu_fail(halox__gpu_t *g);
+
+/* ---- gpu_endpoint.c (MPI) ---------------------------------------------------------------- */
+
+/* Create the inner `mpi` endpoint (rank, size), choose the device, set up the stream and the
+ * events. `g` is comm->impl's first member and zeroed. Collective; on failure everything made
+ * here is released again by halox__gpu_fini(). */
+halox_status_t halox__gpu_init(halox_comm_t *comm, const halox_comm_args_t *args, halox__gpu_t *g,
+                               const char *name);
+/* Wait (bounded) for the stream, then free the device plan, events, stream and inner endpoint. */
+void halox__gpu_fini(halox_comm_t *comm, halox__gpu_t *g);
+
+/* Bind: wait for earlier work (bounded), upload the plan, agree on success over all ranks and
+ * check each pulse's counts with its peers. */
+halox_status_t halox__gpu_bind(halox_comm_t *comm, halox__gpu_t *g);
+
+/* The set-up collectives, forwarded to the inner `mpi` endpoint. */
+halox_status_t halox__gpu_sendrecv(halox_comm_t *comm, int dst, const void *sbuf, size_t sbytes,
+                                   int src, void *rbuf, size_t rbytes);
+halox_status_t halox__gpu_alltoallv(halox_comm_t *comm, const void *send, const size_t *sbytes,
+                                    const size_t *soffs, void *recv, const size_t *rbytes,
+                                    const size_t *roffs);
+halox_status_t halox__gpu_allgather(halox_comm_t *comm, const void *send, void *recv,
+                                    size_t bytes);
+halox_status_t halox__gpu_barrier(halox_comm_t *comm);
+
+#endif

@@ -1,0 +1,347 @@
+/* GPU transports, device side: the device copy of the plan, the kernels per pulse, bounded waits
+ * and CUDA error messages. Needs the CUDA runtime only (no MPI). */
+#define _POSIX_C_SOURCE 200809L
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/util.h"
+#include "kernels/halo_kernels.h"
+#include "transports/gpu.h"
+
+halox_status_t halox__gpu_cuda_error(halox_comm_t *comm, halox__gpu_t *g, cudaError_t e,
+                                     const char *what, halox_status_t st, int fail)
+{
+    (void)cudaGetLastError(); /* clear the error state unless it is sticky */
+    if (e == cudaErrorMemoryAllocation)
+        st = HALOX_ERR_NO_MEMORY;
+    halox__error(st, "%s: rank %d: %s failed at step %lld on device %d: %s (%s)",
+                 g && g->name ? g->name : "gpu", comm ? comm->rank : -1, what,
+                 comm ? comm->step : 0LL, g ? g->device : -1, cudaGetErrorString(e),
+                 cudaGetErrorName(e));
+    if (fail && g)
+        halox__gpu_fail(g);
+    return st;
+}
+
+void halox__gpu_fail(halox__gpu_t *g)
+{
+    g->failed = 1;
+    snprintf(g->failure, sizeof g->failure, "%s", halox_last_error());
+}
+
+halox_status_t halox__gpu_usable(halox_comm_t *comm, halox__gpu_t *g, const char *op)
+{
+    if (!g)
+        return halox__error(HALOX_ERR_STATE, "gpu: %s on an endpoint that was not created", op);
+    if (g->failed)
+        return halox__error(HALOX_ERR_STATE,
+                            "%s: rank %d: %s refused: an earlier operation on this endpoint "
+                            "failed (%s); work may still be in flight, so the endpoint cannot be "
+                            "used again: destroy it and end the job (MPI_Abort)",
+                            g->name, comm->rank, op, g->failure);
+    return HALOX_OK;
+}
+
+halox_status_t halox__gpu_bound(halox_comm_t *comm, halox__gpu_t *g, const char *op)
+{
+    halox_status_t st = halox__gpu_usable(comm, g, op);
+    if (st == HALOX_OK && (!g->bound || !comm->plan))
+        st = halox__error(HALOX_ERR_STATE,
+                          "%s: rank %d: %s without a bound plan: call halox_comm_bind() after "
+                          "every plan build",
+                          g->name, comm->rank, op);
+    if (st == HALOX_OK && g->plan.generation != comm->plan->generation)
+        st = halox__error(HALOX_ERR_STATE,
+                          "%s: rank %d: %s: the bound plan was rebuilt (generation %lld, bound "
+                          "%lld) without a new halox_comm_bind(): bind after every plan build",
+                          g->name, comm->rank, op, comm->plan->generation, g->plan.generation);
+    return st;
+}
+
+halox_status_t halox__gpu_set_device(halox_comm_t *comm, halox__gpu_t *g)
+{
+    int cur = -1;
+    cudaError_t e = cudaGetDevice(&cur);
+    if (e == cudaSuccess && cur != g->device)
+        e = cudaSetDevice(g->device);
+    if (e != cudaSuccess)
+        return halox__gpu_cuda_error(comm, g, e, "cudaSetDevice", HALOX_ERR_UNAVAILABLE, 0);
+    return HALOX_OK;
+}
+
+/* ---- device plan ------------------------------------------------------------------------- */
+
+void halox__gpu_plan_free(halox__gpu_plan_t *dp)
+{
+    if (dp->d_index)
+        cudaFree(dp->d_index);
+    if (dp->d_buf)
+        cudaFree(dp->d_buf);
+    memset(dp, 0, sizeof *dp);
+}
+
+/* Check the pulses and derive which earlier pulses feed each map (from the maps themselves, not
+ * from the plan's dependency fields: an exchange must never read a range still in flight). */
+static halox_status_t halox__gpu_plan_check(halox__gpu_plan_t *dp, const halox_plan_t *plan,
+                                            const char *name)
+{
+    if (plan->n_pulses < 0 || plan->n_pulses > HALOX_MAX_PULSES)
+        return halox__error(HALOX_ERR_INVALID_ARG, "%s: bind: plan has %d pulses (at most %d)",
+                            name, plan->n_pulses, HALOX_MAX_PULSES);
+    int end = plan->n_home;
+    for (int k = 0; k < plan->n_pulses; k++) {
+        const halox_pulse_t *p = &plan->pulse[k];
+        if (p->send_rank < 0 || p->send_rank >= plan->nranks || p->recv_rank < 0 ||
+            p->recv_rank >= plan->nranks)
+            return halox__error(HALOX_ERR_INVALID_ARG,
+                                "%s: bind: pulse %d of rank %d names ranks %d and %d outside "
+                                "0..%d",
+                                name, k, plan->rank, p->send_rank, p->recv_rank, plan->nranks - 1);
+        if (p->send_count < 0 || p->recv_count < 0 || p->dim < 0 || p->dim > 2 ||
+            (p->send_count > 0 && !p->send_index))
+            return halox__error(HALOX_ERR_INVALID_ARG,
+                                "%s: bind: pulse %d of rank %d has negative counts, dimension %d "
+                                "or no map",
+                                name, k, plan->rank, p->dim);
+        /* received ranges: one contiguous range per pulse, in pulse order, inside the halo
+         * (PITFALLS.md 5: checked here on every bind rather than assumed) */
+        if (p->recv_offset < end || p->recv_offset + p->recv_count > plan->n_total)
+            return halox__error(HALOX_ERR_INTERNAL,
+                                "%s: bind: pulse %d of rank %d receives [%d, %d), which overlaps "
+                                "an earlier pulse's range or leaves the halo [%d, %d): the plan "
+                                "is corrupt",
+                                name, k, plan->rank, p->recv_offset, p->recv_offset + p->recv_count,
+                                plan->n_home, plan->n_total);
+        end = p->recv_offset + p->recv_count;
+    }
+    for (int k = 0; k < plan->n_pulses; k++) {
+        const halox_pulse_t *p = &plan->pulse[k];
+        dp->needs[k] = 0;
+        int h = 0;
+        while (h < p->send_count && p->send_index[h] >= 0 && p->send_index[h] < plan->n_home)
+            h++;
+        dp->home_prefix[k] = h;
+        for (int i = 0; i < p->send_count; i++) {
+            int a = p->send_index[i];
+            if (a < 0 || a >= plan->n_total)
+                return halox__error(HALOX_ERR_INVALID_ARG,
+                                    "%s: bind: pulse %d of rank %d sends local atom %d, outside "
+                                    "0..%d: the plan is corrupt",
+                                    name, k, plan->rank, a, plan->n_total - 1);
+            if (a < plan->n_home)
+                continue;
+            int j = 0;
+            while (j < k && !(a >= plan->pulse[j].recv_offset &&
+                              a < plan->pulse[j].recv_offset + plan->pulse[j].recv_count))
+                j++;
+            if (j == k)
+                return halox__error(HALOX_ERR_INTERNAL,
+                                    "%s: rank %d: pulse %d sends local atom %d, which no earlier "
+                                    "pulse received (n_home %d, n_total %d): the plan is corrupt",
+                                    name, plan->rank, k, a, plan->n_home, plan->n_total);
+            dp->needs[k] |= 1u << j;
+        }
+    }
+    return HALOX_OK;
+}
+
+halox_status_t halox__gpu_plan_upload(halox__gpu_plan_t *dp, const halox_plan_t *plan,
+                                      halox_real_t real, int stride, cudaStream_t stream,
+                                      const char *name)
+{
+    /* every per-pulse entry is rewritten: nothing of an earlier, larger plan stays live */
+    dp->n_pulses = 0;
+    dp->generation = -1;
+    memset(dp->index_off, 0, sizeof dp->index_off);
+    memset(dp->buf_off, 0, sizeof dp->buf_off);
+    memset(dp->recv_off, 0, sizeof dp->recv_off);
+    memset(dp->needs, 0, sizeof dp->needs);
+    memset(dp->home_prefix, 0, sizeof dp->home_prefix);
+    dp->send_bytes = dp->recv_bytes = 0;
+
+    halox_status_t st = halox__gpu_plan_check(dp, plan, name);
+    if (st != HALOX_OK)
+        return st;
+    const size_t esize = halox__atom_bytes(real, stride, 1);
+    size_t n_index = 0, sbytes = 0, rbytes = 0;
+    int index_off[HALOX_MAX_PULSES] = {0};
+    size_t buf_off[HALOX_MAX_PULSES] = {0}, recv_off[HALOX_MAX_PULSES] = {0};
+    for (int k = 0; k < plan->n_pulses; k++) {
+        const halox_pulse_t *p = &plan->pulse[k];
+        if (n_index + (size_t)p->send_count > 0x7fffffff)
+            return halox__error(HALOX_ERR_INVALID_ARG, "%s: bind: more than 2^31 map entries",
+                                name);
+        index_off[k] = (int)n_index;
+        n_index += (size_t)p->send_count;
+        buf_off[k] = sbytes;
+        sbytes += (size_t)p->send_count * esize;
+        recv_off[k] = rbytes;
+        rbytes += (size_t)p->recv_count * esize;
+    }
+
+    cudaError_t e = cudaSuccess;
+    if (n_index > dp->index_capacity) {
+        size_t cap = n_index + n_index / 4 + 64; /* head-room: plans grow a little between builds */
+        if (dp->d_index)
+            cudaFree(dp->d_index);
+        dp->d_index = NULL;
+        dp->index_capacity = 0;
+        e = cudaMalloc((void **)&dp->d_index, cap * sizeof(int));
+        if (e != cudaSuccess) {
+            dp->d_index = NULL;
+            goto cuda_fail;
+        }
+        dp->index_capacity = cap;
+    }
+    if (sbytes > dp->buf_capacity) {
+        size_t cap = sbytes + sbytes / 4 + 256;
+        if (dp->d_buf)
+            cudaFree(dp->d_buf);
+        dp->d_buf = NULL;
+        dp->buf_capacity = 0;
+        e = cudaMalloc((void **)&dp->d_buf, cap);
+        if (e != cudaSuccess) {
+            dp->d_buf = NULL;
+            goto cuda_fail;
+        }
+        dp->buf_capacity = cap;
+    }
+    /* the maps go up pulse by pulse, straight from the plan (pageable copies are staged by the
+     * runtime before cudaMemcpyAsync returns, so the plan may change afterwards) */
+    for (int k = 0; k < plan->n_pulses; k++) {
+        const halox_pulse_t *p = &plan->pulse[k];
+        if (p->send_count == 0)
+            continue;
+        e = cudaMemcpyAsync(dp->d_index + index_off[k], p->send_index,
+                            sizeof(int) * (size_t)p->send_count, cudaMemcpyHostToDevice, stream);
+        if (e != cudaSuccess)
+            goto cuda_fail;
+    }
+    memcpy(dp->index_off, index_off, sizeof index_off);
+    memcpy(dp->buf_off, buf_off, sizeof buf_off);
+    memcpy(dp->recv_off, recv_off, sizeof recv_off);
+    dp->send_bytes = sbytes;
+    dp->recv_bytes = rbytes;
+    dp->n_pulses = plan->n_pulses;
+    dp->generation = plan->generation;
+    return HALOX_OK;
+
+cuda_fail:
+    (void)cudaGetLastError();
+    memset(dp->needs, 0, sizeof dp->needs);
+    memset(dp->home_prefix, 0, sizeof dp->home_prefix);
+    return halox__error(e == cudaErrorMemoryAllocation ? HALOX_ERR_NO_MEMORY : HALOX_ERR_COMM,
+                        "%s: bind: device plan of rank %d (%zu map entries, %zu staging bytes): "
+                        "%s (%s)",
+                        name, plan->rank, n_index, sbytes, cudaGetErrorString(e),
+                        cudaGetErrorName(e));
+}
+
+cudaError_t halox__gpu_pack(const halox__gpu_plan_t *dp, const halox_plan_t *plan, int k,
+                            halox_real_t real, int stride, void *dst, const void *x,
+                            cudaStream_t stream)
+{
+    if (k < 0 || k >= dp->n_pulses)
+        return cudaErrorInvalidValue;
+    const halox_pulse_t *p = &plan->pulse[k];
+    return halox_kernel_pack_coords(real, stride, dst ? dst : dp->d_buf + dp->buf_off[k], x,
+                                    dp->d_index + dp->index_off[k], p->send_count, p->dim,
+                                    p->shift, stream);
+}
+
+cudaError_t halox__gpu_add(const halox__gpu_plan_t *dp, const halox_plan_t *plan, int k,
+                           halox_real_t real, int stride, void *f, const void *src,
+                           cudaStream_t stream)
+{
+    if (k < 0 || k >= dp->n_pulses)
+        return cudaErrorInvalidValue;
+    const halox_pulse_t *p = &plan->pulse[k];
+    return halox_kernel_add_forces(real, stride, f, dp->d_index + dp->index_off[k], p->send_count,
+                                   src ? src : dp->d_buf + dp->buf_off[k], stream);
+}
+
+/* ---- bounded waits ----------------------------------------------------------------------- */
+
+static void halox__gpu_backoff(long polls)
+{
+    /* spin-yield first (the GPU is usually microseconds away), then sleep briefly so that
+     * ranks sharing cores leave them to the ones they wait for */
+    if (polls < 2000) {
+        sched_yield();
+    } else {
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+halox_status_t halox__gpu_stream_wait(halox_comm_t *comm, halox__gpu_t *g, double deadline,
+                                      halox__gpu_check_fn check, void *ctx, const char *what)
+{
+    for (long polls = 0;; polls++) {
+        cudaError_t e = cudaStreamQuery(g->stream);
+        if (e == cudaSuccess)
+            return HALOX_OK;
+        if (e != cudaErrorNotReady)
+            return halox__gpu_cuda_error(comm, g, e, what, HALOX_ERR_COMM, 1);
+        if (check && polls % 64 == 0) {
+            halox_status_t st = check(comm, ctx);
+            if (st != HALOX_OK)
+                return st;
+        }
+        if (halox__now() > deadline)
+            return HALOX_ERR_TIMEOUT;
+        halox__gpu_backoff(polls);
+    }
+}
+
+halox_status_t halox__gpu_events_wait(halox_comm_t *comm, halox__gpu_t *g, int dir,
+                                      double deadline, halox__gpu_check_fn check, void *ctx,
+                                      int *pulse_p)
+{
+    const int n = HALOX_MAX_PULSES;
+    long polls = 0;
+    for (int i = 0; i < n; i++) {
+        /* coordinates complete in pulse order, forces in reverse */
+        int k = dir == HALOX__GPU_COORDS ? i : n - 1 - i;
+        if (!g->ev_live[dir][k])
+            continue;
+        for (;; polls++) {
+            cudaError_t e = cudaEventQuery(g->ev[dir][k]);
+            if (e == cudaSuccess)
+                break;
+            if (e != cudaErrorNotReady)
+                return halox__gpu_cuda_error(comm, g, e, "waiting for an exchange (cudaEventQuery)",
+                                             HALOX_ERR_COMM, 1);
+            if (check && polls % 64 == 0) {
+                halox_status_t st = check(comm, ctx);
+                if (st != HALOX_OK) {
+                    if (pulse_p)
+                        *pulse_p = k;
+                    return st;
+                }
+            }
+            if (halox__now() > deadline) {
+                if (pulse_p)
+                    *pulse_p = k;
+                return HALOX_ERR_TIMEOUT;
+            }
+            halox__gpu_backoff(polls);
+        }
+        g->ev_live[dir][k] = 0;
+    }
+    return HALOX_OK;
+}
+
+halox_status_t halox__gpu_record(halox_comm_t *comm, halox__gpu_t *g, int dir, int k)
+{
+    cudaError_t e = cudaEventRecord(g->ev[dir][k], g->stream);
+    if (e != cudaSuccess)
+        return halox__gpu_cuda_error(comm, g, e, "cudaEventRecord", HALOX_ERR_COMM, 1);
+    g->ev_live[dir][k] = 1;
+    g->ev_step[dir] = comm->step;
+    return HALOX_OK;
+}

@@ -1,0 +1,775 @@
+/* The `mpi` transport: every rank is an MPI process and every pulse is a two-sided exchange
+ * (MPI_Isend/MPI_Irecv) with the pulse's two neighbours.
+ *
+ * Every wait is a poll (MPI_Testsome) against one deadline per call, so a missing peer turns
+ * into HALOX_ERR_TIMEOUT with a message instead of a hang; nothing here blocks inside MPI. The
+ * library never initialises or finalises MPI: the caller owns MPI's life cycle. Each endpoint
+ * works on its own duplicate of the caller's communicator, so its messages cannot match the
+ * application's, and errors come back as codes (MPI_ERRORS_RETURN) instead of aborting.
+ *
+ * A timeout or an MPI error leaves requests that may still complete later (a peer that was only
+ * late), so the endpoint is marked failed: every later call but destroy returns HALOX_ERR_STATE.
+ * The usual reaction is MPI_Abort. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <limits.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mpi.h>
+
+#include "core/transport.h"
+#include "core/util.h"
+#include "transports/registry.h"
+
+/* Tags: one per pulse and direction, so a message can only ever match its own receive; the
+ * set-up collectives get tags of their own. MPI guarantees tags up to 32767. */
+enum {
+    HALOX__MPI_TAG_COORDS = 1000, /* + pulse */
+    HALOX__MPI_TAG_FORCES = 2000, /* + pulse */
+    HALOX__MPI_TAG_BIND = 3000,   /* + pulse */
+    HALOX__MPI_TAG_SENDRECV = 4000,
+    HALOX__MPI_TAG_ALLTOALLV = 4001,
+};
+
+typedef enum halox__mpi_kind {
+    HALOX__MPI_SEND,
+    HALOX__MPI_RECV,
+    HALOX__MPI_COLLECTIVE, /* cannot be cancelled or freed (MPI-3 nonblocking collectives) */
+} halox__mpi_kind_t;
+
+/* What one outstanding request is, for messages and for clean-up after a failure. */
+typedef struct halox__mpi_req_info {
+    halox__mpi_kind_t kind;
+    int peer;     /* -1 for collectives */
+    int pulse;    /* -1 outside the halo exchange */
+    size_t bytes; /* expected size of a receive */
+} halox__mpi_req_info_t;
+
+typedef struct halox__mpi {
+    MPI_Comm comm; /* our duplicate; MPI_COMM_NULL until created */
+    int failed;    /* a wait timed out or MPI failed: the endpoint is unusable */
+    char failure[512];
+    int leaked; /* abandoned requests may still touch buf: never free it */
+
+    /* requests of the operation in progress (halo: [0, n) receives, [n, 2n) sends) */
+    MPI_Request *req;
+    halox__mpi_req_info_t *info;
+    MPI_Status *status;
+    int *index;
+    int req_capacity;
+
+    /* per bound plan: one staging buffer per pulse, send_count atoms each; the coordinate
+     * exchange packs into it and the force exchange receives into it (never both at once) */
+    char *buf;
+    size_t buf_capacity;
+    size_t off[HALOX_MAX_PULSES];
+    int home_prefix[HALOX_MAX_PULSES]; /* leading map entries that are home atoms */
+    uint32_t needs[HALOX_MAX_PULSES];  /* bit j: map k holds atoms received in pulse j */
+    uint32_t fwd[HALOX_MAX_PULSES];    /* bit j: pulse j forwards atoms received in pulse k */
+    int bound;
+} halox__mpi_t;
+
+static halox__mpi_t *halox__mpi(halox_comm_t *comm) { return (halox__mpi_t *)comm->impl; }
+
+static double halox__mpi_deadline(const halox_comm_t *comm)
+{
+    return halox__now() + halox__timeout(comm->timeout_s);
+}
+
+static const char *halox__mpi_errstr(int rc, char *buf)
+{
+    int len = 0;
+    if (MPI_Error_string(rc, buf, &len) != MPI_SUCCESS)
+        strcpy(buf, "unknown MPI error");
+    return buf;
+}
+
+static halox_status_t halox__mpi_usable(halox_comm_t *comm, const char *op)
+{
+    halox__mpi_t *m = halox__mpi(comm);
+    if (!m || m->comm == MPI_COMM_NULL)
+        return halox__error(HALOX_ERR_STATE, "mpi: %s on an endpoint that was not created", op);
+    if (m->failed)
+        return halox__error(HALOX_ERR_STATE,
+                            "mpi: rank %d: %s refused: an earlier operation on this endpoint "
+                            "failed (%s); its messages may still be in flight, so the endpoint "
+                            "cannot be used again: destroy it and end the job (MPI_Abort)",
+                            comm->rank, op, m->failure);
+    return HALOX_OK;
+}
+
+static halox_status_t halox__mpi_reserve(halox__mpi_t *m, int n)
+{
+    if (n <= m->req_capacity)
+        return HALOX_OK;
+    int cap = m->req_capacity > 0 ? m->req_capacity : 32;
+    while (cap < n)
+        cap *= 2;
+    MPI_Request *req = realloc(m->req, sizeof *req * (size_t)cap);
+    if (req)
+        m->req = req;
+    halox__mpi_req_info_t *info = realloc(m->info, sizeof *info * (size_t)cap);
+    if (info)
+        m->info = info;
+    MPI_Status *status = realloc(m->status, sizeof *status * (size_t)cap);
+    if (status)
+        m->status = status;
+    int *index = realloc(m->index, sizeof *index * (size_t)cap);
+    if (index)
+        m->index = index;
+    if (!req || !info || !status || !index)
+        return halox__error(HALOX_ERR_NO_MEMORY, "mpi: no memory for %d requests", cap);
+    m->req_capacity = cap;
+    return HALOX_OK;
+}
+
+static void halox__mpi_clear(halox__mpi_t *m, int n)
+{
+    for (int i = 0; i < n; i++)
+        m->req[i] = MPI_REQUEST_NULL;
+}
+
+/* Give up on requests [0, n) after a failure: receives are cancelled (locally complete unless
+ * the message is already half in), sends are released to finish on their own. Whatever cannot
+ * be completed now may still touch its buffer, so the staging buffer is never freed after this. */
+static void halox__mpi_abandon(halox__mpi_t *m, int n)
+{
+    /* one short grace period for all cancellations, so a failure returns promptly */
+    const double until = halox__now() + 0.1;
+    for (int i = 0; i < n; i++) {
+        if (m->req[i] == MPI_REQUEST_NULL)
+            continue;
+        if (m->info[i].kind == HALOX__MPI_RECV) {
+            MPI_Cancel(&m->req[i]);
+            int done = 0;
+            while (!done && halox__now() < until) {
+                if (MPI_Test(&m->req[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                    break;
+                if (!done)
+                    sched_yield();
+            }
+            if (done)
+                continue;
+        }
+        if (m->info[i].kind != HALOX__MPI_COLLECTIVE)
+            MPI_Request_free(&m->req[i]);
+        /* a collective request can be neither cancelled nor freed: it is dropped */
+        m->req[i] = MPI_REQUEST_NULL;
+        m->leaked = 1;
+    }
+}
+
+/* The operation in progress, for messages, and its deadline. */
+typedef struct halox__mpi_op {
+    const char *name; /* "coordinate exchange", "barrier", ... */
+    double deadline;
+} halox__mpi_op_t;
+
+static halox_status_t halox__mpi_fail(halox_comm_t *comm, int n, halox_status_t st)
+{
+    halox__mpi_t *m = halox__mpi(comm);
+    m->failed = 1;
+    snprintf(m->failure, sizeof m->failure, "%s", halox_last_error());
+    halox__mpi_abandon(m, n);
+    return st;
+}
+
+static halox_status_t halox__mpi_post_failed(halox_comm_t *comm, int n, const halox__mpi_op_t *op,
+                                             const char *call, int peer, int rc)
+{
+    char es[MPI_MAX_ERROR_STRING];
+    halox__error(HALOX_ERR_COMM, "mpi: rank %d: %s with rank %d failed in the %s at step %lld: %s",
+                 comm->rank, call, peer, op->name, comm->step, halox__mpi_errstr(rc, es));
+    return halox__mpi_fail(comm, n, HALOX_ERR_COMM);
+}
+
+static void halox__mpi_backoff(int polls)
+{
+    /* yield first (a late peer is usually microseconds away), then sleep briefly so that
+     * oversubscribed ranks leave the cores to the peers they wait for */
+    if (polls < 1000) {
+        sched_yield();
+    } else {
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Wait for requests [first, first + count) of the n outstanding ones, checking that every
+ * receive brought exactly the bytes expected. On failure all n are abandoned. */
+static halox_status_t halox__mpi_wait(halox_comm_t *comm, int first, int count, int n,
+                                      const halox__mpi_op_t *op)
+{
+    halox__mpi_t *m = halox__mpi(comm);
+    MPI_Request *req = m->req + first;
+    const halox__mpi_req_info_t *info = m->info + first;
+    int left = 0;
+    for (int i = 0; i < count; i++)
+        left += req[i] != MPI_REQUEST_NULL;
+    for (int polls = 0; left > 0; polls++) {
+        int done = 0;
+        int rc = MPI_Testsome(count, req, &done, m->index, m->status);
+        if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
+            char es[MPI_MAX_ERROR_STRING];
+            halox__error(HALOX_ERR_COMM,
+                         "mpi: rank %d: MPI_Testsome failed in the %s at step %lld: %s", comm->rank,
+                         op->name, comm->step, halox__mpi_errstr(rc, es));
+            return halox__mpi_fail(comm, n, HALOX_ERR_COMM);
+        }
+        if (done == MPI_UNDEFINED)
+            break;
+        for (int j = 0; j < done; j++) {
+            const halox__mpi_req_info_t *in = &info[m->index[j]];
+            const MPI_Status *s = &m->status[j]; /* statuses follow the index order */
+            int err = rc == MPI_ERR_IN_STATUS ? s->MPI_ERROR : MPI_SUCCESS;
+            if (err != MPI_SUCCESS) {
+                char es[MPI_MAX_ERROR_STRING];
+                halox__error(HALOX_ERR_COMM,
+                             "mpi: rank %d: %s rank %d (pulse %d) failed in the %s at step "
+                             "%lld: %s",
+                             comm->rank, in->kind == HALOX__MPI_RECV ? "receive from" : "send to",
+                             in->peer, in->pulse, op->name, comm->step, halox__mpi_errstr(err, es));
+                return halox__mpi_fail(comm, n, HALOX_ERR_COMM);
+            }
+            if (in->kind == HALOX__MPI_RECV) {
+                int got = 0;
+                MPI_Get_count(s, MPI_BYTE, &got);
+                if ((size_t)got != in->bytes) {
+                    halox__error(HALOX_ERR_COMM,
+                                 "mpi: rank %d: the %s at step %lld received %d bytes from rank "
+                                 "%d in pulse %d but expected %zu: the ranks' plans disagree; "
+                                 "every rank must bind a plan from the same build",
+                                 comm->rank, op->name, comm->step, got, in->peer, in->pulse,
+                                 in->bytes);
+                    return halox__mpi_fail(comm, n, HALOX_ERR_COMM);
+                }
+            }
+        }
+        left -= done;
+        if (left <= 0)
+            break;
+        if (done == 0 && halox__now() > op->deadline) {
+            const halox__mpi_req_info_t *in = NULL;
+            for (int i = 0; i < count && !in; i++)
+                if (req[i] != MPI_REQUEST_NULL)
+                    in = &info[i];
+            double t = halox__timeout(comm->timeout_s);
+            const char *dir = in->kind == HALOX__MPI_RECV ? "receive from" : "send to";
+            if (in->kind == HALOX__MPI_COLLECTIVE)
+                halox__error(HALOX_ERR_TIMEOUT,
+                             "mpi: rank %d timed out after %.3g s in the %s at step %lld: not "
+                             "every rank joined it; check that all ranks make the same halox "
+                             "calls in the same order and are alive (a crash or early exit "
+                             "elsewhere looks like this), or raise HALOX_TIMEOUT_S if one is only "
+                             "slow; this endpoint is unusable now (end the job: MPI_Abort)",
+                             comm->rank, t, op->name, comm->step);
+            else if (in->pulse >= 0)
+                halox__error(HALOX_ERR_TIMEOUT,
+                             "mpi: rank %d timed out after %.3g s in the %s at step %lld, pulse %d "
+                             "(dim %c): the %s rank %d did not complete; check that rank %d "
+                             "is alive and calls the same exchange for the same step, or raise "
+                             "HALOX_TIMEOUT_S if it is only slow; this endpoint is unusable now "
+                             "(end the job: MPI_Abort)",
+                             comm->rank, t, op->name, comm->step, in->pulse,
+                             "xyz"[comm->plan->pulse[in->pulse].dim], dir, in -> peer, in -> peer);
+            else
+                halox__error(HALOX_ERR_TIMEOUT,
+                             "mpi: rank %d timed out after %.3g s in the %s (step %lld): the %s "
+                             "rank %d did not complete; check that rank %d is alive and makes the "
+                             "same halox calls in the same order, or raise HALOX_TIMEOUT_S if it "
+                             "is only slow; this endpoint is unusable now (end the job: MPI_Abort)",
+                             comm->rank, t, op->name, comm->step, dir, in->peer, in->peer);
+            return halox__mpi_fail(comm, n, HALOX_ERR_TIMEOUT);
+        }
+        if (done == 0)
+            halox__mpi_backoff(polls);
+    }
+    return HALOX_OK;
+}
+
+static halox_status_t halox__mpi_check_bytes(halox_comm_t *comm, const char *op, size_t bytes)
+{
+    if (bytes > (size_t)INT_MAX)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "mpi: rank %d: %s of %zu bytes exceeds MPI's int count (%d): use "
+                            "more ranks or smaller blocks",
+                            comm->rank, op, bytes, INT_MAX);
+    return HALOX_OK;
+}
+
+/* Post a receive or a send as request i. */
+static halox_status_t halox__mpi_irecv(halox_comm_t *comm, int i, int n, const halox__mpi_op_t *op,
+                                       void *buf, size_t bytes, int peer, int tag, int pulse)
+{
+    halox__mpi_t *m = halox__mpi(comm);
+    m->info[i] = (halox__mpi_req_info_t){HALOX__MPI_RECV, peer, pulse, bytes};
+    int rc = MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, m->comm, &m->req[i]);
+    if (rc != MPI_SUCCESS) {
+        m->req[i] = MPI_REQUEST_NULL;
+        return halox__mpi_post_failed(comm, n, op, "MPI_Irecv", peer, rc);
+    }
+    return HALOX_OK;
+}
+
+static halox_status_t halox__mpi_isend(halox_comm_t *comm, int i, int n, const halox__mpi_op_t *op,
+                                       const void *buf, size_t bytes, int peer, int tag, int pulse)
+{
+    halox__mpi_t *m = halox__mpi(comm);
+    m->info[i] = (halox__mpi_req_info_t){HALOX__MPI_SEND, peer, pulse, bytes};
+    int rc = MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, m->comm, &m->req[i]);
+    if (rc != MPI_SUCCESS) {
+        m->req[i] = MPI_REQUEST_NULL;
+        return halox__mpi_post_failed(comm, n, op, "MPI_Isend", peer, rc);
+    }
+    return HALOX_OK;
+}
+
+/* ---- life cycle ------------------------------------------------------------------------- */
+
+static void halox__mpi_fini(halox_comm_t *comm);
+
+static halox_status_t halox__mpi_init(halox_comm_t *comm, const halox_comm_args_t *args)
+{
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized || finalized)
+        return halox__error(HALOX_ERR_STATE,
+                            "mpi: MPI is %s: call MPI_Init (or MPI_Init_thread) before "
+                            "halox_comm_create(\"mpi\", ...) and MPI_Finalize only after "
+                            "halox_comm_destroy(); halox never initialises or finalises MPI itself",
+                            finalized ? "already finalised" : "not initialised");
+    MPI_Comm parent = args && args->mpi_comm ? *(const MPI_Comm *)args->mpi_comm : MPI_COMM_WORLD;
+    if (parent == MPI_COMM_NULL)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "mpi: args.mpi_comm points to MPI_COMM_NULL: pass a communicator of "
+                            "the ranks that take part (or NULL for MPI_COMM_WORLD)");
+    int inter = 0;
+    if (MPI_Comm_test_inter(parent, &inter) == MPI_SUCCESS && inter)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "mpi: args.mpi_comm is an intercommunicator: pass an "
+                            "intracommunicator (MPI_Intercomm_merge makes one)");
+
+    halox__mpi_t *m = calloc(1, sizeof *m);
+    if (!m)
+        return halox__error(HALOX_ERR_NO_MEMORY, "mpi: no memory for the endpoint");
+    m->comm = MPI_COMM_NULL;
+    comm->impl = m;
+    halox_status_t st = halox__mpi_reserve(m, 2 * HALOX_MAX_PULSES);
+    if (st != HALOX_OK)
+        goto fail;
+    /* rank and size of the parent only for the messages until the duplicate exists */
+    MPI_Comm_rank(parent, &comm->rank);
+    MPI_Comm_size(parent, &comm->size);
+
+    /* the nonblocking duplicate keeps even creation bounded by the timeout */
+    double t = comm->timeout_s > 0 ? comm->timeout_s : halox__timeout(args ? args->timeout_s : 0);
+    halox__mpi_op_t op = {"endpoint creation (MPI_Comm_idup)", halox__now() + t};
+    halox__mpi_clear(m, 1);
+    m->info[0] = (halox__mpi_req_info_t){HALOX__MPI_COLLECTIVE, -1, -1, 0};
+    int rc = MPI_Comm_idup(parent, &m->comm, &m->req[0]);
+    if (rc != MPI_SUCCESS) {
+        char es[MPI_MAX_ERROR_STRING];
+        m->comm = MPI_COMM_NULL;
+        st = halox__error(HALOX_ERR_COMM, "mpi: MPI_Comm_idup failed: %s",
+                          halox__mpi_errstr(rc, es));
+        goto fail;
+    }
+    st = halox__mpi_wait(comm, 0, 1, 1, &op);
+    if (st != HALOX_OK) {
+        /* the duplicate may yet complete behind our back; it is leaked, never freed */
+        m->comm = MPI_COMM_NULL;
+        goto fail;
+    }
+    /* errors as codes: the library reports, the caller decides whether to abort */
+    MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(m->comm, &comm->rank);
+    MPI_Comm_size(m->comm, &comm->size);
+    return HALOX_OK;
+
+fail:
+    halox__mpi_fini(comm);
+    return st;
+}
+
+static void halox__mpi_fini(halox_comm_t *comm)
+{
+    halox__mpi_t *m = halox__mpi(comm);
+    if (!m)
+        return;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    /* freeing a communicator with operations pending is allowed: they complete normally */
+    if (m->comm != MPI_COMM_NULL && !finalized)
+        MPI_Comm_free(&m->comm);
+    if (!m->leaked)
+        free(m->buf);
+    free(m->req);
+    free(m->info);
+    free(m->status);
+    free(m->index);
+    free(m);
+    comm->impl = NULL;
+}
+
+/* ---- collectives ------------------------------------------------------------------------ */
+
+static halox_status_t halox__mpi_check_rank(halox_comm_t *comm, const char *op, int r)
+{
+    if (r < 0 || r >= comm->size)
+        return halox__error(HALOX_ERR_INVALID_ARG, "mpi: %s: rank %d outside 0..%d", op, r,
+                            comm->size - 1);
+    return HALOX_OK;
+}
+
+static halox_status_t halox__mpi_sendrecv(halox_comm_t *comm, int dst, const void *sbuf,
+                                          size_t sbytes, int src, void *rbuf, size_t rbytes)
+{
+    halox_status_t st = halox__mpi_usable(comm, "sendrecv");
+    if (st == HALOX_OK)
+        st = halox__mpi_check_rank(comm, "sendrecv", dst);
+    if (st == HALOX_OK)
+        st = halox__mpi_check_rank(comm, "sendrecv", src);
+    if (st == HALOX_OK)
+        st = halox__mpi_check_bytes(comm, "sendrecv", sbytes > rbytes ? sbytes : rbytes);
+    if (st != HALOX_OK)
+        return st;
+    halox__mpi_op_t op = {"sendrecv", halox__mpi_deadline(comm)};
+    halox__mpi_clear(halox__mpi(comm), 2);
+    st = halox__mpi_irecv(comm, 0, 2, &op, rbuf, rbytes, src, HALOX__MPI_TAG_SENDRECV, -1);
+    if (st == HALOX_OK)
+        st = halox__mpi_isend(comm, 1, 2, &op, sbuf, sbytes, dst, HALOX__MPI_TAG_SENDRECV, -1);
+    if (st == HALOX_OK)
+        st = halox__mpi_wait(comm, 0, 2, 2, &op);
+    return st;
+}
+
+static halox_status_t halox__mpi_alltoallv(halox_comm_t *comm, const void *send,
+                                           const size_t *sbytes, const size_t *soffs, void *recv,
+                                           const size_t *rbytes, const size_t *roffs)
+{
+    halox_status_t st = halox__mpi_usable(comm, "alltoallv");
+    const int P = comm->size, me = comm->rank;
+    for (int r = 0; r < P && st == HALOX_OK; r++) {
+        st = halox__mpi_check_bytes(comm, "alltoallv block", sbytes[r]);
+        if (st == HALOX_OK)
+            st = halox__mpi_check_bytes(comm, "alltoallv block", rbytes[r]);
+    }
+    if (st == HALOX_OK)
+        st = halox__mpi_reserve(halox__mpi(comm), 2 * P);
+    if (st != HALOX_OK)
+        return st;
+    if (sbytes[me] != rbytes[me])
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "mpi: alltoallv: rank %d sends itself %zu bytes but expects %zu", me,
+                            sbytes[me], rbytes[me]);
+    halox__mpi_op_t op = {"alltoallv", halox__mpi_deadline(comm)};
+    halox__mpi_t *m = halox__mpi(comm);
+    halox__mpi_clear(m, 2 * P);
+    /* empty blocks are skipped on both sides: the sizes were agreed beforehand (transport.h),
+     * and migration on many ranks sends to a few neighbours only */
+    int n = 0;
+    for (int i = 1; i < P && st == HALOX_OK; i++) {
+        int r = (me + P - i) % P; /* spread the receives so not everyone starts at rank 0 */
+        if (rbytes[r])
+            st = halox__mpi_irecv(comm, n++, 2 * P, &op, (char *)recv + roffs[r], rbytes[r], r,
+                                  HALOX__MPI_TAG_ALLTOALLV, -1);
+    }
+    for (int i = 1; i < P && st == HALOX_OK; i++) {
+        int r = (me + i) % P;
+        if (sbytes[r])
+            st = halox__mpi_isend(comm, n++, 2 * P, &op, (const char *)send + soffs[r], sbytes[r],
+                                  r, HALOX__MPI_TAG_ALLTOALLV, -1);
+    }
+    if (st != HALOX_OK)
+        return st;
+    if (sbytes[me])
+        memcpy((char *)recv + roffs[me], (const char *)send + soffs[me], sbytes[me]);
+    return halox__mpi_wait(comm, 0, n, n, &op);
+}
+
+static halox_status_t halox__mpi_allgather(halox_comm_t *comm, const void *send, void *recv,
+                                           size_t bytes)
+{
+    halox_status_t st = halox__mpi_usable(comm, "allgather");
+    if (st == HALOX_OK)
+        st = halox__mpi_check_bytes(comm, "allgather", bytes * (size_t)comm->size);
+    if (st != HALOX_OK)
+        return st;
+    halox__mpi_t *m = halox__mpi(comm);
+    halox__mpi_op_t op = {"allgather", halox__mpi_deadline(comm)};
+    /* MPI forbids overlapping buffers; our own block already in place is MPI_IN_PLACE */
+    const void *s = send == (const char *)recv + (size_t)comm->rank * bytes ? MPI_IN_PLACE : send;
+    halox__mpi_clear(m, 1);
+    m->info[0] = (halox__mpi_req_info_t){HALOX__MPI_COLLECTIVE, -1, -1, 0};
+    int rc =
+        MPI_Iallgather(s, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, m->comm, &m->req[0]);
+    if (rc != MPI_SUCCESS)
+        return halox__mpi_post_failed(comm, 0, &op, "MPI_Iallgather", -1, rc);
+    return halox__mpi_wait(comm, 0, 1, 1, &op);
+}
+
+static halox_status_t halox__mpi_barrier(halox_comm_t *comm)
+{
+    halox_status_t st = halox__mpi_usable(comm, "barrier");
+    if (st != HALOX_OK)
+        return st;
+    halox__mpi_t *m = halox__mpi(comm);
+    halox__mpi_op_t op = {"barrier", halox__mpi_deadline(comm)};
+    halox__mpi_clear(m, 1);
+    m->info[0] = (halox__mpi_req_info_t){HALOX__MPI_COLLECTIVE, -1, -1, 0};
+    int rc = MPI_Ibarrier(m->comm, &m->req[0]);
+    if (rc != MPI_SUCCESS)
+        return halox__mpi_post_failed(comm, 0, &op, "MPI_Ibarrier", -1, rc);
+    return halox__mpi_wait(comm, 0, 1, 1, &op);
+}
+
+/* ---- halo exchange ---------------------------------------------------------------------- */
+
+/* Which earlier pulses delivered the atoms of map k, from the map itself rather than from the
+ * plan's dependency fields: the exchange must never read a range whose receive is in flight. */
+static halox_status_t halox__mpi_deps(halox_comm_t *comm, halox__mpi_t *m)
+{
+    const halox_plan_t *plan = comm->plan;
+    for (int k = 0; k < plan->n_pulses; k++) {
+        const halox_pulse_t *p = &plan->pulse[k];
+        m->needs[k] = 0;
+        m->fwd[k] = 0;
+        int h = 0;
+        while (h < p->send_count && p->send_index[h] < plan->n_home)
+            h++;
+        m->home_prefix[k] = h;
+        for (int i = 0; i < p->send_count; i++) {
+            int a = p->send_index[i];
+            if (a < 0 || a >= plan->n_total)
+                return halox__error(HALOX_ERR_INVALID_ARG,
+                                    "mpi: bind: pulse %d of rank %d sends local atom %d, outside "
+                                    "0..%d: the plan is corrupt",
+                                    k, comm->rank, a, plan->n_total - 1);
+            if (i < h)
+                continue;
+            int j = 0;
+            while (j < k && !(a >= plan->pulse[j].recv_offset &&
+                              a < plan->pulse[j].recv_offset + plan->pulse[j].recv_count))
+                j++;
+            if (a < plan->n_home) {
+                j = -1; /* a home atom after halo atoms: fine, it needs nothing */
+            } else if (j == k) {
+                return halox__error(HALOX_ERR_INTERNAL,
+                                    "mpi: rank %d: pulse %d sends local atom %d, which no earlier "
+                                    "pulse received (n_home %d, n_total %d): the plan is corrupt",
+                                    comm->rank, k, a, plan->n_home, plan->n_total);
+            }
+            if (j >= 0)
+                m->needs[k] |= 1u << j;
+        }
+    }
+    for (int k = 0; k < plan->n_pulses; k++)
+        for (int j = k + 1; j < plan->n_pulses; j++)
+            if (m->needs[j] & (1u << k))
+                m->fwd[k] |= 1u << j;
+    return HALOX_OK;
+}
+
+static halox_status_t halox__mpi_bind(halox_comm_t *comm)
+{
+    halox_status_t st = halox__mpi_usable(comm, "bind");
+    if (st != HALOX_OK)
+        return st;
+    halox__mpi_t *m = halox__mpi(comm);
+    const halox_plan_t *plan = comm->plan;
+    m->bound = 0;
+    if (plan->n_pulses < 0 || plan->n_pulses > HALOX_MAX_PULSES)
+        return halox__error(HALOX_ERR_INVALID_ARG, "mpi: bind: plan has %d pulses (at most %d)",
+                            plan->n_pulses, HALOX_MAX_PULSES);
+    const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
+    size_t total = 0;
+    for (int k = 0; k < plan->n_pulses; k++) {
+        const halox_pulse_t *p = &plan->pulse[k];
+        if (p->send_rank < 0 || p->send_rank >= comm->size || p->recv_rank < 0 ||
+            p->recv_rank >= comm->size)
+            return halox__error(HALOX_ERR_INVALID_ARG,
+                                "mpi: bind: pulse %d of rank %d names ranks %d and %d outside "
+                                "0..%d",
+                                k, comm->rank, p->send_rank, p->recv_rank, comm->size - 1);
+        if (p->send_count < 0 || p->recv_count < 0 || p->recv_offset < plan->n_home ||
+            p->recv_offset + p->recv_count > plan->n_total)
+            return halox__error(HALOX_ERR_INVALID_ARG,
+                                "mpi: bind: pulse %d of rank %d receives [%d, %d) outside the halo "
+                                "[%d, %d) or has negative counts",
+                                k, comm->rank, p->recv_offset, p->recv_offset + p->recv_count,
+                                plan->n_home, plan->n_total);
+        m->off[k] = total;
+        total += halox__atom_bytes(comm->real, comm->stride, p->send_count);
+        st = halox__mpi_check_bytes(
+            comm, "pulse message",
+            esize * (size_t)(p->send_count > p->recv_count ? p->send_count : p->recv_count));
+        if (st != HALOX_OK)
+            return st;
+    }
+    st = halox__mpi_deps(comm, m);
+    if (st != HALOX_OK)
+        return st;
+    if (total > m->buf_capacity) {
+        free(m->buf);
+        m->buf = malloc(total);
+        m->buf_capacity = m->buf ? total : 0;
+        if (!m->buf)
+            return halox__error(HALOX_ERR_NO_MEMORY,
+                                "mpi: bind: no memory for %zu bytes of "
+                                "staging buffers",
+                                total);
+    }
+
+    /* Handshake: each sender tells its receiver how many atoms it will send, so plans from
+     * different builds fail here with a clear message rather than mid-exchange. */
+    const int n = plan->n_pulses;
+    int32_t mine[HALOX_MAX_PULSES][2], theirs[HALOX_MAX_PULSES][2];
+    halox__mpi_op_t op = {"bind", halox__mpi_deadline(comm)};
+    halox__mpi_clear(m, 2 * n);
+    for (int k = 0; k < n && st == HALOX_OK; k++)
+        st = halox__mpi_irecv(comm, k, 2 * n, &op, theirs[k], sizeof theirs[k],
+                              plan->pulse[k].recv_rank, HALOX__MPI_TAG_BIND + k, k);
+    for (int k = 0; k < n && st == HALOX_OK; k++) {
+        mine[k][0] = n;
+        mine[k][1] = plan->pulse[k].send_count;
+        st = halox__mpi_isend(comm, n + k, 2 * n, &op, mine[k], sizeof mine[k],
+                              plan->pulse[k].send_rank, HALOX__MPI_TAG_BIND + k, k);
+    }
+    if (st == HALOX_OK)
+        st = halox__mpi_wait(comm, 0, 2 * n, 2 * n, &op);
+    if (st != HALOX_OK)
+        return st;
+    for (int k = 0; k < n; k++)
+        if (theirs[k][0] != n || theirs[k][1] != plan->pulse[k].recv_count)
+            return halox__error(HALOX_ERR_STATE,
+                                "mpi: bind: rank %d's plan has %d pulses and sends %d atoms in "
+                                "pulse %d, but rank %d's plan has %d pulses and expects %d atoms: "
+                                "the plans come from different builds; rebuild on every rank, "
+                                "then bind on every rank",
+                                plan->pulse[k].recv_rank, (int)theirs[k][0], (int)theirs[k][1], k,
+                                comm->rank, n, plan->pulse[k].recv_count);
+    m->bound = 1;
+    return HALOX_OK;
+}
+
+static halox_status_t halox__mpi_bound(halox_comm_t *comm, const char *op)
+{
+    halox_status_t st = halox__mpi_usable(comm, op);
+    if (st == HALOX_OK && (!halox__mpi(comm)->bound || !comm->plan))
+        st = halox__error(HALOX_ERR_STATE,
+                          "mpi: rank %d: %s without a bound plan: call "
+                          "halox_comm_bind() after every plan build",
+                          comm->rank, op);
+    return st;
+}
+
+/* Coordinates, pulses in order. All receives are posted first (each lands in its own halo
+ * range, read by nobody until it completes); each pulse packs its home atoms at once, waits
+ * only for the pulses whose atoms it forwards, packs those and sends. */
+static halox_status_t halox__mpi_coords(halox_comm_t *comm)
+{
+    halox_status_t st = halox__mpi_bound(comm, "coordinate exchange");
+    if (st != HALOX_OK)
+        return st;
+    halox__mpi_t *m = halox__mpi(comm);
+    const halox_plan_t *plan = comm->plan;
+    const int n = plan->n_pulses;
+    const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
+    char *x = comm->x;
+    halox__mpi_op_t op = {"coordinate exchange", halox__mpi_deadline(comm)};
+
+    halox__mpi_clear(m, 2 * n);
+    for (int k = 0; k < n && st == HALOX_OK; k++) {
+        const halox_pulse_t *p = &plan->pulse[k];
+        st = halox__mpi_irecv(comm, k, 2 * n, &op, x + (size_t)p->recv_offset * esize,
+                              (size_t)p->recv_count * esize, p->recv_rank,
+                              HALOX__MPI_TAG_COORDS + k, k);
+    }
+    for (int k = 0; k < n && st == HALOX_OK; k++) {
+        const halox_pulse_t *p = &plan->pulse[k];
+        char *sb = m->buf + m->off[k];
+        int h = m->home_prefix[k];
+        halox__pack_coords(comm->real, comm->stride, sb, x, p->send_index, h, p->dim, p->shift);
+        for (int j = 0; j < k && st == HALOX_OK; j++)
+            if (m->needs[k] & (1u << j))
+                st = halox__mpi_wait(comm, j, 1, 2 * n, &op);
+        if (st != HALOX_OK)
+            break;
+        halox__pack_coords(comm->real, comm->stride, sb + (size_t)h * esize, x, p->send_index + h,
+                           p->send_count - h, p->dim, p->shift);
+        st = halox__mpi_isend(comm, n + k, 2 * n, &op, sb, (size_t)p->send_count * esize,
+                              p->send_rank, HALOX__MPI_TAG_COORDS + k, k);
+    }
+    if (st == HALOX_OK)
+        st = halox__mpi_wait(comm, 0, 2 * n, 2 * n, &op);
+    return st;
+}
+
+/* Forces, pulses in reverse order. The forces on pulse k's received atoms go back as soon as no
+ * later pulse will add to them (straight from f: nothing writes that range afterwards); the
+ * returned forces are added strictly in reverse pulse order, as the reference does, so the sums
+ * are bit-identical. */
+static halox_status_t halox__mpi_forces(halox_comm_t *comm)
+{
+    halox_status_t st = halox__mpi_bound(comm, "force exchange");
+    if (st != HALOX_OK)
+        return st;
+    halox__mpi_t *m = halox__mpi(comm);
+    const halox_plan_t *plan = comm->plan;
+    const int n = plan->n_pulses;
+    const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
+    char *f = comm->f;
+    halox__mpi_op_t op = {"force exchange", halox__mpi_deadline(comm)};
+
+    halox__mpi_clear(m, 2 * n);
+    for (int k = 0; k < n && st == HALOX_OK; k++) {
+        const halox_pulse_t *p = &plan->pulse[k];
+        st =
+            halox__mpi_irecv(comm, k, 2 * n, &op, m->buf + m->off[k], (size_t)p->send_count * esize,
+                             p->send_rank, HALOX__MPI_TAG_FORCES + k, k);
+    }
+    uint32_t sent = 0;
+    for (int acc = n - 1; acc >= 0 && st == HALOX_OK; acc--) {
+        /* pulses [acc + 1, n) are added in: send every range they no longer touch */
+        uint32_t pending = (1u << (acc + 1)) - 1;
+        for (int k = n - 1; k >= 0 && st == HALOX_OK; k--) {
+            const halox_pulse_t *p = &plan->pulse[k];
+            if ((sent & (1u << k)) || (m->fwd[k] & pending))
+                continue;
+            st = halox__mpi_isend(comm, n + k, 2 * n, &op, f + (size_t)p->recv_offset * esize,
+                                  (size_t)p->recv_count * esize, p->recv_rank,
+                                  HALOX__MPI_TAG_FORCES + k, k);
+            sent |= 1u << k;
+        }
+        if (st == HALOX_OK)
+            st = halox__mpi_wait(comm, acc, 1, 2 * n, &op);
+        if (st == HALOX_OK) {
+            const halox_pulse_t *p = &plan->pulse[acc];
+            halox__add_forces(comm->real, comm->stride, f, p->send_index, p->send_count,
+                              m->buf + m->off[acc]);
+        }
+    }
+    if (st == HALOX_OK)
+        st = halox__mpi_wait(comm, n, n, 2 * n, &op);
+    return st;
+}
+
+const halox_transport_ops_t halox__mpi_ops = {
+    .name = "mpi",
+    .description = "ranks are MPI processes; two-sided exchange per pulse",
+    .init = halox__mpi_init,
+    .fini = halox__mpi_fini,
+    .sendrecv = halox__mpi_sendrecv,
+    .alltoallv = halox__mpi_alltoallv,
+    .allgather = halox__mpi_allgather,
+    .barrier = halox__mpi_barrier,
+    .bind = halox__mpi_bind,
+    .coords = halox__mpi_coords,
+    .forces = halox__mpi_forces,
+};

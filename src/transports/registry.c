@@ -1,0 +1,111 @@
+/* The transports compiled into this build, and endpoint creation by transport name. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/transport.h"
+#include "core/util.h"
+#include "halox/comm.h"
+#include "transports/registry.h"
+
+const halox_transport_ops_t *const halox__transport_table[] = {
+    &halox__threads_ops,
+#ifdef HALOX_HAVE_MPI
+    &halox__mpi_ops,
+#endif
+    NULL,
+};
+
+#define HALOX__N_TRANSPORTS (sizeof halox__transport_table / sizeof halox__transport_table[0])
+
+/* The names, filled once from the table (its entries are not constant expressions). */
+static const char *halox__transport_name_list[HALOX__N_TRANSPORTS];
+static pthread_once_t halox__transport_names_once = PTHREAD_ONCE_INIT;
+
+static void halox__transport_names_fill(void)
+{
+    for (size_t i = 0; halox__transport_table[i]; i++)
+        halox__transport_name_list[i] = halox__transport_table[i]->name;
+    halox__transport_name_list[HALOX__N_TRANSPORTS - 1] = NULL;
+}
+
+const char *const *halox_transport_names(void)
+{
+    pthread_once(&halox__transport_names_once, halox__transport_names_fill);
+    return halox__transport_name_list;
+}
+
+static const halox_transport_ops_t *halox__transport_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (size_t i = 0; halox__transport_table[i]; i++)
+        if (strcmp(halox__transport_table[i]->name, name) == 0)
+            return halox__transport_table[i];
+    return NULL;
+}
+
+const char *halox_transport_description(const char *name)
+{
+    const halox_transport_ops_t *ops = halox__transport_find(name);
+    return ops ? ops->description : NULL;
+}
+
+int halox_transport_available(const char *name) { return halox__transport_find(name) != NULL; }
+
+halox_status_t halox_comm_create(const char *transport, const halox_comm_args_t *args,
+                                 halox_comm_t **comm_p)
+{
+    if (!comm_p)
+        return halox__error(HALOX_ERR_INVALID_ARG, "comm_create: comm_p is NULL");
+    *comm_p = NULL;
+    if (!args)
+        return halox__error(HALOX_ERR_INVALID_ARG, "comm_create: args is NULL");
+    const halox_transport_ops_t *ops = halox__transport_find(transport);
+    if (!ops) {
+        char names[256];
+        size_t used = 0;
+        names[0] = '\0';
+        for (size_t i = 0; halox__transport_table[i] && used < sizeof names; i++) {
+            int n = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                             halox__transport_table[i]->name);
+            used += n > 0 ? (size_t)n : 0;
+        }
+        return halox__error(HALOX_ERR_UNKNOWN_TRANSPORT,
+                            "unknown transport '%s': this build has %s",
+                            transport ? transport : "(null)", names);
+    }
+    halox_real_t real = args->real ? args->real : HALOX_FLOAT;
+    int stride = args->stride ? args->stride : 3;
+    if (halox_real_size(real) == 0)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "comm_create: unknown precision %d: use HALOX_FLOAT or HALOX_DOUBLE",
+                            (int)real);
+    if (stride != 3 && stride != 4)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "comm_create: stride %d: coordinates have 3 or 4 reals per atom",
+                            stride);
+    halox_comm_t *comm = calloc(1, sizeof *comm);
+    if (!comm)
+        return halox__error(HALOX_ERR_NO_MEMORY, "comm_create: no memory");
+    comm->ops = ops;
+    comm->real = real;
+    comm->stride = stride;
+    comm->timeout_s = halox__timeout(args->timeout_s);
+    halox_status_t st = ops->init(comm, args);
+    if (st != HALOX_OK) {
+        free(comm);
+        return st;
+    }
+    *comm_p = comm;
+    return HALOX_OK;
+}
+
+void halox_comm_destroy(halox_comm_t *comm)
+{
+    if (!comm)
+        return;
+    comm->ops->fini(comm);
+    free(comm);
+}

@@ -1,0 +1,15 @@
+/* Internal: the transports compiled into this build (see registry.c). */
+#ifndef HALOX_TRANSPORTS_REGISTRY_H
+#define HALOX_TRANSPORTS_REGISTRY_H
+
+#include "core/transport.h"
+
+/* NULL-terminated; the order is the order `--version` lists them. */
+extern const halox_transport_ops_t *const halox__transport_table[];
+
+extern const halox_transport_ops_t halox__threads_ops;
+#ifdef HALOX_HAVE_MPI
+extern const halox_transport_ops_t halox__mpi_ops;
+#endif
+
+#endif

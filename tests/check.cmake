@@ -1,0 +1,66 @@
+# halox-check end to end: plan + exchange verified against brute force, per transport, and the
+# errors it must give for bad input.
+if(NOT TARGET halox-check)
+  return()
+endif()
+
+function(halox_check_test name)
+  add_test(NAME ${name} COMMAND $<TARGET_FILE:halox-check> ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS "check;threads" TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "RESULT: PASS" FAIL_REGULAR_EXPRESSION "FAIL")
+endfunction()
+
+halox_check_test(check_threads_default)
+halox_check_test(check_threads_1x1x1 --grid 1x1x1 --atoms 3000 --box 10)
+halox_check_test(check_threads_5x1x1 --grid 5x1x1 --atoms 4000 --box 20,8,8 --cutoff 3.0)
+halox_check_test(check_threads_4x3x2_2pulse --grid 4x3x2 --box 12,9,8 --atoms 5000 --cutoff 3.5
+                 --buffer 0.4 --dist clustered --steps 4)
+halox_check_test(check_threads_3x3x3_3pulse --grid 3x3x3 --box 9 --atoms 2000 --cutoff 4.4
+                 --buffer 2.0 --precision double --stride 4)
+halox_check_test(check_threads_6x1x1_3pulse --grid 6x1x1 --box 12,9,9 --atoms 3000 --cutoff 4.0
+                 --buffer 0.5 --dist slab)
+halox_check_test(check_threads_8x1x1_4pulse --grid 8x1x1 --box 16,14,14 --atoms 1500 --cutoff 6.5
+                 --buffer 0.5)
+
+if(HALOX_HAVE_MPI)
+  set(_mpi_pre ${MPIEXEC_PREFLAGS})
+  execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _mpiv ERROR_QUIET)
+  if(_mpiv MATCHES "Open MPI|OpenRTE")
+    list(APPEND _mpi_pre --oversubscribe --allow-run-as-root)
+  endif()
+  function(halox_check_mpi name np)
+    add_test(NAME ${name} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${_mpi_pre}
+             $<TARGET_FILE:halox-check> --transport mpi ${ARGN})
+    set_tests_properties(${name} PROPERTIES LABELS "check;mpi" TIMEOUT 300 PROCESSORS ${np}
+                         PASS_REGULAR_EXPRESSION "RESULT: PASS" FAIL_REGULAR_EXPRESSION "FAIL")
+  endfunction()
+  halox_check_mpi(check_mpi_np1 1 --grid 1x1x1 --atoms 3000 --box 10)
+  halox_check_mpi(check_mpi_np2 2 --grid 2x1x1 --atoms 3000 --box 8 --cutoff 2.9 --buffer 1.2)
+  halox_check_mpi(check_mpi_np4 4 --grid 2x2x1 --atoms 4000 --box 10 --dist clustered)
+  halox_check_mpi(check_mpi_np8 8 --grid 2x2x2 --atoms 6000 --box 12 --precision double)
+  add_test(NAME check_mpi_wrong_np COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_error.sh
+           "has 4 ranks but 2 MPI processes" ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2
+           ${_mpi_pre} $<TARGET_FILE:halox-check> --transport mpi --grid 2x2x1)
+  set_tests_properties(check_mpi_wrong_np PROPERTIES LABELS "check;mpi" TIMEOUT 120)
+endif()
+
+# bad input: exit status 2 and a message that says what is wrong
+function(halox_check_error name pattern)
+  add_test(NAME ${name} COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_error.sh "${pattern}"
+           $<TARGET_FILE:halox-check> ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS "check" TIMEOUT 60)
+endfunction()
+halox_check_error(check_err_grid_zero "at least 1 rank" --grid 0x2x2)
+halox_check_error(check_err_grid_negative "at least 1 rank" --grid 2x-1x2)
+halox_check_error(check_err_grid_text "expected NXxNYxNZ" --grid 2x2)
+halox_check_error(check_err_box_negative "must be finite and > 0" --box -5)
+halox_check_error(check_err_box_zero "must be finite and > 0" --box 10,0,10)
+halox_check_error(check_err_box_nan "not a finite number|must be finite" --box nan)
+halox_check_error(check_err_cutoff_negative "must be finite and > 0" --cutoff -1)
+halox_check_error(check_err_cutoff_nan "not a finite number" --cutoff nan)
+halox_check_error(check_err_cutoff_half_box "not below half the box" --box 8 --cutoff 4.5)
+halox_check_error(check_err_pulses "needs 5 pulses in x" --grid 10x1x1 --box 10 --cutoff 4.5)
+halox_check_error(check_err_transport "unknown transport 'carrier-pigeon'" --transport carrier-pigeon)
+halox_check_error(check_err_option "unknown option '--frobnicate'" --frobnicate)
+halox_check_error(check_err_missing_value "needs a value" --atoms)
+halox_check_error(check_err_atoms "give a count" --atoms -5)

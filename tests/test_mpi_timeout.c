@@ -1,0 +1,141 @@
+/* Bounded waits of the `mpi` transport, with 2 processes: a peer that skips an exchange makes
+ * the other rank return HALOX_ERR_TIMEOUT after the timeout, with a message naming rank, pulse,
+ * peer and step; the failed endpoint refuses further use; and both processes still exit
+ * normally (no MPI_Abort: the abandoned requests are cancelled or released, and the skipping
+ * rank waits for the timed-out one on a plain MPI barrier before it finalises).
+ *
+ * Round 1: rank 1 skips the coordinate exchange. Round 2: rank 1 does the coordinate exchange
+ * but skips the force exchange. Round 3: rank 1 calls a barrier that rank 0 never joins. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "halox/comm.h"
+#include "halox/plan.h"
+#include "harness.h"
+#include "mpi_common.h"
+
+static const double timeout_s = 0.5;
+
+typedef struct setup {
+    halox_comm_t *comm;
+    halox_atoms_t atoms;
+    halox_plan_t plan;
+    void *f;
+} setup_t;
+
+static int set_up(setup_t *s, int rank)
+{
+    halox_comm_args_t args = {.real = HALOX_DOUBLE, .stride = 3, .timeout_s = timeout_s};
+    CHECK_OK(halox_comm_create("mpi", &args, &s->comm));
+    if (!s->comm)
+        return -1;
+    halox_grid_t grid = {{2, 1, 1}};
+    halox_box_t box = {{6.0, 6.0, 6.0}};
+    halox_plan_params_t params = {grid, box, 1.5, 0.2};
+    halox_atoms_t all[2];
+    /* few atoms: every message stays small (eager), so a send completes without its receive */
+    CHECK(tm_make_system(&grid, &box, HALOX_DOUBLE, 3, 0, 60, 11, all) == 0);
+    CHECK(tm_copy_home(&s->atoms, &all[rank]) == 0);
+    halox_atoms_free(&all[0]);
+    halox_atoms_free(&all[1]);
+    halox_plan_init(&s->plan);
+    CHECK_OK(halox_comm_build_plan(s->comm, &params, &s->atoms, &s->plan));
+    s->f = calloc((size_t)s->plan.n_total + 1, 3 * sizeof(double));
+    CHECK_OK(halox_comm_bind(s->comm, &s->plan, s->atoms.x, s->f));
+    return 0;
+}
+
+static void tear_down(setup_t *s)
+{
+    halox_comm_destroy(s->comm);
+    halox_plan_free(&s->plan);
+    halox_atoms_free(&s->atoms);
+    free(s->f);
+}
+
+/* The call timed out within a sane time, and the message says who, where and what to do. */
+static void check_timeout(halox_status_t st, double elapsed, const char *what, long long step)
+{
+    CHECK_STATUS(st, HALOX_ERR_TIMEOUT);
+    const char *msg = halox_last_error();
+    printf("rank 0: %s returned after %.2f s: %s\n", what, elapsed, msg);
+    fflush(stdout);
+    CHECK(elapsed >= timeout_s * 0.99 && elapsed < timeout_s + 5);
+    char want[64];
+    CHECK(strstr(msg, "rank 0") != NULL);
+    CHECK(strstr(msg, "rank 1") != NULL);
+    CHECK(strstr(msg, "pulse 0") != NULL);
+    snprintf(want, sizeof want, "step %lld", step);
+    CHECK_MSG(strstr(msg, want) != NULL, "message lacks '%s'", want);
+    CHECK(strstr(msg, "HALOX_TIMEOUT_S") != NULL);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2) {
+        if (rank == 0)
+            fprintf(stderr, "run with 2 processes (got %d): skipped\n", size);
+        MPI_Finalize();
+        return HALOX_TEST_SKIP;
+    }
+
+    /* round 1: rank 1 never joins the coordinate exchange */
+    setup_t s;
+    if (set_up(&s, rank) == 0) {
+        if (rank == 0) {
+            double t0 = MPI_Wtime();
+            halox_status_t st = halox_comm_coords(s.comm);
+            check_timeout(st, MPI_Wtime() - t0, "coordinate exchange", 1);
+            /* the endpoint is unusable now, and says so instead of hanging */
+            CHECK_STATUS(halox_comm_barrier(s.comm), HALOX_ERR_STATE);
+            CHECK(strstr(halox_last_error(), "MPI_Abort") != NULL);
+        }
+        MPI_Barrier(MPI_COMM_WORLD); /* rank 1 waits here until rank 0 has timed out */
+        tear_down(&s);
+    }
+
+    /* round 2: rank 1 exchanges coordinates but never sends forces back */
+    if (set_up(&s, rank) == 0) {
+        halox_status_t st = halox_comm_coords(s.comm);
+        CHECK_OK(st);
+        if (rank == 0 && st == HALOX_OK) {
+            double t0 = MPI_Wtime();
+            st = halox_comm_forces(s.comm);
+            check_timeout(st, MPI_Wtime() - t0, "force exchange", 1);
+            CHECK(strstr(halox_last_error(), "force exchange") != NULL);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        tear_down(&s);
+    }
+
+    /* round 3: a collective that one rank never joins is bounded too */
+    if (set_up(&s, rank) == 0) {
+        if (rank == 1) {
+            double t0 = MPI_Wtime();
+            halox_status_t st = halox_comm_barrier(s.comm);
+            double el = MPI_Wtime() - t0;
+            CHECK_STATUS(st, HALOX_ERR_TIMEOUT);
+            CHECK(el >= timeout_s * 0.99 && el < timeout_s + 5);
+            CHECK(strstr(halox_last_error(), "barrier") != NULL);
+            printf("rank 1: barrier returned after %.2f s: %s\n", el, halox_last_error());
+            fflush(stdout);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        /* rank 0 joins the abandoned barrier late, so rank 1's pending MPI_Ibarrier completes
+         * (progressed by rank 1 inside the next MPI_Barrier) and both finalise cleanly */
+        if (rank == 0)
+            CHECK_OK(halox_comm_barrier(s.comm));
+        MPI_Barrier(MPI_COMM_WORLD);
+        tear_down(&s);
+    }
+
+    int failed = halox_test_failures, any = 0;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Finalize();
+    TEST_DONE();
+}

@@ -1,0 +1,70 @@
+/* The checking library behind halox-check and the plan tests: random systems, distribution to
+ * ranks, pair search under the zone rule, brute-force references, a simple pair force.
+ * Independent of the planner except through its public API, so it can judge it. */
+#ifndef HALOX_CHECKSYS_H
+#define HALOX_CHECKSYS_H
+
+#include <stdint.h>
+
+#include "halox/atoms.h"
+#include "halox/plan.h"
+
+typedef enum { CHK_UNIFORM = 0, CHK_CLUSTERED = 1, CHK_SLAB = 2 } chk_dist_t;
+
+/** A global system in double precision. */
+typedef struct chk_system {
+    halox_box_t box;
+    int n;
+    double *x; /* 3n */
+} chk_system_t;
+
+/** n random atoms: uniform, clustered (a few Gaussian blobs: some domains may be empty) or in a
+ *  slab (half the box in x empty). Same seed, same system on every process. */
+int chk_system_make(chk_system_t *sys, const halox_box_t *box, int n, chk_dist_t dist,
+                    uint64_t seed);
+void chk_system_free(chk_system_t *sys);
+
+/** Give every rank its home atoms (positions rounded to atoms[r].real, ids = global index).
+ *  atoms[r] must be initialised. */
+/** Round positions to the precision the ranks store (so references see the same values). */
+void chk_system_round(chk_system_t *sys, halox_real_t real);
+
+halox_status_t chk_distribute(const chk_system_t *sys, const halox_grid_t *grid, halox_atoms_t *atoms);
+
+/** A sorted list of pairs, each (min id << 32 | max id). */
+typedef struct chk_pairs {
+    uint64_t *key;
+    long long n, cap;
+} chk_pairs_t;
+void chk_pairs_free(chk_pairs_t *p);
+void chk_pairs_sort(chk_pairs_t *p);
+
+/** Pairs of one rank's local atoms that the zone rule gives to this rank with distance < rc,
+ *  distances computed in double from the stored (local-frame) coordinates. Appends to out.
+ *  Uses cells, so large local sets are fine. */
+int chk_rank_pairs(const halox_plan_t *plan, const halox_atoms_t *atoms, double rc,
+                   chk_pairs_t *out);
+
+/** All minimum-image pairs of the global system with distance < rc, in double. Brute force
+ *  (every pair) below `brute_limit` atoms, else a global cell grid. */
+int chk_global_pairs(const chk_system_t *sys, double rc, long long brute_limit, chk_pairs_t *out);
+
+/** The check's pair force on atom i from j: F = (1 - r^2/rc^2)^2 * (x_i - x_j); smooth at rc so
+ *  borderline pairs contribute almost nothing. */
+/** Forces on one rank's local atoms (home and halo) from the pairs the zone rule gives it, in
+ *  the atoms' precision; f has n_total * stride reals and is overwritten. */
+void chk_rank_forces(const halox_plan_t *plan, const halox_atoms_t *atoms, double rc, void *f);
+
+/** Serial reference forces on every atom of the global system (3n doubles), minimum image. */
+int chk_global_forces(const chk_system_t *sys, double rc, double *f);
+
+/** Compare: every pair of `strict` in `got`, every pair of `got` in `loose`, no duplicates in
+ *  `got`. Returns the number of violations; prints up to `report` of them to stderr. */
+long long chk_compare_pairs(const chk_pairs_t *got, const chk_pairs_t *strict,
+                            const chk_pairs_t *loose, int report);
+
+/** Deterministic small displacement of every home atom that keeps it inside its domain (to make
+ *  an exchange after the plan build move new data). Same on every transport. */
+void chk_jiggle(const halox_plan_t *plan, halox_atoms_t *atoms, uint64_t seed, int step);
+
+#endif
