@@ -107,6 +107,17 @@ elseif(NOT HALOX_HAVE_CUDA)
   message(STATUS "halox NCCL: off (needs CUDA)")
 endif()
 
+# What a static libhalox needs at link time from these, for halox.pc (cmake/HaloxInstall.cmake)
+set(HALOX_PC_EXTRA_LIBS "")
+if(HALOX_HAVE_CUDA AND CUDA_cudart_LIBRARY)
+  get_filename_component(_d "${CUDA_cudart_LIBRARY}" DIRECTORY)
+  set(HALOX_PC_EXTRA_LIBS "-L${_d} -Wl,-rpath,${_d} -lcudart")
+  if(HALOX_HAVE_NCCL AND HALOX_HAVE_MPI)
+    get_filename_component(_d "${HALOX_NCCL_LIBRARY}" DIRECTORY)
+    string(APPEND HALOX_PC_EXTRA_LIBS " -L${_d} -Wl,-rpath,${_d} -lnccl")
+  endif()
+endif()
+
 # ---- NVSHMEM ---------------------------------------------------------------------------------
 # Found from NVSHMEM_HOME, else from the python wheel nvidia-nvshmem-cu13, whose lib/ holds
 # libnvshmem_host.so.3 without an unversioned name: the build folder gets the links that
@@ -158,9 +169,10 @@ if(NOT HALOX_ENABLE_NVSHMEM STREQUAL "OFF")
           set_target_properties(halox::nvshmem_host PROPERTIES
               IMPORTED_LOCATION ${_host}
               INTERFACE_INCLUDE_DIRECTORIES ${NVSHMEM_INCLUDE_DIR})
-          # NVSHMEM's host library uses the driver API (CUDA::cuda_driver: the stub without a
-          # driver, so it links on machines without a GPU)
-          target_link_libraries(halox::nvshmem_host INTERFACE CUDA::cuda_driver CUDA::cudart)
+          # NVSHMEM's host library loads the driver (libcuda) itself at run time. Programs must
+          # not link libcuda directly (not even the stub): they would then fail to start, rather
+          # than skip, on machines without a driver, such as CI's.
+          target_link_libraries(halox::nvshmem_host INTERFACE CUDA::cudart)
           add_library(halox::nvshmem_device STATIC IMPORTED)
           set_target_properties(halox::nvshmem_device PROPERTIES
               IMPORTED_LOCATION ${_links}/libnvshmem_device.a

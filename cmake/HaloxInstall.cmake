@@ -47,6 +47,9 @@ foreach(_tool halox-check halox-md halox-bench)
   if(TARGET ${_tool})
     install(TARGETS ${_tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
     list(APPEND HALOX_INSTALLED_TOOLS ${_tool})
+    # Installed tools keep the run path to libraries outside the system folders that they were
+    # linked with (the CUDA runtime, NCCL, NVSHMEM's wheel), as the build-tree tools do.
+    set_target_properties(${_tool} PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
     get_target_property(_halox_lib_type halox TYPE)
     if(_halox_lib_type STREQUAL "SHARED_LIBRARY")
       # A shared libhalox: let the installed tools find it next to them.
@@ -63,6 +66,11 @@ install(EXPORT haloxTargets
         DESTINATION ${HALOX_INSTALL_CMAKEDIR}
         COMPONENT devel)
 
+foreach(_f MPI CUDA NCCL NVSHMEM)
+  if(NOT HALOX_HAVE_${_f})
+    set(HALOX_HAVE_${_f} OFF)
+  endif()
+endforeach()
 configure_package_config_file(
     ${PROJECT_SOURCE_DIR}/cmake/haloxConfig.cmake.in
     ${PROJECT_BINARY_DIR}/haloxConfig.cmake
@@ -122,6 +130,11 @@ if(HALOX_HAVE_MPI)
     list(JOIN MPI_C_COMPILE_OPTIONS " " _mpi_opts)
     string(APPEND HALOX_PC_CFLAGS " ${_mpi_opts}")
   endif()
+endif()
+# Optional parts add what a static libhalox needs from them (cmake/HaloxCuda.cmake: the CUDA
+# runtime and NCCL when the GPU transports are built in).
+if(HALOX_PC_EXTRA_LIBS)
+  string(APPEND HALOX_PC_LIBS " ${HALOX_PC_EXTRA_LIBS}")
 endif()
 if(_halox_san_flags)
   string(APPEND HALOX_PC_LIBS " ${_halox_san_flags}")

@@ -12,7 +12,10 @@ HALOX_JOBS="${HALOX_JOBS:-2}"
 HALOX_APT_PACKAGES=(cmake gcc g++ make libopenmpi-dev openmpi-bin pkg-config python3 python3-pip)
 
 # Colour only on a terminal, so CI logs stay plain text.
-if [ -t 1 ]; then _HB=$'\033[1m' _HY=$'\033[1;33m' _HR=$'\033[1;31m' _H0=$'\033[0m'; else _HB='' _HY='' _HR='' _H0=''; fi
+_HB='' _HY='' _HR='' _H0=''
+if [ -t 1 ]; then
+    _HB=$'\033[1m' _HY=$'\033[1;33m' _HR=$'\033[1;31m' _H0=$'\033[0m'
+fi
 halox_log() { printf '%s[halox]%s %s\n' "$_HB" "$_H0" "$*"; }
 halox_warn() { printf '%s[halox] warning:%s %s\n' "$_HY" "$_H0" "$*" >&2; }
 halox_die() { printf '%s[halox] error:%s %s\n' "$_HR" "$_H0" "$*" >&2; exit 1; }
@@ -39,7 +42,8 @@ halox_install_deps() {
         return 0
     fi
     if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-        halox_warn "missing: ${missing[*]}; install them (Debian: sudo apt-get install ${missing[*]})." \
+        halox_warn "missing: ${missing[*]};" \
+            "install them (Debian: sudo apt-get install ${missing[*]})." \
             "Continuing with what is there."
         return 0
     fi
@@ -59,7 +63,8 @@ halox_mpi_env() {
     export OMPI_MCA_btl_base_warn_component_unused="${OMPI_MCA_btl_base_warn_component_unused:-0}"
     # Shared-memory single-copy (CMA) needs ptrace rights that containers usually withhold; the
     # copy-in/copy-out path works everywhere.
-    export OMPI_MCA_btl_vader_single_copy_mechanism="${OMPI_MCA_btl_vader_single_copy_mechanism:-none}"
+    : "${OMPI_MCA_btl_vader_single_copy_mechanism:=none}"
+    export OMPI_MCA_btl_vader_single_copy_mechanism
 }
 
 halox_configure() {

@@ -4,7 +4,10 @@
 #   ./scripts/format.sh --check  only report files that differ (exit 1 if any)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-command -v clang-format >/dev/null 2>&1 || { echo "clang-format not found (apt-get install clang-format)" >&2; exit 2; }
+if ! command -v clang-format >/dev/null 2>&1; then
+    echo "clang-format not found (apt-get install clang-format)" >&2
+    exit 2
+fi
 mapfile -t files < <(find include src tools tests bench -type f \
     \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null | sort)
 if [ "${1:-}" = "--check" ]; then

@@ -5,16 +5,21 @@
 #   ./scripts/run.sh ARGS...         the same tool with your own arguments instead
 #
 # Builds the tool in build/ (the same folder as ./scripts/test.sh's main suite) and runs
-#   build/tools/halox-check --grid 2x2x2 --transport threads
-# (later issues switch the job to halox-md). As root, missing Debian packages are installed first.
+#   build/tools/halox-md --preset lammps-lj --grid 2x2x2 --transport threads
+# (LAMMPS' bench/in.lj on 8 thread ranks: no GPU, no MPI needed). HALOX_RUN_TOOL=halox-check
+# runs the checking tool instead. As root, missing Debian packages are installed first.
 set -euo pipefail
 
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$HALOX_ROOT"
 
-TOOL="${HALOX_RUN_TOOL:-halox-check}"
-DEFAULT_ARGS=(--grid 2x2x2 --transport threads)
+TOOL="${HALOX_RUN_TOOL:-halox-md}"
+if [ "$TOOL" = halox-md ]; then
+    DEFAULT_ARGS=(--preset lammps-lj --grid 2x2x2 --transport threads)
+else
+    DEFAULT_ARGS=(--grid 2x2x2 --transport threads)
+fi
 
 halox_install_deps
 halox_mpi_env

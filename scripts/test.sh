@@ -7,12 +7,13 @@
 # Suites (each in its own build folder, so they never mix flags):
 #   main  build/        RelWithDebInfo, -Werror; every CPU test (unit, threads, mpi, install, ...)
 #   asan  build-asan/   AddressSanitizer + UndefinedBehaviorSanitizer; every test. Leak checking
-#                       is on for all tests except those labelled mpi: Open MPI unloads its
-#                       plug-ins at MPI_Finalize and LeakSanitizer then reports thousands of
+#                       is on for all tests except those labelled mpi or gpu: Open MPI unloads
+#                       its plug-ins at MPI_Finalize and LeakSanitizer then reports thousands of
 #                       allocations of Open MPI's own from "<unknown module>" frames, which no
-#                       suppressions file can match. MPI tests run with detect_leaks=0.
-#   tsan  build-tsan/   ThreadSanitizer, MPI off (Open MPI is not TSan-instrumented); the tests
-#                       labelled threads and unit.
+#                       suppressions file can match (the CUDA runtime does the same). Those tests
+#                       run in a second CTest pass with detect_leaks=0.
+#   tsan  build-tsan/   ThreadSanitizer, MPI and CUDA off (neither runtime is TSan-instrumented);
+#                       the tests labelled threads and unit.
 #
 # As root, missing Debian packages are installed first (scripts/common.sh lists them).
 # Environment: HALOX_JOBS (default 2), HALOX_BUILD_TYPE (default RelWithDebInfo),
@@ -58,7 +59,7 @@ FAILED=0
 T_START=$SECONDS
 
 record() { # record SUITE STATUS LINE
-    RESULTS+=("$(printf '%-10s %-6s %s' "$1" "$2" "$3")")
+    RESULTS+=("$(printf '%-13s %-6s %s' "$1" "$2" "$3")")
     if [ "$2" != "ok" ]; then
         FAILED=1
     fi
@@ -131,10 +132,6 @@ build_suite() {
     fi
 }
 
-has_mpi() { # has_mpi DIR: did this build enable MPI?
-    grep -q '^#define HALOX_FEATURE_MPI 1' "$HALOX_ROOT/$1/include/halox/features.h" 2>/dev/null
-}
-
 suite_main() {
     local t0=$SECONDS
     if build_suite main build "${COMMON_ARGS[@]}" -DHALOX_WERROR="$WERROR" "$MPI_OPT" \
@@ -156,11 +153,12 @@ suite_asan() {
     if build_suite asan build-asan "${COMMON_ARGS[@]}" -DHALOX_WERROR="$SAN_WERROR" "$MPI_OPT" \
         "-DHALOX_SANITIZE=address;undefined"; then
         ASAN_OPTIONS="$ASAN_BASE:detect_leaks=1" \
-            run_ctest asan build-asan "$prefix" --no-tests=error -LE mpi
-        if has_mpi build-asan; then
-            ASAN_OPTIONS="$ASAN_BASE:detect_leaks=0" \
-                run_ctest asan-mpi build-asan "$prefix" -L mpi
-        fi
+            run_ctest asan build-asan "$prefix" --no-tests=error -LE '^(mpi|gpu)$'
+        # Open MPI's (and the CUDA runtime's) own allocations: no leak checks; the CUDA runtime
+        # also needs the shadow gap unprotected to map device memory.
+        ASAN_OPTIONS="$ASAN_BASE:detect_leaks=0:protect_shadow_gap=0" \
+            run_ctest asan-mpi-gpu build-asan "$prefix" -L '^(mpi|gpu)$'
+
     fi
     halox_log "[asan] done in $((SECONDS - t0)) s"
 }
@@ -175,14 +173,15 @@ suite_tsan() {
             ;;
     esac
     if build_suite tsan build-tsan "${COMMON_ARGS[@]}" -DHALOX_WERROR="$SAN_WERROR" \
-        -DHALOX_ENABLE_MPI=OFF \
+        -DHALOX_ENABLE_MPI=OFF -DHALOX_ENABLE_CUDA=OFF -DHALOX_ENABLE_NVSHMEM=OFF \
         -DHALOX_SANITIZE=thread; then
         run_ctest tsan build-tsan "$prefix" --no-tests=error -L '^(threads|unit)$'
     fi
     halox_log "[tsan] done in $((SECONDS - t0)) s"
 }
 
-halox_log "halox tests: suites ${SUITES[*]}; $(cmake --version | head -n 1); $(cc --version | head -n 1);" \
+halox_log "halox tests: suites ${SUITES[*]}; $(cmake --version | head -n 1);" \
+    "$(cc --version | head -n 1);" \
     "$(nproc) cores; jobs $HALOX_JOBS"
 for s in "${SUITES[@]}"; do
     "suite_$s"

@@ -253,13 +253,16 @@ static double fval(const void *f, halox_real_t real, size_t k)
     return real == HALOX_FLOAT ? (double)((const float *)f)[k] : ((const double *)f)[k];
 }
 
+/* Atoms move by at most a quarter of the buffer over all steps: the halo stays complete. */
+static double jiggle_amp(const opts_t *o) { return o->prm.buffer / (4.0 * o->steps); }
+
 /* Leader: move the reference atoms for step s and recompute its exchanges and forces. */
 static int reference_step(shared_t *S, int s)
 {
     const opts_t *o = &S->o;
     size_t rs = halox_real_size(o->real) * (size_t)o->stride;
     for (int r = 0; r < S->P; r++)
-        chk_jiggle(&S->ref_plans[r], &S->ref_atoms[r], o->seed, s);
+        chk_jiggle(&S->ref_plans[r], &S->ref_atoms[r], o->seed, s, jiggle_amp(o));
     void **x = malloc(sizeof(void *) * (size_t)S->P);
     for (int r = 0; r < S->P; r++)
         x[r] = S->ref_atoms[r].x;
@@ -341,7 +344,7 @@ static long long rank_check(shared_t *S, int rank, halox_comm_t *comm, int leade
         }
         if ((st = halox_comm_barrier(comm)) != HALOX_OK)
             goto out;
-        chk_jiggle(&plan, &a, o->seed, s);
+        chk_jiggle(&plan, &a, o->seed, s, jiggle_amp(o));
         if ((st = halox_comm_coords(comm)) != HALOX_OK)
             goto out;
         if (memcmp(a.x, ra->x, rs * (size_t)a.n_total)) {

@@ -77,7 +77,8 @@ halox_status_t halox_comm_build_plan(halox_comm_t *comm, const halox_plan_params
 
 /** Bind the coordinate and force arrays that the following exchanges use (collective): x as
  *  filled by the plan build, f with room for plan->n_total forces. Call after every plan build
- *  and whenever an array moves. */
+ *  and whenever an array moves. The plan build filled the halo, so the first exchange after a
+ *  bind may be a force exchange (no coordinate exchange needed on rebuild steps). */
 halox_status_t halox_comm_bind(halox_comm_t *comm, const halox_plan_t *plan, void *x, void *f);
 
 /** Coordinate halo exchange: fills the halo part of the bound x from the owners' home atoms.

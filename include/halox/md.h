@@ -10,7 +10,7 @@
  *     halox_md_config_t cfg;
  *     halox_md_config_default(&cfg);                   // or halox_md_config_preset()
  *     ... set fields ...
- *     halox_md_config_check(&cfg, nranks);             // clear message on error
+ *     halox_md_config_check(&cfg);                     // clear message on error
  *     halox_md_system_create(&cfg, &sys);              // the initial global system (not needed
  *                                                       // for a restart); may be shared by
  *                                                       // the threads of one process
@@ -28,9 +28,7 @@
 #ifndef HALOX_MD_H
 #define HALOX_MD_H
 
-#include <signal.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "halox/atoms.h"
 #include "halox/comm.h"
@@ -57,44 +55,44 @@ typedef enum halox_md_ensemble {
 /** Everything that defines a run. Plain data; paths are borrowed (the caller keeps them alive
  *  for the lifetime of the engine); NULL paths mean "no such output". */
 typedef struct halox_md_config {
-    const char *preset;        /**< name of the preset the settings came from, or NULL */
+    const char *preset; /**< name of the preset the settings came from, or NULL */
     /* system */
     halox_md_source_t source;
-    double density;            /**< fcc and random systems (reduced density N/V) */
-    int cells[3];              /**< fcc: unit cells per dimension (4 atoms each) */
-    long long natoms;          /**< random systems: number of atoms */
-    const char *read_path;     /**< HALOX_MD_READ: the XYZ file */
-    double box[3];             /**< HALOX_MD_READ: box edges when the file has no Lattice= */
-    double temp;               /**< initial temperature (and NVT target) */
-    uint64_t seed;             /**< velocities, random placement, thermostat noise */
+    double density;        /**< fcc and random systems (reduced density N/V) */
+    int cells[3];          /**< fcc: unit cells per dimension (4 atoms each) */
+    long long natoms;      /**< random systems: number of atoms */
+    const char *read_path; /**< HALOX_MD_READ: the XYZ file */
+    double box[3];         /**< HALOX_MD_READ: box edges when the file has no Lattice= */
+    double temp;           /**< initial temperature (and NVT target) */
+    uint64_t seed;         /**< velocities, random placement, thermostat noise */
     /* potential */
-    double cutoff;             /**< LJ cut-off */
-    double skin;               /**< pair-list skin; the halo distance is cutoff + skin */
-    int shift;                 /**< shift the energy to zero at the cut-off */
-    int tail;                  /**< analytic long-range corrections to energy and pressure */
+    double cutoff; /**< LJ cut-off */
+    double skin;   /**< pair-list skin; the halo distance is cutoff + skin */
+    int shift;     /**< shift the energy to zero at the cut-off */
+    int tail;      /**< analytic long-range corrections to energy and pressure */
     /* integration */
     double dt;
-    long long steps;           /**< last step of the run (a restart continues up to it) */
-    int rebuild_every;         /**< neighbour lists, migration and plan every K steps at most */
-    int rebuild_check;         /**< also rebuild as soon as an atom moved more than skin / 2 */
-    int thermo_every;          /**< thermo output every N steps (and at the first and last) */
+    long long steps;   /**< last step of the run (a restart continues up to it) */
+    int rebuild_every; /**< neighbour lists, migration and plan every K steps at most */
+    int rebuild_check; /**< also rebuild as soon as an atom moved more than skin / 2 */
+    int thermo_every;  /**< thermo output every N steps (and at the first and last) */
     halox_md_ensemble_t ensemble;
-    double tau;                /**< NVT: thermostat time constant */
+    double tau; /**< NVT: thermostat time constant */
     /* parallel run */
     halox_grid_t grid;
-    const char *transport;     /**< "threads", "mpi", ... */
-    halox_real_t real;         /**< HALOX_FLOAT (default) or HALOX_DOUBLE */
-    double timeout_s;          /**< bound on every wait (<= 0: HALOX_TIMEOUT_S or 60 s) */
+    const char *transport; /**< "threads", "mpi", ... */
+    halox_real_t real;     /**< HALOX_FLOAT (default) or HALOX_DOUBLE */
+    double timeout_s;      /**< bound on every wait (<= 0: HALOX_TIMEOUT_S or 60 s) */
     /* output */
-    const char *json_path;     /**< thermo and summary as JSON, written at the end */
-    const char *csv_path;      /**< thermo as CSV, one row per thermo step, flushed */
-    const char *xyz_path;      /**< extended-XYZ trajectory (OVITO, VMD) */
-    int xyz_every;             /**< frames every N steps (0: first and last step only) */
+    const char *json_path;       /**< thermo and summary as JSON, written at the end */
+    const char *csv_path;        /**< thermo as CSV, one row per thermo step, flushed */
+    const char *xyz_path;        /**< extended-XYZ trajectory (OVITO, VMD) */
+    int xyz_every;               /**< frames every N steps (0: first and last step only) */
     const char *checkpoint_path; /**< checkpoints (atomic writes) */
     long long checkpoint_every;  /**< at the first rebuild boundary after every N steps
                                       (0: only at the end and on an interrupt) */
-    const char *restart_path;  /**< continue from this checkpoint */
-    double fs_per_step;        /**< > 0: report ns/day assuming this many fs per step */
+    const char *restart_path;    /**< continue from this checkpoint */
+    double fs_per_step;          /**< > 0: report ns/day assuming this many fs per step */
 } halox_md_config_t;
 
 /** Defaults: fcc at density 0.8442 with 10x10x10 cells, T 1.44, seed 87287, cut-off 2.5
@@ -105,49 +103,52 @@ void halox_md_config_default(halox_md_config_t *cfg);
 /** Apply a preset ("lammps-lj", "water-density") over the current settings. */
 halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name);
 
-/** Names of the presets, NULL-terminated, and a one-line description of each. */
+/** Names of the presets, NULL-terminated. */
 const char *const *halox_md_preset_names(void);
+/** One-line description of a preset, or NULL when unknown. */
 const char *halox_md_preset_description(const char *name);
 
-/** Check a configuration for a run on nranks ranks (0: use the grid's size): values in range,
- *  the decomposition able to serve cut-off + skin, combinations that make sense. */
+/** Check a configuration: values in range, combinations that make sense, the transport in this
+ *  build, and (for fcc and random systems, whose box is known) the decomposition able to serve
+ *  cut-off + skin. Errors say what is wrong and what to do (halox_last_error()). */
 halox_status_t halox_md_config_check(const halox_md_config_t *cfg);
 
 /** The initial global system: box, positions and velocities of every atom in id order. */
 typedef struct halox_md_system {
     long long natoms;
     halox_box_t box;
-    double *x;      /**< 3 * natoms positions in [0, box) */
-    double *v;      /**< 3 * natoms velocities: zero total momentum, exactly cfg->temp */
+    double *x;           /**< 3 * natoms positions in [0, box) */
+    double *v;           /**< 3 * natoms velocities: zero total momentum, exactly cfg->temp */
     double min_distance; /**< random systems: minimum pair distance enforced */
 } halox_md_system_t;
 
 /** Build the initial system from the configuration (fcc, random or file; then velocities).
  *  Deterministic: every process that calls it gets the same bits. */
 halox_status_t halox_md_system_create(const halox_md_config_t *cfg, halox_md_system_t **sys_p);
+/** Free a system (NULL is fine). */
 void halox_md_system_destroy(halox_md_system_t *sys);
 
 /** One thermo record. Energies are per atom; pressure includes the kinetic part with 3N-3
  *  degrees of freedom, as LAMMPS reports it. */
 typedef struct halox_md_thermo {
     long long step;
-    double time;    /**< step * dt */
+    double time; /**< step * dt */
     double temp;
-    double pe;      /**< potential energy per atom (plus tail correction when on) */
-    double ke;      /**< kinetic energy per atom */
-    double etotal;  /**< pe + ke */
+    double pe;     /**< potential energy per atom (plus tail correction when on) */
+    double ke;     /**< kinetic energy per atom */
+    double etotal; /**< pe + ke */
     double press;
 } halox_md_thermo_t;
 
 /** Parts of a step that are timed. */
 typedef enum halox_md_timer {
-    HALOX_MD_T_PAIR = 0,    /**< pair forces */
-    HALOX_MD_T_COORDS,      /**< halo exchange: coordinates */
-    HALOX_MD_T_FORCES,      /**< halo exchange: forces */
-    HALOX_MD_T_INTEGRATE,   /**< kicks, drift, thermostat */
-    HALOX_MD_T_NEIGHBOUR,   /**< sorting, cell lists and Verlet lists */
-    HALOX_MD_T_MIGRATE,     /**< migration and plan build */
-    HALOX_MD_T_OTHER,       /**< thermo reductions, output, checkpoints, checks */
+    HALOX_MD_T_PAIR = 0,  /**< pair forces */
+    HALOX_MD_T_COORDS,    /**< halo exchange: coordinates */
+    HALOX_MD_T_FORCES,    /**< halo exchange: forces */
+    HALOX_MD_T_INTEGRATE, /**< kicks, drift, thermostat */
+    HALOX_MD_T_NEIGHBOUR, /**< sorting, cell lists and Verlet lists */
+    HALOX_MD_T_MIGRATE,   /**< migration and plan build */
+    HALOX_MD_T_OTHER,     /**< thermo reductions, output, checkpoints, checks */
     HALOX_MD_T_COUNT
 } halox_md_timer_t;
 
@@ -161,30 +162,31 @@ typedef struct halox_md_summary {
     halox_grid_t grid;
     char transport[32];
     halox_real_t real;
-    long long first_step;    /**< step the run started from (0, or the restart step) */
-    long long last_step;     /**< step reached */
-    long long steps;         /**< steps integrated by this run */
-    double setup_seconds;    /**< system, first plan, lists and forces */
-    double loop_seconds;     /**< wall time of the steps (rank 0) */
+    long long first_step; /**< step the run started from (0, or the restart step) */
+    long long last_step;  /**< step reached */
+    long long steps;      /**< steps integrated by this run */
+    double setup_seconds; /**< system, first plan, lists and forces */
+    double loop_seconds;  /**< wall time of the steps (rank 0) */
     double ms_per_step;
     double steps_per_second;
-    double ns_per_day;       /**< when cfg->fs_per_step > 0, else 0 */
+    double ns_per_day; /**< when cfg->fs_per_step > 0, else 0 */
     double fs_per_step;
-    double timer_seconds[HALOX_MD_T_COUNT]; /**< mean over ranks */
+    double timer_seconds[HALOX_MD_T_COUNT];     /**< mean over ranks */
     double timer_max_seconds[HALOX_MD_T_COUNT]; /**< slowest rank */
-    long long rebuilds;      /**< neighbour-list rebuilds (with migration and plan build) */
-    long long migrated;      /**< atoms that changed rank, summed over rebuilds */
-    int max_hops;            /**< most domains an atom crossed in one dimension between two
-                                  rebuilds (periodic distance in grid coordinates) */
-    double halo_atoms;       /**< mean halo atoms per rank at the last rebuild */
-    double pairs;            /**< pairs in the Verlet lists at the last rebuild, all ranks */
-    long long halo_bytes;    /**< bytes sent by the halo exchanges, all ranks */
-    int interrupted;         /**< stopped early on a stop request (signal) */
-    int checkpoints;         /**< checkpoints written */
+    long long rebuilds;        /**< neighbour-list rebuilds (with migration and plan build) */
+    long long migrated;        /**< atoms that changed rank, summed over rebuilds */
+    int max_hops;              /**< most domains an atom crossed in one dimension between two
+                                    rebuilds (periodic distance in grid coordinates) */
+    double halo_atoms;         /**< mean halo atoms per rank at the last rebuild */
+    double pairs;              /**< pairs in the Verlet lists at the last rebuild, all ranks */
+    long long halo_bytes;      /**< bytes sent by the halo exchanges, all ranks */
+    int interrupted;           /**< stopped early on a stop request (signal) */
+    int checkpoints;           /**< checkpoints written */
     long long checkpoint_step; /**< step of the last checkpoint written, or -1 */
 } halox_md_summary_t;
 
-/** Callbacks, all called on rank 0 only (and only from the rank-0 thread). Any may be NULL. */
+/** Callbacks. thermo, progress and notice are called on rank 0 only (from its thread); stop as
+ *  described below. Any may be NULL. */
 typedef struct halox_md_hooks {
     /** A thermo record (first step, every thermo_every steps, last step). */
     void (*thermo)(void *user, const halox_md_thermo_t *rec);
@@ -192,10 +194,12 @@ typedef struct halox_md_hooks {
     void (*progress)(void *user, long long step, long long last_step, double seconds);
     /** A one-line notice (checkpoint written, stopping on request, ...). */
     void (*notice)(void *user, const char *text);
+    /** Asked at every rebuild boundary whether to stop there (after writing the checkpoint):
+     *  non-zero means stop. Called on rank 0 when the ranks are threads of one process (they
+     *  share one process's signals), on every rank otherwise; the ranks agree collectively. A
+     *  tool sets a lock-free atomic flag in its signal handler and reads it here. */
+    int (*stop)(void *user);
     void *user;
-    /** Set to non-zero (from a signal handler, say) to stop at the next rebuild boundary
-     *  after writing a checkpoint. Every rank reads it; they agree collectively. */
-    volatile sig_atomic_t *stop;
 } halox_md_hooks_t;
 
 typedef struct halox_md halox_md_t;
@@ -244,21 +248,23 @@ long long halox_md_natoms(const halox_md_t *md);
 /** Box of the run. */
 halox_box_t halox_md_box(const halox_md_t *md);
 
+/** Free a rank's engine and close its files (not collective; NULL is fine). */
 void halox_md_destroy(halox_md_t *md);
 
 /** What halox_md_rank_run() and halox_md_threads_run() give back (on rank 0). Free with
  *  halox_md_result_free(). */
 typedef struct halox_md_result {
     halox_status_t status;
-    char error[1024];             /**< first error, with the rank that raised it */
+    char error[1024]; /**< first error, with the rank that raised it */
     halox_md_summary_t summary;
-    halox_md_thermo_t *thermo;    /**< records (malloc) */
+    halox_md_thermo_t *thermo; /**< records (malloc) */
     int n_thermo;
-    int want_state;               /**< in: gather the final state into x, v */
+    int want_state; /**< in: gather the final state into x, v */
     long long natoms;
-    double *x, *v;                /**< final positions and velocities by id (malloc) */
+    double *x, *v; /**< final positions and velocities by id (malloc) */
 } halox_md_result_t;
 
+/** Free the arrays of a result (the struct itself is the caller's). */
 void halox_md_result_free(halox_md_result_t *result);
 
 /** A whole run on one rank: system (when sys is NULL and not restarting), create, run,
@@ -267,19 +273,30 @@ halox_status_t halox_md_rank_run(const halox_md_config_t *cfg, halox_comm_t *com
                                  const halox_md_system_t *sys, const halox_md_hooks_t *hooks,
                                  halox_md_result_t *result);
 
-/** A whole run with one thread per rank of cfg->grid on the `threads` transport. */
+/** A whole run with one thread per rank of cfg->grid on the `threads` transport: the initial
+ *  system is built once and shared; the first rank that failed on its own explains an error. */
 halox_status_t halox_md_threads_run(const halox_md_config_t *cfg, const halox_md_hooks_t *hooks,
                                     halox_md_result_t *result);
 
-/** Analytic long-range corrections for a uniform fluid beyond the cut-off rc at density rho
- *  (Allen & Tildesley): energy per atom and pressure. */
+/** Analytic long-range correction for a uniform fluid beyond the cut-off rc at density rho
+ *  (Allen & Tildesley): energy per atom, (8/3) pi rho (rc^-9 / 3 - rc^-3). */
 double halox_md_tail_energy(double rho, double rc);
+/** The same for the pressure: (16/3) pi rho^2 ((2/3) rc^-9 - rc^-3). */
 double halox_md_tail_pressure(double rho, double rc);
 
-/** Read the header of a checkpoint and check it whole (size and checksum). On success fills
- *  step_p, natoms_p and nranks_p (any may be NULL). Errors say what is wrong with the file. */
-halox_status_t halox_md_checkpoint_probe(const char *path, long long *step_p,
-                                         long long *natoms_p, int *nranks_p);
+/** What a checkpoint holds, from halox_md_checkpoint_probe(). */
+typedef struct halox_md_checkpoint_info {
+    long long step; /**< the step it was written at */
+    long long natoms;
+    int nranks;
+    halox_grid_t grid; /**< grid of the run that wrote it */
+    halox_real_t real; /**< precision of its positions, velocities and forces */
+    char transport[32];
+} halox_md_checkpoint_info_t;
+
+/** Read a checkpoint and check it whole (magic, version, size, checksums); fill info_p (may be
+ *  NULL). Errors say what is wrong with the file (truncated, corrupted, not a checkpoint). */
+halox_status_t halox_md_checkpoint_probe(const char *path, halox_md_checkpoint_info_t *info_p);
 
 #ifdef __cplusplus
 }

@@ -246,6 +246,8 @@ halox_status_t halox_comm_bind(halox_comm_t *comm, const halox_plan_t *plan, voi
     comm->x = x;
     comm->f = f;
     comm->coords_pending = 0;
+    /* the plan build just filled the halo: a force exchange may come first */
+    comm->halo_fresh = 1;
     return comm->ops->bind(comm);
 }
 
@@ -263,6 +265,7 @@ halox_status_t halox_comm_coords(halox_comm_t *comm)
                             comm->rank, comm->step);
     double t0 = halox__now();
     comm->step++;
+    comm->halo_fresh = 0;
     halox_status_t st = comm->ops->coords(comm);
     comm->stats.coord_seconds += halox__now() - t0;
     if (st != HALOX_OK)
@@ -278,12 +281,17 @@ halox_status_t halox_comm_coords(halox_comm_t *comm)
 
 halox_status_t halox_comm_forces(halox_comm_t *comm)
 {
-    if (!comm->plan || !comm->coords_pending)
+    if (!comm->plan || (!comm->coords_pending && !comm->halo_fresh))
         return halox__error(HALOX_ERR_STATE,
                             "rank %d: force exchange without a coordinate exchange before it "
                             "(step %lld): call halox_comm_coords() first",
                             comm->rank, comm->step);
     double t0 = halox__now();
+    /* straight after a bind the halo is the plan build's: this exchange is a step of its own,
+     * so its signals must carry a new step value (every rank does the same, collectively) */
+    if (!comm->coords_pending)
+        comm->step++;
+    comm->halo_fresh = 0;
     halox_status_t st = comm->ops->forces(comm);
     comm->stats.force_seconds += halox__now() - t0;
     if (st != HALOX_OK)

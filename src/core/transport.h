@@ -55,6 +55,8 @@ struct halox_comm {
     void *f;
     long long step;        /* exchanges counter: grows by one per coordinate exchange */
     int coords_pending;    /* a coordinate exchange awaits its force exchange */
+    int halo_fresh;        /* bound after a plan build: the halo is current, forces may come
+                              without a coordinate exchange */
     halox_comm_stats_t stats;
     void *stream;          /* GPU transports: cudaStream_t of the exchanges */
     void *impl;            /* transport's own state */

@@ -25,8 +25,8 @@ cudaError_t halox_kernel_pack_coords(halox_real_t real, int stride, void *dst, c
 /* f[index[i]] += src[i] for n atoms, components 0..2 (device pointers): exactly
  * halox__add_forces(). The entries of index must be distinct (true within one pulse's map), so
  * no two threads update the same atom and no atomics are needed. */
-cudaError_t halox_kernel_add_forces(halox_real_t real, int stride, void *f, const int *index,
-                                    int n, const void *src, cudaStream_t stream);
+cudaError_t halox_kernel_add_forces(halox_real_t real, int stride, void *f, const int *index, int n,
+                                    const void *src, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

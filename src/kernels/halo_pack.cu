@@ -17,8 +17,8 @@
 
 template <typename T>
 __global__ void halox__pack_coords_kernel(T *__restrict__ dst, const T *__restrict__ x,
-                                          const int *__restrict__ index, int64_t total,
-                                          int stride, int dim, int add_shift, T shift)
+                                          const int *__restrict__ index, int64_t total, int stride,
+                                          int dim, int add_shift, T shift)
 {
     for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < total;
          t += (int64_t)gridDim.x * blockDim.x) {
@@ -62,11 +62,13 @@ extern "C" cudaError_t halox_kernel_pack_coords(halox_real_t real, int stride, v
     const int64_t total = (int64_t)n * stride;
     const int add = shift != 0.0;
     if (real == HALOX_FLOAT)
-        halox__pack_coords_kernel<float><<<halox__blocks(total), HALOX__KERNEL_THREADS, 0, stream>>>(
-            (float *)dst, (const float *)x, index, total, stride, dim, add, (float)shift);
+        halox__pack_coords_kernel<float>
+            <<<halox__blocks(total), HALOX__KERNEL_THREADS, 0, stream>>>(
+                (float *)dst, (const float *)x, index, total, stride, dim, add, (float)shift);
     else if (real == HALOX_DOUBLE)
-        halox__pack_coords_kernel<double><<<halox__blocks(total), HALOX__KERNEL_THREADS, 0, stream>>>(
-            (double *)dst, (const double *)x, index, total, stride, dim, add, shift);
+        halox__pack_coords_kernel<double>
+            <<<halox__blocks(total), HALOX__KERNEL_THREADS, 0, stream>>>(
+                (double *)dst, (const double *)x, index, total, stride, dim, add, shift);
     else
         return cudaErrorInvalidValue;
     return cudaGetLastError();
@@ -85,8 +87,9 @@ extern "C" cudaError_t halox_kernel_add_forces(halox_real_t real, int stride, vo
         halox__add_forces_kernel<float><<<halox__blocks(total), HALOX__KERNEL_THREADS, 0, stream>>>(
             (float *)f, index, total, stride, (const float *)src);
     else if (real == HALOX_DOUBLE)
-        halox__add_forces_kernel<double><<<halox__blocks(total), HALOX__KERNEL_THREADS, 0, stream>>>(
-            (double *)f, index, total, stride, (const double *)src);
+        halox__add_forces_kernel<double>
+            <<<halox__blocks(total), HALOX__KERNEL_THREADS, 0, stream>>>(
+                (double *)f, index, total, stride, (const double *)src);
     else
         return cudaErrorInvalidValue;
     return cudaGetLastError();

@@ -1,6 +1,6 @@
 /* halox_nvshmem_smoke: proves that NVSHMEM compiles and links here (relocatable device code,
- * the device library through the device linker, the host library and the driver API). No halox
- * code uses NVSHMEM yet; the NVSHMEM transports build on what this target shows works.
+ * the device library through the device linker, the host library). No halox code uses NVSHMEM
+ * yet; the NVSHMEM transports build on what this target shows works.
  *
  *   halox_nvshmem_smoke          prints the NVSHMEM version it was built against (no GPU needed)
  *   halox_nvshmem_smoke --run    one PE (unique-ID bootstrap, no launcher): allocates a symmetric
@@ -12,6 +12,7 @@
 #include <nvshmemx.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SMOKE_N 1024
@@ -36,7 +37,8 @@ __global__ void halox__nvshmem_smoke_kernel(float *buf, uint64_t *sig, int pe, i
     do {                                                                                           \
         cudaError_t e_ = (call);                                                                   \
         if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "halox_nvshmem_smoke: %s failed: %s\n", #call, cudaGetErrorString(e_)); \
+            fprintf(stderr, "halox_nvshmem_smoke: %s failed: %s\n", #call,                         \
+                    cudaGetErrorString(e_));                                                       \
             return 1;                                                                              \
         }                                                                                          \
     } while (0)
@@ -47,6 +49,8 @@ int main(int argc, char **argv)
            NVSHMEM_VENDOR_MINOR_VERSION, NVSHMEM_VENDOR_PATCH_VERSION);
     if (argc < 2 || strcmp(argv[1], "--run") != 0)
         return 0;
+    /* NVLink multicast stays off (it can take shared GPUs out of service), unless set already */
+    setenv("NVSHMEM_DISABLE_NVLS", "1", 0);
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         printf("halox_nvshmem_smoke: no GPU, skipped\n");
@@ -73,7 +77,8 @@ int main(int argc, char **argv)
         float host[SMOKE_N];
         uint64_t s = 0;
         int b = 1;
-        if (e == cudaSuccess && cudaMemcpy(host, buf, sizeof host, cudaMemcpyDeviceToHost) == cudaSuccess &&
+        if (e == cudaSuccess &&
+            cudaMemcpy(host, buf, sizeof host, cudaMemcpyDeviceToHost) == cudaSuccess &&
             cudaMemcpy(&s, sig, sizeof s, cudaMemcpyDeviceToHost) == cudaSuccess &&
             cudaMemcpy(&b, bad, sizeof b, cudaMemcpyDeviceToHost) == cudaSuccess) {
             rc = s == 7 && b == 0 ? 0 : 1;
@@ -81,7 +86,8 @@ int main(int argc, char **argv)
                 if (host[i] != (float)i * 0.5f)
                     rc = 1;
         } else {
-            fprintf(stderr, "halox_nvshmem_smoke: kernel or copy failed: %s\n", cudaGetErrorString(e));
+            fprintf(stderr, "halox_nvshmem_smoke: kernel or copy failed: %s\n",
+                    cudaGetErrorString(e));
         }
     }
     if (bad)

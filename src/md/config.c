@@ -150,8 +150,8 @@ halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
         switch (cfg->source) {
         case HALOX_MD_FCC:
             if (!md__finite_pos(cfg->density))
-                return halox__error(HALOX_ERR_INVALID_ARG,
-                                    "density %g: give a finite density > 0", cfg->density);
+                return halox__error(HALOX_ERR_INVALID_ARG, "density %g: give a finite density > 0",
+                                    cfg->density);
             for (int d = 0; d < 3; d++)
                 if (cfg->cells[d] < 1)
                     return halox__error(HALOX_ERR_INVALID_ARG,
@@ -165,8 +165,8 @@ halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
             break;
         case HALOX_MD_RANDOM:
             if (!md__finite_pos(cfg->density))
-                return halox__error(HALOX_ERR_INVALID_ARG,
-                                    "density %g: give a finite density > 0", cfg->density);
+                return halox__error(HALOX_ERR_INVALID_ARG, "density %g: give a finite density > 0",
+                                    cfg->density);
             if (cfg->natoms < 2 || cfg->natoms > 2147483647LL)
                 return halox__error(HALOX_ERR_INVALID_ARG,
                                     "random system of %lld atoms: give --atoms from 2 to 2^31-1",
@@ -188,19 +188,17 @@ halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
         return halox__error(HALOX_ERR_INVALID_ARG, "cut-off %g: give a finite cut-off > 0",
                             cfg->cutoff);
     if (!isfinite(cfg->skin) || cfg->skin < 0)
-        return halox__error(HALOX_ERR_INVALID_ARG, "skin %g: give a finite skin >= 0",
-                            cfg->skin);
+        return halox__error(HALOX_ERR_INVALID_ARG, "skin %g: give a finite skin >= 0", cfg->skin);
     if (!md__finite_pos(cfg->dt))
-        return halox__error(HALOX_ERR_INVALID_ARG, "time step %g: give a finite dt > 0",
-                            cfg->dt);
+        return halox__error(HALOX_ERR_INVALID_ARG, "time step %g: give a finite dt > 0", cfg->dt);
     if (cfg->steps < 0)
         return halox__error(HALOX_ERR_INVALID_ARG, "steps %lld: give a number >= 0", cfg->steps);
     if (cfg->rebuild_every < 1)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "rebuild every %d steps: give a number >= 1", cfg->rebuild_every);
+        return halox__error(HALOX_ERR_INVALID_ARG, "rebuild every %d steps: give a number >= 1",
+                            cfg->rebuild_every);
     if (cfg->thermo_every < 1)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "thermo every %d steps: give a number >= 1", cfg->thermo_every);
+        return halox__error(HALOX_ERR_INVALID_ARG, "thermo every %d steps: give a number >= 1",
+                            cfg->thermo_every);
     if (cfg->ensemble != HALOX_MD_NVE && cfg->ensemble != HALOX_MD_NVT)
         return halox__error(HALOX_ERR_INVALID_ARG, "unknown ensemble %d", (int)cfg->ensemble);
     if (cfg->ensemble == HALOX_MD_NVT && !md__finite_pos(cfg->tau))

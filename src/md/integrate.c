@@ -2,17 +2,18 @@
  * displacement check of the optional "rebuild when an atom moved more than half the skin". All
  * in the atoms' precision; velocities live in the atoms' per-atom extra data so that they move
  * with the atoms on migration. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
 #include "md/md_internal.h"
 
-#define MD_DEFINE_KICK(T, NAME)                                                                \
-    static void NAME(T *restrict v, const T *restrict f, size_t n3, T h)                       \
-    {                                                                                          \
-        for (size_t k = 0; k < n3; k++)                                                        \
-            v[k] += h * f[k];                                                                  \
+#define MD_DEFINE_KICK(T, NAME)                                                                    \
+    static void NAME(T *restrict v, const T *restrict f, size_t n3, T h)                           \
+    {                                                                                              \
+        for (size_t k = 0; k < n3; k++)                                                            \
+            v[k] += h * f[k];                                                                      \
     }
 MD_DEFINE_KICK(float, md__kick_float)
 MD_DEFINE_KICK(double, md__kick_double)
@@ -76,8 +77,9 @@ double md__max_displacement2(const halox_md_t *md)
     if (md->atoms.real == HALOX_FLOAT) {
         const float *x = md->atoms.x, *r = md->x_ref;
         for (size_t i = 0; i < n; i++) {
-            double dx = (double)x[3 * i] - r[3 * i], dy = (double)x[3 * i + 1] - r[3 * i + 1],
-                   dz = (double)x[3 * i + 2] - r[3 * i + 2];
+            double dx = (double)x[3 * i] - (double)r[3 * i],
+                   dy = (double)x[3 * i + 1] - (double)r[3 * i + 1],
+                   dz = (double)x[3 * i + 2] - (double)r[3 * i + 2];
             double d2 = dx * dx + dy * dy + dz * dz;
             m = d2 > m ? d2 : m;
         }
@@ -90,5 +92,28 @@ double md__max_displacement2(const halox_md_t *md)
             m = d2 > m ? d2 : m;
         }
     }
+    return m;
+}
+
+/* Largest speed squared of the home atoms, +inf when one is not finite; *id_p gets its id. */
+double md__max_speed2(const halox_md_t *md, int *id_p)
+{
+    size_t n = (size_t)md->atoms.n_home;
+    double m = 0;
+    int who = -1;
+    for (size_t i = 0; i < n; i++) {
+        double v2 = 0;
+        for (int d = 0; d < 3; d++) {
+            size_t k = 3 * i + (size_t)d;
+            double v = md->atoms.real == HALOX_FLOAT ? (double)((const float *)md->atoms.extra)[k]
+                                                     : ((const double *)md->atoms.extra)[k];
+            v2 += v * v;
+        }
+        if (!(v2 <= m)) { /* also true for NaN */
+            m = v2 == v2 ? v2 : HUGE_VAL;
+            who = md->atoms.id[i];
+        }
+    }
+    *id_p = who;
     return m;
 }

@@ -25,17 +25,17 @@
 
 /* Cell list and half Verlet list of one rank's local atoms (home + halo). */
 typedef struct md_nlist {
-    int n;              /* atoms the list covers (n_total at build) */
-    int *start;         /* n + 1 offsets into list */
+    int n;      /* atoms the list covers (n_total at build) */
+    int *start; /* n + 1 offsets into list */
     int start_cap;
-    int32_t *list;      /* neighbours j of atom i: list[start[i] .. start[i+1]) */
+    int32_t *list; /* neighbours j of atom i: list[start[i] .. start[i+1]) */
     size_t list_cap;
     size_t npairs;
     /* cell list scratch */
-    int *cell_of;       /* cell of each atom */
-    int *cell_start;    /* ncell + 1 */
-    int *cell_atoms;    /* atoms sorted by cell, stable */
-    int *pos_in_cell;   /* index of each atom in cell_atoms */
+    int *cell_of;     /* cell of each atom */
+    int *cell_start;  /* ncell + 1 */
+    int *cell_atoms;  /* atoms sorted by cell, stable */
+    int *pos_in_cell; /* index of each atom in cell_atoms */
     int atom_cap;
     int cell_cap;
     /* sort scratch */
@@ -51,27 +51,27 @@ struct halox_md {
     halox_box_t box;
     halox_plan_params_t prm;
     long long natoms;
-    double dof;               /* 3N - 3 */
+    double dof; /* 3N - 3 */
     double volume;
     double rho;
 
-    halox_atoms_t atoms;      /* x: home + halo; extra: velocities of home atoms */
-    void *f;                  /* forces, n_total * 3 reals */
+    halox_atoms_t atoms; /* x: home + halo; extra: velocities of home atoms */
+    void *f;             /* forces, n_total * 3 reals */
     int f_cap;
     halox_plan_t plan;
     md_nlist_t nl;
-    void *x_ref;              /* home positions at the last rebuild (rebuild check) */
+    void *x_ref; /* home positions at the last rebuild (rebuild check) */
     int xref_cap;
 
     long long step;
     long long first_step;
     long long last_rebuild;
-    int force_rebuild;        /* the next step must rebuild (restart) */
+    int force_rebuild; /* the next step must rebuild (restart) */
 
     /* potential */
     double rc2;
-    double eshift;            /* energy at the cut-off, subtracted per pair when shifting */
-    double e_tail, p_tail;    /* per atom and pressure, 0 when off */
+    double eshift;         /* energy at the cut-off, subtracted per pair when shifting */
+    double e_tail, p_tail; /* per atom and pressure, 0 when off */
 
     /* from the last force computation */
     int have_energy;
@@ -90,7 +90,7 @@ struct halox_md {
     int finished;
     int checkpoints;
     long long checkpoint_step;
-    long long last_checkpoint_due; /* step from which the next periodic checkpoint counts */
+    long long next_checkpoint; /* step from which the next periodic checkpoint counts */
 
     /* rank 0: records and files */
     halox_md_thermo_t *rec;
@@ -128,11 +128,12 @@ void md__drift(halox_md_t *md, double dt);
 void md__save_reference(halox_md_t *md);
 double md__max_displacement2(const halox_md_t *md);
 void md__scale_velocities(halox_md_t *md, double alpha);
+double md__max_speed2(const halox_md_t *md, int *id_p);
 
 /* thermostat.c */
 /* Scaling factor of stochastic velocity rescaling for one step from kinetic energy ke. */
-double md__bussi_alpha(double ke, double ke_target, double ndof, double dt_over_tau,
-                       uint64_t seed, long long step);
+double md__bussi_alpha(double ke, double ke_target, double ndof, double dt_over_tau, uint64_t seed,
+                       long long step);
 
 /* thermo.c */
 double md__kinetic_local(const halox_md_t *md);
@@ -140,7 +141,7 @@ halox_status_t md__thermo_compute(halox_md_t *md, halox_md_thermo_t *rec);
 halox_status_t md__record_thermo(halox_md_t *md, const halox_md_thermo_t *rec);
 
 /* output.c */
-halox_status_t md__csv_open(halox_md_t *md);
+halox_status_t md__outputs_open(halox_md_t *md);
 void md__csv_row(halox_md_t *md, const halox_md_thermo_t *rec);
 halox_status_t md__json_write(const halox_md_t *md, const char *path);
 halox_status_t md__xyz_frame(halox_md_t *md);

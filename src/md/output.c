@@ -11,21 +11,57 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/util.h"
 #include "halox/features.h"
 #include "md/md_internal.h"
 
-halox_status_t md__csv_open(halox_md_t *md)
+/* Rank 0 opens the CSV (header written) and the XYZ file, and makes sure that the JSON file and
+ * the checkpoint's directory can be written, so that a long run does not fail at its end. */
+halox_status_t md__outputs_open(halox_md_t *md)
 {
-    if (md->rank != 0 || !md->cfg.csv_path)
+    const halox_md_config_t *c = &md->cfg;
+    if (md->rank != 0)
         return HALOX_OK;
-    md->csv = fopen(md->cfg.csv_path, "w");
-    if (!md->csv)
-        return halox__error(HALOX_ERR_IO, "cannot write the CSV file '%s': %s", md->cfg.csv_path,
-                            strerror(errno));
-    fprintf(md->csv, "step,time,temp,pe,ke,etotal,press\n");
-    fflush(md->csv);
+    if (c->csv_path) {
+        md->csv = fopen(c->csv_path, "w");
+        if (!md->csv)
+            return halox__error(HALOX_ERR_IO, "cannot write the CSV file '%s': %s", c->csv_path,
+                                strerror(errno));
+        fprintf(md->csv, "step,time,temp,pe,ke,etotal,press\n");
+        fflush(md->csv);
+    }
+    if (c->xyz_path) {
+        md->xyz = fopen(c->xyz_path, "w");
+        if (!md->xyz)
+            return halox__error(HALOX_ERR_IO, "cannot write the XYZ file '%s': %s", c->xyz_path,
+                                strerror(errno));
+    }
+    if (c->json_path) {
+        FILE *fp = fopen(c->json_path, "a");
+        if (!fp)
+            return halox__error(HALOX_ERR_IO, "cannot write the JSON file '%s': %s", c->json_path,
+                                strerror(errno));
+        fclose(fp);
+    }
+    if (c->checkpoint_path) {
+        size_t len = strlen(c->checkpoint_path);
+        char *tmp = malloc(len + 16);
+        if (!tmp)
+            return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
+        snprintf(tmp, len + 16, "%s.tmp.XXXXXX", c->checkpoint_path);
+        int fd = mkstemp(tmp);
+        if (fd < 0) {
+            halox_status_t st = halox__error(HALOX_ERR_IO, "cannot write checkpoints to '%s': %s",
+                                             c->checkpoint_path, strerror(errno));
+            free(tmp);
+            return st;
+        }
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+    }
     return HALOX_OK;
 }
 
@@ -33,8 +69,8 @@ void md__csv_row(halox_md_t *md, const halox_md_thermo_t *r)
 {
     if (!md->csv)
         return;
-    fprintf(md->csv, "%lld,%.10g,%.15g,%.15g,%.15g,%.15g,%.15g\n", r->step, r->time, r->temp,
-            r->pe, r->ke, r->etotal, r->press);
+    fprintf(md->csv, "%lld,%.10g,%.15g,%.15g,%.15g,%.15g,%.15g\n", r->step, r->time, r->temp, r->pe,
+            r->ke, r->etotal, r->press);
     fflush(md->csv);
 }
 
@@ -72,8 +108,8 @@ static void md__json_path(FILE *fp, const char *p)
 }
 
 static const char *const md__timer_keys[HALOX_MD_T_COUNT] = {
-    "pair_forces", "halo_coords", "halo_forces", "integration", "neighbour_search",
-    "migration_plan", "other"};
+    "pair_forces",      "halo_coords",    "halo_forces", "integration",
+    "neighbour_search", "migration_plan", "other"};
 
 halox_status_t md__json_write(const halox_md_t *md, const char *path)
 {
@@ -86,7 +122,8 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
     fprintf(fp, "  \"units\": \"lj (reduced: sigma = epsilon = mass = k_B = 1)\",\n");
     fprintf(fp, "  \"settings\": {\n    \"preset\": ");
     md__json_path(fp, c->preset);
-    fprintf(fp, ",\n    \"system\": \"%s\",\n", c->restart_path ? "restart" : md__source_name(c->source));
+    fprintf(fp, ",\n    \"system\": \"%s\",\n",
+            c->restart_path ? "restart" : md__source_name(c->source));
     fprintf(fp, "    \"natoms\": %lld,\n    \"density\": ", md->natoms);
     md__json_num(fp, md->rho);
     fprintf(fp, ",\n    \"box\": [");
@@ -106,7 +143,8 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
     md__json_num(fp, c->cutoff);
     fprintf(fp, ",\n    \"skin\": ");
     md__json_num(fp, c->skin);
-    fprintf(fp, ",\n    \"shift\": %s,\n    \"tail\": %s,\n    \"dt\": ", c->shift ? "true" : "false",
+    fprintf(fp,
+            ",\n    \"shift\": %s,\n    \"tail\": %s,\n    \"dt\": ", c->shift ? "true" : "false",
             c->tail ? "true" : "false");
     md__json_num(fp, c->dt);
     fprintf(fp,
@@ -150,12 +188,14 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
     fprintf(fp, "%s],\n", md->nrec ? "\n  " : "");
 
     const halox_md_summary_t *s = &md->summary;
-    fprintf(fp, "  \"summary\": {\n    \"atoms\": %lld,\n    \"ranks\": %d,\n", s->natoms, s->nranks);
+    fprintf(fp, "  \"summary\": {\n    \"atoms\": %lld,\n    \"ranks\": %d,\n", s->natoms,
+            s->nranks);
     fprintf(fp, "    \"grid\": \"%dx%dx%d\",\n    \"transport\": ", s->grid.n[0], s->grid.n[1],
             s->grid.n[2]);
     md__json_str(fp, s->transport);
-    fprintf(fp, ",\n    \"precision\": \"%s\",\n    \"first_step\": %lld,\n    \"last_step\": %lld,\n"
-                "    \"steps\": %lld,\n    \"interrupted\": %s,\n    \"setup_seconds\": ",
+    fprintf(fp,
+            ",\n    \"precision\": \"%s\",\n    \"first_step\": %lld,\n    \"last_step\": %lld,\n"
+            "    \"steps\": %lld,\n    \"interrupted\": %s,\n    \"setup_seconds\": ",
             s->real == HALOX_DOUBLE ? "double" : "float", s->first_step, s->last_step, s->steps,
             s->interrupted ? "true" : "false");
     md__json_num(fp, s->setup_seconds);
@@ -185,8 +225,9 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
         md__json_num(fp, total > 0 ? 100.0 * s->timer_seconds[t] / total : 0.0);
         fprintf(fp, "}");
     }
-    fprintf(fp, "\n    },\n    \"rebuilds\": %lld,\n    \"migrated_atoms\": %lld,\n"
-                "    \"max_hops\": %d,\n    \"halo_atoms_per_rank\": ",
+    fprintf(fp,
+            "\n    },\n    \"rebuilds\": %lld,\n    \"migrated_atoms\": %lld,\n"
+            "    \"max_hops\": %d,\n    \"halo_atoms_per_rank\": ",
             s->rebuilds, s->migrated, s->max_hops);
     md__json_num(fp, s->halo_atoms);
     fprintf(fp, ",\n    \"pairs_in_lists\": ");

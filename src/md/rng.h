@@ -32,8 +32,9 @@ static inline uint64_t md_mix64(uint64_t z)
 static inline md_rng_t md_rng_stream(uint64_t seed, uint64_t purpose, uint64_t key)
 {
     md_rng_t r;
-    r.key = md_mix64(md_mix64(seed ^ 0x6a09e667f3bcc909ull) + md_mix64(purpose * 0x9e3779b97f4a7c15ull) +
-                     md_mix64(key + 0x3c6ef372fe94f82bull));
+    r.key =
+        md_mix64(md_mix64(seed ^ 0x6a09e667f3bcc909ull) +
+                 md_mix64(purpose * 0x9e3779b97f4a7c15ull) + md_mix64(key + 0x3c6ef372fe94f82bull));
     r.counter = 0;
     r.have_spare = 0;
     r.spare = 0;

@@ -181,8 +181,8 @@ halox_status_t md__read_xyz(const char *path, const double box_given[3], halox_m
     double box[3] = {0, 0, 0};
     /* line 1: atom count */
     if (getline(&line, &cap, fp) < 0) {
-        st = halox__error(HALOX_ERR_IO, "%s is empty: an XYZ file starts with the atom count",
-                          path);
+        st =
+            halox__error(HALOX_ERR_IO, "%s is empty: an XYZ file starts with the atom count", path);
         goto out;
     }
     lineno = 1;
@@ -192,6 +192,7 @@ halox_status_t md__read_xyz(const char *path, const double box_given[3], halox_m
         while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
             end++;
         if (end == line || *end || n < 2 || n > 2147483647LL) {
+            line[strcspn(line, "\r\n")] = '\0';
             st = halox__error(HALOX_ERR_IO,
                               "%s: line 1 must hold the number of atoms (2 or more), found '%.40s'",
                               path, line);
@@ -247,8 +248,8 @@ halox_status_t md__read_xyz(const char *path, const double box_given[3], halox_m
         while (*q && *q != ' ' && *q != '\t' && *q != '\n' && *q != '\r')
             q++;
         if (q == p) {
-            st = halox__error(HALOX_ERR_IO, "%s: line %lld is empty: expected 'NAME X Y Z'",
-                              path, lineno);
+            st = halox__error(HALOX_ERR_IO, "%s: line %lld is empty: expected 'NAME X Y Z'", path,
+                              lineno);
             goto out;
         }
         p = q;

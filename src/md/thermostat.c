@@ -18,8 +18,8 @@
 #include "md/md_internal.h"
 #include "md/rng.h"
 
-double md__bussi_alpha(double ke, double ke_target, double ndof, double dt_over_tau,
-                       uint64_t seed, long long step)
+double md__bussi_alpha(double ke, double ke_target, double ndof, double dt_over_tau, uint64_t seed,
+                       long long step)
 {
     if (!(ke > 0) || !(ndof >= 1))
         return 1.0;

@@ -39,12 +39,12 @@ typedef struct halox__gpu_plan {
 } halox__gpu_plan_t;
 
 typedef struct halox__gpu {
-    const char *name;      /* transport name, for messages */
-    halox_comm_t *inner;   /* CPU `mpi` endpoint for the set-up collectives */
-    int device;            /* CUDA device ordinal */
-    cudaStream_t stream;   /* == comm->stream */
-    int own_stream;        /* created here (destroyed in fini) */
-    int failed;            /* a wait timed out or CUDA/the network failed */
+    const char *name;    /* transport name, for messages */
+    halox_comm_t *inner; /* CPU `mpi` endpoint for the set-up collectives */
+    int device;          /* CUDA device ordinal */
+    cudaStream_t stream; /* == comm->stream */
+    int own_stream;      /* created here (destroyed in fini) */
+    int failed;          /* a wait timed out or CUDA/the network failed */
     char failure[512];
     int bound;
     halox__gpu_plan_t plan;
@@ -53,6 +53,11 @@ typedef struct halox__gpu {
     cudaEvent_t ev[2][HALOX_MAX_PULSES];
     int ev_live[2][HALOX_MAX_PULSES];
     long long ev_step[2]; /* step of the exchange the live events belong to */
+    /* the pulse's peers and dimension when its event was recorded (for messages: the plan may
+     * be gone or replaced by the time a wait names them) */
+    int ev_from[2][HALOX_MAX_PULSES];
+    int ev_to[2][HALOX_MAX_PULSES];
+    int ev_dim[2][HALOX_MAX_PULSES];
 } halox__gpu_t;
 
 static inline halox__gpu_t *halox__gpu(halox_comm_t *comm) { return (halox__gpu_t *)comm->impl; }
@@ -93,12 +98,20 @@ halox_status_t halox__gpu_stream_wait(halox_comm_t *comm, halox__gpu_t *g, doubl
 
 /* Poll the live events of one direction in the order they were recorded; on HALOX_ERR_TIMEOUT
  * *pulse_p is the first pulse whose work did not complete. Completed events are retired. */
-halox_status_t halox__gpu_events_wait(halox_comm_t *comm, halox__gpu_t *g, int dir,
-                                      double deadline, halox__gpu_check_fn check, void *ctx,
-                                      int *pulse_p);
+halox_status_t halox__gpu_events_wait(halox_comm_t *comm, halox__gpu_t *g, int dir, double deadline,
+                                      halox__gpu_check_fn check, void *ctx, int *pulse_p);
 
-/* Record pulse k's event of one direction on the stream (after its work). */
+/* Record pulse k's event of one direction on the stream (after its work); remembers the pulse's
+ * peers (coordinates: from recv_rank, to send_rank; forces the other way) and dimension. */
 halox_status_t halox__gpu_record(halox_comm_t *comm, halox__gpu_t *g, int dir, int k);
+
+/* Whether a pulse exchanges with this rank itself (a single rank in its dimension: both
+ * neighbours are this rank). Such pulses are local copies: the pack kernel writes straight into
+ * the halo, the accumulate kernel reads straight from it; no message, no staging. */
+static inline int halox__gpu_self(const halox_comm_t *comm, const halox_pulse_t *p)
+{
+    return p->send_rank == comm->rank && p->recv_rank == comm->rank;
+}
 
 /* HALOX_ERR_STATE when the endpoint failed earlier or nothing is bound. */
 halox_status_t halox__gpu_usable(halox_comm_t *comm, halox__gpu_t *g, const char *op);
@@ -130,8 +143,7 @@ halox_status_t halox__gpu_sendrecv(halox_comm_t *comm, int dst, const void *sbuf
 halox_status_t halox__gpu_alltoallv(halox_comm_t *comm, const void *send, const size_t *sbytes,
                                     const size_t *soffs, void *recv, const size_t *rbytes,
                                     const size_t *roffs);
-halox_status_t halox__gpu_allgather(halox_comm_t *comm, const void *send, void *recv,
-                                    size_t bytes);
+halox_status_t halox__gpu_allgather(halox_comm_t *comm, const void *send, void *recv, size_t bytes);
 halox_status_t halox__gpu_barrier(halox_comm_t *comm);
 
 #endif

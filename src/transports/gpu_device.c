@@ -184,7 +184,8 @@ halox_status_t halox__gpu_plan_upload(halox__gpu_plan_t *dp, const halox_plan_t 
     }
 
     cudaError_t e = cudaSuccess;
-    if (n_index > dp->index_capacity) {
+    /* never NULL, even for an empty plan: offsets are added to these pointers */
+    if (!dp->d_index || n_index > dp->index_capacity) {
         size_t cap = n_index + n_index / 4 + 64; /* head-room: plans grow a little between builds */
         if (dp->d_index)
             cudaFree(dp->d_index);
@@ -197,7 +198,7 @@ halox_status_t halox__gpu_plan_upload(halox__gpu_plan_t *dp, const halox_plan_t 
         }
         dp->index_capacity = cap;
     }
-    if (sbytes > dp->buf_capacity) {
+    if (!dp->d_buf || sbytes > dp->buf_capacity) {
         size_t cap = sbytes + sbytes / 4 + 256;
         if (dp->d_buf)
             cudaFree(dp->d_buf);
@@ -249,8 +250,8 @@ cudaError_t halox__gpu_pack(const halox__gpu_plan_t *dp, const halox_plan_t *pla
         return cudaErrorInvalidValue;
     const halox_pulse_t *p = &plan->pulse[k];
     return halox_kernel_pack_coords(real, stride, dst ? dst : dp->d_buf + dp->buf_off[k], x,
-                                    dp->d_index + dp->index_off[k], p->send_count, p->dim,
-                                    p->shift, stream);
+                                    dp->d_index + dp->index_off[k], p->send_count, p->dim, p->shift,
+                                    stream);
 }
 
 cudaError_t halox__gpu_add(const halox__gpu_plan_t *dp, const halox_plan_t *plan, int k,
@@ -298,9 +299,8 @@ halox_status_t halox__gpu_stream_wait(halox_comm_t *comm, halox__gpu_t *g, doubl
     }
 }
 
-halox_status_t halox__gpu_events_wait(halox_comm_t *comm, halox__gpu_t *g, int dir,
-                                      double deadline, halox__gpu_check_fn check, void *ctx,
-                                      int *pulse_p)
+halox_status_t halox__gpu_events_wait(halox_comm_t *comm, halox__gpu_t *g, int dir, double deadline,
+                                      halox__gpu_check_fn check, void *ctx, int *pulse_p)
 {
     const int n = HALOX_MAX_PULSES;
     long polls = 0;
@@ -341,7 +341,11 @@ halox_status_t halox__gpu_record(halox_comm_t *comm, halox__gpu_t *g, int dir, i
     cudaError_t e = cudaEventRecord(g->ev[dir][k], g->stream);
     if (e != cudaSuccess)
         return halox__gpu_cuda_error(comm, g, e, "cudaEventRecord", HALOX_ERR_COMM, 1);
+    const halox_pulse_t *p = &comm->plan->pulse[k];
     g->ev_live[dir][k] = 1;
     g->ev_step[dir] = comm->step;
+    g->ev_from[dir][k] = dir == HALOX__GPU_COORDS ? p->recv_rank : p->send_rank;
+    g->ev_to[dir][k] = dir == HALOX__GPU_COORDS ? p->send_rank : p->recv_rank;
+    g->ev_dim[dir][k] = p->dim;
     return HALOX_OK;
 }

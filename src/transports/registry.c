@@ -14,6 +14,13 @@ const halox_transport_ops_t *const halox__transport_table[] = {
 #ifdef HALOX_HAVE_MPI
     &halox__mpi_ops,
 #endif
+#if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_MPI)
+    &halox__mpi_staged_ops,
+    &halox__mpi_cuda_ops,
+#endif
+#if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_MPI) && defined(HALOX_HAVE_NCCL)
+    &halox__nccl_ops,
+#endif
     NULL,
 };
 
@@ -53,6 +60,12 @@ const char *halox_transport_description(const char *name)
 }
 
 int halox_transport_available(const char *name) { return halox__transport_find(name) != NULL; }
+
+int halox_transport_on_gpu(const char *name)
+{
+    const halox_transport_ops_t *ops = halox__transport_find(name);
+    return ops ? ops->on_gpu != 0 : 0;
+}
 
 halox_status_t halox_comm_create(const char *transport, const halox_comm_args_t *args,
                                  halox_comm_t **comm_p)

@@ -11,5 +11,14 @@ extern const halox_transport_ops_t halox__threads_ops;
 #ifdef HALOX_HAVE_MPI
 extern const halox_transport_ops_t halox__mpi_ops;
 #endif
+#if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_MPI)
+/* src/transports/gpu_mpi.c */
+extern const halox_transport_ops_t halox__mpi_staged_ops;
+extern const halox_transport_ops_t halox__mpi_cuda_ops;
+#endif
+#if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_MPI) && defined(HALOX_HAVE_NCCL)
+/* src/transports/gpu_nccl.c */
+extern const halox_transport_ops_t halox__nccl_ops;
+#endif
 
 #endif

@@ -138,6 +138,9 @@ endif()
 
 # ---- 5. every installed header stands alone (C11, and C++ where a C++ compiler exists) ------
 # A public header that needs another include first, or reaches into src/, fails here.
+run("pkg-config --cflags" COMMAND "${_pkg_config}" --cflags halox OUTPUT_VARIABLE _cflags)
+string(STRIP "${_cflags}" _cflags)
+separate_arguments(_cflags UNIX_COMMAND "${_cflags}")
 file(GLOB _headers RELATIVE "${_prefix}/include" "${_prefix}/include/halox/*.h")
 find_program(_cxx NAMES c++ g++ clang++)
 foreach(_h IN LISTS _headers)
@@ -145,10 +148,10 @@ foreach(_h IN LISTS _headers)
   set(_src "${HALOX_WORK_DIR}/header_${_id}.c")
   file(WRITE "${_src}" "#include <${_h}>\n#include <${_h}>\nint halox_header_check_${_id};\n")
   run("header ${_h} (C11)" COMMAND "${HALOX_C_COMPILER}" -std=c11 -Wall -Wextra -Wpedantic
-      -Werror -fsyntax-only ${_flags} "${_src}")
+      -Werror -fsyntax-only ${_cflags} "${_src}")
   if(_cxx)
     run("header ${_h} (C++)" COMMAND "${_cxx}" -x c++ -Wall -Wextra -Werror -fsyntax-only
-        ${_flags} "${_src}")
+        ${_cflags} "${_src}")
   endif()
 endforeach()
 list(LENGTH _headers _nh)

@@ -141,7 +141,11 @@ static int chk_cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-void chk_pairs_sort(chk_pairs_t *p) { qsort(p->key, (size_t)p->n, sizeof(uint64_t), chk_cmp_u64); }
+void chk_pairs_sort(chk_pairs_t *p)
+{
+    if (p->n > 1) /* qsort(NULL, 0, ...) is undefined */
+        qsort(p->key, (size_t)p->n, sizeof(uint64_t), chk_cmp_u64);
+}
 
 /* Cell grid over a set of points (no periodicity): cells of at least rc. */
 typedef struct {
@@ -467,13 +471,14 @@ long long chk_compare_pairs(const chk_pairs_t *got, const chk_pairs_t *strict,
     return bad;
 }
 
-void chk_jiggle(const halox_plan_t *plan, halox_atoms_t *atoms, uint64_t seed, int step)
+void chk_jiggle(const halox_plan_t *plan, halox_atoms_t *atoms, uint64_t seed, int step,
+                double amp)
 {
     for (int i = 0; i < atoms->n_home; i++) {
         uint64_t s = seed ^ ((uint64_t)(uint32_t)atoms->id[i] << 20) ^ ((uint64_t)step << 52);
         for (int d = 0; d < 3; d++) {
             double x = halox_atoms_get(atoms, i, d);
-            double y = x + 0.02 * (chk_uniform(&s) - 0.5) * (plan->hi[d] - plan->lo[d]);
+            double y = x + amp * (chk_uniform(&s) - 0.5);
             /* stay inside the domain: the plan's maps stay valid */
             if (y >= plan->lo[d] && y < plan->hi[d])
                 halox_atoms_set(atoms, i, d, y);

@@ -63,8 +63,11 @@ int chk_global_forces(const chk_system_t *sys, double rc, double *f);
 long long chk_compare_pairs(const chk_pairs_t *got, const chk_pairs_t *strict,
                             const chk_pairs_t *loose, int report);
 
-/** Deterministic small displacement of every home atom that keeps it inside its domain (to make
- *  an exchange after the plan build move new data). Same on every transport. */
-void chk_jiggle(const halox_plan_t *plan, halox_atoms_t *atoms, uint64_t seed, int step);
+/** Deterministic small displacement of every home atom (each component by up to amp/2) that
+ *  keeps it inside its domain, so that an exchange after the plan build moves new data. Same on
+ *  every transport. Keep the total displacement below half the buffer so the halo stays
+ *  complete: amp = buffer / (4 * steps) does. */
+void chk_jiggle(const halox_plan_t *plan, halox_atoms_t *atoms, uint64_t seed, int step,
+                double amp);
 
 #endif

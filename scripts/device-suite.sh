@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# The GPU suite of halox, in ONE device call (docs/DEVICE.md):
+#
+#   run: bash scripts/device-suite.sh        (kind nvidia-h200-x2; works on nvidia-h200 too)
+#
+# 1. facts of the machine (GPUs, links, driver, nvcc, MPI, NCCL, NVSHMEM wheel)
+# 2. configure and build everything with CUDA, NCCL and NVSHMEM (-j16)
+# 3. GPU tests (ctest -L gpu): kernels, every GPU transport against the reference on 1 and 2
+#    ranks, bounded waits, the NVSHMEM smoke program; then 4 and 8 ranks on the GPUs under MPS
+# 4. benchmark: halo exchange time per transport (bench/halo_gpu_bench) at 45k and 176k atoms
+#    on 1, 2 (one rank per GPU), 4 and 8 ranks (MPS for several ranks per GPU)
+# 5. compute-sanitizer: memcheck, racecheck and initcheck on the kernels, memcheck on small
+#    MPI-launched exchanges (mpi-staged, nccl)
+# 6. CPU tests (ctest -LE gpu, in parallel)
+#
+# Writes into $OUT (at most 8 files, flat): suite.log (everything printed), summary.json
+# (phases, test counts, benchmark results), bench.jsonl (one line per transport and size),
+# logs.tar.gz (every phase's full log). Keeps NVSHMEM_DISABLE_NVLS=1 and NCCL_NVLS_ENABLE=0
+# exported (NVLink multicast stays off). Never touches GPU settings.
+#
+# Environment: OUT (default /tmp/halox-device-out), HALOX_JOBS (16), HALOX_SUITE_BUDGET_S
+# (seconds after which optional phases are skipped, default 500), HALOX_BENCH_SIZES
+# (45000,176000), HALOX_BENCH_REPEATS (200), NVSHMEM_HOME (else the python wheel
+# nvidia-nvshmem-cu13), HALOX_SUITE_ALLOW_NO_GPU=1 (a dry run of the script on a machine without
+# a GPU: GPU tests skip, the benchmark runs the CPU transport only).
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT" || exit 1
+OUT="${OUT:-/tmp/halox-device-out}"
+mkdir -p "$OUT"
+WORK="$(mktemp -d /tmp/halox-suite.XXXXXX)"
+LOGS="$WORK/logs"
+mkdir -p "$LOGS"
+BUILD="${HALOX_DEVICE_BUILD:-$WORK/build}"
+JOBS="${HALOX_JOBS:-16}"
+BUDGET="${HALOX_SUITE_BUDGET_S:-500}"
+SIZES="${HALOX_BENCH_SIZES:-45000,176000}"
+REPEATS="${HALOX_BENCH_REPEATS:-200}"
+T0=$SECONDS
+
+# NVLink multicast off for NCCL, NVSHMEM and PyTorch, in every process we start
+export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+export PYTHONUNBUFFERED=1
+
+PHASES=() # "name|status|seconds|note"
+note() { printf '\n=== [%4ds] %s\n' $((SECONDS - T0)) "$*"; }
+# phase NAME TIMEOUT_S COMMAND...: run with a time limit, full log in $LOGS/NAME.log, tail shown
+phase() {
+    local name="$1" limit="$2"
+    shift 2
+    note "$name: $*"
+    local t=$SECONDS rc=0
+    timeout --kill-after=10 "$limit" "$@" >"$LOGS/$name.log" 2>&1 || rc=$?
+    tail -n 25 "$LOGS/$name.log"
+    local st=ok
+    [ $rc -eq 0 ] || st="failed(rc=$rc)"
+    [ $rc -eq 124 ] || [ $rc -eq 137 ] && st="timeout(${limit}s)"
+    PHASES+=("$name|$st|$((SECONDS - t))|")
+    echo "--- $name: $st in $((SECONDS - t)) s"
+    return $rc
+}
+# ctest_phase NAME LIMIT ARGS...: a ctest phase; its LastTest.log (every test's output) is kept
+ctest_phase() {
+    local name="$1" limit="$2" rc=0
+    shift 2
+    phase "$name" "$limit" ctest --test-dir "$BUILD" "$@" || rc=$?
+    cp "$BUILD/Testing/Temporary/LastTest.log" "$LOGS/$name-output.log" 2>/dev/null || true
+    return $rc
+}
+skip() { PHASES+=("$1|skipped|0|$2"); note "$1: skipped ($2)"; }
+over_budget() { [ $((SECONDS - T0)) -gt "$BUDGET" ]; }
+
+MPS_ON=0
+mps_start() {
+    export CUDA_MPS_PIPE_DIRECTORY="$WORK/mps-pipe" CUDA_MPS_LOG_DIRECTORY="$WORK/mps-log"
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    if nvidia-cuda-mps-control -d; then
+        MPS_ON=1
+        note "MPS control daemon started ($CUDA_MPS_PIPE_DIRECTORY)"
+    else
+        note "MPS could not start: several ranks per GPU run time-sliced"
+        unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+    fi
+}
+mps_stop() {
+    if [ "$MPS_ON" = 1 ]; then
+        echo quit | nvidia-cuda-mps-control || true
+        sleep 1
+        cp "$CUDA_MPS_LOG_DIRECTORY/control.log" "$LOGS/mps-control.log" 2>/dev/null || true
+        MPS_ON=0
+        unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+        note "MPS stopped"
+    fi
+}
+
+# shellcheck disable=SC2317  # called by the EXIT trap
+finish() {
+    mps_stop
+    # summary.json: phases, test counts, benchmark lines
+    {
+        printf '{\n  "suite": "halox device suite",\n  "seconds": %d,\n' $((SECONDS - T0))
+        printf '  "gpus": %s,\n' "${NGPU:-0}"
+        printf '  "gpu_names": "%s",\n' "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | sed 's/^ *//' | tr '\n' ';' | sed 's/"/\\"/g')"
+        printf '  "phases": [\n'
+        local first=1 p
+        for p in "${PHASES[@]}"; do
+            IFS='|' read -r n s sec why <<<"$p"
+            [ "$first" = 1 ] || printf ',\n'
+            first=0
+            printf '    {"name": "%s", "status": "%s", "seconds": %s, "note": "%s"}' "$n" "$s" "$sec" "$why"
+        done
+        printf '\n  ],\n  "ctest": {'
+        first=1
+        local f
+        for f in "$LOGS"/ctest-*.log; do
+            [ -e "$f" ] || continue
+            local line
+            line=$(grep -E "tests passed|tests failed" "$f" | tail -n 1 | sed 's/"/\\"/g')
+            [ "$first" = 1 ] || printf ', '
+            first=0
+            printf '"%s": "%s"' "$(basename "$f" .log)" "$line"
+        done
+        printf '},\n  "bench": [\n'
+        if [ -s "$OUT/bench.jsonl" ]; then
+            sed 's/^/    /; $!s/$/,/' "$OUT/bench.jsonl"
+        fi
+        printf '  ]\n}\n'
+    } >"$OUT/summary.json"
+    tar -C "$WORK" -czf "$OUT/logs.tar.gz" logs 2>/dev/null || true
+    note "summary"
+    printf '%-28s %-18s %6s\n' phase status seconds
+    local p
+    for p in "${PHASES[@]}"; do
+        IFS='|' read -r n s sec why <<<"$p"
+        printf '%-28s %-18s %6s %s\n' "$n" "$s" "$sec" "$why"
+    done
+    if [ -s "$LOGS/bench-table.txt" ]; then
+        echo
+        echo "halo exchange time, coordinates + forces, slowest rank (median over repeats):"
+        cat "$LOGS/bench-table.txt"
+    fi
+    echo "total $((SECONDS - T0)) s; results in $OUT"
+}
+suite() {
+trap finish EXIT
+
+# ---- 1. the machine ------------------------------------------------------------------------
+note "machine"
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+NGPU=${NGPU:-0}
+{
+    nvidia-smi -L
+    nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv
+    nvidia-smi topo -m
+    nproc
+    nvcc --version | tail -n 2
+    mpirun --version | head -n 1
+    cmake --version | head -n 1
+    command -v ninja && ninja --version
+    command -v compute-sanitizer
+    grep -E "define NCCL_(MAJOR|MINOR|PATCH)" /usr/local/cuda/include/nccl.h /usr/include/nccl.h 2>/dev/null
+    python3 -c "import nvidia.nvshmem as m; print('nvshmem wheel:', list(m.__path__)[0])"
+    env | grep -E "NVLS|MULTICAST|CUDA_VISIBLE" | sort
+} >"$LOGS/machine.log" 2>&1
+cat "$LOGS/machine.log"
+echo "GPUs: $NGPU"
+if [ "$NGPU" -lt 1 ] && [ "${HALOX_SUITE_ALLOW_NO_GPU:-0}" != 1 ]; then
+    echo "no GPU visible: the suite needs a GPU machine (HALOX_SUITE_ALLOW_NO_GPU=1 for a dry run)"
+    exit 1
+fi
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+GEN=()
+command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
+
+# ---- 2. build -------------------------------------------------------------------------------
+CONF=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHALOX_ENABLE_CUDA=ON -DHALOX_ENABLE_MPI=ON
+      -DHALOX_ENABLE_NVSHMEM=ON -DHALOX_BUILD_TESTS=ON)
+if ! phase configure 180 cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" "${CONF[@]}"; then
+    # NVSHMEM missing must not cost the rest of the suite
+    CONF=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHALOX_ENABLE_CUDA=ON -DHALOX_ENABLE_MPI=ON
+          -DHALOX_ENABLE_NVSHMEM=AUTO -DHALOX_BUILD_TESTS=ON)
+    rm -rf "$BUILD"
+    phase configure-auto 180 cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" "${CONF[@]}" || exit 1
+fi
+grep -E "^-- halox" "$LOGS"/configure*.log
+# keep going past a failing target (others' work in progress must not cost the GPU part)
+KEEP=(-- -k 0)
+[ ${#GEN[@]} -eq 0 ] && KEEP=(-- -k)
+if ! phase build 300 cmake --build "$BUILD" -j "$JOBS" "${KEEP[@]}"; then
+    grep -E "error|FAILED" "$LOGS/build.log" | head -n 20
+    [ -x "$BUILD/tests/test_gpu_kernels" ] || exit 1
+fi
+
+# ---- 3. GPU tests ---------------------------------------------------------------------------
+# one or two ranks: one rank per GPU where there are two; no MPS
+ctest_phase ctest-gpu 240 -L gpu -E "_np[48]$" --output-on-failure --timeout 200
+# four and eight ranks on the GPUs: several per GPU, under MPS
+if over_budget; then
+    skip ctest-gpu-mps "over the time budget"
+else
+    mps_start
+    ctest_phase ctest-gpu-mps 240 -L gpu -R "_np[48]$" --output-on-failure --timeout 200
+    mps_stop
+fi
+
+# ---- 4. benchmark ---------------------------------------------------------------------------
+BENCH="$BUILD/bench/halo_gpu_bench"
+: >"$LOGS/bench-table.txt"
+bench() { # bench NP [MPS]: one bench run, appended to bench.jsonl and the table
+    local np="$1"
+    phase "bench-np$np" 150 "${MPIRUN[@]}" -np "$np" "$BENCH" -n "$SIZES" \
+        -t mpi-staged,nccl,mpi-cuda,mpi -r "$REPEATS" -w 20 --json "$OUT/bench.jsonl"
+    grep -E "^(mpi|nccl|mpi-)" "$LOGS/bench-np$np.log" | sed "s/^/np$np  /" >>"$LOGS/bench-table.txt"
+}
+if [ ! -x "$BENCH" ]; then
+    skip bench "halo_gpu_bench was not built"
+else
+    bench 1
+    if [ "$NGPU" -ge 2 ]; then
+        if over_budget; then skip bench-np2 "over the time budget"; else bench 2; fi
+        if ! over_budget; then
+            mps_start
+            bench 4
+            if over_budget; then skip bench-np8 "over the time budget"; else bench 8; fi
+            mps_stop
+        else
+            skip bench-np4-np8 "over the time budget"
+        fi
+    else
+        # one GPU: two ranks share it (MPS); the 2-GPU runs are skipped
+        if ! over_budget; then
+            mps_start
+            bench 2
+            mps_stop
+        fi
+        skip bench-np4-np8 "needs 2 GPUs"
+    fi
+fi
+# ---- 5. compute-sanitizer -------------------------------------------------------------------
+CS="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
+if [ ! -x "$CS" ]; then
+    skip sanitizer "no compute-sanitizer"
+elif over_budget; then
+    skip sanitizer "over the time budget"
+else
+    for tool in memcheck racecheck initcheck; do
+        phase "sanitizer-$tool-kernels" 150 "$CS" --tool "$tool" --error-exitcode 3 \
+            "$BUILD/tests/test_gpu_kernels"
+    done
+    phase sanitizer-memcheck-mpi-staged 150 "${MPIRUN[@]}" -np 2 "$CS" --tool memcheck \
+        --error-exitcode 3 "$BUILD/tests/test_gpu_exchange" --transport mpi-staged --quick
+    if [ "$NGPU" -ge 2 ] && ! over_budget; then
+        # NCCL probes kernels of other architectures at creation (cudaFuncGetAttributes errors
+        # it handles itself): API errors are not reported here, memory errors are
+        phase sanitizer-memcheck-nccl 100 "${MPIRUN[@]}" -np 2 "$CS" --tool memcheck \
+            --report-api-errors no --error-exitcode 3 "$BUILD/tests/test_gpu_exchange" --transport nccl --quick
+    fi
+fi
+
+# ---- 6. CPU tests ---------------------------------------------------------------------------
+if over_budget; then
+    skip ctest-cpu "over the time budget"
+else
+    ctest_phase ctest-cpu 200 -LE gpu -j "$JOBS" --timeout 180
+fi
+
+FAILED=0
+for p in "${PHASES[@]}"; do
+    case "$p" in *"|failed"* | *"|timeout"*) FAILED=1 ;; esac
+done
+exit $FAILED
+}
+
+# the whole suite in a pipeline, so that its last lines (the summary) are flushed before we exit
+suite 2>&1 | tee -a "$OUT/suite.log"
+exit "${PIPESTATUS[0]}"

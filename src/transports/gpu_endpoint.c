@@ -1,0 +1,249 @@
+/* GPU transports, endpoint side: creation (inner `mpi` endpoint, device, stream), bind with the
+ * peers' handshake, destruction, and the set-up collectives forwarded to the inner endpoint.
+ *
+ * The set-up collectives (plan builds, migration, reductions) move host memory, so they are not
+ * written again here: each GPU endpoint owns a CPU `mpi` endpoint on the same communicator and
+ * forwards them to it, bounded waits and error messages included. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "transports/gpu.h"
+
+/* This rank's index among the ranks of its node (MPI_COMM_TYPE_SHARED), and their number. */
+static halox_status_t halox__gpu_local_rank(const halox_comm_args_t *args, int *local_p,
+                                            int *nlocal_p)
+{
+    MPI_Comm parent = args && args->mpi_comm ? *(const MPI_Comm *)args->mpi_comm : MPI_COMM_WORLD;
+    MPI_Comm node = MPI_COMM_NULL;
+    int rank = 0;
+    MPI_Comm_rank(parent, &rank);
+    int rc = MPI_Comm_split_type(parent, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    if (rc != MPI_SUCCESS || node == MPI_COMM_NULL)
+        return halox__error(HALOX_ERR_COMM,
+                            "gpu: rank %d: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed: "
+                            "cannot tell which ranks share a node (pass args.device to choose "
+                            "the GPU yourself)",
+                            rank);
+    MPI_Comm_rank(node, local_p);
+    MPI_Comm_size(node, nlocal_p);
+    MPI_Comm_free(&node);
+    return HALOX_OK;
+}
+
+halox_status_t halox__gpu_init(halox_comm_t *comm, const halox_comm_args_t *args, halox__gpu_t *g,
+                               const char *name)
+{
+    g->name = name;
+    g->device = -1;
+
+    /* the inner endpoint: same communicator, precision and bound on waits; it checks MPI's
+     * state and reports what to do when MPI is not initialised */
+    halox_comm_args_t ia = *args;
+    ia.stream = NULL;
+    ia.real = comm->real;
+    ia.stride = comm->stride;
+    ia.timeout_s = comm->timeout_s;
+    halox_status_t st = halox_comm_create("mpi", &ia, &g->inner);
+    if (st != HALOX_OK) {
+        g->inner = NULL;
+        return st;
+    }
+    comm->rank = halox_comm_rank(g->inner);
+    comm->size = halox_comm_size(g->inner);
+
+    /* collective first (every rank reaches it), local checks after, then agreement */
+    int local = 0, nlocal = 1;
+    st = halox__gpu_local_rank(args, &local, &nlocal);
+    int ndev = 0;
+    cudaError_t e = cudaSuccess;
+    if (st == HALOX_OK) {
+        e = cudaGetDeviceCount(&ndev);
+        if (e != cudaSuccess || ndev <= 0) {
+            (void)cudaGetLastError();
+            st = halox__error(HALOX_ERR_UNAVAILABLE,
+                              "%s: rank %d: no CUDA device is visible (cudaGetDeviceCount: %s): "
+                              "the GPU transports need one GPU per rank or MPS; use a CPU "
+                              "transport (mpi, threads) on this machine",
+                              name, comm->rank,
+                              e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        }
+    }
+    if (st == HALOX_OK) {
+        if (args->device_set) {
+            if (args->device < 0 || args->device >= ndev)
+                st = halox__error(HALOX_ERR_INVALID_ARG,
+                                  "%s: rank %d: args.device %d but this process sees %d CUDA "
+                                  "device(s) (0..%d)",
+                                  name, comm->rank, args->device, ndev, ndev - 1);
+            g->device = args->device;
+        } else {
+            /* several ranks per GPU are allowed (MPS makes them run side by side) */
+            g->device = local % ndev;
+        }
+    }
+    if (st == HALOX_OK) {
+        e = cudaSetDevice(g->device);
+        if (e != cudaSuccess)
+            st = halox__gpu_cuda_error(comm, g, e, "cudaSetDevice", HALOX_ERR_UNAVAILABLE, 0);
+    }
+    if (st == HALOX_OK) {
+        if (args->stream) {
+            g->stream = (cudaStream_t)args->stream;
+            g->own_stream = 0;
+        } else {
+            /* high priority: the halo exchange is on the critical path of a step */
+            int least = 0, greatest = 0;
+            e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+            if (e == cudaSuccess)
+                e = cudaStreamCreateWithPriority(&g->stream, cudaStreamNonBlocking, greatest);
+            if (e != cudaSuccess)
+                st = halox__gpu_cuda_error(comm, g, e, "creating the exchange stream",
+                                           HALOX_ERR_UNAVAILABLE, 0);
+            else
+                g->own_stream = 1;
+        }
+    }
+    for (int d = 0; d < 2 && st == HALOX_OK; d++)
+        for (int k = 0; k < HALOX_MAX_PULSES && st == HALOX_OK; k++) {
+            e = cudaEventCreateWithFlags(&g->ev[d][k], cudaEventDisableTiming);
+            if (e != cudaSuccess) {
+                g->ev[d][k] = NULL;
+                st = halox__gpu_cuda_error(comm, g, e, "cudaEventCreate", HALOX_ERR_UNAVAILABLE, 0);
+            }
+        }
+    comm->stream = g->stream;
+    (void)nlocal;
+    return halox__agree(comm, st, "GPU endpoint creation");
+}
+
+void halox__gpu_fini(halox_comm_t *comm, halox__gpu_t *g)
+{
+    if (!g)
+        return;
+    int idle = 0;
+    if (g->device >= 0 && cudaSetDevice(g->device) == cudaSuccess && g->stream) {
+        if (!g->failed) {
+            halox_status_t st = halox__gpu_stream_wait(comm, g, halox__now() + comm->timeout_s,
+                                                       NULL, NULL, "endpoint destruction");
+            idle = st == HALOX_OK;
+        }
+    }
+    /* memory that work still in flight may touch is never freed (cudaFree would also wait for
+     * that work without a bound): leaked after a failure */
+    if (idle)
+        halox__gpu_plan_free(&g->plan);
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < HALOX_MAX_PULSES; k++)
+            if (g->ev[d][k]) {
+                cudaEventDestroy(g->ev[d][k]);
+                g->ev[d][k] = NULL;
+            }
+    if (g->own_stream && g->stream)
+        cudaStreamDestroy(g->stream); /* returns at once; resources go when the work is done */
+    g->stream = NULL;
+    comm->stream = NULL;
+    if (g->inner)
+        halox_comm_destroy(g->inner);
+    g->inner = NULL;
+}
+
+halox_status_t halox__gpu_bind(halox_comm_t *comm, halox__gpu_t *g)
+{
+    halox_status_t st = halox__gpu_usable(comm, g, "bind");
+    if (st != HALOX_OK)
+        return halox__agree(comm, st, "bind"); /* the others must not wait for us */
+    const halox_plan_t *plan = comm->plan;
+    g->bound = 0;
+    st = halox__gpu_set_device(comm, g);
+    if (st == HALOX_OK) {
+        /* buffers may be reallocated: nothing earlier may still use them */
+        st = halox__gpu_stream_wait(comm, g, halox__now() + comm->timeout_s, NULL, NULL, "bind");
+        if (st == HALOX_ERR_TIMEOUT) {
+            halox__error(HALOX_ERR_TIMEOUT,
+                         "%s: rank %d: bind waited %.3g s for the work already on the exchange "
+                         "stream (step %lld) and it did not finish: a peer is missing from an "
+                         "exchange, or a kernel of the caller hangs; this endpoint is unusable now",
+                         g->name, comm->rank, comm->timeout_s, comm->step);
+            halox__gpu_fail(g);
+        }
+    }
+    if (st == HALOX_OK) {
+        memset(g->ev_live, 0, sizeof g->ev_live);
+        st = halox__gpu_plan_upload(&g->plan, plan, comm->real, comm->stride, g->stream, g->name);
+    }
+    st = halox__agree(comm, st, "bind");
+    if (st != HALOX_OK)
+        return st;
+
+    /* every rank's plan must come from the same build: same pulse count everywhere, and each
+     * sender's count is its receiver's (else the exchange would fail mid-way, or worse) */
+    int *all = malloc(sizeof(int) * (size_t)comm->size);
+    if (!all)
+        st = halox__error(HALOX_ERR_NO_MEMORY, "%s: bind: no memory", g->name);
+    st = halox__agree(comm, st, "bind");
+    if (st != HALOX_OK) {
+        free(all);
+        return st;
+    }
+    int n = plan->n_pulses;
+    st = halox__gpu_allgather(comm, &n, all, sizeof n);
+    for (int r = 0; r < comm->size && st == HALOX_OK; r++)
+        if (all[r] != n)
+            st = halox__error(HALOX_ERR_STATE,
+                              "%s: bind: rank %d's plan has %d pulses but rank %d's has %d: the "
+                              "plans come from different builds; rebuild on every rank, then "
+                              "bind on every rank",
+                              g->name, r, all[r], comm->rank, n);
+    free(all);
+    st = halox__agree(comm, st, "bind");
+    for (int k = 0; k < n && st == HALOX_OK; k++) {
+        const halox_pulse_t *p = &plan->pulse[k];
+        int mine = p->send_count, theirs = -1;
+        st = halox__gpu_sendrecv(comm, p->send_rank, &mine, sizeof mine, p->recv_rank, &theirs,
+                                 sizeof theirs);
+        if (st == HALOX_OK && theirs != p->recv_count)
+            st = halox__error(HALOX_ERR_STATE,
+                              "%s: bind: rank %d sends %d atoms in pulse %d, but rank %d's plan "
+                              "expects %d: the plans come from different builds; rebuild on "
+                              "every rank, then bind on every rank",
+                              g->name, p->recv_rank, theirs, k, comm->rank, p->recv_count);
+    }
+    st = halox__agree(comm, st, "bind");
+    if (st == HALOX_OK)
+        g->bound = 1;
+    return st;
+}
+
+/* ---- set-up collectives: the inner `mpi` endpoint ---------------------------------------- */
+
+halox_status_t halox__gpu_sendrecv(halox_comm_t *comm, int dst, const void *sbuf, size_t sbytes,
+                                   int src, void *rbuf, size_t rbytes)
+{
+    halox_comm_t *in = halox__gpu(comm)->inner;
+    return in->ops->sendrecv(in, dst, sbuf, sbytes, src, rbuf, rbytes);
+}
+
+halox_status_t halox__gpu_alltoallv(halox_comm_t *comm, const void *send, const size_t *sbytes,
+                                    const size_t *soffs, void *recv, const size_t *rbytes,
+                                    const size_t *roffs)
+{
+    halox_comm_t *in = halox__gpu(comm)->inner;
+    return in->ops->alltoallv(in, send, sbytes, soffs, recv, rbytes, roffs);
+}
+
+halox_status_t halox__gpu_allgather(halox_comm_t *comm, const void *send, void *recv, size_t bytes)
+{
+    halox_comm_t *in = halox__gpu(comm)->inner;
+    return in->ops->allgather(in, send, recv, bytes);
+}
+
+halox_status_t halox__gpu_barrier(halox_comm_t *comm)
+{
+    halox_comm_t *in = halox__gpu(comm)->inner;
+    return in->ops->barrier(in);
+}

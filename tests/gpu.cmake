@@ -1,0 +1,42 @@
+# GPU tests (label `gpu`): registered whenever CUDA is on, so CI (nvcc, no GPU) builds them; each
+# exits 77 when no GPU is visible, which CTest reports as skipped. scripts/device-suite.sh runs
+# them on the GPU machines. MPI-launched ones go through CMake's MPIEXEC_* variables, as the
+# `mpi` tests do (HALOX_MPIEXEC_PREFLAGS comes from tests/mpi.cmake).
+if(NOT HALOX_HAVE_CUDA)
+  return()
+endif()
+
+# kernels and device plan against the CPU functions
+halox_test(test_gpu_kernels SOURCES test_gpu_kernels.c LABELS gpu TIMEOUT 120)
+
+if(HALOX_HAVE_MPI)
+  # halox_gpu_mpi_test(NAME SOURCES a.c NP 1 2 [ARGS ...] [TIMEOUT s]): one test per count,
+  # NAME_npN, labelled gpu. Several ranks per GPU are fine (4 and 8 ranks share 2 GPUs).
+  function(halox_gpu_mpi_test name)
+    cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;NP;ARGS" ${ARGN})
+    add_executable(${name} ${T_SOURCES})
+    target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/src)
+    target_link_libraries(${name} PRIVATE halox MPI::MPI_C)
+    if(NOT T_TIMEOUT)
+      set(T_TIMEOUT 300)
+    endif()
+    foreach(np ${T_NP})
+      add_test(NAME ${name}_np${np}
+               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${HALOX_MPIEXEC_PREFLAGS}
+                       $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS} ${T_ARGS})
+      set_tests_properties(${name}_np${np} PROPERTIES LABELS "gpu" TIMEOUT ${T_TIMEOUT}
+                           SKIP_RETURN_CODE 77 PROCESSORS ${np})
+    endforeach()
+  endfunction()
+
+  # every GPU transport against the reference: 1, 2 (one per GPU on 2 GPUs), 4 and 8 ranks
+  halox_gpu_mpi_test(test_gpu_exchange SOURCES test_gpu_exchange.c NP 1 2 4 8)
+  # bounded waits: a missing peer is a timeout naming rank, step, pulse and peer
+  halox_gpu_mpi_test(test_gpu_timeout SOURCES test_gpu_timeout.c NP 2 TIMEOUT 120)
+endif()
+
+if(HALOX_HAVE_NVSHMEM)
+  # NVSHMEM linked and initialised (one PE, unique-ID bootstrap); skips without a GPU
+  add_test(NAME nvshmem_smoke COMMAND halox_nvshmem_smoke --run)
+  set_tests_properties(nvshmem_smoke PROPERTIES LABELS "gpu" TIMEOUT 120 SKIP_RETURN_CODE 77)
+endif()

@@ -1,0 +1,347 @@
+/* The GPU transports against the serial reference, run by every rank under mpiexec.
+ *
+ * Every rank generates the same random system and runs the reference plan build and exchanges
+ * for all ranks in-process (as test_mpi_exchange.c does), builds the plan through the GPU
+ * endpoint (its set-up collectives), binds device arrays and compares, over several steps, the
+ * halo coordinates and the accumulated forces that came back from the device with the reference,
+ * bit for bit (a force exchange straight after bind first, then coordinates and forces per step):
+ * float and double, stride 3 and 4, the grids the process count allows (2x2x1, 2x2x2, ...),
+ * cut-offs giving 1 and 2 pulses per dimension, then a smaller plan on the same endpoint (no stale
+ * pulses). The halo is poisoned before every exchange, so an atom that is not written fails.
+ *
+ * Transports: mpi-staged, nccl, mpi-cuda (each when compiled in). A transport that refuses this
+ * machine (nccl with two ranks on one GPU, mpi-cuda without CUDA-aware MPI) is reported and
+ * skipped, after checking that it refused with HALOX_ERR_UNAVAILABLE on every rank and said why.
+ *
+ *   test_gpu_exchange [--transport NAME] [--quick]
+ *
+ * Exit 77 (skipped) when no GPU is visible. */
+#define _POSIX_C_SOURCE 200809L
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "halox/comm.h"
+#include "halox/plan.h"
+#include "harness.h"
+#include "mpi_common.h"
+#include "test_gpu_common.h"
+
+static int g_rank, g_quick;
+
+#define ROOT_PRINTF(...)                                                                           \
+    do {                                                                                           \
+        if (g_rank == 0) {                                                                         \
+            printf(__VA_ARGS__);                                                                   \
+            fflush(stdout);                                                                        \
+        }                                                                                          \
+    } while (0)
+
+static const char *real_name(halox_real_t real) { return real == HALOX_FLOAT ? "float" : "double"; }
+
+static void randomise_forces(halox_atoms_t *ref, void **fs, int P, uint64_t *s)
+{
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < ref[r].n_total; i++)
+            for (int c = 0; c < ref[r].stride; c++) {
+                double v = tm_uniform(s) * 20 - 10;
+                if (ref[r].real == HALOX_FLOAT)
+                    ((float *)fs[r])[(size_t)i * ref[r].stride + c] = (float)v;
+                else
+                    ((double *)fs[r])[(size_t)i * ref[r].stride + c] = v;
+            }
+}
+
+/* Plan build through the endpoint, then `steps` exchanges on device arrays. */
+static void run_exchange(halox_comm_t *comm, const halox_plan_params_t *params, halox_atoms_t *ref,
+                         halox_atoms_t *mine, int steps, uint64_t seed, const char *ctx)
+{
+    const int P = halox_comm_size(comm), me = halox_comm_rank(comm);
+    const halox_real_t real = mine->real;
+    const int stride = mine->stride;
+    const size_t esize = halox_real_size(real) * (size_t)stride;
+    cudaStream_t stream = (cudaStream_t)halox_comm_stream(comm);
+    halox_plan_t *plans = calloc((size_t)P, sizeof *plans);
+    void **xs = calloc((size_t)P, sizeof *xs), **fs = calloc((size_t)P, sizeof *fs);
+    halox_plan_t plan;
+    halox_plan_init(&plan);
+    for (int r = 0; r < P; r++)
+        halox_plan_init(&plans[r]);
+    CHECK_OK(halox_reference_build(params, ref, plans));
+    halox_status_t st = halox_comm_build_plan(comm, params, mine, &plan);
+    CHECK_MSG(st == HALOX_OK, "%s: build_plan: %s", ctx, halox_last_error());
+    if (st != HALOX_OK) {
+        for (int r = 0; r < P; r++)
+            halox_plan_free(&plans[r]);
+        free(plans);
+        free(xs);
+        free(fs);
+        return;
+    }
+    CHECK_MSG(plan.n_pulses == plans[me].n_pulses && plan.n_total == plans[me].n_total,
+              "%s: plan differs from the reference", ctx);
+    int same = mine->n_total == ref[me].n_total && plan.n_total == mine->n_total;
+    CHECK_MSG(same, "%s: n_total %d vs %d", ctx, mine->n_total, ref[me].n_total);
+
+    const int nt = plan.n_total > 0 ? plan.n_total : 1;
+    void *d_x = NULL, *d_f = NULL;
+    TG_CUDA(cudaMalloc(&d_x, esize * (size_t)nt));
+    TG_CUDA(cudaMalloc(&d_f, esize * (size_t)nt));
+    void *hx = malloc(esize * (size_t)nt), *hf = malloc(esize * (size_t)nt);
+    for (int r = 0; r < P; r++) {
+        xs[r] = ref[r].x;
+        fs[r] = calloc((size_t)(ref[r].n_total > 0 ? ref[r].n_total : 1), esize);
+    }
+    TG_CUDA(cudaMemcpyAsync(d_x, mine->x, esize * (size_t)plan.n_total, cudaMemcpyHostToDevice,
+                            stream));
+    st = halox_comm_bind(comm, &plan, d_x, d_f);
+    CHECK_MSG(st == HALOX_OK, "%s: bind: %s", ctx, halox_last_error());
+    uint64_t s = seed;
+    if (st == HALOX_OK && same) {
+        /* straight after a bind the halo is the plan build's: a force exchange may come first */
+        randomise_forces(ref, fs, P, &s);
+        TG_CUDA(cudaMemcpyAsync(d_f, fs[me], esize * (size_t)plan.n_total, cudaMemcpyHostToDevice,
+                                stream));
+        TG_CUDA(cudaStreamSynchronize(stream));
+        halox_reference_forces(plans, P, real, stride, fs);
+        st = halox_comm_forces(comm);
+        CHECK_MSG(st == HALOX_OK, "%s: forces after bind: %s", ctx, halox_last_error());
+        TG_CUDA(cudaStreamSynchronize(stream));
+        TG_CUDA(cudaMemcpy(hf, d_f, esize * (size_t)plan.n_total, cudaMemcpyDeviceToHost));
+        CHECK_MSG(st != HALOX_OK || memcmp(hf, fs[me], esize * (size_t)plan.n_total) == 0,
+                  "%s: forces straight after bind differ from the reference", ctx);
+    }
+    const size_t halo_bytes = esize * (size_t)(plan.n_total - plan.n_home);
+    for (int step = 0; step < steps && st == HALOX_OK && same; step++) {
+        for (int r = 0; r < P; r++)
+            for (int i = 0; i < ref[r].n_home; i++)
+                for (int c = 0; c < stride; c++)
+                    halox_atoms_set(&ref[r], i, c,
+                                    halox_atoms_get(&ref[r], i, c) + tm_uniform(&s) * 0.2 - 0.1);
+        halox_reference_coords(plans, P, real, stride, xs);
+        /* on the exchange stream: the endpoint orders its work after ours */
+        TG_CUDA(cudaMemcpyAsync(d_x, ref[me].x, esize * (size_t)plan.n_home, cudaMemcpyHostToDevice,
+                                stream));
+        if (halo_bytes)
+            TG_CUDA(cudaMemsetAsync((char *)d_x + esize * (size_t)plan.n_home, 0xff, halo_bytes,
+                                    stream)); /* poison: every halo atom must be written */
+        st = halox_comm_coords(comm);
+        CHECK_MSG(st == HALOX_OK, "%s: coords step %d: %s", ctx, step, halox_last_error());
+        if (st != HALOX_OK)
+            break;
+        TG_CUDA(cudaStreamSynchronize(stream));
+        TG_CUDA(cudaMemcpy(hx, d_x, esize * (size_t)plan.n_total, cudaMemcpyDeviceToHost));
+        CHECK_MSG(memcmp(hx, ref[me].x, esize * (size_t)plan.n_total) == 0,
+                  "%s: step %d: halo coordinates differ from the reference", ctx, step);
+
+        randomise_forces(ref, fs, P, &s);
+        TG_CUDA(cudaMemcpyAsync(d_f, fs[me], esize * (size_t)plan.n_total, cudaMemcpyHostToDevice,
+                                stream));
+        TG_CUDA(cudaStreamSynchronize(stream)); /* fs[me] is overwritten by the reference next */
+        halox_reference_forces(plans, P, real, stride, fs);
+        st = halox_comm_forces(comm);
+        CHECK_MSG(st == HALOX_OK, "%s: forces step %d: %s", ctx, step, halox_last_error());
+        if (st != HALOX_OK)
+            break;
+        TG_CUDA(cudaStreamSynchronize(stream));
+        TG_CUDA(cudaMemcpy(hf, d_f, esize * (size_t)plan.n_total, cudaMemcpyDeviceToHost));
+        CHECK_MSG(memcmp(hf, fs[me], esize * (size_t)plan.n_home) == 0,
+                  "%s: step %d: home forces differ from the reference", ctx, step);
+        CHECK_MSG(memcmp(hf, fs[me], esize * (size_t)plan.n_total) == 0,
+                  "%s: step %d: halo forces differ from the reference", ctx, step);
+    }
+    TG_CUDA(cudaStreamSynchronize(stream));
+    cudaFree(d_x);
+    cudaFree(d_f);
+    free(hx);
+    free(hf);
+    for (int r = 0; r < P; r++) {
+        free(fs[r]);
+        halox_plan_free(&plans[r]);
+    }
+    halox_plan_free(&plan);
+    free(plans);
+    free(xs);
+    free(fs);
+}
+
+static int exchange_case(halox_comm_t *comm, halox_grid_t grid, double cutoff, double buffer,
+                         int natoms, uint64_t seed, halox_real_t real, int stride)
+{
+    const int P = halox_comm_size(comm), me = halox_comm_rank(comm);
+    halox_box_t box = {{9.0, 8.0, 7.0}};
+    halox_plan_params_t params = {grid, box, cutoff, buffer};
+    int np[3];
+    if (halox_plan_check(&params, np) != HALOX_OK)
+        return 0;
+    char ctx[200];
+    snprintf(ctx, sizeof ctx, "%s: grid %dx%dx%d cutoff %g buffer %g pulses %d,%d,%d %s stride %d",
+             halox_comm_transport(comm), grid.n[0], grid.n[1], grid.n[2], cutoff, buffer, np[0],
+             np[1], np[2], real_name(real), stride);
+    halox_atoms_t *ref = calloc((size_t)P, sizeof *ref), mine;
+    CHECK(tm_make_system(&grid, &box, real, stride, 0, natoms, seed, ref) == 0);
+    CHECK(tm_copy_home(&mine, &ref[me]) == 0);
+    run_exchange(comm, &params, ref, &mine, 3, seed * 7 + 1, ctx);
+    ROOT_PRINTF("  %s: %d halo atoms on rank 0\n", ctx, mine.n_total - mine.n_home);
+    halox_atoms_free(&mine);
+    for (int r = 0; r < P; r++)
+        halox_atoms_free(&ref[r]);
+    free(ref);
+    return 1;
+}
+
+static int grids_for(int P, halox_grid_t *g)
+{
+    int n = 0;
+#define G(a, b, c) (g[n++] = (halox_grid_t){{a, b, c}})
+    switch (P) {
+    case 1:
+        G(1, 1, 1);
+        break;
+    case 2:
+        G(2, 1, 1);
+        G(1, 1, 2);
+        break;
+    case 4:
+        G(2, 2, 1);
+        G(1, 2, 2);
+        break;
+    case 8:
+        G(2, 2, 2);
+        G(4, 2, 1);
+        break;
+    default:
+        G(P, 1, 1);
+        break;
+    }
+#undef G
+    return n;
+}
+
+/* Create an endpoint; NULL with *refused set when the transport refuses this machine. */
+static halox_comm_t *make_comm(const char *name, halox_real_t real, int stride, int variant,
+                               cudaStream_t user_stream, int *refused)
+{
+    halox_comm_args_t args = {0};
+    args.real = real;
+    args.stride = stride;
+    args.timeout_s = 30; /* a broken exchange fails the test instead of hanging it */
+    if (variant == 1) {
+        /* explicit device and the caller's stream */
+        int ndev = tg_device_count();
+        args.device = g_rank % (ndev > 0 ? ndev : 1);
+        args.device_set = 1;
+        args.stream = user_stream;
+    }
+    halox_comm_t *comm = NULL;
+    halox_status_t st = halox_comm_create(name, &args, &comm);
+    *refused = st == HALOX_ERR_UNAVAILABLE;
+    int any = 0, all = 0, r = *refused;
+    MPI_Allreduce(&r, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&r, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    CHECK_MSG(any == all, "%s: refused on some ranks only", name);
+    if (*refused) {
+        ROOT_PRINTF("%s: refused here (HALOX_ERR_UNAVAILABLE): %s\n", name, halox_last_error());
+        CHECK(strstr(halox_last_error(), name) != NULL || strstr(halox_last_error(), "MPI") ||
+              strstr(halox_last_error(), "NCCL"));
+        return NULL;
+    }
+    CHECK_MSG(st == HALOX_OK, "%s: create: %s", name, halox_last_error());
+    return st == HALOX_OK ? comm : NULL;
+}
+
+static void test_transport(const char *name, int P)
+{
+    if (!halox_transport_available(name)) {
+        ROOT_PRINTF("%s: not compiled in\n", name);
+        return;
+    }
+    CHECK(halox_transport_on_gpu(name));
+    ROOT_PRINTF("%s on %d process(es): %s\n", name, P, halox_transport_description(name));
+    static const struct {
+        halox_real_t real;
+        int stride;
+    } kinds[] = {{HALOX_FLOAT, 3}, {HALOX_DOUBLE, 3}, {HALOX_FLOAT, 4}, {HALOX_DOUBLE, 4}};
+    /* 1 pulse, 2 pulses in split dimensions, then 1 again (fewer pulses on the same endpoint) */
+    static const double cb[][2] = {{2.0, 0.5}, {3.2, 1.5}, {0.8, 0.2}};
+    halox_grid_t grids[4];
+    int ng = grids_for(P, grids);
+    int nk = g_quick ? 1 : (int)(sizeof kinds / sizeof kinds[0]);
+    int ncb = g_quick ? 2 : (int)(sizeof cb / sizeof cb[0]);
+    int cases = 0;
+    cudaStream_t user_stream = NULL;
+    for (int k = 0; k < nk; k++) {
+        int variant = k == 1 ? 1 : 0;
+        if (variant == 1) {
+            int ndev = tg_device_count();
+            TG_CUDA(cudaSetDevice(g_rank % ndev));
+            TG_CUDA(cudaStreamCreateWithFlags(&user_stream, cudaStreamNonBlocking));
+        }
+        int refused = 0;
+        halox_comm_t *comm =
+            make_comm(name, kinds[k].real, kinds[k].stride, variant, user_stream, &refused);
+        if (!comm) {
+            if (user_stream)
+                cudaStreamDestroy(user_stream);
+            return;
+        }
+        CHECK(halox_comm_rank(comm) == g_rank && halox_comm_size(comm) == P);
+        CHECK(halox_comm_stream(comm) != NULL);
+        if (variant == 1)
+            CHECK(halox_comm_stream(comm) == (void *)user_stream);
+        if (k == 0) {
+            /* the set-up collectives go through the inner CPU endpoint */
+            double v[1] = {1.0 + g_rank};
+            CHECK_OK(halox_comm_allreduce_sum(comm, v, 1));
+            CHECK(v[0] == P * (P + 1) / 2.0);
+            CHECK_OK(halox_comm_barrier(comm));
+        }
+        for (int g = 0; g < ng; g++)
+            for (int c = 0; c < ncb; c++)
+                cases += exchange_case(comm, grids[g], cb[c][0], cb[c][1], 1500,
+                                       2000 + (uint64_t)(k * 100 + g * 10 + c), kinds[k].real,
+                                       kinds[k].stride);
+        halox_comm_destroy(comm);
+        if (user_stream) {
+            cudaStreamDestroy(user_stream);
+            user_stream = NULL;
+        }
+    }
+    ROOT_PRINTF("%s: %d cases bit-identical to the reference\n", name, cases);
+}
+
+int main(int argc, char **argv)
+{
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--transport") == 0 && i + 1 < argc)
+            only = argv[++i];
+        else if (strcmp(argv[i], "--quick") == 0)
+            g_quick = 1;
+    }
+    /* NVLink multicast stays off (it can take shared GPUs out of service), unless set already */
+    setenv("NCCL_NVLS_ENABLE", "0", 0);
+    MPI_Init(&argc, &argv);
+    int P;
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    int ndev = tg_device_count(), min_dev = 0;
+    MPI_Allreduce(&ndev, &min_dev, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (min_dev == 0) {
+        ROOT_PRINTF("no CUDA device visible: skipped\n");
+        MPI_Finalize();
+        return HALOX_TEST_SKIP;
+    }
+    ROOT_PRINTF("%d process(es), %d CUDA device(s) visible\n", P, ndev);
+    static const char *const names[] = {"mpi-staged", "nccl", "mpi-cuda"};
+    for (size_t t = 0; t < sizeof names / sizeof names[0]; t++)
+        if (!only || strcmp(only, names[t]) == 0)
+            test_transport(names[t], P);
+
+    int failed = halox_test_failures, any = 0;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    ROOT_PRINTF("%d check(s) failed over all ranks\n", any);
+    MPI_Finalize();
+    TEST_DONE();
+}

@@ -1,0 +1,124 @@
+/* Bounded waits of the GPU transports (2 processes): rank 1 skips the coordinate exchange of
+ * step 2; rank 0 must get HALOX_ERR_TIMEOUT within a few timeouts (mpi-staged inside that
+ * exchange, nccl at its next exchange, since nccl only enqueues), with a message naming the
+ * rank, the step, the pulse and the peer; the endpoint then refuses further exchanges with
+ * HALOX_ERR_STATE, and both ranks can still destroy their endpoints.
+ *
+ * Exit 77 (skipped) when no GPU is visible or not run on 2 processes. */
+#define _POSIX_C_SOURCE 200809L
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "halox/comm.h"
+#include "halox/plan.h"
+#include "harness.h"
+#include "mpi_common.h"
+#include "test_gpu_common.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void test_transport(const char *name, int me)
+{
+    if (!halox_transport_available(name))
+        return;
+    const double timeout = 2.0;
+    halox_comm_args_t args = {.real = HALOX_FLOAT, .stride = 3, .timeout_s = timeout};
+    halox_comm_t *comm = NULL;
+    halox_status_t st = halox_comm_create(name, &args, &comm);
+    if (st == HALOX_ERR_UNAVAILABLE) {
+        if (me == 0)
+            printf("%s: refused here, not tested: %s\n", name, halox_last_error());
+        return;
+    }
+    CHECK_MSG(st == HALOX_OK, "%s: create: %s", name, halox_last_error());
+    if (st != HALOX_OK)
+        return;
+    halox_grid_t grid = {{2, 1, 1}};
+    halox_box_t box = {{9.0, 8.0, 7.0}};
+    halox_plan_params_t params = {grid, box, 2.0, 0.5};
+    halox_atoms_t ref[2], mine;
+    CHECK(tm_make_system(&grid, &box, HALOX_FLOAT, 3, 0, 800, 42, ref) == 0);
+    CHECK(tm_copy_home(&mine, &ref[me]) == 0);
+    halox_plan_t plan;
+    halox_plan_init(&plan);
+    CHECK_OK(halox_comm_build_plan(comm, &params, &mine, &plan));
+    const size_t esize = 3 * sizeof(float);
+    void *d_x = NULL, *d_f = NULL;
+    TG_CUDA(cudaMalloc(&d_x, esize * (size_t)plan.n_total));
+    TG_CUDA(cudaMalloc(&d_f, esize * (size_t)plan.n_total));
+    TG_CUDA(cudaMemset(d_f, 0, esize * (size_t)plan.n_total));
+    TG_CUDA(cudaMemcpy(d_x, mine.x, esize * (size_t)plan.n_total, cudaMemcpyHostToDevice));
+    CHECK_OK(halox_comm_bind(comm, &plan, d_x, d_f));
+    cudaStream_t stream = (cudaStream_t)halox_comm_stream(comm);
+
+    /* step 1 on both ranks */
+    CHECK_OK(halox_comm_coords(comm));
+    CHECK_OK(halox_comm_forces(comm));
+    TG_CUDA(cudaStreamSynchronize(stream));
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    if (me == 0) {
+        /* step 2: rank 1 is missing */
+        double t0 = now_s();
+        st = halox_comm_coords(comm);
+        if (st == HALOX_OK) { /* nccl enqueues; the wait comes with the next exchange */
+            CHECK_OK(halox_comm_forces(comm));
+            st = halox_comm_coords(comm);
+        }
+        double dt = now_s() - t0;
+        CHECK_MSG(st == HALOX_ERR_TIMEOUT, "%s: expected a timeout, got %s: %s", name,
+                  halox_status_string(st), halox_last_error());
+        const char *msg = halox_last_error();
+        printf("%s: rank 0 timed out after %.2f s: %s\n", name, dt, msg);
+        CHECK_MSG(dt >= 0.9 * timeout && dt < 10 * timeout, "%s: timed out after %.2f s", name, dt);
+        CHECK(strstr(msg, "rank 0") != NULL);
+        CHECK(strstr(msg, "step 2") != NULL);
+        CHECK(strstr(msg, "pulse 0") != NULL);
+        CHECK(strstr(msg, "rank 1") != NULL);
+        /* unusable from now on, and says so */
+        CHECK_STATUS(halox_comm_coords(comm), HALOX_ERR_STATE);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    halox_comm_destroy(comm);
+    if (me == 0)
+        printf("%s: destroyed after the timeout\n", name);
+    cudaFree(d_x);
+    cudaFree(d_f);
+    halox_plan_free(&plan);
+    halox_atoms_free(&mine);
+    halox_atoms_free(&ref[0]);
+    halox_atoms_free(&ref[1]);
+}
+
+int main(int argc, char **argv)
+{
+    setenv("NCCL_NVLS_ENABLE", "0", 0); /* NVLink multicast stays off */
+    MPI_Init(&argc, &argv);
+    int me, P;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    int ndev = tg_device_count(), min_dev = 0;
+    MPI_Allreduce(&ndev, &min_dev, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (min_dev == 0 || P != 2) {
+        if (me == 0)
+            printf("%s: skipped\n", min_dev == 0 ? "no CUDA device visible" : "needs 2 processes");
+        MPI_Finalize();
+        return HALOX_TEST_SKIP;
+    }
+    test_transport("mpi-staged", me);
+    test_transport("nccl", me);
+    int failed = halox_test_failures, any = 0;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (me == 0)
+        printf("%d check(s) failed over all ranks\n", any);
+    MPI_Finalize();
+    TEST_DONE();
+}

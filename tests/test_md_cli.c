@@ -1,0 +1,612 @@
+/* The halox-md command line, end to end (the program is started as a child process):
+ *   - presets: lammps-lj on 4000 atoms prints LAMMPS' step-0 values; water-density reports
+ *     ns/day with its 2 fs convention; options after a preset override it;
+ *   - output files: JSON (valid syntax, settings, thermo records with step/temp/pe/ke/etotal/
+ *     press, summary), CSV, extended XYZ that --read reads back to the same energy;
+ *   - SIGINT: the run stops at the next rebuild boundary with a checkpoint and exit code 0, and
+ *     the restart ends bit-identical (same XYZ text) to an uninterrupted run;
+ *   - kill -9 while checkpoints are written: the checkpoint on disk is always whole;
+ *   - bad usage, impossible combinations and bad files: a clear message and exit code 2.
+ * Usage: test_md_cli PATH/TO/halox-md */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test_md_common.h"
+
+static const char *g_tool;
+static char g_dir[64];
+
+typedef struct {
+    int code; /* exit code, or 128 + signal */
+    char *out;
+    char *err;
+} cmd_t;
+
+static void cmd_free(cmd_t *c)
+{
+    free(c->out);
+    free(c->err);
+    memset(c, 0, sizeof *c);
+}
+
+static void append(char **buf, size_t *len, size_t *cap, const char *data, size_t n)
+{
+    if (*len + n + 1 > *cap) {
+        *cap = (*len + n + 1) * 2;
+        *buf = realloc(*buf, *cap);
+    }
+    memcpy(*buf + *len, data, n);
+    *len += n;
+    (*buf)[*len] = '\0';
+}
+
+/* Start the tool with args (NULL-terminated); returns the pid, with pipes for stdout/stderr. */
+static pid_t start(const char *const args[], int *out_fd, int *err_fd)
+{
+    int po[2], pe[2];
+    if (pipe(po) || pipe(pe))
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(po[1], 1);
+        dup2(pe[1], 2);
+        close(po[0]);
+        close(pe[0]);
+        close(po[1]);
+        close(pe[1]);
+        const char *argv[64];
+        int n = 0;
+        argv[n++] = g_tool;
+        for (int i = 0; args[i] && n < 63; i++)
+            argv[n++] = args[i];
+        argv[n] = NULL;
+        execv(g_tool, (char *const *)argv);
+        _exit(127);
+    }
+    close(po[1]);
+    close(pe[1]);
+    *out_fd = po[0];
+    *err_fd = pe[0];
+    return pid;
+}
+
+/* Read both pipes to the end (optionally calling back on stdout growth), then reap. */
+static void finish(pid_t pid, int ofd, int efd, cmd_t *c,
+                   int (*on_out)(const char *out, pid_t pid, void *user), void *user)
+{
+    size_t ol = 0, oc = 0, el = 0, ec = 0;
+    c->out = calloc(1, 1);
+    c->err = calloc(1, 1);
+    struct pollfd pf[2] = {{ofd, POLLIN, 0}, {efd, POLLIN, 0}};
+    int open_fds = 2;
+    char buf[8192];
+    while (open_fds > 0) {
+        if (poll(pf, 2, 120000) <= 0)
+            break;
+        for (int k = 0; k < 2; k++) {
+            if (pf[k].fd < 0 || !(pf[k].revents & (POLLIN | POLLHUP)))
+                continue;
+            ssize_t n = read(pf[k].fd, buf, sizeof buf);
+            if (n <= 0) {
+                close(pf[k].fd);
+                pf[k].fd = -1;
+                open_fds--;
+                continue;
+            }
+            if (k == 0) {
+                append(&c->out, &ol, &oc, buf, (size_t)n);
+                if (on_out && on_out(c->out, pid, user))
+                    on_out = NULL;
+            } else {
+                append(&c->err, &el, &ec, buf, (size_t)n);
+            }
+        }
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    c->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run(cmd_t *c, const char *const args[])
+{
+    int o, e;
+    pid_t pid = start(args, &o, &e);
+    finish(pid, o, e, c, NULL, NULL);
+    return c->code;
+}
+
+static void path(char *out, size_t n, const char *name) { snprintf(out, n, "%s/%s", g_dir, name); }
+
+static char *slurp(const char *p)
+{
+    FILE *fp = fopen(p, "rb");
+    if (!fp)
+        return NULL;
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    rewind(fp);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, fp);
+    s[got] = '\0';
+    fclose(fp);
+    return s;
+}
+
+/* ---- a minimal JSON syntax check ---------------------------------------------------------- */
+static const char *js_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+        p++;
+    return p;
+}
+static const char *js_value(const char *p);
+static const char *js_string(const char *p)
+{
+    if (*p != '"')
+        return NULL;
+    for (p++; *p && *p != '"'; p++)
+        if (*p == '\\')
+            p++;
+    return *p == '"' ? p + 1 : NULL;
+}
+static const char *js_value(const char *p)
+{
+    p = js_ws(p);
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        int obj = *p == '{';
+        p = js_ws(p + 1);
+        if (*p == close)
+            return p + 1;
+        for (;;) {
+            if (obj) {
+                p = js_string(js_ws(p));
+                if (!p)
+                    return NULL;
+                p = js_ws(p);
+                if (*p++ != ':')
+                    return NULL;
+            }
+            p = js_value(p);
+            if (!p)
+                return NULL;
+            p = js_ws(p);
+            if (*p == ',') {
+                p++;
+                continue;
+            }
+            return *p == close ? p + 1 : NULL;
+        }
+    }
+    if (*p == '"')
+        return js_string(p);
+    if (!strncmp(p, "true", 4) || !strncmp(p, "null", 4))
+        return p + 4;
+    if (!strncmp(p, "false", 5))
+        return p + 5;
+    char *end;
+    strtod(p, &end);
+    return end == p ? NULL : end;
+}
+static int json_valid(const char *s)
+{
+    const char *p = js_value(s);
+    return p && *js_ws(p) == '\0';
+}
+static int count(const char *s, const char *what)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
+        n++;
+    return n;
+}
+
+/* ---- the checks ----------------------------------------------------------------------------- */
+
+static void presets_and_files(void)
+{
+    char json[256], csv[256], xyz[256];
+    path(json, sizeof json, "l.json");
+    path(csv, sizeof csv, "l.csv");
+    path(xyz, sizeof xyz, "l.xyz");
+    cmd_t c;
+    const char *a1[] = {"--preset", "lammps-lj",   "--cells", "10,10,10", "--steps",
+                        "0",        "--precision", "double",  "--json",   json,
+                        "--csv",    csv,           "--xyz",   xyz,        NULL};
+    run(&c, a1);
+    printf("--preset lammps-lj --cells 10,10,10 --steps 0 --precision double: exit %d\n%s", c.code,
+           c.out);
+    CHECK(c.code == 0);
+    CHECK(strstr(c.out, "-6.7733681") != NULL); /* LAMMPS' E_pair */
+    CHECK(strstr(c.out, "4000 atoms") != NULL); /* the override of the cells */
+    CHECK(strstr(c.out, "Summary") != NULL);
+    cmd_free(&c);
+    char *j = slurp(json);
+    CHECK(j && json_valid(j));
+    if (j) {
+        CHECK(strstr(j, "\"settings\"") && strstr(j, "\"thermo\"") && strstr(j, "\"summary\""));
+        CHECK(count(j, "\"step\":") == 1);
+        const char *keys[] = {"\"temp\":",
+                              "\"pe\":",
+                              "\"ke\":",
+                              "\"etotal\":",
+                              "\"press\":",
+                              "\"ms_per_step\":",
+                              "\"pair_forces\"",
+                              "\"halo_coords\"",
+                              "\"halo_forces\"",
+                              "\"integration\"",
+                              "\"neighbour_search\"",
+                              "\"migration_plan\"",
+                              "\"atoms\": 4000",
+                              "\"ranks\": 1",
+                              "\"preset\": \"lammps-lj\"",
+                              "\"precision\": \"double\""};
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            CHECK_MSG(strstr(j, keys[k]) != NULL, "JSON lacks %s", keys[k]);
+    }
+    free(j);
+    char *s = slurp(csv);
+    CHECK(s && !strncmp(s, "step,time,temp,pe,ke,etotal,press\n0,", 36));
+    free(s);
+    /* the XYZ file reads back (box from its Lattice) to the same energy */
+    const char *a2[] = {"--read", xyz,        "--steps", "0", "--precision",
+                        "double", "--cutoff", "2.5",     NULL};
+    run(&c, a2);
+    printf("--read %s: exit %d\n", xyz, c.code);
+    CHECK(c.code == 0 && strstr(c.out, "-6.7733681") != NULL);
+    if (c.code)
+        fprintf(stderr, "%s", c.err);
+    cmd_free(&c);
+    /* water-density on a smaller system, on 2x1x1 thread ranks */
+    const char *a3[] = {"--preset", "water-density", "--atoms", "3000", "--steps",
+                        "20",       "--grid",        "2x1x1",   NULL};
+    run(&c, a3);
+    printf("--preset water-density --atoms 3000 --steps 20: exit %d\n", c.code);
+    CHECK(c.code == 0);
+    CHECK(strstr(c.out, "ns/day (convention: 2 fs per step)") != NULL);
+    CHECK(strstr(c.out, "3000 atoms") != NULL);
+    if (c.code)
+        fprintf(stderr, "%s%s", c.out, c.err);
+    cmd_free(&c);
+    /* --help and --version */
+    const char *a4[] = {"--help", NULL};
+    CHECK(run(&c, a4) == 0 && strstr(c.out, "--preset lammps-lj"));
+    cmd_free(&c);
+    const char *a5[] = {"--version", NULL};
+    CHECK(run(&c, a5) == 0 && strstr(c.out, "threads"));
+    cmd_free(&c);
+}
+
+typedef struct {
+    long long stop_after;
+    int sent;
+    int sig;
+} sig_user_t;
+
+/* Send the signal once a thermo row at or after the given step has been printed. */
+static int send_sigint(const char *out, pid_t pid, void *vp)
+{
+    sig_user_t *u = vp;
+    const char *p = out;
+    while ((p = strchr(p, '\n'))) {
+        p++;
+        long long step;
+        char *end;
+        step = strtoll(p, &end, 10);
+        if (end != p && *end == ' ' && step >= u->stop_after) {
+            kill(pid, u->sig);
+            u->sent = 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static char *last_frame(const char *file)
+{
+    char *s = slurp(file);
+    if (!s)
+        return NULL;
+    /* frames start with the atom count on its own line: find the last "\n500\nLattice" */
+    char *last = s, *p = s;
+    while ((p = strstr(p + 1, "\n500\nLattice")))
+        last = p + 1;
+    char *copy = strdup(last);
+    free(s);
+    return copy;
+}
+
+static void interrupt_and_restart(void)
+{
+    char ck[256], xr[256], xu[256], steps[32];
+    path(ck, sizeof ck, "int.chk");
+    path(xr, sizeof xr, "restart.xyz");
+    path(xu, sizeof xu, "uninterrupted.xyz");
+    const char *base[] = {"--cells",    "5,5,5", "--rebuild-every", "10", "--grid", "2x1x1",
+                          "--ensemble", "nvt",   "--thermo-every",  "10", NULL};
+    const char *args[32];
+    int n = 0;
+    for (int i = 0; base[i]; i++)
+        args[n++] = base[i];
+    args[n++] = "--steps";
+    args[n++] = "100000000";
+    args[n++] = "--checkpoint";
+    args[n++] = ck;
+    args[n] = NULL;
+    int o, e;
+    pid_t pid = start(args, &o, &e);
+    sig_user_t u = {.stop_after = 200, .sent = 0, .sig = SIGINT};
+    cmd_t c;
+    finish(pid, o, e, &c, send_sigint, &u);
+    const char *msg = strstr(c.out, "stopped on request at step ");
+    long long at = msg ? strtoll(msg + strlen("stopped on request at step "), NULL, 10) : -1;
+    printf("SIGINT after step %lld: exit %d, stopped at step %lld\n", u.stop_after, c.code, at);
+    CHECK(u.sent);
+    CHECK(c.code == 0);
+    CHECK_MSG(at >= 200 && at % 10 == 0, "stopped at step %lld", at);
+    CHECK(strstr(c.out, "Summary") != NULL);
+    cmd_free(&c);
+    if (at < 0)
+        return;
+    halox_md_checkpoint_info_t info;
+    CHECK_OK(halox_md_checkpoint_probe(ck, &info));
+    CHECK(info.step == at);
+    snprintf(steps, sizeof steps, "%lld", at + 60);
+    /* restarted to at + 60, and uninterrupted to at + 60 */
+    const char *ar[] = {"--restart", ck, "--steps", steps, "--xyz", xr, NULL};
+    run(&c, ar);
+    CHECK(c.code == 0);
+    if (c.code)
+        fprintf(stderr, "%s%s", c.out, c.err);
+    cmd_free(&c);
+    n = 0;
+    for (int i = 0; base[i]; i++)
+        args[n++] = base[i];
+    args[n++] = "--steps";
+    args[n++] = steps;
+    args[n++] = "--xyz";
+    args[n++] = xu;
+    args[n] = NULL;
+    run(&c, args);
+    CHECK(c.code == 0);
+    cmd_free(&c);
+    char *fr = last_frame(xr), *fu = last_frame(xu);
+    CHECK(fr && fu && strlen(fr) > 1000);
+    int same = fr && fu && !strcmp(fr, fu);
+    printf("restart from step %lld to %s vs uninterrupted: final XYZ frames %s\n", at, steps,
+           same ? "identical" : "DIFFER");
+    CHECK(same);
+    free(fr);
+    free(fu);
+}
+
+/* SIGTERM stops a run the same way (what batch systems and mpirun send) */
+static void sigterm(void)
+{
+    char ck[256];
+    path(ck, sizeof ck, "term.chk");
+    const char *args[] = {"--cells", "5,5,5",   "--rebuild-every", "10",           "--thermo-every",
+                          "10",      "--steps", "100000000",       "--checkpoint", ck,
+                          NULL};
+    int o, e;
+    pid_t pid = start(args, &o, &e);
+    sig_user_t u = {.stop_after = 50, .sent = 0, .sig = SIGTERM};
+    cmd_t c;
+    finish(pid, o, e, &c, send_sigint, &u);
+    halox_md_checkpoint_info_t info;
+    int ok = halox_md_checkpoint_probe(ck, &info) == HALOX_OK;
+    printf("SIGTERM after step 50: exit %d, checkpoint at step %lld\n", c.code,
+           ok ? info.step : -1);
+    CHECK(u.sent && c.code == 0 && ok && info.step >= 50);
+    CHECK(strstr(c.out, "stopped on request") != NULL);
+    cmd_free(&c);
+}
+
+/* kill -9 while checkpoints are being written: the file on disk is always a whole checkpoint */
+static void kill_while_writing(void)
+{
+    char ck[256];
+    path(ck, sizeof ck, "kill.chk");
+    unlink(ck);
+    const char *args[] = {"--cells",
+                          "6,6,6",
+                          "--rebuild-every",
+                          "5",
+                          "--checkpoint",
+                          ck,
+                          "--checkpoint-every",
+                          "5",
+                          "--steps",
+                          "100000000",
+                          "--quiet",
+                          NULL};
+    int ok = 0;
+    long long last_step = -1;
+    for (int round = 0; round < 6; round++) {
+        int o, e;
+        pid_t pid = start(args, &o, &e);
+        /* wait for a checkpoint to exist, then kill at an arbitrary moment */
+        for (int t = 0; t < 2000; t++) {
+            struct stat sb;
+            if (stat(ck, &sb) == 0 && (round > 0 || sb.st_size > 0))
+                break;
+            struct timespec ts = {0, 5000000};
+            nanosleep(&ts, NULL);
+        }
+        struct timespec ts = {0, 7000000 + 13000000L * round};
+        nanosleep(&ts, NULL);
+        kill(pid, SIGKILL);
+        cmd_t c;
+        finish(pid, o, e, &c, NULL, NULL);
+        CHECK(c.code == 128 + SIGKILL);
+        cmd_free(&c);
+        halox_md_checkpoint_info_t info;
+        halox_status_t st = halox_md_checkpoint_probe(ck, &info);
+        if (st == HALOX_OK) {
+            ok++;
+            last_step = info.step;
+        } else {
+            fprintf(stderr, "after kill -9: %s\n", halox_last_error());
+        }
+    }
+    /* kills that landed inside a write leave their temporary file behind (never the target) */
+    int torn = 0;
+    DIR *d = opendir(g_dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)))
+        torn += strncmp(de->d_name, "kill.chk.tmp.", 13) == 0;
+    if (d)
+        closedir(d);
+    printf("kill -9 during checkpointing, 6 times: the checkpoint was whole %d times (last at "
+           "step %lld); %d kills landed inside a write\n",
+           ok, last_step, torn);
+    CHECK(ok == 6);
+}
+
+static void expect_bad(const char *const args[], const char *message)
+{
+    cmd_t c;
+    run(&c, args);
+    char line[512];
+    snprintf(line, sizeof line, "%s", c.err);
+    char *nl = strchr(line, '\n');
+    if (nl)
+        *nl = '\0';
+    printf("  exit %d: %s\n", c.code, line);
+    CHECK_MSG(c.code == 2, "exit code %d for a bad input (expected 2)", c.code);
+    CHECK_MSG(strstr(c.err, message) != NULL, "stderr '%s' does not say '%s'", c.err, message);
+    CHECK(strstr(c.out, "Summary") == NULL);
+    cmd_free(&c);
+}
+
+static void write_file(const char *p, const char *text)
+{
+    FILE *fp = fopen(p, "w");
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static void bad_input(void)
+{
+    printf("bad input:\n");
+    const char *u1[] = {"--frobnicate", NULL};
+    expect_bad(u1, "unknown option '--frobnicate'");
+    const char *u2[] = {"--temp", NULL};
+    expect_bad(u2, "--temp needs a value");
+    const char *u3[] = {"--temp", "hot", NULL};
+    expect_bad(u3, "--temp 'hot'");
+    const char *u4[] = {"--cells", "4,4", NULL};
+    expect_bad(u4, "--cells '4,4'");
+    const char *u5[] = {"--preset", "gromacs", NULL};
+    expect_bad(u5, "unknown preset 'gromacs'");
+    const char *u6[] = {"--atoms", "500", "--cells", "4,4,4", NULL};
+    expect_bad(u6, "--atoms places atoms at random");
+    const char *u7[] = {"--ensemble", "npt", NULL};
+    expect_bad(u7, "--ensemble 'npt'");
+    const char *u8[] = {"--cells", "2,2,2", NULL}; /* box 3.36 < 2 x cut-off 2.5 */
+    expect_bad(u8, "cut-off 2.5 is not below half the box");
+    const char *u9[] = {"--cells", "6,6,6", "--grid", "16x1x1", NULL};
+    expect_bad(u9, "pulses");
+    const char *u10[] = {"--transport", "carrier-pigeon", NULL};
+    expect_bad(u10, "transport 'carrier-pigeon'");
+    const char *u11[] = {"--xyz-every", "10", NULL};
+    expect_bad(u11, "--xyz-every needs --xyz");
+    const char *u12[] = {"--steps", "-5", NULL};
+    expect_bad(u12, "--steps '-5'");
+    const char *u13[] = {"--dt", "0", NULL};
+    expect_bad(u13, "--dt '0'");
+    const char *u14[] = {"extra", NULL};
+    expect_bad(u14, "unexpected argument 'extra'");
+    char f[256], ck[256];
+    path(f, sizeof f, "bad.xyz");
+    path(ck, sizeof ck, "int.chk");
+    const char *r1[] = {"--restart", ck, "--steps", "1000", "--temp", "2", NULL};
+    expect_bad(r1, "--temp cannot be combined with --restart");
+    const char *r2[] = {"--restart", ck, NULL};
+    expect_bad(r2, "--restart needs --steps");
+    const char *r3[] = {"--restart", ck, "--steps", "1000", "--precision", "double", NULL};
+    expect_bad(r3, "holds single-precision data");
+    const char *r4[] = {"--restart", ck, "--steps", "1", NULL};
+    expect_bad(r4, "give --steps >=");
+    char bad[256];
+    path(bad, sizeof bad, "corrupt.chk");
+    char *whole = slurp(ck);
+    if (whole) {
+        FILE *in = fopen(ck, "rb");
+        fseek(in, 0, SEEK_END);
+        long n = ftell(in);
+        rewind(in);
+        char *buf = malloc((size_t)n);
+        CHECK(fread(buf, 1, (size_t)n, in) == (size_t)n);
+        fclose(in);
+        buf[n / 2] ^= 1;
+        FILE *out = fopen(bad, "wb");
+        fwrite(buf, 1, (size_t)n, out);
+        fclose(out);
+        const char *r5[] = {"--restart", bad, "--steps", "100000", NULL};
+        expect_bad(r5, "is corrupted");
+        out = fopen(bad, "wb");
+        fwrite(buf, 1, (size_t)n - 100, out);
+        fclose(out);
+        expect_bad(r5, "is truncated");
+        free(buf);
+        free(whole);
+    }
+    const char *f0[] = {"--read", "/no/such/file.xyz", NULL};
+    expect_bad(f0, "cannot open '/no/such/file.xyz'");
+    write_file(f, "3\ncomment\nAr 0 0 0\nAr 1 1 1\nAr 2 2 2\n");
+    const char *f1[] = {"--read", f, NULL};
+    expect_bad(f1, "give the box with --box");
+    write_file(f, "4\nLattice=\"10 0 0 0 10 0 0 0 10\"\nAr 0 0 0\nAr 1 1 1\nAr 2 2 2\n");
+    expect_bad(f1, "is truncated");
+    write_file(f, "3\nLattice=\"10 0 0 0 10 0 0 0 10\"\nAr 0 0 0\nAr 1 x 1\nAr 2 2 2\n");
+    expect_bad(f1, "line 4");
+    write_file(f, "many\nLattice=\"10 0 0 0 10 0 0 0 10\"\n");
+    expect_bad(f1, "line 1");
+    write_file(f, "3\nLattice=\"10 1 0 0 10 0 0 0 10\"\nAr 0 0 0\nAr 1 1 1\nAr 2 2 2\n");
+    expect_bad(f1, "not orthorhombic");
+    const char *f2[] = {"--read", f, "--cells", "3,3,3", NULL};
+    expect_bad(f2, "--read takes the atoms from the file");
+    /* a run that blows up stops with a run-time error (exit 1) that says so */
+    const char *b1[] = {"--cells", "5,5,5",  "--dt",  "0.05", "--steps",
+                        "200",     "--grid", "2x1x1", NULL};
+    cmd_t c;
+    run(&c, b1);
+    printf("  dt 0.05: exit %d: %s", c.code, c.err);
+    CHECK(c.code == 1 && strstr(c.err, "the system blew up"));
+    cmd_free(&c);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_md_cli PATH/TO/halox-md\n");
+        return 2;
+    }
+    g_tool = argv[1];
+    snprintf(g_dir, sizeof g_dir, "md-cli-XXXXXX");
+    if (!mkdtemp(g_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    presets_and_files();
+    interrupt_and_restart();
+    sigterm();
+    kill_while_writing();
+    bad_input();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    if (!halox_test_failures && system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", g_dir);
+    TEST_DONE();
+}

@@ -1,0 +1,143 @@
+/* Step-0 energies and pressure against independent references:
+ *   1. LAMMPS bench/in.lj (log of the LAMMPS distribution): E_pair -6.7733681, Press -5.0197073
+ *      at step 0, to 1e-7 relative in double precision and 1e-5 in single, for 32000 atoms on
+ *      1 rank and on 2x2x2 ranks, and the same potential energy for 4000 atoms (10^3 cells);
+ *   2. an fcc crystal at T = 0 with a cut-off between the first and second neighbour shells,
+ *      where energy and pressure are known in closed form (12 neighbours at a/sqrt(2)), with and
+ *      without the energy shift and the tail corrections (Allen & Tildesley);
+ *   3. initial velocities: temperature exactly T with 3N-3 degrees of freedom, zero momentum. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "test_md_common.h"
+
+#define LAMMPS_PE    (-6.7733681)
+#define LAMMPS_PRESS (-5.0197073)
+
+static void lammps_step0(int cells, halox_real_t real, const char *grid, double *pe_p)
+{
+    halox_md_config_t cfg;
+    halox_md_config_default(&cfg);
+    halox_md_config_preset(&cfg, "lammps-lj");
+    cfg.cells[0] = cfg.cells[1] = cfg.cells[2] = cells;
+    cfg.steps = 0;
+    cfg.real = real;
+    halox_grid_parse(grid, &cfg.grid);
+    halox_md_result_t r;
+    if (md_test_run(&cfg, NULL, 0, &r))
+        return;
+    CHECK(r.n_thermo == 1);
+    const halox_md_thermo_t *t = &r.thermo[0];
+    double tol = real == HALOX_DOUBLE ? 1e-7 : 1e-5;
+    printf("lammps-lj %d^3 cells (%lld atoms), %s, grid %s: pe %.10f (rel. err %.2e), press "
+           "%.10f (rel. err %.2e), temp %.12f\n",
+           cells, r.summary.natoms, real == HALOX_DOUBLE ? "double" : "float", grid, t->pe,
+           md_rel(t->pe, LAMMPS_PE), t->press, md_rel(t->press, LAMMPS_PRESS), t->temp);
+    CHECK(r.summary.natoms == 4LL * cells * cells * cells);
+    CHECK_MSG(md_rel(t->pe, LAMMPS_PE) < tol, "pe %.10f vs LAMMPS %.7f", t->pe, LAMMPS_PE);
+    if (cells == 20)
+        CHECK_MSG(md_rel(t->press, LAMMPS_PRESS) < tol, "press %.10f vs LAMMPS %.7f", t->press,
+                  LAMMPS_PRESS);
+    CHECK_NEAR(t->temp, 1.44, real == HALOX_DOUBLE ? 1e-12 : 1e-6);
+    *pe_p = t->pe;
+    halox_md_result_free(&r);
+}
+
+/* fcc at T = 0, rc between the shells at a/sqrt(2) and a: 12 neighbours per atom. */
+static void analytic_fcc(halox_real_t real, int shift, int tail, const char *grid)
+{
+    double rho = 0.8442, rc = 1.5;
+    double a = cbrt(4.0 / rho), r = a / sqrt(2.0);
+    double u = 4 * (pow(r, -12) - pow(r, -6)), uc = 4 * (pow(rc, -12) - pow(rc, -6));
+    double rf = 48 * pow(r, -12) - 24 * pow(r, -6); /* r . F for one pair */
+    double pe = 6 * (u - (shift ? uc : 0)) + (tail ? halox_md_tail_energy(rho, rc) : 0);
+    double press = 6 * rf * rho / 3 + (tail ? halox_md_tail_pressure(rho, rc) : 0);
+    halox_md_config_t cfg;
+    md_test_config(&cfg, 5);
+    cfg.temp = 0;
+    cfg.cutoff = rc;
+    cfg.skin = 0.3;
+    cfg.shift = shift;
+    cfg.tail = tail;
+    cfg.steps = 0;
+    cfg.real = real;
+    halox_grid_parse(grid, &cfg.grid);
+    halox_md_result_t res;
+    if (md_test_run(&cfg, NULL, 0, &res))
+        return;
+    const halox_md_thermo_t *t = &res.thermo[0];
+    double tol = real == HALOX_DOUBLE ? 1e-12 : 2e-6;
+    printf("fcc T=0 rc=%.1f %s%s %s grid %s: pe %.12f (exact %.12f), press %.12f (exact %.12f)\n",
+           rc, shift ? "shifted" : "unshifted", tail ? " +tail" : "",
+           real == HALOX_DOUBLE ? "double" : "float", grid, t->pe, pe, t->press, press);
+    CHECK_MSG(md_rel(t->pe, pe) < tol, "pe %.15g vs exact %.15g", t->pe, pe);
+    CHECK_MSG(md_rel(t->press, press) < tol, "press %.15g vs exact %.15g", t->press, press);
+    CHECK(t->temp == 0 && t->ke == 0);
+    halox_md_result_free(&res);
+}
+
+static void velocities(void)
+{
+    halox_md_config_t cfg;
+    md_test_config(&cfg, 6);
+    cfg.temp = 2.5;
+    cfg.seed = 4242;
+    cfg.real = HALOX_DOUBLE;
+    cfg.steps = 0;
+    halox_md_system_t *sys = NULL;
+    CHECK_OK(halox_md_system_create(&cfg, &sys));
+    if (!sys)
+        return;
+    double p[3] = {0, 0, 0}, twoke = 0, m2 = 0, m4 = 0;
+    for (long long i = 0; i < sys->natoms; i++)
+        for (int d = 0; d < 3; d++) {
+            double v = sys->v[3 * i + d];
+            p[d] += v;
+            twoke += v * v;
+        }
+    double n = (double)sys->natoms, t = twoke / (3 * n - 3);
+    for (long long k = 0; k < 3 * sys->natoms; k++) {
+        m2 += sys->v[k] * sys->v[k];
+        m4 += pow(sys->v[k], 4);
+    }
+    double kurt = (m4 / (3 * n)) / pow(m2 / (3 * n), 2);
+    printf(
+        "velocities: T %.15f (target 2.5), momentum %.3g %.3g %.3g, kurtosis %.3f (Gaussian 3)\n",
+        t, p[0], p[1], p[2], kurt);
+    CHECK_NEAR(t, 2.5, 1e-12);
+    for (int d = 0; d < 3; d++)
+        CHECK_NEAR(p[d], 0.0, 1e-10);
+    CHECK_NEAR(kurt, 3.0, 0.3); /* Maxwell-Boltzmann components are Gaussian */
+    /* deterministic: the same seed gives the same bits */
+    halox_md_system_t *again = NULL;
+    CHECK_OK(halox_md_system_create(&cfg, &again));
+    if (again)
+        CHECK(!memcmp(sys->v, again->v, sizeof(double) * 3 * (size_t)sys->natoms));
+    halox_md_system_destroy(again);
+    halox_md_system_destroy(sys);
+}
+
+int main(void)
+{
+    double pe20d = 0, pe10d = 0, pe20f = 0, pe10f = 0, pe20g = 0;
+    lammps_step0(20, HALOX_DOUBLE, "1x1x1", &pe20d);
+    lammps_step0(10, HALOX_DOUBLE, "1x1x1", &pe10d);
+    lammps_step0(20, HALOX_FLOAT, "1x1x1", &pe20f);
+    lammps_step0(10, HALOX_FLOAT, "1x1x1", &pe10f);
+    lammps_step0(20, HALOX_DOUBLE, "2x2x2", &pe20g);
+    printf("pe(32000) - pe(4000): double %.3g, float %.3g; 2x2x2 - 1 rank (double): %.3g\n",
+           pe20d - pe10d, pe20f - pe10f, pe20g - pe20d);
+    CHECK_MSG(md_rel(pe10d, pe20d) < 1e-12, "4000 and 32000 atoms differ: %.15g vs %.15g", pe10d,
+              pe20d);
+    CHECK_MSG(md_rel(pe10f, pe20f) < 1e-5, "4000 and 32000 atoms differ: %.15g vs %.15g", pe10f,
+              pe20f);
+    CHECK_MSG(md_rel(pe20g, pe20d) < 1e-13, "2x2x2 and 1 rank differ: %.15g vs %.15g", pe20g,
+              pe20d);
+    for (int shift = 0; shift <= 1; shift++)
+        for (int tail = 0; tail <= 1; tail++)
+            analytic_fcc(HALOX_DOUBLE, shift, tail, "1x1x1");
+    analytic_fcc(HALOX_DOUBLE, 1, 1, "2x2x1");
+    analytic_fcc(HALOX_FLOAT, 0, 0, "1x2x2");
+    velocities();
+    TEST_DONE();
+}

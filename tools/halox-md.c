@@ -1,0 +1,735 @@
+/* halox-md: Lennard-Jones molecular dynamics on the halo library (CPU: threads or MPI ranks).
+ *
+ * The command line, the thermo table, progress, the summary table and signal handling live
+ * here; the engine (src/md/, include/halox/md.h) does the simulation and writes the files.
+ * Exit status: 0 success (also a run stopped by SIGINT/SIGTERM after writing its checkpoint),
+ * 1 a run-time failure, 2 bad usage or bad input. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef HALOX_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include "halox/comm.h"
+#include "halox/env.h"
+#include "halox/features.h"
+#include "halox/md.h"
+
+/* Set by the signal handler, read by the engine's stop hook on another thread: a lock-free
+ * atomic, which C11 allows a signal handler to touch and which orders across threads. */
+static atomic_int g_stop = 0;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the stop flag must be lock-free to be signal-safe");
+
+static void on_signal(int sig)
+{
+    if (atomic_exchange(&g_stop, 1)) {
+        /* a second signal: stop now, the default way */
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+}
+
+static int stop_requested(void *user)
+{
+    (void)user;
+    return atomic_load(&g_stop);
+}
+
+static void usage(FILE *to)
+{
+    fprintf(
+        to,
+        "usage: halox-md [options]\n"
+        "Lennard-Jones molecular dynamics (reduced units) on the halox halo library.\n"
+        "\n"
+        "Presets (options after or before them override their values):\n"
+        "  --preset lammps-lj      LAMMPS bench/in.lj: fcc 0.8442, 20x20x20 cells (32000 atoms),\n"
+        "                          T 1.44, cut-off 2.5 unshifted, skin 0.3, rebuild every 20,\n"
+        "                          dt 0.005, NVE, 100 steps\n"
+        "  --preset water-density  halo benchmark: --atoms N (default 45000) at density 0.8,\n"
+        "                          T 1.2, cut-off 5.0, skin 0.5, dt 0.005, NVE, 500 steps;\n"
+        "                          ns/day reported assuming 2 fs per step\n"
+        "System (one of):\n"
+        "  --lattice fcc           fcc lattice (the default) with --density and --cells\n"
+        "  --density RHO           number density (default 0.8442)\n"
+        "  --cells NX,NY,NZ        fcc unit cells per dimension, 4 atoms each (default 10,10,10)\n"
+        "  --atoms N               N atoms placed at random without overlaps at --density\n"
+        "  --read FILE.xyz         positions from an XYZ file; box from its extended-XYZ\n"
+        "                          Lattice=\"LX 0 0 0 LY 0 0 0 LZ\" or from --box\n"
+        "  --box LX,LY,LZ          box for --read when the file has no Lattice\n"
+        "  --temp T                initial temperature, and the NVT target (default 1.44)\n"
+        "  --seed S                velocities, random placement, thermostat (default 87287)\n"
+        "Potential and lists:\n"
+        "  --cutoff RC             Lennard-Jones cut-off (default 2.5)\n"
+        "  --shift | --no-shift    energy shifted to zero at the cut-off (default: no)\n"
+        "  --tail | --no-tail      analytic long-range corrections to energy and pressure (no)\n"
+        "  --skin S                pair-list skin; halo distance = cut-off + skin (default 0.3)\n"
+        "  --rebuild-every K       lists, migration and plan every K steps (default 20)\n"
+        "  --rebuild-check         also rebuild as soon as an atom moved more than skin/2\n"
+        "                          (one extra reduction per step)\n"
+        "Integration:\n"
+        "  --dt DT                 time step (default 0.005)\n"
+        "  --steps N               last step (default 100; with --restart: required)\n"
+        "  --ensemble nve|nvt      NVE, or NVT with stochastic velocity rescaling (Bussi 2007)\n"
+        "  --tau TAU               NVT time constant (default 0.1)\n"
+        "Parallel run:\n"
+        "  --grid NXxNYxNZ         rank grid (default 1x1x1); --transport mpi needs as many MPI\n"
+        "                          processes (mpirun -np NX*NY*NZ halox-md ...)\n"
+        "  --transport NAME        threads (default, or $HALOX_TRANSPORT) or mpi (see --version)\n"
+        "  --precision P           float (default: positions and forces in single precision,\n"
+        "                          energies in double) or double\n"
+        "  --timeout S             bound on every wait for a peer (default HALOX_TIMEOUT_S or 60)\n"
+        "Output:\n"
+        "  --thermo-every N        thermo rows every N steps, plus the first and last (50)\n"
+        "  --json FILE             settings, thermo records and summary as JSON\n"
+        "  --csv FILE              thermo records as CSV\n"
+        "  --xyz FILE              extended-XYZ trajectory (OVITO, VMD)\n"
+        "  --xyz-every N           frame every N steps (default: first and last step only)\n"
+        "  --checkpoint FILE       checkpoints (atomic): at the end, on SIGINT/SIGTERM, and\n"
+        "  --checkpoint-every N    at the first rebuild step boundary after every N steps\n"
+        "  --restart FILE          continue from a checkpoint up to --steps; bit-identical to\n"
+        "                          an uninterrupted run on the same grid\n"
+        "  --quiet                 no thermo table and no progress on stdout\n"
+        "  --no-progress           no progress line (shown only when stdout is a terminal)\n"
+        "  --version | --help-env | --help\n"
+        "Exit status: 0 success (also a run stopped by a signal after its checkpoint), 1 a\n"
+        "run-time failure, 2 bad usage or bad input. See docs/MD.md.\n");
+}
+
+static void version(void)
+{
+    printf("halox-md %s\nfeatures: mpi %s, cuda %s, nvshmem %s\ntransports:", HALOX_VERSION_STRING,
+           HALOX_FEATURE_MPI ? "yes" : "no", HALOX_FEATURE_CUDA ? "yes" : "no",
+           HALOX_FEATURE_NVSHMEM ? "yes" : "no");
+    for (const char *const *t = halox_transport_names(); *t; t++)
+        printf(" %s", *t);
+    printf("\npresets:");
+    for (const char *const *p = halox_md_preset_names(); *p; p++)
+        printf(" %s", *p);
+    printf("\n");
+}
+
+static void help_env(void)
+{
+    int n;
+    const halox_env_var_t *v = halox_env_table(&n);
+    printf("%-20s %-8s %-14s %s\n", "variable", "type", "default", "meaning");
+    for (int i = 0; i < n; i++)
+        printf("%-20s %-8s %-14s %s\n", v[i].name, v[i].type, v[i].default_value, v[i].description);
+}
+
+/* ---- options --------------------------------------------------------------------------------- */
+
+typedef struct {
+    halox_md_config_t cfg;
+    int quiet;
+    int progress;
+    /* what was given explicitly (for conflicts and restarts) */
+    int set_lattice, set_cells, set_density, set_atoms, set_read, set_box, set_steps;
+    int set_precision, set_grid;
+    const char *physics_option; /* first option that --restart cannot take */
+} opts_t;
+
+static int bad(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+static int bad(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "halox-md: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    return 2;
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtod(s, &end);
+    return end != s && *end == '\0' && isfinite(*out) && errno == 0;
+}
+
+static int parse_ll(const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_triple_int(const char *s, int out[3])
+{
+    long v[3];
+    const char *p = s;
+    for (int d = 0; d < 3; d++) {
+        char *end;
+        errno = 0;
+        v[d] = strtol(p, &end, 10);
+        if (end == p || errno || v[d] < 1 || v[d] > 100000)
+            return 0;
+        p = end;
+        if (d < 2) {
+            if (*p != ',' && *p != 'x' && *p != 'X')
+                return 0;
+            p++;
+        }
+    }
+    if (*p)
+        return 0;
+    for (int d = 0; d < 3; d++)
+        out[d] = (int)v[d];
+    return 1;
+}
+
+static int parse_triple_double(const char *s, double out[3])
+{
+    const char *p = s;
+    for (int d = 0; d < 3; d++) {
+        char *end;
+        out[d] = strtod(p, &end);
+        if (end == p || !isfinite(out[d]) || out[d] <= 0)
+            return 0;
+        p = end;
+        if (d < 2) {
+            if (*p != ',')
+                return 0;
+            p++;
+        }
+    }
+    return *p == '\0';
+}
+
+/* Options a restart cannot take: they define the system or the trajectory. */
+static int is_physics(const char *a)
+{
+    static const char *const list[] = {
+        "--preset",   "--lattice", "--density", "--cells",  "--atoms",         "--read",
+        "--box",      "--temp",    "--seed",    "--cutoff", "--skin",          "--shift",
+        "--no-shift", "--tail",    "--no-tail", "--dt",     "--rebuild-every", "--rebuild-check",
+        "--ensemble", "--tau",     NULL};
+    for (int i = 0; list[i]; i++)
+        if (!strcmp(a, list[i]))
+            return 1;
+    return 0;
+}
+
+/* Returns 0 to run, 1 to exit 0 (help, version), 2 on a usage error. */
+static int parse_args(int argc, char **argv, opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    halox_md_config_default(&o->cfg);
+    o->progress = 1;
+    const char *env = getenv("HALOX_TRANSPORT");
+    if (env && *env)
+        o->cfg.transport = env;
+    /* presets first, wherever they stand, so that every other option overrides them */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--preset")) {
+            if (i + 1 >= argc)
+                return bad("--preset needs a name (lammps-lj or water-density)");
+            if (halox_md_config_preset(&o->cfg, argv[i + 1]) != HALOX_OK)
+                return bad("%s", halox_last_error());
+            o->physics_option = o->physics_option ? o->physics_option : "--preset";
+            i++;
+        }
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        halox_md_config_t *c = &o->cfg;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 1;
+        }
+        if (!strcmp(a, "--version")) {
+            version();
+            return 1;
+        }
+        if (!strcmp(a, "--help-env")) {
+            help_env();
+            return 1;
+        }
+        if (is_physics(a) && !o->physics_option)
+            o->physics_option = a;
+        /* flags */
+        if (!strcmp(a, "--shift")) {
+            c->shift = 1;
+            continue;
+        } else if (!strcmp(a, "--no-shift")) {
+            c->shift = 0;
+            continue;
+        } else if (!strcmp(a, "--tail")) {
+            c->tail = 1;
+            continue;
+        } else if (!strcmp(a, "--no-tail")) {
+            c->tail = 0;
+            continue;
+        } else if (!strcmp(a, "--rebuild-check")) {
+            c->rebuild_check = 1;
+            continue;
+        } else if (!strcmp(a, "--quiet")) {
+            o->quiet = 1;
+            continue;
+        } else if (!strcmp(a, "--no-progress")) {
+            o->progress = 0;
+            continue;
+        }
+        /* options with a value */
+        static const char *const with_value[] = {"--preset",
+                                                 "--lattice",
+                                                 "--density",
+                                                 "--cells",
+                                                 "--atoms",
+                                                 "--read",
+                                                 "--box",
+                                                 "--temp",
+                                                 "--seed",
+                                                 "--cutoff",
+                                                 "--skin",
+                                                 "--dt",
+                                                 "--steps",
+                                                 "--rebuild-every",
+                                                 "--thermo-every",
+                                                 "--ensemble",
+                                                 "--tau",
+                                                 "--grid",
+                                                 "--transport",
+                                                 "--precision",
+                                                 "--timeout",
+                                                 "--json",
+                                                 "--csv",
+                                                 "--xyz",
+                                                 "--xyz-every",
+                                                 "--checkpoint",
+                                                 "--checkpoint-every",
+                                                 "--restart",
+                                                 NULL};
+        int known = 0;
+        for (int k = 0; with_value[k]; k++)
+            known |= !strcmp(a, with_value[k]);
+        if (!known) {
+            if (a[0] == '-')
+                return bad("unknown option '%s' (see --help)", a);
+            return bad("unexpected argument '%s' (options start with --; see --help)", a);
+        }
+        if (!v || (v[0] == '-' && v[1] == '-'))
+            return bad("%s needs a value (see --help)", a);
+        i++;
+        double d;
+        long long n;
+        if (!strcmp(a, "--preset")) {
+            /* applied above */
+        } else if (!strcmp(a, "--lattice")) {
+            if (strcmp(v, "fcc"))
+                return bad("--lattice '%s': only fcc is supported", v);
+            c->source = HALOX_MD_FCC;
+            o->set_lattice = 1;
+        } else if (!strcmp(a, "--density")) {
+            if (!parse_double(v, &d) || d <= 0)
+                return bad("--density '%s': give a number > 0", v);
+            c->density = d;
+            o->set_density = 1;
+        } else if (!strcmp(a, "--cells")) {
+            if (!parse_triple_int(v, c->cells))
+                return bad("--cells '%s': give NX,NY,NZ, each from 1 to 100000", v);
+            c->source = HALOX_MD_FCC;
+            o->set_cells = 1;
+        } else if (!strcmp(a, "--atoms")) {
+            if (!parse_ll(v, 2, 2147483647LL, &n))
+                return bad("--atoms '%s': give a count from 2 to 2147483647", v);
+            c->natoms = n;
+            c->source = HALOX_MD_RANDOM;
+            o->set_atoms = 1;
+        } else if (!strcmp(a, "--read")) {
+            c->read_path = v;
+            c->source = HALOX_MD_READ;
+            o->set_read = 1;
+        } else if (!strcmp(a, "--box")) {
+            if (!parse_triple_double(v, c->box))
+                return bad("--box '%s': give LX,LY,LZ, each > 0", v);
+            o->set_box = 1;
+        } else if (!strcmp(a, "--temp")) {
+            if (!parse_double(v, &d) || d < 0)
+                return bad("--temp '%s': give a temperature >= 0", v);
+            c->temp = d;
+        } else if (!strcmp(a, "--seed")) {
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(v, &end, 10);
+            if (end == v || *end || errno || v[0] == '-')
+                return bad("--seed '%s': give a non-negative integer", v);
+            c->seed = s;
+        } else if (!strcmp(a, "--cutoff")) {
+            if (!parse_double(v, &d) || d <= 0)
+                return bad("--cutoff '%s': give a number > 0", v);
+            c->cutoff = d;
+        } else if (!strcmp(a, "--skin")) {
+            if (!parse_double(v, &d) || d < 0)
+                return bad("--skin '%s': give a number >= 0", v);
+            c->skin = d;
+        } else if (!strcmp(a, "--dt")) {
+            if (!parse_double(v, &d) || d <= 0)
+                return bad("--dt '%s': give a number > 0", v);
+            c->dt = d;
+        } else if (!strcmp(a, "--steps")) {
+            if (!parse_ll(v, 0, 1000000000000LL, &n))
+                return bad("--steps '%s': give a number >= 0", v);
+            c->steps = n;
+            o->set_steps = 1;
+        } else if (!strcmp(a, "--rebuild-every")) {
+            if (!parse_ll(v, 1, 1000000000, &n))
+                return bad("--rebuild-every '%s': give a number >= 1", v);
+            c->rebuild_every = (int)n;
+        } else if (!strcmp(a, "--thermo-every")) {
+            if (!parse_ll(v, 1, 1000000000, &n))
+                return bad("--thermo-every '%s': give a number >= 1", v);
+            c->thermo_every = (int)n;
+        } else if (!strcmp(a, "--ensemble")) {
+            if (!strcmp(v, "nve") || !strcmp(v, "NVE"))
+                c->ensemble = HALOX_MD_NVE;
+            else if (!strcmp(v, "nvt") || !strcmp(v, "NVT"))
+                c->ensemble = HALOX_MD_NVT;
+            else
+                return bad("--ensemble '%s': use nve or nvt", v);
+        } else if (!strcmp(a, "--tau")) {
+            if (!parse_double(v, &d) || d <= 0)
+                return bad("--tau '%s': give a time constant > 0", v);
+            c->tau = d;
+        } else if (!strcmp(a, "--grid")) {
+            if (halox_grid_parse(v, &c->grid) != HALOX_OK)
+                return bad("--grid: %s", halox_last_error());
+            o->set_grid = 1;
+        } else if (!strcmp(a, "--transport")) {
+            c->transport = v;
+        } else if (!strcmp(a, "--precision")) {
+            if (!strcmp(v, "float") || !strcmp(v, "single"))
+                c->real = HALOX_FLOAT;
+            else if (!strcmp(v, "double"))
+                c->real = HALOX_DOUBLE;
+            else
+                return bad("--precision '%s': use float or double", v);
+            o->set_precision = 1;
+        } else if (!strcmp(a, "--timeout")) {
+            if (!parse_double(v, &d) || d <= 0)
+                return bad("--timeout '%s': give seconds > 0", v);
+            c->timeout_s = d;
+        } else if (!strcmp(a, "--json")) {
+            c->json_path = v;
+        } else if (!strcmp(a, "--csv")) {
+            c->csv_path = v;
+        } else if (!strcmp(a, "--xyz")) {
+            c->xyz_path = v;
+        } else if (!strcmp(a, "--xyz-every")) {
+            if (!parse_ll(v, 0, 1000000000, &n))
+                return bad("--xyz-every '%s': give a number >= 0", v);
+            c->xyz_every = (int)n;
+        } else if (!strcmp(a, "--checkpoint")) {
+            c->checkpoint_path = v;
+        } else if (!strcmp(a, "--checkpoint-every")) {
+            if (!parse_ll(v, 0, 1000000000000LL, &n))
+                return bad("--checkpoint-every '%s': give a number >= 0", v);
+            c->checkpoint_every = n;
+        } else if (!strcmp(a, "--restart")) {
+            c->restart_path = v;
+        }
+    }
+    halox_md_config_t *c = &o->cfg;
+    /* combinations */
+    if (o->set_read && (o->set_lattice || o->set_cells || o->set_atoms || o->set_density))
+        return bad("--read takes the atoms from the file: it cannot be combined with "
+                   "--lattice, --cells, --atoms or --density");
+    if (o->set_atoms && (o->set_lattice || o->set_cells))
+        return bad("--atoms places atoms at random; --lattice/--cells build an fcc lattice: "
+                   "give one or the other");
+    if (o->set_box && c->source != HALOX_MD_READ)
+        return bad("--box is for --read (fcc and random systems get their box from the density)");
+    if (c->xyz_every > 0 && !c->xyz_path)
+        return bad("--xyz-every needs --xyz FILE");
+    if (c->checkpoint_every > 0 && !c->checkpoint_path)
+        return bad("--checkpoint-every needs --checkpoint FILE");
+    if (c->restart_path) {
+        if (o->physics_option)
+            return bad("%s cannot be combined with --restart: the checkpoint fixes the system "
+                       "and every setting of the trajectory (change only --steps, output, "
+                       "--grid, --transport)",
+                       o->physics_option);
+        if (!o->set_steps)
+            return bad("--restart needs --steps: the last step to run to");
+        halox_md_checkpoint_info_t info;
+        if (halox_md_checkpoint_probe(c->restart_path, &info) != HALOX_OK)
+            return bad("%s", halox_last_error());
+        if (o->set_precision && c->real != info.real)
+            return bad("the checkpoint '%s' holds %s-precision data: --precision %s cannot "
+                       "restart it",
+                       c->restart_path, info.real == HALOX_DOUBLE ? "double" : "single",
+                       c->real == HALOX_DOUBLE ? "double" : "float");
+        c->real = info.real;
+        if (!o->set_grid)
+            c->grid = info.grid;
+        if (c->steps < info.step)
+            return bad("the checkpoint '%s' is at step %lld, after --steps %lld: give --steps "
+                       ">= %lld",
+                       c->restart_path, info.step, c->steps, info.step);
+    }
+    if (halox_md_config_check(c) != HALOX_OK)
+        return bad("%s", halox_last_error());
+    return 0;
+}
+
+/* ---- printing ----------------------------------------------------------------------------------
+ */
+
+typedef struct {
+    const opts_t *o;
+    int tty;
+    int header_done;
+    int progress_shown;
+    double last_progress;
+    long long first_step;
+} printer_t;
+
+static void clear_progress(printer_t *p)
+{
+    if (p->progress_shown) {
+        printf("\r\033[K");
+        p->progress_shown = 0;
+    }
+}
+
+static void on_thermo(void *user, const halox_md_thermo_t *r)
+{
+    printer_t *p = user;
+    if (p->o->quiet)
+        return;
+    clear_progress(p);
+    if (!p->header_done) {
+        printf("%10s %14s %14s %14s %14s %14s\n", "Step", "Temp", "E_pair", "KE", "TotEng",
+               "Press");
+        p->header_done = 1;
+    }
+    printf("%10lld %14.8g %14.8g %14.8g %14.8g %14.8g\n", r->step, r->temp, r->pe, r->ke, r->etotal,
+           r->press);
+    fflush(stdout);
+}
+
+static void on_progress(void *user, long long step, long long last, double seconds)
+{
+    printer_t *p = user;
+    if (p->first_step < 0)
+        p->first_step = step - 1;
+    if (!p->tty || p->o->quiet || !p->o->progress || seconds < 1.0 ||
+        seconds - p->last_progress < 0.5)
+        return;
+    p->last_progress = seconds;
+    double rate = (double)(step - p->first_step) / seconds;
+    double eta = rate > 0 ? (double)(last - step) / rate : 0;
+    printf("\r\033[K  step %lld / %lld (%.0f%%), %.1f steps/s, %.0f s left", step, last,
+           last > 0 ? 100.0 * (double)step / (double)last : 100.0, rate, eta);
+    p->progress_shown = 1;
+    fflush(stdout);
+}
+
+static void on_notice(void *user, const char *text)
+{
+    printer_t *p = user;
+    clear_progress(p);
+    printf("halox-md: %s\n", text);
+    fflush(stdout);
+}
+
+static void print_banner(const opts_t *o, int nranks)
+{
+    const halox_md_config_t *c = &o->cfg;
+    if (o->quiet)
+        return;
+    printf("halox-md %s", HALOX_VERSION_STRING);
+    if (c->preset)
+        printf(" (preset %s)", c->preset);
+    printf("\n");
+    if (c->restart_path) {
+        printf("system: restart from %s\n", c->restart_path);
+    } else if (c->source == HALOX_MD_FCC) {
+        printf("system: fcc lattice, density %g, %dx%dx%d unit cells = %lld atoms\n", c->density,
+               c->cells[0], c->cells[1], c->cells[2],
+               4LL * c->cells[0] * c->cells[1] * c->cells[2]);
+    } else if (c->source == HALOX_MD_RANDOM) {
+        printf("system: %lld atoms at random (no overlaps), density %g\n", c->natoms, c->density);
+    } else {
+        printf("system: read from %s\n", c->read_path);
+    }
+    if (!c->restart_path) {
+        printf("potential: LJ 12-6, cut-off %g (%s, %s), skin %g, rebuild every %d steps%s\n",
+               c->cutoff, c->shift ? "shifted" : "unshifted",
+               c->tail ? "tail corrections" : "no tail corrections", c->skin, c->rebuild_every,
+               c->rebuild_check ? " or when an atom moved more than skin/2" : "");
+        printf("dynamics: velocity Verlet, dt %g, %s", c->dt,
+               c->ensemble == HALOX_MD_NVT ? "NVT (stochastic velocity rescaling)" : "NVE");
+        if (c->ensemble == HALOX_MD_NVT)
+            printf(", T %g, tau %g", c->temp, c->tau);
+        else
+            printf(", initial T %g", c->temp);
+        printf(", seed %llu\n", (unsigned long long)c->seed);
+    }
+    printf("run: steps up to %lld, grid %dx%dx%d (%d rank%s), transport %s, precision %s\n",
+           c->steps, c->grid.n[0], c->grid.n[1], c->grid.n[2], nranks, nranks > 1 ? "s" : "",
+           c->transport, c->real == HALOX_DOUBLE ? "double" : "float");
+    printf("units: reduced LJ; pressure includes the kinetic part with 3N-3 degrees of freedom\n");
+    fflush(stdout);
+}
+
+static void print_summary(const halox_md_summary_t *s)
+{
+    printf("\nSummary\n");
+    printf("  atoms %lld, ranks %d (grid %dx%dx%d), transport %s, precision %s\n", s->natoms,
+           s->nranks, s->grid.n[0], s->grid.n[1], s->grid.n[2], s->transport,
+           s->real == HALOX_DOUBLE ? "double" : "float");
+    printf("  steps %lld (%lld -> %lld) in %.3f s: %.3f ms/step, %.1f steps/s%s\n", s->steps,
+           s->first_step, s->last_step, s->loop_seconds, s->ms_per_step, s->steps_per_second,
+           s->interrupted ? " (stopped on request)" : "");
+    if (s->fs_per_step > 0)
+        printf("  %.2f ns/day (convention: %g fs per step)\n", s->ns_per_day, s->fs_per_step);
+    printf("  set-up %.3f s; %lld rebuilds, %lld atoms migrated, %.0f halo atoms per rank, "
+           "%.0f pairs in the lists\n",
+           s->setup_seconds, s->rebuilds, s->migrated, s->halo_atoms, s->pairs);
+    if (s->steps == 0) {
+        printf("  (no steps integrated: no timings)\n");
+        fflush(stdout);
+        return;
+    }
+    double total = 0;
+    for (int t = 0; t < HALOX_MD_T_COUNT; t++)
+        total += s->timer_seconds[t];
+    double per = 1e3 / (double)s->steps;
+    printf("\n  %-20s %12s %9s %16s\n", "part (mean of ranks)", "ms/step", "percent",
+           "slowest ms/step");
+    for (int t = 0; t < HALOX_MD_T_COUNT; t++)
+        printf("  %-20s %12.4f %8.1f%% %16.4f\n", halox_md_timer_name((halox_md_timer_t)t),
+               s->timer_seconds[t] * per, total > 0 ? 100.0 * s->timer_seconds[t] / total : 0.0,
+               s->timer_max_seconds[t] * per);
+    printf("  %-20s %12.4f %8.1f%%\n", "total", total * per, total > 0 ? 100.0 : 0.0);
+    fflush(stdout);
+}
+
+/* ---- main --------------------------------------------------------------------------------------
+ */
+
+int main(int argc, char **argv)
+{
+    opts_t o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    const halox_md_config_t *cfg = &o.cfg;
+    int P = halox_grid_size(&cfg->grid);
+    int use_mpi = !strcmp(cfg->transport, "mpi");
+    int my_rank = 0;
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    /* under mpirun stdout may be a pseudo-terminal whatever the user's is: no progress there */
+    printer_t pr = {.o = &o, .tty = isatty(STDOUT_FILENO) && !use_mpi, .first_step = -1};
+    halox_md_hooks_t hooks = {.thermo = on_thermo,
+                              .progress = on_progress,
+                              .notice = on_notice,
+                              .stop = stop_requested,
+                              .user = &pr};
+    halox_md_result_t res;
+    memset(&res, 0, sizeof res);
+    halox_status_t st;
+    if (!use_mpi) {
+        if (strcmp(cfg->transport, "threads") != 0) {
+            fprintf(stderr,
+                    "halox-md: the CPU engine runs on the threads or mpi transport, not '%s'\n",
+                    cfg->transport);
+            return 2;
+        }
+        print_banner(&o, P);
+        st = halox_md_threads_run(cfg, &hooks, &res);
+    } else {
+#ifdef HALOX_HAVE_MPI
+        MPI_Init(&argc, &argv);
+        /* MPI_Init may install its own handlers: ours decide how a run stops */
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        int nproc = 1;
+        MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &nproc);
+        if (nproc != P) {
+            if (my_rank == 0)
+                fprintf(stderr,
+                        "halox-md: grid %dx%dx%d has %d ranks but %d MPI processes run: start "
+                        "with mpirun -np %d\n",
+                        cfg->grid.n[0], cfg->grid.n[1], cfg->grid.n[2], P, nproc, P);
+            MPI_Finalize();
+            return 2;
+        }
+        if (my_rank == 0)
+            print_banner(&o, P);
+        else
+            o.quiet = 1;
+        halox_comm_args_t args = {.real = cfg->real, .stride = 3, .timeout_s = cfg->timeout_s};
+        halox_comm_t *comm = NULL;
+        st = halox_comm_create("mpi", &args, &comm);
+        if (st == HALOX_OK) {
+            st = halox_md_rank_run(cfg, comm, NULL, &hooks, &res);
+        } else {
+            res.status = st;
+            snprintf(res.error, sizeof res.error, "rank %d: %s", my_rank, halox_last_error());
+        }
+        if (st != HALOX_OK) {
+            /* the rank that failed first explains why; the others only followed */
+            if (st != HALOX_ERR_ABORTED || my_rank == 0)
+                fprintf(stderr, "halox-md: %s\n", res.error);
+            fflush(stderr);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        halox_comm_destroy(comm);
+#else
+        fprintf(stderr, "halox-md: this build has no MPI (see --version)\n");
+        return 2;
+#endif
+    }
+    clear_progress(&pr);
+    int code = 0;
+    if (my_rank == 0) {
+        if (st != HALOX_OK) {
+            fprintf(stderr, "halox-md: %s\n", res.error);
+            /* bad input (files, settings) is a usage error; the rest failed at run time */
+            code =
+                st == HALOX_ERR_INVALID_ARG || st == HALOX_ERR_IO || st == HALOX_ERR_DECOMPOSITION
+                    ? 2
+                    : 1;
+        } else if (!o.quiet) {
+            print_summary(&res.summary);
+        }
+    }
+    halox_md_result_free(&res);
+#ifdef HALOX_HAVE_MPI
+    if (use_mpi)
+        MPI_Finalize();
+#endif
+    return code;
+}
