@@ -15,7 +15,8 @@
 #include "harness.h"
 #include "mpi_common.h"
 
-static const double timeout_s = 0.5;
+/* long enough that set-up collectives on a loaded 2-core CI machine never hit it */
+static const double timeout_s = 2.0;
 
 typedef struct setup {
     halox_comm_t *comm;
@@ -61,7 +62,7 @@ static void check_timeout(halox_status_t st, double elapsed, const char *what, l
     const char *msg = halox_last_error();
     printf("rank 0: %s returned after %.2f s: %s\n", what, elapsed, msg);
     fflush(stdout);
-    CHECK(elapsed >= timeout_s * 0.99 && elapsed < timeout_s + 5);
+    CHECK(elapsed >= timeout_s * 0.99 && elapsed < timeout_s + 20);
     char want[64];
     CHECK(strstr(msg, "rank 0") != NULL);
     CHECK(strstr(msg, "rank 1") != NULL);
@@ -120,7 +121,7 @@ int main(int argc, char **argv)
             halox_status_t st = halox_comm_barrier(s.comm);
             double el = MPI_Wtime() - t0;
             CHECK_STATUS(st, HALOX_ERR_TIMEOUT);
-            CHECK(el >= timeout_s * 0.99 && el < timeout_s + 5);
+            CHECK(el >= timeout_s * 0.99 && el < timeout_s + 20);
             CHECK(strstr(halox_last_error(), "barrier") != NULL);
             printf("rank 1: barrier returned after %.2f s: %s\n", el, halox_last_error());
             fflush(stdout);

@@ -19,7 +19,7 @@
 #include "harness.h"
 
 #define MAX_RANKS 16
-#define TIMEOUT_S 0.5
+#define TIMEOUT_S 1.0
 
 typedef enum { SKIP_COORDS, SKIP_FORCES } skip_t;
 
@@ -144,12 +144,12 @@ static void run_scenario(const scenario_t *sc)
                   "rank %d: barrier after the failure returned %d", r, (int)o->after);
         if (r == sc->lazy)
             continue;
-        CHECK_MSG(o->seconds < 5.0, "rank %d waited %.2f s", r, o->seconds);
+        CHECK_MSG(o->seconds < 10.0, "rank %d waited %.2f s", r, o->seconds);
         if (o->status == HALOX_ERR_TIMEOUT) {
             timeouts++;
             int peer = named_peer(o->message);
             names_lazy += peer == sc->lazy;
-            CHECK_MSG(strstr(o->message, "timed out after 0.5 s waiting for") &&
+            CHECK_MSG(strstr(o->message, "timed out after 1.0 s waiting for") &&
                           strstr(o->message, what) && strstr(o->message, "at step 1") &&
                           strstr(o->message, "HALOX_TIMEOUT_S"),
                       "rank %d: %s", r, o->message);
@@ -167,7 +167,7 @@ static void run_scenario(const scenario_t *sc)
     }
     CHECK_MSG(timeouts >= 1, "no rank timed out");
     CHECK_MSG(names_lazy >= 1 || P > 2, "no timeout names rank %d", sc->lazy);
-    CHECK_MSG(wall < 8.0, "scenario took %.2f s", wall);
+    CHECK_MSG(wall < 20.0, "scenario took %.2f s", wall);
     printf("grid %dx%dx%d, rank %d skips %s: %d timeouts, %.2f s\n", sc->g[0], sc->g[1], sc->g[2],
            sc->lazy, sc->skip == SKIP_COORDS ? "coordinates" : "forces", timeouts, wall);
     for (int r = 0; r < P; r++)

@@ -603,6 +603,9 @@ static halox_status_t halox__threads_resolve(halox_comm_t *comm)
     const halox_plan_t *plan = comm->plan;
     const int me = comm->rank;
     const size_t ab = halox__atom_bytes(comm->real, comm->stride, 1);
+    if (plan->n_pulses < 0 || plan->n_pulses > HALOX_MAX_PULSES)
+        return halox__error(HALOX_ERR_INVALID_ARG, "rank %d: plan has %d pulses (at most %d)", me,
+                            plan->n_pulses, HALOX_MAX_PULSES);
     for (int k = 0; k < plan->n_pulses; k++) {
         const halox_pulse_t *p = &plan->pulse[k];
         if (p->send_rank < 0 || p->send_rank >= comm->size || p->recv_rank < 0 ||

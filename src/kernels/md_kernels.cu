@@ -1,0 +1,341 @@
+/* MD kernels of the GPU engine: cell binning (counting sort), full per-atom pair lists (local and
+ * non-local by the zone rule), Lennard-Jones forces, velocity-Verlet kicks and drift, reductions.
+ * Plain C-like CUDA behind the C launchers of md_kernels.h; every launch is checked. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "kernels/md_kernels.h"
+
+#define MD__THREADS 128
+#define MD__SCAN_THREADS 1024
+
+/* The launch's error; clears the error state (sticky errors stay). */
+static cudaError_t md__launched(void) { return cudaGetLastError(); }
+
+static int md__blocks(int n, int threads)
+{
+    long long b = ((long long)n + threads - 1) / threads;
+    return b < 1 ? 1 : (int)b;
+}
+
+__device__ static inline int md__cell_coord(float x, float lo, float inv_w, int m)
+{
+    int c = (int)floorf((x - lo) * inv_w);
+    return c < 0 ? 0 : (c >= m ? m - 1 : c);
+}
+
+__global__ void md__bin_count(const float *__restrict__ x, int n, md_cell_grid_t g,
+                              int *__restrict__ cell_of, int *__restrict__ count)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    int cx = md__cell_coord(x[3 * (size_t)i], g.lo[0], g.inv_w[0], g.m[0]);
+    int cy = md__cell_coord(x[3 * (size_t)i + 1], g.lo[1], g.inv_w[1], g.m[1]);
+    int cz = md__cell_coord(x[3 * (size_t)i + 2], g.lo[2], g.inv_w[2], g.m[2]);
+    int c = (cz * g.m[1] + cy) * g.m[0] + cx;
+    cell_of[i] = c;
+    atomicAdd(&count[c], 1);
+}
+
+/* Exclusive scan of count[0..m) into start[0..m] (start[m] = total) by one block: each thread
+ * sums a contiguous chunk, the chunk sums are scanned in shared memory, then written out. */
+__global__ void md__scan(const int *count, int m, int *start, int *cursor)
+{
+    __shared__ int part[MD__SCAN_THREADS];
+    int t = threadIdx.x;
+    int chunk = (m + MD__SCAN_THREADS - 1) / MD__SCAN_THREADS;
+    int a = t * chunk, b = a + chunk < m ? a + chunk : m;
+    int s = 0;
+    for (int k = a; k < b; k++)
+        s += count[k];
+    part[t] = s;
+    __syncthreads();
+    for (int off = 1; off < MD__SCAN_THREADS; off *= 2) {
+        int v = t >= off ? part[t - off] : 0;
+        __syncthreads();
+        part[t] += v;
+        __syncthreads();
+    }
+    int run = part[t] - s; /* exclusive prefix of this chunk */
+    for (int k = a; k < b; k++) {
+        int c = count[k];
+        start[k] = run;
+        cursor[k] = run;
+        run += c;
+    }
+    if (t == MD__SCAN_THREADS - 1)
+        start[m] = part[t];
+}
+
+__global__ void md__bin_scatter(int n, const int *__restrict__ cell_of, int *__restrict__ cursor,
+                                int *__restrict__ cell_atoms)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    int pos = atomicAdd(&cursor[cell_of[i]], 1);
+    cell_atoms[pos] = i;
+}
+
+extern "C" cudaError_t md_kernel_bin(const float *x, int n, const md_cell_grid_t *grid,
+                                     int *cell_of, int *cell_start, int *cursor, int *cell_atoms,
+                                     cudaStream_t stream)
+{
+    int m = grid->m[0] * grid->m[1] * grid->m[2];
+    cudaError_t e = cudaMemsetAsync(cursor, 0, sizeof(int) * (size_t)(m + 1), stream);
+    if (e != cudaSuccess)
+        return e;
+    if (n > 0) {
+        md__bin_count<<<md__blocks(n, 256), 256, 0, stream>>>(x, n, *grid, cell_of, cursor);
+        if ((e = md__launched()) != cudaSuccess)
+            return e;
+    }
+    /* scan the counts in place (each thread reads a count before it overwrites it) */
+    md__scan<<<1, MD__SCAN_THREADS, 0, stream>>>(cursor, m, cell_start, cursor);
+    if ((e = md__launched()) != cudaSuccess)
+        return e;
+    if (n > 0) {
+        md__bin_scatter<<<md__blocks(n, 256), 256, 0, stream>>>(n, cell_of, cursor, cell_atoms);
+        e = md__launched();
+    }
+    return e;
+}
+
+__global__ void md__pairlist_kernel(const float *__restrict__ x, const uint8_t *__restrict__ zone,
+                                    int n_home, int n, md_cell_grid_t g,
+                                    const int *__restrict__ cell_of,
+                                    const int *__restrict__ cell_start,
+                                    const int *__restrict__ cell_atoms, float rl2,
+                                    int *__restrict__ nbr_loc, int *__restrict__ cnt_loc,
+                                    int max_loc, int *__restrict__ nbr_nl,
+                                    int *__restrict__ cnt_nl, int max_nl, int *__restrict__ need)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const float xi = x[3 * (size_t)i], yi = x[3 * (size_t)i + 1], zi = x[3 * (size_t)i + 2];
+    const uint8_t zni = zone[i];
+    const int home_i = i < n_home;
+    int c = cell_of[i];
+    int cx = c % g.m[0], cy = (c / g.m[0]) % g.m[1], cz = c / (g.m[0] * g.m[1]);
+    int nl = 0, nn = 0;
+    const int R = g.reach;
+    for (int dz = -R; dz <= R; dz++) {
+        int z = cz + dz;
+        if (z < 0 || z >= g.m[2])
+            continue;
+        for (int dy = -R; dy <= R; dy++) {
+            int y = cy + dy;
+            if (y < 0 || y >= g.m[1])
+                continue;
+            /* the dx range of one row of cells is contiguous in cell order */
+            int x0 = cx - R < 0 ? 0 : cx - R, x1 = cx + R >= g.m[0] ? g.m[0] - 1 : cx + R;
+            int row = (z * g.m[1] + y) * g.m[0];
+            int k0 = cell_start[row + x0], k1 = cell_start[row + x1 + 1];
+            for (int k = k0; k < k1; k++) {
+                int j = cell_atoms[k];
+                if (j == i)
+                    continue;
+                float dx = xi - x[3 * (size_t)j], dy2 = yi - x[3 * (size_t)j + 1],
+                      dz2 = zi - x[3 * (size_t)j + 2];
+                float r2 = dx * dx + dy2 * dy2 + dz2 * dz2;
+                if (r2 >= rl2 || (zni & zone[j]) != 0)
+                    continue;
+                if (home_i && j < n_home) {
+                    if (nl < max_loc)
+                        nbr_loc[(size_t)nl * n_home + i] = j;
+                    nl++;
+                } else {
+                    if (nn < max_nl)
+                        nbr_nl[(size_t)nn * n + i] = j;
+                    nn++;
+                }
+            }
+        }
+    }
+    if (home_i)
+        cnt_loc[i] = nl < max_loc ? nl : max_loc;
+    cnt_nl[i] = nn < max_nl ? nn : max_nl;
+    if (nl > max_loc || nn > max_nl) {
+        atomicMax(&need[0], nl);
+        atomicMax(&need[1], nn);
+    }
+}
+
+extern "C" cudaError_t md_kernel_pairlist(const float *x, const uint8_t *zone, int n_home, int n,
+                                          const md_cell_grid_t *grid, const int *cell_of,
+                                          const int *cell_start, const int *cell_atoms, float rl2,
+                                          int *nbr_loc, int *cnt_loc, int max_loc, int *nbr_nl,
+                                          int *cnt_nl, int max_nl, int *need, cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    md__pairlist_kernel<<<md__blocks(n, MD__THREADS), MD__THREADS, 0, stream>>>(
+        x, zone, n_home, n, *grid, cell_of, cell_start, cell_atoms, rl2, nbr_loc, cnt_loc, max_loc,
+        nbr_nl, cnt_nl, max_nl, need);
+    return md__launched();
+}
+
+__device__ static inline double md__warp_sum(double v)
+{
+    for (int off = 16; off > 0; off /= 2)
+        v += __shfl_down_sync(0xffffffffu, v, off);
+    return v;
+}
+
+/* Sum a per-thread double over the block and add it to *out (one atomic per block). */
+__device__ static inline void md__block_add(double v, double *out)
+{
+    __shared__ double part[32];
+    v = md__warp_sum(v);
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0)
+        part[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        int nw = (blockDim.x + 31) >> 5;
+        v = lane < nw ? part[lane] : 0.0;
+        v = md__warp_sum(v);
+        if (lane == 0)
+            atomicAdd(out, v);
+    }
+    __syncthreads();
+}
+
+template <int ENERGY>
+__global__ void md__lj_kernel(const float *__restrict__ x, const int *__restrict__ nbr,
+                              const int *__restrict__ cnt, int n, int n_split, float rc2,
+                              double eshift, float *__restrict__ out_lo,
+                              float *__restrict__ out_hi, double *__restrict__ energy)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    double e = 0, w = 0;
+    if (i < n) {
+        const float xi = x[3 * (size_t)i], yi = x[3 * (size_t)i + 1], zi = x[3 * (size_t)i + 2];
+        float fx = 0, fy = 0, fz = 0;
+        const int m = cnt[i];
+        for (int k = 0; k < m; k++) {
+            const size_t j = (size_t)__ldg(&nbr[(size_t)k * n + i]);
+            const float dx = xi - __ldg(&x[3 * j]), dy = yi - __ldg(&x[3 * j + 1]),
+                        dz = zi - __ldg(&x[3 * j + 2]);
+            const float r2 = dx * dx + dy * dy + dz * dz;
+            if (r2 < rc2) {
+                const float sr2 = 1.0f / r2;
+                const float sr6 = sr2 * sr2 * sr2;
+                const float fpair = 48.0f * sr6 * (sr6 - 0.5f) * sr2;
+                fx += dx * fpair;
+                fy += dy * fpair;
+                fz += dz * fpair;
+                if (ENERGY) {
+                    e += (double)(4.0f * sr6 * (sr6 - 1.0f)) - eshift;
+                    w += (double)(r2 * fpair);
+                }
+            }
+        }
+        float *o = i < n_split ? out_lo : out_hi;
+        o[3 * (size_t)i] = fx;
+        o[3 * (size_t)i + 1] = fy;
+        o[3 * (size_t)i + 2] = fz;
+    }
+    if (ENERGY) {
+        /* full lists hold every pair twice */
+        md__block_add(0.5 * e, &energy[0]);
+        md__block_add(0.5 * w, &energy[1]);
+    }
+}
+
+extern "C" cudaError_t md_kernel_lj(const float *x, const int *nbr, const int *cnt, int n,
+                                    int n_split, float rc2, double eshift, float *out_lo,
+                                    float *out_hi, double *energy, cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    int b = md__blocks(n, MD__THREADS);
+    if (energy)
+        md__lj_kernel<1><<<b, MD__THREADS, 0, stream>>>(x, nbr, cnt, n, n_split, rc2, eshift,
+                                                        out_lo, out_hi, energy);
+    else
+        md__lj_kernel<0><<<b, MD__THREADS, 0, stream>>>(x, nbr, cnt, n, n_split, rc2, eshift,
+                                                        out_lo, out_hi, energy);
+    return md__launched();
+}
+
+__global__ void md__kick_kernel(float *__restrict__ v, const float *__restrict__ f,
+                                const float *__restrict__ fnl, float *__restrict__ x, int n3,
+                                float h, float dt)
+{
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n3)
+        return;
+    float vk = v[k] + h * (f[k] + fnl[k]);
+    v[k] = vk;
+    if (x)
+        x[k] += dt * vk;
+}
+
+extern "C" cudaError_t md_kernel_kick(float *v, const float *f, const float *fnl, float *x, int n,
+                                      float h, float dt, cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    md__kick_kernel<<<md__blocks(3 * n, 256), 256, 0, stream>>>(v, f, fnl, dt != 0.0f ? x : NULL,
+                                                                3 * n, h, dt);
+    return md__launched();
+}
+
+__global__ void md__scale_kernel(float *__restrict__ v, int n3, float a)
+{
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n3)
+        v[k] *= a;
+}
+
+extern "C" cudaError_t md_kernel_scale(float *v, int n, float alpha, cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    md__scale_kernel<<<md__blocks(3 * n, 256), 256, 0, stream>>>(v, 3 * n, alpha);
+    return md__launched();
+}
+
+__global__ void md__kinetic_kernel(const float *__restrict__ v, int n3, double *out)
+{
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    double s = 0;
+    if (k < n3)
+        s = 0.5 * (double)v[k] * (double)v[k];
+    md__block_add(s, out);
+}
+
+extern "C" cudaError_t md_kernel_kinetic(const float *v, int n, double *out, cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    md__kinetic_kernel<<<md__blocks(3 * n, 256), 256, 0, stream>>>(v, 3 * n, out);
+    return md__launched();
+}
+
+__global__ void md__disp_kernel(const float *__restrict__ x, const float *__restrict__ r, int n,
+                                unsigned *out)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    float dx = x[3 * (size_t)i] - r[3 * (size_t)i], dy = x[3 * (size_t)i + 1] - r[3 * (size_t)i + 1],
+          dz = x[3 * (size_t)i + 2] - r[3 * (size_t)i + 2];
+    float d2 = dx * dx + dy * dy + dz * dz;
+    if (!(d2 == d2))
+        d2 = 3.0e38f; /* NaN: force a rebuild (which then reports the blow-up) */
+    /* non-negative floats order like their bit patterns */
+    atomicMax(out, __float_as_uint(d2));
+}
+
+extern "C" cudaError_t md_kernel_max_disp2(const float *x, const float *xref, int n, unsigned *out,
+                                           cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    md__disp_kernel<<<md__blocks(n, 256), 256, 0, stream>>>(x, xref, n, out);
+    return md__launched();
+}
