@@ -6,7 +6,10 @@
 # 1. facts of the machine (GPUs, links, driver, nvcc, MPI, NCCL, NVSHMEM wheel)
 # 2. configure and build everything with CUDA, NCCL and NVSHMEM (-j16)
 # 3. GPU tests (ctest -L gpu): kernels, every GPU transport against the reference on 1 and 2
-#    ranks, bounded waits, the NVSHMEM smoke program; then 4 and 8 ranks on the GPUs under MPS
+#    ranks, bounded waits, the NVSHMEM smoke program, the GPU MD engine (test_gpu_md); then 4
+#    and 8 ranks on the GPUs under MPS
+# 3b. GPU MD engine speed: halox-md --preset water-density, 45k and 360k atoms, 200 steps, on 1
+#    GPU (nccl) and 2 GPUs (mpi-staged, nccl): ms/step, halo ms/step and share, ns/day
 # 4. benchmark: halo exchange time per transport (bench/halo_gpu_bench) at 45k and 176k atoms
 #    on 1, 2 (one rank per GPU), 4 and 8 ranks (MPS for several ranks per GPU)
 # 5. compute-sanitizer: memcheck, racecheck and initcheck on the kernels, memcheck on small
@@ -195,6 +198,45 @@ fi
 # ---- 3. GPU tests ---------------------------------------------------------------------------
 # one or two ranks: one rank per GPU where there are two; no MPS
 ctest_phase ctest-gpu 240 -L gpu -E "_np[48]$" --output-on-failure --timeout 200
+
+# ---- 3b. GPU MD engine: halox-md ms/step (water-density, 200 steps) -------------------------
+# (its correctness tests, test_gpu_md_np1/np2, ran in ctest-gpu above). One line per run in
+# bench.jsonl: ms/step, halo (coordinate + force exchange) ms/step, halo share, ns/day.
+MD="$BUILD/tools/halox-md"
+md_bench() { # md_bench NP TRANSPORT ATOMS
+    local np="$1" tr="$2" n="$3" j="$LOGS/md-np$1-$2-$3.json"
+    phase "md-np$np-$tr-$n" 90 "${MPIRUN[@]}" -np "$np" "$MD" --preset water-density \
+        --atoms "$n" --steps 200 --grid "${np}x1x1" --transport "$tr" --device gpu --json "$j" \
+        --no-progress || return 0
+    python3 - "$j" "$np" "$tr" "$n" >>"$OUT/bench.jsonl" <<'PY' || true
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+t = s["timers"]
+halo = t["halo_coords"]["ms_per_step"] + t["halo_forces"]["ms_per_step"]
+ms = s["ms_per_step"]
+print(json.dumps({"bench": "halox-md", "preset": "water-density", "atoms": s["atoms"],
+                  "ranks": int(sys.argv[2]), "transport": sys.argv[3], "steps": s["steps"],
+                  "ms_per_step": ms, "halo_ms_per_step": halo,
+                  "halo_share": halo / ms if ms > 0 else 0,
+                  "pair_ms_per_step": t["pair_forces"]["ms_per_step"],
+                  "ns_per_day": s.get("ns_per_day", 0)}))
+PY
+    tail -n 1 "$OUT/bench.jsonl" | sed "s/^/md  /" >>"$LOGS/bench-table.txt"
+}
+: >"$LOGS/bench-table.txt"
+if [ ! -x "$MD" ]; then
+    skip md-bench "halox-md was not built"
+else
+    for n in 45000 360000; do
+        if over_budget; then skip "md-bench-$n" "over the time budget"; continue; fi
+        md_bench 1 nccl "$n"
+        if [ "$NGPU" -ge 2 ]; then
+            md_bench 2 mpi-staged "$n"
+            md_bench 2 nccl "$n"
+        fi
+    done
+fi
+
 # four and eight ranks on the GPUs: several per GPU, under MPS
 if over_budget; then
     skip ctest-gpu-mps "over the time budget"
@@ -206,7 +248,6 @@ fi
 
 # ---- 4. benchmark ---------------------------------------------------------------------------
 BENCH="$BUILD/bench/halo_gpu_bench"
-: >"$LOGS/bench-table.txt"
 bench() { # bench NP [MPS]: one bench run, appended to bench.jsonl and the table
     local np="$1"
     phase "bench-np$np" 150 "${MPIRUN[@]}" -np "$np" "$BENCH" -n "$SIZES" \

@@ -40,3 +40,18 @@ if(HALOX_HAVE_NVSHMEM)
   add_test(NAME nvshmem_smoke COMMAND halox_nvshmem_smoke --run)
   set_tests_properties(nvshmem_smoke PROPERTIES LABELS "gpu" TIMEOUT 120 SKIP_RETURN_CODE 77)
 endif()
+
+# The GPU MD engine (tests/test_gpu_md.c): step 0 against LAMMPS, 100 steps against the CPU
+# engine, on 1 rank and on 2 ranks (one per GPU on 2 GPUs), every GPU transport.
+if(HALOX_HAVE_MPI)
+  halox_gpu_mpi_test(test_gpu_md SOURCES test_gpu_md.c NP 1 2 TIMEOUT 180)
+endif()
+if(TARGET halox-md)
+  # the command line of the GPU engine (runs anywhere: these are usage errors, exit 2)
+  add_test(NAME md_gpu_cli_graph COMMAND halox-md --graph)
+  set_tests_properties(md_gpu_cli_graph PROPERTIES LABELS "gpu" TIMEOUT 30
+                       PASS_REGULAR_EXPRESSION "not yet supported")
+  add_test(NAME md_gpu_cli_double COMMAND halox-md --device gpu --precision double)
+  set_tests_properties(md_gpu_cli_double PROPERTIES LABELS "gpu" TIMEOUT 30
+                       PASS_REGULAR_EXPRESSION "single precision")
+endif()

@@ -85,7 +85,13 @@ static void usage(FILE *to)
         "Parallel run:\n"
         "  --grid NXxNYxNZ         rank grid (default 1x1x1); --transport mpi needs as many MPI\n"
         "                          processes (mpirun -np NX*NY*NZ halox-md ...)\n"
-        "  --transport NAME        threads (default, or $HALOX_TRANSPORT) or mpi (see --version)\n"
+        "  --transport NAME        threads (default, or $HALOX_TRANSPORT) or mpi (see --version);\n"
+        "                          mpi-staged or nccl run the GPU engine (under mpirun, one GPU\n"
+        "                          per rank; 1 rank: local copies)\n"
+        "  --device gpu|cpu|auto   engine: auto (default) is the GPU engine on a GPU transport,\n"
+        "                          the CPU engine otherwise; gpu alone picks nccl (or\n"
+        "                          mpi-staged); the GPU engine is single precision\n"
+        "  --graph                 CUDA graphs: not yet supported (an error)\n"
         "  --precision P           float (default: positions and forces in single precision,\n"
         "                          energies in double) or double\n"
         "  --timeout S             bound on every wait for a peer (default HALOX_TIMEOUT_S or 60)\n"
@@ -136,7 +142,7 @@ typedef struct {
     int progress;
     /* what was given explicitly (for conflicts and restarts) */
     int set_lattice, set_cells, set_density, set_atoms, set_read, set_box, set_steps;
-    int set_precision, set_grid;
+    int set_precision, set_grid, set_transport;
     const char *physics_option; /* first option that --restart cannot take */
 } opts_t;
 
@@ -238,8 +244,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
     halox_md_config_default(&o->cfg);
     o->progress = 1;
     const char *env = getenv("HALOX_TRANSPORT");
-    if (env && *env)
+    if (env && *env) {
         o->cfg.transport = env;
+        o->set_transport = 1;
+    }
     /* presets first, wherever they stand, so that every other option overrides them */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--preset")) {
@@ -285,6 +293,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
         } else if (!strcmp(a, "--rebuild-check")) {
             c->rebuild_check = 1;
             continue;
+        } else if (!strcmp(a, "--graph")) {
+            return bad("--graph: CUDA graphs are not yet supported by the GPU engine (run "
+                       "without --graph)");
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = 1;
             continue;
@@ -312,6 +323,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
                                                  "--tau",
                                                  "--grid",
                                                  "--transport",
+                                                 "--device",
                                                  "--precision",
                                                  "--timeout",
                                                  "--json",
@@ -419,6 +431,16 @@ static int parse_args(int argc, char **argv, opts_t *o)
             o->set_grid = 1;
         } else if (!strcmp(a, "--transport")) {
             c->transport = v;
+            o->set_transport = 1;
+        } else if (!strcmp(a, "--device")) {
+            if (!strcmp(v, "gpu"))
+                c->device = HALOX_MD_DEVICE_GPU;
+            else if (!strcmp(v, "cpu"))
+                c->device = HALOX_MD_DEVICE_CPU;
+            else if (!strcmp(v, "auto"))
+                c->device = HALOX_MD_DEVICE_AUTO;
+            else
+                return bad("--device '%s': use gpu, cpu or auto", v);
         } else if (!strcmp(a, "--precision")) {
             if (!strcmp(v, "float") || !strcmp(v, "single"))
                 c->real = HALOX_FLOAT;
@@ -452,6 +474,21 @@ static int parse_args(int argc, char **argv, opts_t *o)
         }
     }
     halox_md_config_t *c = &o->cfg;
+    /* the device and the transport: --device gpu without a transport takes nccl (or
+     * mpi-staged); auto follows the transport */
+    if (c->device == HALOX_MD_DEVICE_GPU && !o->set_transport)
+        c->transport = halox_transport_available("nccl") ? "nccl" : "mpi-staged";
+    if (c->device == HALOX_MD_DEVICE_GPU && !halox_transport_available(c->transport))
+        return bad("--device gpu needs a CUDA build with MPI (transports mpi-staged, nccl; see "
+                   "--version)");
+    if (c->device == HALOX_MD_DEVICE_GPU && !halox_transport_on_gpu(c->transport))
+        return bad("--device gpu runs on the GPU transports mpi-staged or nccl, not '%s'",
+                   c->transport);
+    if (c->device == HALOX_MD_DEVICE_CPU && halox_transport_on_gpu(c->transport))
+        return bad("--device cpu runs on the threads or mpi transport, not '%s'", c->transport);
+    if (halox_md_config_device(c) == HALOX_MD_DEVICE_GPU && c->real != HALOX_FLOAT)
+        return bad("the GPU engine runs in single precision: use --precision float (or --device "
+                   "cpu)");
     /* combinations */
     if (o->set_read && (o->set_lattice || o->set_cells || o->set_atoms || o->set_density))
         return bad("--read takes the atoms from the file: it cannot be combined with "
@@ -588,9 +625,11 @@ static void print_banner(const opts_t *o, int nranks)
             printf(", initial T %g", c->temp);
         printf(", seed %llu\n", (unsigned long long)c->seed);
     }
-    printf("run: steps up to %lld, grid %dx%dx%d (%d rank%s), transport %s, precision %s\n",
+    printf("run: steps up to %lld, grid %dx%dx%d (%d rank%s), transport %s, precision %s, "
+           "device %s\n",
            c->steps, c->grid.n[0], c->grid.n[1], c->grid.n[2], nranks, nranks > 1 ? "s" : "",
-           c->transport, c->real == HALOX_DOUBLE ? "double" : "float");
+           c->transport, c->real == HALOX_DOUBLE ? "double" : "float",
+           halox_md_config_device(c) == HALOX_MD_DEVICE_GPU ? "gpu" : "cpu");
     printf("units: reduced LJ; pressure includes the kinetic part with 3N-3 degrees of freedom\n");
     fflush(stdout);
 }
@@ -639,7 +678,8 @@ int main(int argc, char **argv)
         return rc == 1 ? 0 : 2;
     const halox_md_config_t *cfg = &o.cfg;
     int P = halox_grid_size(&cfg->grid);
-    int use_mpi = !strcmp(cfg->transport, "mpi");
+    /* the CPU engine on mpi and the GPU engine (GPU transports) run one process per rank */
+    int use_mpi = !strcmp(cfg->transport, "mpi") || halox_transport_on_gpu(cfg->transport);
     int my_rank = 0;
 
     struct sigaction sa;
@@ -690,9 +730,11 @@ int main(int argc, char **argv)
             print_banner(&o, P);
         else
             o.quiet = 1;
-        halox_comm_args_t args = {.real = cfg->real, .stride = 3, .timeout_s = cfg->timeout_s};
+        /* GPU transports: device = local rank modulo the visible devices (args.device -1) */
+        halox_comm_args_t args = {
+            .real = cfg->real, .stride = 3, .timeout_s = cfg->timeout_s, .device = -1};
         halox_comm_t *comm = NULL;
-        st = halox_comm_create("mpi", &args, &comm);
+        st = halox_comm_create(cfg->transport, &args, &comm);
         if (st == HALOX_OK) {
             st = halox_md_rank_run(cfg, comm, NULL, &hooks, &res);
         } else {

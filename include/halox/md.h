@@ -52,6 +52,15 @@ typedef enum halox_md_ensemble {
     HALOX_MD_NVT = 1, /**< velocity Verlet + stochastic velocity rescaling (Bussi 2007) */
 } halox_md_ensemble_t;
 
+/** Where the engine runs (halox_md_config_t.device). */
+typedef enum halox_md_device {
+    HALOX_MD_DEVICE_AUTO = 0, /**< the GPU when the transport moves GPU data (mpi-staged, nccl),
+                                   else the CPU */
+    HALOX_MD_DEVICE_CPU = 1,  /**< the CPU engine (threads, mpi) */
+    HALOX_MD_DEVICE_GPU = 2,  /**< the GPU engine: single precision, a GPU transport, one GPU per
+                                   rank (CUDA builds) */
+} halox_md_device_t;
+
 /** Everything that defines a run. Plain data; paths are borrowed (the caller keeps them alive
  *  for the lifetime of the engine); NULL paths mean "no such output". */
 typedef struct halox_md_config {
@@ -93,7 +102,12 @@ typedef struct halox_md_config {
                                       (0: only at the end and on an interrupt) */
     const char *restart_path;    /**< continue from this checkpoint */
     double fs_per_step;          /**< > 0: report ns/day assuming this many fs per step */
+    /* device (added with the GPU engine; zero is auto) */
+    halox_md_device_t device; /**< CPU or GPU engine; AUTO follows the transport */
 } halox_md_config_t;
+
+/** The device a configuration runs on: cfg->device, with AUTO resolved by the transport. */
+halox_md_device_t halox_md_config_device(const halox_md_config_t *cfg);
 
 /** Defaults: fcc at density 0.8442 with 10x10x10 cells, T 1.44, seed 87287, cut-off 2.5
  *  unshifted, no tail, skin 0.3, dt 0.005, 100 steps, rebuild every 20, thermo every 50, NVE,

@@ -59,62 +59,70 @@ halox_status_t halox__agree(halox_comm_t *comm, halox_status_t mine, const char 
     return HALOX_OK;
 }
 
+/* Everybody's n values of `elem` bytes, rank after rank, in a new buffer (*all_p, to free). */
+static halox_status_t halox__gather_all(halox_comm_t *comm, const void *values, int n,
+                                        size_t elem, void **all_p)
+{
+    *all_p = malloc(elem * (size_t)n * (size_t)comm->size);
+    if (!*all_p)
+        return halox__error(HALOX_ERR_NO_MEMORY, "allreduce: no memory");
+    halox_status_t st = comm->ops->allgather(comm, values, *all_p, elem * (size_t)n);
+    if (st != HALOX_OK) {
+        free(*all_p);
+        *all_p = NULL;
+    }
+    return st;
+}
+
 halox_status_t halox_comm_allreduce_sum(halox_comm_t *comm, double *values, int n)
 {
+    double *all;
     if (n <= 0)
         return HALOX_OK;
-    double *all = malloc(sizeof(double) * (size_t)n * (size_t)comm->size);
-    if (!all)
-        return halox__error(HALOX_ERR_NO_MEMORY, "allreduce: no memory");
-    halox_status_t st = comm->ops->allgather(comm, values, all, sizeof(double) * (size_t)n);
-    if (st == HALOX_OK)
-        for (int i = 0; i < n; i++) {
-            /* rank order: every rank gets the same bits */
-            double s = 0;
-            for (int r = 0; r < comm->size; r++)
-                s += all[(size_t)r * n + i];
-            values[i] = s;
-        }
+    halox_status_t st = halox__gather_all(comm, values, n, sizeof(double), (void **)&all);
+    if (st != HALOX_OK)
+        return st;
+    for (int i = 0; i < n; i++) {
+        double s = 0; /* rank order: every rank gets the same bits */
+        for (int r = 0; r < comm->size; r++)
+            s += all[(size_t)r * n + i];
+        values[i] = s;
+    }
     free(all);
-    return st;
+    return HALOX_OK;
 }
 
 halox_status_t halox_comm_allreduce_max(halox_comm_t *comm, double *values, int n)
 {
+    double *all;
     if (n <= 0)
         return HALOX_OK;
-    double *all = malloc(sizeof(double) * (size_t)n * (size_t)comm->size);
-    if (!all)
-        return halox__error(HALOX_ERR_NO_MEMORY, "allreduce: no memory");
-    halox_status_t st = comm->ops->allgather(comm, values, all, sizeof(double) * (size_t)n);
-    if (st == HALOX_OK)
-        for (int i = 0; i < n; i++) {
-            double m = all[i];
-            for (int r = 1; r < comm->size; r++)
-                m = all[(size_t)r * n + i] > m ? all[(size_t)r * n + i] : m;
-            values[i] = m;
-        }
+    halox_status_t st = halox__gather_all(comm, values, n, sizeof(double), (void **)&all);
+    if (st != HALOX_OK)
+        return st;
+    for (int i = 0; i < n; i++)
+        for (int r = 0; r < comm->size; r++)
+            values[i] = all[(size_t)r * n + i] > values[i] ? all[(size_t)r * n + i] : values[i];
     free(all);
-    return st;
+    return HALOX_OK;
 }
 
 halox_status_t halox_comm_allreduce_sum_i64(halox_comm_t *comm, int64_t *values, int n)
 {
+    int64_t *all;
     if (n <= 0)
         return HALOX_OK;
-    int64_t *all = malloc(sizeof(int64_t) * (size_t)n * (size_t)comm->size);
-    if (!all)
-        return halox__error(HALOX_ERR_NO_MEMORY, "allreduce: no memory");
-    halox_status_t st = comm->ops->allgather(comm, values, all, sizeof(int64_t) * (size_t)n);
-    if (st == HALOX_OK)
-        for (int i = 0; i < n; i++) {
-            uint64_t s = 0; /* unsigned: wrap-around is defined (used for hash sums) */
-            for (int r = 0; r < comm->size; r++)
-                s += (uint64_t)all[(size_t)r * n + i];
-            values[i] = (int64_t)s;
-        }
+    halox_status_t st = halox__gather_all(comm, values, n, sizeof(int64_t), (void **)&all);
+    if (st != HALOX_OK)
+        return st;
+    for (int i = 0; i < n; i++) {
+        uint64_t s = 0; /* unsigned: wrap-around is defined (used for hash sums) */
+        for (int r = 0; r < comm->size; r++)
+            s += (uint64_t)all[(size_t)r * n + i];
+        values[i] = (int64_t)s;
+    }
     free(all);
-    return st;
+    return HALOX_OK;
 }
 
 halox_status_t halox_comm_gatherv(halox_comm_t *comm, const void *send, size_t bytes,

@@ -6,7 +6,7 @@
 
 #include "kernels/md_kernels.h"
 
-#define MD__THREADS 128
+#define MD__THREADS      128
 #define MD__SCAN_THREADS 1024
 
 /* The launch's error; clears the error state (sticky errors stay). */
@@ -108,8 +108,8 @@ __global__ void md__pairlist_kernel(const float *__restrict__ x, const uint8_t *
                                     const int *__restrict__ cell_start,
                                     const int *__restrict__ cell_atoms, float rl2,
                                     int *__restrict__ nbr_loc, int *__restrict__ cnt_loc,
-                                    int max_loc, int *__restrict__ nbr_nl,
-                                    int *__restrict__ cnt_nl, int max_nl, int *__restrict__ need)
+                                    int max_loc, int *__restrict__ nbr_nl, int *__restrict__ cnt_nl,
+                                    int max_nl, int *__restrict__ need)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -206,8 +206,8 @@ __device__ static inline void md__block_add(double v, double *out)
 template <int ENERGY>
 __global__ void md__lj_kernel(const float *__restrict__ x, const int *__restrict__ nbr,
                               const int *__restrict__ cnt, int n, int n_split, float rc2,
-                              double eshift, float *__restrict__ out_lo,
-                              float *__restrict__ out_hi, double *__restrict__ energy)
+                              double eshift, float *__restrict__ out_lo, float *__restrict__ out_hi,
+                              double *__restrict__ energy)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     double e = 0, w = 0;
@@ -322,7 +322,8 @@ __global__ void md__disp_kernel(const float *__restrict__ x, const float *__rest
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    float dx = x[3 * (size_t)i] - r[3 * (size_t)i], dy = x[3 * (size_t)i + 1] - r[3 * (size_t)i + 1],
+    float dx = x[3 * (size_t)i] - r[3 * (size_t)i],
+          dy = x[3 * (size_t)i + 1] - r[3 * (size_t)i + 1],
           dz = x[3 * (size_t)i + 2] - r[3 * (size_t)i + 2];
     float d2 = dx * dx + dy * dy + dz * dz;
     if (!(d2 == d2))

@@ -223,6 +223,22 @@ halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
         return halox__error(HALOX_ERR_UNKNOWN_TRANSPORT,
                             "transport '%s' is not in this build (halox-md --version lists them)",
                             cfg->transport ? cfg->transport : "(none)");
+    if (cfg->device != HALOX_MD_DEVICE_AUTO && cfg->device != HALOX_MD_DEVICE_CPU &&
+        cfg->device != HALOX_MD_DEVICE_GPU)
+        return halox__error(HALOX_ERR_INVALID_ARG, "unknown device %d", (int)cfg->device);
+    if (cfg->device == HALOX_MD_DEVICE_GPU && !halox_transport_on_gpu(cfg->transport))
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "the GPU engine needs a GPU transport (mpi-staged or nccl), not '%s'",
+                            cfg->transport);
+    if (cfg->device == HALOX_MD_DEVICE_CPU && halox_transport_on_gpu(cfg->transport))
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "transport '%s' moves GPU data: the CPU engine runs on threads or mpi "
+                            "(or use --device gpu)",
+                            cfg->transport);
+    if (halox_md_config_device(cfg) == HALOX_MD_DEVICE_GPU && cfg->real != HALOX_FLOAT)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "the GPU engine runs in single precision: use --precision float (or "
+                            "--device cpu for double)");
     double box[3];
     if (!cfg->restart_path && md__config_box(cfg, box)) {
         halox_plan_params_t prm = {.grid = cfg->grid,
@@ -233,4 +249,12 @@ halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
             return HALOX_ERR_DECOMPOSITION;
     }
     return HALOX_OK;
+}
+
+halox_md_device_t halox_md_config_device(const halox_md_config_t *cfg)
+{
+    if (cfg->device != HALOX_MD_DEVICE_AUTO)
+        return cfg->device;
+    return cfg->transport && halox_transport_on_gpu(cfg->transport) ? HALOX_MD_DEVICE_GPU
+                                                                      : HALOX_MD_DEVICE_CPU;
 }

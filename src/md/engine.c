@@ -142,6 +142,12 @@ static halox_status_t md__check_speeds(halox_md_t *md)
 static halox_status_t md__rebuild(halox_md_t *md)
 {
     double t0 = halox__now();
+    if (md->gpu) {
+        /* the home atoms come back to the host: migration and plan as on the CPU */
+        halox_status_t gst = md__agree(md, md__gpu_to_host(md, 0));
+        if (gst != HALOX_OK)
+            return gst;
+    }
     halox_status_t cst = md__agree(md, md__check_speeds(md));
     if (cst != HALOX_OK)
         return cst;
@@ -163,6 +169,17 @@ static halox_status_t md__rebuild(halox_md_t *md)
     st = md__agree(md, md__ensure_forces(md, md->atoms.n_total + 1));
     if (st != HALOX_OK)
         return st;
+    if (md->gpu) {
+        /* upload, bind the device arrays, cell and pair lists on the GPU */
+        st = md__agree(md, md__gpu_after_plan(md));
+        md->timer[HALOX_MD_T_NEIGHBOUR] += halox__now() - t2;
+        if (st == HALOX_OK) {
+            md->last_rebuild = md->step;
+            md->rebuilds++;
+            md->force_rebuild = 0;
+        }
+        return st;
+    }
     st = halox_comm_bind(md->comm, &md->plan, md->atoms.x, md->f);
     if (st != HALOX_OK)
         return st;
@@ -182,8 +199,11 @@ static halox_status_t md__rebuild(halox_md_t *md)
 }
 
 /* Forces of the current positions (halo coordinates already current), then the force exchange. */
-static halox_status_t md__forces(halox_md_t *md, int want_energy)
+static halox_status_t md__forces(halox_md_t *md, int want_energy, int coords)
 {
+    if (md->gpu) /* coordinate exchange (unless the plan build just filled the halo) included */
+        return md__gpu_forces(md, coords, want_energy);
+    (void)coords;
     double t0 = halox__now();
     md__lj_forces(md, want_energy);
     double t1 = halox__now();
@@ -201,7 +221,9 @@ static int md__thermo_step(const halox_md_t *md, long long s)
 static halox_status_t md__thermo_output(halox_md_t *md)
 {
     halox_md_thermo_t rec;
-    halox_status_t st = md__thermo_compute(md, &rec);
+    halox_status_t st = md->gpu ? md__agree(md, md__gpu_to_host(md, 0)) : HALOX_OK;
+    if (st == HALOX_OK)
+        st = md__thermo_compute(md, &rec);
     if (st == HALOX_OK)
         st = md__agree(md, md__record_thermo(md, &rec));
     return st;
@@ -285,6 +307,8 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
         else
             st = md__take_system(md, sys);
     }
+    if (st == HALOX_OK && halox_md_config_device(cfg) == HALOX_MD_DEVICE_GPU)
+        st = md__gpu_create(md);
     st = md__agree(md, st);
     if (st != HALOX_OK) {
         halox_md_destroy(md);
@@ -322,9 +346,11 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
         /* step 0: distribute (migrate checks the count), plan, lists, forces, thermo */
         st = md__rebuild(md);
         if (st == HALOX_OK)
-            st = md__forces(md, 1);
+            st = md__forces(md, 1, 0);
         if (st == HALOX_OK)
             st = md__thermo_output(md);
+        if (st == HALOX_OK && md->cfg.xyz_path && md->gpu)
+            st = md__agree(md, md__gpu_to_host(md, 1));
         if (st == HALOX_OK && md->cfg.xyz_path)
             st = md__xyz_frame(md);
     } else if (st == HALOX_OK) {
@@ -366,7 +392,9 @@ halox_status_t halox_md_write_checkpoint(halox_md_t *md, const char *path)
                             "step %lld is not a rebuild boundary (a multiple of rebuild-every "
                             "%d): a restart from here would not continue bit-identically",
                             md->step, md->cfg.rebuild_every);
-    halox_status_t st = md__checkpoint_write(md, path);
+    halox_status_t st = md->gpu ? md__agree(md, md__gpu_to_host(md, 1)) : HALOX_OK;
+    if (st == HALOX_OK)
+        st = md__checkpoint_write(md, path);
     if (st == HALOX_OK) {
         md->checkpoints++;
         md->checkpoint_step = md->step;
@@ -383,13 +411,22 @@ static halox_status_t md__step(halox_md_t *md)
     halox_status_t st;
 
     double t0 = halox__now();
-    md__kick(md, 0.5 * c->dt);
-    md__drift(md, c->dt);
-    double t1 = halox__now();
-    md->timer[HALOX_MD_T_INTEGRATE] += t1 - t0;
+    if (md->gpu) { /* device timers from CUDA events */
+        if ((st = md__gpu_kick_drift(md)) != HALOX_OK)
+            return st;
+    } else {
+        md__kick(md, 0.5 * c->dt);
+        md__drift(md, c->dt);
+        double t1 = halox__now();
+        md->timer[HALOX_MD_T_INTEGRATE] += t1 - t0;
+    }
     if (!rebuild && c->rebuild_check) {
-        double d2 = md__max_displacement2(md);
-        st = halox_comm_allreduce_max(md->comm, &d2, 1);
+        double d2 = 0;
+        st = md->gpu ? md__gpu_max_disp2(md, &d2) : HALOX_OK;
+        if (!md->gpu)
+            d2 = md__max_displacement2(md);
+        if (st == HALOX_OK)
+            st = halox_comm_allreduce_max(md->comm, &d2, 1);
         if (st != HALOX_OK)
             return st;
         double half = 0.5 * c->skin;
@@ -398,7 +435,7 @@ static halox_status_t md__step(halox_md_t *md)
     md->step = s;
     if (rebuild) {
         st = md__rebuild(md);
-    } else {
+    } else if (!md->gpu) { /* the GPU engine exchanges coordinates in md__forces */
         double t = halox__now();
         st = halox_comm_coords(md->comm);
         md->timer[HALOX_MD_T_COORDS] += halox__now() - t;
@@ -406,27 +443,41 @@ static halox_status_t md__step(halox_md_t *md)
     if (st != HALOX_OK)
         return st;
     int thermo = md__thermo_step(md, s);
-    if ((st = md__forces(md, thermo)) != HALOX_OK)
+    if ((st = md__forces(md, thermo, !rebuild)) != HALOX_OK)
         return st;
 
     t0 = halox__now();
-    md__kick(md, 0.5 * c->dt);
+    if (md->gpu && (st = md__gpu_kick(md)) != HALOX_OK)
+        return st;
+    if (!md->gpu)
+        md__kick(md, 0.5 * c->dt);
     if (c->ensemble == HALOX_MD_NVT) {
-        double ke = md__kinetic_local(md);
+        double ke = 0;
+        if (md->gpu && (st = md__gpu_kinetic(md, &ke)) != HALOX_OK)
+            return st;
+        if (!md->gpu)
+            ke = md__kinetic_local(md);
         if ((st = halox_comm_allreduce_sum(md->comm, &ke, 1)) != HALOX_OK)
             return st;
         double alpha =
             md__bussi_alpha(ke, 0.5 * md->dof * c->temp, md->dof, c->dt / c->tau, c->seed, s);
-        md__scale_velocities(md, alpha);
+        if (md->gpu && (st = md__gpu_scale(md, alpha)) != HALOX_OK)
+            return st;
+        if (!md->gpu)
+            md__scale_velocities(md, alpha);
     }
-    md->timer[HALOX_MD_T_INTEGRATE] += halox__now() - t0;
+    if (!md->gpu)
+        md->timer[HALOX_MD_T_INTEGRATE] += halox__now() - t0;
 
     /* the rest is "other": the summary counts it as loop time not spent in the named parts */
     if (thermo && (st = md__thermo_output(md)) != HALOX_OK)
         return st;
-    if (c->xyz_path && ((c->xyz_every > 0 && s % c->xyz_every == 0) || s == c->steps) &&
-        (st = md__xyz_frame(md)) != HALOX_OK)
-        return st;
+    if (c->xyz_path && ((c->xyz_every > 0 && s % c->xyz_every == 0) || s == c->steps)) {
+        if (md->gpu && (st = md__agree(md, md__gpu_to_host(md, 1))) != HALOX_OK)
+            return st;
+        if ((st = md__xyz_frame(md)) != HALOX_OK)
+            return st;
+    }
 
     /* rebuild boundary: stop requests and checkpoints */
     if (halox_md_at_boundary(md)) {
@@ -486,6 +537,8 @@ halox_status_t halox_md_run_until(halox_md_t *md, long long last)
         if (md->interrupted)
             break;
     }
+    if (md->gpu && st == HALOX_OK) /* the loop time includes the device's last steps */
+        st = md__gpu_flush_timers(md);
     md->loop_seconds += halox__now() - t0;
     md->loop_steps += done;
     md->have_summary = 0;
@@ -497,6 +550,11 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     halox_md_summary_t s;
     memset(&s, 0, sizeof s);
     enum { NT = HALOX_MD_T_COUNT };
+    if (md->gpu) {
+        halox_status_t gst = md__agree(md, md__gpu_stats(md));
+        if (gst != HALOX_OK)
+            return gst;
+    }
     halox_comm_stats_t cs;
     halox_comm_get_stats(md->comm, &cs);
     double sum[NT + 4], mx[NT + 2];
@@ -577,11 +635,16 @@ halox_status_t halox_md_thermo_now(halox_md_t *md, halox_md_thermo_t *rec_p)
                                 "no forces yet after the restart at step %lld: run a step first",
                                 md->step);
         /* recompute with the same list and positions: the same force bits as before */
-        halox_status_t st = halox_comm_coords(md->comm);
+        halox_status_t st = md->gpu ? HALOX_OK : halox_comm_coords(md->comm);
         if (st == HALOX_OK)
-            st = md__forces(md, 1);
+            st = md__forces(md, 1, 1);
         if (st != HALOX_OK)
             return st;
+    }
+    if (md->gpu) {
+        halox_status_t gst = md__agree(md, md__gpu_to_host(md, 0));
+        if (gst != HALOX_OK)
+            return gst;
     }
     return md__thermo_compute(md, rec_p);
 }
@@ -596,6 +659,11 @@ const halox_md_thermo_t *halox_md_thermo_records(const halox_md_t *md, int *coun
 halox_status_t halox_md_gather(halox_md_t *md, double *x, double *v, double *f, int root)
 {
     enum { W = 10 };
+    if (md->gpu) {
+        halox_status_t gst = md__agree(md, md__gpu_to_host(md, 1));
+        if (gst != HALOX_OK)
+            return gst;
+    }
     int n = md->atoms.n_home;
     long long N = md->natoms;
     double *send = malloc(sizeof(double) * W * (size_t)(n > 0 ? n : 1));
@@ -688,6 +756,7 @@ void halox_md_destroy(halox_md_t *md)
         fclose(md->csv);
     if (md->xyz)
         fclose(md->xyz);
+    md__gpu_destroy(md);
     halox_atoms_free(&md->atoms);
     halox_plan_free(&md->plan);
     md__nlist_free(&md->nl);

@@ -43,8 +43,11 @@ typedef struct md_nlist {
     size_t scratch_bytes;
 } md_nlist_t;
 
+typedef struct md_gpu md_gpu_t;
+
 struct halox_md {
     halox_md_config_t cfg;
+    md_gpu_t *gpu; /* the GPU back end (gpu_engine.c), NULL on the CPU */
     halox_md_hooks_t hooks;
     halox_comm_t *comm;
     int rank, nranks;
@@ -149,6 +152,21 @@ halox_status_t md__xyz_frame(halox_md_t *md);
 /* checkpoint.c */
 halox_status_t md__checkpoint_write(halox_md_t *md, const char *path);
 halox_status_t md__checkpoint_load(halox_md_t *md, const char *path);
+
+/* gpu_engine.c: the GPU back end (CUDA builds; otherwise stubs that return
+ * HALOX_ERR_UNAVAILABLE). The engine calls these in place of the CPU parts when md->gpu is set. */
+halox_status_t md__gpu_create(halox_md_t *md);
+void md__gpu_destroy(halox_md_t *md);
+halox_status_t md__gpu_to_host(halox_md_t *md, int forces);
+halox_status_t md__gpu_after_plan(halox_md_t *md);
+halox_status_t md__gpu_kick_drift(halox_md_t *md);
+halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy);
+halox_status_t md__gpu_kick(halox_md_t *md);
+halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p);
+halox_status_t md__gpu_scale(halox_md_t *md, double alpha);
+halox_status_t md__gpu_max_disp2(halox_md_t *md, double *d2_p);
+halox_status_t md__gpu_flush_timers(halox_md_t *md);
+halox_status_t md__gpu_stats(halox_md_t *md);
 
 /* engine.c */
 halox_status_t md__agree(halox_md_t *md, halox_status_t st);

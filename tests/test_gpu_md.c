@@ -1,0 +1,174 @@
+/* The GPU MD engine against LAMMPS and against the CPU engine, under MPI (1 or 2 ranks, one GPU
+ * per rank when there are enough; several ranks may share a GPU), on a GPU transport:
+ *   1. step 0 of the LAMMPS bench/in.lj system (lammps-lj, 20x20x20 cells, 32000 atoms): PE/atom
+ * and pressure within 1e-5 relative of LAMMPS (-6.7733681, -5.0197073), in single precision;
+ *   2. 100 steps of lammps-lj with 8x8x8 cells (2048 atoms, rebuilds every 20 steps): every thermo
+ *      record (pe, ke, etotal, temp, press) within 2e-4 relative of the CPU engine (float, 1 rank,
+ *      threads), every final position within 2e-3 (periodic distance), and the relative drift of
+ *      the total energy over the run (about 2e-3: the potential is unshifted) within 1e-4 of
+ *      the CPU engine's.
+ *      Both engines are single precision with different summation orders, and the trajectory is
+ *      chaotic: the differences start at ~1e-7 and grow over the run; the bounds leave about a
+ *      factor 10 over what such runs show.
+ * Usage: test_gpu_md [--transport mpi-staged|nccl] (default: every GPU transport in the build).
+ * Exit 77 (skipped) when no GPU is visible. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "halox/comm.h"
+#include "halox/md.h"
+#include "test_gpu_common.h"
+
+static int g_rank;
+#define ROOT_PRINTF(...)                                                                           \
+    do {                                                                                           \
+        if (g_rank == 0)                                                                           \
+            printf(__VA_ARGS__);                                                                   \
+    } while (0)
+
+static double rel(double a, double b) { return fabs(a - b) / fmax(fabs(b), 1e-300); }
+
+/* A GPU run of cfg on the transport; result on rank 0. Returns nonzero on failure. */
+static int gpu_run(halox_md_config_t *cfg, const char *transport, int P, int want_state,
+                   halox_md_result_t *r)
+{
+    cfg->transport = transport;
+    cfg->device = HALOX_MD_DEVICE_GPU;
+    char grid[32];
+    snprintf(grid, sizeof grid, "%dx1x1", P);
+    halox_grid_parse(grid, &cfg->grid);
+    halox_comm_args_t args = {.real = HALOX_FLOAT, .stride = 3, .device = -1};
+    halox_comm_t *comm = NULL;
+    memset(r, 0, sizeof *r);
+    r->want_state = want_state;
+    halox_status_t st = halox_comm_create(transport, &args, &comm);
+    if (st == HALOX_OK)
+        st = halox_md_rank_run(cfg, comm, NULL, NULL, r);
+    if (st != HALOX_OK)
+        fprintf(stderr, "rank %d: GPU run on %s failed: %s (%s)\n", g_rank, transport,
+                halox_status_string(st), g_rank == 0 ? r->error : halox_last_error());
+    CHECK(st == HALOX_OK);
+    halox_comm_destroy(comm);
+    return st != HALOX_OK;
+}
+
+static void test_lammps_step0(const char *transport, int P)
+{
+    halox_md_config_t cfg;
+    halox_md_config_default(&cfg);
+    halox_md_config_preset(&cfg, "lammps-lj");
+    /* LAMMPS' bench/in.lj: 20x20x20 cells, 32000 atoms (the pressure's kinetic part depends on
+     * N through the 3N-3 degrees of freedom) */
+    cfg.cells[0] = cfg.cells[1] = cfg.cells[2] = 20;
+    cfg.steps = 0;
+    halox_md_result_t r;
+    if (gpu_run(&cfg, transport, P, 0, &r) == 0 && g_rank == 0) {
+        CHECK(r.n_thermo == 1);
+        const halox_md_thermo_t *t = &r.thermo[0];
+        printf("%s, %d rank(s): step 0 pe %.8f (LAMMPS -6.7733681, rel %.2e), press %.8f "
+               "(LAMMPS -5.0197073, rel %.2e)\n",
+               transport, P, t->pe, rel(t->pe, -6.7733681), t->press, rel(t->press, -5.0197073));
+        CHECK_MSG(rel(t->pe, -6.7733681) < 1e-5, "pe %.10f", t->pe);
+        CHECK_MSG(rel(t->press, -5.0197073) < 1e-5, "press %.10f", t->press);
+        CHECK_NEAR(t->temp, 1.44, 1e-6);
+    }
+    halox_md_result_free(&r);
+}
+
+static void test_trajectory(const char *transport, int P)
+{
+    halox_md_config_t cfg;
+    halox_md_config_default(&cfg);
+    halox_md_config_preset(&cfg, "lammps-lj");
+    cfg.cells[0] = cfg.cells[1] = cfg.cells[2] = 8;
+    cfg.steps = 100;
+    cfg.thermo_every = 10;
+    halox_md_result_t gr, cr;
+    memset(&cr, 0, sizeof cr);
+    if (gpu_run(&cfg, transport, P, 1, &gr) != 0) {
+        halox_md_result_free(&gr);
+        return;
+    }
+    if (g_rank == 0) {
+        /* the CPU engine, 1 rank on the threads transport, same settings */
+        halox_md_config_t cc = cfg;
+        cc.transport = "threads";
+        cc.device = HALOX_MD_DEVICE_CPU;
+        halox_grid_parse("1x1x1", &cc.grid);
+        cr.want_state = 1;
+        halox_status_t st = halox_md_threads_run(&cc, NULL, &cr);
+        CHECK_MSG(st == HALOX_OK, "CPU run: %s", cr.error);
+        if (st == HALOX_OK) {
+            CHECK(gr.n_thermo == cr.n_thermo);
+            double worst = 0;
+            for (int k = 0; k < gr.n_thermo && k < cr.n_thermo; k++) {
+                const halox_md_thermo_t *g = &gr.thermo[k], *c = &cr.thermo[k];
+                CHECK(g->step == c->step);
+                double d[5] = {rel(g->pe, c->pe), rel(g->ke, c->ke), rel(g->etotal, c->etotal),
+                               rel(g->temp, c->temp), rel(g->press, c->press)};
+                for (int q = 0; q < 5; q++) {
+                    CHECK_MSG(d[q] < 2e-4, "step %lld quantity %d: GPU vs CPU rel %.3e", g->step, q,
+                              d[q]);
+                    worst = fmax(worst, d[q]);
+                }
+            }
+            double dx = 0;
+            double L = cbrt((double)gr.natoms / 0.8442); /* fcc at density 0.8442 */
+            for (long long i = 0; i < 3 * gr.natoms && gr.x && cr.x; i++) {
+                double e = fabs(gr.x[i] - cr.x[i]);
+                e = fmin(e, fabs(L - e));
+                dx = fmax(dx, e);
+            }
+            /* lammps-lj is unshifted at rc 2.5: its total energy is not conserved exactly (both
+             * engines drift by about 2e-3 over these 100 steps); the GPU must drift as the CPU */
+            const halox_md_thermo_t *a = &gr.thermo[0], *b = &gr.thermo[gr.n_thermo - 1];
+            const halox_md_thermo_t *ca = &cr.thermo[0], *cb = &cr.thermo[cr.n_thermo - 1];
+            double drift = (b->etotal - a->etotal) / fabs(a->etotal);
+            double cdrift = (cb->etotal - ca->etotal) / fabs(ca->etotal);
+            printf("%s, %d rank(s): 100 steps vs CPU: thermo max rel %.2e, positions max %.2e, "
+                   "energy drift GPU %.3e CPU %.3e; %.4f ms/step\n",
+                   transport, P, worst, dx, drift, cdrift, gr.summary.ms_per_step);
+            CHECK_MSG(dx < 2e-3, "positions differ by %.3e", dx);
+            CHECK_MSG(fabs(drift - cdrift) < 1e-4, "energy drift GPU %.3e vs CPU %.3e", drift,
+                      cdrift);
+        }
+    }
+    halox_md_result_free(&gr);
+    halox_md_result_free(&cr);
+}
+
+int main(int argc, char **argv)
+{
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--transport") == 0 && i + 1 < argc)
+            only = argv[++i];
+    setenv("NCCL_NVLS_ENABLE", "0", 0);
+    MPI_Init(&argc, &argv);
+    int P;
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    int ndev = tg_device_count(), min_dev = 0;
+    MPI_Allreduce(&ndev, &min_dev, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (min_dev == 0) {
+        ROOT_PRINTF("no CUDA device visible: skipped\n");
+        MPI_Finalize();
+        return HALOX_TEST_SKIP;
+    }
+    static const char *const names[] = {"mpi-staged", "nccl"};
+    for (size_t t = 0; t < sizeof names / sizeof names[0]; t++) {
+        if ((only && strcmp(only, names[t]) != 0) || !halox_transport_available(names[t]))
+            continue;
+        test_lammps_step0(names[t], P);
+        test_trajectory(names[t], P);
+    }
+    int failed = halox_test_failures, any = 0;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    ROOT_PRINTF("%d check(s) failed over all ranks\n", any);
+    MPI_Finalize();
+    TEST_DONE();
+}
