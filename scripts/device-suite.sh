@@ -10,6 +10,8 @@
 #    and 8 ranks on the GPUs under MPS
 # 3b. GPU MD engine speed: halox-md --preset water-density, 45k and 360k atoms, 200 steps, on 1
 #    GPU (nccl) and 2 GPUs (mpi-staged, nccl): ms/step, halo ms/step and share, ns/day
+# 3c. pair-force roofline (bench/pair_roofline_bench): LJ kernel pairs/s, bytes/s, flop/s
+#    against copy bandwidth and fp32 FMA rate measured in the same run; 1 GPU
 # 4. benchmark: halo exchange time per transport (bench/halo_gpu_bench) at 45k and 176k atoms
 #    on 1, 2 (one rank per GPU), 4 and 8 ranks (MPS for several ranks per GPU)
 # 5. compute-sanitizer: memcheck, racecheck and initcheck on the kernels, memcheck on small
@@ -23,7 +25,8 @@
 #
 # Environment: OUT (default /tmp/halox-device-out), HALOX_JOBS (16), HALOX_SUITE_BUDGET_S
 # (seconds after which optional phases are skipped, default 500), HALOX_BENCH_SIZES
-# (45000,176000), HALOX_BENCH_REPEATS (200), NVSHMEM_HOME (else the python wheel
+# (45000,176000), HALOX_BENCH_REPEATS (200), HALOX_ROOF_SIZES (45000,360000,3000000),
+# HALOX_COMMIT (else git rev-parse, for the roofline JSON), NVSHMEM_HOME (else the python wheel
 # nvidia-nvshmem-cu13), HALOX_SUITE_ALLOW_NO_GPU=1 (a dry run of the script on a machine without
 # a GPU: GPU tests skip, the benchmark runs the CPU transport only).
 set -uo pipefail
@@ -235,6 +238,24 @@ else
             md_bench 2 nccl "$n"
         fi
     done
+fi
+
+# ---- 3c. pair-force roofline: md_kernel_lj against measured copy bandwidth and fp32 FMA rate ----
+# (bench/pair_roofline_bench, one GPU: forces checked against a CPU double reference first, then
+# 45k, 360k and 3M atoms; one JSON line per kernel and size in bench.jsonl)
+ROOF="$BUILD/bench/pair_roofline_bench"
+if [ ! -x "$ROOF" ]; then
+    skip pair-roofline "pair_roofline_bench was not built"
+elif [ "$NGPU" -lt 1 ]; then
+    skip pair-roofline "no GPU"
+elif over_budget; then
+    skip pair-roofline "over the time budget"
+else
+    phase pair-roofline 150 env HALOX_COMMIT="${HALOX_COMMIT:-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)}" \
+        "$ROOF" --atoms "${HALOX_ROOF_SIZES:-45000,360000,3000000}" --repeats 30 --warmup 5 \
+        --json "$OUT/bench.jsonl"
+    grep -E "^ +[0-9]+ (local|nonlocal|both|skipped)|^(verify|roofline):" "$LOGS/pair-roofline.log" \
+        | sed "s/^/roof  /" >>"$LOGS/bench-table.txt"
 fi
 
 # four and eight ranks on the GPUs: several per GPU, under MPS

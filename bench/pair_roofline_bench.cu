@@ -1,0 +1,691 @@
+/* pair_roofline_bench: the GPU engine's Lennard-Jones force kernel against a roofline measured
+ * in the same run, on one GPU.
+ *
+ * System: water density (reduced density 0.8, cut-off 5.0, pair-list buffer 0.5), atoms on a
+ * randomly filled cubic lattice with a small random jitter (no overlaps), periodic box. The
+ * periodic images within rl = rc + skin of the box become halo atoms (zone 1, home atoms zone 0),
+ * so the lists are built exactly as the engine builds them (md_kernel_bin, md_kernel_pairlist:
+ * local list home-home, non-local list home-halo; halo-halo pairs excluded by the zone rule) and
+ * every home row is a bulk row. Timed: md_kernel_lj without energies (the engine's per-step
+ * force call) on the local list (home rows) and on the non-local list (all rows), each with
+ * CUDA events around one launch, after warm-up; median, minimum and maximum over the repeats.
+ *
+ * Before any timing the forces of a small system (--verify-atoms, default 4000) are checked
+ * against a CPU double-precision O(N^2) minimum-image computation: relative error
+ * ||F_gpu - F_cpu|| / ||F_cpu|| must be < 1e-4, else nothing is reported (exit 1).
+ *
+ * Roofline, measured: memory bandwidth by a device-to-device cudaMemcpy (read + write bytes
+ * counted), fp32 peak by an FMA-chain kernel (2 flops per FMA). Best of the repeats.
+ *
+ * Counting (full lists hold every pair on both of its atoms' rows):
+ *   entries  = list entries (pair interactions evaluated), cutoff = entries with r < rc
+ *   flops    = 8 per entry (3 sub, r^2 as 3 mul + 2 add) + 13 per entry within the cut-off
+ *              (1 division counted as 1 flop, 2 mul for 1/r^6, 4 for the pair factor, 3 FMA)
+ *   bytes    = lo: compulsory traffic, 4 B (index) per entry + 28 B per row (x_i, cnt, f_i);
+ *              hi: lo + 12 B per entry (x_j, as if it never hit in cache)
+ *
+ *   pair_roofline_bench [--atoms N[,N...]] [--repeats R] [--warmup W] [--json FILE]
+ *                       [--seed S] [--verify-atoms N]
+ *
+ * Defaults: --atoms 45000,360000,3000000 (sizes that do not fit in free GPU memory are skipped),
+ * --repeats 50 (at least 20), --warmup 10. JSON: one object per line, appended: a "roofline"
+ * line and one line per (atoms, kernel). HALOX_COMMIT in the environment is copied into every
+ * line. Exit 77 when no GPU is visible. */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/md_kernels.h"
+
+#define DENSITY 0.8
+#define CUTOFF  5.0
+#define SKIN    0.5
+
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,                   \
+                    cudaGetErrorString(e_));                                                       \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+/* ---- device helpers -------------------------------------------------------------------- */
+
+/* FMA chains: 8 independent chains per thread, 16 flops per iteration. The result is stored
+ * only when it equals a value it never takes, so nothing is written but nothing is elided. */
+__global__ void prb_fma_kernel(float *out, int iters, float b, float c)
+{
+    float a0 = threadIdx.x * 1e-6f, a1 = a0 + 0.1f, a2 = a0 + 0.2f, a3 = a0 + 0.3f;
+    float a4 = a0 + 0.4f, a5 = a0 + 0.5f, a6 = a0 + 0.6f, a7 = a0 + 0.7f;
+#pragma unroll 16
+    for (int k = 0; k < iters; k++) {
+        a0 = fmaf(a0, b, c);
+        a1 = fmaf(a1, b, c);
+        a2 = fmaf(a2, b, c);
+        a3 = fmaf(a3, b, c);
+        a4 = fmaf(a4, b, c);
+        a5 = fmaf(a5, b, c);
+        a6 = fmaf(a6, b, c);
+        a7 = fmaf(a7, b, c);
+    }
+    float s = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+    if (s == -1234.5f)
+        out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
+/* entries of rows 0..n-1 (row stride n) with r^2 < rc2 */
+__global__ void prb_count_kernel(const float *__restrict__ x, const int *__restrict__ nbr,
+                                 const int *__restrict__ cnt, int n, float rc2,
+                                 unsigned long long *out)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const float xi = x[3 * (size_t)i], yi = x[3 * (size_t)i + 1], zi = x[3 * (size_t)i + 2];
+    unsigned long long c = 0;
+    for (int k = 0; k < cnt[i]; k++) {
+        size_t j = (size_t)nbr[(size_t)k * n + i];
+        float dx = xi - x[3 * j], dy = yi - x[3 * j + 1], dz = zi - x[3 * j + 2];
+        c += dx * dx + dy * dy + dz * dz < rc2;
+    }
+    atomicAdd(out, c);
+}
+
+/* ---- host helpers ---------------------------------------------------------------------- */
+
+static uint64_t next_u64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double uniform(uint64_t *s) { return (double)(next_u64(s) >> 11) * 0x1.0p-53; }
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* n home atoms on n random sites of an m^3 lattice (m^3 >= n) in the box [0, L)^3, jitter
+ * +-0.1 lattice spacing, then the periodic images within rl of the box as halo atoms. Returns
+ * the total (home + halo) count; *xo (3 floats per atom) and *zo (zones) are malloc'ed. */
+static int make_system(int n, uint64_t seed, double *Lout, float **xo, uint8_t **zo)
+{
+    const double L = cbrt(n / DENSITY), rl = CUTOFF + SKIN;
+    int m = (int)ceil(cbrt((double)n) - 1e-9);
+    while ((long long)m * m * m < n)
+        m++;
+    const long long sites = (long long)m * m * m;
+    int *site = (int *)malloc(sizeof(int) * (size_t)sites);
+    double *hx = (double *)malloc(sizeof(double) * 3 * (size_t)n);
+    if (!site || !hx) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    uint64_t s = seed;
+    for (long long k = 0; k < sites; k++)
+        site[k] = (int)k;
+    const double a = L / m;
+    for (int i = 0; i < n; i++) {
+        long long r = i + (long long)(uniform(&s) * (double)(sites - i));
+        if (r >= sites)
+            r = sites - 1;
+        int t = site[i];
+        site[i] = site[r];
+        site[r] = t;
+        int c = site[i];
+        int ix = c % m, iy = (c / m) % m, iz = c / (m * m);
+        int idx[3] = {ix, iy, iz};
+        for (int d = 0; d < 3; d++) {
+            double v = (idx[d] + 0.5 + 0.2 * (uniform(&s) - 0.5)) * a;
+            v = fmod(v, L);
+            if (v < 0)
+                v += L;
+            hx[3 * (size_t)i + d] = v;
+        }
+    }
+    free(site);
+    /* count, then fill the halo images */
+    size_t cap = (size_t)n + 1024, tot = (size_t)n;
+    float *x = (float *)malloc(sizeof(float) * 3 * cap);
+    if (!x) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    for (size_t k = 0; k < 3 * (size_t)n; k++)
+        x[k] = (float)hx[k];
+    for (int i = 0; i < n; i++)
+        for (int sx = -1; sx <= 1; sx++)
+            for (int sy = -1; sy <= 1; sy++)
+                for (int sz = -1; sz <= 1; sz++) {
+                    if (!sx && !sy && !sz)
+                        continue;
+                    int sh[3] = {sx, sy, sz}, in = 1;
+                    double p[3];
+                    for (int d = 0; d < 3; d++) {
+                        p[d] = hx[3 * (size_t)i + d] + sh[d] * L;
+                        in &= p[d] >= -rl && p[d] < L + rl;
+                    }
+                    if (!in)
+                        continue;
+                    if (tot == cap) {
+                        cap *= 2;
+                        float *nx = (float *)realloc(x, sizeof(float) * 3 * cap);
+                        if (!nx) {
+                            fprintf(stderr, "out of host memory\n");
+                            exit(1);
+                        }
+                        x = nx;
+                    }
+                    for (int d = 0; d < 3; d++)
+                        x[3 * tot + d] = (float)p[d];
+                    tot++;
+                }
+    free(hx);
+    if (tot > (size_t)0x7fffffff) {
+        fprintf(stderr, "system too large\n");
+        exit(1);
+    }
+    uint8_t *z = (uint8_t *)malloc(tot);
+    if (!z) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    memset(z, 0, (size_t)n);
+    memset(z + n, 1, tot - (size_t)n);
+    *Lout = L;
+    *xo = x;
+    *zo = z;
+    return (int)tot;
+}
+
+/* The engine's cell grid (src/md/gpu_engine.c): cells >= rl / 2 wide, at most 2n + 64 cells. */
+static void make_grid(double L, double rl, int n, md_cell_grid_t *cg)
+{
+    double lo = -rl - 1e-3 * rl, ext = L + 2 * rl + 2e-3 * rl, w = 0.5 * rl;
+    int m = 1;
+    for (;;) {
+        double k = floor(ext / w);
+        m = k < 1 ? 1 : (k > 1024 ? 1024 : (int)k);
+        if ((double)m * m * m <= 2.0 * n + 64 || w > 4 * rl)
+            break;
+        w *= 1.25;
+    }
+    for (int d = 0; d < 3; d++) {
+        cg->lo[d] = (float)lo;
+        cg->inv_w[d] = (float)(m / ext);
+        cg->m[d] = m;
+    }
+    cg->reach = (int)ceil(rl / (ext / m) - 1e-9);
+    if (cg->reach < 1)
+        cg->reach = 1;
+}
+
+/* A system on the device with its lists built. */
+typedef struct prb_sys {
+    int n_home, n;
+    double L;
+    float *x, *f, *fnl;
+    uint8_t *zone;
+    int *cell_of, *cell_start, *cursor, *cell_atoms, *need;
+    int *nbr_loc, *cnt_loc, *nbr_nl, *cnt_nl;
+    int max_loc, max_nl;
+    float *hx; /* host positions */
+} prb_sys_t;
+
+static size_t estimate_bytes(int n_home)
+{
+    double L = cbrt(n_home / DENSITY), rl = CUTOFF + SKIN;
+    double n = n_home * pow((L + 2 * rl) / L, 3.0) * 1.05;
+    double mean = DENSITY * 4.0 / 3.0 * M_PI * rl * rl * rl;
+    double rowcap = 1.25 * mean + 32;
+    return (size_t)((n_home + n) * rowcap * 4 * 1.3 + n * 64 + 2 * n * 4 + 1e8);
+}
+
+static void sys_free(prb_sys_t *s)
+{
+    void *p[] = {s->x,    s->f,       s->fnl,     s->zone,   s->cell_of, s->cell_start, s->cursor,
+                 s->need, s->nbr_loc, s->cnt_loc, s->nbr_nl, s->cnt_nl,  s->cell_atoms};
+    for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
+        if (p[k])
+            cudaFree(p[k]);
+    free(s->hx);
+    memset(s, 0, sizeof *s);
+}
+
+/* 0 on success, -1 when the device memory is not enough (everything freed) */
+static int sys_build(prb_sys_t *s, int n_home, uint64_t seed, cudaStream_t st)
+{
+    memset(s, 0, sizeof *s);
+    uint8_t *hz = NULL;
+    s->n_home = n_home;
+    s->n = make_system(n_home, seed, &s->L, &s->hx, &hz);
+    const int n = s->n;
+    const double rl = CUTOFF + SKIN;
+    md_cell_grid_t cg;
+    make_grid(s->L, rl, n, &cg);
+    const int ncell = cg.m[0] * cg.m[1] * cg.m[2];
+    CK(cudaMalloc((void **)&s->x, sizeof(float) * 3 * (size_t)n));
+    CK(cudaMalloc((void **)&s->f, sizeof(float) * 3 * (size_t)n));
+    CK(cudaMalloc((void **)&s->fnl, sizeof(float) * 3 * (size_t)n));
+    CK(cudaMalloc((void **)&s->zone, (size_t)n));
+    CK(cudaMalloc((void **)&s->cell_of, sizeof(int) * (size_t)n));
+    CK(cudaMalloc((void **)&s->cell_atoms, sizeof(int) * (size_t)n));
+    CK(cudaMalloc((void **)&s->cell_start, sizeof(int) * (size_t)(ncell + 1)));
+    CK(cudaMalloc((void **)&s->cursor, sizeof(int) * (size_t)(ncell + 1)));
+    CK(cudaMalloc((void **)&s->need, sizeof(int) * 2));
+    CK(cudaMalloc((void **)&s->cnt_loc, sizeof(int) * (size_t)n_home));
+    CK(cudaMalloc((void **)&s->cnt_nl, sizeof(int) * (size_t)n));
+    CK(cudaMemcpy(s->x, s->hx, sizeof(float) * 3 * (size_t)n, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(s->zone, hz, (size_t)n, cudaMemcpyHostToDevice));
+    free(hz);
+    CK(md_kernel_bin(s->x, n, &cg, s->cell_of, s->cell_start, s->cursor, s->cell_atoms, st));
+    double mean = DENSITY * 4.0 / 3.0 * M_PI * rl * rl * rl;
+    s->max_loc = s->max_nl = (int)(1.25 * mean + 32);
+    for (int attempt = 0; attempt < 5; attempt++) {
+        if (s->nbr_loc)
+            cudaFree(s->nbr_loc);
+        if (s->nbr_nl)
+            cudaFree(s->nbr_nl);
+        s->nbr_loc = s->nbr_nl = NULL;
+        if (cudaMalloc((void **)&s->nbr_loc, sizeof(int) * (size_t)s->max_loc * n_home) !=
+                cudaSuccess ||
+            cudaMalloc((void **)&s->nbr_nl, sizeof(int) * (size_t)s->max_nl * n) != cudaSuccess) {
+            cudaGetLastError();
+            sys_free(s);
+            return -1;
+        }
+        int need[2] = {0, 0};
+        CK(cudaMemcpyAsync(s->need, need, sizeof need, cudaMemcpyHostToDevice, st));
+        CK(md_kernel_pairlist(s->x, s->zone, n_home, n, &cg, s->cell_of, s->cell_start,
+                              s->cell_atoms, (float)(rl * rl), s->nbr_loc, s->cnt_loc, s->max_loc,
+                              s->nbr_nl, s->cnt_nl, s->max_nl, s->need, st));
+        CK(cudaMemcpyAsync(need, s->need, sizeof need, cudaMemcpyDeviceToHost, st));
+        CK(cudaStreamSynchronize(st));
+        if (need[0] <= s->max_loc && need[1] <= s->max_nl)
+            return 0;
+        if (need[0] > s->max_loc)
+            s->max_loc = need[0] + need[0] / 5 + 16;
+        if (need[1] > s->max_nl)
+            s->max_nl = need[1] + need[1] / 5 + 16;
+    }
+    fprintf(stderr, "pair lists did not converge\n");
+    exit(1);
+}
+
+/* home forces f + fnl, as the engine sums them */
+static void sys_forces(prb_sys_t *s, cudaStream_t st)
+{
+    const float rc2 = (float)(CUTOFF * CUTOFF);
+    CK(md_kernel_lj(s->x, s->nbr_loc, s->cnt_loc, s->n_home, s->n_home, rc2, 0.0, s->f, s->f, NULL,
+                    st));
+    CK(md_kernel_lj(s->x, s->nbr_nl, s->cnt_nl, s->n, s->n_home, rc2, 0.0, s->fnl, s->f, NULL, st));
+    CK(cudaStreamSynchronize(st));
+}
+
+/* GPU forces of a small system against a CPU double O(N^2) minimum-image sum. */
+static double verify(int n_home, uint64_t seed, cudaStream_t st, double *max_rel)
+{
+    prb_sys_t s;
+    if (sys_build(&s, n_home, seed, st) != 0) {
+        fprintf(stderr, "verify: not enough device memory\n");
+        exit(1);
+    }
+    sys_forces(&s, st);
+    const int nh = s.n_home;
+    float *f = (float *)malloc(sizeof(float) * 3 * (size_t)nh);
+    float *fnl = (float *)malloc(sizeof(float) * 3 * (size_t)nh);
+    CK(cudaMemcpy(f, s.f, sizeof(float) * 3 * (size_t)nh, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(fnl, s.fnl, sizeof(float) * 3 * (size_t)nh, cudaMemcpyDeviceToHost));
+    const double L = s.L, rc2 = CUTOFF * CUTOFF;
+    double num = 0, den = 0, worst = 0, fmax = 0;
+    double *dd = (double *)malloc(sizeof(double) * (size_t)nh);
+    for (int i = 0; i < nh; i++) {
+        double fr[3] = {0, 0, 0};
+        for (int j = 0; j < nh; j++) {
+            if (j == i)
+                continue;
+            double d[3], r2 = 0;
+            for (int k = 0; k < 3; k++) {
+                d[k] = (double)s.hx[3 * (size_t)i + k] - (double)s.hx[3 * (size_t)j + k];
+                d[k] -= L * nearbyint(d[k] / L);
+                r2 += d[k] * d[k];
+            }
+            if (r2 >= rc2)
+                continue;
+            double sr2 = 1.0 / r2, sr6 = sr2 * sr2 * sr2, fp = 48.0 * sr6 * (sr6 - 0.5) * sr2;
+            for (int k = 0; k < 3; k++)
+                fr[k] += d[k] * fp;
+        }
+        double e2 = 0, r2 = 0;
+        for (int k = 0; k < 3; k++) {
+            double g = (double)f[3 * (size_t)i + k] + (double)fnl[3 * (size_t)i + k];
+            e2 += (g - fr[k]) * (g - fr[k]);
+            r2 += fr[k] * fr[k];
+        }
+        num += e2;
+        den += r2;
+        dd[i] = sqrt(e2);
+        if (sqrt(r2) > fmax)
+            fmax = sqrt(r2);
+    }
+    for (int i = 0; i < nh; i++)
+        if (dd[i] > worst)
+            worst = dd[i];
+    *max_rel = fmax > 0 ? worst / fmax : 0;
+    free(dd);
+    free(f);
+    free(fnl);
+    sys_free(&s);
+    return den > 0 ? sqrt(num / den) : (num > 0 ? 1.0 : 0.0);
+}
+
+typedef struct prb_stats {
+    float med, min, max; /* ms */
+} prb_stats_t;
+
+static prb_stats_t stats(float *t, int r)
+{
+    qsort(t, (size_t)r, sizeof(float), cmp_float);
+    prb_stats_t s = {r % 2 ? t[r / 2] : 0.5f * (t[r / 2 - 1] + t[r / 2]), t[0], t[r - 1]};
+    return s;
+}
+
+static char g_common[1024]; /* JSON fields shared by every line */
+
+/* src without quotes, backslashes and control characters, into dst[cap] */
+static void json_safe(char *dst, size_t cap, const char *src)
+{
+    size_t k = 0;
+    for (; *src && k + 1 < cap; src++)
+        if (*src != '"' && *src != '\\' && (unsigned char)*src >= 0x20)
+            dst[k++] = *src;
+    dst[k] = 0;
+}
+
+/* one result row: the table line and the JSON line */
+static void report(FILE *jf, const char *name, int nh, int halo, int rows, double entries,
+                   double within, prb_stats_t ks, int repeats, int warmup, double bw_best,
+                   double fp_best, double rel)
+{
+    const double sec = ks.med * 1e-3;
+    const double flops = 8.0 * entries + 13.0 * within;
+    const double blo = 4.0 * entries + 28.0 * rows, bhi = blo + 12.0 * entries;
+    const double ent_s = entries / sec, pair_s = within / sec;
+    const double bw_lo = blo / sec, bw_hi = bhi / sec, fl_s = flops / sec;
+    char gbs[32];
+    snprintf(gbs, sizeof gbs, "%.0f-%.0f", bw_lo * 1e-9, bw_hi * 1e-9);
+    printf("%9d %-9s %9d %7.1f %7.1f %8.3f %8.3f %8.3f %8.2f %8.2f %13s %5.1f %8.0f %5.1f\n", nh,
+           name, rows, entries / rows, within / rows, ks.med, ks.min, ks.max, ent_s * 1e-9,
+           pair_s * 1e-9, gbs, 100.0 * bw_lo / bw_best, fl_s * 1e-9, 100.0 * fl_s / fp_best);
+    if (!jf)
+        return;
+    fprintf(jf,
+            "{%s, \"kind\": \"lj\", \"kernel\": \"%s\", \"atoms\": %d, \"halo\": %d, "
+            "\"rows\": %d, \"entries\": %.0f, \"within_cutoff\": %.0f, \"repeats\": %d, "
+            "\"warmup\": %d, \"ms_median\": %.6f, \"ms_min\": %.6f, \"ms_max\": %.6f, "
+            "\"entries_per_s\": %.6e, \"cutoff_pairs_per_s\": %.6e, \"bytes_lo_per_s\": %.6e, "
+            "\"bytes_hi_per_s\": %.6e, \"flops_per_s\": %.6e, \"bw_frac_lo\": %.4f, "
+            "\"fp32_frac\": %.4f, \"bw_best_gbs\": %.3f, \"fp32_best_gflops\": %.3f, "
+            "\"flops_per_entry\": 8, \"flops_per_cutoff_pair\": 13, \"verify_rel_err\": %.3e}\n",
+            g_common, name, nh, halo, rows, entries, within, repeats, warmup, ks.med, ks.min,
+            ks.max, ent_s, pair_s, bw_lo, bw_hi, fl_s, bw_lo / bw_best, fl_s / fp_best,
+            bw_best * 1e-9, fp_best * 1e-9, rel);
+    fflush(jf);
+}
+
+/* ---- main -------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    const char *atoms = "45000,360000,3000000", *json = NULL;
+    int repeats = 50, warmup = 10, verify_atoms = 4000;
+    uint64_t seed = 20261129;
+    for (int a = 1; a < argc; a++) {
+        const char *o = argv[a];
+        const char *v = a + 1 < argc ? argv[a + 1] : NULL;
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+            printf("pair_roofline_bench [--atoms N[,N...]] [--repeats R] [--warmup W] "
+                   "[--json FILE] [--seed S] [--verify-atoms N]\n");
+            return 0;
+        }
+        if (!v) {
+            fprintf(stderr, "%s: missing value\n", o);
+            return 2;
+        }
+        if (!strcmp(o, "--atoms") || !strcmp(o, "-n"))
+            atoms = v;
+        else if (!strcmp(o, "--repeats") || !strcmp(o, "-r"))
+            repeats = atoi(v);
+        else if (!strcmp(o, "--warmup") || !strcmp(o, "-w"))
+            warmup = atoi(v);
+        else if (!strcmp(o, "--json"))
+            json = v;
+        else if (!strcmp(o, "--seed"))
+            seed = strtoull(v, NULL, 10);
+        else if (!strcmp(o, "--verify-atoms"))
+            verify_atoms = atoi(v);
+        else {
+            fprintf(stderr, "unknown option %s\n", o);
+            return 2;
+        }
+        a++;
+    }
+    if (repeats < 20)
+        repeats = 20;
+    if (warmup < 1)
+        warmup = 1;
+    if (verify_atoms < 1000)
+        verify_atoms = 1000; /* the box must exceed 2 rl for the minimum image */
+
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
+        cudaGetLastError();
+        printf("pair_roofline_bench: no GPU visible, skipped\n");
+        return 77;
+    }
+    CK(cudaSetDevice(0));
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    int drv = 0, rt = 0;
+    CK(cudaDriverGetVersion(&drv));
+    CK(cudaRuntimeGetVersion(&rt));
+    const char *commit = getenv("HALOX_COMMIT");
+    char gpu[256], cm[128];
+    json_safe(gpu, sizeof gpu, prop.name);
+    json_safe(cm, sizeof cm, commit ? commit : "");
+    snprintf(g_common, sizeof g_common,
+             "\"bench\": \"pair_roofline\", \"gpu\": \"%s\", \"cc\": \"%d.%d\", \"sms\": %d, "
+             "\"driver\": %d, \"runtime\": %d, \"commit\": \"%s\"",
+             gpu, prop.major, prop.minor, prop.multiProcessorCount, drv, rt, cm);
+    printf("pair_roofline_bench: %s (cc %d.%d, %d SMs, %.1f GiB), driver %d, runtime %d%s%s\n",
+           prop.name, prop.major, prop.minor, prop.multiProcessorCount,
+           prop.totalGlobalMem / 1073741824.0, drv, rt, commit ? ", commit " : "",
+           commit ? commit : "");
+    printf("system: density %.1f, cut-off %.1f, skin %.1f, periodic (images as halo atoms); "
+           "repeats %d, warm-up %d\n",
+           DENSITY, CUTOFF, SKIN, repeats, warmup);
+    FILE *jf = NULL;
+    if (json && !(jf = fopen(json, "a"))) {
+        perror(json);
+        return 1;
+    }
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    float *t = (float *)malloc(sizeof(float) * (size_t)repeats);
+
+    /* 1. forces against the CPU reference */
+    double max_rel = 0, rel = verify(verify_atoms, seed + 1, st, &max_rel);
+    int ok = rel < 1e-4;
+    printf("verify: %d atoms, GPU vs CPU double O(N^2): relative error %.3e (largest atom error "
+           "%.3e of the largest force): %s\n",
+           verify_atoms, rel, max_rel, ok ? "ok" : "FAILED");
+    if (jf) {
+        fprintf(jf,
+                "{%s, \"kind\": \"verify\", \"atoms\": %d, \"rel_err\": %.6e, "
+                "\"max_atom_rel_err\": %.6e, \"ok\": %s}\n",
+                g_common, verify_atoms, rel == rel ? rel : -1.0,
+                max_rel == max_rel ? max_rel : -1.0, ok ? "true" : "false");
+        fflush(jf);
+    }
+    if (!ok) {
+        fprintf(stderr, "verification failed (relative error %.3e >= 1e-4): no timings reported\n",
+                rel);
+        if (jf)
+            fclose(jf);
+        return 1;
+    }
+
+    /* 2. roofline: D2D copy bandwidth, FMA throughput */
+    size_t fr = 0, tot = 0;
+    CK(cudaMemGetInfo(&fr, &tot));
+    size_t cb = (size_t)1 << 31;
+    while (cb > ((size_t)64 << 20) && 2 * cb > fr / 2)
+        cb /= 2;
+    void *ba = NULL, *bb = NULL;
+    CK(cudaMalloc(&ba, cb));
+    CK(cudaMalloc(&bb, cb));
+    CK(cudaMemset(ba, 1, cb));
+    CK(cudaMemset(bb, 0, cb));
+    for (int k = 0; k < 3; k++)
+        CK(cudaMemcpyAsync(bb, ba, cb, cudaMemcpyDeviceToDevice, st));
+    for (int r = 0; r < repeats; r++) {
+        CK(cudaEventRecord(e0, st));
+        CK(cudaMemcpyAsync(bb, ba, cb, cudaMemcpyDeviceToDevice, st));
+        CK(cudaEventRecord(e1, st));
+        CK(cudaEventSynchronize(e1));
+        CK(cudaEventElapsedTime(&t[r], e0, e1));
+    }
+    prb_stats_t bs = stats(t, repeats);
+    const double bw_best = 2.0 * cb / (bs.min * 1e-3), bw_med = 2.0 * cb / (bs.med * 1e-3);
+    CK(cudaFree(ba));
+    CK(cudaFree(bb));
+
+    const int fma_threads = 256, fma_blocks = prop.multiProcessorCount * 8, fma_iters = 1 << 16;
+    float *dummy = NULL;
+    CK(cudaMalloc((void **)&dummy, sizeof(float) * (size_t)fma_threads * fma_blocks));
+    for (int r = -2; r < repeats; r++) {
+        CK(cudaEventRecord(e0, st));
+        prb_fma_kernel<<<fma_blocks, fma_threads, 0, st>>>(dummy, fma_iters, 0.999999f, 1e-6f);
+        CK(cudaGetLastError());
+        CK(cudaEventRecord(e1, st));
+        CK(cudaEventSynchronize(e1));
+        if (r >= 0)
+            CK(cudaEventElapsedTime(&t[r], e0, e1));
+    }
+    CK(cudaFree(dummy));
+    prb_stats_t fs = stats(t, repeats);
+    const double fma_flops = 16.0 * fma_iters * (double)fma_threads * fma_blocks;
+    const double fp_best = fma_flops / (fs.min * 1e-3), fp_med = fma_flops / (fs.med * 1e-3);
+    printf("roofline: D2D copy %.1f GB/s best, %.1f GB/s median (%.0f MiB, read + write); "
+           "fp32 FMA %.1f TFLOP/s best, %.1f median; ridge %.1f flop/B\n",
+           bw_best * 1e-9, bw_med * 1e-9, cb / 1048576.0, fp_best * 1e-12, fp_med * 1e-12,
+           fp_best / bw_best);
+    if (jf) {
+        fprintf(jf,
+                "{%s, \"kind\": \"roofline\", \"copy_bytes\": %zu, \"bw_best_gbs\": %.3f, "
+                "\"bw_median_gbs\": %.3f, \"fp32_best_gflops\": %.3f, "
+                "\"fp32_median_gflops\": %.3f}\n",
+                g_common, cb, bw_best * 1e-9, bw_med * 1e-9, fp_best * 1e-9, fp_med * 1e-9);
+        fflush(jf);
+    }
+
+    /* 3. the force kernels */
+    printf("\n%9s %-9s %9s %7s %7s %8s %8s %8s %8s %8s %13s %5s %8s %5s\n", "atoms", "kernel",
+           "rows", "ent/row", "rc/row", "ms_med", "ms_min", "ms_max", "Gent/s", "Gpair/s",
+           "GB/s lo-hi", "%BW", "GFLOP/s", "%FP");
+    const float rc2 = (float)(CUTOFF * CUTOFF);
+    unsigned long long *dcount = NULL;
+    CK(cudaMalloc((void **)&dcount, sizeof *dcount));
+    int rc_all = 0;
+    for (const char *p = atoms; *p;) {
+        char *end;
+        long nl = strtol(p, &end, 10);
+        if (end == p) {
+            fprintf(stderr, "bad --atoms list: %s\n", atoms);
+            return 2;
+        }
+        p = *end == ',' ? end + 1 : end;
+        if (nl < 1000 || nl > 100000000) {
+            printf("%9ld skipped: atoms must be in [1000, 1e8]\n", nl);
+            continue;
+        }
+        const int nh = (int)nl;
+        CK(cudaMemGetInfo(&fr, &tot));
+        if (estimate_bytes(nh) > fr * 0.9) {
+            printf("%9d skipped: needs about %.1f GiB, %.1f GiB free\n", nh,
+                   estimate_bytes(nh) / 1073741824.0, fr / 1073741824.0);
+            continue;
+        }
+        prb_sys_t s;
+        if (sys_build(&s, nh, seed, st) != 0) {
+            printf("%9d skipped: not enough device memory for the lists\n", nh);
+            continue;
+        }
+        double sum_e = 0, sum_w = 0;
+        prb_stats_t sum = {0, 0, 0};
+        for (int kk = 0; kk < 2; kk++) {
+            const int rows = kk == 0 ? s.n_home : s.n;
+            const int *nbr = kk == 0 ? s.nbr_loc : s.nbr_nl, *cnt = kk == 0 ? s.cnt_loc : s.cnt_nl;
+            float *out_lo = kk == 0 ? s.f : s.fnl;
+            const char *name = kk == 0 ? "local" : "nonlocal";
+            /* list entries and entries within the cut-off */
+            int *hc = (int *)malloc(sizeof(int) * (size_t)rows);
+            CK(cudaMemcpy(hc, cnt, sizeof(int) * (size_t)rows, cudaMemcpyDeviceToHost));
+            double entries = 0;
+            for (int i = 0; i < rows; i++)
+                entries += hc[i];
+            free(hc);
+            unsigned long long within = 0;
+            CK(cudaMemsetAsync(dcount, 0, sizeof *dcount, st));
+            prb_count_kernel<<<(rows + 127) / 128, 128, 0, st>>>(s.x, nbr, cnt, rows, rc2, dcount);
+            CK(cudaGetLastError());
+            CK(cudaMemcpyAsync(&within, dcount, sizeof within, cudaMemcpyDeviceToHost, st));
+            CK(cudaStreamSynchronize(st));
+            for (int r = -warmup; r < repeats; r++) {
+                CK(cudaEventRecord(e0, st));
+                CK(md_kernel_lj(s.x, nbr, cnt, rows, s.n_home, rc2, 0.0, out_lo, s.f, NULL, st));
+                CK(cudaEventRecord(e1, st));
+                CK(cudaEventSynchronize(e1));
+                if (r >= 0)
+                    CK(cudaEventElapsedTime(&t[r], e0, e1));
+            }
+            prb_stats_t ks = stats(t, repeats);
+            report(jf, name, nh, s.n - nh, rows, entries, (double)within, ks, repeats, warmup,
+                   bw_best, fp_best, rel);
+            sum_e += entries;
+            sum_w += (double)within;
+            sum.med += ks.med;
+            sum.min += ks.min;
+            sum.max += ks.max;
+        }
+        /* both kernels: the pair work of one engine step (sums of the two) */
+        report(jf, "both", nh, s.n - nh, s.n_home + s.n, sum_e, sum_w, sum, repeats, warmup,
+               bw_best, fp_best, rel);
+        sys_free(&s);
+        rc_all++;
+    }
+    printf("\nentries: full-list entries (each pair on both rows); Gpair/s: entries within the "
+           "cut-off; bytes lo = 4 B/entry + 28 B/row, hi = lo + 12 B/entry (x_j uncached); "
+           "flops = 8/entry + 13/entry within the cut-off; %%BW of the lo model against the D2D "
+           "copy, %%FP against the FMA kernel\n");
+    CK(cudaFree(dcount));
+    free(t);
+    if (jf)
+        fclose(jf);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaStreamDestroy(st);
+    return rc_all > 0 ? 0 : 1;
+}
