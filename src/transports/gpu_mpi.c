@@ -33,6 +33,7 @@
 
 #include "core/util.h"
 #include "transports/gpu.h"
+#include "transports/mpi_wait.h"
 #include "transports/registry.h"
 
 enum {
@@ -41,12 +42,6 @@ enum {
     HALOX__GMPI_NREQ = 2 * HALOX_MAX_PULSES,
 };
 
-typedef struct halox__gmpi_info {
-    int recv; /* receive (else send) */
-    int peer;
-    int pulse;
-    size_t bytes; /* expected size of a receive */
-} halox__gmpi_info_t;
 
 typedef struct halox__gmpi {
     halox__gpu_t g; /* first: the shared GPU part */
@@ -54,7 +49,7 @@ typedef struct halox__gmpi {
     MPI_Comm comm;  /* our duplicate; MPI_COMM_NULL until created */
     int leaked;     /* abandoned requests may still touch the host buffers: never free them */
     MPI_Request req[HALOX__GMPI_NREQ]; /* halo: [0, n) receives, [n, 2n) sends */
-    halox__gmpi_info_t info[HALOX__GMPI_NREQ];
+    halox__mpiw_info_t info[HALOX__GMPI_NREQ];
     MPI_Status status[HALOX__GMPI_NREQ];
     int index[HALOX__GMPI_NREQ];
     /* pinned host staging (mpi-staged): send_count atoms per pulse (packed coordinates out,
@@ -72,24 +67,6 @@ typedef struct halox__gmpi_op {
 
 static halox__gmpi_t *halox__gmpi(halox_comm_t *comm) { return (halox__gmpi_t *)comm->impl; }
 
-static const char *halox__gmpi_errstr(int rc, char *buf)
-{
-    int len = 0;
-    if (MPI_Error_string(rc, buf, &len) != MPI_SUCCESS)
-        strcpy(buf, "unknown MPI error");
-    return buf;
-}
-
-static void halox__gmpi_backoff(int polls)
-{
-    if (polls < 2000) {
-        sched_yield();
-    } else {
-        struct timespec ts = {0, 20000};
-        nanosleep(&ts, NULL);
-    }
-}
-
 static void halox__gmpi_clear(halox__gmpi_t *m)
 {
     for (int i = 0; i < HALOX__GMPI_NREQ; i++)
@@ -104,7 +81,7 @@ static void halox__gmpi_abandon(halox__gmpi_t *m)
     for (int i = 0; i < HALOX__GMPI_NREQ; i++) {
         if (m->req[i] == MPI_REQUEST_NULL)
             continue;
-        if (m->info[i].recv) {
+        if (m->info[i].kind == HALOX__MPIW_RECV) {
             MPI_Cancel(&m->req[i]);
             int done = 0;
             while (!done && halox__now() < until) {
@@ -135,71 +112,9 @@ static halox_status_t halox__gmpi_wait(halox_comm_t *comm, int first, int count,
                                        const halox__gmpi_op_t *op)
 {
     halox__gmpi_t *m = halox__gmpi(comm);
-    MPI_Request *req = m->req + first;
-    const halox__gmpi_info_t *info = m->info + first;
-    int left = 0;
-    for (int i = 0; i < count; i++)
-        left += req[i] != MPI_REQUEST_NULL;
-    for (int polls = 0; left > 0; polls++) {
-        int done = 0;
-        int rc = MPI_Testsome(count, req, &done, m->index, m->status);
-        if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
-            char es[MPI_MAX_ERROR_STRING];
-            halox__error(HALOX_ERR_COMM,
-                         "%s: rank %d: MPI_Testsome failed in the %s at step %lld: %s", m->g.name,
-                         comm->rank, op->name, comm->step, halox__gmpi_errstr(rc, es));
-            return halox__gmpi_fail(comm, HALOX_ERR_COMM);
-        }
-        if (done == MPI_UNDEFINED)
-            break;
-        for (int j = 0; j < done; j++) {
-            const halox__gmpi_info_t *in = &info[m->index[j]];
-            const MPI_Status *s = &m->status[j];
-            int err = rc == MPI_ERR_IN_STATUS ? s->MPI_ERROR : MPI_SUCCESS;
-            if (err != MPI_SUCCESS) {
-                char es[MPI_MAX_ERROR_STRING];
-                halox__error(HALOX_ERR_COMM,
-                             "%s: rank %d: %s rank %d (pulse %d) failed in the %s at step %lld: %s",
-                             m->g.name, comm->rank, in->recv ? "receive from" : "send to", in->peer,
-                             in->pulse, op->name, comm->step, halox__gmpi_errstr(err, es));
-                return halox__gmpi_fail(comm, HALOX_ERR_COMM);
-            }
-            if (in->recv) {
-                int got = 0;
-                MPI_Get_count(s, MPI_BYTE, &got);
-                if ((size_t)got != in->bytes) {
-                    halox__error(HALOX_ERR_COMM,
-                                 "%s: rank %d: the %s at step %lld received %d bytes from rank %d "
-                                 "in pulse %d but expected %zu: the ranks' plans disagree",
-                                 m->g.name, comm->rank, op->name, comm->step, got, in->peer,
-                                 in->pulse, in->bytes);
-                    return halox__gmpi_fail(comm, HALOX_ERR_COMM);
-                }
-            }
-        }
-        left -= done;
-        if (left <= 0)
-            break;
-        if (done == 0 && halox__now() > op->deadline) {
-            const halox__gmpi_info_t *in = NULL;
-            for (int i = 0; i < count && !in; i++)
-                if (req[i] != MPI_REQUEST_NULL)
-                    in = &info[i];
-            halox__error(HALOX_ERR_TIMEOUT,
-                         "%s: rank %d timed out after %.3g s in the %s at step %lld, pulse %d "
-                         "(dim %c): the %s rank %d did not complete; check that rank %d is alive "
-                         "and calls the same exchange for the same step, or raise HALOX_TIMEOUT_S "
-                         "if it is only slow; this endpoint is unusable now (end the job: "
-                         "MPI_Abort)",
-                         m->g.name, comm->rank, comm->timeout_s, op->name, comm->step, in->pulse,
-                         "xyz"[comm->plan->pulse[in->pulse].dim],
-                         in -> recv ? "receive from" : "send to", in->peer, in->peer);
-            return halox__gmpi_fail(comm, HALOX_ERR_TIMEOUT);
-        }
-        if (done == 0)
-            halox__gmpi_backoff(polls);
-    }
-    return HALOX_OK;
+    halox_status_t st = halox__mpiw_wait(comm, m->g.name, m->req + first, m->info + first, count,
+                                         m->index, m->status, op->name, op->deadline);
+    return st == HALOX_OK ? HALOX_OK : halox__gmpi_fail(comm, st);
 }
 
 static halox_status_t halox__gmpi_post(halox_comm_t *comm, int i, int recv, void *buf, size_t bytes,
@@ -213,7 +128,7 @@ static halox_status_t halox__gmpi_post(halox_comm_t *comm, int i, int recv, void
                      m->g.name, comm->rank, pulse, bytes);
         return halox__gmpi_fail(comm, HALOX_ERR_INVALID_ARG);
     }
-    m->info[i] = (halox__gmpi_info_t){recv, peer, pulse, bytes};
+    m->info[i] = (halox__mpiw_info_t){recv ? HALOX__MPIW_RECV : HALOX__MPIW_SEND, peer, pulse, bytes};
     int rc = recv ? MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, m->comm, &m->req[i])
                   : MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, m->comm, &m->req[i]);
     if (rc != MPI_SUCCESS) {
@@ -222,7 +137,7 @@ static halox_status_t halox__gmpi_post(halox_comm_t *comm, int i, int recv, void
         halox__error(HALOX_ERR_COMM,
                      "%s: rank %d: %s with rank %d failed in the %s at step %lld: %s", m->g.name,
                      comm->rank, recv ? "MPI_Irecv" : "MPI_Isend", peer, op->name, comm->step,
-                     halox__gmpi_errstr(rc, es));
+                     halox__mpiw_errstr(rc, es));
         return halox__gmpi_fail(comm, HALOX_ERR_COMM);
     }
     return HALOX_OK;
@@ -306,13 +221,13 @@ static halox_status_t halox__gmpi_init_kind(halox_comm_t *comm, const halox_comm
     /* our own duplicate for the halo traffic, created without blocking beyond the timeout */
     MPI_Comm parent = args->mpi_comm ? *(const MPI_Comm *)args->mpi_comm : MPI_COMM_WORLD;
     halox__gmpi_op_t op = {"endpoint creation (MPI_Comm_idup)", halox__now() + comm->timeout_s};
-    m->info[0] = (halox__gmpi_info_t){0, -1, -1, 0};
+    m->info[0] = (halox__mpiw_info_t){HALOX__MPIW_COLLECTIVE, -1, -1, 0};
     int rc = MPI_Comm_idup(parent, &m->comm, &m->req[0]);
     if (rc != MPI_SUCCESS) {
         char es[MPI_MAX_ERROR_STRING];
         m->comm = MPI_COMM_NULL;
         st = halox__error(HALOX_ERR_COMM, "%s: MPI_Comm_idup failed: %s", name,
-                          halox__gmpi_errstr(rc, es));
+                          halox__mpiw_errstr(rc, es));
         goto fail;
     }
     for (int polls = 0;; polls++) {
@@ -329,7 +244,7 @@ static halox_status_t halox__gmpi_init_kind(halox_comm_t *comm, const halox_comm
             m->req[0] = MPI_REQUEST_NULL;
             goto fail;
         }
-        halox__gmpi_backoff(polls);
+        halox__mpiw_backoff(polls);
     }
     m->req[0] = MPI_REQUEST_NULL;
     MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);

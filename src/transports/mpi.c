@@ -24,6 +24,7 @@
 
 #include "core/transport.h"
 #include "core/util.h"
+#include "transports/mpi_wait.h"
 #include "transports/registry.h"
 
 /* Tags: one per pulse and direction, so a message can only ever match its own receive; the
@@ -36,19 +37,7 @@ enum {
     HALOX__MPI_TAG_ALLTOALLV = 4001,
 };
 
-typedef enum halox__mpi_kind {
-    HALOX__MPI_SEND,
-    HALOX__MPI_RECV,
-    HALOX__MPI_COLLECTIVE, /* cannot be cancelled or freed (MPI-3 nonblocking collectives) */
-} halox__mpi_kind_t;
 
-/* What one outstanding request is, for messages and for clean-up after a failure. */
-typedef struct halox__mpi_req_info {
-    halox__mpi_kind_t kind;
-    int peer;     /* -1 for collectives */
-    int pulse;    /* -1 outside the halo exchange */
-    size_t bytes; /* expected size of a receive */
-} halox__mpi_req_info_t;
 
 typedef struct halox__mpi {
     MPI_Comm comm; /* our duplicate; MPI_COMM_NULL until created */
@@ -58,7 +47,7 @@ typedef struct halox__mpi {
 
     /* requests of the operation in progress (halo: [0, n) receives, [n, 2n) sends) */
     MPI_Request *req;
-    halox__mpi_req_info_t *info;
+    halox__mpiw_info_t *info;
     MPI_Status *status;
     int *index;
     int req_capacity;
@@ -81,13 +70,6 @@ static double halox__mpi_deadline(const halox_comm_t *comm)
     return halox__now() + halox__timeout(comm->timeout_s);
 }
 
-static const char *halox__mpi_errstr(int rc, char *buf)
-{
-    int len = 0;
-    if (MPI_Error_string(rc, buf, &len) != MPI_SUCCESS)
-        strcpy(buf, "unknown MPI error");
-    return buf;
-}
 
 static halox_status_t halox__mpi_usable(halox_comm_t *comm, const char *op)
 {
@@ -113,7 +95,7 @@ static halox_status_t halox__mpi_reserve(halox__mpi_t *m, int n)
     MPI_Request *req = realloc(m->req, sizeof *req * (size_t)cap);
     if (req)
         m->req = req;
-    halox__mpi_req_info_t *info = realloc(m->info, sizeof *info * (size_t)cap);
+    halox__mpiw_info_t *info = realloc(m->info, sizeof *info * (size_t)cap);
     if (info)
         m->info = info;
     MPI_Status *status = realloc(m->status, sizeof *status * (size_t)cap);
@@ -144,7 +126,7 @@ static void halox__mpi_abandon(halox__mpi_t *m, int n)
     for (int i = 0; i < n; i++) {
         if (m->req[i] == MPI_REQUEST_NULL)
             continue;
-        if (m->info[i].kind == HALOX__MPI_RECV) {
+        if (m->info[i].kind == HALOX__MPIW_RECV) {
             MPI_Cancel(&m->req[i]);
             int done = 0;
             while (!done && halox__now() < until) {
@@ -156,7 +138,7 @@ static void halox__mpi_abandon(halox__mpi_t *m, int n)
             if (done)
                 continue;
         }
-        if (m->info[i].kind != HALOX__MPI_COLLECTIVE)
+        if (m->info[i].kind != HALOX__MPIW_COLLECTIVE)
             MPI_Request_free(&m->req[i]);
         /* a collective request can be neither cancelled nor freed: it is dropped */
         m->req[i] = MPI_REQUEST_NULL;
@@ -184,21 +166,10 @@ static halox_status_t halox__mpi_post_failed(halox_comm_t *comm, int n, const ha
 {
     char es[MPI_MAX_ERROR_STRING];
     halox__error(HALOX_ERR_COMM, "mpi: rank %d: %s with rank %d failed in the %s at step %lld: %s",
-                 comm->rank, call, peer, op->name, comm->step, halox__mpi_errstr(rc, es));
+                 comm->rank, call, peer, op->name, comm->step, halox__mpiw_errstr(rc, es));
     return halox__mpi_fail(comm, n, HALOX_ERR_COMM);
 }
 
-static void halox__mpi_backoff(int polls)
-{
-    /* yield first (a late peer is usually microseconds away), then sleep briefly so that
-     * oversubscribed ranks leave the cores to the peers they wait for */
-    if (polls < 1000) {
-        sched_yield();
-    } else {
-        struct timespec ts = {0, 20000};
-        nanosleep(&ts, NULL);
-    }
-}
 
 /* Wait for requests [first, first + count) of the n outstanding ones, checking that every
  * receive brought exactly the bytes expected. On failure all n are abandoned. */
@@ -206,90 +177,9 @@ static halox_status_t halox__mpi_wait(halox_comm_t *comm, int first, int count, 
                                       const halox__mpi_op_t *op)
 {
     halox__mpi_t *m = halox__mpi(comm);
-    MPI_Request *req = m->req + first;
-    const halox__mpi_req_info_t *info = m->info + first;
-    int left = 0;
-    for (int i = 0; i < count; i++)
-        left += req[i] != MPI_REQUEST_NULL;
-    for (int polls = 0; left > 0; polls++) {
-        int done = 0;
-        int rc = MPI_Testsome(count, req, &done, m->index, m->status);
-        if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
-            char es[MPI_MAX_ERROR_STRING];
-            halox__error(HALOX_ERR_COMM,
-                         "mpi: rank %d: MPI_Testsome failed in the %s at step %lld: %s", comm->rank,
-                         op->name, comm->step, halox__mpi_errstr(rc, es));
-            return halox__mpi_fail(comm, n, HALOX_ERR_COMM);
-        }
-        if (done == MPI_UNDEFINED)
-            break;
-        for (int j = 0; j < done; j++) {
-            const halox__mpi_req_info_t *in = &info[m->index[j]];
-            const MPI_Status *s = &m->status[j]; /* statuses follow the index order */
-            int err = rc == MPI_ERR_IN_STATUS ? s->MPI_ERROR : MPI_SUCCESS;
-            if (err != MPI_SUCCESS) {
-                char es[MPI_MAX_ERROR_STRING];
-                halox__error(HALOX_ERR_COMM,
-                             "mpi: rank %d: %s rank %d (pulse %d) failed in the %s at step "
-                             "%lld: %s",
-                             comm->rank, in->kind == HALOX__MPI_RECV ? "receive from" : "send to",
-                             in->peer, in->pulse, op->name, comm->step, halox__mpi_errstr(err, es));
-                return halox__mpi_fail(comm, n, HALOX_ERR_COMM);
-            }
-            if (in->kind == HALOX__MPI_RECV) {
-                int got = 0;
-                MPI_Get_count(s, MPI_BYTE, &got);
-                if ((size_t)got != in->bytes) {
-                    halox__error(HALOX_ERR_COMM,
-                                 "mpi: rank %d: the %s at step %lld received %d bytes from rank "
-                                 "%d in pulse %d but expected %zu: the ranks' plans disagree; "
-                                 "every rank must bind a plan from the same build",
-                                 comm->rank, op->name, comm->step, got, in->peer, in->pulse,
-                                 in->bytes);
-                    return halox__mpi_fail(comm, n, HALOX_ERR_COMM);
-                }
-            }
-        }
-        left -= done;
-        if (left <= 0)
-            break;
-        if (done == 0 && halox__now() > op->deadline) {
-            const halox__mpi_req_info_t *in = NULL;
-            for (int i = 0; i < count && !in; i++)
-                if (req[i] != MPI_REQUEST_NULL)
-                    in = &info[i];
-            double t = halox__timeout(comm->timeout_s);
-            const char *dir = in->kind == HALOX__MPI_RECV ? "receive from" : "send to";
-            if (in->kind == HALOX__MPI_COLLECTIVE)
-                halox__error(HALOX_ERR_TIMEOUT,
-                             "mpi: rank %d timed out after %.3g s in the %s at step %lld: not "
-                             "every rank joined it; check that all ranks make the same halox "
-                             "calls in the same order and are alive (a crash or early exit "
-                             "elsewhere looks like this), or raise HALOX_TIMEOUT_S if one is only "
-                             "slow; this endpoint is unusable now (end the job: MPI_Abort)",
-                             comm->rank, t, op->name, comm->step);
-            else if (in->pulse >= 0)
-                halox__error(HALOX_ERR_TIMEOUT,
-                             "mpi: rank %d timed out after %.3g s in the %s at step %lld, pulse %d "
-                             "(dim %c): the %s rank %d did not complete; check that rank %d "
-                             "is alive and calls the same exchange for the same step, or raise "
-                             "HALOX_TIMEOUT_S if it is only slow; this endpoint is unusable now "
-                             "(end the job: MPI_Abort)",
-                             comm->rank, t, op->name, comm->step, in->pulse,
-                             "xyz"[comm->plan->pulse[in->pulse].dim], dir, in -> peer, in -> peer);
-            else
-                halox__error(HALOX_ERR_TIMEOUT,
-                             "mpi: rank %d timed out after %.3g s in the %s (step %lld): the %s "
-                             "rank %d did not complete; check that rank %d is alive and makes the "
-                             "same halox calls in the same order, or raise HALOX_TIMEOUT_S if it "
-                             "is only slow; this endpoint is unusable now (end the job: MPI_Abort)",
-                             comm->rank, t, op->name, comm->step, dir, in->peer, in->peer);
-            return halox__mpi_fail(comm, n, HALOX_ERR_TIMEOUT);
-        }
-        if (done == 0)
-            halox__mpi_backoff(polls);
-    }
-    return HALOX_OK;
+    halox_status_t st = halox__mpiw_wait(comm, "mpi", m->req + first, m->info + first, count,
+                                         m->index, m->status, op->name, op->deadline);
+    return st == HALOX_OK ? HALOX_OK : halox__mpi_fail(comm, n, st);
 }
 
 static halox_status_t halox__mpi_check_bytes(halox_comm_t *comm, const char *op, size_t bytes)
@@ -307,7 +197,7 @@ static halox_status_t halox__mpi_irecv(halox_comm_t *comm, int i, int n, const h
                                        void *buf, size_t bytes, int peer, int tag, int pulse)
 {
     halox__mpi_t *m = halox__mpi(comm);
-    m->info[i] = (halox__mpi_req_info_t){HALOX__MPI_RECV, peer, pulse, bytes};
+    m->info[i] = (halox__mpiw_info_t){HALOX__MPIW_RECV, peer, pulse, bytes};
     int rc = MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, m->comm, &m->req[i]);
     if (rc != MPI_SUCCESS) {
         m->req[i] = MPI_REQUEST_NULL;
@@ -320,7 +210,7 @@ static halox_status_t halox__mpi_isend(halox_comm_t *comm, int i, int n, const h
                                        const void *buf, size_t bytes, int peer, int tag, int pulse)
 {
     halox__mpi_t *m = halox__mpi(comm);
-    m->info[i] = (halox__mpi_req_info_t){HALOX__MPI_SEND, peer, pulse, bytes};
+    m->info[i] = (halox__mpiw_info_t){HALOX__MPIW_SEND, peer, pulse, bytes};
     int rc = MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, m->comm, &m->req[i]);
     if (rc != MPI_SUCCESS) {
         m->req[i] = MPI_REQUEST_NULL;
@@ -371,13 +261,13 @@ static halox_status_t halox__mpi_init(halox_comm_t *comm, const halox_comm_args_
     double t = comm->timeout_s > 0 ? comm->timeout_s : halox__timeout(args ? args->timeout_s : 0);
     halox__mpi_op_t op = {"endpoint creation (MPI_Comm_idup)", halox__now() + t};
     halox__mpi_clear(m, 1);
-    m->info[0] = (halox__mpi_req_info_t){HALOX__MPI_COLLECTIVE, -1, -1, 0};
+    m->info[0] = (halox__mpiw_info_t){HALOX__MPIW_COLLECTIVE, -1, -1, 0};
     int rc = MPI_Comm_idup(parent, &m->comm, &m->req[0]);
     if (rc != MPI_SUCCESS) {
         char es[MPI_MAX_ERROR_STRING];
         m->comm = MPI_COMM_NULL;
         st = halox__error(HALOX_ERR_COMM, "mpi: MPI_Comm_idup failed: %s",
-                          halox__mpi_errstr(rc, es));
+                          halox__mpiw_errstr(rc, es));
         goto fail;
     }
     st = halox__mpi_wait(comm, 0, 1, 1, &op);
@@ -506,7 +396,7 @@ static halox_status_t halox__mpi_allgather(halox_comm_t *comm, const void *send,
     /* MPI forbids overlapping buffers; our own block already in place is MPI_IN_PLACE */
     const void *s = send == (const char *)recv + (size_t)comm->rank * bytes ? MPI_IN_PLACE : send;
     halox__mpi_clear(m, 1);
-    m->info[0] = (halox__mpi_req_info_t){HALOX__MPI_COLLECTIVE, -1, -1, 0};
+    m->info[0] = (halox__mpiw_info_t){HALOX__MPIW_COLLECTIVE, -1, -1, 0};
     int rc =
         MPI_Iallgather(s, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, m->comm, &m->req[0]);
     if (rc != MPI_SUCCESS)
@@ -522,7 +412,7 @@ static halox_status_t halox__mpi_barrier(halox_comm_t *comm)
     halox__mpi_t *m = halox__mpi(comm);
     halox__mpi_op_t op = {"barrier", halox__mpi_deadline(comm)};
     halox__mpi_clear(m, 1);
-    m->info[0] = (halox__mpi_req_info_t){HALOX__MPI_COLLECTIVE, -1, -1, 0};
+    m->info[0] = (halox__mpiw_info_t){HALOX__MPIW_COLLECTIVE, -1, -1, 0};
     int rc = MPI_Ibarrier(m->comm, &m->req[0]);
     if (rc != MPI_SUCCESS)
         return halox__mpi_post_failed(comm, 0, &op, "MPI_Ibarrier", -1, rc);
