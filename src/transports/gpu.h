@@ -115,6 +115,7 @@ static inline int halox__gpu_self(const halox_comm_t *comm, const halox_pulse_t 
 
 /* HALOX_ERR_STATE when the endpoint failed earlier or nothing is bound. */
 halox_status_t halox__gpu_usable(halox_comm_t *comm, halox__gpu_t *g, const char *op);
+/* The start of every exchange: usable, bound to the current plan, and its device current. */
 halox_status_t halox__gpu_bound(halox_comm_t *comm, halox__gpu_t *g, const char *op);
 
 /* Make the endpoint's device current (the caller's thread may have switched). */

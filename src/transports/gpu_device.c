@@ -59,6 +59,8 @@ halox_status_t halox__gpu_bound(halox_comm_t *comm, halox__gpu_t *g, const char 
                           "%s: rank %d: %s: the bound plan was rebuilt (generation %lld, bound "
                           "%lld) without a new halox_comm_bind(): bind after every plan build",
                           g->name, comm->rank, op, comm->plan->generation, g->plan.generation);
+    if (st == HALOX_OK)
+        st = halox__gpu_set_device(comm, g);
     return st;
 }
 

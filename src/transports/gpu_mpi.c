@@ -77,26 +77,8 @@ static void halox__gmpi_clear(halox__gmpi_t *m)
  * sends released; whatever cannot complete now may still touch its buffer. */
 static void halox__gmpi_abandon(halox__gmpi_t *m)
 {
-    const double until = halox__now() + 0.1;
-    for (int i = 0; i < HALOX__GMPI_NREQ; i++) {
-        if (m->req[i] == MPI_REQUEST_NULL)
-            continue;
-        if (m->info[i].kind == HALOX__MPIW_RECV) {
-            MPI_Cancel(&m->req[i]);
-            int done = 0;
-            while (!done && halox__now() < until) {
-                if (MPI_Test(&m->req[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                    break;
-                if (!done)
-                    sched_yield();
-            }
-            if (done)
-                continue;
-        }
-        MPI_Request_free(&m->req[i]);
-        m->req[i] = MPI_REQUEST_NULL;
+    if (halox__mpiw_abandon(m->req, m->info, HALOX__GMPI_NREQ))
         m->leaked = 1;
-    }
 }
 
 static halox_status_t halox__gmpi_fail(halox_comm_t *comm, halox_status_t st)
@@ -333,8 +315,6 @@ static halox_status_t halox__gmpi_coords(halox_comm_t *comm)
     halox__gmpi_t *m = halox__gmpi(comm);
     halox__gpu_t *g = &m->g;
     halox_status_t st = halox__gpu_bound(comm, g, "coordinate exchange");
-    if (st == HALOX_OK)
-        st = halox__gpu_set_device(comm, g);
     if (st != HALOX_OK)
         return st;
     const halox_plan_t *plan = comm->plan;
@@ -422,8 +402,6 @@ static halox_status_t halox__gmpi_forces(halox_comm_t *comm)
     halox__gmpi_t *m = halox__gmpi(comm);
     halox__gpu_t *g = &m->g;
     halox_status_t st = halox__gpu_bound(comm, g, "force exchange");
-    if (st == HALOX_OK)
-        st = halox__gpu_set_device(comm, g);
     if (st != HALOX_OK)
         return st;
     const halox_plan_t *plan = comm->plan;

@@ -390,8 +390,6 @@ static halox_status_t halox__nccl_coords(halox_comm_t *comm)
     halox__nccl_t *m = halox__nccl(comm);
     halox__gpu_t *g = &m->g;
     halox_status_t st = halox__gpu_bound(comm, g, "coordinate exchange");
-    if (st == HALOX_OK)
-        st = halox__gpu_set_device(comm, g);
     /* the previous step's exchanges are complete (bounded): the host runs at most one step
      * ahead, and a missing peer turns into a timeout here */
     if (st == HALOX_OK)
@@ -437,8 +435,6 @@ static halox_status_t halox__nccl_forces(halox_comm_t *comm)
     halox__nccl_t *m = halox__nccl(comm);
     halox__gpu_t *g = &m->g;
     halox_status_t st = halox__gpu_bound(comm, g, "force exchange");
-    if (st == HALOX_OK)
-        st = halox__gpu_set_device(comm, g);
     if (st != HALOX_OK)
         return st;
     const halox_plan_t *plan = comm->plan;

@@ -121,29 +121,8 @@ static void halox__mpi_clear(halox__mpi_t *m, int n)
  * be completed now may still touch its buffer, so the staging buffer is never freed after this. */
 static void halox__mpi_abandon(halox__mpi_t *m, int n)
 {
-    /* one short grace period for all cancellations, so a failure returns promptly */
-    const double until = halox__now() + 0.1;
-    for (int i = 0; i < n; i++) {
-        if (m->req[i] == MPI_REQUEST_NULL)
-            continue;
-        if (m->info[i].kind == HALOX__MPIW_RECV) {
-            MPI_Cancel(&m->req[i]);
-            int done = 0;
-            while (!done && halox__now() < until) {
-                if (MPI_Test(&m->req[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                    break;
-                if (!done)
-                    sched_yield();
-            }
-            if (done)
-                continue;
-        }
-        if (m->info[i].kind != HALOX__MPIW_COLLECTIVE)
-            MPI_Request_free(&m->req[i]);
-        /* a collective request can be neither cancelled nor freed: it is dropped */
-        m->req[i] = MPI_REQUEST_NULL;
+    if (halox__mpiw_abandon(m->req, m->info, n))
         m->leaked = 1;
-    }
 }
 
 /* The operation in progress, for messages, and its deadline. */

@@ -25,6 +25,33 @@ void halox__mpiw_backoff(int polls)
     }
 }
 
+int halox__mpiw_abandon(MPI_Request *req, const halox__mpiw_info_t *info, int n)
+{
+    const double until = halox__now() + 0.1;
+    int leaked = 0;
+    for (int i = 0; i < n; i++) {
+        if (req[i] == MPI_REQUEST_NULL)
+            continue;
+        if (info[i].kind == HALOX__MPIW_RECV) {
+            MPI_Cancel(&req[i]);
+            int done = 0;
+            while (!done && halox__now() < until) {
+                if (MPI_Test(&req[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                    break;
+                if (!done)
+                    sched_yield();
+            }
+            if (done)
+                continue;
+        }
+        if (info[i].kind != HALOX__MPIW_COLLECTIVE)
+            MPI_Request_free(&req[i]);
+        req[i] = MPI_REQUEST_NULL;
+        leaked = 1;
+    }
+    return leaked;
+}
+
 static halox_status_t halox__mpiw_timeout(halox_comm_t *comm, const char *who,
                                           const halox__mpiw_info_t *in, const char *op)
 {

@@ -36,6 +36,13 @@ void halox__mpiw_backoff(int polls);
  * rank, operation `op`, step, pulse and peer, and return HALOX_ERR_COMM or HALOX_ERR_TIMEOUT:
  * the caller then abandons its outstanding requests. index and status are scratch arrays of
  * count entries. */
+/* Give up on the outstanding requests req[0, n) after a failure: receives are cancelled (with
+ * one short grace period for all, so a failure returns promptly; a cancel can fail when the
+ * message is already half in), sends released to finish on their own, collectives (which can
+ * be neither cancelled nor freed) dropped. Returns nonzero when some request may still touch
+ * its buffer: the caller must never free those buffers then. */
+int halox__mpiw_abandon(MPI_Request *req, const halox__mpiw_info_t *info, int n);
+
 halox_status_t halox__mpiw_wait(halox_comm_t *comm, const char *who, MPI_Request *req,
                                 const halox__mpiw_info_t *info, int count, int *index,
                                 MPI_Status *status, const char *op, double deadline);
