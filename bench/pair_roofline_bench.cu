@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/md_cluster.h"
 #include "kernels/md_kernels.h"
 
 #define DENSITY 0.8
@@ -238,7 +239,8 @@ typedef struct prb_sys {
     int *cell_of, *cell_start, *cursor, *cell_atoms, *need;
     int *nbr_loc, *cnt_loc, *nbr_nl, *cnt_nl;
     int max_loc, max_nl;
-    float *hx; /* host positions */
+    md_clusters_t cl; /* the same atoms in the engine's cluster lists */
+    float *hx;        /* host positions */
 } prb_sys_t;
 
 static size_t estimate_bytes(int n_home)
@@ -247,7 +249,9 @@ static size_t estimate_bytes(int n_home)
     double n = n_home * pow((L + 2 * rl) / L, 3.0) * 1.05;
     double mean = DENSITY * 4.0 / 3.0 * M_PI * rl * rl * rl;
     double rowcap = 1.25 * mean + 32;
-    return (size_t)((n_home + n) * rowcap * 4 * 1.3 + n * 64 + 2 * n * 4 + 1e8);
+    /* atom lists, cluster lists (about 300 clusters per row, 8 atoms per row), per-atom arrays */
+    return (size_t)((n_home + n) * rowcap * 4 * 1.3 + (n_home + n) / 8.0 * 300 * 4 * 1.3 +
+                    n * 64 + 2 * n * 4 + 1e8);
 }
 
 static void sys_free(prb_sys_t *s)
@@ -257,6 +261,7 @@ static void sys_free(prb_sys_t *s)
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
         if (p[k])
             cudaFree(p[k]);
+    md_clusters_free(&s->cl);
     free(s->hx);
     memset(s, 0, sizeof *s);
 }
@@ -310,8 +315,23 @@ static int sys_build(prb_sys_t *s, int n_home, uint64_t seed, cudaStream_t st)
                               s->nbr_nl, s->cnt_nl, s->max_nl, s->need, st));
         CK(cudaMemcpyAsync(need, s->need, sizeof need, cudaMemcpyDeviceToHost, st));
         CK(cudaStreamSynchronize(st));
-        if (need[0] <= s->max_loc && need[1] <= s->max_nl)
+        if (need[0] <= s->max_loc && need[1] <= s->max_nl) {
+            /* the engine's cluster lists over the same extent as the cell grid */
+            float lo[3], ext[3];
+            for (int d = 0; d < 3; d++) {
+                lo[d] = (float)(-rl - 1e-3 * rl);
+                ext[d] = (float)(s->L + 2 * rl + 2e-3 * rl);
+            }
+            cudaError_t e = md_clusters_build(&s->cl, s->x, s->zone, n_home, n, lo, ext, DENSITY,
+                                              (float)rl, st);
+            if (e == cudaErrorMemoryAllocation) {
+                cudaGetLastError();
+                sys_free(s);
+                return -1;
+            }
+            CK(e);
             return 0;
+        }
         if (need[0] > s->max_loc)
             s->max_loc = need[0] + need[0] / 5 + 16;
         if (need[1] > s->max_nl)
@@ -321,25 +341,31 @@ static int sys_build(prb_sys_t *s, int n_home, uint64_t seed, cudaStream_t st)
     exit(1);
 }
 
-/* home forces f + fnl, as the engine sums them */
-static void sys_forces(prb_sys_t *s, cudaStream_t st)
+/* home forces f + fnl, as the engine sums them: atom lists or (clusters) cluster lists */
+static void sys_forces(prb_sys_t *s, int clusters, cudaStream_t st)
 {
     const float rc2 = (float)(CUTOFF * CUTOFF);
-    CK(md_kernel_lj(s->x, s->nbr_loc, s->cnt_loc, s->n_home, s->n_home, rc2, 0.0, s->f, s->f, NULL,
-                    st));
-    CK(md_kernel_lj(s->x, s->nbr_nl, s->cnt_nl, s->n, s->n_home, rc2, 0.0, s->fnl, s->f, NULL, st));
+    if (clusters) {
+        CK(md_clusters_lj(&s->cl, 0, rc2, 0.0, s->f, s->f, NULL, st));
+        CK(md_clusters_lj(&s->cl, 1, rc2, 0.0, s->fnl, s->f, NULL, st));
+    } else {
+        CK(md_kernel_lj(s->x, s->nbr_loc, s->cnt_loc, s->n_home, s->n_home, rc2, 0.0, s->f, s->f,
+                        NULL, st));
+        CK(md_kernel_lj(s->x, s->nbr_nl, s->cnt_nl, s->n, s->n_home, rc2, 0.0, s->fnl, s->f, NULL,
+                        st));
+    }
     CK(cudaStreamSynchronize(st));
 }
 
 /* GPU forces of a small system against a CPU double O(N^2) minimum-image sum. */
-static double verify(int n_home, uint64_t seed, cudaStream_t st, double *max_rel)
+static double verify(int n_home, uint64_t seed, int clusters, cudaStream_t st, double *max_rel)
 {
     prb_sys_t s;
     if (sys_build(&s, n_home, seed, st) != 0) {
         fprintf(stderr, "verify: not enough device memory\n");
         exit(1);
     }
-    sys_forces(&s, st);
+    sys_forces(&s, clusters, st);
     const int nh = s.n_home;
     float *f = (float *)malloc(sizeof(float) * 3 * (size_t)nh);
     float *fnl = (float *)malloc(sizeof(float) * 3 * (size_t)nh);
@@ -418,7 +444,12 @@ static void report(FILE *jf, const char *name, int nh, int halo, int rows, doubl
 {
     const double sec = ks.med * 1e-3;
     const double flops = 8.0 * entries + 13.0 * within;
-    const double blo = 4.0 * entries + 28.0 * rows, bhi = blo + 12.0 * entries;
+    /* cluster kernels ("cl-" names; rows are clusters, entries pair evaluations): per cluster
+     * entry a 4-byte index and 8 float4 j positions, per row 8 i positions, perms and forces */
+    const int cl = !strncmp(name, "cl-", 3);
+    const double blo = cl ? (4.0 + 128.0) * entries / 64.0 + (128.0 + 32.0 + 96.0) * rows
+                          : 4.0 * entries + 28.0 * rows;
+    const double bhi = cl ? blo : blo + 12.0 * entries;
     const double ent_s = entries / sec, pair_s = within / sec;
     const double bw_lo = blo / sec, bw_hi = bhi / sec, fl_s = flops / sec;
     char gbs[32];
@@ -525,12 +556,18 @@ int main(int argc, char **argv)
     CK(cudaEventCreate(&e1));
     float *t = (float *)malloc(sizeof(float) * (size_t)repeats);
 
-    /* 1. forces against the CPU reference */
-    double max_rel = 0, rel = verify(verify_atoms, seed + 1, st, &max_rel);
+    /* 1. forces of both kernels against the CPU reference */
+    double max_rel = 0, rel = verify(verify_atoms, seed + 1, 0, st, &max_rel);
+    double max_rel_cl = 0, rel_cl = verify(verify_atoms, seed + 1, 1, st, &max_rel_cl);
+    printf("verify: %d atoms, GPU vs CPU double O(N^2): atom lists: relative error %.3e (largest "
+           "atom error %.3e of the largest force); cluster lists: %.3e (%.3e)\n",
+           verify_atoms, rel, max_rel, rel_cl, max_rel_cl);
+    if (!(rel_cl <= rel)) { /* report and judge the worse (NaN included) */
+        rel = rel_cl;
+        max_rel = max_rel_cl;
+    }
     int ok = rel < 1e-4;
-    printf("verify: %d atoms, GPU vs CPU double O(N^2): relative error %.3e (largest atom error "
-           "%.3e of the largest force): %s\n",
-           verify_atoms, rel, max_rel, ok ? "ok" : "FAILED");
+    printf("verify: %s\n", ok ? "ok" : "FAILED");
     if (jf) {
         fprintf(jf,
                 "{%s, \"kind\": \"verify\", \"atoms\": %d, \"rel_err\": %.6e, "
@@ -633,51 +670,76 @@ int main(int argc, char **argv)
             printf("%9d skipped: not enough device memory for the lists\n", nh);
             continue;
         }
-        double sum_e = 0, sum_w = 0;
+        double sum_e = 0, sum_w = 0, within_of[2] = {0, 0};
         prb_stats_t sum = {0, 0, 0};
-        for (int kk = 0; kk < 2; kk++) {
-            const int rows = kk == 0 ? s.n_home : s.n;
-            const int *nbr = kk == 0 ? s.nbr_loc : s.nbr_nl, *cnt = kk == 0 ? s.cnt_loc : s.cnt_nl;
-            float *out_lo = kk == 0 ? s.f : s.fnl;
-            const char *name = kk == 0 ? "local" : "nonlocal";
-            /* list entries and entries within the cut-off */
-            int *hc = (int *)malloc(sizeof(int) * (size_t)rows);
-            CK(cudaMemcpy(hc, cnt, sizeof(int) * (size_t)rows, cudaMemcpyDeviceToHost));
-            double entries = 0;
-            for (int i = 0; i < rows; i++)
-                entries += hc[i];
-            free(hc);
-            unsigned long long within = 0;
-            CK(cudaMemsetAsync(dcount, 0, sizeof *dcount, st));
-            prb_count_kernel<<<(rows + 127) / 128, 128, 0, st>>>(s.x, nbr, cnt, rows, rc2, dcount);
-            CK(cudaGetLastError());
-            CK(cudaMemcpyAsync(&within, dcount, sizeof within, cudaMemcpyDeviceToHost, st));
-            CK(cudaStreamSynchronize(st));
+        /* kk 0, 1: atom lists local, non-local; 2, 3: the engine's cluster lists */
+        for (int kk = 0; kk < 4; kk++) {
+            const int clk = kk >= 2, nonloc = kk & 1;
+            const int rows = clk ? (nonloc ? s.cl.ncl : s.cl.ncl_home) : (nonloc ? s.n : s.n_home);
+            const int *nbr = nonloc ? s.nbr_nl : s.nbr_loc, *cnt = nonloc ? s.cnt_nl : s.cnt_loc;
+            float *out_lo = nonloc ? s.fnl : s.f;
+            static const char *names[] = {"local", "nonlocal", "cl-local", "cl-nonloc"};
+            const char *name = names[kk];
+            if (kk == 2) {
+                /* the atom-list kernels' sums */
+                report(jf, "both", nh, s.n - nh, s.n_home + s.n, sum_e, sum_w, sum, repeats,
+                       warmup, bw_best, fp_best, rel);
+                sum_e = sum_w = 0;
+                sum.med = sum.min = sum.max = 0;
+            }
+            /* list entries (pairs evaluated) and pairs within the cut-off (the same pairs in
+             * both kinds of lists, counted on the atom lists) */
+            double entries = 0, within = within_of[nonloc];
+            if (clk) {
+                long long el = 0, en = 0;
+                CK(md_clusters_entries(&s.cl, &el, &en));
+                entries = (double)(nonloc ? en : el) * MD_CLUSTER_SIZE * MD_CLUSTER_SIZE;
+            } else {
+                int *hc = (int *)malloc(sizeof(int) * (size_t)rows);
+                CK(cudaMemcpy(hc, cnt, sizeof(int) * (size_t)rows, cudaMemcpyDeviceToHost));
+                for (int i = 0; i < rows; i++)
+                    entries += hc[i];
+                free(hc);
+                unsigned long long w = 0;
+                CK(cudaMemsetAsync(dcount, 0, sizeof *dcount, st));
+                prb_count_kernel<<<(rows + 127) / 128, 128, 0, st>>>(s.x, nbr, cnt, rows, rc2,
+                                                                     dcount);
+                CK(cudaGetLastError());
+                CK(cudaMemcpyAsync(&w, dcount, sizeof w, cudaMemcpyDeviceToHost, st));
+                CK(cudaStreamSynchronize(st));
+                within = within_of[nonloc] = (double)w;
+            }
             for (int r = -warmup; r < repeats; r++) {
                 CK(cudaEventRecord(e0, st));
-                CK(md_kernel_lj(s.x, nbr, cnt, rows, s.n_home, rc2, 0.0, out_lo, s.f, NULL, st));
+                if (clk)
+                    CK(md_clusters_lj(&s.cl, nonloc, rc2, 0.0, out_lo, s.f, NULL, st));
+                else
+                    CK(md_kernel_lj(s.x, nbr, cnt, rows, s.n_home, rc2, 0.0, out_lo, s.f, NULL,
+                                    st));
                 CK(cudaEventRecord(e1, st));
                 CK(cudaEventSynchronize(e1));
                 if (r >= 0)
                     CK(cudaEventElapsedTime(&t[r], e0, e1));
             }
             prb_stats_t ks = stats(t, repeats);
-            report(jf, name, nh, s.n - nh, rows, entries, (double)within, ks, repeats, warmup,
-                   bw_best, fp_best, rel);
+            report(jf, name, nh, s.n - nh, rows, entries, within, ks, repeats, warmup, bw_best,
+                   fp_best, rel);
             sum_e += entries;
-            sum_w += (double)within;
+            sum_w += within;
             sum.med += ks.med;
             sum.min += ks.min;
             sum.max += ks.max;
         }
-        /* both kernels: the pair work of one engine step (sums of the two) */
-        report(jf, "both", nh, s.n - nh, s.n_home + s.n, sum_e, sum_w, sum, repeats, warmup,
-               bw_best, fp_best, rel);
+        /* both cluster kernels: the pair work of one engine step (sums of the two) */
+        report(jf, "cl-both", nh, s.n - nh, s.cl.ncl_home + s.cl.ncl, sum_e, sum_w, sum, repeats,
+               warmup, bw_best, fp_best, rel);
         sys_free(&s);
         rc_all++;
     }
-    printf("\nentries: full-list entries (each pair on both rows); Gpair/s: entries within the "
-           "cut-off; bytes lo = 4 B/entry + 28 B/row, hi = lo + 12 B/entry (x_j uncached); "
+    printf("\nentries: full-list entries (each pair on both rows; cl-: 64 per cluster entry, "
+           "rows are clusters); Gpair/s: entries within the cut-off; bytes lo = 4 B/entry + 28 "
+           "B/row, hi = lo + 12 B/entry (x_j uncached); cl-: 132 B per cluster entry + 256 B "
+           "per row; "
            "flops = 8/entry + 13/entry within the cut-off; %%BW of the lo model against the D2D "
            "copy, %%FP against the FMA kernel\n");
     CK(cudaFree(dcount));

@@ -76,6 +76,9 @@ ctest_phase() {
 }
 skip() { PHASES+=("$1|skipped|0|$2"); note "$1: skipped ($2)"; }
 over_budget() { [ $((SECONDS - T0)) -gt "$BUDGET" ]; }
+# HALOX_SUITE_ONLY="gpu-tests md roofline mps bench sanitizer cpu-tests": run only these parts
+# (the machine facts and the build always run); unset: everything
+want() { [ -z "${HALOX_SUITE_ONLY:-}" ] || [[ " $HALOX_SUITE_ONLY " == *" $1 "* ]]; }
 
 MPS_ON=0
 mps_start() {
@@ -200,42 +203,60 @@ fi
 
 # ---- 3. GPU tests ---------------------------------------------------------------------------
 # one or two ranks: one rank per GPU where there are two; no MPS
-ctest_phase ctest-gpu 240 -L gpu -E "_np[48]$" --output-on-failure --timeout 200
+if want gpu-tests; then
+    ctest_phase ctest-gpu 240 -L gpu -E "_np[48]$" --output-on-failure --timeout 200
+fi
 
 # ---- 3b. GPU MD engine: halox-md ms/step (water-density, 200 steps) -------------------------
 # (its correctness tests, test_gpu_md_np1/np2, ran in ctest-gpu above). One line per run in
 # bench.jsonl: ms/step, halo (coordinate + force exchange) ms/step, halo share, ns/day.
 MD="$BUILD/tools/halox-md"
-md_bench() { # md_bench NP TRANSPORT ATOMS
-    local np="$1" tr="$2" n="$3" j="$LOGS/md-np$1-$2-$3.json"
-    phase "md-np$np-$tr-$n" 90 "${MPIRUN[@]}" -np "$np" "$MD" --preset water-density \
-        --atoms "$n" --steps 200 --grid "${np}x1x1" --transport "$tr" --device gpu --json "$j" \
-        --no-progress || return 0
-    python3 - "$j" "$np" "$tr" "$n" >>"$OUT/bench.jsonl" <<'PY' || true
+MD_REPEATS="${HALOX_MD_REPEATS:-1}"
+md_bench() { # md_bench NP TRANSPORT ATOMS [--graph]: HALOX_MD_REPEATS runs, one line each
+    local np="$1" tr="$2" n="$3" g="${4:-}" r j name
+    for ((r = 1; r <= MD_REPEATS; r++)); do
+        name="md-np$np-$tr${g:+-graph}-$n-r$r"
+        j="$LOGS/$name.json"
+        phase "$name" 120 "${MPIRUN[@]}" -np "$np" "$MD" --preset water-density \
+            --atoms "$n" --steps "${HALOX_MD_STEPS:-200}" --grid "${np}x1x1" --transport "$tr" \
+            --device gpu $g --json "$j" --no-progress || return 0
+        python3 - "$j" "$np" "$tr" "$n" "${g:+1}" "$r" >>"$OUT/bench.jsonl" <<'PY' || true
 import json, sys
 s = json.load(open(sys.argv[1]))["summary"]
 t = s["timers"]
+steps = max(s["steps"], 1)
+graph = s.get("graph_steps", 0)
 halo = t["halo_coords"]["ms_per_step"] + t["halo_forces"]["ms_per_step"]
 ms = s["ms_per_step"]
 print(json.dumps({"bench": "halox-md", "preset": "water-density", "atoms": s["atoms"],
-                  "ranks": int(sys.argv[2]), "transport": sys.argv[3], "steps": s["steps"],
-                  "ms_per_step": ms, "halo_ms_per_step": halo,
-                  "halo_share": halo / ms if ms > 0 else 0,
+                  "ranks": int(sys.argv[2]), "transport": sys.argv[3],
+                  "graph": sys.argv[5] == "1", "graph_steps": graph, "repeat": int(sys.argv[6]),
+                  "steps": s["steps"], "ms_per_step": ms,
+                  # with graphs the parts cover only the steps outside them
+                  "halo_ms_per_step": halo if graph == 0 else None,
+                  "halo_share": (halo / ms if ms > 0 else 0) if graph == 0 else None,
                   "pair_ms_per_step": t["pair_forces"]["ms_per_step"],
-                  "ns_per_day": s.get("ns_per_day", 0)}))
+                  "neighbour_ms_per_step": t["neighbour_search"]["ms_per_step"],
+                  "migration_plan_ms_per_step": t["migration_plan"]["ms_per_step"],
+                  "rebuilds": s["rebuilds"], "ns_per_day": s.get("ns_per_day", 0)}))
 PY
-    tail -n 1 "$OUT/bench.jsonl" | sed "s/^/md  /" >>"$LOGS/bench-table.txt"
+        tail -n 1 "$OUT/bench.jsonl" | sed "s/^/md  /" >>"$LOGS/bench-table.txt"
+    done
 }
 : >"$LOGS/bench-table.txt"
-if [ ! -x "$MD" ]; then
+if ! want md; then
+    :
+elif [ ! -x "$MD" ]; then
     skip md-bench "halox-md was not built"
 else
-    for n in 45000 360000; do
+    for n in ${HALOX_MD_SIZES:-45000 360000 3000000}; do
         if over_budget; then skip "md-bench-$n" "over the time budget"; continue; fi
         md_bench 1 nccl "$n"
+        md_bench 1 nccl "$n" --graph
         if [ "$NGPU" -ge 2 ]; then
             md_bench 2 mpi-staged "$n"
             md_bench 2 nccl "$n"
+            md_bench 2 nccl "$n" --graph
         fi
     done
 fi
@@ -244,7 +265,9 @@ fi
 # (bench/pair_roofline_bench, one GPU: forces checked against a CPU double reference first, then
 # 45k, 360k and 3M atoms; one JSON line per kernel and size in bench.jsonl)
 ROOF="$BUILD/bench/pair_roofline_bench"
-if [ ! -x "$ROOF" ]; then
+if ! want roofline; then
+    :
+elif [ ! -x "$ROOF" ]; then
     skip pair-roofline "pair_roofline_bench was not built"
 elif [ "$NGPU" -lt 1 ]; then
     skip pair-roofline "no GPU"
@@ -254,12 +277,14 @@ else
     phase pair-roofline 150 env HALOX_COMMIT="${HALOX_COMMIT:-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)}" \
         "$ROOF" --atoms "${HALOX_ROOF_SIZES:-45000,360000,3000000}" --repeats 30 --warmup 5 \
         --json "$OUT/bench.jsonl"
-    grep -E "^ +[0-9]+ (local|nonlocal|both|skipped)|^(verify|roofline):" "$LOGS/pair-roofline.log" \
+    grep -E "^ +[0-9]+ (local|nonlocal|both|cl-local|cl-nonloc|cl-both|skipped)|^(verify|roofline):" "$LOGS/pair-roofline.log" \
         | sed "s/^/roof  /" >>"$LOGS/bench-table.txt"
 fi
 
 # four and eight ranks on the GPUs: several per GPU, under MPS
-if over_budget; then
+if ! want mps; then
+    :
+elif over_budget; then
     skip ctest-gpu-mps "over the time budget"
 else
     mps_start
@@ -275,7 +300,9 @@ bench() { # bench NP [MPS]: one bench run, appended to bench.jsonl and the table
         -t mpi-staged,nccl,mpi-cuda,mpi -r "$REPEATS" -w 20 --json "$OUT/bench.jsonl"
     grep -E "^(mpi|nccl|mpi-)" "$LOGS/bench-np$np.log" | sed "s/^/np$np  /" >>"$LOGS/bench-table.txt"
 }
-if [ ! -x "$BENCH" ]; then
+if ! want bench; then
+    :
+elif [ ! -x "$BENCH" ]; then
     skip bench "halo_gpu_bench was not built"
 else
     bench 1
@@ -301,7 +328,9 @@ else
 fi
 # ---- 5. compute-sanitizer -------------------------------------------------------------------
 CS="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
-if [ ! -x "$CS" ]; then
+if ! want sanitizer; then
+    :
+elif [ ! -x "$CS" ]; then
     skip sanitizer "no compute-sanitizer"
 elif over_budget; then
     skip sanitizer "over the time budget"
@@ -309,6 +338,8 @@ else
     for tool in memcheck racecheck initcheck; do
         phase "sanitizer-$tool-kernels" 150 "$CS" --tool "$tool" --error-exitcode 3 \
             "$BUILD/tests/test_gpu_kernels"
+        phase "sanitizer-$tool-clusters" 150 "$CS" --tool "$tool" --error-exitcode 3 \
+            "$BUILD/tests/test_gpu_clusters"
     done
     phase sanitizer-memcheck-mpi-staged 150 "${MPIRUN[@]}" -np 2 "$CS" --tool memcheck \
         --error-exitcode 3 "$BUILD/tests/test_gpu_exchange" --transport mpi-staged --quick
@@ -321,7 +352,9 @@ else
 fi
 
 # ---- 6. CPU tests ---------------------------------------------------------------------------
-if over_budget; then
+if ! want cpu-tests; then
+    :
+elif over_budget; then
     skip ctest-cpu "over the time budget"
 else
     ctest_phase ctest-cpu 200 -LE gpu -j "$JOBS" --timeout 180

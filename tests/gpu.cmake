@@ -8,6 +8,8 @@ endif()
 
 # kernels and device plan against the CPU functions
 halox_test(test_gpu_kernels SOURCES test_gpu_kernels.c LABELS gpu TIMEOUT 120)
+# cluster pair lists and the cluster LJ kernel against a CPU brute force
+halox_test(test_gpu_clusters SOURCES test_gpu_clusters.c LABELS gpu TIMEOUT 120)
 
 if(HALOX_HAVE_MPI)
   # halox_gpu_mpi_test(NAME SOURCES a.c NP 1 2 [ARGS ...] [TIMEOUT s]): one test per count,
@@ -48,9 +50,9 @@ if(HALOX_HAVE_MPI)
 endif()
 if(TARGET halox-md)
   # the command line of the GPU engine (runs anywhere: these are usage errors, exit 2)
-  add_test(NAME md_gpu_cli_graph COMMAND halox-md --graph)
+  add_test(NAME md_gpu_cli_graph COMMAND halox-md --graph --device cpu)
   set_tests_properties(md_gpu_cli_graph PROPERTIES LABELS "gpu" TIMEOUT 30
-                       PASS_REGULAR_EXPRESSION "not yet supported")
+                       PASS_REGULAR_EXPRESSION "for the GPU engine")
   add_test(NAME md_gpu_cli_double COMMAND halox-md --device gpu --precision double)
   set_tests_properties(md_gpu_cli_double PROPERTIES LABELS "gpu" TIMEOUT 30
                        PASS_REGULAR_EXPRESSION "single precision")

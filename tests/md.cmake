@@ -11,6 +11,8 @@ if(TARGET halox-md)
   halox_test(test_md_cli SOURCES test_md_cli.c LABELS md TIMEOUT 300
              ARGS $<TARGET_FILE:halox-md>)
   add_dependencies(test_md_cli halox-md)
+  # the CPU engine's command line, also on GPU machines (where auto would pick the GPU engine)
+  set_tests_properties(test_md_cli PROPERTIES ENVIRONMENT "HALOX_DEVICE=cpu")
 endif()
 
 # The engine on the `mpi` transport (labels md and mpi): the same trajectory as 1 rank, and the

@@ -88,10 +88,13 @@ static void usage(FILE *to)
         "  --transport NAME        threads (default, or $HALOX_TRANSPORT) or mpi (see --version);\n"
         "                          mpi-staged or nccl run the GPU engine (under mpirun, one GPU\n"
         "                          per rank; 1 rank: local copies)\n"
-        "  --device gpu|cpu|auto   engine: auto (default) is the GPU engine on a GPU transport,\n"
-        "                          the CPU engine otherwise; gpu alone picks nccl (or\n"
-        "                          mpi-staged); the GPU engine is single precision\n"
-        "  --graph                 CUDA graphs: not yet supported (an error)\n"
+        "  --device gpu|cpu|auto   engine (default auto, or $HALOX_DEVICE): auto runs the GPU\n"
+        "                          engine when a GPU is visible and no --transport is given\n"
+        "                          (one rank, or one MPI process per rank), else follows the\n"
+        "                          transport; the GPU engine takes nccl (mpi-staged when ranks\n"
+        "                          share GPUs) and runs in single precision\n"
+        "  --graph                 GPU engine: replay the steps between rebuilds as a CUDA\n"
+        "                          graph (nccl, or 1 rank; other transports run without)\n"
         "  --precision P           float (default: positions and forces in single precision,\n"
         "                          energies in double) or double\n"
         "  --timeout S             bound on every wait for a peer (default HALOX_TIMEOUT_S or 60)\n"
@@ -237,6 +240,31 @@ static int is_physics(const char *a)
     return 0;
 }
 
+static int parse_device(const char *v, halox_md_device_t *d)
+{
+    if (!strcmp(v, "gpu"))
+        *d = HALOX_MD_DEVICE_GPU;
+    else if (!strcmp(v, "cpu"))
+        *d = HALOX_MD_DEVICE_CPU;
+    else if (!strcmp(v, "auto"))
+        *d = HALOX_MD_DEVICE_AUTO;
+    else
+        return 0;
+    return 1;
+}
+
+/* Processes of the MPI job this process was started in (0: not started by an MPI launcher). */
+static int launched_processes(void)
+{
+    const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE"};
+    for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++) {
+        const char *v = getenv(vars[k]);
+        if (v && *v)
+            return atoi(v);
+    }
+    return 0;
+}
+
 /* Returns 0 to run, 1 to exit 0 (help, version), 2 on a usage error. */
 static int parse_args(int argc, char **argv, opts_t *o)
 {
@@ -248,6 +276,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
         o->cfg.transport = env;
         o->set_transport = 1;
     }
+    env = getenv("HALOX_DEVICE");
+    if (env && *env && !parse_device(env, &o->cfg.device))
+        return bad("HALOX_DEVICE='%s': use gpu, cpu or auto", env);
     /* presets first, wherever they stand, so that every other option overrides them */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--preset")) {
@@ -294,8 +325,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
             c->rebuild_check = 1;
             continue;
         } else if (!strcmp(a, "--graph")) {
-            return bad("--graph: CUDA graphs are not yet supported by the GPU engine (run "
-                       "without --graph)");
+            c->graph = 1;
+            continue;
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = 1;
             continue;
@@ -433,13 +464,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
             c->transport = v;
             o->set_transport = 1;
         } else if (!strcmp(a, "--device")) {
-            if (!strcmp(v, "gpu"))
-                c->device = HALOX_MD_DEVICE_GPU;
-            else if (!strcmp(v, "cpu"))
-                c->device = HALOX_MD_DEVICE_CPU;
-            else if (!strcmp(v, "auto"))
-                c->device = HALOX_MD_DEVICE_AUTO;
-            else
+            if (!parse_device(v, &c->device))
                 return bad("--device '%s': use gpu, cpu or auto", v);
         } else if (!strcmp(a, "--precision")) {
             if (!strcmp(v, "float") || !strcmp(v, "single"))
@@ -474,21 +499,6 @@ static int parse_args(int argc, char **argv, opts_t *o)
         }
     }
     halox_md_config_t *c = &o->cfg;
-    /* the device and the transport: --device gpu without a transport takes nccl (or
-     * mpi-staged); auto follows the transport */
-    if (c->device == HALOX_MD_DEVICE_GPU && !o->set_transport)
-        c->transport = halox_transport_available("nccl") ? "nccl" : "mpi-staged";
-    if (c->device == HALOX_MD_DEVICE_GPU && !halox_transport_available(c->transport))
-        return bad("--device gpu needs a CUDA build with MPI (transports mpi-staged, nccl; see "
-                   "--version)");
-    if (c->device == HALOX_MD_DEVICE_GPU && !halox_transport_on_gpu(c->transport))
-        return bad("--device gpu runs on the GPU transports mpi-staged or nccl, not '%s'",
-                   c->transport);
-    if (c->device == HALOX_MD_DEVICE_CPU && halox_transport_on_gpu(c->transport))
-        return bad("--device cpu runs on the threads or mpi transport, not '%s'", c->transport);
-    if (halox_md_config_device(c) == HALOX_MD_DEVICE_GPU && c->real != HALOX_FLOAT)
-        return bad("the GPU engine runs in single precision: use --precision float (or --device "
-                   "cpu)");
     /* combinations */
     if (o->set_read && (o->set_lattice || o->set_cells || o->set_atoms || o->set_density))
         return bad("--read takes the atoms from the file: it cannot be combined with "
@@ -526,6 +536,31 @@ static int parse_args(int argc, char **argv, opts_t *o)
                        ">= %lld",
                        c->restart_path, info.step, c->steps, info.step);
     }
+    /* the device and the transport. auto without a transport: the GPU engine when a GPU is
+     * visible, the precision is float and the ranks can run as processes (one rank, or started
+     * by an MPI launcher with one process per rank); otherwise auto follows the transport.
+     * The GPU engine without a transport takes nccl when every rank has its own GPU, else
+     * mpi-staged (NCCL refuses ranks that share a GPU). */
+    const int ranks = halox_grid_size(&c->grid);
+    if (c->device == HALOX_MD_DEVICE_AUTO && !o->set_transport && c->real == HALOX_FLOAT &&
+        halox_transport_available("mpi-staged") &&
+        (ranks == 1 || launched_processes() == ranks) && halox_gpu_count() > 0)
+        c->device = HALOX_MD_DEVICE_GPU;
+    if (c->device == HALOX_MD_DEVICE_GPU && !o->set_transport)
+        c->transport = halox_transport_available("nccl") && ranks <= halox_gpu_count()
+                           ? "nccl"
+                           : "mpi-staged";
+    if (c->device == HALOX_MD_DEVICE_GPU && !halox_transport_available(c->transport))
+        return bad("--device gpu needs a CUDA build with MPI (transports mpi-staged, nccl; see "
+                   "--version)");
+    if (c->device == HALOX_MD_DEVICE_GPU && !halox_transport_on_gpu(c->transport))
+        return bad("--device gpu runs on the GPU transports mpi-staged or nccl, not '%s'",
+                   c->transport);
+    if (c->device == HALOX_MD_DEVICE_CPU && halox_transport_on_gpu(c->transport))
+        return bad("--device cpu runs on the threads or mpi transport, not '%s'", c->transport);
+    if (halox_md_config_device(c) == HALOX_MD_DEVICE_GPU && c->real != HALOX_FLOAT)
+        return bad("the GPU engine runs in single precision: use --precision float (or --device "
+                   "cpu)");
     if (halox_md_config_check(c) != HALOX_OK)
         return bad("%s", halox_last_error());
     return 0;
@@ -648,6 +683,10 @@ static void print_summary(const halox_md_summary_t *s)
     printf("  set-up %.3f s; %lld rebuilds, %lld atoms migrated, %.0f halo atoms per rank, "
            "%.0f pairs in the lists\n",
            s->setup_seconds, s->rebuilds, s->migrated, s->halo_atoms, s->pairs);
+    if (s->graph_steps > 0)
+        printf("  CUDA graphs: %lld of %lld steps replayed as a graph (the parts below time the "
+               "other steps)\n",
+               s->graph_steps, s->steps);
     if (s->steps == 0) {
         printf("  (no steps integrated: no timings)\n");
         fflush(stdout);

@@ -35,11 +35,26 @@ typedef struct halox_comm_args {
 /** Whether the transport moves data in GPU memory (bind then takes device pointers). */
 int halox_transport_on_gpu(const char *name);
 
+/** CUDA devices this process can use: 0 in a build without CUDA, without a driver or without a
+ *  visible GPU (CUDA_VISIBLE_DEVICES). */
+int halox_gpu_count(void);
+
 /** GPU transports: the cudaStream_t the exchanges are enqueued on (NULL for CPU transports).
  *  halox_comm_coords()/halox_comm_forces() on a GPU transport order their work on this stream
  *  and may return before it completes; synchronise the stream (or wait on an event recorded on
  *  it) before reading the results on the host. */
 void *halox_comm_stream(const halox_comm_t *comm);
+
+/** CUDA graphs. halox_comm_graph_mode(comm, 1) before capturing halox_comm_coords() and
+ *  halox_comm_forces() on the transport's stream, (comm, 0) after: in between the exchanges
+ *  only enqueue work (no host-side completion checks, which a capture cannot hold), so the
+ *  caller must bound its own waits for each replay. Transports that wait on the host inside an
+ *  exchange (mpi-staged, the CPU transports) refuse with HALOX_ERR_UNAVAILABLE. */
+halox_status_t halox_comm_graph_mode(halox_comm_t *comm, int on);
+
+/** Count one replay of a captured coordinate + force exchange (the step counter and the
+ *  statistics advance as if both had been called; nothing is enqueued). */
+halox_status_t halox_comm_graph_replayed(halox_comm_t *comm);
 
 /** Names of the transports compiled into this build, NULL-terminated. */
 const char *const *halox_transport_names(void);

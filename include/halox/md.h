@@ -104,6 +104,9 @@ typedef struct halox_md_config {
     double fs_per_step;          /**< > 0: report ns/day assuming this many fs per step */
     /* device (added with the GPU engine; zero is auto) */
     halox_md_device_t device; /**< CPU or GPU engine; AUTO follows the transport */
+    int graph; /**< GPU engine: replay the plain steps (no rebuild, no thermo, NVE, no
+                    rebuild check) as a CUDA graph captured after every rebuild, where the
+                    transport can be captured (nccl; 1 rank); else a notice and no graphs */
 } halox_md_config_t;
 
 /** The device a configuration runs on: cfg->device, with AUTO resolved by the transport. */
@@ -197,6 +200,8 @@ typedef struct halox_md_summary {
     int interrupted;           /**< stopped early on a stop request (signal) */
     int checkpoints;           /**< checkpoints written */
     long long checkpoint_step; /**< step of the last checkpoint written, or -1 */
+    long long graph_steps;     /**< GPU engine, --graph: steps run as a CUDA graph (their
+                                    device time is in the wall time, not in the parts) */
 } halox_md_summary_t;
 
 /** Callbacks. thermo, progress and notice are called on rank 0 only (from its thread); stop as

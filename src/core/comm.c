@@ -27,36 +27,54 @@ halox_status_t halox_comm_allgather(halox_comm_t *comm, const void *send, void *
 
 halox_status_t halox_comm_barrier(halox_comm_t *comm) { return comm->ops->barrier(comm); }
 
-/* Agree on failure: if any rank failed a local step, all return an error (the failing rank its
- * own), so no rank walks into a collective that others will never join. */
-halox_status_t halox__agree(halox_comm_t *comm, halox_status_t mine, const char *what)
+/* The verdict of an agreement, given every rank's status (all[r * step]). */
+static halox_status_t halox__agree_verdict(const halox_comm_t *comm, halox_status_t mine,
+                                           const char *what, const long long *all, int step)
 {
-    int *all = malloc(sizeof(int) * (size_t)comm->size);
-    if (!all)
-        return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
-    int v = (int)mine;
-    /* keep our own message: the allgather may not touch it, but be explicit */
-    halox_status_t st = comm->ops->allgather(comm, &v, all, sizeof v);
-    if (st != HALOX_OK) {
-        free(all);
-        return st;
-    }
     int bad = -1;
     for (int r = 0; r < comm->size; r++)
-        if (all[r] != HALOX_OK) {
+        if (all[(size_t)r * (size_t)step] != HALOX_OK) {
             bad = r;
             break;
         }
-    halox_status_t other = bad >= 0 ? (halox_status_t)all[bad] : HALOX_OK;
-    free(all);
     if (mine != HALOX_OK)
         return mine;
     if (bad >= 0)
         return halox__error(HALOX_ERR_ABORTED,
                             "%s stopped on rank %d: rank %d failed with '%s' (its own message "
                             "says why)",
-                            what, comm->rank, bad, halox_status_string(other));
+                            what, comm->rank, bad,
+                            halox_status_string((halox_status_t)all[(size_t)bad * (size_t)step]));
     return HALOX_OK;
+}
+
+/* Agree on failure: if any rank failed a local step, all return an error (the failing rank its
+ * own), so no rank walks into a collective that others will never join. */
+halox_status_t halox__agree(halox_comm_t *comm, halox_status_t mine, const char *what)
+{
+    long long one = 0;
+    return halox__agree_gather(comm, mine, what, &one, 1, NULL);
+}
+
+halox_status_t halox__agree_gather(halox_comm_t *comm, halox_status_t mine, const char *what,
+                                   long long *msg, int n, long long *all)
+{
+    long long own[4];
+    long long *tmp = NULL;
+    if (!all) {
+        /* status only: a small buffer on the stack for small teams */
+        if ((size_t)comm->size * (size_t)n <= sizeof own / sizeof own[0])
+            all = own;
+        else if (!(all = tmp = malloc(sizeof(long long) * (size_t)n * (size_t)comm->size)))
+            return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
+    }
+    msg[0] = (long long)mine;
+    /* keep our own message: the allgather may not touch it, but be explicit */
+    halox_status_t st = comm->ops->allgather(comm, msg, all, sizeof(long long) * (size_t)n);
+    if (st == HALOX_OK)
+        st = halox__agree_verdict(comm, mine, what, all, n);
+    free(tmp);
+    return st;
 }
 
 /* Everybody's n values of `elem` bytes, rank after rank, in a new buffer (*all_p, to free). */
@@ -187,50 +205,103 @@ halox_status_t halox_comm_build_plan(halox_comm_t *comm, const halox_plan_params
                           (int)atoms->real, atoms->stride, (int)comm->real, comm->stride);
     if (st == HALOX_OK)
         st = halox__plan_begin(plan, params, comm->rank, atoms);
+    /* per rank and pulse: status, send count, room for arrivals (atoms), receive buffer (bytes) */
+    enum { M = 4 };
+    long long *cnt = malloc(sizeof(long long) * M * (size_t)(comm->size + 1));
+    if (st == HALOX_OK && !cnt)
+        st = halox__error(HALOX_ERR_NO_MEMORY, "plan build: no memory");
     st = halox__agree(comm, st, "plan build");
-    if (st != HALOX_OK)
+    if (st != HALOX_OK) {
+        free(cnt);
         return st;
-
-    void *sbuf = NULL;
-    size_t scap = 0;
-    for (int k = 0; k < plan->n_pulses && st == HALOX_OK; k++) {
-        halox_pulse_t *p = &plan->pulse[k];
-        st = halox__plan_select(plan, k, atoms);
-        int send_count = p->send_count, recv_count = 0;
-        st = halox__agree(comm, st, "plan build");
-        if (st != HALOX_OK)
-            break;
-        st = comm->ops->sendrecv(comm, p->send_rank, &send_count, sizeof send_count, p->recv_rank,
-                                 &recv_count, sizeof recv_count);
-        if (st != HALOX_OK)
-            break;
-        st = halox__plan_recv(plan, k, atoms, recv_count);
-        size_t sbytes = halox__plan_setup_bytes(atoms, send_count);
-        if (st == HALOX_OK && sbytes > scap) {
-            void *q = realloc(sbuf, sbytes);
-            if (!q)
-                st = halox__error(HALOX_ERR_NO_MEMORY, "plan build: no memory for %zu bytes",
-                                  sbytes);
-            else {
-                sbuf = q;
-                scap = sbytes;
-            }
-        }
-        st = halox__agree(comm, st, "plan build");
-        if (st != HALOX_OK)
-            break;
-        halox__plan_pack_setup(plan, k, atoms, sbuf);
-        size_t rbytes = halox__plan_setup_bytes(atoms, recv_count);
-        void *rbuf = malloc(rbytes ? rbytes : 1);
-        st = halox__agree(comm, rbuf ? HALOX_OK : halox__error(HALOX_ERR_NO_MEMORY, "no memory"),
-                          "plan build");
-        if (st == HALOX_OK)
-            st = comm->ops->sendrecv(comm, p->send_rank, sbuf, sbytes, p->recv_rank, rbuf, rbytes);
-        if (st == HALOX_OK)
-            halox__plan_unpack_setup(plan, k, atoms, rbuf);
-        free(rbuf);
     }
-    free(sbuf);
+
+    /* Per pulse: one allgather of (status, send count, room) agrees on failures so far and gives
+     * the receive count; the set-up message. The buffer is sized before the counts are known
+     * (arrivals guessed from departures); only when some rank lacks room for its arrivals (every
+     * rank can tell from the messages) do all grow and agree once more. A pulse within one rank
+     * (a single rank in its dimension, so on every rank alike) needs no collective: its atoms
+     * are copied straight into place, and a failure there waits for the next agreement (that of
+     * a later pulse, or the last one). */
+    void *buf = NULL; /* send and receive halves, reused by every pulse */
+    size_t cap = 0;
+    int pending = 0; /* a pulse within the rank since the last agreement */
+    for (int k = 0; k < plan->n_pulses; k++) {
+        halox_pulse_t *p = &plan->pulse[k];
+        if (p->send_rank == comm->rank && p->recv_rank == comm->rank) {
+            if (st == HALOX_OK)
+                st = halox__plan_select(plan, k, atoms);
+            if (st == HALOX_OK)
+                st = halox__plan_recv(plan, k, atoms, p->send_count);
+            if (st == HALOX_OK)
+                halox__plan_copy_setup(plan, k, atoms);
+            pending = 1;
+            continue;
+        }
+        if (st == HALOX_OK)
+            st = halox__plan_select(plan, k, atoms);
+        size_t sbytes = st == HALOX_OK ? halox__plan_setup_bytes(atoms, p->send_count) : 0;
+        size_t want = sbytes + sbytes / 2 + 4096;
+        if (st == HALOX_OK && want > cap) {
+            free(buf);
+            if (!(buf = malloc(want))) {
+                cap = 0;
+                st = halox__error(HALOX_ERR_NO_MEMORY, "plan build: no memory for %zu bytes",
+                                  want);
+            } else
+                cap = want;
+        }
+        long long room = 0;
+        if (st == HALOX_OK) {
+            int lim = atoms->capacity < plan->zone_capacity ? atoms->capacity
+                                                            : plan->zone_capacity;
+            room = (long long)(lim < 0x7ffffff0 ? lim : 0x7ffffff0) - plan->n_total;
+        }
+        cnt[1] = st == HALOX_OK ? p->send_count : 0;
+        cnt[2] = room;
+        cnt[3] = st == HALOX_OK ? (long long)(cap - sbytes) : 0;
+        st = halox__agree_gather(comm, st, "plan build", cnt, M, cnt + M);
+        pending = 0;
+        if (st != HALOX_OK)
+            break;
+        const long long *all = cnt + M;
+        int tight = 0;
+        for (int r = 0; r < comm->size && !tight; r++) {
+            int src = halox_grid_neighbour(&plan->params.grid, r, p->dim, +1);
+            long long rc = all[(size_t)src * M + 1];
+            tight = rc > all[(size_t)r * M + 2] ||
+                    (long long)halox__plan_setup_bytes(atoms, (int)rc) > all[(size_t)r * M + 3];
+        }
+        int recv_count = (int)all[(size_t)p->recv_rank * M + 1];
+        st = halox__plan_recv(plan, k, atoms, recv_count);
+        size_t rbytes = halox__plan_setup_bytes(atoms, recv_count);
+        if (tight) {
+            if (st == HALOX_OK && sbytes + rbytes > cap) {
+                void *q = realloc(buf, sbytes + rbytes);
+                if (!q)
+                    st = halox__error(HALOX_ERR_NO_MEMORY, "plan build: no memory for %zu bytes",
+                                      sbytes + rbytes);
+                else {
+                    buf = q;
+                    cap = sbytes + rbytes;
+                }
+            }
+            st = halox__agree(comm, st, "plan build");
+            if (st != HALOX_OK)
+                break;
+        }
+        /* else nothing above could fail: every rank had room (checked alike everywhere) */
+        void *sbuf = buf, *rbuf = (char *)buf + sbytes;
+        halox__plan_pack_setup(plan, k, atoms, sbuf);
+        st = comm->ops->sendrecv(comm, p->send_rank, sbuf, sbytes, p->recv_rank, rbuf, rbytes);
+        if (st != HALOX_OK)
+            break;
+        halox__plan_unpack_setup(plan, k, atoms, rbuf);
+    }
+    free(buf);
+    free(cnt);
+    if (pending)
+        st = halox__agree(comm, st, "plan build");
     if (st != HALOX_OK)
         return st;
     halox__plan_end(plan, atoms);
@@ -259,6 +330,45 @@ halox_status_t halox_comm_bind(halox_comm_t *comm, const halox_plan_t *plan, voi
     return comm->ops->bind(comm);
 }
 
+halox_status_t halox_comm_graph_mode(halox_comm_t *comm, int on)
+{
+    if (!comm)
+        return halox__error(HALOX_ERR_INVALID_ARG, "graph_mode: comm is NULL");
+    if (on && !comm->ops->capturable)
+        return halox__error(HALOX_ERR_UNAVAILABLE,
+                            "transport '%s' cannot be captured in a CUDA graph: %s; use nccl (or "
+                            "run without graphs)",
+                            comm->ops->name,
+                            comm->ops->on_gpu ? "it synchronises with the host inside every "
+                                                "exchange (it stages through host memory)"
+                                              : "it moves host memory");
+    comm->graph_mode = on != 0;
+    return HALOX_OK;
+}
+
+static void halox__count_exchange(halox_comm_t *comm, int coords)
+{
+    long long n = 0;
+    for (int k = 0; k < comm->plan->n_pulses; k++)
+        n += coords ? comm->plan->pulse[k].send_count : comm->plan->pulse[k].recv_count;
+    comm->stats.bytes_sent += (long long)halox__atom_bytes(comm->real, comm->stride, n);
+    if (coords)
+        comm->stats.coord_exchanges++;
+    else
+        comm->stats.force_exchanges++;
+}
+
+halox_status_t halox_comm_graph_replayed(halox_comm_t *comm)
+{
+    if (!comm || !comm->plan)
+        return halox__error(HALOX_ERR_STATE, "graph_replayed: no plan bound");
+    comm->step++;
+    comm->halo_fresh = 0;
+    halox__count_exchange(comm, 1);
+    halox__count_exchange(comm, 0);
+    return HALOX_OK;
+}
+
 halox_status_t halox_comm_coords(halox_comm_t *comm)
 {
     if (!comm->plan)
@@ -279,11 +389,7 @@ halox_status_t halox_comm_coords(halox_comm_t *comm)
     if (st != HALOX_OK)
         return st;
     comm->coords_pending = 1;
-    comm->stats.coord_exchanges++;
-    long long n = 0;
-    for (int k = 0; k < comm->plan->n_pulses; k++)
-        n += comm->plan->pulse[k].send_count;
-    comm->stats.bytes_sent += (long long)halox__atom_bytes(comm->real, comm->stride, n);
+    halox__count_exchange(comm, 1);
     return HALOX_OK;
 }
 
@@ -305,10 +411,6 @@ halox_status_t halox_comm_forces(halox_comm_t *comm)
     if (st != HALOX_OK)
         return st;
     comm->coords_pending = 0;
-    comm->stats.force_exchanges++;
-    long long n = 0;
-    for (int k = 0; k < comm->plan->n_pulses; k++)
-        n += comm->plan->pulse[k].recv_count;
-    comm->stats.bytes_sent += (long long)halox__atom_bytes(comm->real, comm->stride, n);
+    halox__count_exchange(comm, 0);
     return HALOX_OK;
 }

@@ -73,6 +73,40 @@ long long halox_plan_send_bytes(const halox_plan_t *plan, halox_real_t real, int
     return n * (long long)stride * (long long)halox_real_size(real);
 }
 
+/* From atom i on, while the home atoms lie inside [lo, hi) in every dimension, append to
+ * idx[d] those within rh of lo[d] (x - lo < rh, in double as always; branch-free: idx[d] has
+ * room for one more). Returns the first atom outside, or n. Integer compares on the bits
+ * (util.h): lo_b, span and sel are halox__bits_ceil(lo), bits_ceil(hi) - lo_b and
+ * halox__bits_below(lo, rh) per dimension. */
+#define HALOX__PLAN_HOME(T, U, BITS, NAME)                                                         \
+    static int NAME(const T *restrict x, size_t stride, int i, int n, const uint64_t lo_b[3],     \
+                    const uint64_t span[3], const uint64_t sel[3], int *const idx[3], int cnt[3]) \
+    {                                                                                              \
+        const U l0 = (U)lo_b[0], l1 = (U)lo_b[1], l2 = (U)lo_b[2];                                 \
+        const U w0 = (U)span[0], w1 = (U)span[1], w2 = (U)span[2];                                 \
+        const U t0 = (U)sel[0], t1 = (U)sel[1], t2 = (U)sel[2];                                    \
+        int *restrict s0 = idx[0], *restrict s1 = idx[1], *restrict s2 = idx[2];                   \
+        int c0 = cnt[0], c1 = cnt[1], c2 = cnt[2];                                                 \
+        for (; i < n; i++) {                                                                       \
+            const T *p = x + (size_t)i * stride;                                                   \
+            const U v0 = BITS(p), v1 = BITS(p + 1), v2 = BITS(p + 2);                              \
+            if (!((v0 - l0 < w0) & (v1 - l1 < w1) & (v2 - l2 < w2)))                               \
+                break;                                                                             \
+            s0[c0] = i;                                                                            \
+            c0 += v0 < t0;                                                                         \
+            s1[c1] = i;                                                                            \
+            c1 += v1 < t1;                                                                         \
+            s2[c2] = i;                                                                            \
+            c2 += v2 < t2;                                                                         \
+        }                                                                                          \
+        cnt[0] = c0;                                                                               \
+        cnt[1] = c1;                                                                               \
+        cnt[2] = c2;                                                                               \
+        return i;                                                                                  \
+    }
+HALOX__PLAN_HOME(float, uint32_t, halox__fbits, halox__plan_home_float)
+HALOX__PLAN_HOME(double, uint64_t, halox__dbits, halox__plan_home_double)
+
 halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *params, int rank,
                                  const halox_atoms_t *atoms)
 {
@@ -125,8 +159,36 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
         return st;
     memset(plan->zone, 0, (size_t)atoms->n_home);
 
-    /* Home atoms must be finite and inside this rank's domain. */
+    /* One pass over the home atoms checks them and picks, for the first pulse of every
+     * dimension, the home atoms it sends: the part of its map before dep_offset, which
+     * halox__plan_select completes with halo atoms. One read of the home coordinates instead
+     * of four. */
+    int *idx[3], first = 0;
+    for (int d = 0; d < 3; d++) {
+        st = halox__grow((void **)&plan->pulse[first].send_index, &plan->send_capacity[first],
+                         atoms->n_home + 1, sizeof(int));
+        if (st != HALOX_OK)
+            return st;
+        idx[d] = plan->pulse[first].send_index;
+        first += np[d];
+    }
+    const double *lo = plan->lo, rh = plan->halo_dist;
+    uint64_t lo_b[3], span[3], sel[3];
+    for (int d = 0; d < 3; d++) {
+        lo_b[d] = halox__bits_ceil(atoms->real, plan->lo[d]);
+        span[d] = halox__bits_ceil(atoms->real, plan->hi[d]) - lo_b[d];
+        sel[d] = halox__bits_below(atoms->real, plan->lo[d], rh);
+    }
+    int cnt[3] = {0, 0, 0};
     for (int i = 0; i < atoms->n_home; i++) {
+        i = atoms->real == HALOX_FLOAT
+                ? halox__plan_home_float(atoms->x, (size_t)atoms->stride, i, atoms->n_home,
+                                         lo_b, span, sel, idx, cnt)
+                : halox__plan_home_double(atoms->x, (size_t)atoms->stride, i, atoms->n_home,
+                                          lo_b, span, sel, idx, cnt);
+        if (i == atoms->n_home)
+            break;
+        /* atom i lies outside [lo, hi) somewhere: the full check, for its message */
         for (int d = 0; d < 3; d++) {
             double x = halox_atoms_get(atoms, i, d);
             if (!isfinite(x))
@@ -143,8 +205,41 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
                                     rank, i, atoms->id ? atoms->id[i] : -1, halox__dim_name[d],
                                     x, plan->lo[d], plan->hi[d]);
         }
+        /* passed (-0 does, where lo is 0): selected like the others */
+        for (int d = 0; d < 3; d++) {
+            idx[d][cnt[d]] = i;
+            cnt[d] += halox_atoms_get(atoms, i, d) - lo[d] < rh;
+        }
+    }
+    first = 0;
+    for (int d = 0; d < 3; d++) {
+        plan->pulse[first].dep_offset = cnt[d];
+        first += np[d];
     }
     return HALOX_OK;
+}
+
+/* Append to idx the atoms of [begin, end) within rh of lo in dimension d (x - lo < rh, in
+ * double as always); returns how many. Branch-free: idx has room for one more. */
+static int halox__plan_scan(const halox_atoms_t *atoms, int d, int begin, int end, double lo,
+                            double rh, int *idx)
+{
+    const size_t s = (size_t)atoms->stride;
+    int n = 0;
+    if (atoms->real == HALOX_FLOAT) {
+        const float *x = (const float *)atoms->x + d;
+        for (int i = begin; i < end; i++) {
+            idx[n] = i;
+            n += (double)x[(size_t)i * s] - lo < rh;
+        }
+    } else {
+        const double *x = (const double *)atoms->x + d;
+        for (int i = begin; i < end; i++) {
+            idx[n] = i;
+            n += x[(size_t)i * s] - lo < rh;
+        }
+    }
+    return n;
 }
 
 halox_status_t halox__plan_select(halox_plan_t *plan, int k, const halox_atoms_t *atoms)
@@ -167,24 +262,24 @@ halox_status_t halox__plan_select(halox_plan_t *plan, int k, const halox_atoms_t
         return st;
     double lo = plan->lo[d];
     double rh = plan->halo_dist;
+    /* [begin, end) is home atoms (the first pulse of a dimension only: halox__plan_begin
+     * picked them, dep_offset of them), then the ranges of earlier pulses (contiguous, in pulse
+     * order, covering [n_home, n_total)): scan those range by range, so the pulses the
+     * selection depends on come per range instead of per atom */
     int n = 0, dep = 0;
     uint32_t mask = 0;
-    for (int i = begin; i < end; i++) {
-        double x = halox_atoms_get(atoms, i, d);
-        if (x - lo < rh) {
-            p->send_index[n++] = i;
-            if (i < plan->n_home) {
-                dep++;
-            } else {
-                for (int j = 0; j < k; j++) {
-                    const halox_pulse_t *q = &plan->pulse[j];
-                    if (i >= q->recv_offset && i < q->recv_offset + q->recv_count) {
-                        mask |= 1u << j;
-                        break;
-                    }
-                }
-            }
-        }
+    if (p->pulse_in_dim == 0)
+        n = dep = p->dep_offset;
+    for (int j = 0; j < k; j++) {
+        const halox_pulse_t *q = &plan->pulse[j];
+        int b = q->recv_offset > begin ? q->recv_offset : begin;
+        int e = q->recv_offset + q->recv_count < end ? q->recv_offset + q->recv_count : end;
+        if (b >= e)
+            continue;
+        int got = halox__plan_scan(atoms, d, b, e, lo, rh, p->send_index + n);
+        n += got;
+        if (got)
+            mask |= 1u << j;
     }
     p->send_count = n;
     p->dep_offset = dep;
@@ -250,6 +345,24 @@ void halox__plan_unpack_setup(halox_plan_t *plan, int k, halox_atoms_t *atoms, c
     b += (size_t)n * sizeof(int32_t);
     for (int i = 0; i < n; i++)
         plan->zone[off + i] = (uint8_t)((uint8_t)b[i] | (1u << p->dim));
+}
+
+void halox__plan_copy_setup(halox_plan_t *plan, int k, halox_atoms_t *atoms)
+{
+    const halox_pulse_t *p = &plan->pulse[k];
+    int n = p->send_count, off = p->recv_offset;
+    const int *idx = p->send_index;
+    /* the sources lie below recv_offset: no overlap with the range written */
+    halox__pack_coords(atoms->real, atoms->stride,
+                       (char *)atoms->x + halox__atom_bytes(atoms->real, atoms->stride, off),
+                       atoms->x, idx, n, p->dim, p->shift);
+    int32_t *id = atoms->id + off;
+    for (int i = 0; i < n; i++)
+        id[i] = atoms->id ? atoms->id[idx[i]] : -1;
+    uint8_t *zone = plan->zone + off;
+    const uint8_t bit = (uint8_t)(1u << p->dim);
+    for (int i = 0; i < n; i++)
+        zone[i] = (uint8_t)(plan->zone[idx[i]] | bit);
 }
 
 void halox__plan_end(halox_plan_t *plan, halox_atoms_t *atoms)

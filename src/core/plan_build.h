@@ -8,10 +8,11 @@
 
 #include "halox/plan.h"
 
-/* Validate, set geometry, reset pulses (all of them: no stale entries), check home atoms. */
+/* Validate, set geometry, reset pulses (all of them: no stale entries), check home atoms, and
+ * pick the home atoms of the first pulse of every dimension (halox__plan_select adds the rest). */
 halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *params, int rank,
                                  const halox_atoms_t *atoms);
-/* Choose the atoms this rank sends in pulse k. */
+/* Choose the atoms this rank sends in pulse k (after halox__plan_begin and pulses 0..k-1). */
 halox_status_t halox__plan_select(halox_plan_t *plan, int k, const halox_atoms_t *atoms);
 /* Make room for recv_count atoms received in pulse k (appended at n_total). */
 halox_status_t halox__plan_recv(halox_plan_t *plan, int k, halox_atoms_t *atoms, int recv_count);
@@ -22,6 +23,9 @@ void halox__plan_pack_setup(const halox_plan_t *plan, int k, const halox_atoms_t
                             void *buf);
 /* Unpack a pulse-k set-up message into the received range, adding the pulse's zone bit. */
 void halox__plan_unpack_setup(halox_plan_t *plan, int k, halox_atoms_t *atoms, const void *buf);
+/* Pack and unpack in one for a pulse whose sender and receiver are this rank: the same values
+ * as halox__plan_pack_setup followed by halox__plan_unpack_setup, without a message. */
+void halox__plan_copy_setup(halox_plan_t *plan, int k, halox_atoms_t *atoms);
 /* Finish: n_total into atoms, generation bump. */
 void halox__plan_end(halox_plan_t *plan, halox_atoms_t *atoms);
 

@@ -12,6 +12,7 @@ typedef struct halox_transport_ops {
     const char *name;
     const char *description;
     int on_gpu;             /* bind takes device pointers; exchanges are stream-ordered */
+    int capturable;         /* coords/forces enqueue only: a CUDA graph can capture them */
 
     /* Set up comm->impl from args; comm->rank and comm->size must be set. Collective. */
     halox_status_t (*init)(halox_comm_t *comm, const halox_comm_args_t *args);
@@ -59,6 +60,7 @@ struct halox_comm {
                               without a coordinate exchange */
     halox_comm_stats_t stats;
     void *stream;          /* GPU transports: cudaStream_t of the exchanges */
+    int graph_mode;        /* capturing: enqueue only, no host-side completion bookkeeping */
     void *impl;            /* transport's own state */
 };
 

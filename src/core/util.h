@@ -5,8 +5,11 @@
 #define HALOX_CORE_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "halox/atoms.h"
+#include "halox/comm.h"
 #include "halox/status.h"
 
 #if defined(__GNUC__)
@@ -33,11 +36,46 @@ void halox__pack_coords(halox_real_t real, int stride, void *dst, const void *x,
 void halox__add_forces(halox_real_t real, int stride, void *f, const int *index, int n,
                        const void *src);
 
+/* halox__agree (transport.h) with a payload, in one allgather: msg holds n values, msg[0] is
+ * set to `mine`; all (NULL: not wanted) receives every rank's msg, rank after rank. */
+halox_status_t halox__agree_gather(halox_comm_t *comm, halox_status_t mine, const char *what,
+                                   long long *msg, int n, long long *all);
+
 /* Bytes of n atoms' worth of stride reals. */
 static inline size_t halox__atom_bytes(halox_real_t real, int stride, long long n)
 {
     return (size_t)n * (size_t)stride * halox_real_size(real);
 }
+
+/* halox_atoms_get, inline for the loops over every atom. */
+static inline double halox__atom_coord(const halox_atoms_t *a, int i, int c)
+{
+    size_t k = (size_t)i * (size_t)a->stride + (size_t)c;
+    return a->real == HALOX_FLOAT ? (double)((const float *)a->x)[k] : ((const double *)a->x)[k];
+}
+
+/* Ranges by bit patterns. For values >= +0 the order of their bit patterns, read as unsigned
+ * integers, is the order of the values; -0, negative values and NaN read above +inf. So the
+ * scans over every atom can test [lo, hi) or "x - lo < rh" with integer compares, exactly:
+ * for a coordinate v >= +0, v >= lo iff bits(v) >= halox__bits_ceil(lo), v < hi iff
+ * bits(v) < halox__bits_ceil(hi), and (double)v - lo < rh iff bits(v) < halox__bits_below(lo,
+ * rh). (Without the sign: u - lo_bits < hi_bits - lo_bits, unsigned, holds for no v < 0.) */
+static inline uint32_t halox__fbits(const float *p)
+{
+    uint32_t u;
+    memcpy(&u, p, sizeof u);
+    return u;
+}
+static inline uint64_t halox__dbits(const double *p)
+{
+    uint64_t u;
+    memcpy(&u, p, sizeof u);
+    return u;
+}
+/* Bits of the least value of the precision >= x (x >= 0). */
+uint64_t halox__bits_ceil(halox_real_t real, double x);
+/* Bits of the least value t >= 0 of the precision with !((double)t - lo < rh). */
+uint64_t halox__bits_below(halox_real_t real, double lo, double rh);
 
 /* Grow *p to hold at least n elements of size elem (capacity in *cap, doubled). */
 halox_status_t halox__grow(void **p, int *cap, int n, size_t elem);

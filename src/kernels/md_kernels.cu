@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "kernels/md_kernels.h"
+#include "kernels/md_reduce.cuh"
 
 #define MD__THREADS      128
 #define MD__SCAN_THREADS 1024
@@ -76,6 +77,13 @@ __global__ void md__bin_scatter(int n, const int *__restrict__ cell_of, int *__r
         return;
     int pos = atomicAdd(&cursor[cell_of[i]], 1);
     cell_atoms[pos] = i;
+}
+
+extern "C" cudaError_t md_kernel_scan(const int *count, int m, int *start, int *cursor,
+                                      cudaStream_t stream)
+{
+    md__scan<<<1, MD__SCAN_THREADS, 0, stream>>>(count, m, start, cursor);
+    return md__launched();
 }
 
 extern "C" cudaError_t md_kernel_bin(const float *x, int n, const md_cell_grid_t *grid,
@@ -175,32 +183,6 @@ extern "C" cudaError_t md_kernel_pairlist(const float *x, const uint8_t *zone, i
         x, zone, n_home, n, *grid, cell_of, cell_start, cell_atoms, rl2, nbr_loc, cnt_loc, max_loc,
         nbr_nl, cnt_nl, max_nl, need);
     return md__launched();
-}
-
-__device__ static inline double md__warp_sum(double v)
-{
-    for (int off = 16; off > 0; off /= 2)
-        v += __shfl_down_sync(0xffffffffu, v, off);
-    return v;
-}
-
-/* Sum a per-thread double over the block and add it to *out (one atomic per block). */
-__device__ static inline void md__block_add(double v, double *out)
-{
-    __shared__ double part[32];
-    v = md__warp_sum(v);
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (lane == 0)
-        part[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        int nw = (blockDim.x + 31) >> 5;
-        v = lane < nw ? part[lane] : 0.0;
-        v = md__warp_sum(v);
-        if (lane == 0)
-            atomicAdd(out, v);
-    }
-    __syncthreads();
 }
 
 template <int ENERGY>

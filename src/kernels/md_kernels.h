@@ -29,6 +29,11 @@ typedef struct md_cell_grid {
     int reach; /**< stencil half-width in cells (cells are >= rl / reach wide) */
 } md_cell_grid_t;
 
+/** Exclusive scan of count[0..m) into start[0..m] (start[m] = the total) and cursor[0..m);
+ *  count may be cursor (each count is read before it is overwritten). One block: for bins of a
+ *  rebuild, not for per-step work. */
+cudaError_t md_kernel_scan(const int *count, int m, int *start, int *cursor, cudaStream_t stream);
+
 /** Counting sort of the n atoms of x into cells: cell_of[n], cell_start[ncell + 1] (offsets),
  *  cell_atoms[n] (atom indices by cell); cursor[ncell + 1] is scratch. */
 cudaError_t md_kernel_bin(const float *x, int n, const md_cell_grid_t *grid, int *cell_of,

@@ -235,6 +235,9 @@ halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
                             "transport '%s' moves GPU data: the CPU engine runs on threads or mpi "
                             "(or use --device gpu)",
                             cfg->transport);
+    if (cfg->graph && halox_md_config_device(cfg) != HALOX_MD_DEVICE_GPU)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "CUDA graphs (--graph) are for the GPU engine: add --device gpu");
     if (halox_md_config_device(cfg) == HALOX_MD_DEVICE_GPU && cfg->real != HALOX_FLOAT)
         return halox__error(HALOX_ERR_INVALID_ARG,
                             "the GPU engine runs in single precision: use --precision float (or "

@@ -101,12 +101,19 @@ static void md__migration_stats(halox_md_t *md)
     const halox_grid_t *g = &md->cfg.grid;
     int me[3];
     halox_grid_coords(g, md->rank, me);
+    double lo[3], hi[3];
+    halox_domain_bounds(g, &md->box, md->rank, lo, hi);
     long long leaving = 0;
     int hops = 0;
     for (int i = 0; i < md->atoms.n_home; i++) {
+        /* most atoms stay inside the domain (as migration decides it): distance 0 */
+        double p0 = halox__atom_coord(&md->atoms, i, 0), p1 = halox__atom_coord(&md->atoms, i, 1),
+               p2 = halox__atom_coord(&md->atoms, i, 2);
+        if (p0 >= lo[0] && p0 < hi[0] && p1 >= lo[1] && p1 < hi[1] && p2 >= lo[2] && p2 < hi[2])
+            continue;
         int away = 0;
         for (int d = 0; d < 3; d++) {
-            double x = halox_wrap(halox_atoms_get(&md->atoms, i, d), md->box.len[d]);
+            double x = halox_wrap(halox__atom_coord(&md->atoms, i, d), md->box.len[d]);
             int c = halox_owner_coord(g, &md->box, d, x);
             int dist = abs(c - me[d]);
             if (g->n[d] - dist < dist)
@@ -141,6 +148,12 @@ static halox_status_t md__check_speeds(halox_md_t *md)
 /* Migration, sort, plan, bind, lists, and the coordinate exchange the force exchange needs. */
 static halox_status_t md__rebuild(halox_md_t *md)
 {
+    /* the steps still queued on the GPU are theirs, not the rebuild's: wait for them first */
+    if (md->gpu) {
+        halox_status_t gst = md__agree(md, md__gpu_idle(md));
+        if (gst != HALOX_OK)
+            return gst;
+    }
     double t0 = halox__now();
     if (md->gpu) {
         /* the home atoms come back to the host: migration and plan as on the CPU */
@@ -158,7 +171,8 @@ static halox_status_t md__rebuild(halox_md_t *md)
         return st;
     double t1 = halox__now();
     md->timer[HALOX_MD_T_MIGRATE] += t1 - t0;
-    st = md__agree(md, md__sort_home(md));
+    /* the CPU lists want home atoms in cell order; the GPU sorts them into clusters itself */
+    st = md->gpu ? HALOX_OK : md__agree(md, md__sort_home(md));
     if (st != HALOX_OK)
         return st;
     double t2 = halox__now();
@@ -402,12 +416,10 @@ halox_status_t halox_md_write_checkpoint(halox_md_t *md, const char *path)
     return st;
 }
 
-/* One step. */
-static halox_status_t md__step(halox_md_t *md)
+/* The dynamics of step s: kick, drift, (rebuild,) forces, kick, thermostat. */
+static halox_status_t md__step_dynamics(halox_md_t *md, long long s, int rebuild)
 {
     const halox_md_config_t *c = &md->cfg;
-    long long s = md->step + 1;
-    int rebuild = md->force_rebuild || (s - 1) % c->rebuild_every == 0;
     halox_status_t st;
 
     double t0 = halox__now();
@@ -468,6 +480,28 @@ static halox_status_t md__step(halox_md_t *md)
     }
     if (!md->gpu)
         md->timer[HALOX_MD_T_INTEGRATE] += halox__now() - t0;
+    return HALOX_OK;
+}
+
+/* One step. */
+static halox_status_t md__step(halox_md_t *md)
+{
+    const halox_md_config_t *c = &md->cfg;
+    long long s = md->step + 1;
+    int rebuild = md->force_rebuild || (s - 1) % c->rebuild_every == 0;
+    halox_status_t st;
+    /* --graph: a step that needs nothing from the host (no rebuild, no energies, no
+     * displacement check, no velocity scaling) is the captured graph */
+    const int thermo = md__thermo_step(md, s);
+    int plain = !rebuild && !c->rebuild_check && c->ensemble == HALOX_MD_NVE && !thermo;
+    if (plain && md__gpu_graph_ready(md)) {
+        md->step = s;
+        st = md__gpu_graph_step(md);
+    } else {
+        st = md__step_dynamics(md, s, rebuild);
+    }
+    if (st != HALOX_OK)
+        return st;
 
     /* the rest is "other": the summary counts it as loop time not spent in the named parts */
     if (thermo && (st = md__thermo_output(md)) != HALOX_OK)
@@ -554,6 +588,7 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
         halox_status_t gst = md__agree(md, md__gpu_stats(md));
         if (gst != HALOX_OK)
             return gst;
+        s.graph_steps = md->graph_steps;
     }
     halox_comm_stats_t cs;
     halox_comm_get_stats(md->comm, &cs);

@@ -29,9 +29,11 @@
 
 #include <cuda_runtime_api.h>
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/md_cluster.h"
 #include "kernels/md_kernels.h"
 
 enum { MD_GPU_SLOTS = 4, MD_GPU_EVENTS = 10 };
@@ -61,26 +63,27 @@ struct md_gpu {
     float *x, *v, *f, *fnl, *xref;
     int cap_total, cap_home;
     uint8_t *zone;
-    int *cell_of, *cell_atoms, *cell_start, *cursor;
-    int cell_cap;
-    int *nbr_loc, *cnt_loc, *nbr_nl, *cnt_nl;
-    int max_loc, max_nl;            /* neighbours per row the lists hold */
-    size_t loc_entries, nl_entries; /* allocated entries */
-    int *need;                      /* [2] */
-    double *energy;                 /* [5]: local pe, vir; non-local pe, vir; kinetic */
+    md_clusters_t cl; /* cluster pair lists (kernels/md_cluster.h) */
+    int grown_seen;   /* list growths already reported */
+    double *energy;   /* [5]: local pe, vir; non-local pe, vir; kinetic */
     unsigned *disp;                 /* [1] */
     /* pinned host mirrors */
     double *h_energy;
-    int *h_need;
     unsigned *h_disp;
     int n_home, n_total;
     int xv_fresh, f_fresh; /* the host atoms (x, v) / md->f hold the current device state */
     int in_step;
     int uploaded; /* the device holds a state (after the first upload) */
+    /* --graph: the plain step as a CUDA graph, captured after each rebuild */
+    int graph;             /* graphs on (the transport can be captured) */
+    int capturing;         /* inside a capture: no timing events */
+    cudaGraphExec_t gexec; /* NULL until captured (again after every rebuild) */
+    cudaEvent_t gdone;     /* after the last launch: bounds how far the host runs ahead */
+    int gdone_live;
+    long long graph_steps, graph_captures;
     long long step_no;
     md_gpu_slot_t slot[MD_GPU_SLOTS];
     int cur;
-    int overflow_notices;
 };
 
 #define MD_CUDA(call)                                                                              \
@@ -139,13 +142,22 @@ halox_status_t md__gpu_create(halox_md_t *md)
     for (int k = 0; k < MD_GPU_SLOTS; k++)
         for (int j = 0; j < MD_GPU_EVENTS; j++)
             MD_CUDA(cudaEventCreate(&g->slot[k].ev[j]));
-    MD_CUDA(cudaMalloc((void **)&g->need, 2 * sizeof(int)));
     MD_CUDA(cudaMalloc((void **)&g->energy, 5 * sizeof(double)));
     MD_CUDA(cudaMalloc((void **)&g->disp, sizeof(unsigned)));
     MD_CUDA(cudaMallocHost((void **)&g->h_energy, 5 * sizeof(double)));
-    MD_CUDA(cudaMallocHost((void **)&g->h_need, 2 * sizeof(int)));
     MD_CUDA(cudaMallocHost((void **)&g->h_disp, sizeof(unsigned)));
+    MD_CUDA(cudaEventCreateWithFlags(&g->gdone, cudaEventDisableTiming));
     g->xv_fresh = g->f_fresh = 1; /* nothing on the device yet: the host is the truth */
+    if (md->cfg.graph) {
+        /* the transport decides: one that syncs with the host inside an exchange cannot be
+         * captured (the check is collective in effect: every rank has the same transport) */
+        halox_status_t gst = halox_comm_graph_mode(md->comm, 1);
+        halox_comm_graph_mode(md->comm, 0);
+        if (gst == HALOX_OK)
+            g->graph = 1;
+        else
+            md__notice(md, "--graph: %s; running without graphs", halox_last_error());
+    }
     return HALOX_OK;
 }
 
@@ -160,6 +172,10 @@ void md__gpu_destroy(halox_md_t *md)
         cudaStreamSynchronize(g->lo);
         cudaStreamDestroy(g->lo);
     }
+    if (g->gexec)
+        cudaGraphExecDestroy(g->gexec);
+    if (g->gdone)
+        cudaEventDestroy(g->gdone);
     if (g->x_ready)
         cudaEventDestroy(g->x_ready);
     if (g->local_done)
@@ -168,16 +184,13 @@ void md__gpu_destroy(halox_md_t *md)
         for (int j = 0; j < MD_GPU_EVENTS; j++)
             if (g->slot[k].ev[j])
                 cudaEventDestroy(g->slot[k].ev[j]);
-    void *dev[] = {g->x,       g->v,          g->f,          g->fnl,    g->xref,    g->zone,
-                   g->cell_of, g->cell_atoms, g->cell_start, g->cursor, g->nbr_loc, g->cnt_loc,
-                   g->nbr_nl,  g->cnt_nl,     g->need,       g->energy, g->disp};
+    md_clusters_free(&g->cl);
+    void *dev[] = {g->x, g->v, g->f, g->fnl, g->xref, g->zone, g->energy, g->disp};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
         if (dev[k])
             cudaFree(dev[k]);
     if (g->h_energy)
         cudaFreeHost(g->h_energy);
-    if (g->h_need)
-        cudaFreeHost(g->h_need);
     if (g->h_disp)
         cudaFreeHost(g->h_disp);
     (void)cudaGetLastError();
@@ -225,6 +238,42 @@ halox_status_t md__gpu_flush_timers(halox_md_t *md)
     return HALOX_OK;
 }
 
+/* Poll until the stream (ev NULL) or the event has completed, within the timeout: a peer that
+ * never comes (an exchange stuck on the device) ends the run with an error, not a hang. */
+static halox_status_t md__gpu_wait(halox_md_t *md, cudaStream_t s, cudaEvent_t ev,
+                                   const char *what)
+{
+    const double limit = halox__timeout(md->cfg.timeout_s);
+    const double deadline = halox__now() + limit;
+    for (long polls = 0;; polls++) {
+        cudaError_t e = ev ? cudaEventQuery(ev) : cudaStreamQuery(s);
+        if (e == cudaSuccess)
+            return HALOX_OK;
+        if (e != cudaErrorNotReady)
+            return md__gpu_error(md, e, what);
+        if (halox__now() > deadline)
+            return halox__error(HALOX_ERR_TIMEOUT,
+                                "rank %d, step %lld: %s did not complete within %.0f s: a peer "
+                                "rank is missing or stuck (with --graph the exchanges inside a "
+                                "graph are not timed one by one: run without it to see the pulse "
+                                "and peer)",
+                                md->rank, md->step, what, limit);
+        if (polls > 1000)
+            sched_yield();
+    }
+}
+
+halox_status_t md__gpu_idle(halox_md_t *md)
+{
+    md_gpu_t *g = md->gpu;
+    halox_status_t st = md__gpu_wait(md, g->lo, NULL, "the GPU work of the steps so far");
+    if (st == HALOX_OK)
+        st = md__gpu_wait(md, g->hi, NULL, "the GPU work of the steps so far");
+    if (st == HALOX_OK)
+        g->gdone_live = 0;
+    return st;
+}
+
 /* Bring the home positions and velocities (and with forces, the home forces f + fnl) to the
  * host atoms, when the device holds newer ones. */
 halox_status_t md__gpu_to_host(halox_md_t *md, int forces)
@@ -232,8 +281,9 @@ halox_status_t md__gpu_to_host(halox_md_t *md, int forces)
     md_gpu_t *g = md->gpu;
     size_t n3 = 3 * (size_t)md->atoms.n_home;
     if (!g->xv_fresh || (forces && !g->f_fresh)) {
-        MD_CUDA(cudaStreamSynchronize(g->lo));
-        MD_CUDA(cudaStreamSynchronize(g->hi));
+        halox_status_t st = md__gpu_idle(md);
+        if (st != HALOX_OK)
+            return st;
     }
     if (!g->xv_fresh) {
         MD_CUDA(cudaMemcpy(md->atoms.x, g->x, sizeof(float) * n3, cudaMemcpyDeviceToHost));
@@ -259,101 +309,24 @@ halox_status_t md__gpu_to_host(halox_md_t *md, int forces)
     return HALOX_OK;
 }
 
-/* Cell grid over the local atoms' extent [lo, hi + halo) with cells >= rl / 2 wide and about
- * at most 2 n + 64 cells. */
-static void md__gpu_cell_grid(const halox_md_t *md, double rl, int n, md_cell_grid_t *cg)
-{
-    double lo[3], ext[3];
-    for (int d = 0; d < 3; d++) {
-        lo[d] = md->plan.lo[d] - 1e-3 * rl;
-        ext[d] = md->plan.hi[d] + md->plan.halo_dist + 2e-3 * rl - lo[d];
-    }
-    double w = 0.5 * rl;
-    int m[3];
-    for (;;) {
-        double cells = 1;
-        for (int d = 0; d < 3; d++) {
-            double k = floor(ext[d] / w);
-            m[d] = k < 1 ? 1 : (k > 1024 ? 1024 : (int)k);
-            cells *= m[d];
-        }
-        if (cells <= 2.0 * n + 64 || w > 4 * rl)
-            break;
-        w *= 1.25;
-    }
-    for (int d = 0; d < 3; d++) {
-        cg->lo[d] = (float)lo[d];
-        cg->inv_w[d] = (float)(m[d] / ext[d]);
-        cg->m[d] = m[d];
-    }
-    /* every cell is at least w >= rl / 2 wide: two cells reach rl */
-    cg->reach = (int)ceil(rl / w - 1e-9);
-    if (cg->reach < 1)
-        cg->reach = 1;
-}
-
+/* Cluster pair lists over the local atoms' extent [lo, hi + halo). */
 static halox_status_t md__gpu_lists(halox_md_t *md)
 {
     md_gpu_t *g = md->gpu;
-    const int nh = g->n_home, n = g->n_total;
     const double rl = md->cfg.cutoff + md->cfg.skin;
-    md_cell_grid_t cg;
-    md__gpu_cell_grid(md, rl, n, &cg);
-    int ncell = cg.m[0] * cg.m[1] * cg.m[2];
-    halox_status_t st;
-    size_t have;
-    if (ncell + 1 > g->cell_cap) {
-        int cap = ncell + 1 + ncell / 4;
-        have = 0;
-        if ((st = md__dev_grow(md, (void **)&g->cell_start, sizeof(int) * (size_t)cap, &have)))
-            return st;
-        have = 0;
-        if ((st = md__dev_grow(md, (void **)&g->cursor, sizeof(int) * (size_t)cap, &have)))
-            return st;
-        g->cell_cap = cap;
+    float lo[3], ext[3];
+    for (int d = 0; d < 3; d++) {
+        lo[d] = (float)(md->plan.lo[d] - 1e-3 * rl);
+        ext[d] = (float)(md->plan.hi[d] + md->plan.halo_dist + 2e-3 * rl - lo[d]);
     }
-    if (g->max_loc == 0) {
-        /* full rows: 4/3 pi rl^3 rho neighbours on average, with room for fluctuations */
-        double mean = 4.0 / 3.0 * MD_PI * rl * rl * rl * md->rho;
-        g->max_loc = g->max_nl = (int)(1.25 * mean + 32);
-    }
-    MD_CUDA(
-        md_kernel_bin(g->x, n, &cg, g->cell_of, g->cell_start, g->cursor, g->cell_atoms, g->hi));
-    for (int attempt = 0; attempt < 3; attempt++) {
-        size_t want_loc = (size_t)g->max_loc * (size_t)(nh > 0 ? nh : 1);
-        size_t want_nl = (size_t)g->max_nl * (size_t)(n > 0 ? n : 1);
-        have = g->loc_entries * sizeof(int);
-        if ((st = md__dev_grow(md, (void **)&g->nbr_loc, want_loc * sizeof(int), &have)))
-            return st;
-        g->loc_entries = have / sizeof(int);
-        have = g->nl_entries * sizeof(int);
-        if ((st = md__dev_grow(md, (void **)&g->nbr_nl, want_nl * sizeof(int), &have)))
-            return st;
-        g->nl_entries = have / sizeof(int);
-        MD_CUDA(cudaMemsetAsync(g->need, 0, 2 * sizeof(int), g->hi));
-        MD_CUDA(md_kernel_pairlist(g->x, g->zone, nh, n, &cg, g->cell_of, g->cell_start,
-                                   g->cell_atoms, (float)(rl * rl), g->nbr_loc, g->cnt_loc,
-                                   g->max_loc, g->nbr_nl, g->cnt_nl, g->max_nl, g->need, g->hi));
-        MD_CUDA(
-            cudaMemcpyAsync(g->h_need, g->need, 2 * sizeof(int), cudaMemcpyDeviceToHost, g->hi));
-        MD_CUDA(cudaStreamSynchronize(g->hi));
-        if (g->h_need[0] <= g->max_loc && g->h_need[1] <= g->max_nl)
-            return HALOX_OK;
-        /* a row did not fit: grow the lists (with head-room) and build them again */
-        if (g->h_need[0] > g->max_loc)
-            g->max_loc = g->h_need[0] + g->h_need[0] / 5 + 16;
-        if (g->h_need[1] > g->max_nl)
-            g->max_nl = g->h_need[1] + g->h_need[1] / 5 + 16;
-        if (g->overflow_notices++ < 3)
-            md__notice(md,
-                       "GPU pair lists: rank %d has up to %d local / %d non-local neighbours per "
-                       "atom within %.3g; growing the lists to %d / %d per atom",
-                       md->rank, g->h_need[0], g->h_need[1], rl, g->max_loc, g->max_nl);
-    }
-    return halox__error(HALOX_ERR_INTERNAL,
-                        "rank %d, step %lld: GPU pair lists still overflow after growing them "
-                        "(%d local / %d non-local neighbours per atom): is the system collapsing?",
-                        md->rank, md->step, g->h_need[0], g->h_need[1]);
+    MD_CUDA(md_clusters_build(&g->cl, g->x, g->zone, g->n_home, g->n_total, lo, ext, md->rho,
+                              (float)rl, g->hi));
+    if (g->cl.grown > g->grown_seen && g->grown_seen < 3)
+        md__notice(md, "GPU pair lists: rank %d grew its lists to %d local / %d non-local clusters "
+                       "per cluster",
+                   md->rank, g->cl.max_loc, g->cl.max_nl);
+    g->grown_seen = g->cl.grown;
+    return HALOX_OK;
 }
 
 /* After the host plan build: upload, bind, lists. */
@@ -374,13 +347,6 @@ halox_status_t md__gpu_after_plan(halox_md_t *md)
         have = 0;
         if ((st = md__dev_grow(md, (void **)&g->zone, (size_t)cap, &have)))
             return st;
-        void **ibufs[] = {(void **)&g->cell_of, (void **)&g->cell_atoms, (void **)&g->cnt_nl,
-                          (void **)&g->cnt_loc};
-        for (int k = 0; k < 4; k++) {
-            have = 0;
-            if ((st = md__dev_grow(md, ibufs[k], sizeof(int) * (size_t)cap, &have)))
-                return st;
-        }
         g->cap_total = cap;
     }
     if (nh + 1 > g->cap_home) {
@@ -395,6 +361,10 @@ halox_status_t md__gpu_after_plan(halox_md_t *md)
     }
     g->n_home = nh;
     g->n_total = n;
+    if (g->gexec) { /* the arrays, sizes and plan it captured are gone */
+        cudaGraphExecDestroy(g->gexec);
+        g->gexec = NULL;
+    }
     MD_CUDA(cudaStreamSynchronize(g->lo));
     MD_CUDA(cudaMemcpyAsync(g->x, md->atoms.x, sizeof(float) * 3 * (size_t)n,
                             cudaMemcpyHostToDevice, g->hi));
@@ -421,11 +391,13 @@ halox_status_t md__gpu_kick_drift(halox_md_t *md)
         md__drift(md, md->cfg.dt);
         return HALOX_OK;
     }
-    g->cur = (int)(g->step_no++ % MD_GPU_SLOTS);
-    halox_status_t st = md__gpu_read_slot(md, g->cur);
-    if (st != HALOX_OK)
-        return st;
-    g->in_step = 1;
+    if (!g->capturing) {
+        g->cur = (int)(g->step_no++ % MD_GPU_SLOTS);
+        halox_status_t st = md__gpu_read_slot(md, g->cur);
+        if (st != HALOX_OK)
+            return st;
+        g->in_step = 1;
+    }
     md__gpu_record(g, EV_K0, g->hi);
     float dt = (float)md->cfg.dt;
     MD_CUDA(md_kernel_kick(g->v, g->f, g->fnl, g->x, g->n_home, 0.5f * dt, dt, g->hi));
@@ -440,15 +412,17 @@ halox_status_t md__gpu_kick_drift(halox_md_t *md)
 halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
 {
     md_gpu_t *g = md->gpu;
-    const int nh = g->n_home, n = g->n_total;
     const float rc2 = (float)md->rc2;
     if (want_energy)
         MD_CUDA(cudaMemsetAsync(g->energy, 0, 4 * sizeof(double), g->hi));
+    /* the home positions into the cluster slots (the list build did it on rebuild steps) */
+    if (coords)
+        MD_CUDA(md_clusters_gather(&g->cl, g->x, g->zone, 0, g->hi));
     MD_CUDA(cudaEventRecord(g->x_ready, g->hi));
     MD_CUDA(cudaStreamWaitEvent(g->lo, g->x_ready, 0));
     md__gpu_record(g, EV_L0, g->lo);
-    MD_CUDA(md_kernel_lj(g->x, g->nbr_loc, g->cnt_loc, nh, nh, rc2, md->eshift, g->f, g->f,
-                         want_energy ? g->energy : NULL, g->lo));
+    MD_CUDA(md_clusters_lj(&g->cl, 0, rc2, md->eshift, g->f, g->f, want_energy ? g->energy : NULL,
+                           g->lo));
     md__gpu_record(g, EV_L1, g->lo);
     MD_CUDA(cudaEventRecord(g->local_done, g->lo));
     g->f_fresh = 0;
@@ -457,8 +431,10 @@ halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
     if (coords && (st = halox_comm_coords(md->comm)) != HALOX_OK)
         return st;
     md__gpu_record(g, EV_C1, g->hi);
-    MD_CUDA(md_kernel_lj(g->x, g->nbr_nl, g->cnt_nl, n, nh, rc2, md->eshift, g->fnl, g->f,
-                         want_energy ? g->energy + 2 : NULL, g->hi));
+    if (coords) /* the new halo positions into the cluster slots */
+        MD_CUDA(md_clusters_gather(&g->cl, g->x, g->zone, 1, g->hi));
+    MD_CUDA(md_clusters_lj(&g->cl, 1, rc2, md->eshift, g->fnl, g->f,
+                           want_energy ? g->energy + 2 : NULL, g->hi));
     md__gpu_record(g, EV_NL1, g->hi);
     MD_CUDA(cudaStreamWaitEvent(g->hi, g->local_done, 0));
     md__gpu_record(g, EV_F0, g->hi);
@@ -525,27 +501,94 @@ halox_status_t md__gpu_max_disp2(halox_md_t *md, double *d2_p)
     return HALOX_OK;
 }
 
-/* Pairs in the lists (each listed twice in full rows) and the pending timers, for the summary. */
+int md__gpu_graph_ready(const halox_md_t *md)
+{
+    return md->gpu && md->gpu->graph && md->gpu->uploaded;
+}
+
+/* The last graph launch has completed, within the timeout: the host runs at most one step ahead
+ * and a peer that never comes ends the run with an error instead of a hang. */
+static halox_status_t md__gpu_graph_wait(halox_md_t *md)
+{
+    md_gpu_t *g = md->gpu;
+    if (!g->gdone_live)
+        return HALOX_OK;
+    halox_status_t st = md__gpu_wait(md, NULL, g->gdone, "the CUDA graph of the previous step");
+    if (st == HALOX_OK)
+        g->gdone_live = 0;
+    return st;
+}
+
+/* Capture kick + drift, forces (with both exchanges) and kick of a plain step on the hi stream
+ * (the lo stream joins through the x_ready / local_done events), without timing events. */
+static halox_status_t md__gpu_graph_capture(halox_md_t *md)
+{
+    md_gpu_t *g = md->gpu;
+    halox_status_t st = halox_comm_graph_mode(md->comm, 1);
+    if (st != HALOX_OK)
+        return st;
+    g->capturing = 1;
+    cudaError_t e = cudaStreamBeginCapture(g->hi, cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) {
+        st = md__gpu_error(md, e, "cudaStreamBeginCapture");
+    } else {
+        st = md__gpu_kick_drift(md);
+        if (st == HALOX_OK)
+            st = md__gpu_forces(md, 1, 0);
+        if (st == HALOX_OK)
+            st = md__gpu_kick(md);
+        cudaGraph_t graph = NULL;
+        e = cudaStreamEndCapture(g->hi, &graph); /* always: ends a failed capture too */
+        if (st == HALOX_OK && e != cudaSuccess)
+            st = md__gpu_error(md, e, "cudaStreamEndCapture");
+        if (st == HALOX_OK && (e = cudaGraphInstantiate(&g->gexec, graph, 0)) != cudaSuccess) {
+            g->gexec = NULL;
+            st = md__gpu_error(md, e, "cudaGraphInstantiate");
+        }
+        if (graph)
+            cudaGraphDestroy(graph);
+    }
+    g->capturing = 0;
+    halox_comm_graph_mode(md->comm, 0);
+    if (st == HALOX_OK)
+        g->graph_captures++;
+    return st;
+}
+
+halox_status_t md__gpu_graph_step(halox_md_t *md)
+{
+    md_gpu_t *g = md->gpu;
+    halox_status_t st = md__gpu_graph_wait(md);
+    if (st != HALOX_OK)
+        return st;
+    if (!g->gexec)
+        st = md__gpu_graph_capture(md); /* the capture counted this step's exchanges */
+    else
+        st = halox_comm_graph_replayed(md->comm);
+    if (st != HALOX_OK)
+        return st;
+    MD_CUDA(cudaGraphLaunch(g->gexec, g->hi));
+    MD_CUDA(cudaEventRecord(g->gdone, g->hi));
+    g->gdone_live = 1;
+    g->xv_fresh = 0;
+    g->f_fresh = 0;
+    md->have_energy = 0;
+    g->graph_steps++;
+    return HALOX_OK;
+}
+
+/* Pairs in the lists (cluster pairs x 64 atom pairs, each pair listed twice) and the pending
+ * timers, for the summary. */
 halox_status_t md__gpu_stats(halox_md_t *md)
 {
     md_gpu_t *g = md->gpu;
     halox_status_t st = md__gpu_flush_timers(md);
     if (st != HALOX_OK)
         return st;
-    int n = g->n_total, nh = g->n_home;
-    int *c = malloc(sizeof(int) * (size_t)(n + nh + 1));
-    if (!c)
-        return halox__error(HALOX_ERR_NO_MEMORY, "no memory for list statistics");
-    cudaError_t e = cudaMemcpy(c, g->cnt_nl, sizeof(int) * (size_t)n, cudaMemcpyDeviceToHost);
-    if (e == cudaSuccess)
-        e = cudaMemcpy(c + n, g->cnt_loc, sizeof(int) * (size_t)nh, cudaMemcpyDeviceToHost);
-    long long s = 0;
-    for (int k = 0; e == cudaSuccess && k < n + nh; k++)
-        s += c[k];
-    free(c);
-    if (e != cudaSuccess)
-        return md__gpu_error(md, e, "cudaMemcpy (list counts)");
-    md->nl.npairs = (size_t)(s / 2);
+    long long loc = 0, nl = 0;
+    MD_CUDA(md_clusters_entries(&g->cl, &loc, &nl));
+    md->graph_steps = g->graph_steps;
+    md->nl.npairs = (size_t)((loc + nl) * MD_CLUSTER_SIZE * MD_CLUSTER_SIZE / 2);
     return HALOX_OK;
 }
 
@@ -567,6 +610,11 @@ halox_status_t md__gpu_to_host(halox_md_t *md, int forces)
 {
     (void)md;
     (void)forces;
+    return HALOX_ERR_UNAVAILABLE;
+}
+halox_status_t md__gpu_idle(halox_md_t *md)
+{
+    (void)md;
     return HALOX_ERR_UNAVAILABLE;
 }
 halox_status_t md__gpu_after_plan(halox_md_t *md)
@@ -610,6 +658,16 @@ halox_status_t md__gpu_max_disp2(halox_md_t *md, double *d2_p)
     return HALOX_ERR_UNAVAILABLE;
 }
 halox_status_t md__gpu_stats(halox_md_t *md)
+{
+    (void)md;
+    return HALOX_ERR_UNAVAILABLE;
+}
+int md__gpu_graph_ready(const halox_md_t *md)
+{
+    (void)md;
+    return 0;
+}
+halox_status_t md__gpu_graph_step(halox_md_t *md)
 {
     (void)md;
     return HALOX_ERR_UNAVAILABLE;

@@ -83,6 +83,7 @@ struct halox_md {
 
     /* statistics */
     long long rebuilds;
+    long long graph_steps; /* GPU engine: steps run as a replayed CUDA graph */
     long long migrated;
     int max_hops;
     double timer[HALOX_MD_T_COUNT];
@@ -158,6 +159,8 @@ halox_status_t md__checkpoint_load(halox_md_t *md, const char *path);
 halox_status_t md__gpu_create(halox_md_t *md);
 void md__gpu_destroy(halox_md_t *md);
 halox_status_t md__gpu_to_host(halox_md_t *md, int forces);
+/* wait until the device has run everything enqueued */
+halox_status_t md__gpu_idle(halox_md_t *md);
 halox_status_t md__gpu_after_plan(halox_md_t *md);
 halox_status_t md__gpu_kick_drift(halox_md_t *md);
 halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy);
@@ -167,6 +170,10 @@ halox_status_t md__gpu_scale(halox_md_t *md, double alpha);
 halox_status_t md__gpu_max_disp2(halox_md_t *md, double *d2_p);
 halox_status_t md__gpu_flush_timers(halox_md_t *md);
 halox_status_t md__gpu_stats(halox_md_t *md);
+/* --graph: can this step (no rebuild, no energies, no velocity scaling) run as the graph? */
+int md__gpu_graph_ready(const halox_md_t *md);
+/* kick, drift, forces, kick of one plain step: the captured graph, captured first if needed */
+halox_status_t md__gpu_graph_step(halox_md_t *md);
 
 /* engine.c */
 halox_status_t md__agree(halox_md_t *md, halox_status_t st);

@@ -99,8 +99,43 @@ static inline int md__cell_coord(double x, double lo, double inv_w, int m)
     return c < 0 ? 0 : c >= m ? m - 1 : c;
 }
 
+/* Bounding box of atoms [0, n) (as doubles, as halox_atoms_get gives them). */
+#define MD_DEFINE_BOUNDS(T, NAME)                                                                  \
+    static void NAME(const T *restrict x, int n, double lo[3], double hi[3])                      \
+    {                                                                                              \
+        for (int i = 0; i < n; i++)                                                                \
+            for (int d = 0; d < 3; d++) {                                                          \
+                double v = (double)x[3 * (size_t)i + (size_t)d];                                   \
+                lo[d] = v < lo[d] ? v : lo[d];                                                     \
+                hi[d] = v > hi[d] ? v : hi[d];                                                     \
+            }                                                                                      \
+    }
+
+/* Cell of every atom into cell_of, its rank within the cell (index order) into pos_in_cell,
+ * and the count of every cell into count[cell]. */
+#define MD_DEFINE_CELLS(T, NAME)                                                                   \
+    static void NAME(const T *restrict x, int n, const double lo[3], const double inv_w[3],        \
+                     const int m[3], int *restrict cell_of, int *restrict pos_in_cell,             \
+                     int *restrict count)                                                          \
+    {                                                                                              \
+        for (int i = 0; i < n; i++) {                                                              \
+            const T *a = x + 3 * (size_t)i;                                                        \
+            int c0 = md__cell_coord((double)a[0], lo[0], inv_w[0], m[0]);                          \
+            int c1 = md__cell_coord((double)a[1], lo[1], inv_w[1], m[1]);                          \
+            int c2 = md__cell_coord((double)a[2], lo[2], inv_w[2], m[2]);                          \
+            int cell = c0 + m[0] * (c1 + m[1] * c2);                                               \
+            cell_of[i] = cell;                                                                     \
+            pos_in_cell[i] = count[cell]++;                                                        \
+        }                                                                                          \
+    }
+
+MD_DEFINE_BOUNDS(float, md__bounds_float)
+MD_DEFINE_BOUNDS(double, md__bounds_double)
+MD_DEFINE_CELLS(float, md__cells_float)
+MD_DEFINE_CELLS(double, md__cells_double)
+
 /* Counting sort of atoms [0, n) by cell into nl->cell_start / cell_atoms / pos_in_cell
- * (stable: atoms of a cell keep their index order). */
+ * (stable: atoms of a cell keep their index order). Positions have stride 3. */
 static halox_status_t md__bin(md_nlist_t *nl, const halox_atoms_t *a, int n, double w_min,
                               int m_p[3], double w_p[3])
 {
@@ -108,12 +143,10 @@ static halox_status_t md__bin(md_nlist_t *nl, const halox_atoms_t *a, int n, dou
     if (st != HALOX_OK)
         return st;
     double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
-    for (int i = 0; i < n; i++)
-        for (int d = 0; d < 3; d++) {
-            double x = halox_atoms_get(a, i, d);
-            lo[d] = x < lo[d] ? x : lo[d];
-            hi[d] = x > hi[d] ? x : hi[d];
-        }
+    if (a->real == HALOX_FLOAT)
+        md__bounds_float(a->x, n, lo, hi);
+    else
+        md__bounds_double(a->x, n, lo, hi);
     if (n == 0)
         for (int d = 0; d < 3; d++)
             lo[d] = hi[d] = 0;
@@ -122,34 +155,44 @@ static halox_status_t md__bin(md_nlist_t *nl, const halox_atoms_t *a, int n, dou
     int ncell = m_p[0] * m_p[1] * m_p[2];
     if ((st = md__grow_int(&nl->cell_start, &nl->cell_cap, ncell + 1)) != HALOX_OK)
         return st;
+    /* counts land in cell_start[cell + 1]; each atom's rank within its cell is the count
+     * before it, so the scatter below needs no cursors */
     memset(nl->cell_start, 0, sizeof(int) * (size_t)(ncell + 1));
-    for (int i = 0; i < n; i++) {
-        int c[3];
-        for (int d = 0; d < 3; d++)
-            c[d] = md__cell_coord(halox_atoms_get(a, i, d), lo[d], inv_w[d], m_p[d]);
-        int cell = c[0] + m_p[0] * (c[1] + m_p[1] * c[2]);
-        nl->cell_of[i] = cell;
-        nl->cell_start[cell + 1]++;
-    }
+    if (a->real == HALOX_FLOAT)
+        md__cells_float(a->x, n, lo, inv_w, m_p, nl->cell_of, nl->pos_in_cell,
+                        nl->cell_start + 1);
+    else
+        md__cells_double(a->x, n, lo, inv_w, m_p, nl->cell_of, nl->pos_in_cell,
+                         nl->cell_start + 1);
     for (int c = 0; c < ncell; c++)
         nl->cell_start[c + 1] += nl->cell_start[c];
-    /* place atoms with a cursor per cell; remember each atom's rank within its cell */
-    {
-        /* cursor per cell in a temporary copy of the offsets */
-        int *cur = malloc(sizeof(int) * (size_t)(ncell + 1));
-        if (!cur)
-            return halox__error(HALOX_ERR_NO_MEMORY, "neighbour search: no memory for %d cells",
-                                ncell);
-        memcpy(cur, nl->cell_start, sizeof(int) * (size_t)(ncell + 1));
-        for (int i = 0; i < n; i++) {
-            int cell = nl->cell_of[i];
-            int k = cur[cell]++;
-            nl->cell_atoms[k] = i;
-            nl->pos_in_cell[i] = k - nl->cell_start[cell];
-        }
-        free(cur);
-    }
+    for (int i = 0; i < n; i++)
+        nl->cell_atoms[nl->cell_start[nl->cell_of[i]] + nl->pos_in_cell[i]] = i;
     return HALOX_OK;
+}
+
+/* dst[k] = src[order[k]] for records of b bytes; the common sizes with a constant size, so
+ * the copy is a move, not a call. */
+static void md__gather(void *restrict dst, const void *restrict src, const int *order, int n,
+                       size_t b)
+{
+    char *o = dst;
+    const char *s = src;
+#define MD_GATHER(B)                                                                               \
+    for (int k = 0; k < n; k++)                                                                    \
+        memcpy(o + (size_t)k * (B), s + (size_t)order[k] * (B), (B));                              \
+    return
+    switch (b) {
+    case 4:
+        MD_GATHER(4);
+    case 12:
+        MD_GATHER(12);
+    case 24:
+        MD_GATHER(24);
+    default:
+        MD_GATHER(b);
+    }
+#undef MD_GATHER
 }
 
 halox_status_t md__sort_home(halox_md_t *md)
@@ -176,19 +219,14 @@ halox_status_t md__sort_home(halox_md_t *md)
         nl->scratch_bytes = need;
     }
     const int *order = nl->cell_atoms; /* new position k holds old atom order[k] */
-    char *s = nl->scratch;
-    for (int k = 0; k < n; k++)
-        memcpy(s + (size_t)k * xb, (char *)a->x + (size_t)order[k] * xb, xb);
-    memcpy(a->x, s, (size_t)n * xb);
+    md__gather(nl->scratch, a->x, order, n, xb);
+    memcpy(a->x, nl->scratch, (size_t)n * xb);
     if (eb) {
-        for (int k = 0; k < n; k++)
-            memcpy(s + (size_t)k * eb, (char *)a->extra + (size_t)order[k] * eb, eb);
-        memcpy(a->extra, s, (size_t)n * eb);
+        md__gather(nl->scratch, a->extra, order, n, eb);
+        memcpy(a->extra, nl->scratch, (size_t)n * eb);
     }
-    int32_t *ids = (int32_t *)(void *)s;
-    for (int k = 0; k < n; k++)
-        ids[k] = a->id[order[k]];
-    memcpy(a->id, ids, sizeof(int32_t) * (size_t)n);
+    md__gather(nl->scratch, a->id, order, n, sizeof(int32_t));
+    memcpy(a->id, nl->scratch, sizeof(int32_t) * (size_t)n);
     return HALOX_OK;
 }
 

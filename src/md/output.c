@@ -232,8 +232,10 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
     md__json_num(fp, s->halo_atoms);
     fprintf(fp, ",\n    \"pairs_in_lists\": ");
     md__json_num(fp, s->pairs);
-    fprintf(fp, ",\n    \"halo_bytes\": %lld,\n    \"checkpoints\": %d\n  }\n}\n", s->halo_bytes,
-            s->checkpoints);
+    fprintf(fp,
+            ",\n    \"halo_bytes\": %lld,\n    \"checkpoints\": %d,\n    \"graph_steps\": %lld\n  "
+            "}\n}\n",
+            s->halo_bytes, s->checkpoints, s->graph_steps);
     int bad = ferror(fp);
     if (fclose(fp) != 0 || bad)
         return halox__error(HALOX_ERR_IO, "writing the JSON file '%s' failed: %s", path,

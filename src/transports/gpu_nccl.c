@@ -391,8 +391,9 @@ static halox_status_t halox__nccl_coords(halox_comm_t *comm)
     halox__gpu_t *g = &m->g;
     halox_status_t st = halox__gpu_bound(comm, g, "coordinate exchange");
     /* the previous step's exchanges are complete (bounded): the host runs at most one step
-     * ahead, and a missing peer turns into a timeout here */
-    if (st == HALOX_OK)
+     * ahead, and a missing peer turns into a timeout here. Not while a graph is captured: the
+     * replays' waits are the caller's. */
+    if (st == HALOX_OK && !comm->graph_mode)
         st = halox__nccl_drain(comm, "before the next coordinate exchange");
     if (st != HALOX_OK)
         return st;
@@ -478,6 +479,7 @@ const halox_transport_ops_t halox__nccl_ops = {
     .description = "GPU data, CPU-enqueued: pack kernel, ncclSend/ncclRecv per pulse, stream "
                    "ordered (one rank per GPU)",
     .on_gpu = 1,
+    .capturable = 1,
     .init = halox__nccl_init,
     .fini = halox__nccl_fini,
     .sendrecv = halox__gpu_sendrecv,

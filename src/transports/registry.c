@@ -9,6 +9,10 @@
 #include "halox/comm.h"
 #include "transports/registry.h"
 
+#ifdef HALOX_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 const halox_transport_ops_t *const halox__transport_table[] = {
     &halox__threads_ops,
 #ifdef HALOX_HAVE_MPI
@@ -65,6 +69,20 @@ int halox_transport_on_gpu(const char *name)
 {
     const halox_transport_ops_t *ops = halox__transport_find(name);
     return ops ? ops->on_gpu != 0 : 0;
+}
+
+int halox_gpu_count(void)
+{
+#ifdef HALOX_HAVE_CUDA
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) { /* no driver, no device: none */
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n;
+#else
+    return 0;
+#endif
 }
 
 halox_status_t halox_comm_create(const char *transport, const halox_comm_args_t *args,

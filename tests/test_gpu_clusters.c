@@ -1,0 +1,275 @@
+/* The GPU engine's cluster pair lists and cluster LJ kernel (src/kernels/md_cluster.cu) against a
+ * CPU brute force over every pair, in double.
+ *
+ * System: a jittered cubic lattice at density 0.8 filling [0, Lh + rl)^3 (no overlaps). Atoms in
+ * [0, Lh)^3 are home atoms (zone 0); the others are halo atoms whose zone has bit d set when
+ * coordinate d is past Lh (an eighth-shell halo as the planner makes it). The pair rule is the
+ * planner's: (za & zb) == 0. Home atoms come first, halo atoms after, in a shuffled order (the
+ * lists must not depend on the input order).
+ *
+ *  1. pair counts: the kernels' energy path adds (pair energy - eshift) per pair; with eshift
+ *     = -1e6 the sum counts the pairs exactly. At cut-off rc and at the list radius rl the
+ *     counts equal the brute force's (a list that misses a pair, or a kernel that counts one
+ *     twice or breaks the zone rule, fails);
+ *  2. forces: every atom's force (home: local + non-local; halo: non-local) within 1e-5 of the
+ *     largest force of the brute force (float against double);
+ *  3. the same after every atom moved up to 0.49 skin (gather, no rebuild): the lists built at
+ *     rl still hold every pair within rc;
+ *  4. two runs give bit-identical forces (no atomics in the sums); rebuilding after a move to
+ *     fewer atoms reuses the arrays; zero atoms launch nothing.
+ *
+ * Exit 77 (skipped) when no GPU is visible. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "kernels/md_cluster.h"
+#include "mpi_common.h"
+#include "test_gpu_common.h"
+
+#define DENSITY 0.8
+#define RC      2.5
+#define SKIN    0.4
+
+typedef struct sys {
+    int nh, n;
+    float *x;     /* 3n, home first */
+    uint8_t *z;   /* n */
+    double lh, rl; /* home edge, list radius */
+} sys_t;
+
+static void make_system(sys_t *s, int cells, uint64_t seed)
+{
+    const double a = cbrt(1.0 / DENSITY);
+    s->rl = RC + SKIN;
+    s->lh = cells * a;
+    const int m = cells + (int)ceil(s->rl / a);
+    const int total = m * m * m;
+    float *hx = malloc(sizeof(float) * 3 * (size_t)total);
+    float *xx = malloc(sizeof(float) * 3 * (size_t)total);
+    uint8_t *hz = malloc((size_t)total);
+    uint64_t st = seed;
+    int nh = 0, nhalo = 0;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++)
+            for (int k = 0; k < m; k++) {
+                double p[3] = {(i + 0.5) * a, (j + 0.5) * a, (k + 0.5) * a};
+                uint8_t zone = 0;
+                for (int d = 0; d < 3; d++) {
+                    p[d] += (tm_uniform(&st) - 0.5) * 0.2 * a;
+                    if (p[d] >= s->lh)
+                        zone |= (uint8_t)(1u << d);
+                }
+                if (zone == 0) {
+                    for (int d = 0; d < 3; d++)
+                        hx[3 * nh + d] = (float)p[d];
+                    nh++;
+                } else {
+                    hz[nhalo] = zone;
+                    for (int d = 0; d < 3; d++)
+                        xx[3 * nhalo + d] = (float)p[d];
+                    nhalo++;
+                }
+            }
+    /* shuffle the halo atoms among themselves, the home atoms among themselves */
+    for (int pass = 0; pass < 2; pass++) {
+        float *q = pass ? xx : hx;
+        int cnt = pass ? nhalo : nh;
+        for (int i = cnt - 1; i > 0; i--) {
+            int j = (int)(tm_uniform(&st) * (i + 1));
+            for (int d = 0; d < 3; d++) {
+                float t = q[3 * i + d];
+                q[3 * i + d] = q[3 * j + d];
+                q[3 * j + d] = t;
+            }
+            if (pass) {
+                uint8_t t = hz[i];
+                hz[i] = hz[j];
+                hz[j] = t;
+            }
+        }
+    }
+    s->nh = nh;
+    s->n = nh + nhalo;
+    s->x = malloc(sizeof(float) * 3 * (size_t)s->n);
+    s->z = malloc((size_t)s->n);
+    memcpy(s->x, hx, sizeof(float) * 3 * (size_t)nh);
+    memcpy(s->x + 3 * (size_t)nh, xx, sizeof(float) * 3 * (size_t)nhalo);
+    memset(s->z, 0, (size_t)nh);
+    memcpy(s->z + nh, hz, (size_t)nhalo);
+    free(hx);
+    free(xx);
+    free(hz);
+}
+
+/* brute force: pairs within r (zone rule) and, for r == RC, the forces */
+static long long brute(const sys_t *s, double r, double *f)
+{
+    long long pairs = 0;
+    if (f)
+        memset(f, 0, sizeof(double) * 3 * (size_t)s->n);
+    for (int i = 0; i < s->n; i++)
+        for (int j = i + 1; j < s->n; j++) {
+            if ((s->z[i] & s->z[j]) != 0)
+                continue;
+            double d[3], r2 = 0;
+            for (int k = 0; k < 3; k++) {
+                d[k] = (double)s->x[3 * (size_t)i + k] - (double)s->x[3 * (size_t)j + k];
+                r2 += d[k] * d[k];
+            }
+            if (r2 >= r * r)
+                continue;
+            pairs++;
+            if (!f)
+                continue;
+            double sr2 = 1.0 / r2, sr6 = sr2 * sr2 * sr2, fp = 48.0 * sr6 * (sr6 - 0.5) * sr2;
+            for (int k = 0; k < 3; k++) {
+                f[3 * (size_t)i + k] += d[k] * fp;
+                f[3 * (size_t)j + k] -= d[k] * fp;
+            }
+        }
+    return pairs;
+}
+
+typedef struct dev {
+    float *x, *f, *fnl;
+    uint8_t *z;
+    double *e;
+} dev_t;
+
+/* forces (kernel cut-off r) of both lists; the pair count from the energy path */
+static long long run(md_clusters_t *c, dev_t *d, const sys_t *s, double r, float *hf)
+{
+    const float r2 = (float)(r * r);
+    TG_CUDA(cudaMemset(d->e, 0, 4 * sizeof(double)));
+    TG_CUDA(md_clusters_lj(c, 0, r2, -1e6, d->f, d->f, d->e, 0));
+    TG_CUDA(md_clusters_lj(c, 1, r2, -1e6, d->fnl, d->f, d->e + 2, 0));
+    double e[4] = {0, 0, 0, 0};
+    TG_CUDA(cudaMemcpy(e, d->e, sizeof e, cudaMemcpyDeviceToHost));
+    if (hf) {
+        size_t n3 = 3 * (size_t)s->n, h3 = 3 * (size_t)s->nh;
+        float *tmp = malloc(sizeof(float) * (h3 > 0 ? h3 : 1));
+        TG_CUDA(cudaMemcpy(hf, d->f, sizeof(float) * n3, cudaMemcpyDeviceToHost));
+        TG_CUDA(cudaMemcpy(tmp, d->fnl, sizeof(float) * h3, cudaMemcpyDeviceToHost));
+        for (size_t k = 0; k < h3; k++)
+            hf[k] += tmp[k];
+        free(tmp);
+    }
+    /* each pair adds 1e6 + its energy (< 1e3 in total here); the kernels halve full rows */
+    return (long long)llround((e[0] + e[2]) / 1e6);
+}
+
+static double force_error(const sys_t *s, const float *hf, const double *ref, double *scale)
+{
+    double fmax = 0, worst = 0;
+    for (size_t k = 0; k < 3 * (size_t)s->n; k++)
+        fmax = fmax > fabs(ref[k]) ? fmax : fabs(ref[k]);
+    for (size_t k = 0; k < 3 * (size_t)s->n; k++) {
+        double e = fabs((double)hf[k] - ref[k]);
+        worst = worst > e ? worst : e;
+    }
+    *scale = fmax;
+    return fmax > 0 ? worst / fmax : worst;
+}
+
+static void test_system(int cells, uint64_t seed)
+{
+    sys_t s;
+    make_system(&s, cells, seed);
+    const size_t n3 = 3 * (size_t)s.n;
+    dev_t d;
+    TG_CUDA(cudaMalloc((void **)&d.x, sizeof(float) * n3));
+    TG_CUDA(cudaMalloc((void **)&d.f, sizeof(float) * n3));
+    TG_CUDA(cudaMalloc((void **)&d.fnl, sizeof(float) * n3));
+    TG_CUDA(cudaMalloc((void **)&d.z, (size_t)s.n));
+    TG_CUDA(cudaMalloc((void **)&d.e, 4 * sizeof(double)));
+    TG_CUDA(cudaMemcpy(d.x, s.x, sizeof(float) * n3, cudaMemcpyHostToDevice));
+    TG_CUDA(cudaMemcpy(d.z, s.z, (size_t)s.n, cudaMemcpyHostToDevice));
+    md_clusters_t c;
+    memset(&c, 0, sizeof c);
+    const float lo[3] = {-0.01f, -0.01f, -0.01f};
+    const float ext = (float)(s.lh + s.rl + 0.02);
+    const float exts[3] = {ext, ext, ext};
+    TG_CUDA(md_clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0));
+
+    double *ref = malloc(sizeof(double) * n3);
+    float *hf = malloc(sizeof(float) * n3), *hf2 = malloc(sizeof(float) * n3);
+    long long want_rc = brute(&s, RC, ref), want_rl = brute(&s, s.rl, NULL);
+    long long got_rc = run(&c, &d, &s, RC, hf), got_rl = run(&c, &d, &s, s.rl, NULL);
+    double scale = 0, err = force_error(&s, hf, ref, &scale);
+    long long el = 0, en = 0;
+    TG_CUDA(md_clusters_entries(&c, &el, &en));
+    printf("%d cells: %d home + %d halo atoms, %d + %d clusters, %lld + %lld cluster pairs "
+           "(%.0f%% of the evaluated pairs within rc); pairs within rc %lld (brute %lld), within "
+           "rl %lld (brute %lld); force error %.2e of %.3g\n",
+           cells, s.nh, s.n - s.nh, c.ncl_home, c.ncl - c.ncl_home, el, en,
+           100.0 * 2.0 * (double)want_rc / (64.0 * (double)(el + en)), got_rc, want_rc, got_rl,
+           want_rl, err, scale);
+    CHECK_MSG(got_rc == want_rc, "pairs within rc: %lld, brute force %lld", got_rc, want_rc);
+    CHECK_MSG(got_rl == want_rl, "pairs within rl: %lld, brute force %lld", got_rl, want_rl);
+    CHECK_MSG(err < 1e-5, "force error %.3e", err);
+
+    /* determinism */
+    run(&c, &d, &s, RC, hf2);
+    CHECK(memcmp(hf, hf2, sizeof(float) * n3) == 0);
+
+    /* move every atom by up to 0.49 skin (a random direction), gather, no rebuild */
+    uint64_t st = seed ^ 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < (size_t)s.n; i++) {
+        double v[3], len = 0;
+        for (int k = 0; k < 3; k++) {
+            v[k] = tm_uniform(&st) - 0.5;
+            len += v[k] * v[k];
+        }
+        len = sqrt(len) + 1e-12;
+        double step = 0.49 * SKIN * tm_uniform(&st);
+        for (int k = 0; k < 3; k++)
+            s.x[3 * i + k] = (float)(s.x[3 * i + k] + v[k] / len * step);
+    }
+    TG_CUDA(cudaMemcpy(d.x, s.x, sizeof(float) * n3, cudaMemcpyHostToDevice));
+    TG_CUDA(md_clusters_gather(&c, d.x, d.z, 2, 0));
+    want_rc = brute(&s, RC, ref);
+    got_rc = run(&c, &d, &s, RC, hf);
+    err = force_error(&s, hf, ref, &scale);
+    printf("  after moving every atom up to 0.49 skin: pairs within rc %lld (brute %lld), force "
+           "error %.2e\n",
+           got_rc, want_rc, err);
+    CHECK_MSG(got_rc == want_rc, "moved: pairs within rc %lld, brute force %lld", got_rc, want_rc);
+    CHECK_MSG(err < 1e-5, "moved: force error %.3e", err);
+
+    /* rebuild on the moved atoms, then on none */
+    TG_CUDA(md_clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0));
+    got_rc = run(&c, &d, &s, RC, NULL);
+    CHECK_MSG(got_rc == want_rc, "rebuilt: pairs within rc %lld, brute force %lld", got_rc,
+              want_rc);
+    TG_CUDA(md_clusters_build(&c, d.x, d.z, 0, 0, lo, exts, DENSITY, (float)s.rl, 0));
+    CHECK(c.ncl == 0 && c.ncl_home == 0);
+    CHECK(run(&c, &d, &s, RC, NULL) == 0);
+    TG_CUDA(cudaDeviceSynchronize());
+
+    md_clusters_free(&c);
+    cudaFree(d.x);
+    cudaFree(d.f);
+    cudaFree(d.fnl);
+    cudaFree(d.z);
+    cudaFree(d.e);
+    free(ref);
+    free(hf);
+    free(hf2);
+    free(s.x);
+    free(s.z);
+}
+
+int main(void)
+{
+    if (tg_device_count() == 0) {
+        printf("no CUDA device visible: skipped\n");
+        return HALOX_TEST_SKIP;
+    }
+    test_system(6, 1);  /* small: few clusters per column */
+    test_system(14, 2); /* 2744 home atoms, several list rows per column */
+    TEST_DONE();
+}
