@@ -17,6 +17,9 @@
 /* zone bits ride in w of the slot's float4 with an exponent set, so w is a normal float and no
  * flush-to-zero of denormals can touch it; the low 8 bits are the zone */
 #define CL_ZONE_TAG 0x40000000
+/* parts of the sort: 0 the home atoms, 1..7 the halo atoms by zone, so that every cluster holds
+ * one zone and the zone rule prunes whole cluster pairs (and whole parts) in the list build */
+#define CL_PARTS 8
 
 static int cl_blocks(long long n, int threads)
 {
@@ -35,9 +38,9 @@ __device__ static inline int cl_coord(float x, float lo, float inv_w, int m)
     return c < 0 ? 0 : (c >= m ? m - 1 : c);
 }
 
-/* key = ((part * ncol) + column) * nzb + z bin; part 1 for halo atoms */
-__global__ void cl_keys(const float *__restrict__ x, int n_home, int n, cl_geom_t g,
-                        int *__restrict__ key, int *__restrict__ count)
+/* key = ((part * ncol) + column) * nzb + z bin */
+__global__ void cl_keys(const float *__restrict__ x, const uint8_t *__restrict__ zone, int n_home,
+                        int n, cl_geom_t g, int *__restrict__ key, int *__restrict__ count)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -45,7 +48,11 @@ __global__ void cl_keys(const float *__restrict__ x, int n_home, int n, cl_geom_
     int cx = cl_coord(x[3 * (size_t)i], g.lo[0], g.inv_w[0], g.m[0]);
     int cy = cl_coord(x[3 * (size_t)i + 1], g.lo[1], g.inv_w[1], g.m[1]);
     int zb = cl_coord(x[3 * (size_t)i + 2], g.lo[2], g.inv_w[2], g.m[2]);
-    int part = i >= n_home;
+    int part = 0;
+    if (i >= n_home) { /* a halo atom always has a zone bit; 1 is a safe home for one without */
+        part = zone[i] & (CL_PARTS - 1);
+        part = part ? part : 1;
+    }
     int k = ((part * g.m[1] + cy) * g.m[0] + cx) * g.m[2] + zb;
     key[i] = k;
     atomicAdd(&count[k], 1);
@@ -179,7 +186,10 @@ __global__ void cl_search(const float4 *__restrict__ bbox, const int *__restrict
     int cy1 = cl_coord(ihi.y + rl, g.lo[1], g.inv_w[1], g.m[1]);
     const int ncol = g.m[0] * g.m[1];
     int nloc = 0, nnl = 0;
-    for (int p = 0; p < 2; p++) {
+    for (int p = 0; p < CL_PARTS; p++) {
+        /* a whole part of halo atoms whose zone no atom of this row may pair with */
+        if (p > 0 && !cl_zones_meet(zmi, 1u << p))
+            continue;
         const int toloc = !ihalo && p == 0;
         int *row = toloc ? jl_loc + (size_t)ic * max_loc : jl_nl + (size_t)ic * max_nl;
         const int cap = toloc ? max_loc : max_nl;
@@ -343,7 +353,7 @@ static void cl_geometry(md_clusters_t *c, const float lo[3], const float ext[3],
     double side = cbrt((double)MD_CLUSTER_SIZE / (density > 0 ? density : 1.0));
     double w[3] = {side, side, 0.25 * side};
     for (;;) {
-        double keys = 2.0;
+        double keys = 2.0; /* home and halo: the halo parts share the halo atoms */
         for (int d = 0; d < 3; d++) {
             double k = ceil(ext[d] / w[d]);
             c->m[d] = k < 1 ? 1 : (k > 4096 ? 4096 : (int)k);
@@ -381,21 +391,22 @@ extern "C" cudaError_t md_clusters_build(md_clusters_t *c, const float *x, const
     cl_geometry(c, lo, ext, density, n);
     const cl_geom_t g = cl_geom_of(c);
     const int ncol = c->m[0] * c->m[1], nzb = c->m[2];
-    const int nkeys = 2 * ncol * nzb;
+    const int nkeys = CL_PARTS * ncol * nzb;
     {
         void **p[] = {(void **)&c->key, (void **)&c->sorted};
         size_t el[] = {sizeof(int), sizeof(int)};
         CL_TRY(cl_grow(p, el, 2, &c->cap_atoms, (size_t)(n > 0 ? n : 1)));
     }
     {
-        void **p[] = {(void **)&c->bin, (void **)&c->cursor};
-        size_t el[] = {sizeof(int), sizeof(int)};
-        CL_TRY(cl_grow(p, el, 2, &c->cap_keys, (size_t)nkeys + 1));
+        void **p[] = {(void **)&c->bin, (void **)&c->cursor, (void **)&c->scan};
+        size_t el[] = {sizeof(int), sizeof(int), sizeof(int)};
+        /* the scan scratch is far smaller than the keys: it fits the same capacity */
+        CL_TRY(cl_grow(p, el, 3, &c->cap_keys, (size_t)nkeys + 1));
     }
     {
         void **p[] = {(void **)&c->col};
         size_t el[] = {sizeof(int)};
-        CL_TRY(cl_grow(p, el, 1, &c->cap_cols, 2 * (size_t)ncol + 1));
+        CL_TRY(cl_grow(p, el, 1, &c->cap_cols, (size_t)CL_PARTS * ncol + 1));
     }
     if (!c->need) {
         CL_TRY(cudaMalloc((void **)&c->need, 2 * sizeof(int)));
@@ -404,24 +415,25 @@ extern "C" cudaError_t md_clusters_build(md_clusters_t *c, const float *x, const
     /* sort the atoms by key: count, scan, scatter, order each bin by index */
     CL_TRY(cudaMemsetAsync(c->cursor, 0, sizeof(int) * ((size_t)nkeys + 1), stream));
     if (n > 0) {
-        cl_keys<<<cl_blocks(n, 256), 256, 0, stream>>>(x, n_home, n, g, c->key, c->cursor);
+        cl_keys<<<cl_blocks(n, 256), 256, 0, stream>>>(x, zone, n_home, n, g, c->key, c->cursor);
         CL_TRY(cudaGetLastError());
     }
-    CL_TRY(md_kernel_scan(c->cursor, nkeys, c->bin, c->cursor, stream));
+    CL_TRY(md_kernel_scan(c->cursor, nkeys, c->bin, c->cursor, c->scan, stream));
     if (n > 0) {
         cl_scatter<<<cl_blocks(n, 256), 256, 0, stream>>>(n, c->key, c->cursor, c->sorted);
         CL_TRY(cudaGetLastError());
     }
     cl_bin_order<<<cl_blocks(nkeys, 256), 256, 0, stream>>>(nkeys, c->bin, c->sorted);
     CL_TRY(cudaGetLastError());
-    /* clusters per column, their offsets: home columns first, then halo columns */
-    cl_col_count<<<cl_blocks(2 * ncol, 256), 256, 0, stream>>>(2 * ncol, nzb, c->bin, c->col);
+    /* clusters per column, their offsets: home columns first, then the halo parts' columns */
+    const int ncols = CL_PARTS * ncol;
+    cl_col_count<<<cl_blocks(ncols, 256), 256, 0, stream>>>(ncols, nzb, c->bin, c->col);
     CL_TRY(cudaGetLastError());
-    CL_TRY(md_kernel_scan(c->col, 2 * ncol, c->col, c->col, stream));
+    CL_TRY(md_kernel_scan(c->col, ncols, c->col, c->col, c->scan, stream));
     CL_TRY(cudaMemcpyAsync(&c->h_small[0], &c->col[ncol], sizeof(int), cudaMemcpyDeviceToHost,
                            stream));
-    CL_TRY(cudaMemcpyAsync(&c->h_small[1], &c->col[2 * ncol], sizeof(int),
-                           cudaMemcpyDeviceToHost, stream));
+    CL_TRY(cudaMemcpyAsync(&c->h_small[1], &c->col[ncols], sizeof(int), cudaMemcpyDeviceToHost,
+                           stream));
     CL_TRY(cudaStreamSynchronize(stream));
     c->ncl_home = c->h_small[0];
     c->ncl = c->h_small[1];
@@ -557,7 +569,7 @@ extern "C" cudaError_t md_clusters_entries(const md_clusters_t *c, long long *lo
 extern "C" void md_clusters_free(md_clusters_t *c)
 {
     void *p[] = {c->xq,     c->perm,    c->bbox,   c->key,    c->sorted, c->bin, c->cursor,
-                 c->col,    c->jl_loc,  c->cnt_loc, c->jl_nl, c->cnt_nl, c->need};
+                 c->scan,   c->col,     c->jl_loc, c->cnt_loc, c->jl_nl, c->cnt_nl, c->need};
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
         if (p[k])
             cudaFree(p[k]);

@@ -9,7 +9,8 @@
  * staged once in shared memory and read by broadcast, so the kernel is bound by arithmetic.
  *
  * Layout: atoms are counting-sorted by (part, column, fine z bin), part 0 the home atoms
- * (index < n_home), part 1 the halo atoms; columns tile x-y with the width of a cube holding 8
+ * (index < n_home), parts 1..7 the halo atoms by zone (so a cluster holds one zone and the zone
+ * rule prunes whole cluster pairs); columns tile x-y with the width of a cube holding 8
  * atoms at the given density; each column's atoms, in z order, are cut into clusters of 8 (the
  * last one padded). Home clusters come first, so a cluster is all home or all halo. Slot
  * s = 8 * cluster + lane holds atom perm[s] (-1: padding, placed far away). Each step the
@@ -55,7 +56,8 @@ typedef struct md_clusters {
     int *sorted;  /* atoms by key */
     int *bin;     /* key bins: start offsets (nkeys + 1) */
     int *cursor;  /* scratch (nkeys + 1) */
-    int *col;     /* per column and part: cluster offsets (2 ncol + 1) */
+    int *scan;    /* scan scratch */
+    int *col;     /* per column and part: cluster offsets (8 ncol + 1) */
     int *jl_loc, *cnt_loc, *jl_nl, *cnt_nl;
     int *need;    /* [2]: the longest local / non-local row of the last build */
     int *h_small; /* pinned: [0..1] cluster counts, [2..3] need */

@@ -30,9 +30,11 @@ typedef struct md_cell_grid {
 } md_cell_grid_t;
 
 /** Exclusive scan of count[0..m) into start[0..m] (start[m] = the total) and cursor[0..m);
- *  count may be cursor (each count is read before it is overwritten). One block: for bins of a
- *  rebuild, not for per-step work. */
-cudaError_t md_kernel_scan(const int *count, int m, int *start, int *cursor, cudaStream_t stream);
+ *  count may be start or cursor (each count is read before it is overwritten). scratch: device
+ *  ints, md_kernel_scan_scratch(m) of them (unused for small m). */
+cudaError_t md_kernel_scan(const int *count, int m, int *start, int *cursor, int *scratch,
+                           cudaStream_t stream);
+size_t md_kernel_scan_scratch(int m);
 
 /** Counting sort of the n atoms of x into cells: cell_of[n], cell_start[ncell + 1] (offsets),
  *  cell_atoms[n] (atom indices by cell); cursor[ncell + 1] is scratch. */
