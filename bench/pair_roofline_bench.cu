@@ -250,8 +250,8 @@ static size_t estimate_bytes(int n_home)
     double mean = DENSITY * 4.0 / 3.0 * M_PI * rl * rl * rl;
     double rowcap = 1.25 * mean + 32;
     /* atom lists, cluster lists (about 300 clusters per row, 8 atoms per row), per-atom arrays */
-    return (size_t)((n_home + n) * rowcap * 4 * 1.3 + (n_home + n) / 8.0 * 300 * 4 * 1.3 +
-                    n * 64 + 2 * n * 4 + 1e8);
+    return (size_t)((n_home + n) * rowcap * 4 * 1.3 + (n_home + n) / 8.0 * 300 * 4 * 1.3 + n * 64 +
+                    2 * n * 4 + 1e8);
 }
 
 static void sys_free(prb_sys_t *s)
@@ -682,8 +682,8 @@ int main(int argc, char **argv)
             const char *name = names[kk];
             if (kk == 2) {
                 /* the atom-list kernels' sums */
-                report(jf, "both", nh, s.n - nh, s.n_home + s.n, sum_e, sum_w, sum, repeats,
-                       warmup, bw_best, fp_best, rel);
+                report(jf, "both", nh, s.n - nh, s.n_home + s.n, sum_e, sum_w, sum, repeats, warmup,
+                       bw_best, fp_best, rel);
                 sum_e = sum_w = 0;
                 sum.med = sum.min = sum.max = 0;
             }

@@ -8,9 +8,11 @@
 # 3. GPU tests (ctest -L gpu): kernels, every GPU transport against the reference on 1 and 2
 #    ranks, bounded waits, the NVSHMEM smoke program, the GPU MD engine (test_gpu_md); then 4
 #    and 8 ranks on the GPUs under MPS
-# 3b. GPU MD engine speed: halox-md --preset water-density, 45k and 360k atoms, 200 steps, on 1
-#    GPU (nccl) and 2 GPUs (mpi-staged, nccl): ms/step, halo ms/step and share, ns/day
-# 3c. pair-force roofline (bench/pair_roofline_bench): LJ kernel pairs/s, bytes/s, flop/s
+# 3b. GPU MD engine speed: halox-md --preset water-density, 45k, 360k and 3M atoms, 200 steps, on
+#    1 GPU (nccl, nccl --graph) and 2 GPUs (mpi-staged, nccl, nccl --graph): ms/step, halo
+#    ms/step and share, time split, ns/day (scripts/md-table.py makes the tables)
+# 3c. pair-force roofline (bench/pair_roofline_bench): the first per-atom-list LJ kernel and the
+#    engine's cluster kernel: pairs/s, bytes/s, flop/s
 #    against copy bandwidth and fp32 FMA rate measured in the same run; 1 GPU
 # 4. benchmark: halo exchange time per transport (bench/halo_gpu_bench) at 45k and 176k atoms
 #    on 1, 2 (one rank per GPU), 4 and 8 ranks (MPS for several ranks per GPU)
@@ -26,6 +28,9 @@
 # Environment: OUT (default /tmp/halox-device-out), HALOX_JOBS (16), HALOX_SUITE_BUDGET_S
 # (seconds after which optional phases are skipped, default 500), HALOX_BENCH_SIZES
 # (45000,176000), HALOX_BENCH_REPEATS (200), HALOX_ROOF_SIZES (45000,360000,3000000),
+# HALOX_MD_SIZES ("45000 360000 3000000"), HALOX_MD_REPEATS (1), HALOX_MD_STEPS (200),
+# HALOX_MD_GPUS ("1 2"), HALOX_SUITE_ONLY (a subset of: gpu-tests md roofline mps bench
+# sanitizer cpu-tests; machine facts and the build always run),
 # HALOX_COMMIT (else git rev-parse, for the roofline JSON), NVSHMEM_HOME (else the python wheel
 # nvidia-nvshmem-cu13), HALOX_SUITE_ALLOW_NO_GPU=1 (a dry run of the script on a machine without
 # a GPU: GPU tests skip, the benchmark runs the CPU transport only).
@@ -251,9 +256,12 @@ elif [ ! -x "$MD" ]; then
 else
     for n in ${HALOX_MD_SIZES:-45000 360000 3000000}; do
         if over_budget; then skip "md-bench-$n" "over the time budget"; continue; fi
-        md_bench 1 nccl "$n"
-        md_bench 1 nccl "$n" --graph
-        if [ "$NGPU" -ge 2 ]; then
+        # HALOX_MD_GPUS="1 2" (default): the 1-GPU and the 2-GPU runs
+        if [[ " ${HALOX_MD_GPUS:-1 2} " == *" 1 "* ]]; then
+            md_bench 1 nccl "$n"
+            md_bench 1 nccl "$n" --graph
+        fi
+        if [ "$NGPU" -ge 2 ] && [[ " ${HALOX_MD_GPUS:-1 2} " == *" 2 "* ]]; then
             md_bench 2 mpi-staged "$n"
             md_bench 2 nccl "$n"
             md_bench 2 nccl "$n" --graph
@@ -261,7 +269,7 @@ else
     done
 fi
 
-# ---- 3c. pair-force roofline: md_kernel_lj against measured copy bandwidth and fp32 FMA rate ----
+# ---- 3c. pair-force roofline: LJ kernels against measured copy bandwidth and fp32 FMA rate ----
 # (bench/pair_roofline_bench, one GPU: forces checked against a CPU double reference first, then
 # 45k, 360k and 3M atoms; one JSON line per kernel and size in bench.jsonl)
 ROOF="$BUILD/bench/pair_roofline_bench"

@@ -36,8 +36,8 @@
 
 typedef struct sys {
     int nh, n;
-    float *x;     /* 3n, home first */
-    uint8_t *z;   /* n */
+    float *x;      /* 3n, home first */
+    uint8_t *z;    /* n */
     double lh, rl; /* home edge, list radius */
 } sys_t;
 

@@ -162,8 +162,8 @@ static void test_trajectory(const char *transport, int P)
                     gg.thermo[k].press != gr.thermo[k].press;
         printf("%s, %d rank(s): --graph: %lld of %lld steps as graphs, %lld values differ from "
                "the run without; %.4f ms/step (without: %.4f)\n",
-               transport, P, gg.summary.graph_steps, gg.summary.steps, diff,
-               gg.summary.ms_per_step, gr.summary.ms_per_step);
+               transport, P, gg.summary.graph_steps, gg.summary.steps, diff, gg.summary.ms_per_step,
+               gr.summary.ms_per_step);
         CHECK_MSG(diff == 0, "--graph changed %lld values", diff);
         if (strcmp(transport, "nccl") == 0)
             CHECK_MSG(gg.summary.graph_steps >= gg.summary.steps / 2, "only %lld graph steps",
@@ -200,8 +200,8 @@ int main(int argc, char **argv)
         /* NCCL allows one rank of a communicator per GPU: on a machine with fewer GPUs than
          * ranks the nccl transport refuses (tested in test_gpu_exchange), so skip it here */
         if (strcmp(names[t], "nccl") == 0 && min_dev < P) {
-            ROOT_PRINTF("nccl with %d ranks on %d GPU(s): skipped (one rank per GPU needed)\n",
-                        P, min_dev);
+            ROOT_PRINTF("nccl with %d ranks on %d GPU(s): skipped (one rank per GPU needed)\n", P,
+                        min_dev);
             continue;
         }
         test_lammps_step0(names[t], P);

@@ -335,36 +335,21 @@ static int parse_args(int argc, char **argv, opts_t *o)
             continue;
         }
         /* options with a value */
-        static const char *const with_value[] = {"--preset",
-                                                 "--lattice",
-                                                 "--density",
-                                                 "--cells",
-                                                 "--atoms",
-                                                 "--read",
-                                                 "--box",
-                                                 "--temp",
-                                                 "--seed",
-                                                 "--cutoff",
-                                                 "--skin",
-                                                 "--dt",
-                                                 "--steps",
-                                                 "--rebuild-every",
-                                                 "--thermo-every",
-                                                 "--ensemble",
-                                                 "--tau",
-                                                 "--grid",
-                                                 "--transport",
-                                                 "--device",
-                                                 "--precision",
-                                                 "--timeout",
-                                                 "--json",
-                                                 "--csv",
-                                                 "--xyz",
-                                                 "--xyz-every",
-                                                 "--checkpoint",
-                                                 "--checkpoint-every",
-                                                 "--restart",
-                                                 NULL};
+        static const char *const with_value[] = {"--preset",       "--lattice",
+                                                 "--density",      "--cells",
+                                                 "--atoms",        "--read",
+                                                 "--box",          "--temp",
+                                                 "--seed",         "--cutoff",
+                                                 "--skin",         "--dt",
+                                                 "--steps",        "--rebuild-every",
+                                                 "--thermo-every", "--ensemble",
+                                                 "--tau",          "--grid",
+                                                 "--transport",    "--device",
+                                                 "--precision",    "--timeout",
+                                                 "--json",         "--csv",
+                                                 "--xyz",          "--xyz-every",
+                                                 "--checkpoint",   "--checkpoint-every",
+                                                 "--restart",      NULL};
         int known = 0;
         for (int k = 0; with_value[k]; k++)
             known |= !strcmp(a, with_value[k]);
@@ -543,13 +528,12 @@ static int parse_args(int argc, char **argv, opts_t *o)
      * mpi-staged (NCCL refuses ranks that share a GPU). */
     const int ranks = halox_grid_size(&c->grid);
     if (c->device == HALOX_MD_DEVICE_AUTO && !o->set_transport && c->real == HALOX_FLOAT &&
-        halox_transport_available("mpi-staged") &&
-        (ranks == 1 || launched_processes() == ranks) && halox_gpu_count() > 0)
+        halox_transport_available("mpi-staged") && (ranks == 1 || launched_processes() == ranks) &&
+        halox_gpu_count() > 0)
         c->device = HALOX_MD_DEVICE_GPU;
     if (c->device == HALOX_MD_DEVICE_GPU && !o->set_transport)
-        c->transport = halox_transport_available("nccl") && ranks <= halox_gpu_count()
-                           ? "nccl"
-                           : "mpi-staged";
+        c->transport =
+            halox_transport_available("nccl") && ranks <= halox_gpu_count() ? "nccl" : "mpi-staged";
     if (c->device == HALOX_MD_DEVICE_GPU && !halox_transport_available(c->transport))
         return bad("--device gpu needs a CUDA build with MPI (transports mpi-staged, nccl; see "
                    "--version)");

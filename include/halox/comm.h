@@ -19,17 +19,17 @@ typedef struct halox_team halox_team_t;
 
 /** What a transport needs to create a rank's endpoint. Unused fields stay zero. */
 typedef struct halox_comm_args {
-    halox_real_t real;      /**< precision of coordinates and forces */
-    int stride;             /**< reals per atom (3 or 4) */
-    double timeout_s;       /**< bound on every wait; <= 0: HALOX_TIMEOUT_S or 60 s */
-    halox_team_t *team;     /**< `threads`: the team the rank belongs to */
-    int rank;               /**< `threads`: this thread's rank in the team */
-    void *mpi_comm;         /**< MPI-based transports: pointer to an MPI_Comm (NULL: world) */
-    int device;             /**< GPU transports: CUDA device ordinal, or -1 to pick the local
-                                 rank modulo the visible devices (0 is device 0) */
-    int device_set;         /**< nonzero when `device` was given (so 0 is not "unset") */
-    void *stream;           /**< GPU transports: cudaStream_t the exchanges are ordered on
-                                 (NULL: the endpoint creates a high-priority stream) */
+    halox_real_t real;  /**< precision of coordinates and forces */
+    int stride;         /**< reals per atom (3 or 4) */
+    double timeout_s;   /**< bound on every wait; <= 0: HALOX_TIMEOUT_S or 60 s */
+    halox_team_t *team; /**< `threads`: the team the rank belongs to */
+    int rank;           /**< `threads`: this thread's rank in the team */
+    void *mpi_comm;     /**< MPI-based transports: pointer to an MPI_Comm (NULL: world) */
+    int device;         /**< GPU transports: CUDA device ordinal, or -1 to pick the local
+                             rank modulo the visible devices (0 is device 0) */
+    int device_set;     /**< nonzero when `device` was given (so 0 is not "unset") */
+    void *stream;       /**< GPU transports: cudaStream_t the exchanges are ordered on
+                             (NULL: the endpoint creates a high-priority stream) */
 } halox_comm_args_t;
 
 /** Whether the transport moves data in GPU memory (bind then takes device pointers). */
@@ -123,21 +123,20 @@ halox_status_t halox_comm_allreduce_max(halox_comm_t *comm, double *values, int 
 /** Sum n 64-bit integers over all ranks. */
 halox_status_t halox_comm_allreduce_sum_i64(halox_comm_t *comm, int64_t *values, int n);
 /** Gather `bytes` from every rank into recv (size() * bytes) on every rank, in rank order. */
-halox_status_t halox_comm_allgather(halox_comm_t *comm, const void *send, void *recv,
-                                    size_t bytes);
+halox_status_t halox_comm_allgather(halox_comm_t *comm, const void *send, void *recv, size_t bytes);
 /** Gather variable-sized blocks on root: recv (root only) must hold the sum of all counts;
  *  counts_p (root only, may be NULL elsewhere) gets each rank's byte count. */
-halox_status_t halox_comm_gatherv(halox_comm_t *comm, const void *send, size_t bytes,
-                                  void *recv, size_t recv_capacity, size_t *counts_p, int root);
+halox_status_t halox_comm_gatherv(halox_comm_t *comm, const void *send, size_t bytes, void *recv,
+                                  size_t recv_capacity, size_t *counts_p, int root);
 halox_status_t halox_comm_barrier(halox_comm_t *comm);
 
 /** Exchange statistics of this rank since creation. */
 typedef struct halox_comm_stats {
     long long coord_exchanges;
     long long force_exchanges;
-    long long bytes_sent;     /**< payload bytes sent in coordinate and force exchanges */
-    double coord_seconds;     /**< wall time in halox_comm_coords() */
-    double force_seconds;     /**< wall time in halox_comm_forces() */
+    long long bytes_sent; /**< payload bytes sent in coordinate and force exchanges */
+    double coord_seconds; /**< wall time in halox_comm_coords() */
+    double force_seconds; /**< wall time in halox_comm_forces() */
 } halox_comm_stats_t;
 void halox_comm_get_stats(const halox_comm_t *comm, halox_comm_stats_t *stats_p);
 

@@ -19,8 +19,7 @@ void halox_comm_get_stats(const halox_comm_t *comm, halox_comm_stats_t *stats_p)
     *stats_p = comm->stats;
 }
 
-halox_status_t halox_comm_allgather(halox_comm_t *comm, const void *send, void *recv,
-                                    size_t bytes)
+halox_status_t halox_comm_allgather(halox_comm_t *comm, const void *send, void *recv, size_t bytes)
 {
     return comm->ops->allgather(comm, send, recv, bytes);
 }
@@ -78,8 +77,8 @@ halox_status_t halox__agree_gather(halox_comm_t *comm, halox_status_t mine, cons
 }
 
 /* Everybody's n values of `elem` bytes, rank after rank, in a new buffer (*all_p, to free). */
-static halox_status_t halox__gather_all(halox_comm_t *comm, const void *values, int n,
-                                        size_t elem, void **all_p)
+static halox_status_t halox__gather_all(halox_comm_t *comm, const void *values, int n, size_t elem,
+                                        void **all_p)
 {
     *all_p = malloc(elem * (size_t)n * (size_t)comm->size);
     if (!*all_p)
@@ -143,8 +142,8 @@ halox_status_t halox_comm_allreduce_sum_i64(halox_comm_t *comm, int64_t *values,
     return HALOX_OK;
 }
 
-halox_status_t halox_comm_gatherv(halox_comm_t *comm, const void *send, size_t bytes,
-                                  void *recv, size_t recv_capacity, size_t *counts_p, int root)
+halox_status_t halox_comm_gatherv(halox_comm_t *comm, const void *send, size_t bytes, void *recv,
+                                  size_t recv_capacity, size_t *counts_p, int root)
 {
     int P = comm->size;
     if (root < 0 || root >= P)
@@ -246,15 +245,13 @@ halox_status_t halox_comm_build_plan(halox_comm_t *comm, const halox_plan_params
             free(buf);
             if (!(buf = malloc(want))) {
                 cap = 0;
-                st = halox__error(HALOX_ERR_NO_MEMORY, "plan build: no memory for %zu bytes",
-                                  want);
+                st = halox__error(HALOX_ERR_NO_MEMORY, "plan build: no memory for %zu bytes", want);
             } else
                 cap = want;
         }
         long long room = 0;
         if (st == HALOX_OK) {
-            int lim = atoms->capacity < plan->zone_capacity ? atoms->capacity
-                                                            : plan->zone_capacity;
+            int lim = atoms->capacity < plan->zone_capacity ? atoms->capacity : plan->zone_capacity;
             room = (long long)(lim < 0x7ffffff0 ? lim : 0x7ffffff0) - plan->n_total;
         }
         cnt[1] = st == HALOX_OK ? p->send_count : 0;

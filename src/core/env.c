@@ -4,17 +4,17 @@
 
 #include "core/env.h"
 
-#define HALOX_ENV_LIST(X)                                                                        \
-    X("HALOX_TRANSPORT", "string", "threads (CPU)",                                              \
-      "transport used by the tools when --transport is not given")                               \
-    X("HALOX_DEVICE", "string", "auto",                                                          \
-      "halox-md engine when --device is not given: gpu, cpu, or auto (the GPU engine when a "    \
-      "GPU is visible, --transport and HALOX_TRANSPORT are unset, the precision is float and "   \
-      "the run has one rank or is started by mpirun with one process per rank)")                \
-    X("HALOX_TIMEOUT_S", "seconds", "60",                                                        \
-      "bound on every wait for a peer (signals, messages, barriers); a wait that expires "       \
-      "stops the run with an error naming rank, pulse, peer and step")                           \
-    X("HALOX_LOG_LEVEL", "integer", "1",                                                         \
+#define HALOX_ENV_LIST(X)                                                                          \
+    X("HALOX_TRANSPORT", "string", "threads (CPU)",                                                \
+      "transport used by the tools when --transport is not given")                                 \
+    X("HALOX_DEVICE", "string", "auto",                                                            \
+      "halox-md engine when --device is not given: gpu, cpu, or auto (the GPU engine when a "      \
+      "GPU is visible, --transport and HALOX_TRANSPORT are unset, the precision is float and "     \
+      "the run has one rank or is started by mpirun with one process per rank)")                   \
+    X("HALOX_TIMEOUT_S", "seconds", "60",                                                          \
+      "bound on every wait for a peer (signals, messages, barriers); a wait that expires "         \
+      "stops the run with an error naming rank, pulse, peer and step")                             \
+    X("HALOX_LOG_LEVEL", "integer", "1",                                                           \
       "tools' verbosity: 0 errors only, 1 normal, 2 plan details, 3 debug")
 
 static const halox_env_var_t halox__env_vars[] = {

@@ -65,7 +65,7 @@ static halox_status_t halox__mig_atom(halox_atoms_t *a, int i, const halox_grid_
  * (util.h): lo_b and span are halox__bits_ceil(lo) (of the least positive value where lo is
  * 0) and bits_ceil(hi) - lo_b per dimension. */
 #define HALOX__MIG_SKIP(T, U, BITS, NAME)                                                          \
-    static int NAME(const T *restrict x, size_t stride, int i, int n, const uint64_t lo_b[3],     \
+    static int NAME(const T *restrict x, size_t stride, int i, int n, const uint64_t lo_b[3],      \
                     const uint64_t span[3])                                                        \
     {                                                                                              \
         const U l0 = (U)lo_b[0], l1 = (U)lo_b[1], l2 = (U)lo_b[2];                                 \
@@ -84,8 +84,8 @@ HALOX__MIG_SKIP(double, uint64_t, halox__dbits, halox__mig_skip_double)
  * to[], in index order); counts per destination into scount. Stops at the first non-finite
  * position. */
 static halox_status_t halox__mig_scan(halox_atoms_t *a, const halox_grid_t *grid,
-                                      const halox_box_t *box, int me, long long step,
-                                      int *leave, int *to, int *nleave_p, long long *scount)
+                                      const halox_box_t *box, int me, long long step, int *leave,
+                                      int *to, int *nleave_p, long long *scount)
 {
     double lo[3], hi[3];
     uint64_t lo_b[3], span[3];
@@ -161,8 +161,8 @@ halox_status_t halox_comm_migrate(halox_comm_t *comm, const halox_grid_t *grid,
                           halox_grid_size(grid), P);
 
     int n = atoms->n_home;
-    size_t rec = halox__atom_bytes(atoms->real, atoms->stride, 1) + sizeof(int32_t) +
-                 atoms->extra_bytes;
+    size_t rec =
+        halox__atom_bytes(atoms->real, atoms->stride, 1) + sizeof(int32_t) + atoms->extra_bytes;
     /* room for every atom to leave; only the pages of actual leavers are ever touched */
     int *leave = malloc(sizeof(int) * 2 * (size_t)(n > 0 ? n : 1));
     /* message: status, atom count, capacity, receive buffer capacity (atoms), send count per
@@ -230,8 +230,8 @@ halox_status_t halox_comm_migrate(halox_comm_t *comm, const halox_grid_t *grid,
     if (moved > 0) {
         /* the same decisions on every rank: all of them saw every message */
         int nrecv = (int)(rtotal / rec);
-        int keep = nleave ? halox__mig_pack(atoms, leave, leave + n, nleave, sbuf, soff, fill, rec)
-                          : n;
+        int keep =
+            nleave ? halox__mig_pack(atoms, leave, leave + n, nleave, sbuf, soff, fill, rec) : n;
         atoms->n_home = keep;
         atoms->n_total = keep;
         if (tight) {

@@ -19,8 +19,8 @@ halox_status_t halox_plan_check(const halox_plan_params_t *params, int pulses_pe
     if ((st = halox_grid_check(&params->grid)) != HALOX_OK)
         return st;
     if (!isfinite(params->cutoff) || params->cutoff <= 0)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "cut-off is %g: it must be finite and > 0", params->cutoff);
+        return halox__error(HALOX_ERR_INVALID_ARG, "cut-off is %g: it must be finite and > 0",
+                            params->cutoff);
     if (!isfinite(params->buffer) || params->buffer < 0)
         return halox__error(HALOX_ERR_INVALID_ARG,
                             "pair-list buffer is %g: it must be finite and >= 0", params->buffer);
@@ -79,8 +79,8 @@ long long halox_plan_send_bytes(const halox_plan_t *plan, halox_real_t real, int
  * (util.h): lo_b, span and sel are halox__bits_ceil(lo), bits_ceil(hi) - lo_b and
  * halox__bits_below(lo, rh) per dimension. */
 #define HALOX__PLAN_HOME(T, U, BITS, NAME)                                                         \
-    static int NAME(const T *restrict x, size_t stride, int i, int n, const uint64_t lo_b[3],     \
-                    const uint64_t span[3], const uint64_t sel[3], int *const idx[3], int cnt[3]) \
+    static int NAME(const T *restrict x, size_t stride, int i, int n, const uint64_t lo_b[3],      \
+                    const uint64_t span[3], const uint64_t sel[3], int *const idx[3], int cnt[3])  \
     {                                                                                              \
         const U l0 = (U)lo_b[0], l1 = (U)lo_b[1], l2 = (U)lo_b[2];                                 \
         const U w0 = (U)span[0], w1 = (U)span[1], w2 = (U)span[2];                                 \
@@ -119,11 +119,11 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
                             "atoms not initialised: call halox_atoms_init() first");
     int nranks = halox_grid_size(&params->grid);
     if (rank < 0 || rank >= nranks)
-        return halox__error(HALOX_ERR_INVALID_ARG, "rank %d is outside the grid of %d ranks",
-                            rank, nranks);
+        return halox__error(HALOX_ERR_INVALID_ARG, "rank %d is outside the grid of %d ranks", rank,
+                            nranks);
     if (atoms->n_home < 0 || atoms->n_home > atoms->capacity)
-        return halox__error(HALOX_ERR_INVALID_ARG, "rank %d: %d home atoms but capacity %d",
-                            rank, atoms->n_home, atoms->capacity);
+        return halox__error(HALOX_ERR_INVALID_ARG, "rank %d: %d home atoms but capacity %d", rank,
+                            atoms->n_home, atoms->capacity);
 
     plan->params = *params;
     plan->halo_dist = params->cutoff + params->buffer;
@@ -154,7 +154,8 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
             p->shift = plan->coord[d] == 0 ? params->box.len[d] : 0.0;
         }
     }
-    st = halox__grow((void **)&plan->zone, &plan->zone_capacity, atoms->n_home > 0 ? atoms->n_home : 1, 1);
+    st = halox__grow((void **)&plan->zone, &plan->zone_capacity,
+                     atoms->n_home > 0 ? atoms->n_home : 1, 1);
     if (st != HALOX_OK)
         return st;
     memset(plan->zone, 0, (size_t)atoms->n_home);
@@ -182,10 +183,10 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
     int cnt[3] = {0, 0, 0};
     for (int i = 0; i < atoms->n_home; i++) {
         i = atoms->real == HALOX_FLOAT
-                ? halox__plan_home_float(atoms->x, (size_t)atoms->stride, i, atoms->n_home,
-                                         lo_b, span, sel, idx, cnt)
-                : halox__plan_home_double(atoms->x, (size_t)atoms->stride, i, atoms->n_home,
-                                          lo_b, span, sel, idx, cnt);
+                ? halox__plan_home_float(atoms->x, (size_t)atoms->stride, i, atoms->n_home, lo_b,
+                                         span, sel, idx, cnt)
+                : halox__plan_home_double(atoms->x, (size_t)atoms->stride, i, atoms->n_home, lo_b,
+                                          span, sel, idx, cnt);
         if (i == atoms->n_home)
             break;
         /* atom i lies outside [lo, hi) somewhere: the full check, for its message */
@@ -202,8 +203,8 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
                                     "rank %d: home atom %d (id %d) has %c = %.9g outside the "
                                     "rank's domain [%.9g, %.9g): wrap positions into the box and "
                                     "migrate atoms (halox_comm_migrate) before building the plan",
-                                    rank, i, atoms->id ? atoms->id[i] : -1, halox__dim_name[d],
-                                    x, plan->lo[d], plan->hi[d]);
+                                    rank, i, atoms->id ? atoms->id[i] : -1, halox__dim_name[d], x,
+                                    plan->lo[d], plan->hi[d]);
         }
         /* passed (-0 does, where lo is 0): selected like the others */
         for (int d = 0; d < 3; d++) {
@@ -316,14 +317,12 @@ size_t halox__plan_setup_bytes(const halox_atoms_t *atoms, int count)
            (size_t)count;
 }
 
-void halox__plan_pack_setup(const halox_plan_t *plan, int k, const halox_atoms_t *atoms,
-                            void *buf)
+void halox__plan_pack_setup(const halox_plan_t *plan, int k, const halox_atoms_t *atoms, void *buf)
 {
     const halox_pulse_t *p = &plan->pulse[k];
     int n = p->send_count;
     char *b = buf;
-    halox__pack_coords(atoms->real, atoms->stride, b, atoms->x, p->send_index, n, p->dim,
-                       p->shift);
+    halox__pack_coords(atoms->real, atoms->stride, b, atoms->x, p->send_index, n, p->dim, p->shift);
     b += halox__atom_bytes(atoms->real, atoms->stride, n);
     int32_t *ids = (int32_t *)(void *)b;
     for (int i = 0; i < n; i++)

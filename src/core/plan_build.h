@@ -19,8 +19,7 @@ halox_status_t halox__plan_recv(halox_plan_t *plan, int k, halox_atoms_t *atoms,
 /* Bytes of the set-up message for count atoms: coordinates, ids, zones. */
 size_t halox__plan_setup_bytes(const halox_atoms_t *atoms, int count);
 /* Pack this rank's pulse-k set-up message (shifted coordinates, ids, zones) into buf. */
-void halox__plan_pack_setup(const halox_plan_t *plan, int k, const halox_atoms_t *atoms,
-                            void *buf);
+void halox__plan_pack_setup(const halox_plan_t *plan, int k, const halox_atoms_t *atoms, void *buf);
 /* Unpack a pulse-k set-up message into the received range, adding the pulse's zone bit. */
 void halox__plan_unpack_setup(halox_plan_t *plan, int k, halox_atoms_t *atoms, const void *buf);
 /* Pack and unpack in one for a pulse whose sender and receiver are this rank: the same values

@@ -11,8 +11,8 @@
 typedef struct halox_transport_ops {
     const char *name;
     const char *description;
-    int on_gpu;             /* bind takes device pointers; exchanges are stream-ordered */
-    int capturable;         /* coords/forces enqueue only: a CUDA graph can capture them */
+    int on_gpu;     /* bind takes device pointers; exchanges are stream-ordered */
+    int capturable; /* coords/forces enqueue only: a CUDA graph can capture them */
 
     /* Set up comm->impl from args; comm->rank and comm->size must be set. Collective. */
     halox_status_t (*init)(halox_comm_t *comm, const halox_comm_args_t *args);
@@ -54,14 +54,14 @@ struct halox_comm {
     const halox_plan_t *plan;
     void *x;
     void *f;
-    long long step;        /* exchanges counter: grows by one per coordinate exchange */
-    int coords_pending;    /* a coordinate exchange awaits its force exchange */
-    int halo_fresh;        /* bound after a plan build: the halo is current, forces may come
-                              without a coordinate exchange */
+    long long step;     /* exchanges counter: grows by one per coordinate exchange */
+    int coords_pending; /* a coordinate exchange awaits its force exchange */
+    int halo_fresh;     /* bound after a plan build: the halo is current, forces may come
+                           without a coordinate exchange */
     halox_comm_stats_t stats;
-    void *stream;          /* GPU transports: cudaStream_t of the exchanges */
-    int graph_mode;        /* capturing: enqueue only, no host-side completion bookkeeping */
-    void *impl;            /* transport's own state */
+    void *stream;   /* GPU transports: cudaStream_t of the exchanges */
+    int graph_mode; /* capturing: enqueue only, no host-side completion bookkeeping */
+    void *impl;     /* transport's own state */
 };
 
 /* Collective: if any rank's local step failed, every rank returns an error (the failing one its

@@ -41,8 +41,8 @@ halox_status_t halox__grow(void **p, int *cap, int n, size_t elem)
     return HALOX_OK;
 }
 
-void halox__pack_coords(halox_real_t real, int stride, void *dst, const void *x,
-                        const int *index, int n, int dim, double shift)
+void halox__pack_coords(halox_real_t real, int stride, void *dst, const void *x, const int *index,
+                        int n, int dim, double shift)
 {
     if (real == HALOX_FLOAT) {
         float *d = dst;

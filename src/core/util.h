@@ -29,8 +29,8 @@ double halox__timeout(double given);
 
 /* dst[i] = x[index[i]] for n atoms (stride reals each), adding shift to component dim when
  * shift != 0 (the add happens in the data's own precision). */
-void halox__pack_coords(halox_real_t real, int stride, void *dst, const void *x,
-                        const int *index, int n, int dim, double shift);
+void halox__pack_coords(halox_real_t real, int stride, void *dst, const void *x, const int *index,
+                        int n, int dim, double shift);
 
 /* f[index[i]] += src[i] for n atoms, components 0..2 (in order i = 0..n-1). */
 void halox__add_forces(halox_real_t real, int stride, void *f, const int *index, int n,

@@ -166,11 +166,10 @@ __device__ static inline int cl_zones_meet(unsigned a, unsigned b)
 
 /* One warp per row cluster: scan the columns within rl of its box, in both parts, and append
  * the clusters whose boxes are within rl (in scan order: deterministic). */
-__global__ void cl_search(const float4 *__restrict__ bbox, const int *__restrict__ col,
-                          cl_geom_t g, int ncl_home, int ncl, float rl,
-                          int *__restrict__ jl_loc, int *__restrict__ cnt_loc, int max_loc,
-                          int *__restrict__ jl_nl, int *__restrict__ cnt_nl, int max_nl,
-                          int *__restrict__ need)
+__global__ void cl_search(const float4 *__restrict__ bbox, const int *__restrict__ col, cl_geom_t g,
+                          int ncl_home, int ncl, float rl, int *__restrict__ jl_loc,
+                          int *__restrict__ cnt_loc, int max_loc, int *__restrict__ jl_nl,
+                          int *__restrict__ cnt_nl, int max_nl, int *__restrict__ need)
 {
     int ic = (int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
     int lane = threadIdx.x & 31;
@@ -463,9 +462,8 @@ extern "C" cudaError_t md_clusters_build(md_clusters_t *c, const float *x, const
     if (c->max_loc == 0) {
         double side = cbrt((double)MD_CLUSTER_SIZE / (density > 0 ? density : 1.0));
         double r = rl + 1.2 * side;
-        int guess = (int)(4.0 / 3.0 * 3.14159265358979 * r * r * r * density / MD_CLUSTER_SIZE *
-                              1.2 +
-                          16);
+        int guess =
+            (int)(4.0 / 3.0 * 3.14159265358979 * r * r * r * density / MD_CLUSTER_SIZE * 1.2 + 16);
         c->max_loc = c->max_nl = guess;
     }
     for (int attempt = 0; attempt < 4; attempt++) {
@@ -484,8 +482,8 @@ extern "C" cudaError_t md_clusters_build(md_clusters_t *c, const float *x, const
         CL_TRY(cudaMemsetAsync(c->need, 0, 2 * sizeof(int), stream));
         if (c->ncl > 0) {
             cl_search<<<cl_blocks(32LL * c->ncl, 128), 128, 0, stream>>>(
-                (const float4 *)c->bbox, c->col, g, c->ncl_home, c->ncl, rl, c->jl_loc,
-                c->cnt_loc, c->max_loc, c->jl_nl, c->cnt_nl, c->max_nl, c->need);
+                (const float4 *)c->bbox, c->col, g, c->ncl_home, c->ncl, rl, c->jl_loc, c->cnt_loc,
+                c->max_loc, c->jl_nl, c->cnt_nl, c->max_nl, c->need);
             CL_TRY(cudaGetLastError());
         }
         CL_TRY(cudaMemcpyAsync(&c->h_small[2], c->need, 2 * sizeof(int), cudaMemcpyDeviceToHost,
@@ -555,8 +553,8 @@ extern "C" cudaError_t md_clusters_entries(const md_clusters_t *c, long long *lo
         int *h = (int *)malloc(sizeof(int) * (size_t)rows[k]);
         if (!h)
             return cudaErrorMemoryAllocation;
-        cudaError_t e = cudaMemcpy(h, cnt[k], sizeof(int) * (size_t)rows[k],
-                                   cudaMemcpyDeviceToHost);
+        cudaError_t e =
+            cudaMemcpy(h, cnt[k], sizeof(int) * (size_t)rows[k], cudaMemcpyDeviceToHost);
         for (int r = 0; e == cudaSuccess && r < rows[k]; r++)
             *out[k] += h[r];
         free(h);
@@ -568,8 +566,8 @@ extern "C" cudaError_t md_clusters_entries(const md_clusters_t *c, long long *lo
 
 extern "C" void md_clusters_free(md_clusters_t *c)
 {
-    void *p[] = {c->xq,     c->perm,    c->bbox,   c->key,    c->sorted, c->bin, c->cursor,
-                 c->scan,   c->col,     c->jl_loc, c->cnt_loc, c->jl_nl, c->cnt_nl, c->need};
+    void *p[] = {c->xq,   c->perm, c->bbox,   c->key,     c->sorted, c->bin,    c->cursor,
+                 c->scan, c->col,  c->jl_loc, c->cnt_loc, c->jl_nl,  c->cnt_nl, c->need};
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
         if (p[k])
             cudaFree(p[k]);

@@ -41,23 +41,23 @@ enum { MD_CLUSTER_SIZE = 8 };
 typedef struct md_clusters {
     /* geometry of the last build */
     int n_home, n;
-    int m[3];        /* columns in x and y, fine z bins per column */
+    int m[3]; /* columns in x and y, fine z bins per column */
     float lo[3];
-    float inv_w[3];  /* 1 / column width in x and y, 1 / z bin width */
+    float inv_w[3]; /* 1 / column width in x and y, 1 / z bin width */
     float rl;
     int ncl_home, ncl;   /* home clusters, all clusters (slots: 8 ncl) */
     int max_loc, max_nl; /* entries per row the lists hold */
     int grown;           /* times a build had to enlarge the lists */
     /* device arrays and their capacities (elements) */
-    float *xq;    /* 4 per slot: x, y, z, zone bits */
-    int *perm;    /* atom of each slot, -1 for padding */
-    float *bbox;  /* 8 per cluster: lo x y z, zone mask; hi x y z, unused */
-    int *key;     /* per atom: sort key */
-    int *sorted;  /* atoms by key */
-    int *bin;     /* key bins: start offsets (nkeys + 1) */
-    int *cursor;  /* scratch (nkeys + 1) */
-    int *scan;    /* scan scratch */
-    int *col;     /* per column and part: cluster offsets (8 ncol + 1) */
+    float *xq;   /* 4 per slot: x, y, z, zone bits */
+    int *perm;   /* atom of each slot, -1 for padding */
+    float *bbox; /* 8 per cluster: lo x y z, zone mask; hi x y z, unused */
+    int *key;    /* per atom: sort key */
+    int *sorted; /* atoms by key */
+    int *bin;    /* key bins: start offsets (nkeys + 1) */
+    int *cursor; /* scratch (nkeys + 1) */
+    int *scan;   /* scan scratch */
+    int *col;    /* per column and part: cluster offsets (8 ncol + 1) */
     int *jl_loc, *cnt_loc, *jl_nl, *cnt_nl;
     int *need;    /* [2]: the longest local / non-local row of the last build */
     int *h_small; /* pinned: [0..1] cluster counts, [2..3] need */

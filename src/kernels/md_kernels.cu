@@ -133,10 +133,7 @@ __global__ void md__scan_apply(const int *count, int m, const int *tile_off, int
         start[m] = incl;
 }
 
-extern "C" size_t md_kernel_scan_scratch(int m)
-{
-    return 2 * ((size_t)m / MD__SCAN_THREADS + 2);
-}
+extern "C" size_t md_kernel_scan_scratch(int m) { return 2 * ((size_t)m / MD__SCAN_THREADS + 2); }
 
 extern "C" cudaError_t md_kernel_scan(const int *count, int m, int *start, int *cursor,
                                       int *scratch, cudaStream_t stream)

@@ -259,5 +259,5 @@ halox_md_device_t halox_md_config_device(const halox_md_config_t *cfg)
     if (cfg->device != HALOX_MD_DEVICE_AUTO)
         return cfg->device;
     return cfg->transport && halox_transport_on_gpu(cfg->transport) ? HALOX_MD_DEVICE_GPU
-                                                                      : HALOX_MD_DEVICE_CPU;
+                                                                    : HALOX_MD_DEVICE_CPU;
 }

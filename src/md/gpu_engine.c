@@ -66,7 +66,7 @@ struct md_gpu {
     md_clusters_t cl; /* cluster pair lists (kernels/md_cluster.h) */
     int grown_seen;   /* list growths already reported */
     double *energy;   /* [5]: local pe, vir; non-local pe, vir; kinetic */
-    unsigned *disp;                 /* [1] */
+    unsigned *disp;   /* [1] */
     /* pinned host mirrors */
     double *h_energy;
     unsigned *h_disp;
@@ -240,8 +240,7 @@ halox_status_t md__gpu_flush_timers(halox_md_t *md)
 
 /* Poll until the stream (ev NULL) or the event has completed, within the timeout: a peer that
  * never comes (an exchange stuck on the device) ends the run with an error, not a hang. */
-static halox_status_t md__gpu_wait(halox_md_t *md, cudaStream_t s, cudaEvent_t ev,
-                                   const char *what)
+static halox_status_t md__gpu_wait(halox_md_t *md, cudaStream_t s, cudaEvent_t ev, const char *what)
 {
     const double limit = halox__timeout(md->cfg.timeout_s);
     const double deadline = halox__now() + limit;
@@ -322,8 +321,9 @@ static halox_status_t md__gpu_lists(halox_md_t *md)
     MD_CUDA(md_clusters_build(&g->cl, g->x, g->zone, g->n_home, g->n_total, lo, ext, md->rho,
                               (float)rl, g->hi));
     if (g->cl.grown > g->grown_seen && g->grown_seen < 3)
-        md__notice(md, "GPU pair lists: rank %d grew its lists to %d local / %d non-local clusters "
-                       "per cluster",
+        md__notice(md,
+                   "GPU pair lists: rank %d grew its lists to %d local / %d non-local clusters "
+                   "per cluster",
                    md->rank, g->cl.max_loc, g->cl.max_nl);
     g->grown_seen = g->cl.grown;
     return HALOX_OK;

@@ -101,7 +101,7 @@ static inline int md__cell_coord(double x, double lo, double inv_w, int m)
 
 /* Bounding box of atoms [0, n) (as doubles, as halox_atoms_get gives them). */
 #define MD_DEFINE_BOUNDS(T, NAME)                                                                  \
-    static void NAME(const T *restrict x, int n, double lo[3], double hi[3])                      \
+    static void NAME(const T *restrict x, int n, double lo[3], double hi[3])                       \
     {                                                                                              \
         for (int i = 0; i < n; i++)                                                                \
             for (int d = 0; d < 3; d++) {                                                          \
@@ -159,11 +159,9 @@ static halox_status_t md__bin(md_nlist_t *nl, const halox_atoms_t *a, int n, dou
      * before it, so the scatter below needs no cursors */
     memset(nl->cell_start, 0, sizeof(int) * (size_t)(ncell + 1));
     if (a->real == HALOX_FLOAT)
-        md__cells_float(a->x, n, lo, inv_w, m_p, nl->cell_of, nl->pos_in_cell,
-                        nl->cell_start + 1);
+        md__cells_float(a->x, n, lo, inv_w, m_p, nl->cell_of, nl->pos_in_cell, nl->cell_start + 1);
     else
-        md__cells_double(a->x, n, lo, inv_w, m_p, nl->cell_of, nl->pos_in_cell,
-                         nl->cell_start + 1);
+        md__cells_double(a->x, n, lo, inv_w, m_p, nl->cell_of, nl->pos_in_cell, nl->cell_start + 1);
     for (int c = 0; c < ncell; c++)
         nl->cell_start[c + 1] += nl->cell_start[c];
     for (int i = 0; i < n; i++)
