@@ -101,18 +101,24 @@ static halox_status_t md__random(const halox_md_config_t *cfg, halox_md_system_t
                 if (c[d] >= m)
                     c[d] = m - 1;
             }
+            /* the neighbour cells' wrapped coordinates, once per trial */
+            int wc[3][3];
+            for (int d = 0; d < 3; d++)
+                for (int k = lo; k <= hi; k++)
+                    wc[d][k - lo] = m >= 3 ? (c[d] + k + m) % m : k;
             int ok = 1;
             for (int dz = lo; dz <= hi && ok; dz++)
                 for (int dy = lo; dy <= hi && ok; dy++)
                     for (int dx = lo; dx <= hi && ok; dx++) {
-                        int cx = m >= 3 ? (c[0] + dx + m) % m : dx;
-                        int cy = m >= 3 ? (c[1] + dy + m) % m : dy;
-                        int cz = m >= 3 ? (c[2] + dz + m) % m : dz;
+                        int cx = wc[0][dx - lo], cy = wc[1][dy - lo], cz = wc[2][dz - lo];
                         for (int j = head[cx + m * (cy + m * cz)]; j >= 0 && ok; j = next[j]) {
                             double r2 = 0;
                             for (int d = 0; d < 3; d++) {
                                 double dd = p[d] - sys->x[3 * (long long)j + d];
-                                dd -= L * nearbyint(dd / L);
+                                /* the minimum image only where it can change dd (|dd / L| < 0.25
+                                 * rounds to 0): the same bits as always applying it */
+                                if (fabs(dd) >= 0.25 * L)
+                                    dd -= L * nearbyint(dd / L);
                                 r2 += dd * dd;
                             }
                             if (r2 < d2min)
