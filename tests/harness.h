@@ -14,57 +14,57 @@
 /* atomic: tests that run ranks as threads CHECK from several threads */
 static _Atomic int halox_test_failures = 0;
 
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);     \
-            halox_test_failures++;                                                       \
-        }                                                                                \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
+            halox_test_failures++;                                                                 \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_MSG(cond, ...)                                                             \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                                \
-            fputc('\n', stderr);                                                         \
-            halox_test_failures++;                                                       \
-        }                                                                                \
+#define CHECK_MSG(cond, ...)                                                                       \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);               \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            halox_test_failures++;                                                                 \
+        }                                                                                          \
     } while (0)
 
 /* Expect a call to return exactly `expected`. */
-#define CHECK_STATUS(call, expected)                                                     \
-    do {                                                                                 \
-        halox_status_t st_ = (call);                                                     \
-        if (st_ != (expected)) {                                                         \
-            fprintf(stderr, "%s:%d: %s returned %d (%s), expected %d: %s\n", __FILE__,   \
-                    __LINE__, #call, (int)st_, halox_status_string(st_), (int)(expected),\
-                    halox_last_error());                                                 \
-            halox_test_failures++;                                                       \
-        }                                                                                \
+#define CHECK_STATUS(call, expected)                                                               \
+    do {                                                                                           \
+        halox_status_t st_ = (call);                                                               \
+        if (st_ != (expected)) {                                                                   \
+            fprintf(stderr, "%s:%d: %s returned %d (%s), expected %d: %s\n", __FILE__, __LINE__,   \
+                    #call, (int)st_, halox_status_string(st_), (int)(expected),                    \
+                    halox_last_error());                                                           \
+            halox_test_failures++;                                                                 \
+        }                                                                                          \
     } while (0)
 
 #define CHECK_OK(call) CHECK_STATUS(call, HALOX_OK)
 
-#define CHECK_NEAR(a, b, tol)                                                            \
-    do {                                                                                 \
-        double a_ = (a), b_ = (b);                                                       \
-        if (!(fabs(a_ - b_) <= (tol))) {                                                 \
-            fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.17g, %s = %.17g, tol %g\n", \
-                    __FILE__, __LINE__, #a, a_, #b, b_, (double)(tol));                  \
-            halox_test_failures++;                                                       \
-        }                                                                                \
+#define CHECK_NEAR(a, b, tol)                                                                      \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        if (!(fabs(a_ - b_) <= (tol))) {                                                           \
+            fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.17g, %s = %.17g, tol %g\n",          \
+                    __FILE__, __LINE__, #a, a_, #b, b_, (double)(tol));                            \
+            halox_test_failures++;                                                                 \
+        }                                                                                          \
     } while (0)
 
 /* End of main(): report and exit. */
-#define TEST_DONE()                                                                      \
-    do {                                                                                 \
-        if (halox_test_failures) {                                                       \
-            fprintf(stderr, "%d check(s) failed\n", halox_test_failures);                \
-            return 1;                                                                    \
-        }                                                                                \
-        printf("all checks passed\n");                                                   \
-        return 0;                                                                        \
+#define TEST_DONE()                                                                                \
+    do {                                                                                           \
+        if (halox_test_failures) {                                                                 \
+            fprintf(stderr, "%d check(s) failed\n", halox_test_failures);                          \
+            return 1;                                                                              \
+        }                                                                                          \
+        printf("all checks passed\n");                                                             \
+        return 0;                                                                                  \
     } while (0)
 
 #endif

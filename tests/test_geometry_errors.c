@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "harness.h"
 #include "halox/geometry.h"
 #include "halox/plan.h"
+#include "harness.h"
 
 static void check_message(const char *must_contain)
 {
@@ -47,7 +47,8 @@ static void geometry(void)
     halox_grid_t g3 = {{7, 3, 5}};
     halox_box_t b3 = {{1.1, 0.7, 3.3}};
     for (int i = 0; i < 100000; i++) {
-        double x[3] = {fmod(i * 0.000123457, 1.1), fmod(i * 0.0000713, 0.7), fmod(i * 0.00033, 3.3)};
+        double x[3] = {fmod(i * 0.000123457, 1.1), fmod(i * 0.0000713, 0.7),
+                       fmod(i * 0.00033, 3.3)};
         int r = halox_owner_rank(&g3, &b3, x);
         double lo[3], hi[3];
         halox_domain_bounds(&g3, &b3, r, lo, hi);

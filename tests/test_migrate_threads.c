@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
 #include "halox/comm.h"
+#include "harness.h"
 
 #define NR 12
 static const halox_grid_t G = {{3, 2, 2}};
@@ -126,16 +126,14 @@ int main(void)
     run_all(1, t);
     for (int r = 0; r < NR; r++) {
         CHECK(t[r].st == HALOX_ERR_ATOM_COUNT);
-        CHECK_MSG(strstr(t[r].msg, "step 7") && strstr(t[r].msg, "4801"), "message: %s",
-                  t[r].msg);
+        CHECK_MSG(strstr(t[r].msg, "step 7") && strstr(t[r].msg, "4801"), "message: %s", t[r].msg);
         halox_atoms_free(&t[r].atoms);
     }
     run_all(2, t);
     for (int r = 0; r < NR; r++) {
         if (r == 5) {
             CHECK(t[r].st == HALOX_ERR_COORDINATE);
-            CHECK_MSG(strstr(t[r].msg, "step 7") && strstr(t[r].msg, "non-finite"), "%s",
-                      t[r].msg);
+            CHECK_MSG(strstr(t[r].msg, "step 7") && strstr(t[r].msg, "non-finite"), "%s", t[r].msg);
         } else {
             CHECK_MSG(t[r].st == HALOX_ERR_ABORTED, "rank %d: %d %s", r, t[r].st, t[r].msg);
         }

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "check/checksys.h"
-#include "harness.h"
 #include "halox/plan.h"
+#include "harness.h"
 
 typedef struct {
     int g[3];
@@ -33,8 +33,8 @@ static int max_pulses(const halox_plan_t *p)
 
 /* Every image of every global atom inside [lo, hi + rh) is present once; every local atom is
  * such an image. Images within tol of the upper edge are optional. */
-static void check_images(const chk_system_t *sys, const halox_plan_t *plan,
-                         const halox_atoms_t *a, double tol)
+static void check_images(const chk_system_t *sys, const halox_plan_t *plan, const halox_atoms_t *a,
+                         double tol)
 {
     const double *L = sys->box.len;
     double rh = plan->halo_dist;
@@ -50,8 +50,8 @@ static void check_images(const chk_system_t *sys, const halox_plan_t *plan,
             CHECK_MSG(fabs(x - sys->x[3 * g + d] - k * L[d]) <= tol,
                       "rank %d atom %d (id %d) is not an image in %d", plan->rank, i, g, d);
             CHECK_MSG(x >= plan->lo[d] - tol && x < plan->hi[d] + rh + tol,
-                      "rank %d atom %d (id %d) at %g outside region [%g, %g) in dim %d",
-                      plan->rank, i, g, x, plan->lo[d], plan->hi[d] + rh, d);
+                      "rank %d atom %d (id %d) at %g outside region [%g, %g) in dim %d", plan->rank,
+                      i, g, x, plan->lo[d], plan->hi[d] + rh, d);
             /* zone bit d set exactly for atoms beyond hi in d */
             int beyond = x >= plan->hi[d];
             if (fabs(x - plan->hi[d]) > tol)
@@ -96,8 +96,8 @@ static void check_plan_invariants(const halox_plan_t *plan, const halox_plan_t *
     int off = plan->n_home;
     for (int k = 0; k < plan->n_pulses; k++) {
         const halox_pulse_t *p = &plan->pulse[k];
-        CHECK_MSG(p->recv_offset == off, "rank %d pulse %d recv_offset %d, expected %d",
-                  plan->rank, k, p->recv_offset, off);
+        CHECK_MSG(p->recv_offset == off, "rank %d pulse %d recv_offset %d, expected %d", plan->rank,
+                  k, p->recv_offset, off);
         off += p->recv_count;
         /* the sender's count is what we receive */
         CHECK(all[p->recv_rank].pulse[k].send_count == p->recv_count);
@@ -131,8 +131,8 @@ static void check_plan_invariants(const halox_plan_t *plan, const halox_plan_t *
 
 static void run_case(const tcase_t *tc, halox_real_t real, int stride, uint64_t seed)
 {
-    halox_plan_params_t prm = {{{tc->g[0], tc->g[1], tc->g[2]}},
-                               {{tc->L[0], tc->L[1], tc->L[2]}}, tc->rc, tc->buf};
+    halox_plan_params_t prm = {
+        {{tc->g[0], tc->g[1], tc->g[2]}}, {{tc->L[0], tc->L[1], tc->L[2]}}, tc->rc, tc->buf};
     int P = halox_grid_size(&prm.grid);
     chk_system_t sys;
     CHECK(chk_system_make(&sys, &prm.box, tc->n, tc->dist, seed) == 0);
@@ -195,7 +195,9 @@ static void run_case(const tcase_t *tc, halox_real_t real, int stride, uint64_t 
     printf("grid %dx%dx%d box %gx%gx%g n %d rc %g buf %g %s %s stride %d: pulses %d/%d/%d, "
            "pairs %lld, empty ranks %d, max force err %.2e\n",
            tc->g[0], tc->g[1], tc->g[2], tc->L[0], tc->L[1], tc->L[2], tc->n, tc->rc, tc->buf,
-           tc->dist == CHK_UNIFORM ? "uniform" : tc->dist == CHK_CLUSTERED ? "clustered" : "slab",
+           tc->dist == CHK_UNIFORM     ? "uniform"
+           : tc->dist == CHK_CLUSTERED ? "clustered"
+                                       : "slab",
            real == HALOX_FLOAT ? "float" : "double", stride, plans[0].pulses_per_dim[0],
            plans[0].pulses_per_dim[1], plans[0].pulses_per_dim[2], got.n, empty, maxerr);
 
@@ -227,24 +229,24 @@ int main(void)
         {{4, 3, 2}, {16, 12, 10}, 3000, 2.5, 0.3, CHK_UNIFORM, 1},
         {{3, 3, 3}, {12, 12, 12}, 3000, 3.5, 0.5, CHK_UNIFORM, 1},
         {{5, 1, 1}, {20, 8, 8}, 2000, 3.0, 0.4, CHK_UNIFORM, 1},
-        {{4, 1, 1}, {12, 9, 9}, 2000, 4.0, 0.3, CHK_UNIFORM, 2},  /* w=3, rh=4.3 */
-        {{6, 1, 1}, {12, 9, 9}, 2000, 4.0, 0.5, CHK_UNIFORM, 3},  /* w=2, rh=4.5 */
-        {{2, 2, 1}, {6, 6, 8}, 1200, 2.9, 0.4, CHK_UNIFORM, 2},   /* 2 ranks, 2 pulses */
+        {{4, 1, 1}, {12, 9, 9}, 2000, 4.0, 0.3, CHK_UNIFORM, 2}, /* w=3, rh=4.3 */
+        {{6, 1, 1}, {12, 9, 9}, 2000, 4.0, 0.5, CHK_UNIFORM, 3}, /* w=2, rh=4.5 */
+        {{2, 2, 1}, {6, 6, 8}, 1200, 2.9, 0.4, CHK_UNIFORM, 2},  /* 2 ranks, 2 pulses */
         {{3, 3, 2}, {9, 9, 8}, 2500, 3.5, 0.5, CHK_UNIFORM, 2},
-        {{1, 1, 1}, {6, 6, 6}, 800, 2.9, 3.5, CHK_UNIFORM, 2},    /* self, 2 pulses */
+        {{1, 1, 1}, {6, 6, 6}, 800, 2.9, 3.5, CHK_UNIFORM, 2},     /* self, 2 pulses */
         {{4, 3, 2}, {12, 9, 8}, 2500, 3.5, 0.4, CHK_CLUSTERED, 2}, /* empty domains */
-        {{4, 2, 2}, {16, 8, 8}, 2000, 2.5, 0.3, CHK_SLAB, 1},     /* half the ranks empty */
-        {{2, 3, 4}, {6, 30, 40}, 3000, 2.5, 0.5, CHK_UNIFORM, 1}, /* elongated */
-        {{6, 2, 1}, {30, 6, 6}, 3000, 2.8, 0.2, CHK_UNIFORM, 1},  /* elongated the other way */
+        {{4, 2, 2}, {16, 8, 8}, 2000, 2.5, 0.3, CHK_SLAB, 1},      /* half the ranks empty */
+        {{2, 3, 4}, {6, 30, 40}, 3000, 2.5, 0.5, CHK_UNIFORM, 1},  /* elongated */
+        {{6, 2, 1}, {30, 6, 6}, 3000, 2.8, 0.2, CHK_UNIFORM, 1},   /* elongated the other way */
         {{3, 1, 3}, {6, 7, 6}, 1500, 2.9, 0.9, CHK_UNIFORM, 2},
         {{8, 1, 1}, {16, 8, 8}, 1500, 3.8, 0.2, CHK_UNIFORM, 2},
-        {{2, 2, 2}, {9, 9, 9}, 1500, 4.4, 1.5, CHK_UNIFORM, 2},   /* w=4.5 rh=5.9 */
+        {{2, 2, 2}, {9, 9, 9}, 1500, 4.4, 1.5, CHK_UNIFORM, 2}, /* w=4.5 rh=5.9 */
         {{5, 4, 3}, {15, 12, 9}, 4000, 2.9, 0.3, CHK_UNIFORM, 2},
         {{4, 4, 4}, {12, 12, 12}, 5000, 4.0, 0.3, CHK_UNIFORM, 2}, /* 64 ranks, 3D 2 pulses */
         {{9, 1, 1}, {18, 8, 8}, 1500, 3.9, 1.0, CHK_UNIFORM, 3},
-        {{3, 3, 3}, {9, 9, 9}, 1200, 4.4, 2.0, CHK_UNIFORM, 3},   /* 3 pulses in 3D */
+        {{3, 3, 3}, {9, 9, 9}, 1200, 4.4, 2.0, CHK_UNIFORM, 3},    /* 3 pulses in 3D */
         {{8, 1, 1}, {16, 14, 14}, 1000, 6.5, 0.5, CHK_UNIFORM, 4}, /* the most pulses: 4 */
-        {{2, 1, 1}, {10, 10, 10}, 0, 2.5, 0.3, CHK_UNIFORM, 1},   /* no atoms at all */
+        {{2, 1, 1}, {10, 10, 10}, 0, 2.5, 0.3, CHK_UNIFORM, 1},    /* no atoms at all */
     };
     int nc = (int)(sizeof cases / sizeof cases[0]);
     for (int c = 0; c < nc; c++) {

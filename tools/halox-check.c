@@ -55,32 +55,33 @@ typedef struct {
 
 static void usage(FILE *to)
 {
-    fprintf(to,
-            "usage: halox-check [options]\n"
-            "Plans and runs the halo exchange of a random system and verifies it against brute force.\n"
-            "  --grid NXxNYxNZ      rank grid (default 2x2x2); with --transport mpi, run as many\n"
-            "                       MPI processes as the grid has ranks\n"
-            "  --box L | LX,LY,LZ   box edges (default 12)\n"
-            "  --atoms N            number of atoms (default 8000)\n"
-            "  --cutoff RC          cut-off (default 2.5)\n"
-            "  --buffer B           pair-list buffer added to the halo (default 0.3)\n"
-            "  --dist NAME          uniform | clustered | slab (default uniform)\n"
-            "  --seed S             random seed (default 1)\n"
-            "  --precision P        float | double (default float)\n"
-            "  --stride 3|4         reals per atom (default 3)\n"
-            "  --steps K            exchange steps checked with moving atoms (default 3)\n"
-            "  --transport NAME     transport to check (default threads; see --version)\n"
-            "  --timeout S          bound on every wait, seconds (default HALOX_TIMEOUT_S or 60)\n"
-            "  --verbose            per-rank plan details\n"
-            "  --version            version, features and transports\n"
-            "  --help-env           environment variables halox reads\n");
+    fprintf(
+        to,
+        "usage: halox-check [options]\n"
+        "Plans and runs the halo exchange of a random system and verifies it against brute force.\n"
+        "  --grid NXxNYxNZ      rank grid (default 2x2x2); with --transport mpi, run as many\n"
+        "                       MPI processes as the grid has ranks\n"
+        "  --box L | LX,LY,LZ   box edges (default 12)\n"
+        "  --atoms N            number of atoms (default 8000)\n"
+        "  --cutoff RC          cut-off (default 2.5)\n"
+        "  --buffer B           pair-list buffer added to the halo (default 0.3)\n"
+        "  --dist NAME          uniform | clustered | slab (default uniform)\n"
+        "  --seed S             random seed (default 1)\n"
+        "  --precision P        float | double (default float)\n"
+        "  --stride 3|4         reals per atom (default 3)\n"
+        "  --steps K            exchange steps checked with moving atoms (default 3)\n"
+        "  --transport NAME     transport to check (default threads; see --version)\n"
+        "  --timeout S          bound on every wait, seconds (default HALOX_TIMEOUT_S or 60)\n"
+        "  --verbose            per-rank plan details\n"
+        "  --version            version, features and transports\n"
+        "  --help-env           environment variables halox reads\n");
 }
 
 static void version(void)
 {
-    printf("halox-check %s\nfeatures: mpi %s, cuda %s, nvshmem %s\ntransports:", HALOX_VERSION_STRING,
-           HALOX_FEATURE_MPI ? "yes" : "no", HALOX_FEATURE_CUDA ? "yes" : "no",
-           HALOX_FEATURE_NVSHMEM ? "yes" : "no");
+    printf("halox-check %s\nfeatures: mpi %s, cuda %s, nvshmem %s\ntransports:",
+           HALOX_VERSION_STRING, HALOX_FEATURE_MPI ? "yes" : "no",
+           HALOX_FEATURE_CUDA ? "yes" : "no", HALOX_FEATURE_NVSHMEM ? "yes" : "no");
     for (const char *const *t = halox_transport_names(); *t; t++)
         printf(" %s", *t);
     printf("\n");
@@ -92,8 +93,7 @@ static void help_env(void)
     const halox_env_var_t *v = halox_env_table(&n);
     printf("%-20s %-8s %-14s %s\n", "variable", "type", "default", "meaning");
     for (int i = 0; i < n; i++)
-        printf("%-20s %-8s %-14s %s\n", v[i].name, v[i].type, v[i].default_value,
-               v[i].description);
+        printf("%-20s %-8s %-14s %s\n", v[i].name, v[i].type, v[i].default_value, v[i].description);
 }
 
 static int parse_double(const char *s, double *out)
@@ -119,13 +119,13 @@ static int parse_args(int argc, char **argv, opts_t *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED_VALUE()                                                                             \
-    do {                                                                                         \
-        if (!v) {                                                                                \
-            fprintf(stderr, "halox-check: %s needs a value (see --help)\n", a);                  \
-            return 2;                                                                            \
-        }                                                                                        \
-        i++;                                                                                     \
+#define NEED_VALUE()                                                                               \
+    do {                                                                                           \
+        if (!v) {                                                                                  \
+            fprintf(stderr, "halox-check: %s needs a value (see --help)\n", a);                    \
+            return 2;                                                                              \
+        }                                                                                          \
+        i++;                                                                                       \
     } while (0)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
@@ -317,14 +317,14 @@ static long long rank_check(shared_t *S, int rank, halox_comm_t *comm, int leade
     /* the plan must equal the reference's, entry by entry */
     const halox_plan_t *rp = &S->ref_plans[rank];
     const halox_atoms_t *ra = &S->ref_atoms[rank];
-    int same = plan.n_total == rp->n_total && plan.n_pulses == rp->n_pulses &&
-               a.n_total == ra->n_total;
+    int same =
+        plan.n_total == rp->n_total && plan.n_pulses == rp->n_pulses && a.n_total == ra->n_total;
     for (int k = 0; same && k < plan.n_pulses; k++) {
         const halox_pulse_t *p = &plan.pulse[k], *q = &rp->pulse[k];
         same = p->send_count == q->send_count && p->recv_count == q->recv_count &&
                p->recv_offset == q->recv_offset && p->dep_offset == q->dep_offset &&
-               p->dep_mask == q->dep_mask && p->shift == q->shift &&
-               p->send_rank == q->send_rank && p->recv_rank == q->recv_rank &&
+               p->dep_mask == q->dep_mask && p->shift == q->shift && p->send_rank == q->send_rank &&
+               p->recv_rank == q->recv_rank &&
                !memcmp(p->send_index, q->send_index, sizeof(int) * (size_t)p->send_count);
     }
     same = same && !memcmp(plan.zone, rp->zone, (size_t)plan.n_total) &&
@@ -351,8 +351,8 @@ static long long rank_check(shared_t *S, int rank, halox_comm_t *comm, int leade
             long long nd = 0;
             for (size_t k = 0; k < (size_t)a.n_total * o->stride; k++)
                 nd += fval(a.x, o->real, k) != fval(ra->x, o->real, k);
-            fprintf(stderr, "rank %d step %d: %lld coordinates differ from the reference\n",
-                    rank, s, nd);
+            fprintf(stderr, "rank %d step %d: %lld coordinates differ from the reference\n", rank,
+                    s, nd);
             fail++;
         }
         chk_rank_forces(&plan, &a, o->prm.cutoff, f);
@@ -369,13 +369,13 @@ static long long rank_check(shared_t *S, int rank, halox_comm_t *comm, int leade
                 maxerr = fmax(maxerr, fabs(fval(f, o->real, k) - S->global_f[3 * a.id[i] + d]));
             }
         if (nd) {
-            fprintf(stderr, "rank %d step %d: %lld home forces differ from the reference\n",
-                    rank, s, nd);
+            fprintf(stderr, "rank %d step %d: %lld home forces differ from the reference\n", rank,
+                    s, nd);
             fail++;
         }
         if (maxerr > S->ftol) {
-            fprintf(stderr, "rank %d step %d: force error %.3g vs brute force exceeds %.3g\n",
-                    rank, s, maxerr, S->ftol);
+            fprintf(stderr, "rank %d step %d: force error %.3g vs brute force exceeds %.3g\n", rank,
+                    s, maxerr, S->ftol);
             fail++;
         }
         /* the leader changes the reference next step: wait until everyone compared */
@@ -402,8 +402,11 @@ static void *thread_main(void *vp)
 {
     thread_arg_t *ta = vp;
     shared_t *S = ta->S;
-    halox_comm_args_t args = {.real = S->o.real, .stride = S->o.stride, .timeout_s = S->o.timeout,
-                              .team = S->team, .rank = ta->rank};
+    halox_comm_args_t args = {.real = S->o.real,
+                              .stride = S->o.stride,
+                              .timeout_s = S->o.timeout,
+                              .team = S->team,
+                              .rank = ta->rank};
     halox_comm_t *comm = NULL;
     halox_status_t st = halox_comm_create("threads", &args, &comm);
     double secs = 0;
@@ -492,12 +495,14 @@ int main(int argc, char **argv)
     double fscale = 1, ref_ferr = 0;
     for (int i = 0; i < 3 * o->n; i++)
         fscale = fmax(fscale, fabs(S.global_f[i]));
-    S.ftol = (o->real == HALOX_FLOAT ? 2e-5 : 1e-11) * fscale * sqrt(1.0 + (double)strict.n / (o->n + 1));
+    S.ftol = (o->real == HALOX_FLOAT ? 2e-5 : 1e-11) * fscale *
+             sqrt(1.0 + (double)strict.n / (o->n + 1));
     for (int r = 0; r < S.P; r++)
         for (int i = 0; i < S.ref_atoms[r].n_home; i++)
             for (int d = 0; d < 3; d++)
-                ref_ferr = fmax(ref_ferr, fabs(fval(S.ref_f[r], o->real, (size_t)i * o->stride + d) -
-                                               S.global_f[3 * S.ref_atoms[r].id[i] + d]));
+                ref_ferr =
+                    fmax(ref_ferr, fabs(fval(S.ref_f[r], o->real, (size_t)i * o->stride + d) -
+                                        S.global_f[3 * S.ref_atoms[r].id[i] + d]));
     long long coord_bytes = 0;
     for (int r = 0; r < S.P; r++)
         coord_bytes += halox_plan_send_bytes(&S.ref_plans[r], o->real, o->stride);
@@ -507,7 +512,9 @@ int main(int argc, char **argv)
                "cut-off %g + buffer %g, %s, stride %d, transport %s\n",
                HALOX_VERSION_STRING, o->prm.grid.n[0], o->prm.grid.n[1], o->prm.grid.n[2],
                o->prm.box.len[0], o->prm.box.len[1], o->prm.box.len[2], o->n,
-               o->dist == CHK_UNIFORM ? "uniform" : o->dist == CHK_CLUSTERED ? "clustered" : "slab",
+               o->dist == CHK_UNIFORM     ? "uniform"
+               : o->dist == CHK_CLUSTERED ? "clustered"
+                                          : "slab",
                (unsigned long long)o->seed, o->prm.cutoff, o->prm.buffer,
                o->real == HALOX_FLOAT ? "float" : "double", o->stride, o->transport);
         const halox_plan_t *p0 = &S.ref_plans[0];
@@ -598,7 +605,8 @@ int main(int argc, char **argv)
             printf("transport %s: plans identical, halo coordinates and forces bit-identical to "
                    "the reference over %d steps, forces within tolerance of brute force: %s\n",
                    o->transport, o->steps, tfail ? "FAIL" : "PASS");
-        printf("exchange wall time per step (coordinates + forces, mean over steps, slowest rank): %.3f ms\n",
+        printf("exchange wall time per step (coordinates + forces, mean over steps, slowest rank): "
+               "%.3f ms\n",
                1e3 * tsec);
         printf("RESULT: %s\n", S.ref_failures || tfail || tst != HALOX_OK ? "FAIL" : "PASS");
     }

@@ -8,7 +8,7 @@ extern "C" {
 
 typedef struct halox_env_var {
     const char *name;
-    const char *type;        /**< "string", "seconds", "integer", ... */
+    const char *type; /**< "string", "seconds", "integer", ... */
     const char *default_value;
     const char *description;
 } halox_env_var_t;

@@ -41,8 +41,8 @@ int halox_grid_rank(const halox_grid_t *grid, const int coord[3]);
 int halox_grid_neighbour(const halox_grid_t *grid, int rank, int dim, int direction);
 
 /** Bounds [lo, hi) of the domain of a rank. */
-void halox_domain_bounds(const halox_grid_t *grid, const halox_box_t *box, int rank,
-                         double lo_p[3], double hi_p[3]);
+void halox_domain_bounds(const halox_grid_t *grid, const halox_box_t *box, int rank, double lo_p[3],
+                         double hi_p[3]);
 
 /** Grid coordinate in dimension dim owning position component x (x already in [0, len)).
  *  The one definition of ownership used everywhere (planner checks, migration). */

@@ -43,18 +43,18 @@ typedef struct halox_plan_params {
 
 /** One pulse of one rank, in both roles: sender to send_rank, receiver from recv_rank. */
 typedef struct halox_pulse {
-    int dim;          /**< 0 = x, 1 = y, 2 = z */
-    int pulse_in_dim; /**< 0 .. pulses_per_dim[dim]-1 */
-    int send_rank;    /**< lower neighbour in dim: gets our atoms */
-    int recv_rank;    /**< upper neighbour in dim: sends us its atoms */
-    int send_count;   /**< atoms we send (may be 0: the pulse still signals) */
-    int *send_index;  /**< local indices of the atoms we send, ascending */
-    int dep_offset;   /**< send_index[0, dep_offset) are home atoms, sendable at once */
+    int dim;           /**< 0 = x, 1 = y, 2 = z */
+    int pulse_in_dim;  /**< 0 .. pulses_per_dim[dim]-1 */
+    int send_rank;     /**< lower neighbour in dim: gets our atoms */
+    int recv_rank;     /**< upper neighbour in dim: sends us its atoms */
+    int send_count;    /**< atoms we send (may be 0: the pulse still signals) */
+    int *send_index;   /**< local indices of the atoms we send, ascending */
+    int dep_offset;    /**< send_index[0, dep_offset) are home atoms, sendable at once */
     uint32_t dep_mask; /**< bit j set: send_index holds atoms received in pulse j */
-    double shift;     /**< added to component dim of every atom we send: box length when the
-                           lower neighbour wraps around the box, else 0 */
-    int recv_count;   /**< atoms we receive */
-    int recv_offset;  /**< received atoms land at local indices [recv_offset, +recv_count) */
+    double shift;      /**< added to component dim of every atom we send: box length when the
+                            lower neighbour wraps around the box, else 0 */
+    int recv_count;    /**< atoms we receive */
+    int recv_offset;   /**< received atoms land at local indices [recv_offset, +recv_count) */
 } halox_pulse_t;
 
 /** A rank's halo plan. Plain data, readable by transports (and, later, copied to devices). */
@@ -71,7 +71,7 @@ typedef struct halox_plan {
     int n_pulses;
     int pulses_per_dim[3];
     halox_pulse_t pulse[HALOX_MAX_PULSES];
-    uint8_t *zone;  /**< n_total zones; home atoms 0 */
+    uint8_t *zone;        /**< n_total zones; home atoms 0 */
     long long generation; /**< incremented on every build, so stale copies can be detected */
     /* storage, managed by the library */
     int zone_capacity;
@@ -103,15 +103,15 @@ halox_status_t halox_reference_build(const halox_plan_params_t *params, halox_at
 /** Reference coordinate exchange over all ranks: writes every rank's halo coordinates from the
  *  owners' current home coordinates, pulse by pulse, adding shifts. x[r] is rank r's coordinate
  *  array (stride reals per atom). Transports must reproduce it bit for bit. */
-void halox_reference_coords(const halox_plan_t *plans, int nranks, halox_real_t real,
-                            int stride, void *const *x);
+void halox_reference_coords(const halox_plan_t *plans, int nranks, halox_real_t real, int stride,
+                            void *const *x);
 
 /** Reference force exchange over all ranks: pulses in reverse order, each receiver sends the
  *  forces of the atoms it received and the sender adds them to the atoms of its map; forwarded
  *  atoms collect forces from later pulses before they are sent back. f[r] holds n_total forces
  *  (stride reals per atom); on return the home forces hold every contribution. */
-void halox_reference_forces(const halox_plan_t *plans, int nranks, halox_real_t real,
-                            int stride, void *const *f);
+void halox_reference_forces(const halox_plan_t *plans, int nranks, halox_real_t real, int stride,
+                            void *const *f);
 
 #ifdef __cplusplus
 }

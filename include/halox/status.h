@@ -8,20 +8,20 @@ extern "C" {
 
 /* One X-macro list gives the enum and the strings, so they never drift apart.
  * 0 is success; errors are negative. */
-#define HALOX_STATUS_LIST(X)                                                                  \
-    X(HALOX_OK, 0, "success")                                                                 \
-    X(HALOX_ERR_INVALID_ARG, -1, "invalid argument")                                          \
-    X(HALOX_ERR_NO_MEMORY, -2, "out of memory")                                               \
-    X(HALOX_ERR_DECOMPOSITION, -3, "the decomposition cannot serve the cut-off")              \
-    X(HALOX_ERR_TIMEOUT, -4, "timed out waiting for a peer")                                  \
-    X(HALOX_ERR_UNKNOWN_TRANSPORT, -5, "unknown transport")                                   \
-    X(HALOX_ERR_UNAVAILABLE, -6, "feature not available in this build or on this machine")    \
-    X(HALOX_ERR_ATOM_COUNT, -7, "global atom count changed")                                  \
-    X(HALOX_ERR_COORDINATE, -8, "invalid coordinate")                                         \
-    X(HALOX_ERR_COMM, -9, "communication failure")                                            \
-    X(HALOX_ERR_ABORTED, -10, "another rank failed")                                          \
-    X(HALOX_ERR_STATE, -11, "call out of order")                                              \
-    X(HALOX_ERR_IO, -12, "input/output error")                                                \
+#define HALOX_STATUS_LIST(X)                                                                       \
+    X(HALOX_OK, 0, "success")                                                                      \
+    X(HALOX_ERR_INVALID_ARG, -1, "invalid argument")                                               \
+    X(HALOX_ERR_NO_MEMORY, -2, "out of memory")                                                    \
+    X(HALOX_ERR_DECOMPOSITION, -3, "the decomposition cannot serve the cut-off")                   \
+    X(HALOX_ERR_TIMEOUT, -4, "timed out waiting for a peer")                                       \
+    X(HALOX_ERR_UNKNOWN_TRANSPORT, -5, "unknown transport")                                        \
+    X(HALOX_ERR_UNAVAILABLE, -6, "feature not available in this build or on this machine")         \
+    X(HALOX_ERR_ATOM_COUNT, -7, "global atom count changed")                                       \
+    X(HALOX_ERR_COORDINATE, -8, "invalid coordinate")                                              \
+    X(HALOX_ERR_COMM, -9, "communication failure")                                                 \
+    X(HALOX_ERR_ABORTED, -10, "another rank failed")                                               \
+    X(HALOX_ERR_STATE, -11, "call out of order")                                                   \
+    X(HALOX_ERR_IO, -12, "input/output error")                                                     \
     X(HALOX_ERR_INTERNAL, -13, "internal error")
 
 typedef enum halox_status {

@@ -40,8 +40,7 @@ halox_status_t halox_atoms_reserve(halox_atoms_t *atoms, int capacity)
         newcap = newcap > 0x3fffffff ? 0x7fffffff : newcap * 2;
     void *x = realloc(atoms->x, (size_t)newcap * rs);
     if (!x)
-        return halox__error(HALOX_ERR_NO_MEMORY, "could not grow coordinates to %d atoms",
-                            newcap);
+        return halox__error(HALOX_ERR_NO_MEMORY, "could not grow coordinates to %d atoms", newcap);
     atoms->x = x;
     int32_t *id = realloc(atoms->id, (size_t)newcap * sizeof(int32_t));
     if (!id)

@@ -99,8 +99,8 @@ int halox_grid_neighbour(const halox_grid_t *grid, int rank, int dim, int direct
     return halox_grid_rank(grid, c);
 }
 
-void halox_domain_bounds(const halox_grid_t *grid, const halox_box_t *box, int rank,
-                         double lo_p[3], double hi_p[3])
+void halox_domain_bounds(const halox_grid_t *grid, const halox_box_t *box, int rank, double lo_p[3],
+                         double hi_p[3])
 {
     int c[3];
     halox_grid_coords(grid, rank, c);

@@ -53,8 +53,8 @@ halox_status_t halox_reference_build(const halox_plan_params_t *params, halox_at
     return HALOX_OK;
 }
 
-void halox_reference_coords(const halox_plan_t *plans, int nranks, halox_real_t real,
-                            int stride, void *const *x)
+void halox_reference_coords(const halox_plan_t *plans, int nranks, halox_real_t real, int stride,
+                            void *const *x)
 {
     size_t rs = halox_real_size(real) * (size_t)stride;
     for (int k = 0; k < plans[0].n_pulses; k++) {
@@ -70,8 +70,8 @@ void halox_reference_coords(const halox_plan_t *plans, int nranks, halox_real_t 
     }
 }
 
-void halox_reference_forces(const halox_plan_t *plans, int nranks, halox_real_t real,
-                            int stride, void *const *f)
+void halox_reference_forces(const halox_plan_t *plans, int nranks, halox_real_t real, int stride,
+                            void *const *f)
 {
     size_t rs = halox_real_size(real) * (size_t)stride;
     for (int k = plans[0].n_pulses - 1; k >= 0; k--) {

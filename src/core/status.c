@@ -11,8 +11,8 @@ static _Thread_local char halox__last_error[1024];
 const char *halox_status_string(halox_status_t status)
 {
     switch (status) {
-#define HALOX__STATUS_CASE(name, value, text)                                                    \
-    case name:                                                                                   \
+#define HALOX__STATUS_CASE(name, value, text)                                                      \
+    case name:                                                                                     \
         return text;
         HALOX_STATUS_LIST(HALOX__STATUS_CASE)
 #undef HALOX__STATUS_CASE

@@ -42,7 +42,6 @@ enum {
     HALOX__GMPI_NREQ = 2 * HALOX_MAX_PULSES,
 };
 
-
 typedef struct halox__gmpi {
     halox__gpu_t g; /* first: the shared GPU part */
     int cuda_aware; /* MPI moves device memory (mpi-cuda) */
@@ -110,7 +109,8 @@ static halox_status_t halox__gmpi_post(halox_comm_t *comm, int i, int recv, void
                      m->g.name, comm->rank, pulse, bytes);
         return halox__gmpi_fail(comm, HALOX_ERR_INVALID_ARG);
     }
-    m->info[i] = (halox__mpiw_info_t){recv ? HALOX__MPIW_RECV : HALOX__MPIW_SEND, peer, pulse, bytes};
+    m->info[i] =
+        (halox__mpiw_info_t){recv ? HALOX__MPIW_RECV : HALOX__MPIW_SEND, peer, pulse, bytes};
     int rc = recv ? MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, m->comm, &m->req[i])
                   : MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, m->comm, &m->req[i]);
     if (rc != MPI_SUCCESS) {

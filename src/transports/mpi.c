@@ -37,8 +37,6 @@ enum {
     HALOX__MPI_TAG_ALLTOALLV = 4001,
 };
 
-
-
 typedef struct halox__mpi {
     MPI_Comm comm; /* our duplicate; MPI_COMM_NULL until created */
     int failed;    /* a wait timed out or MPI failed: the endpoint is unusable */
@@ -69,7 +67,6 @@ static double halox__mpi_deadline(const halox_comm_t *comm)
 {
     return halox__now() + halox__timeout(comm->timeout_s);
 }
-
 
 static halox_status_t halox__mpi_usable(halox_comm_t *comm, const char *op)
 {
@@ -148,7 +145,6 @@ static halox_status_t halox__mpi_post_failed(halox_comm_t *comm, int n, const ha
                  comm->rank, call, peer, op->name, comm->step, halox__mpiw_errstr(rc, es));
     return halox__mpi_fail(comm, n, HALOX_ERR_COMM);
 }
-
 
 /* Wait for requests [first, first + count) of the n outstanding ones, checking that every
  * receive brought exactly the bytes expected. On failure all n are abandoned. */

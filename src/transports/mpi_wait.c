@@ -73,7 +73,7 @@ static halox_status_t halox__mpiw_timeout(halox_comm_t *comm, const char *who,
                             "HALOX_TIMEOUT_S if it is only slow; this endpoint is unusable now "
                             "(end the job: MPI_Abort)",
                             who, comm->rank, t, op, comm->step, in->pulse,
-                            "xyz"[comm->plan->pulse[in->pulse].dim], dir, in->peer, in->peer);
+                            "xyz"[comm->plan->pulse[in->pulse].dim], dir, in -> peer, in -> peer);
     return halox__error(HALOX_ERR_TIMEOUT,
                         "%s: rank %d timed out after %.3g s in the %s (step %lld): the %s "
                         "rank %d did not complete; check that rank %d is alive and makes the "
@@ -106,13 +106,12 @@ halox_status_t halox__mpiw_wait(halox_comm_t *comm, const char *who, MPI_Request
             int err = rc == MPI_ERR_IN_STATUS ? s->MPI_ERROR : MPI_SUCCESS;
             if (err != MPI_SUCCESS) {
                 char es[MPI_MAX_ERROR_STRING];
-                return halox__error(HALOX_ERR_COMM,
-                                    "%s: rank %d: %s rank %d (pulse %d) failed in the %s at step "
-                                    "%lld: %s",
-                                    who, comm->rank,
-                                    in->kind == HALOX__MPIW_RECV ? "receive from" : "send to",
-                                    in->peer, in->pulse, op, comm->step,
-                                    halox__mpiw_errstr(err, es));
+                return halox__error(
+                    HALOX_ERR_COMM,
+                    "%s: rank %d: %s rank %d (pulse %d) failed in the %s at step "
+                    "%lld: %s",
+                    who, comm->rank, in->kind == HALOX__MPIW_RECV ? "receive from" : "send to",
+                    in->peer, in->pulse, op, comm->step, halox__mpiw_errstr(err, es));
             }
             if (in->kind == HALOX__MPIW_RECV) {
                 int got = 0;

@@ -78,7 +78,8 @@ void chk_system_round(chk_system_t *sys, halox_real_t real)
     }
 }
 
-halox_status_t chk_distribute(const chk_system_t *sys, const halox_grid_t *grid, halox_atoms_t *atoms)
+halox_status_t chk_distribute(const chk_system_t *sys, const halox_grid_t *grid,
+                              halox_atoms_t *atoms)
 {
     int P = halox_grid_size(grid);
     int *count = calloc((size_t)P, sizeof(int));
@@ -318,7 +319,7 @@ int chk_global_pairs(const chk_system_t *sys, double rc, long long brute_limit, 
     }
     for (long long c = 0; c < ncell; c++)
         head[c] = -1;
-    int (*cellof)[3] = malloc(sizeof(int[3]) * (size_t)sys->n);
+    int(*cellof)[3] = malloc(sizeof(int[3]) * (size_t)sys->n);
     if (!cellof) {
         free(head);
         free(next);
@@ -329,7 +330,8 @@ int chk_global_pairs(const chk_system_t *sys, double rc, long long brute_limit, 
             int k = (int)(sys->x[3 * i + d] / L[d] * nc[d]);
             cellof[i][d] = k >= nc[d] ? nc[d] - 1 : (k < 0 ? 0 : k);
         }
-        long long c = cellof[i][0] + (long long)nc[0] * (cellof[i][1] + (long long)nc[1] * cellof[i][2]);
+        long long c =
+            cellof[i][0] + (long long)nc[0] * (cellof[i][1] + (long long)nc[1] * cellof[i][2]);
         next[i] = head[c];
         head[c] = i;
     }
@@ -459,8 +461,7 @@ long long chk_compare_pairs(const chk_pairs_t *got, const chk_pairs_t *strict,
         if (!chk_has(got, strict->key[k])) {
             if (bad++ < report)
                 fprintf(stderr, "pair (%u, %u) within the cut-off was never computed\n",
-                        (unsigned)(strict->key[k] >> 32),
-                        (unsigned)(strict->key[k] & 0xffffffffu));
+                        (unsigned)(strict->key[k] >> 32), (unsigned)(strict->key[k] & 0xffffffffu));
         }
     for (long long k = 0; k < got->n; k++)
         if (!chk_has(loose, got->key[k])) {
@@ -471,8 +472,7 @@ long long chk_compare_pairs(const chk_pairs_t *got, const chk_pairs_t *strict,
     return bad;
 }
 
-void chk_jiggle(const halox_plan_t *plan, halox_atoms_t *atoms, uint64_t seed, int step,
-                double amp)
+void chk_jiggle(const halox_plan_t *plan, halox_atoms_t *atoms, uint64_t seed, int step, double amp)
 {
     for (int i = 0; i < atoms->n_home; i++) {
         uint64_t s = seed ^ ((uint64_t)(uint32_t)atoms->id[i] << 20) ^ ((uint64_t)step << 52);

@@ -29,7 +29,8 @@ void chk_system_free(chk_system_t *sys);
 /** Round positions to the precision the ranks store (so references see the same values). */
 void chk_system_round(chk_system_t *sys, halox_real_t real);
 
-halox_status_t chk_distribute(const chk_system_t *sys, const halox_grid_t *grid, halox_atoms_t *atoms);
+halox_status_t chk_distribute(const chk_system_t *sys, const halox_grid_t *grid,
+                              halox_atoms_t *atoms);
 
 /** A sorted list of pairs, each (min id << 32 | max id). */
 typedef struct chk_pairs {
