@@ -94,7 +94,7 @@ static void usage(FILE *to)
         "                          transport; the GPU engine takes nccl (mpi-staged when ranks\n"
         "                          share GPUs) and runs in single precision\n"
         "  --graph                 GPU engine: replay the steps between rebuilds as a CUDA\n"
-        "                          graph (nccl, or 1 rank; other transports run without)\n"
+        "                          graph (nccl; mpi-staged cannot be captured: runs without)\n"
         "  --precision P           float (default: positions and forces in single precision,\n"
         "                          energies in double) or double\n"
         "  --timeout S             bound on every wait for a peer (default HALOX_TIMEOUT_S or 60)\n"

@@ -106,7 +106,7 @@ typedef struct halox_md_config {
     halox_md_device_t device; /**< CPU or GPU engine; AUTO follows the transport */
     int graph; /**< GPU engine: replay the plain steps (no rebuild, no thermo, NVE, no
                     rebuild check) as a CUDA graph captured after every rebuild, where the
-                    transport can be captured (nccl; 1 rank); else a notice and no graphs */
+                    transport can be captured (nccl); else a notice and no graphs */
 } halox_md_config_t;
 
 /** The device a configuration runs on: cfg->device, with AUTO resolved by the transport. */
