@@ -48,44 +48,35 @@ def main():
         gpus = "1 GPU" if c[0] == 1 else f"{c[0]} GPUs"
         return f"{gpus} `{c[1]}`" + (" `--graph`" if c[2] else "")
 
-    print("| atoms | " + " | ".join(name(c) for c in configs) + " |")
-    print("|---|" + "---|" * len(configs))
-    for n in sizes:
-        cells = []
-        for c in configs:
-            rs = runs.get((n,) + c)
-            if not rs:
-                cells.append("-")
-                continue
-            ms = [r["ms_per_step"] for r in rs]
-            m = med(ms)
-            nsd = med([r["ns_per_day"] for r in rs])
-            cell = f"{m:.3f} ({min(ms):.3f}-{max(ms):.3f}), {nsd:.0f} ns/day"
-            halo = med([r.get("halo_ms_per_step") for r in rs])
-            if halo is not None:
-                cell += f"; halo {halo:.3f} ({100 * halo / m:.0f} %)"
-            cell += f" [{len(rs)}]"
-            cells.append(cell)
-        print(f"| {n:,} | " + " | ".join(cells) + " |")
+    def table(cell_of):
+        print("| atoms | " + " | ".join(name(c) for c in configs) + " |")
+        print("|---|" + "---|" * len(configs))
+        for n in sizes:
+            cells = [cell_of(runs[(n,) + c]) if runs.get((n,) + c) else "-" for c in configs]
+            print(f"| {n:,} | " + " | ".join(cells) + " |")
+
+    def speed(rs):
+        ms = [r["ms_per_step"] for r in rs]
+        m = med(ms)
+        cell = f"{m:.3f} ({min(ms):.3f}-{max(ms):.3f}), {med([r['ns_per_day'] for r in rs]):.0f} ns/day"
+        halo = med([r.get("halo_ms_per_step") for r in rs])
+        if halo is not None:
+            cell += f"; halo {halo:.3f} ({100 * halo / m:.0f} %)"
+        return cell + f" [{len(rs)}]"
+
+    def split(rs):
+        parts = []
+        for k in ("pair_ms_per_step", "halo_ms_per_step", "neighbour_ms_per_step",
+                  "migration_plan_ms_per_step"):
+            v = med([r.get(k) for r in rs])
+            parts.append("-" if v is None else f"{v:.3f}")
+        return " / ".join(parts)
+
+    table(speed)
     print()
     print("Time split, median ms/step (pair forces / halo / neighbour search / migration + plan):")
     print()
-    print("| atoms | " + " | ".join(name(c) for c in configs) + " |")
-    print("|---|" + "---|" * len(configs))
-    for n in sizes:
-        cells = []
-        for c in configs:
-            rs = runs.get((n,) + c)
-            if not rs:
-                cells.append("-")
-                continue
-            parts = []
-            for k in ("pair_ms_per_step", "halo_ms_per_step", "neighbour_ms_per_step",
-                      "migration_plan_ms_per_step"):
-                v = med([r.get(k) for r in rs])
-                parts.append("-" if v is None else f"{v:.3f}")
-            cells.append(" / ".join(parts))
-        print(f"| {n:,} | " + " | ".join(cells) + " |")
+    table(split)
     return 0
 
 
