@@ -5,6 +5,10 @@
  * `stream` and checks the launch: it returns cudaSuccess or the launch's error. n == 0 launches
  * nothing. All pointers are device pointers unless said otherwise.
  *
+ * The engine's pair lists and force kernel are the cluster ones of md_cluster.h. The per-atom
+ * lists below (md_kernel_bin, md_kernel_pairlist, md_kernel_lj) were the first GPU kernels; they
+ * stay as the baseline bench/pair_roofline_bench measures the cluster kernel against.
+ *
  * Pair lists are full per-atom lists (each pair of a list appears on both of its atoms' rows),
  * stored column-major (neighbour k of atom i at nbr[k * n + i]) so that a warp's loads of its
  * atoms' k-th neighbours are coalesced. Full lists need no atomics in the force kernels, so the
