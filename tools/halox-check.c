@@ -22,6 +22,7 @@
 #include "halox/env.h"
 #include "halox/features.h"
 #include "halox/plan.h"
+#include "tool_common.h"
 
 typedef struct {
     halox_plan_params_t prm;
@@ -79,21 +80,8 @@ static void usage(FILE *to)
 
 static void version(void)
 {
-    printf("halox-check %s\nfeatures: mpi %s, cuda %s, nvshmem %s\ntransports:",
-           HALOX_VERSION_STRING, HALOX_FEATURE_MPI ? "yes" : "no",
-           HALOX_FEATURE_CUDA ? "yes" : "no", HALOX_FEATURE_NVSHMEM ? "yes" : "no");
-    for (const char *const *t = halox_transport_names(); *t; t++)
-        printf(" %s", *t);
+    tool_print_version("halox-check");
     printf("\n");
-}
-
-static void help_env(void)
-{
-    int n;
-    const halox_env_var_t *v = halox_env_table(&n);
-    printf("%-20s %-8s %-14s %s\n", "variable", "type", "default", "meaning");
-    for (int i = 0; i < n; i++)
-        printf("%-20s %-8s %-14s %s\n", v[i].name, v[i].type, v[i].default_value, v[i].description);
 }
 
 static int parse_double(const char *s, double *out)
@@ -134,7 +122,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
             version();
             return 1;
         } else if (!strcmp(a, "--help-env")) {
-            help_env();
+            tool_print_env();
             return 1;
         } else if (!strcmp(a, "--verbose")) {
             o->verbose = 1;

@@ -24,6 +24,7 @@
 #include "halox/env.h"
 #include "halox/features.h"
 #include "halox/md.h"
+#include "tool_common.h"
 
 /* Set by the signal handler, read by the engine's stop hook on another thread: a lock-free
  * atomic, which C11 allows a signal handler to touch and which orders across threads. */
@@ -117,24 +118,11 @@ static void usage(FILE *to)
 
 static void version(void)
 {
-    printf("halox-md %s\nfeatures: mpi %s, cuda %s, nvshmem %s\ntransports:", HALOX_VERSION_STRING,
-           HALOX_FEATURE_MPI ? "yes" : "no", HALOX_FEATURE_CUDA ? "yes" : "no",
-           HALOX_FEATURE_NVSHMEM ? "yes" : "no");
-    for (const char *const *t = halox_transport_names(); *t; t++)
-        printf(" %s", *t);
+    tool_print_version("halox-md");
     printf("\npresets:");
     for (const char *const *p = halox_md_preset_names(); *p; p++)
         printf(" %s", *p);
     printf("\n");
-}
-
-static void help_env(void)
-{
-    int n;
-    const halox_env_var_t *v = halox_env_table(&n);
-    printf("%-20s %-8s %-14s %s\n", "variable", "type", "default", "meaning");
-    for (int i = 0; i < n; i++)
-        printf("%-20s %-8s %-14s %s\n", v[i].name, v[i].type, v[i].default_value, v[i].description);
 }
 
 /* ---- options --------------------------------------------------------------------------------- */
@@ -303,7 +291,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
             return 1;
         }
         if (!strcmp(a, "--help-env")) {
-            help_env();
+            tool_print_env();
             return 1;
         }
         if (is_physics(a) && !o->physics_option)
