@@ -12,7 +12,10 @@
  *   mpirun -np P halo_gpu_bench [-n N[,N...]] [-t T[,T...]] [-r repeats] [-w warmup]
  *                               [--stride 3|4] [--double] [--json FILE] [--seed S]
  *
- * Defaults: -n 45000,176000 -t mpi-staged,nccl,mpi-cuda,mpi -r 200 -w 20, float, stride 3.
+ * Defaults: -n 45000,176000 -t mpi-staged,nccl,mpi-cuda,mpi,nvshmem-stream,nvshmem-pulse,
+ * nvshmem-fused,nvshmem-pulse+put,nvshmem-fused+put,nvshmem-fused+floor -r 200 -w 20, float,
+ * stride 3. NAME+put forces NVSHMEM's put-with-signal path (HALOX_NVSHMEM_PUT=1); NAME+floor
+ * moves the same pulses' signals and no atoms (HALOX_NVSHMEM_SIGNAL_ONLY=1): the floor.
  * The grid comes from P (1: 1x1x1, 2: 2x1x1, 4: 2x2x1, 8: 2x2x2, else the most cubic).
  * A transport that refuses the machine (nccl with several ranks per GPU, mpi-cuda without
  * CUDA-aware MPI) is reported as such. JSON: one object per (transport, N) line, appended. */
@@ -149,10 +152,42 @@ static stats_t summarise(double *v, int n)
     return s;
 }
 
+static int bench_run(const char *name, const char *label, int floor_run, int natoms,
+                     halox_real_t real, int stride, int repeats, int warmup, uint64_t seed,
+                     FILE *json);
+
 /* One transport at one size; returns 0 when measured, 1 when the transport refused, -1 on
  * failure. */
-static int bench_one(const char *name, int natoms, halox_real_t real, int stride, int repeats,
+static int bench_one(const char *label, int natoms, halox_real_t real, int stride, int repeats,
                      int warmup, uint64_t seed, FILE *json)
+{
+    /* "NAME+put": HALOX_NVSHMEM_PUT=1; "NAME+floor": HALOX_NVSHMEM_SIGNAL_ONLY=1 (the same
+     * pulses and signals with no payload: the floor; not verified, since nothing moves) */
+    char name[64];
+    snprintf(name, sizeof name, "%s", label);
+    char *plus = strchr(name, '+');
+    int floor_run = 0;
+    if (plus) {
+        *plus++ = 0;
+        if (strcmp(plus, "put") == 0) {
+            setenv("HALOX_NVSHMEM_PUT", "1", 1);
+        } else if (strcmp(plus, "floor") == 0) {
+            setenv("HALOX_NVSHMEM_SIGNAL_ONLY", "1", 1);
+            floor_run = 1;
+        } else {
+            ROOT("%s: unknown variant '+%s' (use +put or +floor)\n", label, plus);
+            return -1;
+        }
+    }
+    int rc = bench_run(name, label, floor_run, natoms, real, stride, repeats, warmup, seed, json);
+    unsetenv("HALOX_NVSHMEM_PUT");
+    unsetenv("HALOX_NVSHMEM_SIGNAL_ONLY");
+    return rc;
+}
+
+static int bench_run(const char *name, const char *label, int floor_run, int natoms,
+                     halox_real_t real, int stride, int repeats, int warmup, uint64_t seed,
+                     FILE *json)
 {
     const int on_gpu = halox_transport_on_gpu(name);
     halox_grid_t grid;
@@ -209,8 +244,13 @@ static int bench_one(const char *name, int natoms, halox_real_t real, int stride
     void *hx = malloc(esize * (size_t)nt), *hf = malloc(esize * (size_t)nt);
     cudaStream_t stream = NULL;
     if (on_gpu) {
-        BCUDA(cudaMalloc(&x, esize * (size_t)nt));
-        BCUDA(cudaMalloc(&f, esize * (size_t)nt));
+        /* through the endpoint: the NVSHMEM transports need symmetric memory */
+        free(f);
+        if (halox_comm_device_alloc(comm, esize * (size_t)nt, &x) != HALOX_OK ||
+            halox_comm_device_alloc(comm, esize * (size_t)nt, &f) != HALOX_OK) {
+            fprintf(stderr, "rank %d: %s: device_alloc: %s\n", g_rank, name, halox_last_error());
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
         stream = (cudaStream_t)halox_comm_stream(comm);
         BCUDA(cudaMemcpyAsync(x, mine.x, esize * (size_t)nt, cudaMemcpyHostToDevice, stream));
     }
@@ -242,6 +282,8 @@ static int bench_one(const char *name, int natoms, halox_real_t real, int stride
                               esize * (size_t)(nt - plan.n_home), stream));
         BCUDA(cudaMemcpyAsync(f, hf, esize * (size_t)nt, cudaMemcpyHostToDevice, stream));
         BCUDA(cudaStreamSynchronize(stream));
+        /* GPU-initiated transports store into this halo as soon as a peer starts */
+        MPI_Barrier(MPI_COMM_WORLD);
     } else {
         memcpy(f, hf, esize * (size_t)nt);
     }
@@ -265,6 +307,7 @@ static int bench_one(const char *name, int natoms, halox_real_t real, int stride
          memcmp(hf, fs[me], esize * (size_t)nt) == 0;
     int all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    const char *verdict = floor_run ? "floor   " : all_ok ? "verified" : "WRONG   ";
 
     /* ---- timing ---- */
     cudaEvent_t e0 = NULL, e1 = NULL;
@@ -310,20 +353,22 @@ static int bench_one(const char *name, int natoms, halox_real_t real, int stride
     stats_t g = summarise(gpu_ms, repeats), h = summarise(host_ms, repeats);
     ROOT("%-10s N=%-8d grid %dx%dx%d pulses %2d  halo %7lld atoms  %8.1f KB/step  %s  "
          "time %8.1f us (min %8.1f max %8.1f)  host %8.1f us  build %.2f s\n",
-         name, natoms, grid.n[0], grid.n[1], grid.n[2], plan.n_pulses, mx_halo,
-         (double)mx_sent * (double)esize / 1024.0, all_ok ? "verified" : "WRONG   ", g.median * 1e3,
-         g.min * 1e3, g.max * 1e3, h.median * 1e3, t_build);
+         label, natoms, grid.n[0], grid.n[1], grid.n[2], plan.n_pulses, mx_halo,
+         (double)mx_sent * (double)esize / 1024.0, verdict, g.median * 1e3, g.min * 1e3,
+         g.max * 1e3, h.median * 1e3, t_build);
     if (json && g_rank == 0)
         fprintf(json,
                 "{\"transport\":\"%s\",\"atoms\":%d,\"ranks\":%d,\"grid\":[%d,%d,%d],\"available\""
                 ":true,\"real\":\"%s\",\"stride\":%d,\"pulses\":%d,\"max_halo_atoms\":%lld,"
-                "\"max_send_bytes\":%lld,\"verified\":%s,\"repeats\":%d,\"time_us\":{\"median\":"
+                "\"max_send_bytes\":%lld,\"verified\":%s,\"floor\":%s,\"repeats\":%d,\"time_us\":{"
+                "\"median\":"
                 "%.3f,\"min\":%.3f,\"max\":%.3f},\"host_us\":{\"median\":%.3f,\"min\":%.3f,\"max\""
                 ":%.3f},\"timing\":\"%s\"}\n",
-                name, natoms, g_size, grid.n[0], grid.n[1], grid.n[2],
+                label, natoms, g_size, grid.n[0], grid.n[1], grid.n[2],
                 real == HALOX_FLOAT ? "float" : "double", stride, plan.n_pulses, mx_halo,
-                mx_sent * (long long)esize, all_ok ? "true" : "false", repeats, g.median * 1e3,
-                g.min * 1e3, g.max * 1e3, h.median * 1e3, h.min * 1e3, h.max * 1e3,
+                mx_sent * (long long)esize, all_ok && !floor_run ? "true" : "false",
+                floor_run ? "true" : "false", repeats, g.median * 1e3, g.min * 1e3, g.max * 1e3,
+                h.median * 1e3, h.min * 1e3, h.max * 1e3,
                 on_gpu ? "cuda events around coords+forces, slowest rank"
                        : "host clock around coords+forces, slowest rank");
 
@@ -332,13 +377,13 @@ static int bench_one(const char *name, int natoms, halox_real_t real, int stride
         cudaEventDestroy(e1);
         BCUDA(cudaStreamSynchronize(stream));
     }
-    halox_comm_destroy(comm);
     if (on_gpu) {
-        cudaFree(x);
-        cudaFree(f);
+        halox_comm_device_free(comm, x);
+        halox_comm_device_free(comm, f);
     } else {
         free(f);
     }
+    halox_comm_destroy(comm);
     for (int r = 0; r < P; r++) {
         free(fs[r]);
         halox_plan_free(&plans[r]);
@@ -354,7 +399,7 @@ static int bench_one(const char *name, int natoms, halox_real_t real, int stride
     free(hf);
     free(gpu_ms);
     free(host_ms);
-    return all_ok ? 0 : -1;
+    return floor_run || all_ok ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -364,7 +409,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-    char sizes[256] = "45000,176000", transports[256] = "mpi-staged,nccl,mpi-cuda,mpi";
+    char sizes[256] = "45000,176000",
+         transports[512] =
+             "mpi-staged,nccl,mpi-cuda,mpi,nvshmem-stream,nvshmem-pulse,nvshmem-fused,"
+             "nvshmem-pulse+put,nvshmem-fused+put,nvshmem-fused+floor";
     const char *json_path = NULL;
     int repeats = 200, warmup = 20, stride = 3;
     halox_real_t real = HALOX_FLOAT;
@@ -418,11 +466,14 @@ int main(int argc, char **argv)
     char *save_n = NULL;
     for (char *ns = strtok_r(sizes, ",", &save_n); ns; ns = strtok_r(NULL, ",", &save_n)) {
         int natoms = atoi(ns);
-        char tl[256];
+        char tl[512];
         snprintf(tl, sizeof tl, "%s", transports);
         char *save_t = NULL;
         for (char *t = strtok_r(tl, ",", &save_t); t; t = strtok_r(NULL, ",", &save_t)) {
-            if (halox_transport_on_gpu(t) && ndev == 0) {
+            char base[64];
+            snprintf(base, sizeof base, "%s", t);
+            base[strcspn(base, "+")] = 0;
+            if (halox_transport_on_gpu(base) && ndev == 0) {
                 ROOT("%-10s N=%d: no GPU visible\n", t, natoms);
                 continue;
             }

@@ -158,6 +158,7 @@ if(NOT HALOX_ENABLE_NVSHMEM STREQUAL "OFF")
         list(GET _host 0 _host) # libnvshmem_host.so, else the .so.N
         get_filename_component(_host "${_host}" REALPATH)
         set(NVSHMEM_LIB_DIR ${_root}/lib CACHE INTERNAL "")
+        set(HALOX_NVSHMEM_HOST_LIBRARY ${_host} CACHE INTERNAL "")
         # unversioned names in the build folder, for tools that link with -l
         set(_links ${PROJECT_BINARY_DIR}/nvshmem-lib)
         file(MAKE_DIRECTORY ${_links})
@@ -199,4 +200,10 @@ if(NOT HALOX_ENABLE_NVSHMEM STREQUAL "OFF")
 endif()
 if(NOT HALOX_HAVE_NVSHMEM)
   message(STATUS "halox NVSHMEM: off (${_halox_nvshmem_why})")
+elseif(HALOX_HAVE_MPI)
+  # a static libhalox with the NVSHMEM transports: their library, NVSHMEM's device library (its
+  # host part initialises the device state), the host library by its versioned name, C++ runtime
+  get_filename_component(_hname "${HALOX_NVSHMEM_HOST_LIBRARY}" NAME)
+  string(APPEND HALOX_PC_EXTRA_LIBS " -lhalox_nvshmem ${NVSHMEM_LIB_DIR}/libnvshmem_device.a"
+         " -L${NVSHMEM_LIB_DIR} -Wl,-rpath,${NVSHMEM_LIB_DIR} -l:${_hname} -lstdc++")
 endif()

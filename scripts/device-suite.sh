@@ -26,7 +26,8 @@
 # exported (NVLink multicast stays off). Never touches GPU settings.
 #
 # Environment: OUT (default /tmp/halox-device-out), HALOX_JOBS (16), HALOX_SUITE_BUDGET_S
-# (seconds after which optional phases are skipped, default 500), HALOX_BENCH_SIZES
+# (seconds after which optional phases are skipped, default 500), HALOX_BENCH_NP ("1 2 4 8"),
+# HALOX_BENCH_TRANSPORTS, HALOX_MD_TRANSPORTS (2-GPU runs; T+graph adds --graph), HALOX_BENCH_SIZES
 # (45000,176000), HALOX_BENCH_REPEATS (200), HALOX_ROOF_SIZES (45000,360000,3000000),
 # HALOX_MD_SIZES ("45000 360000 3000000"), HALOX_MD_REPEATS (1), HALOX_MD_STEPS (200),
 # HALOX_MD_GPUS ("1 2"), HALOX_SUITE_ONLY (a subset of: gpu-tests md roofline mps bench
@@ -48,6 +49,7 @@ JOBS="${HALOX_JOBS:-16}"
 BUDGET="${HALOX_SUITE_BUDGET_S:-500}"
 SIZES="${HALOX_BENCH_SIZES:-45000,176000}"
 REPEATS="${HALOX_BENCH_REPEATS:-200}"
+BENCH_TRANSPORTS="${HALOX_BENCH_TRANSPORTS:-mpi-staged,nccl,mpi,nvshmem-stream,nvshmem-pulse,nvshmem-fused,nvshmem-pulse+put,nvshmem-fused+put,nvshmem-fused+floor}"
 T0=$SECONDS
 
 # NVLink multicast off for NCCL, NVSHMEM and PyTorch, in every process we start
@@ -206,6 +208,24 @@ if ! phase build 300 cmake --build "$BUILD" -j "$JOBS" "${KEEP[@]}"; then
     [ -x "$BUILD/tests/test_gpu_kernels" ] || exit 1
 fi
 
+# ---- 2b. NVSHMEM transports first (quick): exchanges on 2 ranks, timeout, MD on 2 ranks ------
+if want nvshmem; then
+    for t in nvshmem-stream nvshmem-pulse nvshmem-fused nvshmem-pulse+put nvshmem-fused+put; do
+        phase "nvshmem-exchange-np2-$t" 120 "${MPIRUN[@]}" -np 2 "$BUILD/tests/test_gpu_exchange" \
+            --transport "$t" --quick
+    done
+    phase nvshmem-timeout-np2 120 "${MPIRUN[@]}" -np 2 "$BUILD/tests/test_gpu_timeout"
+    for t in nvshmem-fused nvshmem-pulse nvshmem-stream; do
+        phase "nvshmem-md-np2-$t" 150 "${MPIRUN[@]}" -np 2 "$BUILD/tests/test_gpu_md" --transport "$t"
+    done
+    mps_start
+    for np in 4 8; do
+        phase "nvshmem-exchange-np$np" 150 "${MPIRUN[@]}" -np $np "$BUILD/tests/test_gpu_exchange" \
+            --transport nvshmem-fused --quick
+    done
+    mps_stop
+fi
+
 # ---- 3. GPU tests ---------------------------------------------------------------------------
 # one or two ranks: one rank per GPU where there are two; no MPS
 if want gpu-tests; then
@@ -262,9 +282,14 @@ else
             md_bench 1 nccl "$n" --graph
         fi
         if [ "$NGPU" -ge 2 ] && [[ " ${HALOX_MD_GPUS:-1 2} " == *" 2 "* ]]; then
-            md_bench 2 mpi-staged "$n"
-            md_bench 2 nccl "$n"
-            md_bench 2 nccl "$n" --graph
+            # HALOX_MD_TRANSPORTS: the 2-GPU transports; "T+graph" runs T with --graph
+            for t in ${HALOX_MD_TRANSPORTS:-mpi-staged nccl nccl+graph nvshmem-stream nvshmem-pulse nvshmem-fused nvshmem-fused+graph}; do
+                if over_budget; then skip "md-np2-$t-$n" "over the time budget"; continue; fi
+                case "$t" in
+                *+graph) md_bench 2 "${t%+graph}" "$n" --graph ;;
+                *) md_bench 2 "$t" "$n" ;;
+                esac
+            done
         fi
     done
 fi
@@ -304,19 +329,22 @@ fi
 BENCH="$BUILD/bench/halo_gpu_bench"
 bench() { # bench NP [MPS]: one bench run, appended to bench.jsonl and the table
     local np="$1"
-    phase "bench-np$np" 150 "${MPIRUN[@]}" -np "$np" "$BENCH" -n "$SIZES" \
-        -t mpi-staged,nccl,mpi-cuda,mpi -r "$REPEATS" -w 20 --json "$OUT/bench.jsonl"
-    grep -E "^(mpi|nccl|mpi-)" "$LOGS/bench-np$np.log" | sed "s/^/np$np  /" >>"$LOGS/bench-table.txt"
+    phase "bench-np$np" 240 "${MPIRUN[@]}" -np "$np" "$BENCH" -n "$SIZES" \
+        -t "$BENCH_TRANSPORTS" -r "$REPEATS" -w 20 --json "$OUT/bench.jsonl"
+    grep -E "^(mpi|nccl|mpi-|nvshmem)" "$LOGS/bench-np$np.log" | sed "s/^/np$np  /" >>"$LOGS/bench-table.txt"
 }
 if ! want bench; then
     :
 elif [ ! -x "$BENCH" ]; then
     skip bench "halo_gpu_bench was not built"
 else
-    bench 1
+    BNP=" ${HALOX_BENCH_NP:-1 2 4 8} " # which rank counts to benchmark
+    [[ "$BNP" == *" 1 "* ]] && bench 1
     if [ "$NGPU" -ge 2 ]; then
-        if over_budget; then skip bench-np2 "over the time budget"; else bench 2; fi
-        if ! over_budget; then
+        if over_budget; then skip bench-np2 "over the time budget"; elif [[ "$BNP" == *" 2 "* ]]; then bench 2; fi
+        if [[ "$BNP" != *" 4 "* ]]; then
+            :
+        elif ! over_budget; then
             mps_start
             bench 4
             if over_budget; then skip bench-np8 "over the time budget"; else bench 8; fi
@@ -351,6 +379,16 @@ else
     done
     phase sanitizer-memcheck-mpi-staged 150 "${MPIRUN[@]}" -np 2 "$CS" --tool memcheck \
         --error-exitcode 3 "$BUILD/tests/test_gpu_exchange" --transport mpi-staged --quick
+    # NVSHMEM: its VMM-mapped heap is not tracked by the sanitizer; plain cudaMalloc'ed heap
+    for tool in memcheck racecheck synccheck; do
+        over_budget && break
+        for t in nvshmem-fused nvshmem-pulse+put nvshmem-stream; do
+            [ "$tool" != memcheck ] && [ "$t" = nvshmem-stream ] && continue
+            phase "sanitizer-$tool-$t" 150 env NVSHMEM_DISABLE_CUDA_VMM=1 "${MPIRUN[@]}" -np 2 \
+                "$CS" --tool "$tool" --error-exitcode 3 "$BUILD/tests/test_gpu_exchange" \
+                --transport "$t" --quick
+        done
+    done
     if [ "$NGPU" -ge 2 ] && ! over_budget; then
         # NCCL probes kernels of other architectures at creation (cudaFuncGetAttributes errors
         # it handles itself): API errors are not reported here, memory errors are

@@ -86,8 +86,9 @@ static void run_exchange(halox_comm_t *comm, const halox_plan_params_t *params, 
 
     const int nt = plan.n_total > 0 ? plan.n_total : 1;
     void *d_x = NULL, *d_f = NULL;
-    TG_CUDA(cudaMalloc(&d_x, esize * (size_t)nt));
-    TG_CUDA(cudaMalloc(&d_f, esize * (size_t)nt));
+    /* through the endpoint (collective): the NVSHMEM transports need symmetric memory */
+    CHECK_OK(halox_comm_device_alloc(comm, esize * (size_t)nt, &d_x));
+    CHECK_OK(halox_comm_device_alloc(comm, esize * (size_t)nt, &d_f));
     void *hx = malloc(esize * (size_t)nt), *hf = malloc(esize * (size_t)nt);
     for (int r = 0; r < P; r++) {
         xs[r] = ref[r].x;
@@ -126,6 +127,10 @@ static void run_exchange(halox_comm_t *comm, const halox_plan_params_t *params, 
         if (halo_bytes)
             TG_CUDA(cudaMemsetAsync((char *)d_x + esize * (size_t)plan.n_home, 0xff, halo_bytes,
                                     stream)); /* poison: every halo atom must be written */
+        /* GPU-initiated transports store into this halo as soon as the peer's exchange starts:
+         * the poison must be in place before any peer begins */
+        TG_CUDA(cudaStreamSynchronize(stream));
+        MPI_Barrier(MPI_COMM_WORLD);
         st = halox_comm_coords(comm);
         CHECK_MSG(st == HALOX_OK, "%s: coords step %d: %s", ctx, step, halox_last_error());
         if (st != HALOX_OK)
@@ -152,8 +157,8 @@ static void run_exchange(halox_comm_t *comm, const halox_plan_params_t *params, 
                   "%s: step %d: halo forces differ from the reference", ctx, step);
     }
     TG_CUDA(cudaStreamSynchronize(stream));
-    cudaFree(d_x);
-    cudaFree(d_f);
+    halox_comm_device_free(comm, d_x);
+    halox_comm_device_free(comm, d_f);
     free(hx);
     free(hf);
     for (int r = 0; r < P; r++) {
@@ -302,6 +307,9 @@ static void test_transport(const char *name, int P)
                 cases += exchange_case(comm, grids[g], cb[c][0], cb[c][1], 1500,
                                        2000 + (uint64_t)(k * 100 + g * 10 + c), kinds[k].real,
                                        kinds[k].stride);
+        if (k == 0) /* so few atoms that some pulses send none (they still signal) */
+            cases +=
+                exchange_case(comm, grids[0], 2.0, 0.5, 12, 2999, kinds[k].real, kinds[k].stride);
         halox_comm_destroy(comm);
         if (user_stream) {
             cudaStreamDestroy(user_stream);
@@ -334,10 +342,25 @@ int main(int argc, char **argv)
         return HALOX_TEST_SKIP;
     }
     ROOT_PRINTF("%d process(es), %d CUDA device(s) visible\n", P, ndev);
-    static const char *const names[] = {"mpi-staged", "nccl", "mpi-cuda"};
-    for (size_t t = 0; t < sizeof names / sizeof names[0]; t++)
-        if (!only || strcmp(only, names[t]) == 0)
-            test_transport(names[t], P);
+    /* "+put": the same transport with HALOX_NVSHMEM_PUT=1 (put-with-signal to every peer, the
+     * path of peers without load/store access, forced on this node) */
+    static const char *const names[] = {
+        "mpi-staged",    "nccl",          "mpi-cuda",          "nvshmem-stream",
+        "nvshmem-pulse", "nvshmem-fused", "nvshmem-pulse+put", "nvshmem-fused+put"};
+    for (size_t t = 0; t < sizeof names / sizeof names[0]; t++) {
+        if (only && strcmp(only, names[t]) != 0)
+            continue;
+        char base[64];
+        snprintf(base, sizeof base, "%s", names[t]);
+        char *plus = strchr(base, '+');
+        if (plus) {
+            *plus = 0;
+            setenv("HALOX_NVSHMEM_PUT", "1", 1);
+        }
+        test_transport(base, P);
+        if (plus)
+            unsetenv("HALOX_NVSHMEM_PUT");
+    }
 
     int failed = halox_test_failures, any = 0;
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -1,6 +1,7 @@
 /* Bounded waits of the GPU transports (2 processes): rank 1 skips the coordinate exchange of
  * step 2; rank 0 must get HALOX_ERR_TIMEOUT within a few timeouts (mpi-staged inside that
- * exchange, nccl at its next exchange, since nccl only enqueues), with a message naming the
+ * exchange; nccl and the NVSHMEM transports at their next exchange, since they only enqueue, the
+ * NVSHMEM kernels giving up on their own after the timeout), with a message naming the
  * rank, the step, the pulse and the peer; the endpoint then refuses further exchanges with
  * HALOX_ERR_STATE, and both ranks can still destroy their endpoints.
  *
@@ -52,8 +53,8 @@ static void test_transport(const char *name, int me)
     CHECK_OK(halox_comm_build_plan(comm, &params, &mine, &plan));
     const size_t esize = 3 * sizeof(float);
     void *d_x = NULL, *d_f = NULL;
-    TG_CUDA(cudaMalloc(&d_x, esize * (size_t)plan.n_total));
-    TG_CUDA(cudaMalloc(&d_f, esize * (size_t)plan.n_total));
+    CHECK_OK(halox_comm_device_alloc(comm, esize * (size_t)plan.n_total, &d_x));
+    CHECK_OK(halox_comm_device_alloc(comm, esize * (size_t)plan.n_total, &d_f));
     TG_CUDA(cudaMemset(d_f, 0, esize * (size_t)plan.n_total));
     TG_CUDA(cudaMemcpy(d_x, mine.x, esize * (size_t)plan.n_total, cudaMemcpyHostToDevice));
     CHECK_OK(halox_comm_bind(comm, &plan, d_x, d_f));
@@ -69,7 +70,7 @@ static void test_transport(const char *name, int me)
         /* step 2: rank 1 is missing */
         double t0 = now_s();
         st = halox_comm_coords(comm);
-        if (st == HALOX_OK) { /* nccl enqueues; the wait comes with the next exchange */
+        if (st == HALOX_OK) { /* nccl and nvshmem enqueue; the wait comes with the next one */
             CHECK_OK(halox_comm_forces(comm));
             st = halox_comm_coords(comm);
         }
@@ -87,11 +88,12 @@ static void test_transport(const char *name, int me)
         CHECK_STATUS(halox_comm_coords(comm), HALOX_ERR_STATE);
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    /* collective; after the failure the memory may be leaked, but no rank may hang */
+    halox_comm_device_free(comm, d_x);
+    halox_comm_device_free(comm, d_f);
     halox_comm_destroy(comm);
     if (me == 0)
         printf("%s: destroyed after the timeout\n", name);
-    cudaFree(d_x);
-    cudaFree(d_f);
     halox_plan_free(&plan);
     halox_atoms_free(&mine);
     halox_atoms_free(&ref[0]);
@@ -115,6 +117,9 @@ int main(int argc, char **argv)
     }
     test_transport("mpi-staged", me);
     test_transport("nccl", me);
+    test_transport("nvshmem-stream", me);
+    test_transport("nvshmem-pulse", me);
+    test_transport("nvshmem-fused", me);
     int failed = halox_test_failures, any = 0;
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)

@@ -56,6 +56,17 @@ halox_status_t halox_comm_graph_mode(halox_comm_t *comm, int on);
  *  statistics advance as if both had been called; nothing is enqueued). */
 halox_status_t halox_comm_graph_replayed(halox_comm_t *comm);
 
+/** GPU transports: device memory for the arrays later bound as x and f. Collective: every rank
+ *  calls it, in the same order, with its own size; ptr_p gets memory for at least `bytes`.
+ *  The NVSHMEM transports allocate symmetric memory (the largest rank's size, on every rank) so
+ *  that peers can store into it and MUST be bound to x and f from here; the other GPU transports
+ *  take any device memory and allocate with cudaMalloc. Errors name the bytes needed (and
+ *  NVSHMEM_SYMMETRIC_SIZE when the symmetric heap is too small). HALOX_ERR_UNAVAILABLE for CPU
+ *  transports. */
+halox_status_t halox_comm_device_alloc(halox_comm_t *comm, size_t bytes, void **ptr_p);
+/** Free memory from halox_comm_device_alloc(); collective, in the same order on every rank. */
+halox_status_t halox_comm_device_free(halox_comm_t *comm, void *ptr);
+
 /** Names of the transports compiled into this build, NULL-terminated. */
 const char *const *halox_transport_names(void);
 

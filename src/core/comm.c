@@ -363,7 +363,30 @@ halox_status_t halox_comm_graph_replayed(halox_comm_t *comm)
     comm->halo_fresh = 0;
     halox__count_exchange(comm, 1);
     halox__count_exchange(comm, 0);
-    return HALOX_OK;
+    return comm->ops->poll ? comm->ops->poll(comm) : HALOX_OK;
+}
+
+halox_status_t halox_comm_device_alloc(halox_comm_t *comm, size_t bytes, void **ptr_p)
+{
+    if (!comm || !ptr_p)
+        return halox__error(HALOX_ERR_INVALID_ARG, "device_alloc: comm and ptr_p are required");
+    *ptr_p = NULL;
+    if (!comm->ops->dalloc)
+        return halox__error(HALOX_ERR_UNAVAILABLE,
+                            "device_alloc: transport '%s' moves host memory: bind host arrays "
+                            "(malloc) instead",
+                            comm->ops->name);
+    return comm->ops->dalloc(comm, bytes, ptr_p);
+}
+
+halox_status_t halox_comm_device_free(halox_comm_t *comm, void *ptr)
+{
+    if (!comm)
+        return halox__error(HALOX_ERR_INVALID_ARG, "device_free: comm is NULL");
+    if (!comm->ops->dfree)
+        return halox__error(HALOX_ERR_UNAVAILABLE,
+                            "device_free: transport '%s' has no device memory", comm->ops->name);
+    return comm->ops->dfree(comm, ptr);
 }
 
 halox_status_t halox_comm_coords(halox_comm_t *comm)

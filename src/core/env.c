@@ -15,7 +15,19 @@
       "bound on every wait for a peer (signals, messages, barriers); a wait that expires "         \
       "stops the run with an error naming rank, pulse, peer and step")                             \
     X("HALOX_LOG_LEVEL", "integer", "1",                                                           \
-      "tools' verbosity: 0 errors only, 1 normal, 2 plan details, 3 debug")
+      "tools' verbosity: 0 errors only, 1 normal, 2 plan details, 3 debug")                        \
+    X("HALOX_NVSHMEM_PUT", "0/1", "0",                                                             \
+      "NVSHMEM transports: 1 never stores into peers' memory, every pulse is a put-with-signal "   \
+      "(the InfiniBand/RDMA path of peers without load/store access), also within one node")       \
+    X("HALOX_NVSHMEM_SIGNAL_ONLY", "0/1", "0",                                                     \
+      "NVSHMEM transports: 1 exchanges the signals of every pulse but no atoms (the benchmarks' "  \
+      "floor; coordinates and forces are then wrong)")                                             \
+    X("HALOX_NVSHMEM_HEADROOM", "factor", "1.25",                                                  \
+      "NVSHMEM transports: symmetric buffers are sized to the largest rank's need times this, "    \
+      "so migration rarely forces a collective regrowth")                                          \
+    X("NVSHMEM_SYMMETRIC_SIZE", "bytes", "1G (NVSHMEM's)",                                         \
+      "NVSHMEM's symmetric heap per PE: must hold x, f, force buffers and staging of the largest " \
+      "rank (bind reports the bytes needed and fails naming them when it is too small)")
 
 static const halox_env_var_t halox__env_vars[] = {
 #define HALOX__ENV_ROW(name, type, def, desc) {name, type, def, desc},

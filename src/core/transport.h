@@ -40,6 +40,13 @@ typedef struct halox_transport_ops {
     halox_status_t (*bind)(halox_comm_t *comm);
     halox_status_t (*coords)(halox_comm_t *comm);
     halox_status_t (*forces)(halox_comm_t *comm);
+
+    /* GPU transports: device memory for arrays bound later (collective; NVSHMEM: symmetric).
+     * NULL for CPU transports. */
+    halox_status_t (*dalloc)(halox_comm_t *comm, size_t bytes, void **ptr_p);
+    halox_status_t (*dfree)(halox_comm_t *comm, void *ptr);
+    /* Optional: report failures of exchanges already enqueued (graph replays); cheap. */
+    halox_status_t (*poll)(halox_comm_t *comm);
 } halox_transport_ops_t;
 
 /* The endpoint: core's part plus the transport's private state. */

@@ -228,7 +228,8 @@ halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
         return halox__error(HALOX_ERR_INVALID_ARG, "unknown device %d", (int)cfg->device);
     if (cfg->device == HALOX_MD_DEVICE_GPU && !halox_transport_on_gpu(cfg->transport))
         return halox__error(HALOX_ERR_INVALID_ARG,
-                            "the GPU engine needs a GPU transport (mpi-staged or nccl), not '%s'",
+                            "the GPU engine needs a GPU transport (mpi-staged, nccl, "
+                            "nvshmem-stream/pulse/fused), not '%s'",
                             cfg->transport);
     if (cfg->device == HALOX_MD_DEVICE_CPU && halox_transport_on_gpu(cfg->transport))
         return halox__error(HALOX_ERR_INVALID_ARG,

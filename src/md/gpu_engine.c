@@ -127,7 +127,8 @@ halox_status_t md__gpu_create(halox_md_t *md)
     void *s = halox_comm_stream(md->comm);
     if (!s)
         return halox__error(HALOX_ERR_INVALID_ARG,
-                            "the GPU engine needs a GPU transport (mpi-staged, nccl), not '%s'",
+                            "the GPU engine needs a GPU transport (mpi-staged, nccl, "
+                            "nvshmem-stream/pulse/fused), not '%s'",
                             halox_comm_transport(md->comm));
     md_gpu_t *g = calloc(1, sizeof *g);
     if (!g)
@@ -185,7 +186,12 @@ void md__gpu_destroy(halox_md_t *md)
             if (g->slot[k].ev[j])
                 cudaEventDestroy(g->slot[k].ev[j]);
     md_clusters_free(&g->cl);
-    void *dev[] = {g->x, g->v, g->f, g->fnl, g->xref, g->zone, g->energy, g->disp};
+    /* collective (the transport's memory): every rank destroys its engine at the end of a run */
+    if (g->x)
+        halox_comm_device_free(md->comm, g->x);
+    if (g->f)
+        halox_comm_device_free(md->comm, g->f);
+    void *dev[] = {g->v, g->fnl, g->xref, g->zone, g->energy, g->disp};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
         if (dev[k])
             cudaFree(dev[k]);
@@ -335,15 +341,26 @@ halox_status_t md__gpu_after_plan(halox_md_t *md)
     md_gpu_t *g = md->gpu;
     const int nh = md->atoms.n_home, n = md->atoms.n_total;
     halox_status_t st;
-    if (n + 1 > g->cap_total) {
-        int cap = n + 1 + n / 5 + 64;
+    /* x and f come from the transport (NVSHMEM: symmetric memory that peers store into), so
+     * they grow collectively: every rank to the largest rank's need, together */
+    double need = (double)n + 1;
+    if ((st = halox_comm_allreduce_max(md->comm, &need, 1)) != HALOX_OK)
+        return st;
+    if ((int)need > g->cap_total) {
+        int most = (int)need;
+        int cap = most + most / 5 + 64;
         size_t have = 0, b = sizeof(float) * 3 * (size_t)cap;
-        void **bufs[] = {(void **)&g->x, (void **)&g->f, (void **)&g->fnl};
-        for (int k = 0; k < 3; k++) {
-            have = 0;
-            if ((st = md__dev_grow(md, bufs[k], b, &have)))
+        void **bufs[] = {(void **)&g->x, (void **)&g->f};
+        for (int k = 0; k < 2; k++) {
+            if (*bufs[k])
+                halox_comm_device_free(md->comm, *bufs[k]);
+            *bufs[k] = NULL;
+            if ((st = halox_comm_device_alloc(md->comm, b, bufs[k])) != HALOX_OK)
                 return st;
         }
+        have = 0;
+        if ((st = md__dev_grow(md, (void **)&g->fnl, b, &have)))
+            return st;
         have = 0;
         if ((st = md__dev_grow(md, (void **)&g->zone, (size_t)cap, &have)))
             return st;

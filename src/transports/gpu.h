@@ -121,6 +121,11 @@ halox_status_t halox__gpu_bound(halox_comm_t *comm, halox__gpu_t *g, const char 
 /* Make the endpoint's device current (the caller's thread may have switched). */
 halox_status_t halox__gpu_set_device(halox_comm_t *comm, halox__gpu_t *g);
 
+/* halox_comm_device_alloc/free for transports that take any device memory: cudaMalloc on the
+ * endpoint's device, agreed over all ranks (all succeed or none keeps memory). */
+halox_status_t halox__gpu_dalloc(halox_comm_t *comm, size_t bytes, void **ptr_p);
+halox_status_t halox__gpu_dfree(halox_comm_t *comm, void *ptr);
+
 /* Mark failed, keeping the current error message as the reason. */
 void halox__gpu_fail(halox__gpu_t *g);
 

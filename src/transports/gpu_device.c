@@ -75,6 +75,42 @@ halox_status_t halox__gpu_set_device(halox_comm_t *comm, halox__gpu_t *g)
     return HALOX_OK;
 }
 
+/* ---- device memory for the caller's arrays ------------------------------------------------ */
+
+halox_status_t halox__gpu_dalloc(halox_comm_t *comm, size_t bytes, void **ptr_p)
+{
+    halox__gpu_t *g = halox__gpu(comm);
+    halox_status_t st = halox__gpu_usable(comm, g, "device_alloc");
+    if (st == HALOX_OK)
+        st = halox__gpu_set_device(comm, g);
+    if (st == HALOX_OK) {
+        cudaError_t e = cudaMalloc(ptr_p, bytes > 0 ? bytes : 16);
+        if (e != cudaSuccess) {
+            *ptr_p = NULL;
+            (void)cudaGetLastError();
+            st = halox__error(HALOX_ERR_NO_MEMORY,
+                              "%s: rank %d: device_alloc of %zu bytes failed: %s", g->name,
+                              comm->rank, bytes, cudaGetErrorString(e));
+        }
+    }
+    /* collective like the NVSHMEM transports' symmetric allocation: all succeed or none */
+    st = halox__agree(comm, st, "device_alloc");
+    if (st != HALOX_OK && *ptr_p) {
+        cudaFree(*ptr_p);
+        *ptr_p = NULL;
+    }
+    return st;
+}
+
+halox_status_t halox__gpu_dfree(halox_comm_t *comm, void *ptr)
+{
+    halox__gpu_t *g = halox__gpu(comm);
+    if (ptr && halox__gpu_set_device(comm, g) == HALOX_OK)
+        cudaFree(ptr);
+    (void)cudaGetLastError();
+    return HALOX_OK;
+}
+
 /* ---- device plan ------------------------------------------------------------------------- */
 
 void halox__gpu_plan_free(halox__gpu_plan_t *dp)

@@ -481,6 +481,8 @@ const halox_transport_ops_t halox__mpi_staged_ops = {
     .bind = halox__gmpi_bind,
     .coords = halox__gmpi_coords,
     .forces = halox__gmpi_forces,
+    .dalloc = halox__gpu_dalloc,
+    .dfree = halox__gpu_dfree,
 };
 
 const halox_transport_ops_t halox__mpi_cuda_ops = {
@@ -497,4 +499,6 @@ const halox_transport_ops_t halox__mpi_cuda_ops = {
     .bind = halox__gmpi_bind,
     .coords = halox__gmpi_coords,
     .forces = halox__gmpi_forces,
+    .dalloc = halox__gpu_dalloc,
+    .dfree = halox__gpu_dfree,
 };

@@ -489,4 +489,6 @@ const halox_transport_ops_t halox__nccl_ops = {
     .bind = halox__nccl_bind,
     .coords = halox__nccl_coords,
     .forces = halox__nccl_forces,
+    .dalloc = halox__gpu_dalloc,
+    .dfree = halox__gpu_dfree,
 };

@@ -25,6 +25,11 @@ const halox_transport_ops_t *const halox__transport_table[] = {
 #if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_MPI) && defined(HALOX_HAVE_NCCL)
     &halox__nccl_ops,
 #endif
+#if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_MPI) && defined(HALOX_HAVE_NVSHMEM)
+    &halox__nvshmem_stream_ops,
+    &halox__nvshmem_pulse_ops,
+    &halox__nvshmem_fused_ops,
+#endif
     NULL,
 };
 

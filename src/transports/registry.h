@@ -20,5 +20,11 @@ extern const halox_transport_ops_t halox__mpi_cuda_ops;
 /* src/transports/gpu_nccl.c */
 extern const halox_transport_ops_t halox__nccl_ops;
 #endif
+#if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_MPI) && defined(HALOX_HAVE_NVSHMEM)
+/* src/transports/gpu_nvshmem.c */
+extern const halox_transport_ops_t halox__nvshmem_stream_ops;
+extern const halox_transport_ops_t halox__nvshmem_pulse_ops;
+extern const halox_transport_ops_t halox__nvshmem_fused_ops;
+#endif
 
 #endif

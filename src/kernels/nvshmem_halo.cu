@@ -1,0 +1,335 @@
+/* GPU-initiated halo kernels for the NVSHMEM transports (protocol in nvshmem_halo.h).
+ *
+ * One kernel serves nvshmem-pulse (a launch per pulse) and nvshmem-fused (one launch for all
+ * pulses): the grid is `count` rows of `blocks_per_row` blocks, a row per pulse.
+ *
+ * Coordinates, per row (pulse k):
+ *   pass 1   pack the home atoms (map[0, home_prefix)) straight into the peer's halo (store
+ *            path) or into the symmetric staging buffer (put path);
+ *   pass 2   wait only for the signals of the pulses whose atoms this pulse forwards (needs),
+ *            then pack the forwarded atoms;
+ *   signal   each block fences (system scope) and counts itself done; the row's last block
+ *            raises the peer's signal (store path: a system-scope atomic add on the peer's
+ *            signal) or issues put-with-signal of the whole staging slot (put path);
+ *   tail     the row's first block waits until this PE's own pulse-k coordinates arrived, so the
+ *            launch ends only when the halo is complete.
+ * Forces, per row (pulses from `first` down):
+ *   send     once the later pulses that forward this pulse's atoms have accumulated (feeds), the
+ *            halo's forces go back to the owner's force buffer (store or put), then its signal;
+ *   add      wait for the forces returned for this pulse and for pulse k+1's accumulation (the
+ *            chain keeps the reference's order, so sums are bit-identical and race-free), add
+ *            them into f, and mark pulse k accumulated (GPU-scope release).
+ * Counters (rows, launches) are epoch-valued: exchange e's last block is the one that brings a
+ * counter to e * blocks. Waits spin with acquire loads and give up after timeout_ns, recording
+ * pulse, peer and epoch; every other wait then leaves at once (state->abort). */
+#include <cuda_runtime.h>
+#include <nvshmem.h>
+#include <nvshmemx.h>
+#include <stdint.h>
+
+#include "kernels/nvshmem_halo.h"
+
+#define SHM_THREADS 256
+
+typedef unsigned long long u64;
+
+static __device__ __forceinline__ u64 shm_ld_acquire_sys(const u64 *p)
+{
+    u64 v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+static __device__ __forceinline__ u64 shm_ld_acquire_gpu(const u64 *p)
+{
+    u64 v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+static __device__ __forceinline__ void shm_st_release_gpu(u64 *p, u64 v)
+{
+    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+static __device__ __forceinline__ long long shm_now_ns(void)
+{
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return (long long)t;
+}
+
+/* Spin until *p >= want (sys: written by peers; else by this GPU). 1: reached; 0: gave up
+ * (timeout recorded here, or another wait failed first). One thread calls it. */
+static __device__ int shm_wait_ge(const halox__shm_launch_t *L, const u64 *p, u64 want, int sys,
+                                  int dir, int pulse, int peer)
+{
+    halox__shm_state_t *S = L->state;
+    u64 v = sys ? shm_ld_acquire_sys(p) : shm_ld_acquire_gpu(p);
+    if (v >= want)
+        return 1;
+    const long long t0 = shm_now_ns();
+    for (unsigned it = 1;; it++) {
+        v = sys ? shm_ld_acquire_sys(p) : shm_ld_acquire_gpu(p);
+        if (v >= want)
+            return 1;
+        if ((it & 31) == 0) {
+            if (*(volatile int *)&S->abort)
+                return 0;
+            if (shm_now_ns() - t0 > L->timeout_ns) {
+                if (atomicCAS(&S->fail.code, 0, 1) == 0) {
+                    S->fail.dir = dir;
+                    S->fail.pulse = pulse;
+                    S->fail.peer = peer;
+                    S->fail.epoch = want;
+                    S->fail.seen = v;
+                    __threadfence_system();
+                    *L->host_flag = 1;
+                }
+                *(volatile int *)&S->abort = 1;
+                return 0;
+            }
+        }
+        __nanosleep(32);
+    }
+}
+
+/* The row's blocks count themselves done (after a system-scope fence of everything this block
+ * wrote); returns nonzero in the block that completes the row for epoch e. Whole block calls. */
+static __device__ int shm_row_last(unsigned *counter, u64 e, int blocks)
+{
+    __shared__ int last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence_system();
+        unsigned old = atomicAdd(counter, 1u);
+        last = (u64)old + 1 == e * (u64)blocks;
+        if (last)
+            __threadfence(); /* acquire the other blocks' writes */
+    }
+    __syncthreads();
+    return last;
+}
+
+/* The launch's blocks count themselves done; the last one raises the epoch when asked. */
+static __device__ void shm_launch_done(const halox__shm_launch_t *L, int dir, u64 e)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned old = atomicAdd(&L->state->launch_done[dir][L->first], 1u);
+        if ((u64)old + 1 == e * (u64)gridDim.x && L->bump)
+            *(volatile u64 *)&L->state->epoch[dir] = e;
+    }
+}
+
+template <typename T>
+static __device__ __forceinline__ void shm_pack(T *dst, const T *x, const int *map, int lo, int hi,
+                                                int stride, int dim, T shift, int add, int t0,
+                                                int nthreads)
+{
+    const long long end = (long long)hi * stride;
+    for (long long t = (long long)lo * stride + t0; t < end; t += nthreads) {
+        const long long i = t / stride;
+        const int c = (int)(t - i * stride);
+        T v = x[(long long)map[i] * stride + c];
+        if (add && c == dim)
+            v = v + shift;
+        dst[t] = v;
+    }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(SHM_THREADS) halox__shm_coords_kernel(halox__shm_launch_t L)
+{
+    const int r = blockIdx.x / L.blocks_per_row, b = blockIdx.x % L.blocks_per_row;
+    const int k = L.first + r;
+    const halox__shm_row_t *R = &L.rows[k];
+    halox__shm_state_t *S = L.state;
+    __shared__ int ok;
+    const u64 e = *(volatile u64 *)&S->epoch[0] + 1;
+    const int n = L.signal_only ? 0 : R->send_count;
+    const int direct = !L.use_put && R->x_peer != NULL;
+    T *dst = (T *)(direct ? R->x_peer : R->stage);
+    const T *x = (const T *)L.x;
+    const int hp = R->home_prefix < n ? R->home_prefix : n;
+    const int nthreads = L.blocks_per_row * blockDim.x, t0 = b * blockDim.x + threadIdx.x;
+    const T shift = (T)R->shift;
+    const int add = R->shift != 0.0;
+
+    /* pass 1: home atoms, no waiting */
+    shm_pack<T>(dst, x, R->map, 0, hp, L.stride, R->dim, shift, add, t0, nthreads);
+    /* pass 2: forwarded atoms, once the pulses that delivered them have signalled */
+    if (threadIdx.x == 0) {
+        ok = 1;
+        if (n > hp)
+            for (int j = 0; j < k && ok; j++)
+                if (R->needs & (1u << j))
+                    ok = shm_wait_ge(&L, (const u64 *)&L.sig[j], e, 1, 0, j, L.rows[j].recv_pe);
+    }
+    __syncthreads();
+    if (!ok)
+        return;
+    shm_pack<T>(dst, x, R->map, hp, n, L.stride, R->dim, shift, add, t0, nthreads);
+
+    if (shm_row_last(&S->row_done[0][k], e, L.blocks_per_row)) {
+        const size_t bytes = (size_t)n * L.stride * sizeof(T);
+        if (direct) {
+            if (threadIdx.x == 0)
+                atomicAdd_system((u64 *)R->sig_x_peer, 1ull);
+        } else if (bytes > 0) {
+            nvshmemx_putmem_signal_block(R->x_sym, R->stage, bytes, &L.sig[k], 1,
+                                         NVSHMEM_SIGNAL_ADD, R->send_pe);
+        } else if (threadIdx.x == 0) {
+            nvshmemx_signal_op(&L.sig[k], 1, NVSHMEM_SIGNAL_ADD, R->send_pe);
+        }
+    }
+    /* tail: this PE's own pulse-k coordinates are in before the launch ends */
+    if (b == 0 && threadIdx.x == 0)
+        ok = shm_wait_ge(&L, (const u64 *)&L.sig[k], e, 1, 0, k, R->recv_pe);
+    __syncthreads();
+    if (!ok)
+        return;
+    shm_launch_done(&L, 0, e);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(SHM_THREADS) halox__shm_forces_kernel(halox__shm_launch_t L)
+{
+    const int r = blockIdx.x / L.blocks_per_row, b = blockIdx.x % L.blocks_per_row;
+    const int k = L.first - r;
+    const halox__shm_row_t *R = &L.rows[k];
+    halox__shm_state_t *S = L.state;
+    uint64_t *fsig = L.sig + HALOX_MAX_PULSES;
+    __shared__ int ok;
+    const u64 e = *(volatile u64 *)&S->epoch[1] + 1;
+    const int nthreads = L.blocks_per_row * blockDim.x, t0 = b * blockDim.x + threadIdx.x;
+    const int nxt = k + 1 < L.n_pulses; /* a later pulse exists: its accumulation comes first */
+
+    /* send: the halo's forces of pulse k, complete once later pulses forwarding them added */
+    if (threadIdx.x == 0) {
+        ok = 1;
+        if (R->feeds && nxt)
+            ok = shm_wait_ge(&L, &S->acc_done[k + 1], e, 0, 1, k + 1, -1);
+    }
+    __syncthreads();
+    if (!ok)
+        return;
+    const int nr = L.signal_only ? 0 : R->recv_count;
+    const int direct = !L.use_put && R->fb_peer != NULL;
+    if (direct) {
+        const T *src = (const T *)R->f_src;
+        T *dst = (T *)R->fb_peer;
+        const long long end = (long long)nr * L.stride;
+        for (long long t = t0; t < end; t += nthreads)
+            dst[t] = src[t];
+    }
+    if (shm_row_last(&S->row_done[1][k], e, L.blocks_per_row)) {
+        const size_t bytes = (size_t)nr * L.stride * sizeof(T);
+        if (direct) {
+            if (threadIdx.x == 0)
+                atomicAdd_system((u64 *)R->sig_f_peer, 1ull);
+        } else if (bytes > 0) {
+            nvshmemx_putmem_signal_block(R->fb_sym, R->f_src, bytes, &fsig[k], 1,
+                                         NVSHMEM_SIGNAL_ADD, R->recv_pe);
+        } else if (threadIdx.x == 0) {
+            nvshmemx_signal_op(&fsig[k], 1, NVSHMEM_SIGNAL_ADD, R->recv_pe);
+        }
+    }
+
+    /* add: the forces returned for the atoms this PE sent in pulse k, after pulse k+1's */
+    if (threadIdx.x == 0) {
+        ok = shm_wait_ge(&L, (const u64 *)&fsig[k], e, 1, 1, k, R->send_pe);
+        if (ok && nxt)
+            ok = shm_wait_ge(&L, &S->acc_done[k + 1], e, 0, 1, k + 1, -1);
+    }
+    __syncthreads();
+    if (!ok)
+        return;
+    const int ns = L.signal_only ? 0 : R->send_count;
+    {
+        T *f = (T *)L.f;
+        const T *src = (const T *)R->fb_mine;
+        const long long end = (long long)ns * 3;
+        for (long long t = t0; t < end; t += nthreads) {
+            const long long i = t / 3;
+            const int c = (int)(t - i * 3);
+            T *a = f + (long long)R->map[i] * L.stride + c;
+            *a = *a + src[i * L.stride + c];
+        }
+    }
+    /* accumulated: GPU-scope release for the rows (and the next launch) that wait on it */
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        unsigned old = atomicAdd(&S->acc_blocks[k], 1u);
+        if ((u64)old + 1 == e * (u64)L.blocks_per_row)
+            shm_st_release_gpu(&S->acc_done[k], e);
+    }
+    shm_launch_done(&L, 1, e);
+}
+
+__global__ void halox__shm_wait_kernel(halox__shm_launch_t L, int dir, int slot, int peer)
+{
+    const u64 e = *(volatile u64 *)&L.state->epoch[dir] + 1;
+    if (shm_wait_ge(&L, (const u64 *)&L.sig[slot], e, 1, dir, slot % HALOX_MAX_PULSES, peer) &&
+        L.bump)
+        *(volatile u64 *)&L.state->epoch[dir] = e;
+}
+
+__global__ void halox__shm_bump_kernel(halox__shm_state_t *S, int dir) { S->epoch[dir] += 1; }
+
+static unsigned halox__shm_grid(const halox__shm_launch_t *l)
+{
+    return (unsigned)(l->count * l->blocks_per_row);
+}
+
+extern "C" cudaError_t halox__shm_coords(const halox__shm_launch_t *l, cudaStream_t stream)
+{
+    if (l->count <= 0)
+        return cudaSuccess;
+    if (l->real_double)
+        halox__shm_coords_kernel<double><<<halox__shm_grid(l), SHM_THREADS, 0, stream>>>(*l);
+    else
+        halox__shm_coords_kernel<float><<<halox__shm_grid(l), SHM_THREADS, 0, stream>>>(*l);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t halox__shm_forces(const halox__shm_launch_t *l, cudaStream_t stream)
+{
+    if (l->count <= 0)
+        return cudaSuccess;
+    if (l->real_double)
+        halox__shm_forces_kernel<double><<<halox__shm_grid(l), SHM_THREADS, 0, stream>>>(*l);
+    else
+        halox__shm_forces_kernel<float><<<halox__shm_grid(l), SHM_THREADS, 0, stream>>>(*l);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t halox__shm_wait(const halox__shm_launch_t *l, int dir, int slot, int peer,
+                                       cudaStream_t stream)
+{
+    halox__shm_wait_kernel<<<1, 1, 0, stream>>>(*l, dir, slot, peer);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t halox__shm_bump(halox__shm_state_t *state, int dir, cudaStream_t stream)
+{
+    halox__shm_bump_kernel<<<1, 1, 0, stream>>>(state, dir);
+    return cudaGetLastError();
+}
+
+extern "C" int halox__shm_max_blocks(int pes_per_gpu)
+{
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        sms = 16;
+    }
+    if (pes_per_gpu < 1)
+        pes_per_gpu = 1;
+    /* at most half the SMs among the PEs of a GPU: the local force kernels keep the rest, and
+     * every spinning block is resident even when they are busy (one block per SM fits always) */
+    int b = sms / 2 / pes_per_gpu;
+    return b > 0 ? b : 1;
+}

@@ -1,0 +1,154 @@
+/* C entry points of the NVSHMEM runtime wrappers and of the GPU-initiated halo kernels
+ * (src/kernels/nvshmem_rt.cu, src/kernels/nvshmem_halo.cu).
+ *
+ * nvshmem.h is C++ only, so every NVSHMEM call lives in those two files; the transports
+ * (src/transports/gpu_nvshmem.c) see plain C types here.
+ *
+ * Signal protocol (all three NVSHMEM transports):
+ *  - Each PE owns 2 * HALOX_MAX_PULSES symmetric 64-bit signals: [k] is raised by the PE that
+ *    sends it pulse k's coordinates, [HALOX_MAX_PULSES + k] by the PE that returns pulse k's
+ *    forces. Every pulse raises its signal by one (NVSHMEM_SIGNAL_ADD) per exchange, also when
+ *    it carries no atoms, so a signal counts exchanges and only grows.
+ *  - Each PE counts its own exchanges per direction in device memory (epoch[dir], raised by the
+ *    last block of the last kernel of that direction): exchange e waits for signal >= e. The
+ *    expected value never comes from the host, so captured CUDA graphs replay correctly.
+ *  - Signals, epochs and counters are zeroed at bind only, when every PE's stream is idle and
+ *    before the bind's final agreement, so no peer can signal into a reset.
+ *  - Buffers are reused without resets by the chain order: a PE's next coordinate store into a
+ *    peer follows the forces that peer returned after using the previous coordinates. */
+#ifndef HALOX_KERNELS_NVSHMEM_HALO_H
+#define HALOX_KERNELS_NVSHMEM_HALO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "halox/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- runtime (nvshmem_rt.cu) ------------------------------------------------------------ */
+
+/* Bytes of NVSHMEM's unique id (broadcast from rank 0 by the caller). */
+size_t halox__shm_uid_size(void);
+/* Make a unique id (rank 0). Returns 0 on success. */
+int halox__shm_uid(void *uid);
+/* Initialise NVSHMEM once per process (later calls only check that rank/nranks match the first
+ * one's PE set and return 0). Collective over the nranks processes; the current CUDA device must
+ * be set. Never exits the process: returns nonzero and a reason in why[] on failure. */
+int halox__shm_init(int rank, int nranks, const void *uid, char *why, size_t why_len);
+int halox__shm_my_pe(void);
+int halox__shm_n_pes(void);
+const char *halox__shm_version(void);
+/* Collective over all PEs (same size everywhere); NULL when the symmetric heap is too small. */
+void *halox__shm_malloc(size_t bytes);
+void halox__shm_free(void *p); /* collective */
+/* Load/store pointer to the peer's copy of a symmetric address (NULL: not reachable). */
+void *halox__shm_ptr(const void *sym, int pe);
+/* Whether p lies in this PE's symmetric heap (NULL is not). */
+int halox__shm_is_symmetric(const void *p);
+/* The symmetric heap's size: NVSHMEM_SYMMETRIC_SIZE as NVSHMEM reads it (bytes), and whether
+ * the user set it. */
+size_t halox__shm_heap_size(int *user_set);
+/* Mark a failure: the process then skips NVSHMEM's collective finalisation at exit (it would
+ * wait for a peer that may be gone). */
+void halox__shm_poison(void);
+
+/* On-stream communication (nvshmem-stream): the put delivers bytes before it raises the peer's
+ * signal by one; bytes == 0 only raises the signal. Return cudaGetLastError()'s view. */
+cudaError_t halox__shm_put_signal_on_stream(void *dest_sym, const void *src, size_t bytes,
+                                            uint64_t *sig_sym, int pe, cudaStream_t stream);
+
+/* ---- kernels (nvshmem_halo.cu) ---------------------------------------------------------- */
+
+/* One pulse as the kernels see it (uploaded to device memory at bind). Addresses of peers are
+ * either load/store pointers (NVLink, same GPU) or NULL, with the symmetric address for puts. */
+typedef struct halox__shm_row {
+    int pulse;            /* k */
+    int dim;              /* shift component */
+    double shift;         /* added to component dim of every coordinate sent (0: none) */
+    int send_count;       /* atoms sent in pulse k (coordinates out, forces back in) */
+    int recv_count;       /* atoms received in pulse k */
+    int home_prefix;      /* map[0, home_prefix) are home atoms: sendable at once */
+    uint32_t needs;       /* coordinates: bit j, map holds atoms received in pulse j */
+    int feeds;            /* forces: some later pulse forwards atoms received in this one */
+    int send_pe;          /* coordinates go to send_pe, forces come back from it */
+    int recv_pe;          /* coordinates come from recv_pe, forces go back to it */
+    const int *map;       /* send_count local indices (device) */
+    void *x_peer;         /* send_pe's halo for pulse k (its x + its recv_offset): store pointer */
+    void *x_sym;          /* the same as a symmetric address, for puts */
+    void *stage;          /* this PE's symmetric staging for the put path (send_count atoms) */
+    void *f_src;          /* this PE's f + recv_offset: forces on the atoms received in pulse k */
+    void *fb_peer;        /* recv_pe's force buffer slot for pulse k: store pointer */
+    void *fb_sym;         /* the same as a symmetric address */
+    void *fb_mine;        /* this PE's force buffer slot for pulse k (send_count atoms) */
+    uint64_t *sig_x_peer; /* send_pe's coordinate signal k: store pointer, or NULL */
+    uint64_t *sig_f_peer; /* recv_pe's force signal k: store pointer, or NULL */
+} halox__shm_row_t;
+
+/* Where a kernel that gave up waiting says why (device memory; `flag` in mapped host memory so
+ * the host notices without a copy). First failure wins. */
+typedef struct halox__shm_fail {
+    int code; /* 0 none, 1 timeout */
+    int dir;  /* 0 coordinates, 1 forces */
+    int pulse;
+    int peer;                 /* PE that did not signal (or -1: a local dependency) */
+    unsigned long long epoch; /* exchange number since bind */
+    unsigned long long seen;  /* signal value seen */
+} halox__shm_fail_t;
+
+/* Device state of an endpoint (one allocation, zeroed at bind). */
+typedef struct halox__shm_state {
+    unsigned long long epoch[2];                   /* exchanges done per direction */
+    unsigned int row_done[2][HALOX_MAX_PULSES];    /* blocks done per row (send phase) */
+    unsigned int acc_blocks[HALOX_MAX_PULSES];     /* forces: blocks done accumulating */
+    unsigned long long acc_done[HALOX_MAX_PULSES]; /* forces: epoch whose accumulation is done */
+    unsigned int launch_done[2][HALOX_MAX_PULSES]; /* blocks done per launch */
+    int abort;                                     /* a wait failed: everyone leaves */
+    halox__shm_fail_t fail;
+} halox__shm_state_t;
+
+typedef struct halox__shm_launch {
+    const halox__shm_row_t *rows; /* device, indexed by pulse */
+    int n_pulses;                 /* of the bound plan */
+    int first;                    /* first pulse of this launch (forces: the highest) */
+    int count;                    /* pulses in this launch (forces go down from first) */
+    int blocks_per_row;
+    int real_double; /* 0 float, 1 double */
+    int stride;
+    void *x, *f;               /* this PE's arrays */
+    uint64_t *sig;             /* this PE's symmetric signals */
+    halox__shm_state_t *state; /* device */
+    volatile int *host_flag;   /* mapped host memory: set to 1 on a failure */
+    long long timeout_ns;
+    int use_put;     /* never store to peers: put-with-signal (RDMA path) */
+    int signal_only; /* benchmark floor: no payload, signals only */
+    int bump;        /* the launch's last block raises epoch[dir] */
+} halox__shm_launch_t;
+
+/* Coordinates: pack (two passes: home atoms, then forwarded atoms once the pulses that brought
+ * them have signalled), store or put to the peer, signal; then wait for this PE's incoming
+ * signals of the launch's pulses. */
+cudaError_t halox__shm_coords(const halox__shm_launch_t *l, cudaStream_t stream);
+/* Forces, pulses from `first` down: return the halo's forces (after the later pulses that
+ * forward them have accumulated), signal; wait for the returned forces and accumulate them into
+ * f in reverse pulse order (bit-identical to the reference). */
+cudaError_t halox__shm_forces(const halox__shm_launch_t *l, cudaStream_t stream);
+/* nvshmem-stream: wait (bounded) in a one-thread kernel until this PE's signal `slot` (0..2*MAX)
+ * reaches epoch[dir] + 1; with bump, raise epoch[dir] afterwards. */
+cudaError_t halox__shm_wait(const halox__shm_launch_t *l, int dir, int slot, int peer,
+                            cudaStream_t stream);
+/* nvshmem-stream: raise epoch[dir] (when no wait of that direction did). */
+cudaError_t halox__shm_bump(halox__shm_state_t *state, int dir, cudaStream_t stream);
+
+/* Blocks a launch may use without risking non-resident spinning blocks: the SMs of the current
+ * device divided among the PEs sharing it. */
+int halox__shm_max_blocks(int pes_per_gpu);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
