@@ -13,8 +13,9 @@
  *                               [--stride 3|4] [--double] [--json FILE] [--seed S]
  *
  * Defaults: -n 45000,176000 -t mpi-staged,nccl,mpi-cuda,mpi,nvshmem-stream,nvshmem-pulse,
- * nvshmem-fused,nvshmem-pulse+put,nvshmem-fused+put,nvshmem-fused+floor -r 200 -w 20, float,
- * stride 3. NAME+put forces NVSHMEM's put-with-signal path (HALOX_NVSHMEM_PUT=1); NAME+floor
+ * nvshmem-fused,nvshmem-pulse+put,nvshmem-fused+put,nvshmem-fused+tma,nvshmem-fused+floor -r 200
+ * -w 20, float, stride 3. NAME+put forces NVSHMEM's put-with-signal path (HALOX_NVSHMEM_PUT=1),
+ * NAME+tma its bulk asynchronous copies (HALOX_NVSHMEM_TMA=1); NAME+floor
  * moves the same pulses' signals and no atoms (HALOX_NVSHMEM_SIGNAL_ONLY=1): the floor.
  * The grid comes from P (1: 1x1x1, 2: 2x1x1, 4: 2x2x1, 8: 2x2x2, else the most cubic).
  * A transport that refuses the machine (nccl with several ranks per GPU, mpi-cuda without
@@ -171,16 +172,19 @@ static int bench_one(const char *label, int natoms, halox_real_t real, int strid
         *plus++ = 0;
         if (strcmp(plus, "put") == 0) {
             setenv("HALOX_NVSHMEM_PUT", "1", 1);
+        } else if (strcmp(plus, "tma") == 0) {
+            setenv("HALOX_NVSHMEM_TMA", "1", 1);
         } else if (strcmp(plus, "floor") == 0) {
             setenv("HALOX_NVSHMEM_SIGNAL_ONLY", "1", 1);
             floor_run = 1;
         } else {
-            ROOT("%s: unknown variant '+%s' (use +put or +floor)\n", label, plus);
+            ROOT("%s: unknown variant '+%s' (use +put, +tma or +floor)\n", label, plus);
             return -1;
         }
     }
     int rc = bench_run(name, label, floor_run, natoms, real, stride, repeats, warmup, seed, json);
     unsetenv("HALOX_NVSHMEM_PUT");
+    unsetenv("HALOX_NVSHMEM_TMA");
     unsetenv("HALOX_NVSHMEM_SIGNAL_ONLY");
     return rc;
 }
@@ -412,7 +416,8 @@ int main(int argc, char **argv)
     char sizes[256] = "45000,176000",
          transports[512] =
              "mpi-staged,nccl,mpi-cuda,mpi,nvshmem-stream,nvshmem-pulse,nvshmem-fused,"
-             "nvshmem-pulse+put,nvshmem-fused+put,nvshmem-fused+floor";
+             "nvshmem-pulse+put,nvshmem-fused+put,nvshmem-fused+tma,"
+             "nvshmem-fused+floor";
     const char *json_path = NULL;
     int repeats = 200, warmup = 20, stride = 3;
     halox_real_t real = HALOX_FLOAT;

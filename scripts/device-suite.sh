@@ -210,11 +210,13 @@ fi
 
 # ---- 2b. NVSHMEM transports first (quick): exchanges on 2 ranks, timeout, MD on 2 ranks ------
 if want nvshmem; then
-    for t in nvshmem-stream nvshmem-pulse nvshmem-fused nvshmem-pulse+put nvshmem-fused+put; do
+    for t in nvshmem-stream nvshmem-pulse nvshmem-fused nvshmem-pulse+put nvshmem-fused+put \
+        nvshmem-pulse+tma nvshmem-fused+tma; do
         phase "nvshmem-exchange-np2-$t" 120 "${MPIRUN[@]}" -np 2 "$BUILD/tests/test_gpu_exchange" \
             --transport "$t" --quick
     done
     phase nvshmem-timeout-np2 120 "${MPIRUN[@]}" -np 2 "$BUILD/tests/test_gpu_timeout"
+    phase nvshmem-memory-np2 120 "${MPIRUN[@]}" -np 2 "$BUILD/tests/test_gpu_nvshmem"
     for t in nvshmem-fused nvshmem-pulse nvshmem-stream; do
         phase "nvshmem-md-np2-$t" 150 "${MPIRUN[@]}" -np 2 "$BUILD/tests/test_gpu_md" --transport "$t"
     done
@@ -382,7 +384,7 @@ else
     # NVSHMEM: its VMM-mapped heap is not tracked by the sanitizer; plain cudaMalloc'ed heap
     for tool in memcheck racecheck synccheck; do
         over_budget && break
-        for t in nvshmem-fused nvshmem-pulse+put nvshmem-stream; do
+        for t in nvshmem-fused nvshmem-pulse+put nvshmem-fused+tma nvshmem-stream; do
             [ "$tool" != memcheck ] && [ "$t" = nvshmem-stream ] && continue
             phase "sanitizer-$tool-$t" 150 env NVSHMEM_DISABLE_CUDA_VMM=1 "${MPIRUN[@]}" -np 2 \
                 "$CS" --tool "$tool" --error-exitcode 3 "$BUILD/tests/test_gpu_exchange" \

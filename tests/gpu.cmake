@@ -35,6 +35,8 @@ if(HALOX_HAVE_MPI)
   halox_gpu_mpi_test(test_gpu_exchange SOURCES test_gpu_exchange.c NP 1 2 4 8)
   # bounded waits: a missing peer is a timeout naming rank, step, pulse and peer
   halox_gpu_mpi_test(test_gpu_timeout SOURCES test_gpu_timeout.c NP 2 TIMEOUT 120)
+  # NVSHMEM memory errors: heap too small (names NVSHMEM_SYMMETRIC_SIZE), non-symmetric arrays
+  halox_gpu_mpi_test(test_gpu_nvshmem SOURCES test_gpu_nvshmem.c NP 2 TIMEOUT 120)
 endif()
 
 if(HALOX_HAVE_NVSHMEM)

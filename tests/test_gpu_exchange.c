@@ -343,23 +343,28 @@ int main(int argc, char **argv)
     }
     ROOT_PRINTF("%d process(es), %d CUDA device(s) visible\n", P, ndev);
     /* "+put": the same transport with HALOX_NVSHMEM_PUT=1 (put-with-signal to every peer, the
-     * path of peers without load/store access, forced on this node) */
-    static const char *const names[] = {
-        "mpi-staged",    "nccl",          "mpi-cuda",          "nvshmem-stream",
-        "nvshmem-pulse", "nvshmem-fused", "nvshmem-pulse+put", "nvshmem-fused+put"};
+     * path of peers without load/store access, forced on this node); "+tma": HALOX_NVSHMEM_TMA=1
+     * (coordinates to NVLink peers by bulk asynchronous copies from shared memory) */
+    static const char *const names[] = {"mpi-staged",        "nccl",
+                                        "mpi-cuda",          "nvshmem-stream",
+                                        "nvshmem-pulse",     "nvshmem-fused",
+                                        "nvshmem-pulse+put", "nvshmem-fused+put",
+                                        "nvshmem-pulse+tma", "nvshmem-fused+tma"};
     for (size_t t = 0; t < sizeof names / sizeof names[0]; t++) {
         if (only && strcmp(only, names[t]) != 0)
             continue;
         char base[64];
         snprintf(base, sizeof base, "%s", names[t]);
         char *plus = strchr(base, '+');
+        const char *var = NULL;
         if (plus) {
             *plus = 0;
-            setenv("HALOX_NVSHMEM_PUT", "1", 1);
+            var = strcmp(plus + 1, "put") == 0 ? "HALOX_NVSHMEM_PUT" : "HALOX_NVSHMEM_TMA";
+            setenv(var, "1", 1);
         }
         test_transport(base, P);
-        if (plus)
-            unsetenv("HALOX_NVSHMEM_PUT");
+        if (var)
+            unsetenv(var);
     }
 
     int failed = halox_test_failures, any = 0;

@@ -95,7 +95,9 @@ static void usage(FILE *to)
         "                          transport; the GPU engine takes nccl (mpi-staged when ranks\n"
         "                          share GPUs) and runs in single precision\n"
         "  --graph                 GPU engine: replay the steps between rebuilds as a CUDA\n"
-        "                          graph (nccl; mpi-staged cannot be captured: runs without)\n"
+        "                          graph (nccl, nvshmem-*; mpi-staged cannot be captured)\n"
+        "  --tma                   nvshmem-pulse/fused: write coordinates to NVLink peers\n"
+        "                          with bulk asynchronous copies (TMA) from shared memory\n"
         "  --precision P           float (default: positions and forces in single precision,\n"
         "                          energies in double) or double\n"
         "  --timeout S             bound on every wait for a peer (default HALOX_TIMEOUT_S or 60)\n"
@@ -314,6 +316,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
             continue;
         } else if (!strcmp(a, "--graph")) {
             c->graph = 1;
+            continue;
+        } else if (!strcmp(a, "--tma")) {
+            /* read by the NVSHMEM transports at endpoint creation (documented in the env table) */
+            setenv("HALOX_NVSHMEM_TMA", "1", 1);
             continue;
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = 1;

@@ -19,6 +19,10 @@
     X("HALOX_NVSHMEM_PUT", "0/1", "0",                                                             \
       "NVSHMEM transports: 1 never stores into peers' memory, every pulse is a put-with-signal "   \
       "(the InfiniBand/RDMA path of peers without load/store access), also within one node")       \
+    X("HALOX_NVSHMEM_TMA", "0/1", "0",                                                             \
+      "nvshmem-pulse/fused: 1 gathers coordinates in shared memory and writes them to NVLink "     \
+      "peers with bulk asynchronous copies (TMA, sm_90) instead of thread stores (halox-md "       \
+      "--tma)")                                                                                    \
     X("HALOX_NVSHMEM_SIGNAL_ONLY", "0/1", "0",                                                     \
       "NVSHMEM transports: 1 exchanges the signals of every pulse but no atoms (the benchmarks' "  \
       "floor; coordinates and forces are then wrong)")                                             \

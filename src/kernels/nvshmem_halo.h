@@ -43,11 +43,13 @@ int halox__shm_init(int rank, int nranks, const void *uid, char *why, size_t why
 int halox__shm_my_pe(void);
 int halox__shm_n_pes(void);
 const char *halox__shm_version(void);
-/* Collective over all PEs (same size everywhere); NULL when the symmetric heap is too small. */
+/* Collective over all PEs (same size everywhere); NULL when NVSHMEM has no room. */
 void *halox__shm_malloc(size_t bytes);
 void halox__shm_free(void *p); /* collective */
 /* Load/store pointer to the peer's copy of a symmetric address (NULL: not reachable). */
 void *halox__shm_ptr(const void *sym, int pe);
+/* Bytes of the symmetric heap that halox holds now (equal on every PE). */
+size_t halox__shm_in_use(void);
 /* Whether p lies in this PE's symmetric heap (NULL is not). */
 int halox__shm_is_symmetric(const void *p);
 /* The symmetric heap's size: NVSHMEM_SYMMETRIC_SIZE as NVSHMEM reads it (bytes), and whether
@@ -126,6 +128,7 @@ typedef struct halox__shm_launch {
     long long timeout_ns;
     int use_put;     /* never store to peers: put-with-signal (RDMA path) */
     int signal_only; /* benchmark floor: no payload, signals only */
+    int tma;         /* store path: stage in shared memory, write with bulk async copies */
     int bump;        /* the launch's last block raises epoch[dir] */
 } halox__shm_launch_t;
 

@@ -48,8 +48,11 @@ extern "C" int halox__shm_init(int rank, int nranks, const void *uid, char *why,
         }
         return 0;
     }
-    /* NVLink multicast stays off (it can take shared GPUs out of service), unless set already */
+    /* NVLink multicast stays off (it can take shared GPUs out of service), unless set already;
+     * no NCCL inside NVSHMEM either (its collectives are not used here; it costs start-up time
+     * and probes kernels that compute-sanitizer reports) */
     setenv("NVSHMEM_DISABLE_NVLS", "1", 0);
+    setenv("NVSHMEM_DISABLE_NCCL", "1", 0);
     nvshmemx_uniqueid_t id;
     memcpy(&id, uid, sizeof id);
     nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
@@ -93,11 +96,47 @@ extern "C" const char *halox__shm_version(void)
     return v;
 }
 
-extern "C" void *halox__shm_malloc(size_t bytes) { return nvshmem_malloc(bytes > 0 ? bytes : 256); }
+/* What halox holds of the symmetric heap (the same on every PE: allocations are collective with
+ * equal sizes). NVSHMEM grows its heap beyond NVSHMEM_SYMMETRIC_SIZE on demand (CUDA VMM), so a
+ * user's setting is enforced here. */
+#define HALOX__SHM_TRACKED 256
+static struct {
+    void *p;
+    size_t bytes;
+} halox__shm_live[HALOX__SHM_TRACKED];
+static size_t halox__shm_used = 0;
+
+extern "C" size_t halox__shm_in_use(void) { return halox__shm_used; }
+
+extern "C" void *halox__shm_malloc(size_t bytes)
+{
+    bytes = bytes > 0 ? bytes : 256;
+    int slot = -1;
+    for (int i = 0; i < HALOX__SHM_TRACKED && slot < 0; i++)
+        if (!halox__shm_live[i].p)
+            slot = i;
+    if (slot < 0)
+        return NULL;
+    void *p = nvshmem_malloc(bytes);
+    if (p) {
+        halox__shm_live[slot].p = p;
+        halox__shm_live[slot].bytes = bytes;
+        halox__shm_used += bytes;
+    }
+    return p;
+}
+
 extern "C" void halox__shm_free(void *p)
 {
-    if (p)
-        nvshmem_free(p);
+    if (!p)
+        return;
+    for (int i = 0; i < HALOX__SHM_TRACKED; i++)
+        if (halox__shm_live[i].p == p) {
+            halox__shm_used -= halox__shm_live[i].bytes;
+            halox__shm_live[i].p = NULL;
+            halox__shm_live[i].bytes = 0;
+        }
+    nvshmem_free(p);
 }
 extern "C" void *halox__shm_ptr(const void *sym, int pe) { return nvshmem_ptr(sym, pe); }
 

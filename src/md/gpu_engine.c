@@ -7,8 +7,9 @@
  *     [energy slots zeroed on thermo steps]; event x_ready
  *   lo stream (low priority): wait x_ready; LOCAL forces (home-home rows) -> f; event local_done
  *   hi stream: coordinate halo exchange (not on rebuild steps); NON-LOCAL forces (rows with halo
- *     atoms, zone rule) -> fnl (home rows) and f (halo rows); wait local_done; force halo exchange
- *     (adds the halo forces into f of the owners)                                md__gpu_forces
+ *     atoms, zone rule) -> fnl (home and halo rows); force halo exchange (adds the halo rows'
+ *     forces into fnl of the owners: bound arrays x and fnl, so it never waits for the local
+ *     forces); wait local_done                                                   md__gpu_forces
  *   hi stream: kick with f + fnl                                                 md__gpu_kick
  * Nothing waits on the host inside a step except what the transport itself does (mpi-staged
  * synchronises its stream to stage through host memory), thermo steps (energies and velocities
@@ -189,9 +190,9 @@ void md__gpu_destroy(halox_md_t *md)
     /* collective (the transport's memory): every rank destroys its engine at the end of a run */
     if (g->x)
         halox_comm_device_free(md->comm, g->x);
-    if (g->f)
-        halox_comm_device_free(md->comm, g->f);
-    void *dev[] = {g->v, g->fnl, g->xref, g->zone, g->energy, g->disp};
+    if (g->fnl)
+        halox_comm_device_free(md->comm, g->fnl);
+    void *dev[] = {g->v, g->f, g->xref, g->zone, g->energy, g->disp};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
         if (dev[k])
             cudaFree(dev[k]);
@@ -350,7 +351,7 @@ halox_status_t md__gpu_after_plan(halox_md_t *md)
         int most = (int)need;
         int cap = most + most / 5 + 64;
         size_t have = 0, b = sizeof(float) * 3 * (size_t)cap;
-        void **bufs[] = {(void **)&g->x, (void **)&g->f};
+        void **bufs[] = {(void **)&g->x, (void **)&g->fnl};
         for (int k = 0; k < 2; k++) {
             if (*bufs[k])
                 halox_comm_device_free(md->comm, *bufs[k]);
@@ -359,7 +360,7 @@ halox_status_t md__gpu_after_plan(halox_md_t *md)
                 return st;
         }
         have = 0;
-        if ((st = md__dev_grow(md, (void **)&g->fnl, b, &have)))
+        if ((st = md__dev_grow(md, (void **)&g->f, b, &have)))
             return st;
         have = 0;
         if ((st = md__dev_grow(md, (void **)&g->zone, (size_t)cap, &have)))
@@ -393,7 +394,7 @@ halox_status_t md__gpu_after_plan(halox_md_t *md)
     MD_CUDA(cudaStreamSynchronize(g->hi));
     g->xv_fresh = 1;
     g->uploaded = 1;
-    if ((st = halox_comm_bind(md->comm, &md->plan, g->x, g->f)) != HALOX_OK)
+    if ((st = halox_comm_bind(md->comm, &md->plan, g->x, g->fnl)) != HALOX_OK)
         return st;
     return md__gpu_lists(md);
 }
@@ -450,14 +451,16 @@ halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
     md__gpu_record(g, EV_C1, g->hi);
     if (coords) /* the new halo positions into the cluster slots */
         MD_CUDA(md_clusters_gather(&g->cl, g->x, g->zone, 1, g->hi));
-    MD_CUDA(md_clusters_lj(&g->cl, 1, rc2, md->eshift, g->fnl, g->f,
+    MD_CUDA(md_clusters_lj(&g->cl, 1, rc2, md->eshift, g->fnl, g->fnl,
                            want_energy ? g->energy + 2 : NULL, g->hi));
     md__gpu_record(g, EV_NL1, g->hi);
-    MD_CUDA(cudaStreamWaitEvent(g->hi, g->local_done, 0));
     md__gpu_record(g, EV_F0, g->hi);
     if ((st = halox_comm_forces(md->comm)) != HALOX_OK)
         return st;
     md__gpu_record(g, EV_F1, g->hi);
+    /* the local forces join only here: the force exchange reads and adds into fnl, which they
+     * do not touch, so it overlaps them too */
+    MD_CUDA(cudaStreamWaitEvent(g->hi, g->local_done, 0));
     if (want_energy) {
         MD_CUDA(cudaMemcpyAsync(g->h_energy, g->energy, 4 * sizeof(double), cudaMemcpyDeviceToHost,
                                 g->hi));

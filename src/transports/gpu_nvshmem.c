@@ -44,6 +44,7 @@ typedef struct halox__shm {
     int mode;
     int use_put;     /* HALOX_NVSHMEM_PUT */
     int signal_only; /* HALOX_NVSHMEM_SIGNAL_ONLY */
+    int use_tma;     /* HALOX_NVSHMEM_TMA */
     double headroom;
     int *pe_of;   /* comm rank -> PE */
     int *rank_of; /* PE -> comm rank (-1: not in this endpoint) */
@@ -199,6 +200,7 @@ static halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_
     m->mode = mode;
     m->use_put = halox__env_double("HALOX_NVSHMEM_PUT") != 0.0;
     m->signal_only = halox__env_double("HALOX_NVSHMEM_SIGNAL_ONLY") != 0.0;
+    m->use_tma = halox__env_double("HALOX_NVSHMEM_TMA") != 0.0;
     m->headroom = halox__env_double("HALOX_NVSHMEM_HEADROOM");
     if (m->headroom < 1.0)
         m->headroom = 1.25;
@@ -357,18 +359,20 @@ static halox_status_t halox__shm_sym_alloc(halox_comm_t *comm, size_t bytes, voi
     if (st != HALOX_OK)
         return st;
     most = (most + 255) / 256 * 256;
-    void *p = halox__shm_malloc(most);
+    /* a heap size the user set is a limit (NVSHMEM itself would grow past it); the same
+     * decision on every rank: the bytes in use are equal everywhere */
+    int user = 0;
+    size_t heap = halox__shm_heap_size(&user);
+    void *p = user && halox__shm_in_use() + most > heap ? NULL : halox__shm_malloc(most);
     if (!p) {
-        int user = 0;
-        size_t heap = halox__shm_heap_size(&user);
         st = halox__error(HALOX_ERR_NO_MEMORY,
                           "%s: rank %d: %s: the symmetric heap has no room for %zu more bytes "
-                          "(%.1f MiB; NVSHMEM_SYMMETRIC_SIZE is %zu bytes%s): set "
-                          "NVSHMEM_SYMMETRIC_SIZE to at least the bytes of x, f and twice the "
-                          "halo buffers of the largest rank plus this request, e.g. %zu",
-                          m->g.name, comm->rank, what, most, most / 1048576.0, heap,
-                          user ? ", set by the user" : ", NVSHMEM's default",
-                          heap + 2 * most + ((size_t)64 << 20));
+                          "(%.1f MiB, with %zu bytes in use; NVSHMEM_SYMMETRIC_SIZE is %zu "
+                          "bytes%s): set NVSHMEM_SYMMETRIC_SIZE to at least %zu (what is in use "
+                          "plus this request plus head-room for regrowth)",
+                          m->g.name, comm->rank, what, most, most / 1048576.0, halox__shm_in_use(),
+                          heap, user ? ", set by the user" : ", NVSHMEM's default",
+                          halox__shm_in_use() + 2 * most + ((size_t)64 << 20));
     }
     st = halox__agree(comm, st, what);
     if (st != HALOX_OK) {
@@ -633,6 +637,7 @@ static halox__shm_launch_t halox__shm_launch_base(halox_comm_t *comm)
     l.timeout_ns = (long long)(comm->timeout_s * 1e9);
     l.use_put = m->use_put;
     l.signal_only = m->signal_only;
+    l.tma = m->use_tma;
     return l;
 }
 

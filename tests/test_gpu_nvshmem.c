@@ -1,0 +1,136 @@
+/* The NVSHMEM transports' memory errors (2 processes), each with the message a user needs:
+ *  - a symmetric heap too small for a device_alloc (NVSHMEM_SYMMETRIC_SIZE set small here, before
+ *    NVSHMEM starts): HALOX_ERR_NO_MEMORY on every rank, naming NVSHMEM_SYMMETRIC_SIZE and the
+ *    bytes; the endpoint stays usable;
+ *  - x or f not from halox_comm_device_alloc (plain cudaMalloc): bind refuses with
+ *    HALOX_ERR_INVALID_ARG naming halox_comm_device_alloc;
+ *  - after both, a bind on symmetric arrays and an exchange work, checked against the reference;
+ *  - a CPU transport has no device memory: HALOX_ERR_UNAVAILABLE.
+ *
+ * Exit 77 (skipped) without a GPU, without NVSHMEM in the build, or not on 2 processes. */
+#define _POSIX_C_SOURCE 200809L
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "halox/comm.h"
+#include "halox/plan.h"
+#include "harness.h"
+#include "mpi_common.h"
+#include "test_gpu_common.h"
+
+static void test_memory_errors(const char *name, int me)
+{
+    halox_comm_args_t args = {.real = HALOX_FLOAT, .stride = 3, .timeout_s = 20};
+    halox_comm_t *comm = NULL;
+    CHECK_OK(halox_comm_create(name, &args, &comm));
+    if (!comm)
+        return;
+
+    /* 1. larger than the heap: every rank gets the error, and it says what to set */
+    void *big = NULL;
+    halox_status_t st = halox_comm_device_alloc(comm, (size_t)256 << 20, &big);
+    CHECK_STATUS(st, HALOX_ERR_NO_MEMORY);
+    CHECK(big == NULL);
+    const char *msg = halox_last_error();
+    if (me == 0)
+        printf("%s: 256 MiB on a 64 MiB heap: %s\n", name, msg);
+    CHECK(strstr(msg, "NVSHMEM_SYMMETRIC_SIZE") != NULL);
+    CHECK(strstr(msg, "268435456") != NULL); /* the bytes asked for */
+
+    /* the plan of a small system */
+    halox_grid_t grid = {{2, 1, 1}};
+    halox_box_t box = {{9.0, 8.0, 7.0}};
+    halox_plan_params_t params = {grid, box, 2.0, 0.5};
+    halox_atoms_t ref[2], mine;
+    CHECK(tm_make_system(&grid, &box, HALOX_FLOAT, 3, 0, 900, 7, ref) == 0);
+    CHECK(tm_copy_home(&mine, &ref[me]) == 0);
+    halox_plan_t plan, plans[2];
+    halox_plan_init(&plan);
+    halox_plan_init(&plans[0]);
+    halox_plan_init(&plans[1]);
+    CHECK_OK(halox_comm_build_plan(comm, &params, &mine, &plan));
+    CHECK_OK(halox_reference_build(&params, ref, plans));
+    const size_t esize = 3 * sizeof(float), bytes = esize * (size_t)plan.n_total;
+
+    /* 2. plain device memory: peers cannot store into it */
+    void *px = NULL, *pf = NULL;
+    TG_CUDA(cudaMalloc(&px, bytes));
+    TG_CUDA(cudaMalloc(&pf, bytes));
+    st = halox_comm_bind(comm, &plan, px, pf);
+    CHECK_STATUS(st, HALOX_ERR_INVALID_ARG);
+    if (me == 0)
+        printf("%s: bind on cudaMalloc'ed arrays: %s\n", name, halox_last_error());
+    CHECK(strstr(halox_last_error(), "halox_comm_device_alloc") != NULL);
+    cudaFree(px);
+    cudaFree(pf);
+
+    /* 3. still usable: symmetric arrays, one exchange each way, against the reference */
+    void *x = NULL, *f = NULL;
+    CHECK_OK(halox_comm_device_alloc(comm, bytes, &x));
+    CHECK_OK(halox_comm_device_alloc(comm, bytes, &f));
+    if (x && f) {
+        TG_CUDA(cudaMemcpy(x, mine.x, bytes, cudaMemcpyHostToDevice));
+        TG_CUDA(cudaMemset(f, 0, bytes));
+        CHECK_OK(halox_comm_bind(comm, &plan, x, f));
+        CHECK_OK(halox_comm_coords(comm));
+        CHECK_OK(halox_comm_forces(comm));
+        cudaStream_t s = (cudaStream_t)halox_comm_stream(comm);
+        TG_CUDA(cudaStreamSynchronize(s));
+        void *xs[2] = {ref[0].x, ref[1].x};
+        halox_reference_coords(plans, 2, HALOX_FLOAT, 3, xs);
+        float *hx = malloc(bytes);
+        TG_CUDA(cudaMemcpy(hx, x, bytes, cudaMemcpyDeviceToHost));
+        CHECK(hx && ref[me].n_total == plan.n_total && memcmp(hx, ref[me].x, bytes) == 0);
+        free(hx);
+    }
+    halox_comm_device_free(comm, x);
+    halox_comm_device_free(comm, f);
+    halox_comm_destroy(comm);
+    halox_plan_free(&plan);
+    halox_plan_free(&plans[0]);
+    halox_plan_free(&plans[1]);
+    halox_atoms_free(&mine);
+    halox_atoms_free(&ref[0]);
+    halox_atoms_free(&ref[1]);
+}
+
+int main(int argc, char **argv)
+{
+    /* before NVSHMEM starts: a heap small enough to overflow on purpose */
+    setenv("NVSHMEM_SYMMETRIC_SIZE", "64M", 1);
+    MPI_Init(&argc, &argv);
+    int me, P;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+
+    /* a CPU transport has no device memory (runs without a GPU too) */
+    {
+        halox_comm_args_t a = {.real = HALOX_DOUBLE, .stride = 3};
+        halox_comm_t *c = NULL;
+        CHECK_OK(halox_comm_create("mpi", &a, &c));
+        void *p = (void *)&a;
+        CHECK_STATUS(halox_comm_device_alloc(c, 64, &p), HALOX_ERR_UNAVAILABLE);
+        CHECK(p == NULL);
+        halox_comm_destroy(c);
+    }
+
+    int ndev = tg_device_count(), min_dev = 0;
+    MPI_Allreduce(&ndev, &min_dev, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (min_dev == 0 || P != 2 || !halox_transport_available("nvshmem-fused")) {
+        if (me == 0)
+            printf("skipped: %s\n", min_dev == 0 ? "no CUDA device visible"
+                                    : P != 2     ? "needs 2 processes"
+                                                 : "no NVSHMEM in this build");
+        MPI_Finalize();
+        return halox_test_failures ? 1 : HALOX_TEST_SKIP;
+    }
+    test_memory_errors("nvshmem-fused", me);
+    int failed = halox_test_failures, any = 0;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (me == 0)
+        printf("%d check(s) failed over all ranks\n", any);
+    MPI_Finalize();
+    TEST_DONE();
+}
