@@ -48,11 +48,9 @@ extern "C" int halox__shm_init(int rank, int nranks, const void *uid, char *why,
         }
         return 0;
     }
-    /* NVLink multicast stays off (it can take shared GPUs out of service), unless set already;
-     * no NCCL inside NVSHMEM either (its collectives are not used here; it costs start-up time
-     * and probes kernels that compute-sanitizer reports) */
+    /* NVLink multicast stays off (it can take shared GPUs out of service), unless set already.
+     * (NVSHMEM_DISABLE_NCCL=1 made every process hang in this set-up on the device: not used.) */
     setenv("NVSHMEM_DISABLE_NVLS", "1", 0);
-    setenv("NVSHMEM_DISABLE_NCCL", "1", 0);
     nvshmemx_uniqueid_t id;
     memcpy(&id, uid, sizeof id);
     nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
