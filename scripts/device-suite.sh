@@ -238,6 +238,10 @@ fi
 # (its correctness tests, test_gpu_md_np1/np2, ran in ctest-gpu above). One line per run in
 # bench.jsonl: ms/step, halo (coordinate + force exchange) ms/step, halo share, ns/day.
 MD="$BUILD/tools/halox-md"
+# random placements of millions of atoms take minutes on the host: the first run of a size
+# writes it, the later runs (every transport) read the same bits back
+export HALOX_SYSTEM_CACHE="${HALOX_SYSTEM_CACHE:-$WORK/systems}"
+mkdir -p "$HALOX_SYSTEM_CACHE"
 MD_REPEATS="${HALOX_MD_REPEATS:-1}"
 md_bench() { # md_bench NP TRANSPORT ATOMS [--graph]: HALOX_MD_REPEATS runs, one line each
     local np="$1" tr="$2" n="$3" g="${4:-}" r j name

@@ -16,6 +16,9 @@
       "stops the run with an error naming rank, pulse, peer and step")                             \
     X("HALOX_LOG_LEVEL", "integer", "1",                                                           \
       "tools' verbosity: 0 errors only, 1 normal, 2 plan details, 3 debug")                        \
+    X("HALOX_SYSTEM_CACHE", "directory", "(none)",                                                 \
+      "halox-md: keep random placements there (raw doubles keyed by atoms, density and seed) "     \
+      "and read them back bit for bit: millions of atoms start in seconds instead of minutes")     \
     X("HALOX_NVSHMEM_PUT", "0/1", "0",                                                             \
       "NVSHMEM transports: 1 never stores into peers' memory, every pulse is a put-with-signal "   \
       "(the InfiniBand/RDMA path of peers without load/store access), also within one node")       \
