@@ -665,6 +665,10 @@ static void print_summary(const halox_md_summary_t *s)
         printf("  CUDA graphs: %lld of %lld steps replayed as a graph (the parts below time the "
                "other steps)\n",
                s->graph_steps, s->steps);
+    if (s->device_bytes > 0)
+        printf("  NVSHMEM symmetric memory: %.1f MiB per rank (NVSHMEM_SYMMETRIC_SIZE must hold "
+               "it)\n",
+               (double)s->device_bytes / 1048576.0);
     if (s->steps == 0) {
         printf("  (no steps integrated: no timings)\n");
         fflush(stdout);

@@ -148,6 +148,9 @@ typedef struct halox_comm_stats {
     long long bytes_sent; /**< payload bytes sent in coordinate and force exchanges */
     double coord_seconds; /**< wall time in halox_comm_coords() */
     double force_seconds; /**< wall time in halox_comm_forces() */
+    long long device_bytes; /**< NVSHMEM transports: symmetric memory this process holds (x and f
+                                 from halox_comm_device_alloc, force buffers, staging, signals),
+                                 as of the last bind; 0 for the other transports */
 } halox_comm_stats_t;
 void halox_comm_get_stats(const halox_comm_t *comm, halox_comm_stats_t *stats_p);
 

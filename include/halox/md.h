@@ -202,6 +202,7 @@ typedef struct halox_md_summary {
     long long checkpoint_step; /**< step of the last checkpoint written, or -1 */
     long long graph_steps;     /**< GPU engine, --graph: steps run as a CUDA graph (their
                                     device time is in the wall time, not in the parts) */
+    long long device_bytes;    /**< NVSHMEM transports: symmetric memory per rank (largest) */
 } halox_md_summary_t;
 
 /** Callbacks. thermo, progress and notice are called on rank 0 only (from its thread); stop as

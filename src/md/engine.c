@@ -592,7 +592,7 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     }
     halox_comm_stats_t cs;
     halox_comm_get_stats(md->comm, &cs);
-    double sum[NT + 4], mx[NT + 2];
+    double sum[NT + 4], mx[NT + 3];
     /* "other" is what the named parts leave of this rank's loop time (thermo, output,
      * checkpoints, checks, waiting), so the parts add up to the wall time */
     double named = 0;
@@ -608,9 +608,10 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     sum[NT + 3] = (double)cs.bytes_sent;
     mx[NT] = md->max_hops;
     mx[NT + 1] = md->loop_seconds;
+    mx[NT + 2] = (double)cs.device_bytes;
     halox_status_t st = halox_comm_allreduce_sum(md->comm, sum, NT + 4);
     if (st == HALOX_OK)
-        st = halox_comm_allreduce_max(md->comm, mx, NT + 2);
+        st = halox_comm_allreduce_max(md->comm, mx, NT + 3);
     if (st != HALOX_OK)
         return st;
     s.natoms = md->natoms;
@@ -637,6 +638,7 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     s.halo_atoms = sum[NT + 1] / md->nranks;
     s.pairs = sum[NT + 2];
     s.halo_bytes = (long long)sum[NT + 3];
+    s.device_bytes = (long long)mx[NT + 2];
     s.interrupted = md->interrupted;
     s.checkpoints = md->checkpoints;
     s.checkpoint_step = md->checkpoint_step;

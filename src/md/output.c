@@ -233,9 +233,9 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
     fprintf(fp, ",\n    \"pairs_in_lists\": ");
     md__json_num(fp, s->pairs);
     fprintf(fp,
-            ",\n    \"halo_bytes\": %lld,\n    \"checkpoints\": %d,\n    \"graph_steps\": %lld\n  "
-            "}\n}\n",
-            s->halo_bytes, s->checkpoints, s->graph_steps);
+            ",\n    \"halo_bytes\": %lld,\n    \"checkpoints\": %d,\n    \"graph_steps\": %lld,\n"
+            "    \"device_bytes\": %lld\n  }\n}\n",
+            s->halo_bytes, s->checkpoints, s->graph_steps, s->device_bytes);
     int bad = ferror(fp);
     if (fclose(fp) != 0 || bad)
         return halox__error(HALOX_ERR_IO, "writing the JSON file '%s' failed: %s", path,

@@ -536,13 +536,9 @@ static halox_status_t halox__shm_bind(halox_comm_t *comm)
         m->fbuf = a;
         m->stage = b;
         m->buf_cap = cap;
-        if (comm->rank == 0 && halox__env_double("HALOX_LOG_LEVEL") >= 2)
-            fprintf(stderr,
-                    "%s: symmetric memory: x %zu + f %zu + force buffers %zu + staging %zu + "
-                    "signals %zu bytes per rank\n",
-                    g->name, m->alloc[which[0]].bytes, m->alloc[which[1]].bytes, cap, cap,
-                    sizeof(uint64_t) * 2 * HALOX_MAX_PULSES);
     }
+    /* the library does not print: callers read it from halox_comm_get_stats() */
+    comm->stats.device_bytes = (long long)halox__shm_in_use();
 
     /* where this rank's stores land at its peers: their halo offsets and force-buffer slots */
     typedef struct {
@@ -609,6 +605,9 @@ static halox_status_t halox__shm_bind(halox_comm_t *comm)
     int cap = halox__shm_max_blocks(m->pes_per_gpu) / rows;
     cap = cap > 0 ? cap : 1;
     int bpr = (int)(((long long)maxc * comm->stride + 1023) / 1024);
+    const int want = (int)halox__env_double("HALOX_NVSHMEM_BLOCKS"); /* tuning: fixed count */
+    if (want > 0)
+        bpr = want;
     m->blocks_per_row = bpr < 1 ? 1 : bpr > cap ? cap : bpr;
     st = halox__agree(comm, st, "bind");
     m->h_epoch[0] = m->h_epoch[1] = 0;
