@@ -145,9 +145,9 @@ halox_status_t halox_comm_barrier(halox_comm_t *comm);
 typedef struct halox_comm_stats {
     long long coord_exchanges;
     long long force_exchanges;
-    long long bytes_sent; /**< payload bytes sent in coordinate and force exchanges */
-    double coord_seconds; /**< wall time in halox_comm_coords() */
-    double force_seconds; /**< wall time in halox_comm_forces() */
+    long long bytes_sent;   /**< payload bytes sent in coordinate and force exchanges */
+    double coord_seconds;   /**< wall time in halox_comm_coords() */
+    double force_seconds;   /**< wall time in halox_comm_forces() */
     long long device_bytes; /**< NVSHMEM transports: symmetric memory this process holds (x and f
                                  from halox_comm_device_alloc, force buffers, staging, signals),
                                  as of the last bind; 0 for the other transports */

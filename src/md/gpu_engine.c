@@ -36,6 +36,7 @@
 
 #include "kernels/md_cluster.h"
 #include "kernels/md_kernels.h"
+#include "transports/nvtx.h"
 
 enum { MD_GPU_SLOTS = 4, MD_GPU_EVENTS = 10 };
 
@@ -337,7 +338,7 @@ static halox_status_t md__gpu_lists(halox_md_t *md)
 }
 
 /* After the host plan build: upload, bind, lists. */
-halox_status_t md__gpu_after_plan(halox_md_t *md)
+static halox_status_t md__gpu_after_plan_body(halox_md_t *md)
 {
     md_gpu_t *g = md->gpu;
     const int nh = md->atoms.n_home, n = md->atoms.n_total;
@@ -399,7 +400,15 @@ halox_status_t md__gpu_after_plan(halox_md_t *md)
     return md__gpu_lists(md);
 }
 
-halox_status_t md__gpu_kick_drift(halox_md_t *md)
+halox_status_t md__gpu_after_plan(halox_md_t *md)
+{
+    halox__nvtx_push("halox: upload, bind, pair lists");
+    halox_status_t st = md__gpu_after_plan_body(md);
+    halox__nvtx_pop();
+    return st;
+}
+
+static halox_status_t md__gpu_kick_drift_body(halox_md_t *md)
 {
     md_gpu_t *g = md->gpu;
     if (!g->uploaded) {
@@ -424,10 +433,18 @@ halox_status_t md__gpu_kick_drift(halox_md_t *md)
     return HALOX_OK;
 }
 
+halox_status_t md__gpu_kick_drift(halox_md_t *md)
+{
+    halox__nvtx_push("halox: kick + drift");
+    halox_status_t st = md__gpu_kick_drift_body(md);
+    halox__nvtx_pop();
+    return st;
+}
+
 /* Forces of the current positions: local on lo, (coordinate exchange,) non-local, force
  * exchange on hi. With want_energy the energies are read back (host sync) into pe_local and
  * vir_local. */
-halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
+static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_energy)
 {
     md_gpu_t *g = md->gpu;
     const float rc2 = (float)md->rc2;
@@ -446,8 +463,12 @@ halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
     g->f_fresh = 0;
     md__gpu_record(g, EV_C0, g->hi);
     halox_status_t st = HALOX_OK;
-    if (coords && (st = halox_comm_coords(md->comm)) != HALOX_OK)
+    halox__nvtx_push("halox: coordinate exchange");
+    if (coords && (st = halox_comm_coords(md->comm)) != HALOX_OK) {
+        halox__nvtx_pop();
         return st;
+    }
+    halox__nvtx_pop();
     md__gpu_record(g, EV_C1, g->hi);
     if (coords) /* the new halo positions into the cluster slots */
         MD_CUDA(md_clusters_gather(&g->cl, g->x, g->zone, 1, g->hi));
@@ -455,7 +476,10 @@ halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
                            want_energy ? g->energy + 2 : NULL, g->hi));
     md__gpu_record(g, EV_NL1, g->hi);
     md__gpu_record(g, EV_F0, g->hi);
-    if ((st = halox_comm_forces(md->comm)) != HALOX_OK)
+    halox__nvtx_push("halox: force exchange");
+    st = halox_comm_forces(md->comm);
+    halox__nvtx_pop();
+    if (st != HALOX_OK)
         return st;
     md__gpu_record(g, EV_F1, g->hi);
     /* the local forces join only here: the force exchange reads and adds into fnl, which they
@@ -475,7 +499,15 @@ halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
     return HALOX_OK;
 }
 
-halox_status_t md__gpu_kick(halox_md_t *md)
+halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
+{
+    halox__nvtx_push("halox: forces and halo exchanges");
+    halox_status_t st = md__gpu_forces_body(md, coords, want_energy);
+    halox__nvtx_pop();
+    return st;
+}
+
+static halox_status_t md__gpu_kick_body(halox_md_t *md)
 {
     md_gpu_t *g = md->gpu;
     MD_CUDA(
@@ -486,6 +518,14 @@ halox_status_t md__gpu_kick(halox_md_t *md)
     g->in_step = 0;
     g->xv_fresh = 0;
     return HALOX_OK;
+}
+
+halox_status_t md__gpu_kick(halox_md_t *md)
+{
+    halox__nvtx_push("halox: kick");
+    halox_status_t st = md__gpu_kick_body(md);
+    halox__nvtx_pop();
+    return st;
 }
 
 halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p)
@@ -575,7 +615,7 @@ static halox_status_t md__gpu_graph_capture(halox_md_t *md)
     return st;
 }
 
-halox_status_t md__gpu_graph_step(halox_md_t *md)
+static halox_status_t md__gpu_graph_step_body(halox_md_t *md)
 {
     md_gpu_t *g = md->gpu;
     halox_status_t st = md__gpu_graph_wait(md);
@@ -595,6 +635,14 @@ halox_status_t md__gpu_graph_step(halox_md_t *md)
     md->have_energy = 0;
     g->graph_steps++;
     return HALOX_OK;
+}
+
+halox_status_t md__gpu_graph_step(halox_md_t *md)
+{
+    halox__nvtx_push("halox: graph step");
+    halox_status_t st = md__gpu_graph_step_body(md);
+    halox__nvtx_pop();
+    return st;
 }
 
 /* Pairs in the lists (cluster pairs x 64 atom pairs, each pair listed twice) and the pending
