@@ -691,6 +691,35 @@ static void print_summary(const halox_md_summary_t *s)
 /* ---- main --------------------------------------------------------------------------------------
  */
 
+#ifdef HALOX_HAVE_MPI
+/* With HALOX_CPU_AFFINITY set, every rank's CPUs (the endpoint bound them near their GPU), one
+ * line on rank 0. Collective. */
+static halox_status_t report_affinity(halox_comm_t *comm, int print)
+{
+    const char *mode = getenv("HALOX_CPU_AFFINITY");
+    if (!mode || !*mode)
+        return HALOX_OK;
+    enum { W = 96 };
+    char mine[W];
+    if (halox_affinity_describe(mine, sizeof mine) != 0)
+        snprintf(mine, sizeof mine, "?");
+    int n = halox_comm_size(comm);
+    char *all = calloc((size_t)n, W);
+    if (!all)
+        return HALOX_ERR_NO_MEMORY;
+    halox_status_t st = halox_comm_allgather(comm, mine, all, W);
+    if (st == HALOX_OK && print) {
+        printf("CPU affinity (HALOX_CPU_AFFINITY=%s):", mode);
+        for (int r = 0; r < n; r++)
+            printf("%s rank %d: %s", r ? "," : "", r, all + (size_t)r * W);
+        printf("\n");
+        fflush(stdout);
+    }
+    free(all);
+    return st;
+}
+#endif
+
 int main(int argc, char **argv)
 {
     opts_t o;
@@ -756,6 +785,8 @@ int main(int argc, char **argv)
             .real = cfg->real, .stride = 3, .timeout_s = cfg->timeout_s, .device = -1};
         halox_comm_t *comm = NULL;
         st = halox_comm_create(cfg->transport, &args, &comm);
+        if (st == HALOX_OK)
+            st = report_affinity(comm, my_rank == 0 && !o.quiet);
         if (st == HALOX_OK) {
             st = halox_md_rank_run(cfg, comm, NULL, &hooks, &res);
         } else {

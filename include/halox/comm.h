@@ -67,6 +67,11 @@ halox_status_t halox_comm_device_alloc(halox_comm_t *comm, size_t bytes, void **
 /** Free memory from halox_comm_device_alloc(); collective, in the same order on every rank. */
 halox_status_t halox_comm_device_free(halox_comm_t *comm, void *ptr);
 
+/** The CPUs the calling thread may run on, as a Linux CPU list ("0-15,32-47"), for reports of
+ *  the binding (HALOX_CPU_AFFINITY=gpu binds GPU ranks near their GPU at endpoint creation).
+ *  0 on success, -1 when unknown or buf is too small. */
+int halox_affinity_describe(char *buf, size_t len);
+
 /** Names of the transports compiled into this build, NULL-terminated. */
 const char *const *halox_transport_names(void);
 

@@ -16,6 +16,10 @@
       "stops the run with an error naming rank, pulse, peer and step")                             \
     X("HALOX_LOG_LEVEL", "integer", "1",                                                           \
       "tools' verbosity: 0 errors only, 1 normal, 2 plan details, 3 debug")                        \
+    X("HALOX_CPU_AFFINITY", "gpu/off", "off",                                                      \
+      "gpu: each rank of a GPU transport runs on the cores local to its GPU (sysfs "               \
+      "local_cpulist, within the launcher's binding), shared among the ranks of that GPU; "        \
+      "threads it starts later (NVSHMEM's proxy) inherit it; halox-md reports the binding")        \
     X("HALOX_SYSTEM_CACHE", "directory", "(none)",                                                 \
       "halox-md: keep random placements there (raw doubles keyed by atoms, density and seed) "     \
       "and read them back bit for bit: millions of atoms start in seconds instead of minutes")     \

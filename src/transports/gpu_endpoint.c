@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "transports/affinity.h"
 #include "transports/gpu.h"
 
 /* This rank's index among the ranks of its node (MPI_COMM_TYPE_SHARED), and their number. */
@@ -92,6 +93,16 @@ halox_status_t halox__gpu_init(halox_comm_t *comm, const halox_comm_args_t *args
             st = halox__gpu_cuda_error(comm, g, e, "cudaSetDevice", HALOX_ERR_UNAVAILABLE, 0);
     }
     if (st == HALOX_OK) {
+        /* HALOX_CPU_AFFINITY=gpu, before any thread (NVSHMEM's proxy) is started: the ranks of
+         * device d are the local ranks d, d + ndev, ... (the default choice above) */
+        char bus[32] = "";
+        if (cudaDeviceGetPCIBusId(bus, sizeof bus - 1, g->device) != cudaSuccess)
+            (void)cudaGetLastError();
+        const int d = g->device, shared = !args->device_set && nlocal > d;
+        st = halox__bind_near_gpu(bus, shared ? local / ndev : 0,
+                                  shared ? (nlocal - 1 - d) / ndev + 1 : 1, name);
+    }
+    if (st == HALOX_OK) {
         if (args->stream) {
             g->stream = (cudaStream_t)args->stream;
             g->own_stream = 0;
@@ -117,7 +128,6 @@ halox_status_t halox__gpu_init(halox_comm_t *comm, const halox_comm_args_t *args
             }
         }
     comm->stream = g->stream;
-    (void)nlocal;
     return halox__agree(comm, st, "GPU endpoint creation");
 }
 
