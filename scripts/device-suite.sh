@@ -14,7 +14,8 @@
 # 3c. pair-force roofline (bench/pair_roofline_bench): the first per-atom-list LJ kernel and the
 #    engine's cluster kernel: pairs/s, bytes/s, flop/s
 #    against copy bandwidth and fp32 FMA rate measured in the same run; 1 GPU
-# 4. benchmark: halo exchange time per transport (bench/halo_gpu_bench) at 45k and 176k atoms
+# 4. benchmark: halo exchange time per transport (tools/halox-bench halo, with a barrier before
+#    every exchange and with 20 exchanges back to back) at 45k and 176k atoms
 #    on 1, 2 (one rank per GPU), 4 and 8 ranks (MPS for several ranks per GPU)
 # 5. compute-sanitizer: memcheck, racecheck and initcheck on the kernels, memcheck on small
 #    MPI-launched exchanges (mpi-staged, nccl)
@@ -27,7 +28,8 @@
 #
 # Environment: OUT (default /tmp/halox-device-out), HALOX_JOBS (16), HALOX_SUITE_BUDGET_S
 # (seconds after which optional phases are skipped, default 500), HALOX_BENCH_NP ("1 2 4 8"),
-# HALOX_BENCH_TRANSPORTS, HALOX_MD_TRANSPORTS (2-GPU runs; T+graph adds --graph), HALOX_BENCH_SIZES
+# HALOX_BENCH_TRANSPORTS, HALOX_BENCH_B2B ("1 20": --back-to-back values), HALOX_MD_TRANSPORTS
+# (2-GPU runs; T+graph adds --graph), HALOX_BENCH_SIZES
 # (45000,176000), HALOX_BENCH_REPEATS (200), HALOX_ROOF_SIZES (45000,360000,3000000),
 # HALOX_MD_SIZES ("45000 360000 3000000"), HALOX_MD_REPEATS (1), HALOX_MD_STEPS (200),
 # HALOX_MD_GPUS ("1 2"), HALOX_SUITE_ONLY (a subset of: gpu-tests md roofline mps bench
@@ -332,17 +334,21 @@ else
 fi
 
 # ---- 4. benchmark ---------------------------------------------------------------------------
-BENCH="$BUILD/bench/halo_gpu_bench"
-bench() { # bench NP [MPS]: one bench run, appended to bench.jsonl and the table
-    local np="$1"
-    phase "bench-np$np" "${HALOX_BENCH_PHASE_TIMEOUT:-240}" "${MPIRUN[@]}" -np "$np" "$BENCH" -n "$SIZES" \
-        -t "$BENCH_TRANSPORTS" -r "$REPEATS" -w 20 --json "$OUT/bench.jsonl"
-    grep -E "^(mpi|nccl|mpi-|nvshmem)" "$LOGS/bench-np$np.log" | sed "s/^/np$np  /" >>"$LOGS/bench-table.txt"
+BENCH="$BUILD/tools/halox-bench"
+bench() { # bench NP: halox-bench halo runs (one per HALOX_BENCH_B2B value), to bench.jsonl
+    local np="$1" b name
+    for b in ${HALOX_BENCH_B2B:-1 20}; do
+        name="bench-np$np-b2b$b"
+        phase "$name" "${HALOX_BENCH_PHASE_TIMEOUT:-240}" "${MPIRUN[@]}" -np "$np" "$BENCH" halo \
+            --atoms "$SIZES" -t "$BENCH_TRANSPORTS" -r "$REPEATS" -w 20 --back-to-back "$b" \
+            --json "$OUT/bench.jsonl"
+        grep -E "^(mpi|nccl|mpi-|nvshmem)" "$LOGS/$name.log" | sed "s/^/np$np b2b$b  /" >>"$LOGS/bench-table.txt"
+    done
 }
 if ! want bench; then
     :
 elif [ ! -x "$BENCH" ]; then
-    skip bench "halo_gpu_bench was not built"
+    skip bench "halox-bench was not built"
 else
     BNP=" ${HALOX_BENCH_NP:-1 2 4 8} " # which rank counts to benchmark
     [[ "$BNP" == *" 1 "* ]] && bench 1

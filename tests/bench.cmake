@@ -1,0 +1,141 @@
+# halox-bench (label bench): each subcommand end to end on the CPU transports, its JSON checked
+# field by field (tests/bench_check.py), a spoilt reference proving that a wrong exchange
+# fails, GPU transports skipping cleanly without a GPU, and bad input exiting 2 with a message.
+if(NOT TARGET halox-bench)
+  return()
+endif()
+find_package(Python3 COMPONENTS Interpreter QUIET)
+set(_bench $<TARGET_FILE:halox-bench>)
+set(_run ${PROJECT_SOURCE_DIR}/tests/bench_run.sh)
+set(_out ${CMAKE_CURRENT_BINARY_DIR}/bench-out)
+file(MAKE_DIRECTORY ${_out})
+
+# halox_bench_test(NAME [NP n] ARGS run.sh arguments -- halox-bench arguments): NP runs the tool
+# under mpiexec with n processes.
+function(halox_bench_test name)
+  cmake_parse_arguments(T "" "NP" "ARGS;TOOL" ${ARGN})
+  set(_cmd ${_bench})
+  set(_procs 1)
+  if(T_NP)
+    set(_cmd ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${T_NP} ${HALOX_BENCH_MPI_PRE}
+             ${_bench} ${MPIEXEC_POSTFLAGS})
+    set(_procs ${T_NP})
+  endif()
+  add_test(NAME ${name} COMMAND ${_run} ${T_ARGS} -- ${_cmd} ${T_TOOL})
+  set_tests_properties(${name} PROPERTIES LABELS "bench" TIMEOUT 180 PROCESSORS ${_procs})
+  if(T_NP AND HALOX_SANITIZE MATCHES "address")
+    set_tests_properties(${name} PROPERTIES
+                         ENVIRONMENT_MODIFICATION "ASAN_OPTIONS=string_append::detect_leaks=0")
+  endif()
+endfunction()
+
+# bad input: exit status 2 and a message that says what is wrong
+function(halox_bench_error name pattern)
+  add_test(NAME ${name} COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_error.sh "${pattern}"
+           ${_bench} ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS "bench" TIMEOUT 60)
+endfunction()
+halox_bench_error(bench_err_subcommand "unknown subcommand 'frobnicate'" frobnicate)
+halox_bench_error(bench_err_atoms_list "'abc' is not a count of atoms" halo --atoms 3000,abc)
+halox_bench_error(bench_err_atoms_comma "give counts separated by commas" halo --atoms 3000,)
+halox_bench_error(bench_err_size "give bytes >= 1" latency -b 8 -e 4Q)
+halox_bench_error(bench_err_size_order "-b 4096 is above -e 8" latency -b 4096 -e 8)
+halox_bench_error(bench_err_transport "unknown transport 'carrier-pigeon'" halo
+                  --transport carrier-pigeon)
+halox_bench_error(bench_err_variant "unknown variant '\\+fast'" halo --transport threads+fast)
+halox_bench_error(bench_err_option "option '--atoms' is not for this subcommand" latency
+                  --atoms 5)
+halox_bench_error(bench_err_grid "expected AxBxC" halo --grid 2x2)
+halox_bench_error(bench_err_grid_ranks "has 4 ranks but threads runs 2" halo --threads 2
+                  --grid 2x2x1 --transport threads --atoms 3000)
+halox_bench_error(bench_err_plan "no valid plan" halo --threads 2 --transport threads --atoms 500)
+halox_bench_error(bench_err_overlap "overlap is not yet implemented" overlap)
+halox_bench_error(bench_err_scaling_none "needs the JSON files" scaling)
+halox_bench_error(bench_err_scaling_missing "cannot read '/nonexistent.json'" scaling
+                  /nonexistent.json)
+halox_bench_error(bench_err_scaling_empty "no md records" scaling
+                  ${PROJECT_SOURCE_DIR}/tests/bench.cmake)
+halox_bench_error(bench_err_md_device
+                  "--device cpu runs on threads or mpi|unknown transport 'mpi-staged'" md --device cpu
+                  --transport mpi-staged)
+
+if(NOT Python3_Interpreter_FOUND)
+  message(STATUS "halox bench tests: no python3, JSON checks not registered")
+  return()
+endif()
+
+# halo on 4 thread ranks: verified, JSON and CSV complete
+halox_bench_test(bench_halo_threads
+                 ARGS --rm ${_out}/halo_threads.csv --grep "^threads .* verified" --json ${_out}/halo_threads.jsonl halo
+                      --count 2 --csv ${_out}/halo_threads.csv --
+                 TOOL halo --threads 4 --transport threads --atoms 3000,6000 -r 50
+                      --json ${_out}/halo_threads.jsonl --csv ${_out}/halo_threads.csv)
+# exchanges enqueued back to back: verified, recorded in the JSON
+halox_bench_test(bench_halo_back_to_back
+                 ARGS --grep "^threads .* verified" --json ${_out}/halo_b2b.jsonl halo --count 1 --
+                 TOOL halo --threads 2 --transport threads --atoms 3000 -r 10 --back-to-back 8
+                      --json ${_out}/halo_b2b.jsonl)
+halox_bench_error(bench_err_back_to_back "--back-to-back '0': give a count" halo
+                  --back-to-back 0)
+# a wrong exchange (here: a spoilt reference) fails with exit status 1 and says so
+halox_bench_test(bench_halo_wrong_fails ARGS --rc 1 --grep "WRONG"
+                 TOOL halo --threads 2 --transport threads --atoms 3000 -r 5)
+set_tests_properties(bench_halo_wrong_fails PROPERTIES ENVIRONMENT
+                     "HALOX_BENCH_SPOIL_REFERENCE=1")
+halox_bench_test(bench_latency_wrong_fails ARGS --rc 1 --grep "WRONG"
+                 TOOL latency --transport threads -b 8 -e 64 -n 5)
+set_tests_properties(bench_latency_wrong_fails PROPERTIES ENVIRONMENT
+                     "HALOX_BENCH_SPOIL_REFERENCE=1")
+halox_bench_test(bench_latency_threads
+                 ARGS --json ${_out}/latency_threads.jsonl latency --count 9 --
+                 TOOL latency --transport threads -b 8 -e 4K -n 20
+                      --json ${_out}/latency_threads.jsonl)
+halox_bench_test(bench_bandwidth_threads
+                 ARGS --json ${_out}/bandwidth_threads.jsonl bandwidth --
+                 TOOL bandwidth --transport threads -b 1K -e 1M -f 4 -n 10
+                      --json ${_out}/bandwidth_threads.jsonl)
+halox_bench_test(bench_md_threads
+                 ARGS --grep "^threads .* ok" --json ${_out}/md_threads.jsonl md --count 1 --
+                 TOOL md --device cpu --transport threads --threads 2 --atoms 1500 --steps 20
+                      --json ${_out}/md_threads.jsonl)
+
+if(HALOX_HAVE_MPI)
+  set(HALOX_BENCH_MPI_PRE ${MPIEXEC_PREFLAGS})
+  execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _bench_mpiv
+                  ERROR_QUIET TIMEOUT 30)
+  if(_bench_mpiv MATCHES "Open MPI|OpenRTE")
+    list(APPEND HALOX_BENCH_MPI_PRE --oversubscribe --allow-run-as-root)
+  endif()
+  halox_bench_test(bench_halo_mpi_np2 NP 2
+                   ARGS --grep "^mpi .* verified" --json ${_out}/halo_mpi.jsonl halo --count 1 --
+                   TOOL halo --transport mpi --atoms 3000 -r 50 --json ${_out}/halo_mpi.jsonl)
+  halox_bench_test(bench_latency_mpi_np2 NP 2
+                   ARGS --json ${_out}/latency_mpi.jsonl latency --count 9 --
+                   TOOL latency --transport mpi -b 8 -e 4096 --json ${_out}/latency_mpi.jsonl)
+  halox_bench_test(bench_bandwidth_mpi_np2 NP 2
+                   ARGS --json ${_out}/bandwidth_mpi.jsonl bandwidth --
+                   TOOL bandwidth --transport mpi -b 1K -e 1M -f 4 -n 10
+                        --json ${_out}/bandwidth_mpi.jsonl)
+  halox_bench_test(bench_latency_np1_refused NP 1 ARGS --rc 2 --grep "runs on 2 ranks, not 1"
+                   TOOL latency --transport mpi -b 8 -e 64)
+  # md on 1 and 2 MPI ranks, then their strong scaling
+  foreach(np 1 2)
+    halox_bench_test(bench_md_mpi_np${np} NP ${np}
+                     ARGS --grep "^mpi .* ok" --json ${_out}/md_mpi_np${np}.jsonl md --count 1 --
+                     TOOL md --device cpu --transport mpi --atoms 1500 --steps 20
+                          --json ${_out}/md_mpi_np${np}.jsonl)
+    set_tests_properties(bench_md_mpi_np${np} PROPERTIES FIXTURES_SETUP bench_md_runs)
+  endforeach()
+  halox_bench_test(bench_scaling
+                   ARGS --grep "mpi +cpu +no +1500 +2 +1 " --json ${_out}/scaling.jsonl scaling
+                        --count 2 --
+                   TOOL scaling ${_out}/md_mpi_np1.jsonl ${_out}/md_mpi_np2.jsonl
+                        --json ${_out}/scaling.jsonl)
+  set_tests_properties(bench_scaling PROPERTIES FIXTURES_REQUIRED bench_md_runs)
+  # GPU transports without a GPU: a message and exit 0 (on GPU machines they run and verify)
+  if(HALOX_HAVE_CUDA)
+    halox_bench_test(bench_halo_gpu_skips NP 1
+                     ARGS --grep "mpi-staged +skipped: no GPU visible|^mpi-staged .* verified"
+                     TOOL halo --transport mpi-staged --atoms 3000 -r 5)
+  endif()
+endif()

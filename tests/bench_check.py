@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Check the JSON lines halox-bench wrote: every line one object of the expected kind, with the
+fields every record carries and those of its kind, and results that say the case passed.
+
+    bench_check.py FILE KIND [--count N] [--csv FILE]
+
+KIND: halo, latency, bandwidth, md or scaling. --count: exactly N records. --csv: the CSV file
+of the same run has a header and N rows with the same columns. Exit 0 when all is well, 1 with
+the reasons otherwise.
+"""
+import csv
+import json
+import math
+import sys
+
+COMMON = ["bench", "transport", "ranks", "hardware", "commit", "options", "date"]
+HARDWARE = ["cpu", "cores", "gpu_count", "gpus", "cuda_driver", "cuda_runtime"]
+KIND = {
+    "halo": ["grid", "atoms", "available", "real", "stride", "pulses", "max_halo_atoms",
+             "max_send_bytes", "bytes_per_step", "verified", "floor", "repeats", "back_to_back",
+             "time_us",
+             "host_us", "bandwidth_GBps", "timing"],
+    "latency": ["grid", "bytes", "atoms", "iters", "verified", "floor", "latency_us"],
+    "bandwidth": ["grid", "bytes", "atoms", "iters", "verified", "time_us", "bandwidth_GBps"],
+    "md": ["grid", "atoms", "device", "graph", "steps", "ms_per_step", "steps_per_second",
+           "ns_per_day", "halo_ms_per_step", "halo_share", "checked"],
+    "scaling": ["atoms", "device", "graph", "ms_per_step", "base_ranks", "speedup",
+                "efficiency"],
+}
+
+
+def positive(x):
+    return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
+
+
+def check_record(r, kind):
+    bad = [f"missing field '{k}'" for k in COMMON + KIND[kind] if k not in r]
+    if bad:
+        return bad
+    if r["bench"] != kind:
+        bad.append(f"bench is {r['bench']!r}, not {kind!r}")
+    bad += [f"hardware lacks '{k}'" for k in HARDWARE if k not in r["hardware"]]
+    if not r["commit"] or not r["date"].endswith("Z") or not positive(r["ranks"]):
+        bad.append("empty commit, date not UTC or no ranks")
+    if kind != "scaling" and (not isinstance(r["grid"], list) or len(r["grid"]) != 3):
+        bad.append(f"grid {r['grid']!r} is not [a, b, c]")
+    if kind == "halo":
+        t = r["time_us"]
+        if not (r["available"] and r["verified"] and positive(t["median"])
+                and t["min"] <= t["median"] <= t["max"] and positive(r["bytes_per_step"])):
+            bad.append("halo: not available, not verified or bad times/bytes")
+    elif kind == "latency":
+        t = r["latency_us"]
+        if not (r["verified"] and positive(t["median"]) and t["min"] <= t["median"] <= t["max"]):
+            bad.append("latency: not verified or bad times")
+    elif kind == "bandwidth":
+        if not (r["verified"] and positive(r["time_us"]) and positive(r["bandwidth_GBps"])):
+            bad.append("bandwidth: not verified or bad time")
+    elif kind == "md":
+        if not (r["checked"] and positive(r["ms_per_step"]) and positive(r["steps_per_second"])
+                and positive(r["ns_per_day"])):
+            bad.append("md: not checked or bad speed")
+        ms = r["ms_per_step"]
+        if abs(r["steps_per_second"] * ms / 1e3 - 1) > 1e-6:
+            bad.append("md: steps/s is not 1000 / ms/step")
+        if abs(r["ns_per_day"] - 86400e3 / ms * 2e-6) > 1e-6 * r["ns_per_day"]:
+            bad.append("md: ns/day is not 2 fs/step at this ms/step")
+        if r["halo_share"] is not None and not 0 <= r["halo_share"] <= 1:
+            bad.append("md: halo share outside [0, 1]")
+    elif kind == "scaling":
+        s = r["base_ms_per_step"] / r["ms_per_step"]
+        e = s * r["base_ranks"] / r["ranks"]
+        if abs(r["speedup"] - s) > 1e-6 * s or abs(r["efficiency"] - e) > 1e-6 * e:
+            bad.append("scaling: speedup or efficiency does not follow from the times")
+    return bad
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) < 2 or args[1] not in KIND:
+        print(__doc__)
+        return 2
+    path, kind = args[0], args[1]
+    count = int(args[args.index("--count") + 1]) if "--count" in args else None
+    csv_path = args[args.index("--csv") + 1] if "--csv" in args else None
+    with open(path) as f:
+        lines = [line for line in f if line.strip()]
+    problems = []
+    records = []
+    for i, line in enumerate(lines, 1):
+        try:
+            r = json.loads(line)
+        except ValueError as e:
+            problems.append(f"line {i}: not JSON: {e}")
+            continue
+        records.append(r)
+        problems += [f"line {i}: {p}" for p in check_record(r, kind)]
+    if not records:
+        problems.append("no records")
+    if count is not None and len(records) != count:
+        problems.append(f"{len(records)} records, expected {count}")
+    if csv_path:
+        with open(csv_path, newline="") as f:
+            rows = list(csv.reader(f))
+        if len(rows) != len(records) + 1 or any(len(row) != len(rows[0]) for row in rows):
+            problems.append(f"CSV: {len(rows)} lines for {len(records)} records, or ragged")
+        elif "time_us.median" not in rows[0] and kind == "halo":
+            problems.append("CSV: no time_us.median column")
+    for p in problems:
+        print(f"bench_check: {path}: {p}")
+    print(f"bench_check: {path}: {len(records)} {kind} record(s), "
+          f"{'FAIL' if problems else 'PASS'}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

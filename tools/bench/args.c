@@ -1,0 +1,384 @@
+/* The command line: one option table for every subcommand, each option naming the subcommands
+ * that take it, so a misplaced option is an error rather than silently ignored. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+enum { C_HALO = 1, C_LAT = 2, C_BW = 4, C_MD = 8, C_SCAL = 16, C_ALL = 31 };
+#define C_EXCH (C_HALO | C_LAT | C_BW)
+#define C_RUN  (C_EXCH | C_MD)
+
+typedef struct opt {
+    const char *name, *alias;
+    int value; /* takes a value */
+    int cmds;
+} opt_t;
+
+static const opt_t k_opts[] = {
+    {"--transport", "-t", 1, C_RUN},
+    {"--atoms", NULL, 1, C_HALO | C_MD},
+    {"--grid", NULL, 1, C_HALO | C_MD},
+    {"--threads", NULL, 1, C_RUN},
+    {"--repeats", "-r", 1, C_HALO},
+    {"--back-to-back", NULL, 1, C_HALO},
+    {"--warmup", "-w", 1, C_EXCH},
+    {"--iters", "-n", 1, C_LAT | C_BW},
+    {"--minbytes", "-b", 1, C_LAT | C_BW},
+    {"--maxbytes", "-e", 1, C_LAT | C_BW},
+    {"--stepfactor", "-f", 1, C_LAT | C_BW},
+    {"--no-verify", NULL, 0, C_EXCH},
+    {"--double", NULL, 0, C_EXCH},
+    {"--stride", NULL, 1, C_EXCH},
+    {"--seed", NULL, 1, C_EXCH},
+    {"--timeout", NULL, 1, C_RUN},
+    {"--steps", NULL, 1, C_MD},
+    {"--graph", NULL, 0, C_MD},
+    {"--device", NULL, 1, C_MD},
+    {"--json", NULL, 1, C_ALL},
+    {"--csv", NULL, 1, C_ALL},
+};
+
+int bench_bad(const char *fmt, ...)
+{
+    if (bench_world_rank() != 0) /* every process finds the same fault: one says it */
+        return BENCH_USAGE;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "halox-bench: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    return BENCH_USAGE;
+}
+
+static int cmd_bit(const char *cmd)
+{
+    if (!strcmp(cmd, "halo"))
+        return C_HALO;
+    if (!strcmp(cmd, "latency"))
+        return C_LAT;
+    if (!strcmp(cmd, "bandwidth"))
+        return C_BW;
+    if (!strcmp(cmd, "md"))
+        return C_MD;
+    return C_SCAL;
+}
+
+int bench_parse_size(const char *s, long long *v)
+{
+    char *end;
+    errno = 0;
+    long long n = strtoll(s, &end, 10);
+    if (end == s || errno || n < 0)
+        return 0;
+    long long mul = 1;
+    if (*end == 'K' || *end == 'k')
+        mul = 1LL << 10;
+    else if (*end == 'M' || *end == 'm')
+        mul = 1LL << 20;
+    else if (*end == 'G' || *end == 'g')
+        mul = 1LL << 30;
+    if (mul > 1)
+        end++;
+    if (*end || n > (1LL << 50) / mul)
+        return 0;
+    *v = n * mul;
+    return 1;
+}
+
+static int parse_int(const char *s, long long lo, long long hi, long long *v)
+{
+    char *end;
+    errno = 0;
+    long long n = strtoll(s, &end, 10);
+    if (end == s || *end || errno || n < lo || n > hi)
+        return 0;
+    *v = n;
+    return 1;
+}
+
+static int parse_grid(const char *s, halox_grid_t *g)
+{
+    const char *p = s;
+    for (int d = 0; d < 3; d++) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || errno || v < 1 || v > 4096)
+            return 0;
+        g->n[d] = (int)v;
+        p = end;
+        if (d < 2 && *p++ != 'x')
+            return 0;
+    }
+    return *p == '\0';
+}
+
+void bench_base_name(const char *label, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", label);
+    out[strcspn(out, "+")] = '\0';
+}
+
+/* A transport label: a compiled-in name, optionally +put, +tma or +floor. */
+static int check_transport(const char *label)
+{
+    char base[64];
+    bench_base_name(label, base, sizeof base);
+    const char *plus = strchr(label, '+');
+    if (plus && strcmp(plus, "+put") && strcmp(plus, "+tma") && strcmp(plus, "+floor"))
+        return bench_bad("transport '%s': unknown variant '%s' (use +put, +tma or +floor)", label,
+                         plus);
+    if (!halox_transport_available(base)) {
+        char names[512] = "";
+        for (const char *const *t = halox_transport_names(); *t; t++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), " %s", *t);
+        return bench_bad("unknown transport '%s' (this build has:%s)", base, names);
+    }
+    return 0;
+}
+
+static int parse_transports(const char *v, bench_opts_t *o)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s", v);
+    o->n_transports = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (o->n_transports == BENCH_MAX_LIST || strlen(t) >= sizeof o->transports[0])
+            return bench_bad("--transport: too many or too long names");
+        if (check_transport(t))
+            return BENCH_USAGE;
+        snprintf(o->transports[o->n_transports++], sizeof o->transports[0], "%s", t);
+    }
+    return o->n_transports ? 0 : bench_bad("--transport needs at least one name");
+}
+
+static int parse_atoms(const char *v, bench_opts_t *o)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s", v);
+    o->n_atoms = 0;
+    if (!*v || v[strlen(v) - 1] == ',')
+        return bench_bad("--atoms '%s': give counts separated by commas, e.g. 45000,176000", v);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        long long n;
+        if (!bench_parse_size(t, &n) || n < 1 || n > 2000000000LL)
+            return bench_bad("--atoms '%s': '%s' is not a count of atoms (1 to 2e9; K and M "
+                             "suffixes allowed)",
+                             v, t);
+        if (o->n_atoms == BENCH_MAX_LIST)
+            return bench_bad("--atoms: at most %d sizes", BENCH_MAX_LIST);
+        o->atoms[o->n_atoms++] = n;
+    }
+    return 0;
+}
+
+/* Defaults that depend on how the tool was started. */
+static void defaults(bench_opts_t *o, int cmd)
+{
+    o->repeats = 200;
+    o->back_to_back = 1;
+    o->warmup = cmd == C_HALO ? 20 : 10;
+    o->iters = 100;
+    o->min_bytes = 8;
+    o->max_bytes = 16LL << 20;
+    o->factor = 2;
+    o->verify = 1;
+    o->real = HALOX_FLOAT;
+    o->stride = 3;
+    o->seed = 2026;
+    o->steps = 200;
+    o->device = HALOX_MD_DEVICE_AUTO;
+    o->atoms[0] = 45000;
+    o->atoms[1] = 176000;
+    o->n_atoms = cmd == C_HALO ? 2 : 1;
+}
+
+/* Without --transport: thread ranks when not started by an MPI launcher; under one, every
+ * compiled transport but threads (with the NVSHMEM variants) for the exchanges, and for md the
+ * GPU engine's choice (nccl, mpi-staged) when a GPU is visible, else mpi. */
+static void default_transports(bench_opts_t *o, int cmd)
+{
+    o->n_transports = 0;
+    if (bench_launched_processes() == 0) {
+        snprintf(o->transports[o->n_transports++], sizeof o->transports[0], "threads");
+        return;
+    }
+    if (cmd == C_MD) {
+        const char *t = "mpi";
+        if (halox_gpu_count() > 0 && halox_transport_available("mpi-staged"))
+            t = halox_transport_available("nccl") ? "nccl" : "mpi-staged";
+        snprintf(o->transports[o->n_transports++], sizeof o->transports[0], "%s", t);
+        return;
+    }
+    for (const char *const *t = halox_transport_names(); *t; t++)
+        if (strcmp(*t, "threads"))
+            snprintf(o->transports[o->n_transports++], sizeof o->transports[0], "%s", *t);
+    if (halox_transport_available("nvshmem-fused")) {
+        static const char *const v[] = {"nvshmem-pulse+put", "nvshmem-fused+put",
+                                        "nvshmem-fused+tma", "nvshmem-fused+floor"};
+        for (int i = 0; i < 4; i++)
+            snprintf(o->transports[o->n_transports++], sizeof o->transports[0], "%s", v[i]);
+    }
+}
+
+static const opt_t *find_opt(const char *a)
+{
+    for (size_t k = 0; k < sizeof k_opts / sizeof k_opts[0]; k++)
+        if (!strcmp(a, k_opts[k].name) || (k_opts[k].alias && !strcmp(a, k_opts[k].alias)))
+            return &k_opts[k];
+    return NULL;
+}
+
+static int set_value(bench_opts_t *o, const char *name, const char *v)
+{
+    long long n;
+    if (!strcmp(name, "--transport"))
+        return parse_transports(v, o);
+    if (!strcmp(name, "--atoms"))
+        return parse_atoms(v, o);
+    if (!strcmp(name, "--grid")) {
+        if (!parse_grid(v, &o->grid))
+            return bench_bad("--grid '%s': expected AxBxC with counts >= 1, e.g. 2x1x1", v);
+        o->grid_set = 1;
+    } else if (!strcmp(name, "--threads")) {
+        if (!parse_int(v, 1, 4096, &n))
+            return bench_bad("--threads '%s': give a number of ranks from 1 to 4096", v);
+        o->threads = (int)n;
+    } else if (!strcmp(name, "--repeats") || !strcmp(name, "--iters")) {
+        if (!parse_int(v, 1, 100000000, &n))
+            return bench_bad("%s '%s': give a count >= 1", name, v);
+        *(!strcmp(name, "--repeats") ? &o->repeats : &o->iters) = (int)n;
+    } else if (!strcmp(name, "--back-to-back")) {
+        if (!parse_int(v, 1, 100000, &n))
+            return bench_bad("--back-to-back '%s': give a count from 1 to 100000", v);
+        o->back_to_back = (int)n;
+    } else if (!strcmp(name, "--warmup")) {
+        if (!parse_int(v, 0, 100000000, &n))
+            return bench_bad("--warmup '%s': give a count >= 0", v);
+        o->warmup = (int)n;
+    } else if (!strcmp(name, "--minbytes") || !strcmp(name, "--maxbytes")) {
+        if (!bench_parse_size(v, &n) || n < 1)
+            return bench_bad("%s '%s': give bytes >= 1 (K, M, G suffixes allowed)", name, v);
+        *(!strcmp(name, "--minbytes") ? &o->min_bytes : &o->max_bytes) = n;
+    } else if (!strcmp(name, "--stepfactor")) {
+        char *end;
+        o->factor = strtod(v, &end);
+        if (end == v || *end || !isfinite(o->factor) || o->factor <= 1)
+            return bench_bad("-f '%s': give a factor > 1", v);
+    } else if (!strcmp(name, "--stride")) {
+        if (strcmp(v, "3") && strcmp(v, "4"))
+            return bench_bad("--stride '%s': use 3 or 4", v);
+        o->stride = atoi(v);
+    } else if (!strcmp(name, "--seed")) {
+        if (!parse_int(v, 0, (long long)9e18, &n))
+            return bench_bad("--seed '%s': give a number >= 0", v);
+        o->seed = (uint64_t)n;
+    } else if (!strcmp(name, "--timeout")) {
+        char *end;
+        o->timeout_s = strtod(v, &end);
+        if (end == v || *end || !(o->timeout_s > 0))
+            return bench_bad("--timeout '%s': give seconds > 0", v);
+    } else if (!strcmp(name, "--steps")) {
+        if (!parse_int(v, 1, 1000000000, &n))
+            return bench_bad("--steps '%s': give a count >= 1", v);
+        o->steps = n;
+    } else if (!strcmp(name, "--device")) {
+        if (!strcmp(v, "gpu"))
+            o->device = HALOX_MD_DEVICE_GPU;
+        else if (!strcmp(v, "cpu"))
+            o->device = HALOX_MD_DEVICE_CPU;
+        else if (!strcmp(v, "auto"))
+            o->device = HALOX_MD_DEVICE_AUTO;
+        else
+            return bench_bad("--device '%s': use gpu, cpu or auto", v);
+    } else if (!strcmp(name, "--json")) {
+        o->json_path = v;
+    } else if (!strcmp(name, "--csv")) {
+        o->csv_path = v;
+    }
+    return 0;
+}
+
+static int set_flag(bench_opts_t *o, const char *name)
+{
+    if (!strcmp(name, "--no-verify"))
+        o->verify = 0;
+    else if (!strcmp(name, "--double"))
+        o->real = HALOX_DOUBLE;
+    else if (!strcmp(name, "--graph"))
+        o->graph = 1;
+    return 0;
+}
+
+static int check_combinations(bench_opts_t *o, int cmd)
+{
+    if (cmd & (C_LAT | C_BW)) {
+        if (o->min_bytes > o->max_bytes)
+            return bench_bad("-b %lld is above -e %lld", o->min_bytes, o->max_bytes);
+    }
+    if (cmd == C_SCAL && o->n_files == 0)
+        return bench_bad("scaling needs the JSON files of md runs: halox-bench scaling A.json "
+                         "B.json ...");
+    if (cmd == C_MD && o->device == HALOX_MD_DEVICE_CPU)
+        for (int i = 0; i < o->n_transports; i++)
+            if (halox_transport_on_gpu(o->transports[i]))
+                return bench_bad("--device cpu runs on threads or mpi, not '%s'", o->transports[i]);
+    if (cmd == C_MD)
+        for (int i = 0; i < o->n_transports; i++)
+            if (strchr(o->transports[i], '+') && !strstr(o->transports[i], "+tma") &&
+                !strstr(o->transports[i], "+put"))
+                return bench_bad("md: '%s': +floor moves no atoms, it cannot run MD",
+                                 o->transports[i]);
+    return 0;
+}
+
+int bench_parse(int argc, char **argv, bench_opts_t *o)
+{
+    const int cmd = cmd_bit(o->cmd);
+    defaults(o, cmd);
+    int transports_set = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            bench_usage(stdout);
+            return 1;
+        }
+        const opt_t *op = find_opt(a);
+        if (!op) {
+            if (a[0] == '-')
+                return bench_bad("%s: unknown option '%s' (see halox-bench --help)", o->cmd, a);
+            if (cmd != C_SCAL)
+                return bench_bad("%s: unexpected argument '%s' (see halox-bench --help)", o->cmd,
+                                 a);
+            if (o->n_files == BENCH_MAX_LIST)
+                return bench_bad("scaling: at most %d files", BENCH_MAX_LIST);
+            o->files[o->n_files++] = a;
+            continue;
+        }
+        if (!(op->cmds & cmd))
+            return bench_bad("%s: option '%s' is not for this subcommand (see halox-bench "
+                             "--help)",
+                             o->cmd, a);
+        if (!op->value) {
+            set_flag(o, op->name);
+            continue;
+        }
+        if (i + 1 >= argc)
+            return bench_bad("%s needs a value (see halox-bench --help)", a);
+        if (!strcmp(op->name, "--transport"))
+            transports_set = 1;
+        if (set_value(o, op->name, argv[++i]))
+            return BENCH_USAGE;
+    }
+    if (!transports_set && cmd != C_SCAL)
+        default_transports(o, cmd);
+    return check_combinations(o, cmd);
+}

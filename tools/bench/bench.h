@@ -1,0 +1,221 @@
+/* halox-bench: what the subcommands share (options, ranks, GPU helpers, records, systems). */
+#ifndef HALOX_TOOLS_BENCH_H
+#define HALOX_TOOLS_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "halox/comm.h"
+#include "halox/md.h"
+#include "halox/plan.h"
+
+/* Exit codes: 0 measured (or skipped with a message), 1 a wrong result or a run-time failure,
+ * 2 bad usage or bad input. */
+enum { BENCH_OK = 0, BENCH_FAILED = 1, BENCH_USAGE = 2 };
+
+#define BENCH_MAX_LIST 64
+
+/* ---- options (args.c) ------------------------------------------------------------------------ */
+
+typedef struct bench_opts {
+    const char *cmd;
+    char transports[BENCH_MAX_LIST][64];
+    int n_transports;
+    long long atoms[BENCH_MAX_LIST];
+    int n_atoms;
+    halox_grid_t grid;
+    int grid_set;
+    int threads;                    /* ranks of the threads transport */
+    int repeats, warmup, iters;     /* halo: -r -w; latency/bandwidth: -n -w */
+    int back_to_back;               /* halo: exchanges per timed repeat, enqueued one after
+                                       the other (1: a barrier before each) */
+    long long min_bytes, max_bytes; /* -b -e */
+    double factor;                  /* -f */
+    int verify;
+    halox_real_t real;
+    int stride;
+    uint64_t seed;
+    double timeout_s;
+    long long steps; /* md */
+    int graph;
+    halox_md_device_t device;
+    const char *files[BENCH_MAX_LIST]; /* scaling: JSON files */
+    int n_files;
+    const char *json_path, *csv_path;
+    char cmdline[2048];
+} bench_opts_t;
+
+/* Parse argv[2..] for subcommand o->cmd; prints the error and returns BENCH_USAGE on bad input,
+ * 1 after --help, 0 to run. */
+int bench_parse(int argc, char **argv, bench_opts_t *o);
+void bench_usage(FILE *to);
+int bench_bad(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* "8", "64K", "64M", "1G" (powers of 1024) into *v; 0 on bad input. */
+int bench_parse_size(const char *s, long long *v);
+/* Base name of a transport label ("nvshmem-fused+put" -> "nvshmem-fused") into out. */
+void bench_base_name(const char *label, char *out, size_t cap);
+
+/* ---- ranks: MPI processes or threads (ranks.c) -------------------------------------------- */
+
+typedef struct bench_rank {
+    int rank, size;
+    halox_team_t *team; /* threads transport: the team; else NULL */
+} bench_rank_t;
+
+typedef halox_status_t (*bench_rank_fn)(const bench_rank_t *who, void *arg);
+
+/* Start MPI when a transport other than `threads` is listed (or `need` says so). */
+void bench_mpi_start(int *argc, char ***argv, int need);
+void bench_mpi_stop(void);
+int bench_mpi_started(void);
+/* Processes of this job (1 without MPI) and this process's rank. */
+int bench_world_size(void);
+int bench_world_rank(void);
+/* Processes the launcher started (0: not started by an MPI launcher). */
+int bench_launched_processes(void);
+/* Run fn on nranks ranks: threads of this process for `threads`, else this MPI process as its
+ * rank of the world (nranks must be the world size). Returns the first rank's failure. */
+halox_status_t bench_ranks_run(const char *transport, int nranks, double timeout_s,
+                               bench_rank_fn fn, void *arg);
+/* This rank's endpoint on transport (the base name, without +variant). */
+halox_status_t bench_comm_create(const bench_rank_t *who, const char *transport, halox_real_t real,
+                                 int stride, double timeout_s, halox_comm_t **comm_p);
+/* Ranks of a transport in this launch (threads: --threads, the grid's or 2; else the world),
+ * or 0 after a message when it cannot run here (threads under mpirun, GPU without a GPU). */
+int bench_transport_ranks(const bench_opts_t *o, const char *label, int *nranks_p);
+/* NAME+put, +tma, +floor: set (on) or clear (off) the NVSHMEM knob it stands for; the
+ * transports read them at endpoint creation. */
+void bench_variant_env(const char *label, int on);
+/* A failure no rank can recover from: threads: abort the team; MPI: abort the job. */
+void bench_rank_fail(const bench_rank_t *who, const char *what);
+
+/* ---- GPU helpers; stubs without CUDA (gpu.c / gpu_none.c) -------------------------------- */
+
+int bench_gpu_count(void);
+/* Names ("NVIDIA H200, NVIDIA H200"), count, driver and runtime versions (0 when none). */
+void bench_gpu_describe(char *names, size_t cap, int *count_p, int *driver_p, int *runtime_p);
+typedef struct bench_timer bench_timer_t;
+int bench_timer_create(bench_timer_t **t_p);
+void bench_timer_destroy(bench_timer_t *t);
+int bench_timer_start(bench_timer_t *t, void *stream);
+/* Record the end and wait for it; *ms_p gets the time between start and end on the stream. */
+int bench_timer_stop(bench_timer_t *t, void *stream, double *ms_p);
+int bench_gpu_put(void *dst, const void *src, size_t bytes, void *stream);
+int bench_gpu_get(void *dst, const void *src, size_t bytes, void *stream);
+int bench_gpu_fill(void *dst, int byte, size_t bytes, void *stream);
+int bench_gpu_sync(void *stream);
+const char *bench_gpu_error(void);
+
+/* ---- arrays and verification (verify.c) --------------------------------------------------- */
+
+/* Every rank's arrays as they must be after one coordinate and one force exchange, from the
+ * serial reference. Shared read-only by thread ranks. */
+typedef struct bench_expect {
+    int nranks;
+    size_t esize;
+    int *n_home, *n_total;
+    void **x;     /* expected coordinates (home + halo) */
+    void **f_in;  /* forces loaded before the exchange */
+    void **f_out; /* expected forces after it */
+} bench_expect_t;
+
+/* From the plans of all ranks and their home coordinates (x_home[r]: n_total entries, home part
+ * filled): coordinates and forces by halox_reference_coords/forces. */
+int bench_expect_make(const halox_plan_t *plans, int nranks, halox_real_t real, int stride,
+                      void *const *x_home, uint64_t seed, bench_expect_t *e);
+void bench_expect_free(bench_expect_t *e);
+
+/* A rank's bound arrays: host memory, or device memory from halox_comm_device_alloc(). */
+typedef struct bench_arrays {
+    halox_comm_t *comm;
+    int on_gpu;
+    void *stream;
+    void *x, *f;
+    size_t bytes;
+} bench_arrays_t;
+halox_status_t bench_arrays_alloc(halox_comm_t *comm, size_t bytes, bench_arrays_t *a);
+void bench_arrays_free(bench_arrays_t *a);
+/* Load rank `me`'s expected home coordinates (halo poisoned) and input forces, barrier, one
+ * coordinate and one force exchange, compare bit for bit. *ok_p: 1 on every rank when every
+ * rank matched. */
+halox_status_t bench_verify(bench_arrays_t *a, const bench_expect_t *e, int me, int *ok_p);
+
+/* ---- systems and plans (system.c) --------------------------------------------------------- */
+
+/* The most cubic grid of P ranks, x >= y >= z (1: 1x1x1, 2: 2x1x1, 4: 2x2x1, 8: 2x2x2). */
+void bench_make_grid(int P, halox_grid_t *g);
+/* The water-density-like system: density 0.8, cut-off 5.0, buffer 0.5, cubic box. */
+void bench_water_params(long long natoms, const halox_grid_t *grid, halox_plan_params_t *p);
+/* Every rank's home atoms, the same on every process (atoms: one per rank, initialised here). */
+int bench_make_system(const halox_plan_params_t *p, halox_real_t real, int stride, long long natoms,
+                      uint64_t seed, halox_atoms_t *atoms);
+/* A copy of src's home atoms (dst uninitialised; free with halox_atoms_free). */
+int bench_copy_home(const halox_atoms_t *src, halox_atoms_t *dst);
+/* The plan of `rank` (0 or 1) of a synthetic 2-rank exchange: one pulse in x, rank 0 sends n
+ * atoms to rank 1 (coordinates) and gets their forces back. */
+int bench_pair_plan(int rank, int n, long long generation, halox_plan_t *plan);
+uint64_t bench_rand(uint64_t *s);
+double bench_uniform(uint64_t *s);
+
+/* ---- statistics and records (stats.c, record.c, meta.c) ----------------------------------- */
+
+typedef struct bench_stats {
+    double median, min, max;
+} bench_stats_t;
+/* Sorts v. */
+bench_stats_t bench_summarise(double *v, int n);
+double bench_now(void);
+
+#define BENCH_MAX_FIELDS 96
+typedef struct bench_field {
+    char key[48];
+    char value[320]; /* JSON text of the value */
+    int is_string;
+} bench_field_t;
+typedef struct bench_record {
+    bench_field_t field[BENCH_MAX_FIELDS];
+    int n;
+} bench_record_t;
+
+void rec_init(bench_record_t *r);
+/* Keys with a dot ("time_us.median") become nested objects in JSON, columns in CSV. */
+void rec_str(bench_record_t *r, const char *key, const char *v);
+void rec_int(bench_record_t *r, const char *key, long long v);
+void rec_num(bench_record_t *r, const char *key, double v);
+void rec_bool(bench_record_t *r, const char *key, int v);
+void rec_null(bench_record_t *r, const char *key);
+void rec_grid(bench_record_t *r, const halox_grid_t *g);
+/* bench, transport, ranks, grid, then hardware, commit, options, date. */
+void rec_common(bench_record_t *r, const bench_opts_t *o, const char *transport, int ranks,
+                const halox_grid_t *grid);
+/* Append to o->json_path (one line) and o->csv_path (one row; a header when the file is new).
+ * Returns 0, or -1 after a message when a file cannot be written. */
+int rec_write(const bench_record_t *r, const bench_opts_t *o);
+
+/* Facts gathered once, before MPI starts (meta.c). */
+void bench_meta_init(int argc, char **argv, bench_opts_t *o);
+const char *bench_meta_commit(void);
+const char *bench_meta_date(void);
+const char *bench_meta_cpu(void);
+int bench_meta_cores(void);
+
+/* ---- JSON lines reading (jsonl.c) --------------------------------------------------------- */
+
+/* Top-level fields of one JSON object: 1 when found with the right type. */
+int json_get_str(const char *obj, const char *key, char *out, size_t cap);
+int json_get_num(const char *obj, const char *key, double *out);
+int json_get_bool(const char *obj, const char *key, int *out);
+
+/* ---- subcommands ----------------------------------------------------------------------------- */
+
+int bench_cmd_halo(const bench_opts_t *o);
+int bench_cmd_pingpong(const bench_opts_t *o); /* latency and bandwidth */
+int bench_cmd_md(const bench_opts_t *o);
+int bench_cmd_scaling(const bench_opts_t *o);
+
+#endif

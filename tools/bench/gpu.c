@@ -1,0 +1,111 @@
+/* GPU helpers over the CUDA runtime: events on the exchange stream, copies, device facts.
+ * Built when CUDA is on; gpu_none.c stands in otherwise. */
+#define _POSIX_C_SOURCE 200809L
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+/* the GPU transports run one rank per process: one message buffer per process is enough */
+static char g_error[256];
+
+static int check(cudaError_t e, const char *what)
+{
+    if (e == cudaSuccess)
+        return 0;
+    snprintf(g_error, sizeof g_error, "%s: %s", what, cudaGetErrorString(e));
+    (void)cudaGetLastError(); /* clear a sticky launch error for the next call */
+    return -1;
+}
+
+const char *bench_gpu_error(void) { return g_error; }
+
+int bench_gpu_count(void) { return halox_gpu_count(); }
+
+void bench_gpu_describe(char *names, size_t cap, int *count_p, int *driver_p, int *runtime_p)
+{
+    int n = bench_gpu_count(), drv = 0, rt = 0;
+    names[0] = '\0';
+    for (int d = 0; d < n; d++) {
+        struct cudaDeviceProp p;
+        if (cudaGetDeviceProperties(&p, d) != cudaSuccess)
+            continue;
+        size_t len = strlen(names);
+        snprintf(names + len, cap - len, "%s%s", d ? ", " : "", p.name);
+    }
+    if (n > 0) {
+        cudaDriverGetVersion(&drv);
+        cudaRuntimeGetVersion(&rt);
+    }
+    *count_p = n;
+    *driver_p = drv;
+    *runtime_p = rt;
+}
+
+struct bench_timer {
+    cudaEvent_t start, stop;
+};
+
+int bench_timer_create(bench_timer_t **t_p)
+{
+    bench_timer_t *t = calloc(1, sizeof *t);
+    if (!t)
+        return -1;
+    if (check(cudaEventCreate(&t->start), "cudaEventCreate") ||
+        check(cudaEventCreate(&t->stop), "cudaEventCreate")) {
+        free(t);
+        return -1;
+    }
+    *t_p = t;
+    return 0;
+}
+
+void bench_timer_destroy(bench_timer_t *t)
+{
+    if (!t)
+        return;
+    cudaEventDestroy(t->start);
+    cudaEventDestroy(t->stop);
+    free(t);
+}
+
+int bench_timer_start(bench_timer_t *t, void *stream)
+{
+    return check(cudaEventRecord(t->start, (cudaStream_t)stream), "cudaEventRecord");
+}
+
+int bench_timer_stop(bench_timer_t *t, void *stream, double *ms_p)
+{
+    float ms = 0;
+    if (check(cudaEventRecord(t->stop, (cudaStream_t)stream), "cudaEventRecord") ||
+        check(cudaEventSynchronize(t->stop), "cudaEventSynchronize") ||
+        check(cudaEventElapsedTime(&ms, t->start, t->stop), "cudaEventElapsedTime"))
+        return -1;
+    *ms_p = ms;
+    return 0;
+}
+
+int bench_gpu_put(void *dst, const void *src, size_t bytes, void *stream)
+{
+    return check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)stream),
+                 "cudaMemcpyAsync to the device");
+}
+
+int bench_gpu_get(void *dst, const void *src, size_t bytes, void *stream)
+{
+    return check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)stream),
+                 "cudaMemcpyAsync to the host") ||
+           bench_gpu_sync(stream);
+}
+
+int bench_gpu_fill(void *dst, int byte, size_t bytes, void *stream)
+{
+    return check(cudaMemsetAsync(dst, byte, bytes, (cudaStream_t)stream), "cudaMemsetAsync");
+}
+
+int bench_gpu_sync(void *stream)
+{
+    return check(cudaStreamSynchronize((cudaStream_t)stream), "cudaStreamSynchronize");
+}

@@ -1,0 +1,202 @@
+/* Ranks: MPI processes (one rank each) or threads of one process on the `threads` transport,
+ * behind one call, so that every benchmark is written once for both. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef HALOX_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include "bench.h"
+
+static int g_mpi_started;
+
+int bench_launched_processes(void)
+{
+    const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE"};
+    for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++) {
+        const char *v = getenv(vars[k]);
+        if (v && *v)
+            return atoi(v);
+    }
+    return 0;
+}
+
+void bench_mpi_start(int *argc, char ***argv, int need)
+{
+#ifdef HALOX_HAVE_MPI
+    /* under a launcher always: every process must take part in the job */
+    if (need || bench_launched_processes() > 0) {
+        /* NVLink multicast stays off (it can take shared GPUs out of service), unless set */
+        setenv("NCCL_NVLS_ENABLE", "0", 0);
+        MPI_Init(argc, argv);
+        g_mpi_started = 1;
+    }
+#else
+    (void)argc;
+    (void)argv;
+    (void)need;
+#endif
+}
+
+void bench_mpi_stop(void)
+{
+#ifdef HALOX_HAVE_MPI
+    if (g_mpi_started)
+        MPI_Finalize();
+#endif
+    g_mpi_started = 0;
+}
+
+int bench_mpi_started(void) { return g_mpi_started; }
+
+int bench_world_size(void)
+{
+    int n = 1;
+#ifdef HALOX_HAVE_MPI
+    if (g_mpi_started)
+        MPI_Comm_size(MPI_COMM_WORLD, &n);
+#endif
+    return n;
+}
+
+int bench_world_rank(void)
+{
+    int r = 0;
+#ifdef HALOX_HAVE_MPI
+    if (g_mpi_started)
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+#endif
+    return r;
+}
+
+halox_status_t bench_comm_create(const bench_rank_t *who, const char *transport, halox_real_t real,
+                                 int stride, double timeout_s, halox_comm_t **comm_p)
+{
+    char base[64];
+    bench_base_name(transport, base, sizeof base);
+    /* GPU transports: device = local rank modulo the visible devices */
+    halox_comm_args_t args = {.real = real,
+                              .stride = stride,
+                              .timeout_s = timeout_s,
+                              .team = who->team,
+                              .rank = who->rank,
+                              .device = -1};
+    return halox_comm_create(base, &args, comm_p);
+}
+
+void bench_rank_fail(const bench_rank_t *who, const char *what)
+{
+    fprintf(stderr, "halox-bench: rank %d: %s\n", who->rank, what);
+    fflush(stderr);
+    if (who->team) {
+        halox_team_abort(who->team, who->rank, what);
+        return;
+    }
+#ifdef HALOX_HAVE_MPI
+    if (g_mpi_started)
+        MPI_Abort(MPI_COMM_WORLD, BENCH_FAILED);
+#endif
+}
+
+typedef struct thread_arg {
+    bench_rank_t who;
+    bench_rank_fn fn;
+    void *arg;
+    halox_status_t st;
+} thread_arg_t;
+
+static void *thread_main(void *vp)
+{
+    thread_arg_t *ta = vp;
+    ta->st = ta->fn(&ta->who, ta->arg);
+    if (ta->st != HALOX_OK)
+        halox_team_abort(ta->who.team, ta->who.rank, "benchmark failed");
+    return NULL;
+}
+
+static halox_status_t run_threads(int nranks, double timeout_s, bench_rank_fn fn, void *arg)
+{
+    halox_team_t *team = NULL;
+    halox_status_t st = halox_team_create(nranks, timeout_s, &team);
+    if (st != HALOX_OK)
+        return st;
+    thread_arg_t *ta = calloc((size_t)nranks, sizeof *ta);
+    pthread_t *th = calloc((size_t)nranks, sizeof *th);
+    int started = 0;
+    if (!ta || !th)
+        st = HALOX_ERR_NO_MEMORY;
+    for (int r = 0; st == HALOX_OK && r < nranks; r++) {
+        ta[r] = (thread_arg_t){{r, nranks, team}, fn, arg, HALOX_OK};
+        if (pthread_create(&th[r], NULL, thread_main, &ta[r]) != 0) {
+            halox_team_abort(team, r, "thread start failed");
+            st = HALOX_ERR_INTERNAL;
+            break;
+        }
+        started++;
+    }
+    for (int r = 0; r < started; r++)
+        pthread_join(th[r], NULL);
+    /* the first rank that failed on its own explains it */
+    for (int r = 0; r < started && st == HALOX_OK; r++)
+        if (ta[r].st != HALOX_OK && ta[r].st != HALOX_ERR_ABORTED)
+            st = ta[r].st;
+    for (int r = 0; r < started && st == HALOX_OK; r++)
+        st = ta[r].st;
+    free(ta);
+    free(th);
+    halox_team_destroy(team);
+    return st;
+}
+
+halox_status_t bench_ranks_run(const char *transport, int nranks, double timeout_s,
+                               bench_rank_fn fn, void *arg)
+{
+    if (!strcmp(transport, "threads"))
+        return run_threads(nranks, timeout_s, fn, arg);
+    bench_rank_t who = {bench_world_rank(), bench_world_size(), NULL};
+    if (nranks != who.size)
+        return HALOX_ERR_INVALID_ARG;
+    return fn(&who, arg);
+}
+
+int bench_transport_ranks(const bench_opts_t *o, const char *label, int *nranks_p)
+{
+    char base[64];
+    bench_base_name(label, base, sizeof base);
+    const int root = bench_world_rank() == 0;
+    if (!strcmp(base, "threads")) {
+        if (bench_world_size() > 1) {
+            if (root)
+                printf("%-22s skipped: thread ranks run in one process (start without mpirun, "
+                       "--threads P)\n",
+                       label);
+            return 0;
+        }
+        *nranks_p = o->threads ? o->threads : o->grid_set ? halox_grid_size(&o->grid) : 2;
+    } else {
+        *nranks_p = bench_world_size();
+    }
+    if (halox_transport_on_gpu(base) && bench_gpu_count() == 0) {
+        if (root)
+            printf("%-22s skipped: no GPU visible\n", label);
+        return 0;
+    }
+    return 1;
+}
+
+void bench_variant_env(const char *label, int on)
+{
+    static const char *const var[][2] = {{"+put", "HALOX_NVSHMEM_PUT"},
+                                         {"+tma", "HALOX_NVSHMEM_TMA"},
+                                         {"+floor", "HALOX_NVSHMEM_SIGNAL_ONLY"}};
+    const char *plus = strchr(label, '+');
+    for (int k = 0; k < 3; k++) {
+        if (on && plus && !strcmp(plus, var[k][0]))
+            setenv(var[k][1], "1", 1);
+        else if (!on)
+            unsetenv(var[k][1]);
+    }
+}

@@ -1,0 +1,114 @@
+/* halox-bench: every halox benchmark behind one command line (like nccl-tests).
+ *
+ *   halox-bench halo|latency|bandwidth|md|scaling|overlap [options]
+ *
+ * The subcommands live in tools/bench/; this file only dispatches. Exit status: 0 measured
+ * (cases that cannot run here are reported and skipped), 1 a wrong result or a run-time
+ * failure, 2 bad usage or bad input. See docs/BENCH.md. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+
+#include "bench/bench.h"
+#include "tool_common.h"
+
+void bench_usage(FILE *to)
+{
+    fprintf(
+        to,
+        "usage: halox-bench SUBCOMMAND [options]     (MPI transports: mpirun -np P halox-bench "
+        "...)\n"
+        "\n"
+        "Subcommands:\n"
+        "  halo       the halo exchange alone (coordinates + forces) on a water-density system\n"
+        "  latency    2 ranks: ping-pong (coordinates out, forces back), half round trip\n"
+        "  bandwidth  2 ranks: streams of exchanges, bytes moved / time\n"
+        "  md         full MD steps (preset water-density): ms/step, ns/day, halo share\n"
+        "  scaling    strong scaling from the JSON files of md runs: scaling A.json B.json ...\n"
+        "  overlap    (not yet implemented)\n"
+        "\n"
+        "Options (each subcommand takes those that apply to it):\n"
+        "  -t, --transport T[,T...]  transports; NAME+put, NAME+tma, NAME+floor: NVSHMEM paths\n"
+        "                            (default: threads without mpirun, every other transport\n"
+        "                            under mpirun)\n"
+        "  --atoms N[,N...]          halo: system sizes (45000,176000); md: atoms (45000)\n"
+        "  --grid AxBxC              rank grid (default: the most cubic for the rank count)\n"
+        "  --threads P               ranks of the threads transport (default: the grid's, or 2)\n"
+        "  -r, --repeats R           halo: timed repeats (200)\n"
+        "  --back-to-back K          halo: K exchanges per repeat, enqueued one after the other,\n"
+        "                            time / K (1: a barrier before every exchange)\n"
+        "  -w, --warmup W            untimed repeats first (halo 20, latency/bandwidth 10)\n"
+        "  -b, --minbytes B          latency/bandwidth: smallest message (8; K, M, G suffixes)\n"
+        "  -e, --maxbytes B          largest message (16M)\n"
+        "  -f, --stepfactor F        size multiplier (2)\n"
+        "  -n, --iters N             timed iterations per size (100)\n"
+        "  --no-verify               skip the bit-for-bit check against the serial reference\n"
+        "  --double, --stride 3|4    precision and reals per atom of the exchanges (float, 3)\n"
+        "  --seed S                  random system and force values (2026)\n"
+        "  --timeout S               bound on every wait for a peer (default HALOX_TIMEOUT_S/60)\n"
+        "  --steps S                 md: steps (200)\n"
+        "  --graph                   md: CUDA graphs (GPU engine)\n"
+        "  --device gpu|cpu|auto     md: engine (auto follows the transport)\n"
+        "  --json FILE               append one JSON object per measured case\n"
+        "  --csv FILE                append one CSV row per case (a header when FILE is new)\n"
+        "  --version, --help-env, --help\n"
+        "\n"
+        "Exit status: 0 measured or skipped with a message, 1 a wrong result or a failure,\n"
+        "2 bad usage. See docs/BENCH.md.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        bench_usage(stderr);
+        return BENCH_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        bench_usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        tool_print_version("halox-bench");
+        printf("\n");
+        return 0;
+    }
+    if (!strcmp(cmd, "--help-env")) {
+        tool_print_env();
+        return 0;
+    }
+    if (!strcmp(cmd, "overlap")) {
+        fprintf(stderr, "halox-bench: overlap is not yet implemented (local forces alone, halo "
+                        "alone, both together: see issue 6)\n");
+        return BENCH_USAGE;
+    }
+    static const char *const known[] = {"halo", "latency", "bandwidth", "md", "scaling", NULL};
+    int ok = 0;
+    for (int i = 0; known[i]; i++)
+        ok |= !strcmp(cmd, known[i]);
+    if (!ok)
+        return bench_bad("unknown subcommand '%s' (use halo, latency, bandwidth, md, scaling; "
+                         "see --help)",
+                         cmd);
+    static bench_opts_t o; /* large: not on the stack */
+    memset(&o, 0, sizeof o);
+    o.cmd = cmd;
+    int rc = bench_parse(argc, argv, &o);
+    if (rc)
+        return rc == 1 ? 0 : BENCH_USAGE;
+    bench_meta_init(argc, argv, &o);
+    if (!strcmp(cmd, "scaling"))
+        return bench_cmd_scaling(&o);
+    int need_mpi = 0;
+    for (int i = 0; i < o.n_transports; i++)
+        need_mpi |= strcmp(o.transports[i], "threads") != 0;
+    bench_mpi_start(&argc, &argv, need_mpi);
+    if (!strcmp(cmd, "halo"))
+        rc = bench_cmd_halo(&o);
+    else if (!strcmp(cmd, "md"))
+        rc = bench_cmd_md(&o);
+    else
+        rc = bench_cmd_pingpong(&o);
+    bench_mpi_stop();
+    return rc;
+}
