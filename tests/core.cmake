@@ -6,4 +6,6 @@ halox_test(test_geometry_errors SOURCES test_geometry_errors.c CORE_ONLY LABELS 
 halox_test(test_cpulist SOURCES test_cpulist.c CORE_ONLY LABELS unit)
 # HALOX_CPU_AFFINITY=gpu binding on a PCI device of the machine (skips without sysfs)
 halox_test(test_affinity SOURCES test_affinity.c LABELS unit)
+# the automatic choice of transport: the documented rule on the topologies that matter
+halox_test(test_choose SOURCES test_choose.c LABELS unit)
 halox_test(test_migrate_threads SOURCES test_migrate_threads.c LABELS threads TIMEOUT 120)

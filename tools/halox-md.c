@@ -92,8 +92,10 @@ static void usage(FILE *to)
         "  --device gpu|cpu|auto   engine (default auto, or $HALOX_DEVICE): auto runs the GPU\n"
         "                          engine when a GPU is visible and no --transport is given\n"
         "                          (one rank, or one MPI process per rank), else follows the\n"
-        "                          transport; the GPU engine takes nccl (mpi-staged when ranks\n"
-        "                          share GPUs) and runs in single precision\n"
+        "                          transport; without --transport the GPU engine takes the\n"
+        "                          measured-fastest one for the job (nvshmem-fused when the\n"
+        "                          GPUs reach each other by NVLink/P2P, else nccl or\n"
+        "                          mpi-staged; printed at start) and runs in single precision\n"
         "  --graph                 GPU engine: replay the steps between rebuilds as a CUDA\n"
         "                          graph (nccl, nvshmem-*; mpi-staged cannot be captured)\n"
         "  --tma                   nvshmem-pulse/fused: write coordinates to NVLink peers\n"
@@ -137,6 +139,7 @@ typedef struct {
     int set_lattice, set_cells, set_density, set_atoms, set_read, set_box, set_steps;
     int set_precision, set_grid, set_transport;
     const char *physics_option; /* first option that --restart cannot take */
+    char auto_why[384];         /* why the GPU engine's transport was chosen (no --transport) */
 } opts_t;
 
 static int bad(const char *fmt, ...)
@@ -244,6 +247,19 @@ static int parse_device(const char *v, halox_md_device_t *d)
 }
 
 /* Processes of the MPI job this process was started in (0: not started by an MPI launcher). */
+/* Ranks of this node as the MPI launcher says (0: unknown). */
+static int launched_local_processes(void)
+{
+    const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                          "MV2_COMM_WORLD_LOCAL_SIZE", "PMI_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"};
+    for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++) {
+        const char *v = getenv(vars[k]);
+        if (v && *v)
+            return atoi(v);
+    }
+    return 0;
+}
+
 static int launched_processes(void)
 {
     const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE"};
@@ -525,14 +541,28 @@ static int parse_args(int argc, char **argv, opts_t *o)
         halox_transport_available("mpi-staged") && (ranks == 1 || launched_processes() == ranks) &&
         halox_gpu_count() > 0)
         c->device = HALOX_MD_DEVICE_GPU;
-    if (c->device == HALOX_MD_DEVICE_GPU && !o->set_transport)
-        c->transport =
-            halox_transport_available("nccl") && ranks <= halox_gpu_count() ? "nccl" : "mpi-staged";
+    if (c->device == HALOX_MD_DEVICE_GPU && !o->set_transport) {
+        /* the job's shape as far as it is known before MPI starts: the launcher's local rank
+         * count (unknown: one node), the visible GPUs, their peer access */
+        const int g = halox_gpu_count(), local = launched_local_processes();
+        const int one_node = local <= 0 || local >= ranks, per_node = one_node ? ranks : local;
+        halox_topology_t t = {.ranks = ranks, .mpi = ranks > 1};
+        if (g > 0) {
+            t.gpus = (per_node < g ? per_node : g) * (one_node ? 1 : (ranks + local - 1) / local);
+            t.ranks_per_gpu = (per_node + g - 1) / g;
+            t.load_store = one_node && halox_gpu_peer_access_all();
+        } else { /* --device gpu where none is visible: a GPU transport all the same, which
+                    then says what is missing */
+            t.gpus = ranks;
+            t.ranks_per_gpu = 1;
+        }
+        c->transport = halox_transport_choose(&t, c->natoms, o->auto_why, sizeof o->auto_why);
+    }
     if (c->device == HALOX_MD_DEVICE_GPU && !halox_transport_available(c->transport))
-        return bad("--device gpu needs a CUDA build with MPI (transports mpi-staged, nccl; see "
-                   "--version)");
+        return bad("--device gpu needs a CUDA build with MPI (GPU transports: mpi-staged, nccl, "
+                   "nvshmem-*; see --version)");
     if (c->device == HALOX_MD_DEVICE_GPU && !halox_transport_on_gpu(c->transport))
-        return bad("--device gpu runs on the GPU transports mpi-staged or nccl, not '%s'",
+        return bad("--device gpu runs on a GPU transport (mpi-staged, nccl, nvshmem-*), not '%s'",
                    c->transport);
     if (c->device == HALOX_MD_DEVICE_CPU && halox_transport_on_gpu(c->transport))
         return bad("--device cpu runs on the threads or mpi transport, not '%s'", c->transport);
@@ -643,6 +673,8 @@ static void print_banner(const opts_t *o, int nranks)
            c->steps, c->grid.n[0], c->grid.n[1], c->grid.n[2], nranks, nranks > 1 ? "s" : "",
            c->transport, c->real == HALOX_DOUBLE ? "double" : "float",
            halox_md_config_device(c) == HALOX_MD_DEVICE_GPU ? "gpu" : "cpu");
+    if (o->auto_why[0])
+        printf("transport chosen automatically: %s\n", o->auto_why);
     printf("units: reduced LJ; pressure includes the kinetic part with 3N-3 degrees of freedom\n");
     fflush(stdout);
 }

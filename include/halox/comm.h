@@ -72,6 +72,26 @@ halox_status_t halox_comm_device_free(halox_comm_t *comm, void *ptr);
  *  0 on success, -1 when unknown or buf is too small. */
 int halox_affinity_describe(char *buf, size_t len);
 
+/** What the automatic choice of transport looks at. */
+typedef struct halox_topology {
+    int ranks;         /**< ranks of the job */
+    int mpi;           /**< the ranks are MPI processes (else threads of one process) */
+    int gpus;          /**< distinct GPUs the ranks use (0: the data stays on the CPU) */
+    int ranks_per_gpu; /**< most ranks on one GPU */
+    int load_store;    /**< every rank's GPU can load and store into every other's (one node,
+                            NVLink or PCIe peer access), or there is a single GPU */
+} halox_topology_t;
+
+/** The transport halox's measurements favour on this topology (a name this build has), with
+ *  the reason in why (may be NULL). The rule and its figures: src/transports/choose.c and
+ *  docs/NVSHMEM.md. Pure: every rank gets the same answer from the same inputs. */
+const char *halox_transport_choose(const halox_topology_t *t, long long atoms, char *why,
+                                   size_t why_len);
+
+/** Whether every pair of the visible GPUs can access each other's memory (peer access); 1 with
+ *  one GPU, 0 without GPUs. */
+int halox_gpu_peer_access_all(void);
+
 /** Names of the transports compiled into this build, NULL-terminated. */
 const char *const *halox_transport_names(void);
 

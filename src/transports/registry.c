@@ -90,6 +90,24 @@ int halox_gpu_count(void)
 #endif
 }
 
+int halox_gpu_peer_access_all(void)
+{
+#ifdef HALOX_HAVE_CUDA
+    int n = halox_gpu_count();
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            int ok = 0;
+            if (a != b && (cudaDeviceCanAccessPeer(&ok, a, b) != cudaSuccess || !ok)) {
+                (void)cudaGetLastError();
+                return 0;
+            }
+        }
+    return n > 0;
+#else
+    return 0;
+#endif
+}
+
 halox_status_t halox_comm_create(const char *transport, const halox_comm_args_t *args,
                                  halox_comm_t **comm_p)
 {

@@ -203,7 +203,7 @@ static void defaults(bench_opts_t *o, int cmd)
 
 /* Without --transport: thread ranks when not started by an MPI launcher; under one, every
  * compiled transport but threads (with the NVSHMEM variants) for the exchanges, and for md the
- * GPU engine's choice (nccl, mpi-staged) when a GPU is visible, else mpi. */
+ * automatic choice (halox_transport_choose, as halox-md makes it on one node). */
 static void default_transports(bench_opts_t *o, int cmd)
 {
     o->n_transports = 0;
@@ -212,10 +212,15 @@ static void default_transports(bench_opts_t *o, int cmd)
         return;
     }
     if (cmd == C_MD) {
-        const char *t = "mpi";
-        if (halox_gpu_count() > 0 && halox_transport_available("mpi-staged"))
-            t = halox_transport_available("nccl") ? "nccl" : "mpi-staged";
-        snprintf(o->transports[o->n_transports++], sizeof o->transports[0], "%s", t);
+        const int ranks = bench_launched_processes(), g = halox_gpu_count();
+        halox_topology_t t = {.ranks = ranks, .mpi = 1};
+        if (g > 0 && o->device != HALOX_MD_DEVICE_CPU) {
+            t.gpus = ranks < g ? ranks : g;
+            t.ranks_per_gpu = (ranks + g - 1) / g;
+            t.load_store = halox_gpu_peer_access_all();
+        }
+        snprintf(o->transports[o->n_transports++], sizeof o->transports[0], "%s",
+                 halox_transport_choose(&t, o->atoms[0], NULL, 0));
         return;
     }
     for (const char *const *t = halox_transport_names(); *t; t++)

@@ -1,0 +1,61 @@
+/* The automatic choice of transport: a rule from the measurements in bench/results/ (2 x H200,
+ * NV18, water-density 45k-360k atoms; docs/NVSHMEM.md), applied to what is known at start-up.
+ *
+ *   CPU data                  -> threads (one process) or mpi (MPI processes)
+ *   one GPU rank              -> nccl, else mpi-staged (every pulse is a local copy; nccl steps
+ *                                can be captured in CUDA graphs)
+ *   GPUs that reach each other by loads and stores (one node; NVLink or PCIe peer access),
+ *   NVSHMEM built             -> nvshmem-fused: the fastest halo at every measured size (45k
+ *                                atoms: 48.9 us vs nccl 68.3 and mpi-staged 117.6; 360k: 65.3 vs
+ *                                79.4 and 233.2) and the fastest MD steps at 45k and 360k; it also
+ *                                runs several ranks per GPU (under MPS)
+ *   one rank per GPU          -> nccl (second fastest; NCCL refuses ranks that share a GPU)
+ *   otherwise                 -> mpi-staged
+ * Seed 001's "few atoms -> MPI" has no crossover in our data down to 45k atoms on 2 GPUs (22k per
+ * GPU), the smallest size measured: below that the rule extrapolates. Peers beyond load/store
+ * (other nodes) would need `hybrid`, which is not built yet: those jobs get nccl or mpi-staged. */
+#include <stdio.h>
+#include <string.h>
+
+#include "halox/comm.h"
+
+static const char *halox__choose_msg(char *why, size_t len, const char *name, const char *msg)
+{
+    if (why && len)
+        snprintf(why, len, "%s: %s", name, msg);
+    return name;
+}
+
+const char *halox_transport_choose(const halox_topology_t *t, long long atoms, char *why,
+                                   size_t why_len)
+{
+    (void)atoms; /* no size threshold in the measurements yet (see above) */
+    if (!t || t->ranks < 1)
+        return halox__choose_msg(why, why_len, "threads", "no topology: one process");
+    if (t->gpus <= 0)
+        return t->ranks > 1 && t->mpi && halox_transport_available("mpi")
+                   ? halox__choose_msg(why, why_len, "mpi", "CPU data, MPI processes")
+                   : halox__choose_msg(why, why_len, "threads", "CPU data, one process");
+    const int nccl = halox_transport_available("nccl"),
+              staged = halox_transport_available("mpi-staged");
+    if (!staged && !nccl)
+        return halox__choose_msg(why, why_len, t->ranks > 1 ? "mpi" : "threads",
+                                 "this build has no GPU transport (CUDA with MPI)");
+    if (t->ranks == 1)
+        return nccl ? halox__choose_msg(why, why_len, "nccl",
+                                        "one rank: local copies, capturable in CUDA graphs")
+                    : halox__choose_msg(why, why_len, "mpi-staged", "one rank: local copies");
+    if (t->load_store && halox_transport_available("nvshmem-fused"))
+        return halox__choose_msg(why, why_len, "nvshmem-fused",
+                                 "every GPU reaches every other by loads and stores: the "
+                                 "GPU-initiated fused exchange was the fastest measured "
+                                 "(bench/results/nvshmem-h200x2-2026-11-29.md)");
+    if (t->ranks_per_gpu <= 1 && nccl)
+        return halox__choose_msg(why, why_len, "nccl",
+                                 t->load_store ? "one rank per GPU; no NVSHMEM in this build"
+                                               : "one rank per GPU; GPUs not all reachable by "
+                                                 "loads and stores (several nodes)");
+    return halox__choose_msg(why, why_len, staged ? "mpi-staged" : "nccl",
+                             "ranks share GPUs and NVSHMEM cannot reach every peer "
+                             "(NCCL refuses ranks that share a GPU)");
+}
