@@ -60,5 +60,26 @@ if(HALOX_HAVE_MPI)
     if(_md_mpi_env)
       set_tests_properties(test_md_tool_mpi PROPERTIES ENVIRONMENT_MODIFICATION "${_md_mpi_env}")
     endif()
+    # --autotune: the first run measures and caches (a fresh cache file), the second reads it
+    set(_at_cache ${CMAKE_CURRENT_BINARY_DIR}/autotune-test.tsv)
+    add_test(NAME test_md_autotune_reset COMMAND ${CMAKE_COMMAND} -E rm -f ${_at_cache})
+    set_tests_properties(test_md_autotune_reset PROPERTIES LABELS "md;mpi" FIXTURES_SETUP md_at)
+    foreach(_at measure cached)
+      add_test(NAME test_md_autotune_${_at}
+               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${HALOX_MPIEXEC_PREFLAGS}
+                       $<TARGET_FILE:halox-md> ${MPIEXEC_POSTFLAGS} --cells 4,4,4 --grid 2x1x1
+                       --device cpu --autotune --autotune-steps 20 --steps 20)
+      set_tests_properties(test_md_autotune_${_at} PROPERTIES LABELS "md;mpi" TIMEOUT 120
+                           PROCESSORS 2 ENVIRONMENT "HALOX_AUTOTUNE_CACHE=${_at_cache}")
+      if(_md_mpi_env)
+        set_tests_properties(test_md_autotune_${_at} PROPERTIES
+                             ENVIRONMENT_MODIFICATION "${_md_mpi_env}")
+      endif()
+    endforeach()
+    set_tests_properties(test_md_autotune_measure PROPERTIES FIXTURES_REQUIRED md_at
+                         FIXTURES_SETUP md_at_cached PASS_REGULAR_EXPRESSION
+                         "  mpi +[0-9.]+ ms/step.*autotune: mpi, the fastest measured.*Summary")
+    set_tests_properties(test_md_autotune_cached PROPERTIES FIXTURES_REQUIRED md_at_cached
+                         PASS_REGULAR_EXPRESSION "autotune: mpi, cached in .*Summary")
   endif()
 endif()

@@ -527,6 +527,12 @@ static void bad_input(void)
     expect_bad(u13, "--dt '0'");
     const char *u14[] = {"extra", NULL};
     expect_bad(u14, "unexpected argument 'extra'");
+    const char *u15[] = {"--autotune", "--transport", "mpi", NULL};
+    expect_bad(u15, "--autotune chooses the transport itself");
+    const char *u16[] = {"--autotune-steps", "5", NULL};
+    expect_bad(u16, "--autotune-steps '5'");
+    const char *u17[] = {"--cells", "6,6,6", "--grid", "2x1x1", "--autotune", NULL};
+    expect_bad(u17, "start the 2 ranks with mpirun -np 2");
     char f[256], ck[256];
     path(f, sizeof f, "bad.xyz");
     path(ck, sizeof ck, "int.chk");

@@ -23,6 +23,9 @@
 #include "halox/comm.h"
 #include "halox/env.h"
 #include "halox/features.h"
+#ifdef HALOX_HAVE_MPI
+#include "md_autotune.h"
+#endif
 #include "halox/md.h"
 #include "tool_common.h"
 
@@ -98,6 +101,11 @@ static void usage(FILE *to)
         "                          mpi-staged; printed at start) and runs in single precision\n"
         "  --graph                 GPU engine: replay the steps between rebuilds as a CUDA\n"
         "                          graph (nccl, nvshmem-*; mpi-staged cannot be captured)\n"
+        "  --autotune              under mpirun: run every transport of the engine for a few\n"
+        "                          steps first (--autotune-steps N, default 50), keep the\n"
+        "                          fastest, print the table; the choice is cached\n"
+        "                          ($HALOX_AUTOTUNE_CACHE, ~/.cache/halox-autotune.tsv) by size,\n"
+        "                          grid and machine, so the next run skips the measurement\n"
         "  --tma                   nvshmem-pulse/fused: write coordinates to NVLink peers\n"
         "                          with bulk asynchronous copies (TMA) from shared memory\n"
         "  --precision P           float (default: positions and forces in single precision,\n"
@@ -140,6 +148,7 @@ typedef struct {
     int set_precision, set_grid, set_transport;
     const char *physics_option; /* first option that --restart cannot take */
     char auto_why[384];         /* why the GPU engine's transport was chosen (no --transport) */
+    int autotune;               /* --autotune: steps per candidate (0: off) */
 } opts_t;
 
 static int bad(const char *fmt, ...)
@@ -330,6 +339,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
         } else if (!strcmp(a, "--rebuild-check")) {
             c->rebuild_check = 1;
             continue;
+        } else if (!strcmp(a, "--autotune")) {
+            o->autotune = o->autotune ? o->autotune : 50;
+            continue;
         } else if (!strcmp(a, "--graph")) {
             c->graph = 1;
             continue;
@@ -345,21 +357,37 @@ static int parse_args(int argc, char **argv, opts_t *o)
             continue;
         }
         /* options with a value */
-        static const char *const with_value[] = {"--preset",       "--lattice",
-                                                 "--density",      "--cells",
-                                                 "--atoms",        "--read",
-                                                 "--box",          "--temp",
-                                                 "--seed",         "--cutoff",
-                                                 "--skin",         "--dt",
-                                                 "--steps",        "--rebuild-every",
-                                                 "--thermo-every", "--ensemble",
-                                                 "--tau",          "--grid",
-                                                 "--transport",    "--device",
-                                                 "--precision",    "--timeout",
-                                                 "--json",         "--csv",
-                                                 "--xyz",          "--xyz-every",
-                                                 "--checkpoint",   "--checkpoint-every",
-                                                 "--restart",      NULL};
+        static const char *const with_value[] = {"--preset",
+                                                 "--lattice",
+                                                 "--density",
+                                                 "--cells",
+                                                 "--atoms",
+                                                 "--read",
+                                                 "--box",
+                                                 "--temp",
+                                                 "--seed",
+                                                 "--cutoff",
+                                                 "--skin",
+                                                 "--dt",
+                                                 "--steps",
+                                                 "--rebuild-every",
+                                                 "--thermo-every",
+                                                 "--ensemble",
+                                                 "--tau",
+                                                 "--grid",
+                                                 "--transport",
+                                                 "--device",
+                                                 "--precision",
+                                                 "--timeout",
+                                                 "--json",
+                                                 "--csv",
+                                                 "--xyz",
+                                                 "--xyz-every",
+                                                 "--checkpoint",
+                                                 "--checkpoint-every",
+                                                 "--restart",
+                                                 "--autotune-steps",
+                                                 NULL};
         int known = 0;
         for (int k = 0; with_value[k]; k++)
             known |= !strcmp(a, with_value[k]);
@@ -469,6 +497,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
             else
                 return bad("--precision '%s': use float or double", v);
             o->set_precision = 1;
+        } else if (!strcmp(a, "--autotune-steps")) {
+            if (!parse_ll(v, 10, 100000, &n))
+                return bad("--autotune-steps '%s': give a number of steps from 10 to 100000", v);
+            o->autotune = (int)n;
         } else if (!strcmp(a, "--timeout")) {
             if (!parse_double(v, &d) || d <= 0)
                 return bad("--timeout '%s': give seconds > 0", v);
@@ -566,6 +598,18 @@ static int parse_args(int argc, char **argv, opts_t *o)
                    c->transport);
     if (c->device == HALOX_MD_DEVICE_CPU && halox_transport_on_gpu(c->transport))
         return bad("--device cpu runs on the threads or mpi transport, not '%s'", c->transport);
+    if (o->autotune && o->set_transport)
+        return bad("--autotune chooses the transport itself: leave out --transport (and unset "
+                   "HALOX_TRANSPORT)");
+    if (o->autotune && c->restart_path)
+        return bad("--autotune measures new runs: it cannot be combined with --restart");
+    if (o->autotune && halox_md_config_device(c) == HALOX_MD_DEVICE_CPU && ranks > 1 &&
+        launched_processes() != ranks)
+        return bad("--autotune measures the MPI transports: start the %d ranks with mpirun -np %d",
+                   ranks, ranks);
+    if (o->autotune && halox_md_config_device(c) == HALOX_MD_DEVICE_CPU &&
+        launched_processes() == ranks && ranks > 1)
+        c->transport = "mpi"; /* the candidates run as MPI processes */
     if (halox_md_config_device(c) == HALOX_MD_DEVICE_GPU && c->real != HALOX_FLOAT)
         return bad("the GPU engine runs in single precision: use --precision float (or --device "
                    "cpu)");
@@ -816,15 +860,35 @@ int main(int argc, char **argv)
         halox_comm_args_t args = {
             .real = cfg->real, .stride = 3, .timeout_s = cfg->timeout_s, .device = -1};
         halox_comm_t *comm = NULL;
-        st = halox_comm_create(cfg->transport, &args, &comm);
+        /* --autotune: one system for every candidate and the run */
+        halox_md_system_t *sys = NULL;
+        halox_md_config_t tuned = *cfg;
+        st = HALOX_OK;
+        if (o.autotune) {
+            char why[900];
+            st = halox_md_system_create(cfg, &sys);
+            if (st != HALOX_OK)
+                snprintf(why, sizeof why, "%s", halox_last_error());
+            else if (md_autotune(cfg, sys, o.autotune, my_rank, my_rank == 0 && !o.quiet,
+                                 &tuned.transport, why, sizeof why) != 0)
+                st = HALOX_ERR_UNAVAILABLE;
+            if (st != HALOX_OK) {
+                res.status = st;
+                snprintf(res.error, sizeof res.error, "rank %d: %s", my_rank, why);
+            }
+            cfg = &tuned;
+        }
+        if (st == HALOX_OK)
+            st = halox_comm_create(cfg->transport, &args, &comm);
         if (st == HALOX_OK)
             st = report_affinity(comm, my_rank == 0 && !o.quiet);
         if (st == HALOX_OK) {
-            st = halox_md_rank_run(cfg, comm, NULL, &hooks, &res);
-        } else {
+            st = halox_md_rank_run(cfg, comm, sys, &hooks, &res);
+        } else if (!res.error[0]) {
             res.status = st;
             snprintf(res.error, sizeof res.error, "rank %d: %s", my_rank, halox_last_error());
         }
+        halox_md_system_destroy(sys);
         if (st != HALOX_OK) {
             /* the rank that failed first explains why; the others only followed */
             if (st != HALOX_ERR_ABORTED || my_rank == 0)

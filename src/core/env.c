@@ -20,6 +20,10 @@
       "gpu: each rank of a GPU transport runs on the cores local to its GPU (sysfs "               \
       "local_cpulist, within the launcher's binding), shared among the ranks of that GPU; "        \
       "threads it starts later (NVSHMEM's proxy) inherit it; halox-md reports the binding")        \
+    X("HALOX_AUTOTUNE_CACHE", "file", "~/.cache/halox-autotune.tsv",                               \
+      "halox-md --autotune: the choices measured so far (size bucket, grid, ranks per node, "      \
+      "GPUs, "                                                                                     \
+      "engine, --graph -> transport); delete a line to measure again")                             \
     X("HALOX_SYSTEM_CACHE", "directory", "(none)",                                                 \
       "halox-md: keep random placements there (raw doubles keyed by atoms, density and seed) "     \
       "and read them back bit for bit: millions of atoms start in seconds instead of minutes")     \

@@ -1,0 +1,169 @@
+/* halox-md --autotune (see md_autotune.h). Rank 0 reads and writes the cache and decides; every
+ * decision is broadcast, so all ranks run the same candidates in the same order. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "halox/comm.h"
+#include "md_autotune.h"
+
+enum { KEY_LEN = 256, NAME_LEN = 64 };
+
+/* The transport's static name (from halox_transport_names()), or NULL when not in this build. */
+static const char *static_name(const char *name)
+{
+    for (const char *const *t = halox_transport_names(); *t; t++)
+        if (!strcmp(*t, name))
+            return *t;
+    return NULL;
+}
+
+static void cache_path(char *path, size_t len)
+{
+    const char *p = getenv("HALOX_AUTOTUNE_CACHE");
+    if (p && *p) {
+        snprintf(path, len, "%s", p);
+        return;
+    }
+    const char *home = getenv("HOME");
+    snprintf(path, len, "%s/.cache/halox-autotune.tsv", home && *home ? home : "/tmp");
+}
+
+static void make_key(const halox_md_config_t *cfg, const halox_md_system_t *sys, char *key,
+                     size_t len)
+{
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (!local || !*local)
+        local = getenv("SLURM_NTASKS_PER_NODE");
+    int bucket = sys->natoms > 0 ? (int)floor(log2((double)sys->natoms)) : 0;
+    snprintf(key, len, "atoms=2^%d grid=%dx%dx%d local=%s gpus=%d device=%s graph=%d", bucket,
+             cfg->grid.n[0], cfg->grid.n[1], cfg->grid.n[2], local && *local ? local : "?",
+             halox_gpu_count(), halox_md_config_device(cfg) == HALOX_MD_DEVICE_GPU ? "gpu" : "cpu",
+             cfg->graph);
+}
+
+/* The latest cached transport for key (rank 0), or "" */
+static void cache_lookup(const char *path, const char *key, char *name)
+{
+    name[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        char *tab = strchr(line, '\t');
+        if (!tab || (size_t)(tab - line) != strlen(key) || strncmp(line, key, strlen(key)))
+            continue;
+        char *end = strchr(tab + 1, '\t');
+        if (end && end - tab - 1 < NAME_LEN) {
+            memcpy(name, tab + 1, (size_t)(end - tab - 1));
+            name[end - tab - 1] = 0;
+        }
+    }
+    fclose(f);
+}
+
+static void cache_store(const char *path, const char *key, const char *name, double ms)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = 0;
+        mkdir(dir, 0755); /* one level (~/.cache); an existing folder is fine */
+    }
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return; /* a cache only: the run goes on */
+    fprintf(f, "%s\t%s\t%.6f\n", key, name, ms);
+    fclose(f);
+}
+
+/* One candidate for `steps` steps; ms/step on rank 0 (< 0: refused or failed, reason in msg). */
+static double measure(const halox_md_config_t *cfg, const halox_md_system_t *sys, const char *name,
+                      int steps, int rank, char *msg, size_t len)
+{
+    halox_md_config_t c = *cfg;
+    c.transport = name;
+    c.steps = steps;
+    c.thermo_every = steps;
+    c.json_path = c.csv_path = c.xyz_path = c.checkpoint_path = c.restart_path = NULL;
+    halox_comm_args_t args = {.real = c.real, .stride = 3, .timeout_s = c.timeout_s, .device = -1};
+    halox_comm_t *comm = NULL;
+    halox_md_result_t res;
+    memset(&res, 0, sizeof res);
+    halox_status_t st = halox_comm_create(name, &args, &comm);
+    if (st == HALOX_OK)
+        st = halox_md_rank_run(&c, comm, sys, NULL, &res);
+    double ms = st == HALOX_OK ? res.summary.ms_per_step : -1;
+    if (st != HALOX_OK)
+        snprintf(msg, len, "%s", st == HALOX_OK ? "" : halox_last_error());
+    halox_md_result_free(&res);
+    halox_comm_destroy(comm);
+    MPI_Bcast(&ms, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    (void)rank;
+    return ms;
+}
+
+int md_autotune(const halox_md_config_t *cfg, const halox_md_system_t *sys, int steps, int rank,
+                int print, const char **choice, char *why, size_t why_len)
+{
+    const int gpu = halox_md_config_device(cfg) == HALOX_MD_DEVICE_GPU;
+    char key[KEY_LEN], path[1024], cached[NAME_LEN] = "";
+    make_key(cfg, sys, key, sizeof key);
+    cache_path(path, sizeof path);
+    if (rank == 0)
+        cache_lookup(path, key, cached);
+    MPI_Bcast(cached, NAME_LEN, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (cached[0] && static_name(cached) && halox_transport_on_gpu(cached) == gpu) {
+        *choice = static_name(cached);
+        snprintf(why, why_len,
+                 "autotune: %s, cached in %s for %s (delete that line to measure "
+                 "again)",
+                 *choice, path, key);
+        if (print)
+            printf("%s\n", why);
+        return 0;
+    }
+    const char *best = NULL;
+    double best_ms = 0;
+    if (print)
+        printf("autotune: %d steps per candidate (%s)\n", steps, key);
+    for (const char *const *t = halox_transport_names(); *t; t++) {
+        /* the engine's transports: GPU ones for the GPU engine; mpi for the CPU engine under
+         * MPI (threads cannot span processes) */
+        if (gpu ? !halox_transport_on_gpu(*t) : strcmp(*t, "mpi") != 0)
+            continue;
+        char msg[512] = "";
+        double ms = measure(cfg, sys, *t, steps, rank, msg, sizeof msg);
+        if (print) {
+            if (ms > 0)
+                printf("  %-16s %8.4f ms/step\n", *t, ms);
+            else
+                printf("  %-16s not usable here: %.200s\n", *t, msg[0] ? msg : "failed");
+        }
+        if (ms > 0 && (!best || ms < best_ms)) {
+            best = *t;
+            best_ms = ms;
+        }
+    }
+    if (!best) {
+        snprintf(why, why_len, "autotune: no candidate transport ran");
+        return 1;
+    }
+    *choice = best;
+    snprintf(why, why_len, "autotune: %s, the fastest measured (%.4f ms/step); cached in %s", best,
+             best_ms, path);
+    if (rank == 0)
+        cache_store(path, key, best, best_ms);
+    if (print) {
+        printf("%s\n", why);
+        fflush(stdout);
+    }
+    return 0;
+}
