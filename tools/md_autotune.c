@@ -86,7 +86,7 @@ static void cache_store(const char *path, const char *key, const char *name, dou
 
 /* One candidate for `steps` steps; ms/step on rank 0 (< 0: refused or failed, reason in msg). */
 static double measure(const halox_md_config_t *cfg, const halox_md_system_t *sys, const char *name,
-                      int steps, int rank, char *msg, size_t len)
+                      int steps, char *msg, size_t len)
 {
     halox_md_config_t c = *cfg;
     c.transport = name;
@@ -102,11 +102,10 @@ static double measure(const halox_md_config_t *cfg, const halox_md_system_t *sys
         st = halox_md_rank_run(&c, comm, sys, NULL, &res);
     double ms = st == HALOX_OK ? res.summary.ms_per_step : -1;
     if (st != HALOX_OK)
-        snprintf(msg, len, "%s", st == HALOX_OK ? "" : halox_last_error());
+        snprintf(msg, len, "%s", halox_last_error());
     halox_md_result_free(&res);
     halox_comm_destroy(comm);
-    MPI_Bcast(&ms, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    (void)rank;
+    MPI_Bcast(&ms, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD); /* rank 0 holds the summary */
     return ms;
 }
 
@@ -140,7 +139,7 @@ int md_autotune(const halox_md_config_t *cfg, const halox_md_system_t *sys, int 
         if (gpu ? !halox_transport_on_gpu(*t) : strcmp(*t, "mpi") != 0)
             continue;
         char msg[512] = "";
-        double ms = measure(cfg, sys, *t, steps, rank, msg, sizeof msg);
+        double ms = measure(cfg, sys, *t, steps, msg, sizeof msg);
         if (print) {
             if (ms > 0)
                 printf("  %-16s %8.4f ms/step\n", *t, ms);
