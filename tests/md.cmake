@@ -83,3 +83,13 @@ if(HALOX_HAVE_MPI)
                          PASS_REGULAR_EXPRESSION "autotune: mpi, cached in .*Summary")
   endif()
 endif()
+
+# the environment table: what the sources read is in it, what is in it is in README.md
+if(TARGET halox-md)
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_Interpreter_FOUND)
+    add_test(NAME env_docs COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/env_docs.py
+                                   $<TARGET_FILE:halox-md> ${PROJECT_SOURCE_DIR})
+    set_tests_properties(env_docs PROPERTIES LABELS "unit" TIMEOUT 60)
+  endif()
+endif()

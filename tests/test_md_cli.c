@@ -527,6 +527,17 @@ static void bad_input(void)
     expect_bad(u13, "--dt '0'");
     const char *u14[] = {"extra", NULL};
     expect_bad(u14, "unexpected argument 'extra'");
+    /* HALOX_LOG_LEVEL: 0 prints nothing but errors; a bad value is a usage error */
+    const char *q[] = {"--cells", "4,4,4", "--steps", "5", NULL};
+    setenv("HALOX_LOG_LEVEL", "0", 1);
+    cmd_t lq;
+    run(&lq, q);
+    CHECK_MSG(lq.code == 0 && lq.out[0] == '\0', "HALOX_LOG_LEVEL=0: exit %d, output '%.80s'",
+              lq.code, lq.out);
+    cmd_free(&lq);
+    setenv("HALOX_LOG_LEVEL", "9", 1);
+    expect_bad(q, "HALOX_LOG_LEVEL='9'");
+    unsetenv("HALOX_LOG_LEVEL");
     const char *u15[] = {"--autotune", "--transport", "mpi", NULL};
     expect_bad(u15, "--autotune chooses the transport itself");
     const char *u16[] = {"--autotune-steps", "5", NULL};

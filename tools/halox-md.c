@@ -294,6 +294,13 @@ static int parse_args(int argc, char **argv, opts_t *o)
     env = getenv("HALOX_DEVICE");
     if (env && *env && !parse_device(env, &o->cfg.device))
         return bad("HALOX_DEVICE='%s': use gpu, cpu or auto", env);
+    env = getenv("HALOX_LOG_LEVEL");
+    if (env && *env) {
+        long long level = 0;
+        if (!parse_ll(env, 0, 3, &level))
+            return bad("HALOX_LOG_LEVEL='%s': use 0 (errors only) or 1 (normal)", env);
+        o->quiet = level == 0; /* like --quiet */
+    }
     /* presets first, wherever they stand, so that every other option overrides them */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--preset")) {

@@ -15,7 +15,11 @@
       "bound on every wait for a peer (signals, messages, barriers); a wait that expires "         \
       "stops the run with an error naming rank, pulse, peer and step")                             \
     X("HALOX_LOG_LEVEL", "integer", "1",                                                           \
-      "tools' verbosity: 0 errors only, 1 normal, 2 plan details, 3 debug")                        \
+      "halox-md's verbosity: 0 errors only (as --quiet), 1 normal (2 and 3: as 1 for now)")        \
+    X("HALOX_COMMIT", "string", "(git)",                                                           \
+      "halox-bench: the commit recorded in every result (default: git rev-parse of the sources)")  \
+    X("HALOX_BENCH_SPOIL_REFERENCE", "0/1", "0",                                                   \
+      "halox-bench test hook: 1 spoils the reference, so a run must report WRONG (tests only)")    \
     X("HALOX_CPU_AFFINITY", "gpu/off", "off",                                                      \
       "gpu: each rank of a GPU transport runs on the cores local to its GPU (sysfs "               \
       "local_cpulist, within the launcher's binding), shared among the ranks of that GPU; "        \
