@@ -44,6 +44,9 @@ def check_record(r, kind):
         bad.append("empty commit, date not UTC or no ranks")
     if kind != "scaling" and (not isinstance(r["grid"], list) or len(r["grid"]) != 3):
         bad.append(f"grid {r['grid']!r} is not [a, b, c]")
+    if kind in ("halo", "bandwidth") and not (positive(r.get("link_peak_GBps"))
+                                            and positive(r.get("link_use"))):
+        bad.append(f"{kind}: no link_peak_GBps/link_use (the peak measured in the same run)")
     if kind == "halo":
         t = r["time_us"]
         if not (r["available"] and r["verified"] and positive(t["median"])

@@ -110,6 +110,12 @@ int bench_gpu_get(void *dst, const void *src, size_t bytes, void *stream);
 int bench_gpu_fill(void *dst, int byte, size_t bytes, void *stream);
 int bench_gpu_sync(void *stream);
 const char *bench_gpu_error(void);
+/* The link the transports move data over, measured once by the calling process: with two
+ * visible GPUs that can access each other, a 256 MiB GPU 0 -> GPU 1 peer copy (median of 5,
+ * CUDA events); else a 256 MiB host memcpy. GB/s, what was measured in what[]; 0 on failure. */
+double bench_link_peak(char *what, size_t len);
+/* The host memcpy part (stats.c). */
+double bench_host_copy_peak(char *what, size_t len);
 
 /* ---- arrays and verification (verify.c) --------------------------------------------------- */
 

@@ -109,3 +109,56 @@ int bench_gpu_sync(void *stream)
 {
     return check(cudaStreamSynchronize((cudaStream_t)stream), "cudaStreamSynchronize");
 }
+
+double bench_link_peak(char *what, size_t len)
+{
+    int n = bench_gpu_count(), ok01 = 0, ok10 = 0, cur = 0;
+    if (n < 2 || cudaDeviceCanAccessPeer(&ok01, 0, 1) != cudaSuccess ||
+        cudaDeviceCanAccessPeer(&ok10, 1, 0) != cudaSuccess || !ok01 || !ok10) {
+        (void)cudaGetLastError();
+        return bench_host_copy_peak(what, len);
+    }
+    const size_t bytes = (size_t)256 << 20;
+    void *src = NULL, *dst = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    double t[5], gbps = 0;
+    int bad =
+        check(cudaGetDevice(&cur), "cudaGetDevice") || check(cudaSetDevice(1), "cudaSetDevice") ||
+        check(cudaMalloc(&dst, bytes), "cudaMalloc") || check(cudaSetDevice(0), "cudaSetDevice") ||
+        check(cudaMalloc(&src, bytes), "cudaMalloc") ||
+        check(cudaEventCreate(&e0), "cudaEventCreate") ||
+        check(cudaEventCreate(&e1), "cudaEventCreate");
+    /* peer access may be on already (another endpoint of this process): not an error */
+    if (!bad && cudaDeviceEnablePeerAccess(1, 0) != cudaSuccess)
+        (void)cudaGetLastError();
+    for (int i = -1; i < 5 && !bad; i++) { /* one untimed copy first */
+        float ms = 0;
+        bad = check(cudaEventRecord(e0, 0), "cudaEventRecord") ||
+              check(cudaMemcpyPeerAsync(dst, 1, src, 0, bytes, 0), "cudaMemcpyPeerAsync") ||
+              check(cudaEventRecord(e1, 0), "cudaEventRecord") ||
+              check(cudaEventSynchronize(e1), "cudaEventSynchronize") ||
+              check(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
+        if (i >= 0)
+            t[i] = ms * 1e-3;
+    }
+    if (!bad) {
+        bench_stats_t s = bench_summarise(t, 5);
+        gbps = s.median > 0 ? (double)bytes / s.median / 1e9 : 0;
+        snprintf(what, len, "GPU 0 -> GPU 1 peer copy of 256 MiB");
+    } else {
+        snprintf(what, len, "peer copy failed: %s", g_error);
+    }
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    if (src)
+        cudaFree(src);
+    if (dst) {
+        cudaSetDevice(1);
+        cudaFree(dst);
+    }
+    cudaSetDevice(cur);
+    (void)cudaGetLastError();
+    return gbps;
+}

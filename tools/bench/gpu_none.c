@@ -55,3 +55,5 @@ int bench_gpu_sync(void *stream)
     (void)stream;
     return -1;
 }
+
+double bench_link_peak(char *what, size_t len) { return bench_host_copy_peak(what, len); }

@@ -16,8 +16,11 @@ typedef struct halo_case {
     halox_plan_params_t params;
     const halox_atoms_t *home; /* every rank's home atoms (shared, read-only) */
     const bench_expect_t *expect;
-    int failed; /* written by rank 0 */
+    int failed;       /* written by rank 0 */
+    double link_peak; /* GB/s, measured by this process at the start (0: unknown) */
 } halo_case_t;
+
+static double g_link_peak; /* bench_cmd_halo's measurement, for every case */
 
 typedef struct halo_rank {
     halox_comm_t *comm;
@@ -182,6 +185,10 @@ static void report(const bench_rank_t *who, halo_case_t *c, halo_rank_t *h, int 
     rec_num(&r, "host_us.min", t.min * 1e3);
     rec_num(&r, "host_us.max", t.max * 1e3);
     rec_num(&r, "bandwidth_GBps", gbps);
+    if (c->link_peak > 0) { /* bandwidth use against the link measured in this run */
+        rec_num(&r, "link_peak_GBps", c->link_peak);
+        rec_num(&r, "link_use", gbps / c->link_peak);
+    }
     rec_num(&r, "plan_build_s", build_s);
     rec_str(&r, "timing",
             h->arr.on_gpu ? "cuda events around coords+forces, slowest rank"
@@ -258,7 +265,7 @@ static int prepare(halo_case_t *c, halox_atoms_t *home, bench_expect_t *e)
 
 static int run_case(const bench_opts_t *o, const char *label, long long natoms)
 {
-    halo_case_t c = {.o = o, .label = label, .natoms = natoms};
+    halo_case_t c = {.o = o, .label = label, .natoms = natoms, .link_peak = g_link_peak};
     c.floor_run = strstr(label, "+floor") != NULL;
     if (!bench_transport_ranks(o, label, &c.nranks))
         return BENCH_OK;
@@ -303,6 +310,10 @@ int bench_cmd_halo(const bench_opts_t *o)
                bench_world_size(), bench_gpu_count(), o->real == HALOX_FLOAT ? "float" : "double",
                o->stride, o->repeats, o->warmup,
                o->verify ? "verified against the reference first" : "not verified");
+        char what[160];
+        g_link_peak = bench_link_peak(what, sizeof what);
+        printf("link peak: %.1f GB/s (%s); records carry link_use = GB/s over it\n", g_link_peak,
+               what);
         print_header();
     }
     int rc = BENCH_OK;

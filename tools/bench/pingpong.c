@@ -18,6 +18,7 @@ typedef struct pp_case {
     int n_sizes;
     bench_expect_t expect; /* of the current size; threads: made by rank 0, shared */
     int failed;            /* written by rank 0 */
+    double link_peak;      /* bandwidth: GB/s measured at the start by this process (0: none) */
 } pp_case_t;
 
 typedef struct pp_rank {
@@ -166,6 +167,10 @@ static void report(const bench_rank_t *who, pp_case_t *c, pp_rank_t *h, int k, i
         rec_num(&r, "time_us", per * 1e3);
         rec_int(&r, "bytes_per_exchange", (long long)moved);
         rec_num(&r, "bandwidth_GBps", gbps);
+        if (c->link_peak > 0) {
+            rec_num(&r, "link_peak_GBps", c->link_peak);
+            rec_num(&r, "link_use", gbps / c->link_peak);
+        }
         rec_str(&r, "timing",
                 "exchanges back to back, (coordinates + forces) bytes / time, "
                 "slowest rank");
@@ -251,10 +256,17 @@ int bench_cmd_pingpong(const bench_opts_t *o)
             printf("%-22s %12s %10s %-8s %12s %12s\n", "transport", "bytes", "atoms", "check",
                    "time_us", "GB/s");
     }
+    double peak = 0;
+    if (root && !latency) {
+        char what[160];
+        peak = bench_link_peak(what, sizeof what);
+        printf("link peak: %.1f GB/s (%s); records carry link_use = GB/s over it\n", peak, what);
+    }
     int rc = BENCH_OK;
     for (int t = 0; t < o->n_transports; t++) {
         memset(&c, 0, sizeof c);
         c.o = o;
+        c.link_peak = peak;
         c.label = o->transports[t];
         c.latency = latency;
         c.floor_run = strstr(c.label, "+floor") != NULL;
