@@ -28,6 +28,15 @@ int main(void)
     const char *gpu_one = nccl ? "nccl" : staged ? "mpi-staged" : "threads";
 
     CHECK(!strcmp(halox_transport_choose(NULL, 0, NULL, 0), "threads"));
+    /* the guess: CPU data has no GPUs; GPU data without a visible GPU: one GPU per rank */
+    halox_topology_t t;
+    halox_topology_guess(4, 0, 0, &t);
+    CHECK(t.ranks == 4 && t.mpi && t.gpus == 0);
+    halox_topology_guess(4, 2, 1, &t);
+    if (halox_gpu_count() == 0)
+        CHECK(t.gpus == 4 && t.ranks_per_gpu == 1 && !t.load_store);
+    else /* two nodes: never every peer by loads and stores */
+        CHECK(t.gpus >= 2 && !t.load_store);
     CHECK(!strcmp(pick(1, 0, 0, 0, 0), "threads"));
     CHECK(!strcmp(pick(4, 1, 0, 0, 0), mpi ? "mpi" : "threads"));
     CHECK(!strcmp(pick(1, 0, 1, 1, 1), gpu_one));

@@ -583,18 +583,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
     if (c->device == HALOX_MD_DEVICE_GPU && !o->set_transport) {
         /* the job's shape as far as it is known before MPI starts: the launcher's local rank
          * count (unknown: one node), the visible GPUs, their peer access */
-        const int g = halox_gpu_count(), local = launched_local_processes();
-        const int one_node = local <= 0 || local >= ranks, per_node = one_node ? ranks : local;
-        halox_topology_t t = {.ranks = ranks, .mpi = ranks > 1};
-        if (g > 0) {
-            t.gpus = (per_node < g ? per_node : g) * (one_node ? 1 : (ranks + local - 1) / local);
-            t.ranks_per_gpu = (per_node + g - 1) / g;
-            t.load_store = one_node && halox_gpu_peer_access_all();
-        } else { /* --device gpu where none is visible: a GPU transport all the same, which
-                    then says what is missing */
-            t.gpus = ranks;
-            t.ranks_per_gpu = 1;
-        }
+        halox_topology_t t;
+        halox_topology_guess(ranks, launched_local_processes(), 1, &t);
         c->transport = halox_transport_choose(&t, c->natoms, o->auto_why, sizeof o->auto_why);
     }
     if (c->device == HALOX_MD_DEVICE_GPU && !halox_transport_available(c->transport))

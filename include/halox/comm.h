@@ -92,6 +92,12 @@ const char *halox_transport_choose(const halox_topology_t *t, long long atoms, c
  *  one GPU, 0 without GPUs. */
 int halox_gpu_peer_access_all(void);
 
+/** The job's topology as far as this process can tell before the ranks talk: `ranks` in all,
+ *  `local_ranks` on this node (<= 0: unknown, taken as one node), data on GPUs or not; GPUs from
+ *  the visible ones and their peer access. With on_gpu and no GPU visible it assumes one GPU per
+ *  rank (so a GPU transport is chosen, which then says what is missing). */
+void halox_topology_guess(int ranks, int local_ranks, int on_gpu, halox_topology_t *t);
+
 /** Names of the transports compiled into this build, NULL-terminated. */
 const char *const *halox_transport_names(void);
 

@@ -26,6 +26,27 @@ static const char *halox__choose_msg(char *why, size_t len, const char *name, co
     return name;
 }
 
+void halox_topology_guess(int ranks, int local_ranks, int on_gpu, halox_topology_t *t)
+{
+    memset(t, 0, sizeof *t);
+    t->ranks = ranks;
+    t->mpi = ranks > 1;
+    if (!on_gpu)
+        return;
+    const int g = halox_gpu_count();
+    const int one_node = local_ranks <= 0 || local_ranks >= ranks;
+    const int per_node = one_node ? ranks : local_ranks;
+    if (g <= 0) {
+        t->gpus = ranks;
+        t->ranks_per_gpu = 1;
+        return;
+    }
+    const int nodes = one_node ? 1 : (ranks + local_ranks - 1) / local_ranks;
+    t->gpus = (per_node < g ? per_node : g) * nodes;
+    t->ranks_per_gpu = (per_node + g - 1) / g;
+    t->load_store = one_node && halox_gpu_peer_access_all();
+}
+
 const char *halox_transport_choose(const halox_topology_t *t, long long atoms, char *why,
                                    size_t why_len)
 {

@@ -212,13 +212,9 @@ static void default_transports(bench_opts_t *o, int cmd)
         return;
     }
     if (cmd == C_MD) {
-        const int ranks = bench_launched_processes(), g = halox_gpu_count();
-        halox_topology_t t = {.ranks = ranks, .mpi = 1};
-        if (g > 0 && o->device != HALOX_MD_DEVICE_CPU) {
-            t.gpus = ranks < g ? ranks : g;
-            t.ranks_per_gpu = (ranks + g - 1) / g;
-            t.load_store = halox_gpu_peer_access_all();
-        }
+        halox_topology_t t;
+        halox_topology_guess(bench_launched_processes(), 0,
+                             o->device != HALOX_MD_DEVICE_CPU && halox_gpu_count() > 0, &t);
         snprintf(o->transports[o->n_transports++], sizeof o->transports[0], "%s",
                  halox_transport_choose(&t, o->atoms[0], NULL, 0));
         return;
