@@ -34,7 +34,8 @@
 # HALOX_MD_SIZES ("45000 360000 3000000"), HALOX_MD_REPEATS (1), HALOX_MD_STEPS (200),
 # HALOX_MD_GPUS ("1 2"), HALOX_SUITE_ONLY (a subset of: gpu-tests md roofline mps bench
 # sanitizer cpu-tests; machine facts and the build always run),
-# HALOX_COMMIT (else git rev-parse, for the roofline JSON), NVSHMEM_HOME (else the python wheel
+# (plus "nvshmem" and "tools": halox-bench latency/bandwidth/halo and halox-md auto/--autotune on
+# 2 GPUs), HALOX_COMMIT (else git rev-parse, for the roofline JSON), NVSHMEM_HOME (else the python wheel
 # nvidia-nvshmem-cu13), HALOX_SUITE_ALLOW_NO_GPU=1 (a dry run of the script on a machine without
 # a GPU: GPU tests skip, the benchmark runs the CPU transport only).
 set -uo pipefail
@@ -228,6 +229,29 @@ if want nvshmem; then
             --transport nvshmem-fused --quick
     done
     mps_stop
+fi
+
+# ---- 2c. the tools on the GPUs: halox-bench latency/bandwidth/halo, halox-md's automatic choice
+# and --autotune (quick; 2 GPUs) -------------------------------------------------------------
+if want tools && [ "$NGPU" -ge 2 ]; then
+    TB="$BUILD/tools/halox-bench"
+    TT="mpi-staged,nccl,nvshmem-stream,nvshmem-pulse,nvshmem-fused,nvshmem-fused+put,nvshmem-fused+tma,nvshmem-fused+floor"
+    phase tools-latency 150 "${MPIRUN[@]}" -np 2 "$TB" latency -t "$TT" -b 8 -e 4M -f 8 -n 50 \
+        --json "$OUT/bench.jsonl"
+    phase tools-bandwidth 150 "${MPIRUN[@]}" -np 2 "$TB" bandwidth -t "$TT" -b 1K -e 64M -f 8 -n 20 \
+        --json "$OUT/bench.jsonl"
+    phase tools-halo-b2b 150 "${MPIRUN[@]}" -np 2 "$TB" halo --atoms 45000 -t "$TT" -r 50 -w 10 \
+        --back-to-back 20 --json "$OUT/bench.jsonl"
+    # no --transport: the automatic choice (nvshmem-fused on 2 GPUs that reach each other)
+    phase tools-md-auto 150 "${MPIRUN[@]}" -np 2 "$BUILD/tools/halox-md" --preset water-density \
+        --atoms 45000 --steps 100 --device gpu --no-progress
+    grep -iE "transport|chose|auto" "$LOGS/tools-md-auto.log" | head -n 5
+    phase tools-md-autotune 240 env HALOX_AUTOTUNE_CACHE="$WORK/autotune.tsv" "${MPIRUN[@]}" -np 2 \
+        "$BUILD/tools/halox-md" --preset water-density --atoms 45000 --steps 100 --device gpu \
+        --autotune --autotune-steps 50 --no-progress
+    phase tools-md-autotune-cached 150 env HALOX_AUTOTUNE_CACHE="$WORK/autotune.tsv" "${MPIRUN[@]}" \
+        -np 2 "$BUILD/tools/halox-md" --preset water-density --atoms 45000 --steps 100 --device gpu \
+        --autotune --autotune-steps 50 --no-progress
 fi
 
 # ---- 3. GPU tests ---------------------------------------------------------------------------

@@ -72,6 +72,23 @@ static void geometry(void)
     CHECK_STATUS(halox_grid_parse("2x2x2x", &p), HALOX_ERR_INVALID_ARG);
     CHECK_STATUS(halox_grid_parse("abc", &p), HALOX_ERR_INVALID_ARG);
     CHECK_STATUS(halox_grid_parse("99999x99999x99999", &p), HALOX_ERR_INVALID_ARG);
+
+    /* default grids: brute force over every factorisation x >= y >= z, smallest surface */
+    static const int want[][4] = {{1, 1, 1, 1}, {2, 2, 1, 1}, {4, 2, 2, 1}, {6, 3, 2, 1},
+                                  {8, 2, 2, 2}, {12, 3, 2, 2}, {7, 7, 1, 1}, {64, 4, 4, 4}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        halox_grid_default(want[i][0], &p);
+        CHECK(p.n[0] == want[i][1] && p.n[1] == want[i][2] && p.n[2] == want[i][3]);
+    }
+    for (int P = 1; P <= 96; P++) {
+        halox_grid_default(P, &p);
+        CHECK(halox_grid_size(&p) == P && p.n[0] >= p.n[1] && p.n[1] >= p.n[2]);
+        const long s = (long)p.n[0] * p.n[1] + (long)p.n[1] * p.n[2] + (long)p.n[0] * p.n[2];
+        for (int a = 1; a <= P; a++)
+            for (int b = 1; b <= P; b++)
+                if (P % (a * b) == 0)
+                    CHECK((long)a * b + (long)b * (P / (a * b)) + (long)a * (P / (a * b)) >= s);
+    }
 }
 
 static void bad_params(void)

@@ -166,9 +166,83 @@ static void placement_cache(void)
     halox_md_system_destroy(fixed);
 }
 
+/* Random placement of a box large enough to be filled block by block (160k atoms: 2^3 blocks):
+ * no two atoms closer than the minimum distance (every pair checked through a coarse grid of
+ * cells twice as wide as that distance, independent of the placement's own cells), every atom
+ * inside the box, each block holding its share of the atoms. */
+static void placement_blocks(void)
+{
+    halox_md_config_t cfg;
+    halox_md_config_default(&cfg);
+    cfg.source = HALOX_MD_RANDOM;
+    cfg.natoms = 160000;
+    cfg.density = 0.8;
+    cfg.seed = 7;
+    unsetenv("HALOX_SYSTEM_CACHE");
+    halox_md_system_t *sys = NULL;
+    CHECK_OK(halox_md_system_create(&cfg, &sys));
+    if (!sys)
+        return;
+    const double L = sys->box.len[0], dmin = sys->min_distance;
+    const long long n = sys->natoms;
+    const int g = (int)(L / (2 * dmin)); /* >= 3 cells per edge: neighbours -1..1 are distinct */
+    CHECK(g >= 3);
+    int *head = malloc(sizeof(int) * (size_t)g * g * g), *next = malloc(sizeof(int) * (size_t)n);
+    long long blocks[8] = {0};
+    for (long long c = 0; c < (long long)g * g * g; c++)
+        head[c] = -1;
+    int inside = 1;
+    for (long long i = 0; i < n; i++) {
+        int c[3], b = 0;
+        for (int d = 0; d < 3; d++) {
+            const double x = sys->x[3 * i + d];
+            inside &= x >= 0 && x < L;
+            c[d] = (int)(x / L * g) % g;
+            b |= (x >= L / 2) << d;
+        }
+        blocks[b]++;
+        next[i] = head[c[0] + g * (c[1] + g * c[2])];
+        head[c[0] + g * (c[1] + g * c[2])] = (int)i;
+    }
+    CHECK(inside);
+    double closest = L;
+    for (long long i = 0; i < n; i++) {
+        int c[3];
+        for (int d = 0; d < 3; d++)
+            c[d] = (int)(sys->x[3 * i + d] / L * g) % g;
+        for (int k = 0; k < 27; k++) {
+            const int cx = (c[0] + k % 3 - 1 + g) % g, cy = (c[1] + k / 3 % 3 - 1 + g) % g,
+                      cz = (c[2] + k / 9 - 1 + g) % g;
+            for (int j = head[cx + g * (cy + g * cz)]; j >= 0; j = next[j]) {
+                if (j == i)
+                    continue;
+                double r2 = 0;
+                for (int d = 0; d < 3; d++) {
+                    double dd = sys->x[3 * i + d] - sys->x[3 * (long long)j + d];
+                    dd -= L * nearbyint(dd / L);
+                    r2 += dd * dd;
+                }
+                closest = fmin(closest, sqrt(r2));
+            }
+        }
+    }
+    printf("random placement of %lld atoms: closest pair %.6f (minimum %.6f); blocks", n, closest,
+           dmin);
+    for (int b = 0; b < 8; b++)
+        printf(" %lld", blocks[b]);
+    printf("\n");
+    CHECK(closest >= dmin);
+    for (int b = 0; b < 8; b++) /* 2^3 blocks: n / 8 each */
+        CHECK(blocks[b] == n / 8);
+    free(head);
+    free(next);
+    halox_md_system_destroy(sys);
+}
+
 int main(void)
 {
     placement_cache();
+    placement_blocks();
     double pe20d = 0, pe10d = 0, pe20f = 0, pe10f = 0, pe20g = 0;
     lammps_step0(20, HALOX_DOUBLE, "1x1x1", &pe20d);
     lammps_step0(10, HALOX_DOUBLE, "1x1x1", &pe10d);

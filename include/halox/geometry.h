@@ -31,6 +31,10 @@ halox_status_t halox_grid_parse(const char *text, halox_grid_t *grid_p);
 /** Number of ranks in the grid. */
 int halox_grid_size(const halox_grid_t *grid);
 
+/** The default grid for P ranks (P >= 1): the factorisation nx >= ny >= nz with the smallest
+ *  halo surface (nx ny + ny nz + nx nz): 1 -> 1x1x1, 2 -> 2x1x1, 4 -> 2x2x1, 8 -> 2x2x2. */
+void halox_grid_default(int P, halox_grid_t *grid_p);
+
 /** Grid coordinates of a rank. */
 void halox_grid_coords(const halox_grid_t *grid, int rank, int coord_p[3]);
 

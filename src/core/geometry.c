@@ -76,6 +76,29 @@ halox_status_t halox_grid_parse(const char *text, halox_grid_t *grid_p)
 
 int halox_grid_size(const halox_grid_t *grid) { return grid->n[0] * grid->n[1] * grid->n[2]; }
 
+void halox_grid_default(int P, halox_grid_t *grid_p)
+{
+    int best[3] = {P > 0 ? P : 1, 1, 1};
+    long best_cost = -1;
+    for (int a = 1; a <= P; a++)
+        for (int b = 1; b <= a && (long)a * b <= P; b++) {
+            if (P % (a * b))
+                continue;
+            const int c = P / (a * b);
+            if (b < c)
+                continue; /* x >= y >= z: x is cut first */
+            const long cost = (long)a * b + (long)b * c + (long)a * c; /* halo surface */
+            if (best_cost < 0 || cost < best_cost) {
+                best_cost = cost;
+                best[0] = a;
+                best[1] = b;
+                best[2] = c;
+            }
+        }
+    for (int d = 0; d < 3; d++)
+        grid_p->n[d] = best[d];
+}
+
 void halox_grid_coords(const halox_grid_t *grid, int rank, int coord_p[3])
 {
     coord_p[0] = rank % grid->n[0];
