@@ -2,11 +2,13 @@
 """Check the JSON lines halox-bench wrote: every line one object of the expected kind, with the
 fields every record carries and those of its kind, and results that say the case passed.
 
-    bench_check.py FILE KIND [--count N] [--csv FILE]
+    bench_check.py FILE KIND [--count N] [--csv FILE] [--overlap-range LO HI]
 
-KIND: halo, latency, bandwidth, md or scaling. --count: exactly N records. --csv: the CSV file
-of the same run has a header and N rows with the same columns. Exit 0 when all is well, 1 with
-the reasons otherwise.
+KIND: halo, latency, bandwidth, md, overlap or scaling. --count: exactly N records. --csv: the
+CSV file of the same run has a header and N rows with the same columns. --overlap-range: overlap
+records must have LO <= overlap_percent <= HI (for quiet machines: on shared cores the CPU
+engine's percentage is noise over a small t_halo). Exit 0 when all is well, 1 with the reasons
+otherwise.
 """
 import csv
 import json
@@ -24,6 +26,8 @@ KIND = {
     "bandwidth": ["grid", "bytes", "atoms", "iters", "verified", "time_us", "bandwidth_GBps"],
     "md": ["grid", "atoms", "device", "graph", "steps", "ms_per_step", "steps_per_second",
            "ns_per_day", "halo_ms_per_step", "halo_share", "checked"],
+    "overlap": ["grid", "atoms", "device", "steps", "repeats", "t_local_us", "t_halo_us",
+                "t_both_us", "overlap_percent", "timing", "checked"],
     "scaling": ["atoms", "device", "graph", "ms_per_step", "base_ranks", "speedup",
                 "efficiency"],
 }
@@ -33,7 +37,27 @@ def positive(x):
     return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
 
 
-def check_record(r, kind):
+def check_overlap(r, overlap_range):
+    bad = []
+    loc, halo, both, pct = r["t_local_us"], r["t_halo_us"], r["t_both_us"], r["overlap_percent"]
+    if not (r["checked"] and positive(loc) and positive(halo) and positive(both)
+            and positive(r["repeats"])):
+        return ["overlap: not checked, no repetitions or times not positive and finite"]
+    # "both" runs the same force work as "local" and the same exchanges as "halo"
+    if both < 0.5 * max(loc, halo):
+        bad.append(f"overlap: t_both {both} below half of max(t_local {loc}, t_halo {halo})")
+    if not (isinstance(pct, (int, float)) and math.isfinite(pct)):
+        return bad + [f"overlap: overlap_percent {pct!r} is not a finite number"]
+    want = 100 * (halo + loc - both) / halo
+    if abs(pct - want) > 1e-6 * max(1, abs(want)):
+        bad.append(f"overlap: overlap_percent {pct} does not follow from the times ({want})")
+    if overlap_range and not overlap_range[0] <= pct <= overlap_range[1]:
+        bad.append(f"overlap: overlap_percent {pct} outside [{overlap_range[0]}, "
+                   f"{overlap_range[1]}]")
+    return bad
+
+
+def check_record(r, kind, overlap_range=None):
     bad = [f"missing field '{k}'" for k in COMMON + KIND[kind] if k not in r]
     if bad:
         return bad
@@ -70,6 +94,8 @@ def check_record(r, kind):
             bad.append("md: ns/day is not 2 fs/step at this ms/step")
         if r["halo_share"] is not None and not 0 <= r["halo_share"] <= 1:
             bad.append("md: halo share outside [0, 1]")
+    elif kind == "overlap":
+        bad += check_overlap(r, overlap_range)
     elif kind == "scaling":
         s = r["base_ms_per_step"] / r["ms_per_step"]
         e = s * r["base_ranks"] / r["ranks"]
@@ -86,6 +112,10 @@ def main():
     path, kind = args[0], args[1]
     count = int(args[args.index("--count") + 1]) if "--count" in args else None
     csv_path = args[args.index("--csv") + 1] if "--csv" in args else None
+    overlap_range = None
+    if "--overlap-range" in args:
+        k = args.index("--overlap-range")
+        overlap_range = (float(args[k + 1]), float(args[k + 2]))
     with open(path) as f:
         lines = [line for line in f if line.strip()]
     problems = []
@@ -97,7 +127,7 @@ def main():
             problems.append(f"line {i}: not JSON: {e}")
             continue
         records.append(r)
-        problems += [f"line {i}: {p}" for p in check_record(r, kind)]
+        problems += [f"line {i}: {p}" for p in check_record(r, kind, overlap_range)]
     if not records:
         problems.append("no records")
     if count is not None and len(records) != count:

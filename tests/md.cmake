@@ -6,6 +6,7 @@ halox_test(test_md_decomp SOURCES test_md_decomp.c LABELS md TIMEOUT 300)
 halox_test(test_md_nvt SOURCES test_md_nvt.c LABELS md TIMEOUT 300)
 halox_test(test_md_restart SOURCES test_md_restart.c LABELS md TIMEOUT 300)
 halox_test(test_md_migrate SOURCES test_md_migrate.c LABELS md TIMEOUT 300)
+halox_test(test_md_overlap SOURCES test_md_overlap.c LABELS md TIMEOUT 300)
 # the command line, end to end (runs the tool as a child process)
 if(TARGET halox-md)
   halox_test(test_md_cli SOURCES test_md_cli.c LABELS md TIMEOUT 300

@@ -87,7 +87,8 @@ static void usage(FILE *to)
         "  --ensemble nve|nvt      NVE, or NVT with stochastic velocity rescaling (Bussi 2007)\n"
         "  --tau TAU               NVT time constant (default 0.1)\n"
         "Parallel run:\n"
-        "  --grid NXxNYxNZ         rank grid (default 1x1x1); --transport mpi needs as many MPI\n"
+        "  --grid NXxNYxNZ         rank grid (default 1x1x1; under mpirun -np P the most cubic grid\n"
+        "                          of P ranks: 2x1x1, 2x2x1, 2x2x2); --transport mpi needs as many MPI\n"
         "                          processes (mpirun -np NX*NY*NZ halox-md ...)\n"
         "  --transport NAME        threads (default, or $HALOX_TRANSPORT) or mpi (see --version);\n"
         "                          mpi-staged or nccl run the GPU engine (under mpirun, one GPU\n"
@@ -111,6 +112,9 @@ static void usage(FILE *to)
         "  --precision P           float (default: positions and forces in single precision,\n"
         "                          energies in double) or double\n"
         "  --timeout S             bound on every wait for a peer (default HALOX_TIMEOUT_S or 60)\n"
+        "  --overlap-probe R       after the last step, time R repetitions of the local forces\n"
+        "                          alone, the halo exchange alone and both as a step runs them;\n"
+        "                          the summary adds them and overlap %% (halox-bench overlap)\n"
         "Output:\n"
         "  --thermo-every N        thermo rows every N steps, plus the first and last (50)\n"
         "  --json FILE             settings, thermo records and summary as JSON\n"
@@ -392,6 +396,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
                                                  "--xyz-every",
                                                  "--checkpoint",
                                                  "--checkpoint-every",
+                                                 "--overlap-probe",
                                                  "--restart",
                                                  "--autotune-steps",
                                                  NULL};
@@ -530,6 +535,12 @@ static int parse_args(int argc, char **argv, opts_t *o)
             c->checkpoint_every = n;
         } else if (!strcmp(a, "--restart")) {
             c->restart_path = v;
+        } else if (!strcmp(a, "--overlap-probe")) {
+            if (!parse_ll(v, 0, 1000000, &n))
+                return bad("--overlap-probe '%s': give a number of repetitions from 0 (off) to "
+                           "1000000",
+                           v);
+            c->overlap_probe = (int)n;
         }
     }
     halox_md_config_t *c = &o->cfg;
@@ -575,6 +586,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
      * by an MPI launcher with one process per rank); otherwise auto follows the transport.
      * The GPU engine without a transport takes nccl when every rank has its own GPU, else
      * mpi-staged (NCCL refuses ranks that share a GPU). */
+    /* no --grid under an MPI launcher: one rank per process, on the default grid */
+    if (!o->set_grid && !c->restart_path && launched_processes() > 1)
+        halox_grid_default(launched_processes(), &c->grid);
     const int ranks = halox_grid_size(&c->grid);
     if (c->device == HALOX_MD_DEVICE_AUTO && !o->set_transport && c->real == HALOX_FLOAT &&
         halox_transport_available("mpi-staged") && (ranks == 1 || launched_processes() == ranks) &&
@@ -742,6 +756,11 @@ static void print_summary(const halox_md_summary_t *s)
         printf("  NVSHMEM symmetric memory: %.1f MiB per rank (NVSHMEM_SYMMETRIC_SIZE must hold "
                "it)\n",
                (double)s->device_bytes / 1048576.0);
+    if (s->overlap_reps > 0)
+        printf("  overlap probe (%d repetitions, median of the slowest rank): local forces %.4f "
+               "ms, halo %.4f ms, both %.4f ms: %.1f%% of the halo overlapped\n",
+               s->overlap_reps, s->overlap_local_ms, s->overlap_halo_ms, s->overlap_both_ms,
+               s->overlap_percent);
     if (s->steps == 0) {
         printf("  (no steps integrated: no timings)\n");
         fflush(stdout);

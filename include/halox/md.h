@@ -104,9 +104,13 @@ typedef struct halox_md_config {
     double fs_per_step;          /**< > 0: report ns/day assuming this many fs per step */
     /* device (added with the GPU engine; zero is auto) */
     halox_md_device_t device; /**< CPU or GPU engine; AUTO follows the transport */
-    int graph; /**< GPU engine: replay the plain steps (no rebuild, no thermo, NVE, no
-                    rebuild check) as a CUDA graph captured after every rebuild, where the
-                    transport can be captured (nccl); else a notice and no graphs */
+    int graph;         /**< GPU engine: replay the plain steps (no rebuild, no thermo, NVE, no
+                            rebuild check) as a CUDA graph captured after every rebuild, where the
+                            transport can be captured (nccl); else a notice and no graphs */
+    int overlap_probe; /**< > 0: after the last step, time this many repetitions of the local
+                            forces alone, the halo exchange (coordinates + forces) alone and
+                            both as a step runs them (summary: overlap_*), then recompute the
+                            forces, so the final state is that of a run without it; 0: off */
 } halox_md_config_t;
 
 /** The device a configuration runs on: cfg->device, with AUTO resolved by the transport. */
@@ -203,6 +207,14 @@ typedef struct halox_md_summary {
     long long graph_steps;     /**< GPU engine, --graph: steps run as a CUDA graph (their
                                     device time is in the wall time, not in the parts) */
     long long device_bytes;    /**< NVSHMEM transports: symmetric memory per rank (largest) */
+    /* cfg->overlap_probe: ms per repetition, median over the repetitions of the slowest rank */
+    int overlap_reps;        /**< timed repetitions (0: the probe did not run) */
+    double overlap_local_ms; /**< the step's force work without any exchange */
+    double overlap_halo_ms;  /**< halox_comm_coords() + halox_comm_forces() alone */
+    double overlap_both_ms;  /**< the step's real sequence: forces with both exchanges */
+    double overlap_percent;  /**< 100 (halo + local - both) / halo: the share of the exchange
+                                  hidden behind the force work (the CPU engine does not overlap:
+                                  about 0 or below) */
 } halox_md_summary_t;
 
 /** Callbacks. thermo, progress and notice are called on rank 0 only (from its thread); stop as
@@ -232,7 +244,8 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
                                halox_md_t **md_p);
 
 /** Integrate up to cfg->steps (collective). Returns early, with HALOX_OK, when a stop was
- *  requested (halox_md_interrupted() then says so). Writes the JSON file at the end. */
+ *  requested (halox_md_interrupted() then says so). With cfg->overlap_probe, runs the overlap
+ *  probe after the last step (not after a stop). Writes the JSON file at the end. */
 halox_status_t halox_md_run(halox_md_t *md);
 
 /** Integrate up to step `last` (<= cfg->steps) without finishing the run (collective). */

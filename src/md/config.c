@@ -50,6 +50,7 @@ void halox_md_config_default(halox_md_config_t *cfg)
     cfg->xyz_every = 0;
     cfg->checkpoint_every = 0;
     cfg->fs_per_step = 0;
+    cfg->overlap_probe = 0;
 }
 
 static const char *const md__presets[] = {"lammps-lj", "water-density", NULL};
@@ -239,6 +240,10 @@ halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
     if (cfg->graph && halox_md_config_device(cfg) != HALOX_MD_DEVICE_GPU)
         return halox__error(HALOX_ERR_INVALID_ARG,
                             "CUDA graphs (--graph) are for the GPU engine: add --device gpu");
+    if (cfg->overlap_probe < 0 || cfg->overlap_probe > 1000000)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "overlap probe of %d repetitions: give 0 (off) to 1000000",
+                            cfg->overlap_probe);
     if (halox_md_config_device(cfg) == HALOX_MD_DEVICE_GPU && cfg->real != HALOX_FLOAT)
         return halox__error(HALOX_ERR_INVALID_ARG,
                             "the GPU engine runs in single precision: use --precision float (or "

@@ -605,7 +605,7 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     sum[NT] = (double)md->migrated;
     sum[NT + 1] = (double)(md->atoms.n_total - md->atoms.n_home);
     sum[NT + 2] = (double)md->nl.npairs;
-    sum[NT + 3] = (double)cs.bytes_sent;
+    sum[NT + 3] = (double)(cs.bytes_sent - md->ovl_bytes); /* the run's, not the probe's */
     mx[NT] = md->max_hops;
     mx[NT + 1] = md->loop_seconds;
     mx[NT + 2] = (double)cs.device_bytes;
@@ -642,6 +642,15 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     s.interrupted = md->interrupted;
     s.checkpoints = md->checkpoints;
     s.checkpoint_step = md->checkpoint_step;
+    s.overlap_reps = md->ovl_reps;
+    if (md->ovl_reps > 0) {
+        const double loc = md->ovl_ms[MD_OVL_LOCAL], halo = md->ovl_ms[MD_OVL_HALO],
+                     both = md->ovl_ms[MD_OVL_BOTH];
+        s.overlap_local_ms = loc;
+        s.overlap_halo_ms = halo;
+        s.overlap_both_ms = both;
+        s.overlap_percent = halo > 0 ? 100.0 * (halo + loc - both) / halo : NAN;
+    }
     md->summary = s;
     md->have_summary = 1;
     if (summary_p)
@@ -653,6 +662,9 @@ halox_status_t halox_md_run(halox_md_t *md)
 {
     halox_status_t st = halox_md_run_until(md, md->cfg.steps);
     if (st != HALOX_OK)
+        return st;
+    /* after the last step, before the summary that reports it; a stopped run skips it */
+    if (md->cfg.overlap_probe > 0 && !md->interrupted && (st = md__overlap_probe(md)) != HALOX_OK)
         return st;
     st = halox_md_summary(md, NULL);
     if (st != HALOX_OK)

@@ -86,6 +86,7 @@ struct md_gpu {
     long long step_no;
     md_gpu_slot_t slot[MD_GPU_SLOTS];
     int cur;
+    cudaEvent_t ovl[2]; /* overlap probe: start and end of a repetition (created on first use) */
 };
 
 #define MD_CUDA(call)                                                                              \
@@ -183,6 +184,9 @@ void md__gpu_destroy(halox_md_t *md)
         cudaEventDestroy(g->x_ready);
     if (g->local_done)
         cudaEventDestroy(g->local_done);
+    for (int k = 0; k < 2; k++)
+        if (g->ovl[k])
+            cudaEventDestroy(g->ovl[k]);
     for (int k = 0; k < MD_GPU_SLOTS; k++)
         for (int j = 0; j < MD_GPU_EVENTS; j++)
             if (g->slot[k].ev[j])
@@ -443,8 +447,9 @@ halox_status_t md__gpu_kick_drift(halox_md_t *md)
 
 /* Forces of the current positions: local on lo, (coordinate exchange,) non-local, force
  * exchange on hi. With want_energy the energies are read back (host sync) into pe_local and
- * vir_local. */
-static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_energy)
+ * vir_local. exchange = 0 leaves both exchanges out (the overlap probe's "local" part: the same
+ * kernels on the same streams, so it times exactly what the exchanges overlap with). */
+static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_energy, int exchange)
 {
     md_gpu_t *g = md->gpu;
     const float rc2 = (float)md->rc2;
@@ -464,7 +469,7 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     md__gpu_record(g, EV_C0, g->hi);
     halox_status_t st = HALOX_OK;
     halox__nvtx_push("halox: coordinate exchange");
-    if (coords && (st = halox_comm_coords(md->comm)) != HALOX_OK) {
+    if (coords && exchange && (st = halox_comm_coords(md->comm)) != HALOX_OK) {
         halox__nvtx_pop();
         return st;
     }
@@ -477,7 +482,7 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     md__gpu_record(g, EV_NL1, g->hi);
     md__gpu_record(g, EV_F0, g->hi);
     halox__nvtx_push("halox: force exchange");
-    st = halox_comm_forces(md->comm);
+    st = exchange ? halox_comm_forces(md->comm) : HALOX_OK;
     halox__nvtx_pop();
     if (st != HALOX_OK)
         return st;
@@ -502,7 +507,7 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
 halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
 {
     halox__nvtx_push("halox: forces and halo exchanges");
-    halox_status_t st = md__gpu_forces_body(md, coords, want_energy);
+    halox_status_t st = md__gpu_forces_body(md, coords, want_energy, 1);
     halox__nvtx_pop();
     return st;
 }
@@ -645,6 +650,40 @@ halox_status_t md__gpu_graph_step(halox_md_t *md)
     return st;
 }
 
+/* One repetition of the overlap probe (overlap.c) on the current state, between two events on
+ * the hi stream: the lo stream starts after the first (it waits for x_ready, recorded after it)
+ * and joins hi before the second (local_done), so the span covers both streams. Waited for here,
+ * so the host barrier before the next repetition lines the ranks up on the device too. */
+halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p)
+{
+    md_gpu_t *g = md->gpu;
+    *ms_p = 0;
+    for (int k = 0; k < 2; k++)
+        if (!g->ovl[k])
+            MD_CUDA(cudaEventCreate(&g->ovl[k]));
+    MD_CUDA(cudaEventRecord(g->ovl[0], g->hi));
+    halox__nvtx_push("halox: overlap probe");
+    halox_status_t st;
+    if (kind == MD_OVL_HALO) {
+        st = halox_comm_coords(md->comm);
+        if (st == HALOX_OK)
+            st = halox_comm_forces(md->comm);
+    } else {
+        st = md__gpu_forces_body(md, 1, 0, kind == MD_OVL_BOTH);
+    }
+    halox__nvtx_pop();
+    if (st != HALOX_OK)
+        return st;
+    MD_CUDA(cudaEventRecord(g->ovl[1], g->hi));
+    st = md__gpu_wait(md, NULL, g->ovl[1], "a repetition of the overlap probe");
+    if (st != HALOX_OK)
+        return st;
+    float ms = 0;
+    MD_CUDA(cudaEventElapsedTime(&ms, g->ovl[0], g->ovl[1]));
+    *ms_p = (double)ms;
+    return HALOX_OK;
+}
+
 /* Pairs in the lists (cluster pairs x 64 atom pairs, each pair listed twice) and the pending
  * timers, for the summary. */
 halox_status_t md__gpu_stats(halox_md_t *md)
@@ -738,6 +777,13 @@ int md__gpu_graph_ready(const halox_md_t *md)
 halox_status_t md__gpu_graph_step(halox_md_t *md)
 {
     (void)md;
+    return HALOX_ERR_UNAVAILABLE;
+}
+halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p)
+{
+    (void)md;
+    (void)kind;
+    *ms_p = 0;
     return HALOX_ERR_UNAVAILABLE;
 }
 

@@ -10,6 +10,7 @@
  *   output.c      CSV, JSON and extended-XYZ writers
  *   checkpoint.c  atomic checkpoint files and restarts
  *   engine.c      create, the step loop, summary, gather
+ *   overlap.c     the overlap probe: local forces alone, halo alone, both together
  *   driver.c      whole runs on one rank and on a team of threads
  */
 #ifndef HALOX_MD_INTERNAL_H
@@ -96,6 +97,11 @@ struct halox_md {
     long long checkpoint_step;
     long long next_checkpoint; /* step from which the next periodic checkpoint counts */
 
+    /* overlap probe (overlap.c): ms per repetition, median of the slowest rank, by kind */
+    int ovl_reps;
+    double ovl_ms[3];
+    long long ovl_bytes; /* sent by the probe's exchanges: not the run's, the summary drops them */
+
     /* rank 0: records and files */
     halox_md_thermo_t *rec;
     int nrec, rec_cap;
@@ -174,6 +180,16 @@ halox_status_t md__gpu_stats(halox_md_t *md);
 int md__gpu_graph_ready(const halox_md_t *md);
 /* kick, drift, forces, kick of one plain step: the captured graph, captured first if needed */
 halox_status_t md__gpu_graph_step(halox_md_t *md);
+/* one repetition of the overlap probe of kind MD_OVL_*: device ms between CUDA events on the
+ * transport's stream, waited for */
+halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p);
+
+/* overlap.c */
+/* What one repetition of the probe times: the step's force work without any exchange, the
+ * coordinate + force exchange alone, and the step's real sequence (both overlapped). */
+enum { MD_OVL_LOCAL = 0, MD_OVL_HALO = 1, MD_OVL_BOTH = 2, MD_OVL_KINDS = 3 };
+/* Run the probe of cfg.overlap_probe repetitions (collective), then restore the forces. */
+halox_status_t md__overlap_probe(halox_md_t *md);
 
 /* engine.c */
 halox_status_t md__agree(halox_md_t *md, halox_status_t st);

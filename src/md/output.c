@@ -234,8 +234,20 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
     md__json_num(fp, s->pairs);
     fprintf(fp,
             ",\n    \"halo_bytes\": %lld,\n    \"checkpoints\": %d,\n    \"graph_steps\": %lld,\n"
-            "    \"device_bytes\": %lld\n  }\n}\n",
+            "    \"device_bytes\": %lld",
             s->halo_bytes, s->checkpoints, s->graph_steps, s->device_bytes);
+    if (s->overlap_reps > 0) { /* the overlap probe (cfg.overlap_probe) ran */
+        fprintf(fp, ",\n    \"overlap\": {\"repetitions\": %d, \"local_ms\": ", s->overlap_reps);
+        md__json_num(fp, s->overlap_local_ms);
+        fprintf(fp, ", \"halo_ms\": ");
+        md__json_num(fp, s->overlap_halo_ms);
+        fprintf(fp, ", \"both_ms\": ");
+        md__json_num(fp, s->overlap_both_ms);
+        fprintf(fp, ", \"percent\": ");
+        md__json_num(fp, s->overlap_percent);
+        fprintf(fp, "}");
+    }
+    fprintf(fp, "\n  }\n}\n");
     int bad = ferror(fp);
     if (fclose(fp) != 0 || bad)
         return halox__error(HALOX_ERR_IO, "writing the JSON file '%s' failed: %s", path,

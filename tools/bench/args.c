@@ -9,9 +9,10 @@
 
 #include "bench.h"
 
-enum { C_HALO = 1, C_LAT = 2, C_BW = 4, C_MD = 8, C_SCAL = 16, C_ALL = 31 };
-#define C_EXCH (C_HALO | C_LAT | C_BW)
-#define C_RUN  (C_EXCH | C_MD)
+enum { C_HALO = 1, C_LAT = 2, C_BW = 4, C_MD = 8, C_SCAL = 16, C_OVL = 32, C_ALL = 63 };
+#define C_EXCH  (C_HALO | C_LAT | C_BW)
+#define C_MDRUN (C_MD | C_OVL) /* MD runs through the engine */
+#define C_RUN   (C_EXCH | C_MDRUN)
 
 typedef struct opt {
     const char *name, *alias;
@@ -21,10 +22,10 @@ typedef struct opt {
 
 static const opt_t k_opts[] = {
     {"--transport", "-t", 1, C_RUN},
-    {"--atoms", NULL, 1, C_HALO | C_MD},
-    {"--grid", NULL, 1, C_HALO | C_MD},
+    {"--atoms", NULL, 1, C_HALO | C_MDRUN},
+    {"--grid", NULL, 1, C_HALO | C_MDRUN},
     {"--threads", NULL, 1, C_RUN},
-    {"--repeats", "-r", 1, C_HALO},
+    {"--repeats", "-r", 1, C_HALO | C_OVL},
     {"--back-to-back", NULL, 1, C_HALO},
     {"--warmup", "-w", 1, C_EXCH},
     {"--iters", "-n", 1, C_LAT | C_BW},
@@ -36,9 +37,9 @@ static const opt_t k_opts[] = {
     {"--stride", NULL, 1, C_EXCH},
     {"--seed", NULL, 1, C_EXCH},
     {"--timeout", NULL, 1, C_RUN},
-    {"--steps", NULL, 1, C_MD},
+    {"--steps", NULL, 1, C_MDRUN},
     {"--graph", NULL, 0, C_MD},
-    {"--device", NULL, 1, C_MD},
+    {"--device", NULL, 1, C_MDRUN},
     {"--json", NULL, 1, C_ALL},
     {"--csv", NULL, 1, C_ALL},
 };
@@ -66,6 +67,8 @@ static int cmd_bit(const char *cmd)
         return C_BW;
     if (!strcmp(cmd, "md"))
         return C_MD;
+    if (!strcmp(cmd, "overlap"))
+        return C_OVL;
     return C_SCAL;
 }
 
@@ -183,7 +186,7 @@ static int parse_atoms(const char *v, bench_opts_t *o)
 /* Defaults that depend on how the tool was started. */
 static void defaults(bench_opts_t *o, int cmd)
 {
-    o->repeats = 200;
+    o->repeats = cmd == C_OVL ? 50 : 200;
     o->back_to_back = 1;
     o->warmup = cmd == C_HALO ? 20 : 10;
     o->iters = 100;
@@ -194,7 +197,7 @@ static void defaults(bench_opts_t *o, int cmd)
     o->real = HALOX_FLOAT;
     o->stride = 3;
     o->seed = 2026;
-    o->steps = 200;
+    o->steps = cmd == C_OVL ? 20 : 200;
     o->device = HALOX_MD_DEVICE_AUTO;
     o->atoms[0] = 45000;
     o->atoms[1] = 176000;
@@ -202,8 +205,8 @@ static void defaults(bench_opts_t *o, int cmd)
 }
 
 /* Without --transport: thread ranks when not started by an MPI launcher; under one, every
- * compiled transport but threads (with the NVSHMEM variants) for the exchanges, and for md the
- * automatic choice (halox_transport_choose, as halox-md makes it on one node). */
+ * compiled transport but threads (with the NVSHMEM variants) for the exchanges, and for md and
+ * overlap the automatic choice (halox_transport_choose, as halox-md makes it on one node). */
 static void default_transports(bench_opts_t *o, int cmd)
 {
     o->n_transports = 0;
@@ -211,7 +214,7 @@ static void default_transports(bench_opts_t *o, int cmd)
         snprintf(o->transports[o->n_transports++], sizeof o->transports[0], "threads");
         return;
     }
-    if (cmd == C_MD) {
+    if (cmd & C_MDRUN) {
         halox_topology_t t;
         halox_topology_guess(bench_launched_processes(), 0,
                              o->device != HALOX_MD_DEVICE_CPU && halox_gpu_count() > 0, &t);
@@ -328,15 +331,15 @@ static int check_combinations(bench_opts_t *o, int cmd)
     if (cmd == C_SCAL && o->n_files == 0)
         return bench_bad("scaling needs the JSON files of md runs: halox-bench scaling A.json "
                          "B.json ...");
-    if (cmd == C_MD && o->device == HALOX_MD_DEVICE_CPU)
+    if ((cmd & C_MDRUN) && o->device == HALOX_MD_DEVICE_CPU)
         for (int i = 0; i < o->n_transports; i++)
             if (halox_transport_on_gpu(o->transports[i]))
                 return bench_bad("--device cpu runs on threads or mpi, not '%s'", o->transports[i]);
-    if (cmd == C_MD)
+    if (cmd & C_MDRUN)
         for (int i = 0; i < o->n_transports; i++)
             if (strchr(o->transports[i], '+') && !strstr(o->transports[i], "+tma") &&
                 !strstr(o->transports[i], "+put"))
-                return bench_bad("md: '%s': +floor moves no atoms, it cannot run MD",
+                return bench_bad("%s: '%s': +floor moves no atoms, it cannot run MD", o->cmd,
                                  o->transports[i]);
     return 0;
 }

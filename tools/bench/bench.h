@@ -37,7 +37,7 @@ typedef struct bench_opts {
     int stride;
     uint64_t seed;
     double timeout_s;
-    long long steps; /* md */
+    long long steps; /* md, overlap */
     int graph;
     halox_md_device_t device;
     const char *files[BENCH_MAX_LIST]; /* scaling: JSON files */
@@ -153,7 +153,7 @@ halox_status_t bench_verify(bench_arrays_t *a, const bench_expect_t *e, int me, 
 
 /* ---- systems and plans (system.c) --------------------------------------------------------- */
 
-/* The most cubic grid of P ranks, x >= y >= z (1: 1x1x1, 2: 2x1x1, 4: 2x2x1, 8: 2x2x2). */
+/* The most cubic grid of P ranks, x >= y >= z (halox_grid_default). */
 void bench_make_grid(int P, halox_grid_t *g);
 /* The water-density-like system: density 0.8, cut-off 5.0, buffer 0.5, cubic box. */
 void bench_water_params(long long natoms, const halox_grid_t *grid, halox_plan_params_t *p);
@@ -217,11 +217,32 @@ int json_get_str(const char *obj, const char *key, char *out, size_t cap);
 int json_get_num(const char *obj, const char *key, double *out);
 int json_get_bool(const char *obj, const char *key, int *out);
 
+/* ---- MD runs through the public engine API (mdrun.c; md and overlap) ------------------------ */
+
+typedef struct bench_md_case {
+    const bench_opts_t *o;
+    const char *label; /* transport label (with its variant) */
+    long long natoms;
+    int nranks;
+    int overlap_probe; /* cfg.overlap_probe: repetitions (0: off) */
+    halox_md_config_t cfg;
+} bench_md_case_t;
+/* Rank 0: print the case's row and write its record; BENCH_OK or BENCH_FAILED. */
+typedef int (*bench_md_report_fn)(const bench_md_case_t *c, const halox_md_result_t *res);
+/* One run of the water-density preset with natoms atoms on transport `label` (threads of this
+ * process, or this MPI process as its rank), then report() on rank 0. BENCH_OK also when the
+ * case cannot run here (said), BENCH_USAGE on a bad configuration, BENCH_FAILED. */
+int bench_md_case(const bench_opts_t *o, const char *label, long long natoms, int overlap_probe,
+                  bench_md_report_fn report);
+/* The run did what was asked: every atom, every step, finite energies and pressure. */
+int bench_md_sane(const halox_md_result_t *res, long long natoms, long long steps);
+
 /* ---- subcommands ----------------------------------------------------------------------------- */
 
 int bench_cmd_halo(const bench_opts_t *o);
 int bench_cmd_pingpong(const bench_opts_t *o); /* latency and bandwidth */
 int bench_cmd_md(const bench_opts_t *o);
+int bench_cmd_overlap(const bench_opts_t *o);
 int bench_cmd_scaling(const bench_opts_t *o);
 
 #endif

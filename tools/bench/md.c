@@ -1,62 +1,9 @@
-/* md: full MD steps of the water-density preset through the public engine API: ms/step,
- * steps/s, ns/day (2 fs per step, as halox-md reports), and the halo's share of the step. */
-#define _POSIX_C_SOURCE 200809L
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-
+/* md: full MD steps of the water-density preset through the public engine API (mdrun.c):
+ * ms/step, steps/s, ns/day (2 fs per step, as halox-md reports), and the halo's share of the
+ * step. */
 #include "bench.h"
 
-typedef struct md_case {
-    const bench_opts_t *o;
-    const char *label;
-    long long natoms;
-    int nranks;
-    halox_md_config_t cfg;
-} md_case_t;
-
-static int setup_config(md_case_t *c, const char *base)
-{
-    const bench_opts_t *o = c->o;
-    halox_md_config_t *cfg = &c->cfg;
-    halox_md_config_default(cfg);
-    if (halox_md_config_preset(cfg, "water-density") != HALOX_OK)
-        return bench_bad("%s", halox_last_error());
-    cfg->natoms = c->natoms;
-    cfg->steps = o->steps;
-    cfg->thermo_every = (int)(o->steps < 1000000000 ? o->steps : 1000000000);
-    cfg->transport = base;
-    cfg->graph = o->graph;
-    cfg->device = o->device;
-    cfg->timeout_s = o->timeout_s;
-    if (o->grid_set)
-        cfg->grid = o->grid;
-    else
-        bench_make_grid(c->nranks, &cfg->grid);
-    if (halox_grid_size(&cfg->grid) != c->nranks)
-        return bench_bad("--grid %dx%dx%d has %d ranks but %s runs %d", cfg->grid.n[0],
-                         cfg->grid.n[1], cfg->grid.n[2], halox_grid_size(&cfg->grid), c->label,
-                         c->nranks);
-    if (cfg->device == HALOX_MD_DEVICE_GPU && !halox_transport_on_gpu(base))
-        return bench_bad("--device gpu runs on a GPU transport (mpi-staged, nccl, nvshmem-*), "
-                         "not '%s'",
-                         base);
-    if (halox_md_config_check(cfg) != HALOX_OK)
-        return bench_bad("%s", halox_last_error());
-    return 0;
-}
-
-/* The run did what was asked: every atom, every step, finite energies. */
-static int sane(const halox_md_result_t *res, long long natoms, long long steps)
-{
-    const halox_md_summary_t *s = &res->summary;
-    int ok = s->natoms == natoms && s->steps == steps && res->n_thermo > 0;
-    for (int i = 0; i < res->n_thermo; i++)
-        ok &= isfinite(res->thermo[i].etotal) && isfinite(res->thermo[i].press);
-    return ok;
-}
-
-static int report(const md_case_t *c, const halox_md_result_t *res)
+static int report(const bench_md_case_t *c, const halox_md_result_t *res)
 {
     const bench_opts_t *o = c->o;
     const halox_md_summary_t *s = &res->summary;
@@ -65,7 +12,7 @@ static int report(const md_case_t *c, const halox_md_result_t *res)
     const double halo =
         (s->timer_seconds[HALOX_MD_T_COORDS] + s->timer_seconds[HALOX_MD_T_FORCES]) * per;
     const int share_known = s->graph_steps == 0 && s->ms_per_step > 0;
-    const int ok = sane(res, c->natoms, o->steps);
+    const int ok = bench_md_sane(res, c->natoms, o->steps);
     char grid[32], share[16] = "-";
     snprintf(grid, sizeof grid, "%dx%dx%d", s->grid.n[0], s->grid.n[1], s->grid.n[2]);
     if (share_known)
@@ -109,58 +56,6 @@ static int report(const md_case_t *c, const halox_md_result_t *res)
     return rec_write(&r, o) || !ok ? BENCH_FAILED : BENCH_OK;
 }
 
-static int run_mpi(md_case_t *c, halox_md_result_t *res)
-{
-    bench_rank_t who = {bench_world_rank(), bench_world_size(), NULL};
-    halox_comm_t *comm = NULL;
-    halox_md_hooks_t hooks;
-    memset(&hooks, 0, sizeof hooks);
-    halox_status_t st = bench_comm_create(&who, c->label, c->cfg.real, 3, c->o->timeout_s, &comm);
-    if (st == HALOX_ERR_UNAVAILABLE) {
-        if (who.rank == 0)
-            printf("%-22s refused: %s\n", c->label, halox_last_error());
-        return -1;
-    }
-    if (st == HALOX_OK)
-        st = halox_md_rank_run(&c->cfg, comm, NULL, &hooks, res);
-    else
-        snprintf(res->error, sizeof res->error, "rank %d: %s", who.rank, halox_last_error());
-    if (st != HALOX_OK && (st != HALOX_ERR_ABORTED || who.rank == 0))
-        bench_rank_fail(&who, res->error);
-    halox_comm_destroy(comm);
-    return st == HALOX_OK ? 0 : 1;
-}
-
-static int run_case(const bench_opts_t *o, const char *label, long long natoms)
-{
-    md_case_t c = {.o = o, .label = label, .natoms = natoms};
-    char base[64];
-    bench_base_name(label, base, sizeof base);
-    if (!bench_transport_ranks(o, label, &c.nranks))
-        return BENCH_OK;
-    if (setup_config(&c, base))
-        return BENCH_USAGE;
-    halox_md_result_t res;
-    memset(&res, 0, sizeof res);
-    int rc = 0;
-    bench_variant_env(label, 1);
-    if (!strcmp(base, "threads")) {
-        halox_md_hooks_t hooks;
-        memset(&hooks, 0, sizeof hooks);
-        if (halox_md_threads_run(&c.cfg, &hooks, &res) != HALOX_OK) {
-            fprintf(stderr, "halox-bench: %s: %s\n", label, res.error);
-            rc = 1;
-        }
-    } else {
-        rc = run_mpi(&c, &res);
-    }
-    bench_variant_env(label, 0);
-    if (rc == 0 && bench_world_rank() == 0)
-        rc = report(&c, &res);
-    halox_md_result_free(&res);
-    return rc < 0 ? BENCH_OK : rc ? BENCH_FAILED : BENCH_OK;
-}
-
 int bench_cmd_md(const bench_opts_t *o)
 {
     if (bench_world_rank() == 0) {
@@ -174,7 +69,7 @@ int bench_cmd_md(const bench_opts_t *o)
     int rc = BENCH_OK;
     for (int i = 0; i < o->n_atoms; i++)
         for (int t = 0; t < o->n_transports; t++) {
-            int r = run_case(o, o->transports[t], o->atoms[i]);
+            int r = bench_md_case(o, o->transports[t], o->atoms[i], 0, report);
             if (r == BENCH_USAGE)
                 return r;
             if (r != BENCH_OK)

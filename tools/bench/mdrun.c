@@ -1,0 +1,104 @@
+/* MD runs of the water-density preset through the public engine API, one per transport and
+ * size: the configuration, the ranks (threads of this process or this MPI process) and the
+ * run. Shared by the md and overlap subcommands, which differ only in what they report. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static int setup_config(bench_md_case_t *c, const char *base)
+{
+    const bench_opts_t *o = c->o;
+    halox_md_config_t *cfg = &c->cfg;
+    halox_md_config_default(cfg);
+    if (halox_md_config_preset(cfg, "water-density") != HALOX_OK)
+        return bench_bad("%s", halox_last_error());
+    cfg->natoms = c->natoms;
+    cfg->steps = o->steps;
+    cfg->thermo_every = (int)(o->steps < 1000000000 ? o->steps : 1000000000);
+    cfg->transport = base;
+    cfg->graph = o->graph;
+    cfg->device = o->device;
+    cfg->timeout_s = o->timeout_s;
+    cfg->overlap_probe = c->overlap_probe;
+    if (o->grid_set)
+        cfg->grid = o->grid;
+    else
+        bench_make_grid(c->nranks, &cfg->grid);
+    if (halox_grid_size(&cfg->grid) != c->nranks)
+        return bench_bad("--grid %dx%dx%d has %d ranks but %s runs %d", cfg->grid.n[0],
+                         cfg->grid.n[1], cfg->grid.n[2], halox_grid_size(&cfg->grid), c->label,
+                         c->nranks);
+    if (cfg->device == HALOX_MD_DEVICE_GPU && !halox_transport_on_gpu(base))
+        return bench_bad("--device gpu runs on a GPU transport (mpi-staged, nccl, nvshmem-*), "
+                         "not '%s'",
+                         base);
+    if (halox_md_config_check(cfg) != HALOX_OK)
+        return bench_bad("%s", halox_last_error());
+    return 0;
+}
+
+int bench_md_sane(const halox_md_result_t *res, long long natoms, long long steps)
+{
+    const halox_md_summary_t *s = &res->summary;
+    int ok = s->natoms == natoms && s->steps == steps && res->n_thermo > 0;
+    for (int i = 0; i < res->n_thermo; i++)
+        ok &= isfinite(res->thermo[i].etotal) && isfinite(res->thermo[i].press);
+    return ok;
+}
+
+/* This MPI process's rank of the run: 0 done, -1 refused by the machine (said), 1 failed. */
+static int run_mpi(bench_md_case_t *c, halox_md_result_t *res)
+{
+    bench_rank_t who = {bench_world_rank(), bench_world_size(), NULL};
+    halox_comm_t *comm = NULL;
+    halox_md_hooks_t hooks;
+    memset(&hooks, 0, sizeof hooks);
+    halox_status_t st = bench_comm_create(&who, c->label, c->cfg.real, 3, c->o->timeout_s, &comm);
+    if (st == HALOX_ERR_UNAVAILABLE) {
+        if (who.rank == 0)
+            printf("%-22s refused: %s\n", c->label, halox_last_error());
+        return -1;
+    }
+    if (st == HALOX_OK)
+        st = halox_md_rank_run(&c->cfg, comm, NULL, &hooks, res);
+    else
+        snprintf(res->error, sizeof res->error, "rank %d: %s", who.rank, halox_last_error());
+    if (st != HALOX_OK && (st != HALOX_ERR_ABORTED || who.rank == 0))
+        bench_rank_fail(&who, res->error);
+    halox_comm_destroy(comm);
+    return st == HALOX_OK ? 0 : 1;
+}
+
+int bench_md_case(const bench_opts_t *o, const char *label, long long natoms, int overlap_probe,
+                  bench_md_report_fn report)
+{
+    bench_md_case_t c = {.o = o, .label = label, .natoms = natoms, .overlap_probe = overlap_probe};
+    char base[64];
+    bench_base_name(label, base, sizeof base);
+    if (!bench_transport_ranks(o, label, &c.nranks))
+        return BENCH_OK;
+    if (setup_config(&c, base))
+        return BENCH_USAGE;
+    halox_md_result_t res;
+    memset(&res, 0, sizeof res);
+    int rc = 0;
+    bench_variant_env(label, 1);
+    if (!strcmp(base, "threads")) {
+        halox_md_hooks_t hooks;
+        memset(&hooks, 0, sizeof hooks);
+        if (halox_md_threads_run(&c.cfg, &hooks, &res) != HALOX_OK) {
+            fprintf(stderr, "halox-bench: %s: %s\n", label, res.error);
+            rc = 1;
+        }
+    } else {
+        rc = run_mpi(&c, &res);
+    }
+    bench_variant_env(label, 0);
+    if (rc == 0 && bench_world_rank() == 0)
+        rc = report(&c, &res);
+    halox_md_result_free(&res);
+    return rc < 0 ? BENCH_OK : rc ? BENCH_FAILED : BENCH_OK;
+}

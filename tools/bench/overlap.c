@@ -1,0 +1,70 @@
+/* overlap: how much of the halo exchange an MD step hides behind its force work. A short run of
+ * the water-density preset (mdrun.c) with the engine's overlap probe (cfg.overlap_probe,
+ * src/md/overlap.c), which times after the last step the local forces alone, the halo exchange
+ * alone and both as the step runs them: overlap % = 100 (t_halo + t_local - t_both) / t_halo. */
+#include <math.h>
+
+#include "bench.h"
+
+static int positive(double x) { return isfinite(x) && x > 0; }
+
+static int report(const bench_md_case_t *c, const halox_md_result_t *res)
+{
+    const bench_opts_t *o = c->o;
+    const halox_md_summary_t *s = &res->summary;
+    const int gpu = halox_md_config_device(&c->cfg) == HALOX_MD_DEVICE_GPU;
+    const double loc = 1e3 * s->overlap_local_ms, halo = 1e3 * s->overlap_halo_ms,
+                 both = 1e3 * s->overlap_both_ms, pct = s->overlap_percent;
+    const int measured = s->overlap_reps == c->overlap_probe && positive(loc) && positive(halo) &&
+                         positive(both) && isfinite(pct);
+    const int ok = bench_md_sane(res, c->natoms, o->steps) && measured;
+    char grid[32];
+    snprintf(grid, sizeof grid, "%dx%dx%d", s->grid.n[0], s->grid.n[1], s->grid.n[2]);
+    printf("%-22s %9lld %5d %-6s %-6s %11.1f %11.1f %11.1f %9.1f %-6s\n", c->label, c->natoms,
+           s->nranks, grid, gpu ? "gpu" : "cpu", loc, halo, both, pct, ok ? "ok" : "WRONG");
+    fflush(stdout);
+    bench_record_t r;
+    rec_init(&r);
+    rec_common(&r, o, c->label, s->nranks, &s->grid);
+    rec_str(&r, "preset", "water-density");
+    rec_int(&r, "atoms", s->natoms);
+    rec_str(&r, "device", gpu ? "gpu" : "cpu");
+    rec_str(&r, "real", s->real == HALOX_FLOAT ? "float" : "double");
+    rec_int(&r, "steps", s->steps);
+    rec_int(&r, "repeats", s->overlap_reps);
+    rec_num(&r, "t_local_us", loc);
+    rec_num(&r, "t_halo_us", halo);
+    rec_num(&r, "t_both_us", both);
+    rec_num(&r, "overlap_percent", pct);
+    rec_num(&r, "ms_per_step", s->ms_per_step);
+    rec_num(&r, "halo_atoms", s->halo_atoms);
+    rec_str(&r, "timing",
+            gpu ? "CUDA events on the transport's stream, median of the slowest rank"
+                : "host clock, median of the slowest rank");
+    rec_bool(&r, "checked", ok);
+    rec_str(&r, "check", "every atom and step, finite energies and pressure; positive times");
+    return rec_write(&r, o) || !ok ? BENCH_FAILED : BENCH_OK;
+}
+
+int bench_cmd_overlap(const bench_opts_t *o)
+{
+    if (bench_world_rank() == 0) {
+        printf("halox-bench overlap: preset water-density, %lld steps, then %d repetitions of "
+               "local forces alone, halo alone, both; %d process(es), %d GPU(s) visible\n",
+               o->steps, o->repeats, bench_world_size(), bench_gpu_count());
+        printf("times in microseconds (median of the slowest rank); overlap %% = 100 (t_halo + "
+               "t_local - t_both) / t_halo; the CPU engine does not overlap (about 0 %%)\n");
+        printf("%-22s %9s %5s %-6s %-6s %11s %11s %11s %9s %-6s\n", "transport", "atoms", "ranks",
+               "grid", "device", "t_local", "t_halo", "t_both", "overlap%", "check");
+    }
+    int rc = BENCH_OK;
+    for (int i = 0; i < o->n_atoms; i++)
+        for (int t = 0; t < o->n_transports; t++) {
+            int r = bench_md_case(o, o->transports[t], o->atoms[i], o->repeats, report);
+            if (r == BENCH_USAGE)
+                return r;
+            if (r != BENCH_OK)
+                rc = r;
+        }
+    return rc;
+}
