@@ -104,7 +104,8 @@ static __device__ int shm_row_last(unsigned *counter, u64 e, int blocks)
     if (threadIdx.x == 0) {
         __threadfence_system();
         unsigned old = atomicAdd(counter, 1u);
-        last = (u64)old + 1 == e * (u64)blocks;
+        /* modulo 2^32 like the counter: it wraps after 2^32 / blocks exchanges (hours) */
+        last = old + 1u == (unsigned)(e * (u64)blocks);
         if (last)
             __threadfence(); /* acquire the other blocks' writes */
     }
@@ -118,10 +119,15 @@ static __device__ void shm_launch_done(const halox__shm_launch_t *L, int dir, u6
     __syncthreads();
     if (threadIdx.x == 0) {
         unsigned old = atomicAdd(&L->state->launch_done[dir][L->first], 1u);
-        if ((u64)old + 1 == e * (u64)gridDim.x && L->bump)
+        if (old + 1u == (unsigned)(e * (u64)gridDim.x) && L->bump)
             *(volatile u64 *)&L->state->epoch[dir] = e;
     }
 }
+
+/* Element loops issue SHM_UNROLL independent loads before their stores: a thread's loads would
+ * otherwise wait one by one behind its stores (the arrays may alias), and a pulse of millions
+ * of elements then runs at the latency of one gather per thread (31 GB/s at 3M atoms). */
+#define SHM_UNROLL 4
 
 template <typename T>
 static __device__ __forceinline__ void shm_pack(T *dst, const T *x, const int *map, int lo, int hi,
@@ -129,13 +135,78 @@ static __device__ __forceinline__ void shm_pack(T *dst, const T *x, const int *m
                                                 int nthreads)
 {
     const long long end = (long long)hi * stride;
-    for (long long t = (long long)lo * stride + t0; t < end; t += nthreads) {
-        const long long i = t / stride;
-        const int c = (int)(t - i * stride);
-        T v = x[(long long)map[i] * stride + c];
-        if (add && c == dim)
-            v = v + shift;
-        dst[t] = v;
+    for (long long t = (long long)lo * stride + t0; t < end;
+         t += (long long)nthreads * SHM_UNROLL) {
+        T v[SHM_UNROLL];
+#pragma unroll
+        for (int u = 0; u < SHM_UNROLL; u++) {
+            const long long tu = t + (long long)u * nthreads;
+            if (tu < end) {
+                const long long i = tu / stride;
+                const int c = (int)(tu - i * stride);
+                v[u] = x[(long long)map[i] * stride + c];
+                if (add && c == dim)
+                    v[u] = v[u] + shift;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < SHM_UNROLL; u++) {
+            const long long tu = t + (long long)u * nthreads;
+            if (tu < end)
+                dst[tu] = v[u];
+        }
+    }
+}
+
+/* dst[t] = src[t] for t < end (the forces of a pulse's halo atoms to the peer) */
+template <typename T>
+static __device__ __forceinline__ void shm_copy(T *dst, const T *src, long long end, int t0,
+                                                int nthreads)
+{
+    for (long long t = t0; t < end; t += (long long)nthreads * SHM_UNROLL) {
+        T v[SHM_UNROLL];
+#pragma unroll
+        for (int u = 0; u < SHM_UNROLL; u++) {
+            const long long tu = t + (long long)u * nthreads;
+            if (tu < end)
+                v[u] = src[tu];
+        }
+#pragma unroll
+        for (int u = 0; u < SHM_UNROLL; u++) {
+            const long long tu = t + (long long)u * nthreads;
+            if (tu < end)
+                dst[tu] = v[u];
+        }
+    }
+}
+
+/* f[map[i]] += src[i] for the n atoms of a pulse (3 components; src has the exchange stride).
+ * A pulse sends each atom once, so no two threads add to the same element. */
+template <typename T>
+static __device__ __forceinline__ void shm_accumulate(T *f, const T *src, const int *map, int n,
+                                                      int stride, int t0, int nthreads)
+{
+    const long long end = (long long)n * 3;
+    for (long long t = t0; t < end; t += (long long)nthreads * SHM_UNROLL) {
+        T v[SHM_UNROLL], a[SHM_UNROLL];
+        long long at[SHM_UNROLL];
+#pragma unroll
+        for (int u = 0; u < SHM_UNROLL; u++) {
+            const long long tu = t + (long long)u * nthreads;
+            if (tu < end) {
+                const long long i = tu / 3;
+                const int c = (int)(tu - i * 3);
+                at[u] = (long long)map[i] * stride + c;
+                v[u] = src[i * stride + c];
+                a[u] = f[at[u]];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < SHM_UNROLL; u++) {
+            const long long tu = t + (long long)u * nthreads;
+            if (tu < end)
+                f[at[u]] = a[u] + v[u];
+        }
     }
 }
 
@@ -197,7 +268,7 @@ static __device__ void shm_pack_tma(T *dst, const T *x, const int *map, int lo, 
 }
 
 template <typename T>
-__global__ void __launch_bounds__(SHM_THREADS) halox__shm_coords_kernel(halox__shm_launch_t L)
+__global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_coords_kernel(halox__shm_launch_t L)
 {
     const int r = blockIdx.x / L.blocks_per_row, b = blockIdx.x % L.blocks_per_row;
     const int k = L.first + r;
@@ -258,7 +329,7 @@ __global__ void __launch_bounds__(SHM_THREADS) halox__shm_coords_kernel(halox__s
 }
 
 template <typename T>
-__global__ void __launch_bounds__(SHM_THREADS) halox__shm_forces_kernel(halox__shm_launch_t L)
+__global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_forces_kernel(halox__shm_launch_t L)
 {
     const int r = blockIdx.x / L.blocks_per_row, b = blockIdx.x % L.blocks_per_row;
     const int k = L.first - r;
@@ -282,11 +353,7 @@ __global__ void __launch_bounds__(SHM_THREADS) halox__shm_forces_kernel(halox__s
     const int nr = L.signal_only ? 0 : R->recv_count;
     const int direct = !L.use_put && R->fb_peer != NULL;
     if (direct) {
-        const T *src = (const T *)R->f_src;
-        T *dst = (T *)R->fb_peer;
-        const long long end = (long long)nr * L.stride;
-        for (long long t = t0; t < end; t += nthreads)
-            dst[t] = src[t];
+        shm_copy<T>((T *)R->fb_peer, (const T *)R->f_src, (long long)nr * L.stride, t0, nthreads);
     }
     if (shm_row_last(&S->row_done[1][k], e, L.blocks_per_row)) {
         const size_t bytes = (size_t)nr * L.stride * sizeof(T);
@@ -311,23 +378,13 @@ __global__ void __launch_bounds__(SHM_THREADS) halox__shm_forces_kernel(halox__s
     if (!ok)
         return;
     const int ns = L.signal_only ? 0 : R->send_count;
-    {
-        T *f = (T *)L.f;
-        const T *src = (const T *)R->fb_mine;
-        const long long end = (long long)ns * 3;
-        for (long long t = t0; t < end; t += nthreads) {
-            const long long i = t / 3;
-            const int c = (int)(t - i * 3);
-            T *a = f + (long long)R->map[i] * L.stride + c;
-            *a = *a + src[i * L.stride + c];
-        }
-    }
+    shm_accumulate<T>((T *)L.f, (const T *)R->fb_mine, R->map, ns, L.stride, t0, nthreads);
     /* accumulated: GPU-scope release for the rows (and the next launch) that wait on it */
     __syncthreads();
     if (threadIdx.x == 0) {
         __threadfence();
         unsigned old = atomicAdd(&S->acc_blocks[k], 1u);
-        if ((u64)old + 1 == e * (u64)L.blocks_per_row)
+        if (old + 1u == (unsigned)(e * (u64)L.blocks_per_row))
             shm_st_release_gpu(&S->acc_done[k], e);
     }
     shm_launch_done(&L, 1, e);
@@ -393,8 +450,10 @@ extern "C" int halox__shm_max_blocks(int pes_per_gpu)
     }
     if (pes_per_gpu < 1)
         pes_per_gpu = 1;
-    /* at most half the SMs among the PEs of a GPU: the local force kernels keep the rest, and
-     * every spinning block is resident even when they are busy (one block per SM fits always) */
-    int b = sms / 2 / pes_per_gpu;
+    /* at most two blocks per SM among the PEs of a GPU: __launch_bounds__(SHM_THREADS, 2)
+     * makes two fit on every SM, so all blocks of every PE's launch can be resident at once
+     * (spinning blocks never wait for blocks that cannot start); other kernels (local forces)
+     * only delay their start, they never wait for them */
+    int b = sms * 2 / pes_per_gpu;
     return b > 0 ? b : 1;
 }
