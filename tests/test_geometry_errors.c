@@ -74,7 +74,7 @@ static void geometry(void)
     CHECK_STATUS(halox_grid_parse("99999x99999x99999", &p), HALOX_ERR_INVALID_ARG);
 
     /* default grids: brute force over every factorisation x >= y >= z, smallest surface */
-    static const int want[][4] = {{1, 1, 1, 1}, {2, 2, 1, 1}, {4, 2, 2, 1}, {6, 3, 2, 1},
+    static const int want[][4] = {{1, 1, 1, 1}, {2, 2, 1, 1},  {4, 2, 2, 1}, {6, 3, 2, 1},
                                   {8, 2, 2, 2}, {12, 3, 2, 2}, {7, 7, 1, 1}, {64, 4, 4, 4}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         halox_grid_default(want[i][0], &p);
