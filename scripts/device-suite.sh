@@ -213,20 +213,29 @@ fi
 
 # ---- 2b. NVSHMEM transports first (quick): exchanges on 2 ranks, timeout, MD on 2 ranks ------
 if want nvshmem; then
+    # hybrid: every pair direct on one node; +all: every pair through MPI
+    # (HALOX_HYBRID_UNREACHABLE=all, set by the test)
     for t in nvshmem-stream nvshmem-pulse nvshmem-fused nvshmem-pulse+put nvshmem-fused+put \
-        nvshmem-pulse+tma nvshmem-fused+tma; do
+        nvshmem-pulse+tma nvshmem-fused+tma hybrid hybrid+all; do
         phase "nvshmem-exchange-np2-$t" 120 "${MPIRUN[@]}" -np 2 "$BUILD/tests/test_gpu_exchange" \
             --transport "$t" --quick
     done
     phase nvshmem-timeout-np2 120 "${MPIRUN[@]}" -np 2 "$BUILD/tests/test_gpu_timeout"
     phase nvshmem-memory-np2 120 "${MPIRUN[@]}" -np 2 "$BUILD/tests/test_gpu_nvshmem"
-    for t in nvshmem-fused nvshmem-pulse nvshmem-stream; do
+    for t in nvshmem-fused nvshmem-pulse nvshmem-stream hybrid; do
         phase "nvshmem-md-np2-$t" 150 "${MPIRUN[@]}" -np 2 "$BUILD/tests/test_gpu_md" --transport "$t"
     done
+    phase nvshmem-md-np2-hybrid-staged 150 env HALOX_HYBRID_UNREACHABLE=all "${MPIRUN[@]}" -np 2 \
+        -x HALOX_HYBRID_UNREACHABLE "$BUILD/tests/test_gpu_md" --transport hybrid
     mps_start
     for np in 4 8; do
         phase "nvshmem-exchange-np$np" 150 "${MPIRUN[@]}" -np $np "$BUILD/tests/test_gpu_exchange" \
             --transport nvshmem-fused --quick
+        # some pairs direct, some through MPI (pair 0-1; blocks of 2 ranks as nodes)
+        for t in hybrid+0-1 hybrid+node:2; do
+            phase "nvshmem-exchange-np$np-${t//:/-}" 150 "${MPIRUN[@]}" -np $np \
+                "$BUILD/tests/test_gpu_exchange" --transport "$t" --quick
+        done
     done
     mps_stop
 fi

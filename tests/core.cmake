@@ -2,6 +2,8 @@
 
 halox_test(test_plan_reference SOURCES test_plan_reference.c LIBS halox_checksys CORE_ONLY LABELS unit TIMEOUT 600)
 halox_test(test_geometry_errors SOURCES test_geometry_errors.c CORE_ONLY LABELS unit)
+# routes of the halo's legs (hybrid, threads): HALOX_HYBRID_UNREACHABLE, symmetric decisions
+halox_test(test_route SOURCES test_route.c CORE_ONLY LABELS unit)
 # CPU lists for HALOX_CPU_AFFINITY: parse, share among a GPU's ranks, format
 halox_test(test_cpulist SOURCES test_cpulist.c CORE_ONLY LABELS unit)
 # HALOX_CPU_AFFINITY=gpu binding on a PCI device of the machine (skips without sysfs)

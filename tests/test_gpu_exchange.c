@@ -9,11 +9,14 @@
  * cut-offs giving 1 and 2 pulses per dimension, then a smaller plan on the same endpoint (no stale
  * pulses). The halo is poisoned before every exchange, so an atom that is not written fails.
  *
- * Transports: mpi-staged, nccl, mpi-cuda (each when compiled in). A transport that refuses this
- * machine (nccl with two ranks on one GPU, mpi-cuda without CUDA-aware MPI) is reported and
- * skipped, after checking that it refused with HALOX_ERR_UNAVAILABLE on every rank and said why.
+ * Transports: mpi-staged, nccl, mpi-cuda, the NVSHMEM ones and hybrid (each when compiled in;
+ * variants with an environment variable: nvshmem-*+put, nvshmem-*+tma, and hybrid+all,
+ * hybrid+0-1, hybrid+node:2 with HALOX_HYBRID_UNREACHABLE, so that on one node some or all pairs
+ * go through MPI). A transport that refuses this machine (nccl with two ranks on one GPU,
+ * mpi-cuda without CUDA-aware MPI) is reported and skipped, after checking that it refused with
+ * HALOX_ERR_UNAVAILABLE on every rank and said why.
  *
- *   test_gpu_exchange [--transport NAME] [--quick]
+ *   test_gpu_exchange [--transport NAME[+VARIANT]] [--quick]
  *
  * Exit 77 (skipped) when no GPU is visible. */
 #define _POSIX_C_SOURCE 200809L
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/route.h"
 #include "halox/comm.h"
 #include "halox/plan.h"
 #include "harness.h"
@@ -81,6 +85,19 @@ static void run_exchange(halox_comm_t *comm, const halox_plan_params_t *params, 
     }
     CHECK_MSG(plan.n_pulses == plans[me].n_pulses && plan.n_total == plans[me].n_total,
               "%s: plan differs from the reference", ctx);
+    if (strcmp(halox_comm_transport(comm), "hybrid") == 0) {
+        /* the legs each route takes when every GPU reaches every other (one node) */
+        halox__unreach_t u;
+        halox__route_t rt;
+        int legs[2] = {0, 0}, all[2] = {0, 0};
+        if (halox__unreach_from_env(P, &u) == HALOX_OK) {
+            halox__route_local(&plan, &u, &rt);
+            legs[0] = rt.n_direct;
+            legs[1] = rt.n_staged;
+        }
+        MPI_Allreduce(legs, all, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        ROOT_PRINTF("  %s: %d direct and %d staged legs over all ranks\n", ctx, all[0], all[1]);
+    }
     int same = mine->n_total == ref[me].n_total && plan.n_total == mine->n_total;
     CHECK_MSG(same, "%s: n_total %d vs %d", ctx, mine->n_total, ref[me].n_total);
 
@@ -344,27 +361,42 @@ int main(int argc, char **argv)
     ROOT_PRINTF("%d process(es), %d CUDA device(s) visible\n", P, ndev);
     /* "+put": the same transport with HALOX_NVSHMEM_PUT=1 (put-with-signal to every peer, the
      * path of peers without load/store access, forced on this node); "+tma": HALOX_NVSHMEM_TMA=1
-     * (coordinates to NVLink peers by bulk asynchronous copies from shared memory) */
-    static const char *const names[] = {"mpi-staged",        "nccl",
-                                        "mpi-cuda",          "nvshmem-stream",
-                                        "nvshmem-pulse",     "nvshmem-fused",
-                                        "nvshmem-pulse+put", "nvshmem-fused+put",
-                                        "nvshmem-pulse+tma", "nvshmem-fused+tma"};
-    for (size_t t = 0; t < sizeof names / sizeof names[0]; t++) {
-        if (only && strcmp(only, names[t]) != 0)
+     * (coordinates to NVLink peers by bulk asynchronous copies from shared memory); hybrid: on
+     * one node every pair is direct unless declared unreachable: "+all" sends every pair through
+     * MPI, "+0-1" and "+node:2" some (with 4 and 8 ranks; with 2, 0-1 is every pair) */
+    static const struct {
+        const char *label, *transport, *var, *value;
+        int min_ranks;
+    } runs[] = {
+        {"mpi-staged", "mpi-staged", NULL, NULL, 1},
+        {"nccl", "nccl", NULL, NULL, 1},
+        {"mpi-cuda", "mpi-cuda", NULL, NULL, 1},
+        {"nvshmem-stream", "nvshmem-stream", NULL, NULL, 1},
+        {"nvshmem-pulse", "nvshmem-pulse", NULL, NULL, 1},
+        {"nvshmem-fused", "nvshmem-fused", NULL, NULL, 1},
+        {"nvshmem-pulse+put", "nvshmem-pulse", "HALOX_NVSHMEM_PUT", "1", 1},
+        {"nvshmem-fused+put", "nvshmem-fused", "HALOX_NVSHMEM_PUT", "1", 1},
+        {"nvshmem-pulse+tma", "nvshmem-pulse", "HALOX_NVSHMEM_TMA", "1", 1},
+        {"nvshmem-fused+tma", "nvshmem-fused", "HALOX_NVSHMEM_TMA", "1", 1},
+        {"hybrid", "hybrid", NULL, NULL, 1},
+        {"hybrid+all", "hybrid", "HALOX_HYBRID_UNREACHABLE", "all", 1},
+        {"hybrid+0-1", "hybrid", "HALOX_HYBRID_UNREACHABLE", "0-1", 2},
+        {"hybrid+node:2", "hybrid", "HALOX_HYBRID_UNREACHABLE", "node:2", 1},
+    };
+    for (size_t t = 0; t < sizeof runs / sizeof runs[0]; t++) {
+        if (only && strcmp(only, runs[t].label) != 0)
             continue;
-        char base[64];
-        snprintf(base, sizeof base, "%s", names[t]);
-        char *plus = strchr(base, '+');
-        const char *var = NULL;
-        if (plus) {
-            *plus = 0;
-            var = strcmp(plus + 1, "put") == 0 ? "HALOX_NVSHMEM_PUT" : "HALOX_NVSHMEM_TMA";
-            setenv(var, "1", 1);
+        if (P < runs[t].min_ranks) {
+            ROOT_PRINTF("%s: needs %d ranks: skipped\n", runs[t].label, runs[t].min_ranks);
+            continue;
         }
-        test_transport(base, P);
-        if (var)
-            unsetenv(var);
+        if (runs[t].var) {
+            ROOT_PRINTF("%s: %s=%s\n", runs[t].label, runs[t].var, runs[t].value);
+            setenv(runs[t].var, runs[t].value, 1);
+        }
+        test_transport(runs[t].transport, P);
+        if (runs[t].var)
+            unsetenv(runs[t].var);
     }
 
     int failed = halox_test_failures, any = 0;

@@ -1,7 +1,8 @@
 /* Bounded waits of the GPU transports (2 processes): rank 1 skips the coordinate exchange of
- * step 2; rank 0 must get HALOX_ERR_TIMEOUT within a few timeouts (mpi-staged inside that
- * exchange; nccl and the NVSHMEM transports at their next exchange, since they only enqueue, the
- * NVSHMEM kernels giving up on their own after the timeout), with a message naming the
+ * step 2; rank 0 must get HALOX_ERR_TIMEOUT within a few timeouts (mpi-staged and hybrid with
+ * the pair declared unreachable inside that exchange; nccl, the NVSHMEM transports and hybrid
+ * with the pair direct at their next exchange, since they only enqueue, the NVSHMEM kernels
+ * giving up on their own after the timeout), with a message naming the
  * rank, the step, the pulse and the peer; the endpoint then refuses further exchanges with
  * HALOX_ERR_STATE, and both ranks can still destroy their endpoints.
  *
@@ -120,6 +121,13 @@ int main(int argc, char **argv)
     test_transport("nvshmem-stream", me);
     test_transport("nvshmem-pulse", me);
     test_transport("nvshmem-fused", me);
+    /* hybrid: the pair direct (a wait kernel gives up), then through MPI (a receive times out) */
+    test_transport("hybrid", me);
+    setenv("HALOX_HYBRID_UNREACHABLE", "all", 1);
+    if (me == 0)
+        printf("hybrid with HALOX_HYBRID_UNREACHABLE=all:\n");
+    test_transport("hybrid", me);
+    unsetenv("HALOX_HYBRID_UNREACHABLE");
     int failed = halox_test_failures, any = 0;
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)

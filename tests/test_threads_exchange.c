@@ -10,6 +10,10 @@
  * - three rounds per case: a fresh endpoint, a rebuild and rebind on the same endpoint, and a new
  *   endpoint on the same team (signals start again);
  * Grids 1x1x1 to 3x3x3 and 4x3x2, 1 to 3 pulses per dimension, empty domains and empty pulses.
+ * Then the same with pairs declared unreachable (HALOX_HYBRID_UNREACHABLE: those legs take the
+ * two-sided mailbox path, the others direct stores): 2 ranks with the pair unreachable, 2x2x1
+ * and 2x2x2 with some pairs, 2 and 3 pulses in a dimension, empty pulses; the routes must not
+ * change a bit of the result.
  * Rank threads record what they saw; the main thread replays the reference and compares. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -21,6 +25,7 @@
 #include <time.h>
 
 #include "check/checksys.h"
+#include "core/route.h"
 #include "core/transport.h"
 #include "halox/comm.h"
 #include "halox/plan.h"
@@ -38,6 +43,7 @@ typedef struct tcase {
     halox_real_t real;
     int stride;
     int expect_pulses[3];
+    const char *unreach; /* HALOX_HYBRID_UNREACHABLE for this case (NULL: unset) */
 } tcase_t;
 
 typedef struct shared {
@@ -314,6 +320,23 @@ static void run_case(const tcase_t *tc, int index)
     for (int r = 0; r < P; r++)
         for (int k = 0; k < ref_plans[r].n_pulses; k++)
             empty_pulses += ref_plans[r].pulse[k].send_count == 0;
+    /* the legs each route takes (what the endpoints decide from the same declaration) */
+    int legs[2] = {0, 0}, empty_staged = 0;
+    halox__unreach_t u;
+    CHECK_OK(halox__unreach_parse(tc->unreach, P, &u));
+    for (int r = 0; r < P; r++) {
+        halox__route_t rt;
+        halox__route_local(&ref_plans[r], &u, &rt);
+        legs[0] += rt.n_direct;
+        legs[1] += rt.n_staged;
+        for (int k = 0; k < ref_plans[r].n_pulses; k++)
+            empty_staged +=
+                rt.send[k] == HALOX__ROUTE_STAGED && ref_plans[r].pulse[k].send_count == 0;
+    }
+    if (tc->unreach)
+        setenv("HALOX_HYBRID_UNREACHABLE", tc->unreach, 1);
+    else
+        unsetenv("HALOX_HYBRID_UNREACHABLE");
 
     sh.ref_atoms = ref;
     sh.ref_plans = ref_plans;
@@ -335,6 +358,7 @@ static void run_case(const tcase_t *tc, int index)
     }
     CHECK_MSG(failures == 0, "case %d: %d failures on rank threads", index, failures);
     halox_team_destroy(sh.team);
+    unsetenv("HALOX_HYBRID_UNREACHABLE");
 
     /* replay with the reference and compare bit for bit */
     long long bad_x = 0, bad_f = 0;
@@ -368,10 +392,13 @@ static void run_case(const tcase_t *tc, int index)
     CHECK_MSG(bad_x == 0 && bad_f == 0, "case %d: %lld coordinate and %lld force mismatches", index,
               bad_x, bad_f);
     printf("case %d: grid %dx%dx%d, %s stride %d, pulses %d+%d+%d, %d atoms, %d empty domains, "
-           "%d empty pulses: %s\n",
+           "%d empty pulses",
            index, tc->g[0], tc->g[1], tc->g[2], tc->real == HALOX_FLOAT ? "float" : "double",
-           tc->stride, np[0], np[1], np[2], tc->n, empty, empty_pulses,
-           failures == 0 && bad_x == 0 && bad_f == 0 ? "ok" : "FAILED");
+           tc->stride, np[0], np[1], np[2], tc->n, empty, empty_pulses);
+    if (tc->unreach)
+        printf(", unreachable '%s': %d direct and %d staged legs (%d staged and empty)",
+               tc->unreach, legs[0], legs[1], empty_staged);
+    printf(": %s\n", failures == 0 && bad_x == 0 && bad_f == 0 ? "ok" : "FAILED");
     fflush(stdout);
 
     for (int i = 0; i < T * P; i++) {
@@ -407,23 +434,38 @@ int main(void)
     static tcase_t cases[32];
     int n = 0;
     /* one rank: every dimension exchanges with itself */
-    cases[n++] = (tcase_t){{1, 1, 1}, {10, 10, 10}, 2.5, 0.3, 300, U, F, 3, {1, 1, 1}};
-    cases[n++] = (tcase_t){{1, 1, 1}, {6, 7, 8}, 2.9, 0.1, 200, U, D, 4, {1, 1, 1}};
+    cases[n++] = (tcase_t){{1, 1, 1}, {10, 10, 10}, 2.5, 0.3, 300, U, F, 3, {1, 1, 1}, NULL};
+    cases[n++] = (tcase_t){{1, 1, 1}, {6, 7, 8}, 2.9, 0.1, 200, U, D, 4, {1, 1, 1}, NULL};
     /* two ranks in x: the same neighbour on both sides, one and two pulses */
-    cases[n++] = (tcase_t){{2, 1, 1}, {8, 6, 6}, 2.0, 0.2, 250, U, F, 3, {1, 1, 1}};
-    cases[n++] = (tcase_t){{2, 1, 1}, {6, 8, 8}, 2.8, 0.3, 300, U, D, 3, {2, 1, 1}};
-    cases[n++] = (tcase_t){{2, 2, 2}, {8, 8, 8}, 2.5, 0.3, 400, U, F, 4, {1, 1, 1}};
-    cases[n++] = (tcase_t){{2, 2, 2}, {8, 8, 8}, 2.5, 0.3, 12, C, D, 3, {1, 1, 1}};
-    cases[n++] = (tcase_t){{3, 2, 1}, {9, 8, 7}, 3.0, 0.4, 400, U, D, 3, {2, 1, 1}};
-    cases[n++] = (tcase_t){{3, 2, 1}, {9, 8, 7}, 2.0, 0.2, 300, S, F, 3, {1, 1, 1}};
-    cases[n++] = (tcase_t){{4, 3, 2}, {12, 12, 12}, 2.5, 0.3, 700, U, F, 3, {1, 1, 1}};
-    cases[n++] = (tcase_t){{4, 3, 2}, {12, 12, 12}, 4.5, 0.5, 400, U, D, 3, {2, 2, 1}};
-    cases[n++] = (tcase_t){{3, 3, 3}, {9, 9, 9}, 2.5, 0.3, 500, U, D, 3, {1, 1, 1}};
-    cases[n++] = (tcase_t){{3, 3, 3}, {9, 9, 9}, 4.0, 0.3, 300, U, F, 4, {2, 2, 2}};
-    cases[n++] = (tcase_t){{3, 3, 3}, {9, 9, 9}, 2.0, 0.5, 10, C, F, 3, {1, 1, 1}};
-    cases[n++] = (tcase_t){{5, 1, 1}, {10, 7, 7}, 3.4, 1.0, 300, U, F, 3, {3, 1, 1}};
-    cases[n++] = (tcase_t){{5, 1, 1}, {10, 7, 7}, 3.4, 1.0, 300, U, D, 4, {3, 1, 1}};
-    cases[n++] = (tcase_t){{5, 1, 1}, {10, 7, 7}, 3.0, 1.3, 60, S, D, 3, {3, 1, 1}};
+    cases[n++] = (tcase_t){{2, 1, 1}, {8, 6, 6}, 2.0, 0.2, 250, U, F, 3, {1, 1, 1}, NULL};
+    cases[n++] = (tcase_t){{2, 1, 1}, {6, 8, 8}, 2.8, 0.3, 300, U, D, 3, {2, 1, 1}, NULL};
+    cases[n++] = (tcase_t){{2, 2, 2}, {8, 8, 8}, 2.5, 0.3, 400, U, F, 4, {1, 1, 1}, NULL};
+    cases[n++] = (tcase_t){{2, 2, 2}, {8, 8, 8}, 2.5, 0.3, 12, C, D, 3, {1, 1, 1}, NULL};
+    cases[n++] = (tcase_t){{3, 2, 1}, {9, 8, 7}, 3.0, 0.4, 400, U, D, 3, {2, 1, 1}, NULL};
+    cases[n++] = (tcase_t){{3, 2, 1}, {9, 8, 7}, 2.0, 0.2, 300, S, F, 3, {1, 1, 1}, NULL};
+    cases[n++] = (tcase_t){{4, 3, 2}, {12, 12, 12}, 2.5, 0.3, 700, U, F, 3, {1, 1, 1}, NULL};
+    cases[n++] = (tcase_t){{4, 3, 2}, {12, 12, 12}, 4.5, 0.5, 400, U, D, 3, {2, 2, 1}, NULL};
+    cases[n++] = (tcase_t){{3, 3, 3}, {9, 9, 9}, 2.5, 0.3, 500, U, D, 3, {1, 1, 1}, NULL};
+    cases[n++] = (tcase_t){{3, 3, 3}, {9, 9, 9}, 4.0, 0.3, 300, U, F, 4, {2, 2, 2}, NULL};
+    cases[n++] = (tcase_t){{3, 3, 3}, {9, 9, 9}, 2.0, 0.5, 10, C, F, 3, {1, 1, 1}, NULL};
+    cases[n++] = (tcase_t){{5, 1, 1}, {10, 7, 7}, 3.4, 1.0, 300, U, F, 3, {3, 1, 1}, NULL};
+    cases[n++] = (tcase_t){{5, 1, 1}, {10, 7, 7}, 3.4, 1.0, 300, U, D, 4, {3, 1, 1}, NULL};
+    cases[n++] = (tcase_t){{5, 1, 1}, {10, 7, 7}, 3.0, 1.3, 60, S, D, 3, {3, 1, 1}, NULL};
+    /* pairs declared unreachable: staged (mailbox) legs next to direct ones. 2 ranks: the only
+     * pair, with 1 and 2 pulses */
+    cases[n++] = (tcase_t){{2, 1, 1}, {8, 6, 6}, 2.0, 0.2, 250, U, F, 3, {1, 1, 1}, "all"};
+    cases[n++] = (tcase_t){{2, 1, 1}, {6, 8, 8}, 2.8, 0.3, 300, U, D, 4, {2, 1, 1}, "0-1"};
+    /* 2x2x1 and 2x2x2 with some pairs: x pairs 0-1 (and 4-5) staged, the rest direct */
+    cases[n++] = (tcase_t){{2, 2, 1}, {8, 8, 6}, 2.5, 0.3, 400, U, F, 3, {1, 1, 1}, "0-1"};
+    cases[n++] = (tcase_t){{2, 2, 1}, {6, 6, 6}, 2.8, 0.3, 300, U, D, 3, {2, 2, 1}, "node:2"};
+    cases[n++] = (tcase_t){{2, 2, 2}, {8, 8, 8}, 2.5, 0.3, 400, U, D, 4, {1, 1, 1}, "0-1,4-5,2-6"};
+    cases[n++] = (tcase_t){{2, 2, 2}, {8, 8, 8}, 2.5, 0.3, 12, C, F, 3, {1, 1, 1}, "node:4"};
+    cases[n++] = (tcase_t){{2, 2, 2}, {6, 6, 6}, 2.9, 0.3, 300, U, F, 3, {2, 2, 2}, "node:2"};
+    /* several pulses in a dimension: forwarded atoms of a staged pulse go on over direct ones
+     * and the other way round */
+    cases[n++] = (tcase_t){{5, 1, 1}, {10, 7, 7}, 3.4, 1.0, 300, U, D, 3, {3, 1, 1}, "1-2,3-4"};
+    cases[n++] = (tcase_t){{4, 3, 2}, {12, 12, 12}, 4.5, 0.5, 400, U, F, 4, {2, 2, 1}, "node:4"};
+    cases[n++] = (tcase_t){{3, 3, 3}, {9, 9, 9}, 2.0, 0.5, 10, C, D, 3, {1, 1, 1}, "node:9,0-1"};
     for (int i = 0; i < n; i++)
         run_case(&cases[i], i);
     TEST_DONE();

@@ -7,3 +7,6 @@ halox_test(test_threads_exchange SOURCES test_threads_exchange.c LIBS halox_chec
            LABELS threads TIMEOUT 300)
 halox_test(test_threads_timeout SOURCES test_threads_timeout.c LIBS halox_checksys
            LABELS threads TIMEOUT 120)
+# the CPU engine with pairs declared unreachable (HALOX_HYBRID_UNREACHABLE: mailbox path) gives
+# the same trajectory bits as with direct stores everywhere
+halox_test(test_md_hybrid SOURCES test_md_hybrid.c LABELS threads md TIMEOUT 300)

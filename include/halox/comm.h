@@ -74,12 +74,16 @@ int halox_affinity_describe(char *buf, size_t len);
 
 /** What the automatic choice of transport looks at. */
 typedef struct halox_topology {
-    int ranks;         /**< ranks of the job */
-    int mpi;           /**< the ranks are MPI processes (else threads of one process) */
-    int gpus;          /**< distinct GPUs the ranks use (0: the data stays on the CPU) */
-    int ranks_per_gpu; /**< most ranks on one GPU */
-    int load_store;    /**< every rank's GPU can load and store into every other's (one node,
-                            NVLink or PCIe peer access), or there is a single GPU */
+    int ranks;           /**< ranks of the job */
+    int mpi;             /**< the ranks are MPI processes (else threads of one process) */
+    int gpus;            /**< distinct GPUs the ranks use (0: the data stays on the CPU) */
+    int ranks_per_gpu;   /**< most ranks on one GPU */
+    int load_store;      /**< every rank's GPU can load and store into every other's (one node,
+                              NVLink or PCIe peer access), or there is a single GPU, and no pair
+                              is declared unreachable (HALOX_HYBRID_UNREACHABLE) */
+    int load_store_some; /**< not every pair, but some: ranks reach the others of their node and
+                              not those of other nodes, or HALOX_HYBRID_UNREACHABLE declares
+                              some pairs (not all) unreachable */
 } halox_topology_t;
 
 /** The transport halox's measurements favour on this topology (a name this build has), with
@@ -94,8 +98,9 @@ int halox_gpu_peer_access_all(void);
 
 /** The job's topology as far as this process can tell before the ranks talk: `ranks` in all,
  *  `local_ranks` on this node (<= 0: unknown, taken as one node), data on GPUs or not; GPUs from
- *  the visible ones and their peer access. With on_gpu and no GPU visible it assumes one GPU per
- *  rank (so a GPU transport is chosen, which then says what is missing). */
+ *  the visible ones and their peer access, less the pairs HALOX_HYBRID_UNREACHABLE declares
+ *  unreachable. With on_gpu and no GPU visible it assumes one GPU per rank (so a GPU transport
+ *  is chosen, which then says what is missing). */
 void halox_topology_guess(int ranks, int local_ranks, int on_gpu, halox_topology_t *t);
 
 /** Names of the transports compiled into this build, NULL-terminated. */

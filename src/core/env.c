@@ -31,6 +31,10 @@
     X("HALOX_SYSTEM_CACHE", "directory", "(none)",                                                 \
       "halox-md: keep random placements there (raw doubles keyed by atoms, density and seed) "     \
       "and read them back bit for bit: millions of atoms start in seconds instead of minutes")     \
+    X("HALOX_HYBRID_UNREACHABLE", "pairs", "(none)",                                               \
+      "pairs of ranks to treat as unable to reach each other's memory by loads and stores: "       \
+      "'all', 'node:N' (blocks of N consecutive ranks, as nodes) or 'A-B,C-D' (pairs, not "        \
+      "ranges); hybrid sends them through MPI and the host, threads through a mailbox copy")       \
     X("HALOX_NVSHMEM_PUT", "0/1", "0",                                                             \
       "NVSHMEM transports: 1 never stores into peers' memory, every pulse is a put-with-signal "   \
       "(the InfiniBand/RDMA path of peers without load/store access), also within one node")       \

@@ -9,14 +9,20 @@
  *                                atoms: 48.9 us vs nccl 68.3 and mpi-staged 117.6; 360k: 65.3 vs
  *                                79.4 and 233.2) and the fastest MD steps at 45k and 360k; it also
  *                                runs several ranks per GPU (under MPS)
+ *   some GPUs reach each other by loads and stores, others not (several nodes with several
+ *   ranks each, or pairs declared in HALOX_HYBRID_UNREACHABLE), NVSHMEM built
+ *                             -> hybrid: the GPU-initiated pulses where they can run, MPI through
+ *                                the host for the others (not measured across nodes yet: no such
+ *                                machine here; on one node with declared pairs it is checked bit
+ *                                for bit like the others)
  *   one rank per GPU          -> nccl (second fastest; NCCL refuses ranks that share a GPU)
  *   otherwise                 -> mpi-staged
  * Seed 001's "few atoms -> MPI" has no crossover in our data down to 45k atoms on 2 GPUs (22k per
- * GPU), the smallest size measured: below that the rule extrapolates. Peers beyond load/store
- * (other nodes) would need `hybrid`, which is not built yet: those jobs get nccl or mpi-staged. */
+ * GPU), the smallest size measured: below that the rule extrapolates. */
 #include <stdio.h>
 #include <string.h>
 
+#include "core/route.h"
 #include "halox/comm.h"
 
 static const char *halox__choose_msg(char *why, size_t len, const char *name, const char *msg)
@@ -44,7 +50,20 @@ void halox_topology_guess(int ranks, int local_ranks, int on_gpu, halox_topology
     const int nodes = one_node ? 1 : (ranks + local_ranks - 1) / local_ranks;
     t->gpus = (per_node < g ? per_node : g) * nodes;
     t->ranks_per_gpu = (per_node + g - 1) / g;
-    t->load_store = one_node && halox_gpu_peer_access_all();
+    const int peers = halox_gpu_peer_access_all();
+    t->load_store = one_node && peers;
+    /* several nodes: the ranks of a node still reach each other */
+    t->load_store_some = !one_node && per_node > 1 && peers;
+    /* pairs declared unreachable count as such (a declaration that does not parse is reported
+     * by the transports that read it) */
+    halox__unreach_t u;
+    int any = 0, all = 0;
+    if (halox__unreach_from_env(ranks, &u) == HALOX_OK)
+        halox__unreach_summary(&u, ranks, &any, &all);
+    if (any) {
+        t->load_store_some = !all && (t->load_store || t->load_store_some);
+        t->load_store = 0;
+    }
 }
 
 const char *halox_transport_choose(const halox_topology_t *t, long long atoms, char *why,
@@ -71,11 +90,18 @@ const char *halox_transport_choose(const halox_topology_t *t, long long atoms, c
                                  "every GPU reaches every other by loads and stores: the "
                                  "GPU-initiated fused exchange was the fastest measured "
                                  "(bench/results/nvshmem-h200x2-2026-11-29.md)");
+    if (t->load_store_some && halox_transport_available("hybrid"))
+        return halox__choose_msg(why, why_len, "hybrid",
+                                 "some GPUs reach each other by loads and stores and others do "
+                                 "not (several nodes, or pairs in HALOX_HYBRID_UNREACHABLE): "
+                                 "GPU-initiated pulses between the first, MPI through the host "
+                                 "between the others");
     if (t->ranks_per_gpu <= 1 && nccl)
         return halox__choose_msg(why, why_len, "nccl",
                                  t->load_store ? "one rank per GPU; no NVSHMEM in this build"
                                                : "one rank per GPU; GPUs not all reachable by "
-                                                 "loads and stores (several nodes)");
+                                                 "loads and stores (several nodes, or pairs in "
+                                                 "HALOX_HYBRID_UNREACHABLE)");
     return halox__choose_msg(why, why_len, staged ? "mpi-staged" : "nccl",
                              "ranks share GPUs and NVSHMEM cannot reach every peer "
                              "(NCCL refuses ranks that share a GPU)");

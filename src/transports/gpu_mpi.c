@@ -15,143 +15,32 @@
  * Every wait polls against one deadline per call (comm->timeout_s): MPI requests with
  * MPI_Testsome, the stream with cudaStreamQuery. After a timeout or an error the endpoint refuses
  * every later exchange (HALOX_ERR_STATE); requests that could not be completed are abandoned and
- * their host buffers never freed. */
+ * their host buffers never freed. The MPI leg itself (pinned staging, requests, bounded waits)
+ * is src/transports/gpu_staging.c, shared with `hybrid`. */
 #define _POSIX_C_SOURCE 200809L
 
-#include <limits.h>
 #include <mpi.h>
 #if defined(__has_include)
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h> /* Open MPI: MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support() */
 #endif
 #endif
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/util.h"
 #include "transports/gpu.h"
-#include "transports/mpi_wait.h"
+#include "transports/gpu_staging.h"
 #include "transports/registry.h"
 
-enum {
-    HALOX__GMPI_TAG_COORDS = 1000, /* + pulse */
-    HALOX__GMPI_TAG_FORCES = 2000, /* + pulse */
-    HALOX__GMPI_NREQ = 2 * HALOX_MAX_PULSES,
-};
-
 typedef struct halox__gmpi {
-    halox__gpu_t g; /* first: the shared GPU part */
-    int cuda_aware; /* MPI moves device memory (mpi-cuda) */
-    MPI_Comm comm;  /* our duplicate; MPI_COMM_NULL until created */
-    int leaked;     /* abandoned requests may still touch the host buffers: never free them */
-    MPI_Request req[HALOX__GMPI_NREQ]; /* halo: [0, n) receives, [n, 2n) sends */
-    halox__mpiw_info_t info[HALOX__GMPI_NREQ];
-    MPI_Status status[HALOX__GMPI_NREQ];
-    int index[HALOX__GMPI_NREQ];
-    /* pinned host staging (mpi-staged): send_count atoms per pulse (packed coordinates out,
-     * forces in) and recv_count atoms per pulse (coordinates in, forces out) */
-    char *h_send;
-    size_t h_send_capacity;
-    char *h_recv;
-    size_t h_recv_capacity;
+    halox__gpu_t g;  /* first: the shared GPU part */
+    int cuda_aware;  /* MPI moves device memory (mpi-cuda) */
+    halox__hst_t hs; /* the communicator, requests and pinned staging (gpu_staging.h) */
 } halox__gmpi_t;
 
-typedef struct halox__gmpi_op {
-    const char *name; /* "coordinate exchange", "force exchange" */
-    double deadline;
-} halox__gmpi_op_t;
-
 static halox__gmpi_t *halox__gmpi(halox_comm_t *comm) { return (halox__gmpi_t *)comm->impl; }
-
-static void halox__gmpi_clear(halox__gmpi_t *m)
-{
-    for (int i = 0; i < HALOX__GMPI_NREQ; i++)
-        m->req[i] = MPI_REQUEST_NULL;
-}
-
-/* Give up on every outstanding request after a failure (see mpi.c): receives are cancelled,
- * sends released; whatever cannot complete now may still touch its buffer. */
-static void halox__gmpi_abandon(halox__gmpi_t *m)
-{
-    if (halox__mpiw_abandon(m->req, m->info, HALOX__GMPI_NREQ))
-        m->leaked = 1;
-}
-
-static halox_status_t halox__gmpi_fail(halox_comm_t *comm, halox_status_t st)
-{
-    halox__gmpi_t *m = halox__gmpi(comm);
-    halox__gpu_fail(&m->g);
-    halox__gmpi_abandon(m);
-    return st;
-}
-
-/* Wait for requests [first, first + count), checking every receive's size. */
-static halox_status_t halox__gmpi_wait(halox_comm_t *comm, int first, int count,
-                                       const halox__gmpi_op_t *op)
-{
-    halox__gmpi_t *m = halox__gmpi(comm);
-    halox_status_t st = halox__mpiw_wait(comm, m->g.name, m->req + first, m->info + first, count,
-                                         m->index, m->status, op->name, op->deadline);
-    return st == HALOX_OK ? HALOX_OK : halox__gmpi_fail(comm, st);
-}
-
-static halox_status_t halox__gmpi_post(halox_comm_t *comm, int i, int recv, void *buf, size_t bytes,
-                                       int peer, int tag, int pulse, const halox__gmpi_op_t *op)
-{
-    halox__gmpi_t *m = halox__gmpi(comm);
-    if (bytes > (size_t)INT_MAX) {
-        halox__error(HALOX_ERR_INVALID_ARG,
-                     "%s: rank %d: pulse %d message of %zu bytes exceeds MPI's int count: use "
-                     "more ranks",
-                     m->g.name, comm->rank, pulse, bytes);
-        return halox__gmpi_fail(comm, HALOX_ERR_INVALID_ARG);
-    }
-    m->info[i] =
-        (halox__mpiw_info_t){recv ? HALOX__MPIW_RECV : HALOX__MPIW_SEND, peer, pulse, bytes};
-    int rc = recv ? MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, m->comm, &m->req[i])
-                  : MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, m->comm, &m->req[i]);
-    if (rc != MPI_SUCCESS) {
-        char es[MPI_MAX_ERROR_STRING];
-        m->req[i] = MPI_REQUEST_NULL;
-        halox__error(HALOX_ERR_COMM,
-                     "%s: rank %d: %s with rank %d failed in the %s at step %lld: %s", m->g.name,
-                     comm->rank, recv ? "MPI_Irecv" : "MPI_Isend", peer, op->name, comm->step,
-                     halox__mpiw_errstr(rc, es));
-        return halox__gmpi_fail(comm, HALOX_ERR_COMM);
-    }
-    return HALOX_OK;
-}
-
-/* Bounded wait for the stream; pulse < 0 outside a pulse. */
-static halox_status_t halox__gmpi_sync(halox_comm_t *comm, const halox__gmpi_op_t *op, int pulse)
-{
-    halox__gmpi_t *m = halox__gmpi(comm);
-    halox_status_t st = halox__gpu_stream_wait(comm, &m->g, op->deadline, NULL, NULL, op->name);
-    if (st == HALOX_ERR_TIMEOUT) {
-        halox__error(HALOX_ERR_TIMEOUT,
-                     "%s: rank %d timed out after %.3g s in the %s at step %lld (pulse %d) "
-                     "waiting for its own GPU stream: the work queued on it (the caller's kernels "
-                     "or this exchange's copies) did not finish; this endpoint is unusable now",
-                     m->g.name, comm->rank, comm->timeout_s, op->name, comm->step, pulse);
-        return halox__gmpi_fail(comm, st);
-    }
-    if (st != HALOX_OK)
-        halox__gmpi_abandon(m);
-    return st;
-}
-
-static halox_status_t halox__gmpi_cuda(halox_comm_t *comm, cudaError_t e, const char *what)
-{
-    if (e == cudaSuccess)
-        return HALOX_OK;
-    halox__gmpi_t *m = halox__gmpi(comm);
-    halox_status_t st = halox__gpu_cuda_error(comm, &m->g, e, what, HALOX_ERR_COMM, 1);
-    halox__gmpi_abandon(m);
-    return st;
-}
 
 /* ---- life cycle ------------------------------------------------------------------------- */
 
@@ -179,9 +68,8 @@ static halox_status_t halox__gmpi_init_kind(halox_comm_t *comm, const halox_comm
     halox__gmpi_t *m = calloc(1, sizeof *m);
     if (!m)
         return halox__error(HALOX_ERR_NO_MEMORY, "%s: no memory for the endpoint", name);
-    m->comm = MPI_COMM_NULL;
+    m->hs.comm = MPI_COMM_NULL;
     m->cuda_aware = cuda_aware;
-    halox__gmpi_clear(m);
     comm->impl = m;
     halox_status_t st = halox__gpu_init(comm, args, &m->g, name);
     if (st != HALOX_OK)
@@ -200,36 +88,9 @@ static halox_status_t halox__gmpi_init_kind(halox_comm_t *comm, const halox_comm
         if (st != HALOX_OK)
             goto fail;
     }
-    /* our own duplicate for the halo traffic, created without blocking beyond the timeout */
-    MPI_Comm parent = args->mpi_comm ? *(const MPI_Comm *)args->mpi_comm : MPI_COMM_WORLD;
-    halox__gmpi_op_t op = {"endpoint creation (MPI_Comm_idup)", halox__now() + comm->timeout_s};
-    m->info[0] = (halox__mpiw_info_t){HALOX__MPIW_COLLECTIVE, -1, -1, 0};
-    int rc = MPI_Comm_idup(parent, &m->comm, &m->req[0]);
-    if (rc != MPI_SUCCESS) {
-        char es[MPI_MAX_ERROR_STRING];
-        m->comm = MPI_COMM_NULL;
-        st = halox__error(HALOX_ERR_COMM, "%s: MPI_Comm_idup failed: %s", name,
-                          halox__mpiw_errstr(rc, es));
+    st = halox__hst_init(comm, args, &m->hs);
+    if (st != HALOX_OK)
         goto fail;
-    }
-    for (int polls = 0;; polls++) {
-        int done = 0;
-        MPI_Test(&m->req[0], &done, MPI_STATUS_IGNORE);
-        if (done)
-            break;
-        if (halox__now() > op.deadline) {
-            st = halox__error(HALOX_ERR_TIMEOUT,
-                              "%s: rank %d timed out after %.3g s duplicating the communicator: "
-                              "not every rank created the endpoint",
-                              name, comm->rank, comm->timeout_s);
-            m->comm = MPI_COMM_NULL; /* may still complete: leaked, never freed */
-            m->req[0] = MPI_REQUEST_NULL;
-            goto fail;
-        }
-        halox__mpiw_backoff(polls);
-    }
-    m->req[0] = MPI_REQUEST_NULL;
-    MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
     return HALOX_OK;
 
 fail:
@@ -252,42 +113,13 @@ static void halox__gmpi_fini(halox_comm_t *comm)
     halox__gmpi_t *m = halox__gmpi(comm);
     if (!m)
         return;
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (m->comm != MPI_COMM_NULL && !finalized)
-        MPI_Comm_free(&m->comm);
     halox__gpu_fini(comm, &m->g); /* bounded wait for the stream first */
-    if (!m->leaked && !m->g.failed) {
-        if (m->h_send)
-            cudaFreeHost(m->h_send);
-        if (m->h_recv)
-            cudaFreeHost(m->h_recv);
-    }
+    halox__hst_fini(&m->hs, m->g.failed);
     free(m);
     comm->impl = NULL;
 }
 
 /* ---- halo exchange ---------------------------------------------------------------------- */
-
-static halox_status_t halox__gmpi_pinned(halox_comm_t *comm, char **p, size_t *cap, size_t need)
-{
-    if (*p && need <= *cap) /* never NULL, even when empty: offsets are added to it */
-        return HALOX_OK;
-    halox__gmpi_t *m = halox__gmpi(comm);
-    if (*p)
-        cudaFreeHost(*p);
-    *p = NULL;
-    *cap = 0;
-    size_t want = need + need / 4 + 256;
-    cudaError_t e = cudaMallocHost((void **)p, want);
-    if (e != cudaSuccess) {
-        *p = NULL;
-        return halox__gpu_cuda_error(comm, &m->g, e, "cudaMallocHost (host staging)",
-                                     HALOX_ERR_NO_MEMORY, 0);
-    }
-    *cap = want;
-    return HALOX_OK;
-}
 
 static halox_status_t halox__gmpi_bind(halox_comm_t *comm)
 {
@@ -296,11 +128,8 @@ static halox_status_t halox__gmpi_bind(halox_comm_t *comm)
     if (st != HALOX_OK)
         return st;
     m->g.bound = 0;
-    if (!m->cuda_aware && !m->leaked) {
-        st = halox__gmpi_pinned(comm, &m->h_send, &m->h_send_capacity, m->g.plan.send_bytes);
-        if (st == HALOX_OK)
-            st = halox__gmpi_pinned(comm, &m->h_recv, &m->h_recv_capacity, m->g.plan.recv_bytes);
-    }
+    if (!m->cuda_aware)
+        st = halox__hst_bind(comm, &m->hs, m->g.plan.send_bytes, m->g.plan.recv_bytes);
     st = halox__agree(comm, st, "bind");
     if (st == HALOX_OK)
         m->g.bound = 1;
@@ -314,6 +143,7 @@ static halox_status_t halox__gmpi_coords(halox_comm_t *comm)
 {
     halox__gmpi_t *m = halox__gmpi(comm);
     halox__gpu_t *g = &m->g;
+    halox__hst_t *h = &m->hs;
     halox_status_t st = halox__gpu_bound(comm, g, "coordinate exchange");
     if (st != HALOX_OK)
         return st;
@@ -322,22 +152,23 @@ static halox_status_t halox__gmpi_coords(halox_comm_t *comm)
     const int n = dp->n_pulses;
     const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
     char *x = comm->x;
-    halox__gmpi_op_t op = {"coordinate exchange", halox__now() + comm->timeout_s};
+    const int staged = !m->cuda_aware;
+    halox__hst_op_t op = {"coordinate exchange", halox__now() + comm->timeout_s};
 
     /* earlier work on the stream (the caller's kernels reading the halo, the last force
      * exchange's copies out of the staging buffers) is done before anything is overwritten */
-    st = halox__gmpi_sync(comm, &op, -1);
+    st = halox__hst_sync(comm, h, &op, -1);
     if (st != HALOX_OK)
         return st;
-    halox__gmpi_clear(m);
+    halox__hst_clear(h);
     for (int k = 0; k < n && st == HALOX_OK; k++) {
         const halox_pulse_t *p = &plan->pulse[k];
         if (halox__gpu_self(comm, p))
             continue; /* a local copy, below */
-        void *rb = m->cuda_aware ? (void *)(x + (size_t)p->recv_offset * esize)
-                                 : (void *)(m->h_recv + dp->recv_off[k]);
-        st = halox__gmpi_post(comm, k, 1, rb, (size_t)p->recv_count * esize, p->recv_rank,
-                              HALOX__GMPI_TAG_COORDS + k, k, &op);
+        void *rb = staged ? (void *)(h->h_recv + dp->recv_off[k])
+                          : (void *)(x + (size_t)p->recv_offset * esize);
+        st = halox__hst_post(comm, h, HALOX__HST_RECV + k, 1, rb, (size_t)p->recv_count * esize,
+                             p->recv_rank, HALOX__HST_TAG_COORDS + k, k, &op);
     }
     uint32_t landed = 0; /* received and (staged) copied into the halo */
     for (int k = 0; k <= n && st == HALOX_OK; k++) {
@@ -346,15 +177,11 @@ static halox_status_t halox__gmpi_coords(halox_comm_t *comm)
         for (int j = 0; j < (k < n ? k : n) && st == HALOX_OK; j++) {
             if (!(want & (1u << j)) || (landed & (1u << j)))
                 continue;
-            st = halox__gmpi_wait(comm, j, 1, &op);
             const halox_pulse_t *q = &plan->pulse[j];
-            if (st == HALOX_OK && !m->cuda_aware && q->recv_count > 0)
-                st = halox__gmpi_cuda(comm,
-                                      cudaMemcpyAsync(x + (size_t)q->recv_offset * esize,
-                                                      m->h_recv + dp->recv_off[j],
-                                                      (size_t)q->recv_count * esize,
-                                                      cudaMemcpyHostToDevice, g->stream),
-                                      "copying received coordinates to the device");
+            st = halox__hst_land(comm, h, j, x + (size_t)q->recv_offset * esize,
+                                 staged ? h->h_recv + dp->recv_off[j] : NULL,
+                                 (size_t)q->recv_count * esize, &op,
+                                 "copying received coordinates to the device");
             landed |= 1u << j;
         }
         if (k == n || st != HALOX_OK)
@@ -363,34 +190,24 @@ static halox_status_t halox__gmpi_coords(halox_comm_t *comm)
         const size_t bytes = (size_t)p->send_count * esize;
         if (halox__gpu_self(comm, p)) {
             /* a single rank in this dimension: pack straight into our own halo */
-            st = halox__gmpi_cuda(comm,
-                                  halox__gpu_pack(dp, plan, k, comm->real, comm->stride,
-                                                  x + (size_t)p->recv_offset * esize, x, g->stream),
-                                  "pack kernel (local copy)");
+            st = halox__hst_cuda(comm, h,
+                                 halox__gpu_pack(dp, plan, k, comm->real, comm->stride,
+                                                 x + (size_t)p->recv_offset * esize, x, g->stream),
+                                 "pack kernel (local copy)");
             landed |= 1u << k;
             continue;
         }
-        if (bytes > 0) {
-            st = halox__gmpi_cuda(
-                comm, halox__gpu_pack(dp, plan, k, comm->real, comm->stride, NULL, x, g->stream),
+        if (bytes > 0)
+            st = halox__hst_cuda(
+                comm, h, halox__gpu_pack(dp, plan, k, comm->real, comm->stride, NULL, x, g->stream),
                 "pack kernel");
-            if (st == HALOX_OK && !m->cuda_aware)
-                st = halox__gmpi_cuda(comm,
-                                      cudaMemcpyAsync(m->h_send + dp->buf_off[k],
-                                                      dp->d_buf + dp->buf_off[k], bytes,
-                                                      cudaMemcpyDeviceToHost, g->stream),
-                                      "copying packed coordinates to the host");
-            if (st == HALOX_OK)
-                st = halox__gmpi_sync(comm, &op, k);
-        }
         if (st == HALOX_OK)
-            st = halox__gmpi_post(comm, n + k, 0,
-                                  m->cuda_aware ? (void *)(dp->d_buf + dp->buf_off[k])
-                                                : (void *)(m->h_send + dp->buf_off[k]),
-                                  bytes, p->send_rank, HALOX__GMPI_TAG_COORDS + k, k, &op);
+            st = halox__hst_send(comm, h, k, dp->d_buf + dp->buf_off[k],
+                                 staged ? h->h_send + dp->buf_off[k] : NULL, bytes, p->send_rank,
+                                 HALOX__HST_TAG_COORDS + k, &op);
     }
     if (st == HALOX_OK)
-        st = halox__gmpi_wait(comm, n, n, &op);
+        st = halox__hst_wait(comm, h, HALOX__HST_SEND, n, &op);
     return st;
 }
 
@@ -401,6 +218,7 @@ static halox_status_t halox__gmpi_forces(halox_comm_t *comm)
 {
     halox__gmpi_t *m = halox__gmpi(comm);
     halox__gpu_t *g = &m->g;
+    halox__hst_t *h = &m->hs;
     halox_status_t st = halox__gpu_bound(comm, g, "force exchange");
     if (st != HALOX_OK)
         return st;
@@ -409,61 +227,45 @@ static halox_status_t halox__gmpi_forces(halox_comm_t *comm)
     const int n = dp->n_pulses;
     const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
     char *f = comm->f;
-    halox__gmpi_op_t op = {"force exchange", halox__now() + comm->timeout_s};
+    const int staged = !m->cuda_aware;
+    halox__hst_op_t op = {"force exchange", halox__now() + comm->timeout_s};
 
     /* the receive buffers were last used by the coordinate exchange, which completed them */
-    halox__gmpi_clear(m);
+    halox__hst_clear(h);
     for (int k = 0; k < n && st == HALOX_OK; k++) {
         const halox_pulse_t *p = &plan->pulse[k];
         if (halox__gpu_self(comm, p))
             continue; /* added locally, below */
-        void *rb = m->cuda_aware ? (void *)(dp->d_buf + dp->buf_off[k])
-                                 : (void *)(m->h_send + dp->buf_off[k]);
-        st = halox__gmpi_post(comm, k, 1, rb, (size_t)p->send_count * esize, p->send_rank,
-                              HALOX__GMPI_TAG_FORCES + k, k, &op);
+        void *rb =
+            staged ? (void *)(h->h_send + dp->buf_off[k]) : (void *)(dp->d_buf + dp->buf_off[k]);
+        st = halox__hst_post(comm, h, HALOX__HST_RECV + k, 1, rb, (size_t)p->send_count * esize,
+                             p->send_rank, HALOX__HST_TAG_FORCES + k, k, &op);
     }
     for (int k = n - 1; k >= 0 && st == HALOX_OK; k--) {
         const halox_pulse_t *p = &plan->pulse[k];
-        const size_t rbytes = (size_t)p->recv_count * esize;
         char *fk = f + (size_t)p->recv_offset * esize;
         if (halox__gpu_self(comm, p)) {
             /* a single rank in this dimension: add our own halo's forces straight from f */
-            st = halox__gmpi_cuda(
-                comm, halox__gpu_add(dp, plan, k, comm->real, comm->stride, f, fk, g->stream),
+            st = halox__hst_cuda(
+                comm, h, halox__gpu_add(dp, plan, k, comm->real, comm->stride, f, fk, g->stream),
                 "force accumulation kernel (local)");
             continue;
         }
-        if (rbytes > 0) {
-            if (!m->cuda_aware)
-                st = halox__gmpi_cuda(comm,
-                                      cudaMemcpyAsync(m->h_recv + dp->recv_off[k], fk, rbytes,
-                                                      cudaMemcpyDeviceToHost, g->stream),
-                                      "copying halo forces to the host");
-            if (st == HALOX_OK)
-                st = halox__gmpi_sync(comm, &op, k);
-        }
-        if (st == HALOX_OK)
-            st = halox__gmpi_post(
-                comm, n + k, 0, m->cuda_aware ? (void *)fk : (void *)(m->h_recv + dp->recv_off[k]),
-                rbytes, p->recv_rank, HALOX__GMPI_TAG_FORCES + k, k, &op);
-        if (st == HALOX_OK)
-            st = halox__gmpi_wait(comm, k, 1, &op);
+        st = halox__hst_send(comm, h, k, fk, staged ? h->h_recv + dp->recv_off[k] : NULL,
+                             (size_t)p->recv_count * esize, p->recv_rank, HALOX__HST_TAG_FORCES + k,
+                             &op);
         const size_t sbytes = (size_t)p->send_count * esize;
-        if (st == HALOX_OK && sbytes > 0) {
-            if (!m->cuda_aware)
-                st = halox__gmpi_cuda(comm,
-                                      cudaMemcpyAsync(dp->d_buf + dp->buf_off[k],
-                                                      m->h_send + dp->buf_off[k], sbytes,
-                                                      cudaMemcpyHostToDevice, g->stream),
-                                      "copying returned forces to the device");
-            if (st == HALOX_OK)
-                st = halox__gmpi_cuda(
-                    comm, halox__gpu_add(dp, plan, k, comm->real, comm->stride, f, NULL, g->stream),
-                    "force accumulation kernel");
-        }
+        if (st == HALOX_OK)
+            st = halox__hst_land(comm, h, k, dp->d_buf + dp->buf_off[k],
+                                 staged ? h->h_send + dp->buf_off[k] : NULL, sbytes, &op,
+                                 "copying returned forces to the device");
+        if (st == HALOX_OK && sbytes > 0)
+            st = halox__hst_cuda(
+                comm, h, halox__gpu_add(dp, plan, k, comm->real, comm->stride, f, NULL, g->stream),
+                "force accumulation kernel");
     }
     if (st == HALOX_OK)
-        st = halox__gmpi_wait(comm, n, n, &op);
+        st = halox__hst_wait(comm, h, HALOX__HST_SEND, n, &op);
     return st;
 }
 

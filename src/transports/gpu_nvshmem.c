@@ -1,4 +1,4 @@
-/* The GPU-initiated transports over NVSHMEM: nvshmem-stream, nvshmem-pulse, nvshmem-fused.
+/* The GPU-initiated transports over NVSHMEM: nvshmem-stream, nvshmem-pulse, nvshmem-fused, hybrid.
  *
  *   nvshmem-stream  per pulse: pack kernel, put-with-signal on the stream, a one-thread kernel
  *                   that waits (bounded) for this PE's signal; forces the same way back, then
@@ -8,6 +8,9 @@
  *   nvshmem-fused   one kernel for all coordinate pulses, one for all force pulses: a grid row
  *                   per pulse, forwarded atoms wait only for the pulses that brought them, the
  *                   force chain runs in reverse inside the kernel.
+ *   hybrid          nvshmem-stream's pulses to peers reachable by loads and stores, MPI through
+ *                   the host to the others: its exchanges and routes are gpu_hybrid.c; it shares
+ *                   this endpoint (set-up, symmetric memory, bind) through gpu_nvshmem.h.
  * Signal protocol, counters and kernels: src/kernels/nvshmem_halo.{h,cu}.
  *
  * Memory: peers store into this PE's x (halo ranges) and force buffers, so x and f must come
@@ -33,49 +36,13 @@
 #include "core/util.h"
 #include "kernels/nvshmem_halo.h"
 #include "transports/gpu.h"
+#include "transports/gpu_nvshmem.h"
 #include "transports/registry.h"
-
-enum { HALOX__SHM_STREAM, HALOX__SHM_PULSE, HALOX__SHM_FUSED };
-
-#define HALOX__SHM_MAX_ALLOCS 64
-
-typedef struct halox__shm {
-    halox__gpu_t g; /* first: the shared GPU part */
-    int mode;
-    int use_put;     /* HALOX_NVSHMEM_PUT */
-    int signal_only; /* HALOX_NVSHMEM_SIGNAL_ONLY */
-    int use_tma;     /* HALOX_NVSHMEM_TMA */
-    double headroom;
-    int *pe_of;   /* comm rank -> PE */
-    int *rank_of; /* PE -> comm rank (-1: not in this endpoint) */
-    int n_pes;
-    int pes_per_gpu;           /* most PEs on one GPU */
-    uint64_t *sig;             /* symmetric: 2 * HALOX_MAX_PULSES signals */
-    char *fbuf;                /* symmetric: forces returned for the atoms sent, per pulse slot */
-    char *stage;               /* symmetric: packed coordinates for puts, per pulse slot */
-    size_t buf_cap;            /* bytes of fbuf and of stage (equal on every rank) */
-    halox__shm_state_t *state; /* device */
-    halox__shm_row_t *d_rows;  /* device, HALOX_MAX_PULSES */
-    halox__shm_row_t rows[HALOX_MAX_PULSES];
-    int *h_flag; /* mapped host memory: a kernel gave up */
-    int *d_flag;
-    int blocks_per_row;
-    int last_wait[2]; /* nvshmem-stream: the pulse whose wait raises the epoch (-1: none) */
-    unsigned long long h_epoch[2]; /* exchanges enqueued since bind, per direction (host) */
-    long long step_of[2][64];      /* step of exchange e at [e % 64], for messages */
-    struct {
-        void *p;
-        size_t bytes;
-    } alloc[HALOX__SHM_MAX_ALLOCS]; /* symmetric memory handed out by device_alloc */
-    int n_alloc;
-} halox__shm_t;
-
-static halox__shm_t *halox__shm(halox_comm_t *comm) { return (halox__shm_t *)comm->impl; }
 
 static const char *halox__shm_dir_name(int dir) { return dir ? "forces" : "coordinates"; }
 
 /* A kernel gave up waiting: read its record and say what happened. */
-static halox_status_t halox__shm_check(halox_comm_t *comm, void *ctx)
+halox_status_t halox__shm_check(halox_comm_t *comm, void *ctx)
 {
     (void)ctx;
     halox__shm_t *m = halox__shm(comm);
@@ -125,7 +92,7 @@ static halox_status_t halox__shm_poll(halox_comm_t *comm) { return halox__shm_ch
 
 /* Wait for the exchanges enqueued so far (the previous step's). The host bound is longer than the
  * kernels' own, so that their record (which names pulse and peer) is what reports a timeout. */
-static halox_status_t halox__shm_drain(halox_comm_t *comm, const char *why)
+halox_status_t halox__shm_drain(halox_comm_t *comm, const char *why)
 {
     halox__shm_t *m = halox__shm(comm);
     const double deadline = halox__now() + 1.5 * comm->timeout_s + 1.0;
@@ -198,6 +165,7 @@ static halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_
         return halox__error(HALOX_ERR_NO_MEMORY, "%s: no memory for the endpoint", name);
     comm->impl = m;
     m->mode = mode;
+    m->hs.comm = MPI_COMM_NULL; /* hybrid's MPI leg, created last */
     m->use_put = halox__env_double("HALOX_NVSHMEM_PUT") != 0.0;
     m->signal_only = halox__env_double("HALOX_NVSHMEM_SIGNAL_ONLY") != 0.0;
     m->use_tma = halox__env_double("HALOX_NVSHMEM_TMA") != 0.0;
@@ -277,6 +245,8 @@ static halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_
     if (m->h_flag)
         *m->h_flag = 0;
     st = halox__agree(comm, st, "NVSHMEM endpoint creation");
+    if (st == HALOX_OK && mode == HALOX__SHM_HYBRID)
+        st = halox__agree(comm, halox__hyb_init(comm, args), "hybrid endpoint creation");
     if (st != HALOX_OK)
         goto fail;
     return HALOX_OK;
@@ -318,6 +288,7 @@ static void halox__shm_fini(halox_comm_t *comm)
     free(m->pe_of);
     free(m->rank_of);
     halox__gpu_fini(comm, &m->g);
+    halox__hst_fini(&m->hs, !idle); /* hybrid: pinned buffers only once nothing uses them */
     free(m);
     comm->impl = NULL;
 }
@@ -333,6 +304,10 @@ static halox_status_t halox__shm_init_pulse(halox_comm_t *comm, const halox_comm
 static halox_status_t halox__shm_init_fused(halox_comm_t *comm, const halox_comm_args_t *args)
 {
     return halox__shm_init_mode(comm, args, HALOX__SHM_FUSED, "nvshmem-fused");
+}
+static halox_status_t halox__shm_init_hybrid(halox_comm_t *comm, const halox_comm_args_t *args)
+{
+    return halox__shm_init_mode(comm, args, HALOX__SHM_HYBRID, "hybrid");
 }
 
 /* ---- symmetric memory --------------------------------------------------------------------- */
@@ -539,6 +514,9 @@ static halox_status_t halox__shm_bind(halox_comm_t *comm)
     }
     /* the library does not print: callers read it from halox_comm_get_stats() */
     comm->stats.device_bytes = (long long)halox__shm_in_use();
+    /* hybrid: which legs go direct (signals, below) and which through MPI */
+    if (m->mode == HALOX__SHM_HYBRID && (st = halox__hyb_bind(comm)) != HALOX_OK)
+        return st;
 
     /* where this rank's stores land at its peers: their halo offsets and force-buffer slots */
     typedef struct {
@@ -584,11 +562,14 @@ static halox_status_t halox__shm_bind(halox_comm_t *comm)
         R->sig_f_peer = m->use_put ? NULL : halox__shm_ptr(m->sig + HALOX_MAX_PULSES + k, rp);
         maxc = p->send_count > maxc ? p->send_count : maxc;
         maxc = p->recv_count > maxc ? p->recv_count : maxc;
-        if (!halox__gpu_self(comm, p)) {
+        /* the pulses that wait for a signal: every exchanging pulse, except hybrid's staged
+         * legs (coordinates arrive over the receive leg, forces over the send leg) */
+        const int hyb = m->mode == HALOX__SHM_HYBRID;
+        if (hyb ? m->route.recv[k] == HALOX__ROUTE_DIRECT : !halox__gpu_self(comm, p))
             m->last_wait[0] = k;
-            if (m->last_wait[1] < 0)
-                m->last_wait[1] = k; /* forces go down: the lowest pulse waits last */
-        }
+        if ((hyb ? m->route.send[k] == HALOX__ROUTE_DIRECT : !halox__gpu_self(comm, p)) &&
+            m->last_wait[1] < 0)
+            m->last_wait[1] = k; /* forces go down: the lowest pulse waits last */
     }
     free(ofs);
     if (st == HALOX_OK) {
@@ -620,7 +601,7 @@ static halox_status_t halox__shm_bind(halox_comm_t *comm)
 
 /* ---- halo exchange ------------------------------------------------------------------------ */
 
-static halox__shm_launch_t halox__shm_launch_base(halox_comm_t *comm)
+halox__shm_launch_t halox__shm_launch_base(halox_comm_t *comm)
 {
     halox__shm_t *m = halox__shm(comm);
     halox__shm_launch_t l;
@@ -642,7 +623,7 @@ static halox__shm_launch_t halox__shm_launch_base(halox_comm_t *comm)
     return l;
 }
 
-static halox_status_t halox__shm_launch_error(halox_comm_t *comm, cudaError_t e, const char *what)
+halox_status_t halox__shm_launch_error(halox_comm_t *comm, cudaError_t e, const char *what)
 {
     halox__shm_t *m = halox__shm(comm);
     halox__shm_poison();
@@ -769,12 +750,12 @@ static halox_status_t halox__shm_exchange_forces(halox_comm_t *comm)
     return st;
 }
 
-#define HALOX__SHM_OPS(var, nm, desc, initfn)                                                      \
+#define HALOX__SHM_OPS(var, nm, desc, initfn, capt, coordsfn, forcesfn)                            \
     const halox_transport_ops_t var = {                                                            \
         .name = nm,                                                                                \
         .description = desc,                                                                       \
         .on_gpu = 1,                                                                               \
-        .capturable = 1,                                                                           \
+        .capturable = capt,                                                                        \
         .init = initfn,                                                                            \
         .fini = halox__shm_fini,                                                                   \
         .sendrecv = halox__gpu_sendrecv,                                                           \
@@ -782,8 +763,8 @@ static halox_status_t halox__shm_exchange_forces(halox_comm_t *comm)
         .allgather = halox__gpu_allgather,                                                         \
         .barrier = halox__gpu_barrier,                                                             \
         .bind = halox__shm_bind,                                                                   \
-        .coords = halox__shm_exchange_coords,                                                      \
-        .forces = halox__shm_exchange_forces,                                                      \
+        .coords = coordsfn,                                                                        \
+        .forces = forcesfn,                                                                        \
         .dalloc = halox__shm_dalloc,                                                               \
         .dfree = halox__shm_dfree,                                                                 \
         .poll = halox__shm_poll,                                                                   \
@@ -792,12 +773,19 @@ static halox_status_t halox__shm_exchange_forces(halox_comm_t *comm)
 HALOX__SHM_OPS(halox__nvshmem_stream_ops, "nvshmem-stream",
                "GPU-initiated: pack kernel, NVSHMEM put-with-signal and signal wait on the stream, "
                "per pulse (host only enqueues)",
-               halox__shm_init_stream);
+               halox__shm_init_stream, 1, halox__shm_exchange_coords, halox__shm_exchange_forces);
 HALOX__SHM_OPS(halox__nvshmem_pulse_ops, "nvshmem-pulse",
                "GPU-initiated: one kernel per pulse packs straight into the peer (NVLink stores, "
                "else put), signals and waits for its own pulse",
-               halox__shm_init_pulse);
+               halox__shm_init_pulse, 1, halox__shm_exchange_coords, halox__shm_exchange_forces);
 HALOX__SHM_OPS(halox__nvshmem_fused_ops, "nvshmem-fused",
                "GPU-initiated: one kernel for all coordinate pulses and one for all force pulses "
                "(per-pulse signals, two-pass packing, reverse force chain)",
-               halox__shm_init_fused);
+               halox__shm_init_fused, 1, halox__shm_exchange_coords, halox__shm_exchange_forces);
+/* not capturable: staged legs synchronise with the host and call MPI inside every exchange (a
+ * job whose pairs are all direct is nvshmem-stream: use that, or nvshmem-fused, for graphs) */
+HALOX__SHM_OPS(halox__hybrid_ops, "hybrid",
+               "per pulse, GPU-initiated put-with-signal on the stream to peers reachable by loads "
+               "and stores, MPI through pinned host memory to the others (and to pairs in "
+               "HALOX_HYBRID_UNREACHABLE)",
+               halox__shm_init_hybrid, 0, halox__hyb_coords, halox__hyb_forces);

@@ -29,6 +29,7 @@ const halox_transport_ops_t *const halox__transport_table[] = {
     &halox__nvshmem_stream_ops,
     &halox__nvshmem_pulse_ops,
     &halox__nvshmem_fused_ops,
+    &halox__hybrid_ops,
 #endif
     NULL,
 };

@@ -14,6 +14,15 @@
  * exchange of step s, which waited for the receiver's forces of pulse k, which the receiver
  * sends only from halox_comm_forces(), after it stopped using its halo. The force staging area is
  * protected the same way by the coordinate signals of the next step.
+ *
+ * It is also the CPU twin of the `hybrid` GPU transport: pairs of ranks that
+ * HALOX_HYBRID_UNREACHABLE declares unable to reach each other's memory (src/core/route.h) go
+ * through a two-sided staged path instead. The sender stores the pulse's atoms into a mailbox
+ * that the receiver owns (not into the halo or the force staging) and releases the same
+ * per-pulse signal, which then means "a message is in your mailbox"; the receiver acquires it
+ * and copies the atoms out into its halo (coordinates) or its force staging (forces), as an MPI
+ * receive lands a message. A staged pulse's atoms are copied out before any later pulse forwards
+ * them. The mailboxes are protected across steps by the same causal chain as the halo.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -26,6 +35,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/route.h"
 #include "core/transport.h"
 #include "core/util.h"
 #include "halox/comm.h"
@@ -64,11 +74,16 @@ typedef struct halox__threads_slot {
     void *x;
     halox_real_t real;
     int stride;
-    char *stage_at[HALOX_MAX_PULSES]; /* where the receiver of pulse k stores our atoms' forces */
+    char *stage_at[HALOX_MAX_PULSES];  /* where the receiver of pulse k stores our atoms' forces */
+    halox__route_t route;              /* direct or staged, per pulse and leg */
+    char *mail_x_at[HALOX_MAX_PULSES]; /* staged pulse k: the sender's coordinates for us */
+    char *mail_f_at[HALOX_MAX_PULSES]; /* staged pulse k: the forces on the atoms we sent */
 
-    /* force staging storage, owned by the team so that it outlives endpoints */
+    /* force staging and mailbox storage, owned by the team so that they outlive endpoints */
     void *stage;
     size_t stage_bytes;
+    void *mail;
+    size_t mail_bytes;
 } halox__threads_slot_t;
 
 struct halox_team {
@@ -100,13 +115,14 @@ struct halox_team {
 typedef struct halox__threads_comm {
     halox_team_t *team;
     halox__threads_slot_t *self;
-    long long collectives; /* numbers collectives in timeout messages */
+    long long collectives;    /* numbers collectives in timeout messages */
+    halox__unreach_t unreach; /* HALOX_HYBRID_UNREACHABLE: pairs that take the staged path */
     int bound;
     long long bound_generation;
     const halox_plan_t *bound_plan;
-    char *x_dst[HALOX_MAX_PULSES]; /* receiver's x at our pulse-k range */
+    char *x_dst[HALOX_MAX_PULSES]; /* receiver's x at our pulse-k range (staged: its mailbox) */
     _Atomic uint64_t *coord_signal_dst[HALOX_MAX_PULSES];
-    char *f_dst[HALOX_MAX_PULSES]; /* sender's staging for pulse k */
+    char *f_dst[HALOX_MAX_PULSES]; /* sender's staging for pulse k (staged: its mailbox) */
     _Atomic uint64_t *force_signal_dst[HALOX_MAX_PULSES];
 } halox__threads_comm_t;
 
@@ -176,8 +192,10 @@ void halox_team_destroy(halox_team_t *team)
 {
     if (!team)
         return;
-    for (int r = 0; r < team->nranks; r++)
+    for (int r = 0; r < team->nranks; r++) {
         free(team->slot[r].stage);
+        free(team->slot[r].mail);
+    }
     pthread_cond_destroy(&team->cond);
     pthread_mutex_destroy(&team->mutex);
     free(team->slot);
@@ -456,6 +474,8 @@ static halox_status_t halox__threads_init(halox_comm_t *comm, const halox_comm_a
     if (impl) {
         impl->team = team;
         impl->self = slot;
+        /* every thread reads the same environment, so every rank fails here alike */
+        st = halox__unreach_from_env(team->nranks, &impl->unreach);
     }
     /* A new endpoint counts steps from 0 again, so its signals start from 0. No peer can write
      * them now: every exchange of an earlier endpoint completed on this rank (its waits saw
@@ -595,6 +615,61 @@ static halox_status_t halox__threads_barrier(halox_comm_t *comm)
 
 /* ---- bind: publish arrays, resolve peers' addresses ------------------------------------------ */
 
+/* Both ends of a leg must take the same route (they do when every rank reads the same
+ * HALOX_HYBRID_UNREACHABLE: one process, one environment). */
+static halox_status_t halox__threads_route_error(halox_comm_t *comm, int k, int peer, int mine,
+                                                 int theirs)
+{
+    return halox__error(HALOX_ERR_STATE,
+                        "rank %d: pulse %d with rank %d is %s here but %s there: every rank must "
+                        "route a pair alike (the same HALOX_HYBRID_UNREACHABLE)",
+                        comm->rank, k, peer, halox__route_name(mine), halox__route_name(theirs));
+}
+
+/* Our routes (HALOX_HYBRID_UNREACHABLE), and the mailboxes of our staged legs: recv_count atoms
+ * per staged receive leg (coordinates in), send_count atoms per staged send leg (forces back). */
+static halox_status_t halox__threads_mailboxes(halox_comm_t *comm)
+{
+    halox__threads_comm_t *impl = halox__threads_impl(comm);
+    halox__threads_slot_t *slot = impl->self;
+    const halox_plan_t *plan = comm->plan;
+    halox__route_local(plan, &impl->unreach, &slot->route);
+    memset(slot->mail_x_at, 0, sizeof slot->mail_x_at); /* no stale pulses */
+    memset(slot->mail_f_at, 0, sizeof slot->mail_f_at);
+    if (slot->route.n_staged == 0 || plan->n_pulses > HALOX_MAX_PULSES) /* resolve refuses it */
+        return HALOX_OK;
+    long long atoms = 1; /* never empty: every staged leg gets an address, also with no atoms */
+    for (int k = 0; k < plan->n_pulses; k++) {
+        if (slot->route.recv[k] == HALOX__ROUTE_STAGED)
+            atoms += plan->pulse[k].recv_count;
+        if (slot->route.send[k] == HALOX__ROUTE_STAGED)
+            atoms += plan->pulse[k].send_count;
+    }
+    size_t need = halox__atom_bytes(comm->real, comm->stride, atoms);
+    if (need > slot->mail_bytes) {
+        void *q = realloc(slot->mail, need);
+        if (!q)
+            return halox__error(HALOX_ERR_NO_MEMORY,
+                                "rank %d: no memory for %zu bytes of mailboxes (pairs in "
+                                "HALOX_HYBRID_UNREACHABLE)",
+                                comm->rank, need);
+        slot->mail = q;
+        slot->mail_bytes = need;
+    }
+    char *at = slot->mail;
+    for (int k = 0; k < plan->n_pulses; k++) {
+        if (slot->route.recv[k] == HALOX__ROUTE_STAGED) {
+            slot->mail_x_at[k] = at;
+            at += halox__atom_bytes(comm->real, comm->stride, plan->pulse[k].recv_count);
+        }
+        if (slot->route.send[k] == HALOX__ROUTE_STAGED) {
+            slot->mail_f_at[k] = at;
+            at += halox__atom_bytes(comm->real, comm->stride, plan->pulse[k].send_count);
+        }
+    }
+    return HALOX_OK;
+}
+
 /* Check that the peers' plans mirror ours and cache where our stores go. */
 static halox_status_t halox__threads_resolve(halox_comm_t *comm)
 {
@@ -635,7 +710,13 @@ static halox_status_t halox__threads_resolve(halox_comm_t *comm)
                                 "from the same build on every rank",
                                 me, k, p->send_count, p->send_rank, tp->n_pulses,
                                 tp->pulse[k].recv_count, tp->pulse[k].recv_rank);
-        impl->x_dst[k] = (char *)to->x + (size_t)tp->pulse[k].recv_offset * ab;
+        const halox__route_t *rt = &impl->self->route;
+        if (to->route.recv[k] != rt->send[k])
+            return halox__threads_route_error(comm, k, p->send_rank, rt->send[k],
+                                              to->route.recv[k]);
+        impl->x_dst[k] = rt->send[k] == HALOX__ROUTE_STAGED
+                             ? to->mail_x_at[k]
+                             : (char *)to->x + (size_t)tp->pulse[k].recv_offset * ab;
         impl->coord_signal_dst[k] = &team->slot[p->send_rank].coord_signal[k].value;
 
         /* sender of the atoms we receive: our forces on them go to its staging */
@@ -649,7 +730,11 @@ static halox_status_t halox__threads_resolve(halox_comm_t *comm)
                                 "the same build on every rank",
                                 me, k, p->recv_count, p->recv_rank, fp->n_pulses,
                                 fp->pulse[k].send_count, fp->pulse[k].send_rank);
-        impl->f_dst[k] = from->stage_at[k];
+        if (from->route.send[k] != rt->recv[k])
+            return halox__threads_route_error(comm, k, p->recv_rank, rt->recv[k],
+                                              from->route.send[k]);
+        impl->f_dst[k] =
+            rt->recv[k] == HALOX__ROUTE_STAGED ? from->mail_f_at[k] : from->stage_at[k];
         impl->force_signal_dst[k] = &team->slot[p->recv_rank].force_signal[k].value;
     }
     return HALOX_OK;
@@ -689,6 +774,8 @@ static halox_status_t halox__threads_bind(halox_comm_t *comm)
             off += halox__atom_bytes(comm->real, comm->stride, plan->pulse[k].send_count);
         }
     }
+    if (st == HALOX_OK)
+        st = halox__threads_mailboxes(comm);
     halox__threads_publish(slot, "bind", seq);
     slot->plan = plan;
     slot->x = comm->x;
@@ -728,19 +815,40 @@ static halox_status_t halox__threads_check_bound(halox_comm_t *comm, const char 
 
 /* ---- exchanges ------------------------------------------------------------------------------- */
 
+/* Pulse j's atoms are in our halo: its signal arrived, and for a staged pulse the message is
+ * copied out of our mailbox (once; `landed` keeps count), before any later pulse forwards it. */
+static halox_status_t halox__threads_land(halox_comm_t *comm, int j, uint64_t step,
+                                          uint32_t *landed)
+{
+    if (*landed & (1u << j))
+        return HALOX_OK;
+    halox__threads_slot_t *self = halox__threads_impl(comm)->self;
+    const halox_pulse_t *p = &comm->plan->pulse[j];
+    halox_status_t st = halox__threads_wait(comm, &self->coord_signal[j].value, step, "coordinates",
+                                            j, p->recv_rank, "halox_comm_coords");
+    if (st != HALOX_OK)
+        return st;
+    if (self->route.recv[j] == HALOX__ROUTE_STAGED && p->recv_count > 0)
+        memcpy((char *)comm->x + halox__atom_bytes(comm->real, comm->stride, p->recv_offset),
+               self->mail_x_at[j], halox__atom_bytes(comm->real, comm->stride, p->recv_count));
+    *landed |= 1u << j;
+    return HALOX_OK;
+}
+
 static halox_status_t halox__threads_coords(halox_comm_t *comm)
 {
     halox_status_t st = halox__threads_check_bound(comm, "halox_comm_coords");
     if (st != HALOX_OK)
         return st;
     halox__threads_comm_t *impl = halox__threads_impl(comm);
-    halox__threads_slot_t *self = impl->self;
     const halox_plan_t *plan = comm->plan;
     const halox_real_t real = comm->real;
     const int stride = comm->stride;
     const uint64_t step = (uint64_t)comm->step;
 
-    /* Phase 1: home atoms need no wait; store them into every receiver at once. */
+    uint32_t landed = 0;
+    /* Phase 1: home atoms need no wait; store them into every receiver (or its mailbox) at
+     * once. */
     for (int k = 0; k < plan->n_pulses; k++) {
         const halox_pulse_t *p = &plan->pulse[k];
         halox__pack_coords(real, stride, impl->x_dst[k], comm->x, p->send_index, p->dep_offset,
@@ -752,9 +860,7 @@ static halox_status_t halox__threads_coords(halox_comm_t *comm)
         for (int j = 0; j < k; j++) {
             if (!(p->dep_mask & (1u << j)))
                 continue;
-            st = halox__threads_wait(comm, &self->coord_signal[j].value, step, "coordinates", j,
-                                     plan->pulse[j].recv_rank, "halox_comm_coords");
-            if (st != HALOX_OK)
+            if ((st = halox__threads_land(comm, j, step, &landed)) != HALOX_OK)
                 return st;
         }
         int rest = p->send_count - p->dep_offset;
@@ -766,12 +872,9 @@ static halox_status_t halox__threads_coords(halox_comm_t *comm)
         atomic_store_explicit(impl->coord_signal_dst[k], step, memory_order_release);
     }
     /* Our own halo: every pulse delivers (possibly zero atoms). */
-    for (int k = 0; k < plan->n_pulses; k++) {
-        st = halox__threads_wait(comm, &self->coord_signal[k].value, step, "coordinates", k,
-                                 plan->pulse[k].recv_rank, "halox_comm_coords");
-        if (st != HALOX_OK)
+    for (int k = 0; k < plan->n_pulses; k++)
+        if ((st = halox__threads_land(comm, k, step, &landed)) != HALOX_OK)
             return st;
-    }
     return HALOX_OK;
 }
 
@@ -798,11 +901,15 @@ static halox_status_t halox__threads_forces(halox_comm_t *comm)
                    halox__atom_bytes(real, stride, p->recv_count));
         atomic_store_explicit(impl->force_signal_dst[k], step, memory_order_release);
 
-        /* sender role: add what our receiver sent back, in map order like the reference */
+        /* sender role: add what our receiver sent back, in map order like the reference (a
+         * staged leg's message is copied out of our mailbox into the staging first) */
         st = halox__threads_wait(comm, &self->force_signal[k].value, step, "forces", k,
                                  p->send_rank, "halox_comm_forces");
         if (st != HALOX_OK)
             return st;
+        if (self->route.send[k] == HALOX__ROUTE_STAGED && p->send_count > 0)
+            memcpy(self->stage_at[k], self->mail_f_at[k],
+                   halox__atom_bytes(real, stride, p->send_count));
         halox__add_forces(real, stride, comm->f, p->send_index, p->send_count, self->stage_at[k]);
     }
     return HALOX_OK;
@@ -811,7 +918,8 @@ static halox_status_t halox__threads_forces(halox_comm_t *comm)
 const halox_transport_ops_t halox__threads_ops = {
     .name = "threads",
     .description = "ranks are threads of one process; direct stores into peers' arrays and "
-                   "release/acquire per-pulse signals (the CPU twin of GPU-initiated exchange)",
+                   "release/acquire per-pulse signals (the CPU twin of GPU-initiated exchange); "
+                   "pairs in HALOX_HYBRID_UNREACHABLE go through a mailbox copy (as hybrid)",
     .init = halox__threads_init,
     .fini = halox__threads_fini,
     .sendrecv = halox__threads_sendrecv,

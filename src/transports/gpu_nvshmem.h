@@ -1,0 +1,82 @@
+/* Internal: the endpoint the NVSHMEM transports share (src/transports/gpu_nvshmem.c: set-up,
+ * symmetric memory, bind, the nvshmem-stream/pulse/fused exchanges) with `hybrid`
+ * (src/transports/gpu_hybrid.c: its exchanges and routes). */
+#ifndef HALOX_TRANSPORTS_GPU_NVSHMEM_H
+#define HALOX_TRANSPORTS_GPU_NVSHMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/route.h"
+#include "kernels/nvshmem_halo.h"
+#include "transports/gpu.h"
+#include "transports/gpu_staging.h"
+
+enum { HALOX__SHM_STREAM, HALOX__SHM_PULSE, HALOX__SHM_FUSED, HALOX__SHM_HYBRID };
+
+#define HALOX__SHM_MAX_ALLOCS 64
+
+typedef struct halox__shm {
+    halox__gpu_t g; /* first: the shared GPU part */
+    int mode;
+    int use_put;     /* HALOX_NVSHMEM_PUT */
+    int signal_only; /* HALOX_NVSHMEM_SIGNAL_ONLY */
+    int use_tma;     /* HALOX_NVSHMEM_TMA */
+    double headroom;
+    int *pe_of;   /* comm rank -> PE */
+    int *rank_of; /* PE -> comm rank (-1: not in this endpoint) */
+    int n_pes;
+    int pes_per_gpu;           /* most PEs on one GPU */
+    uint64_t *sig;             /* symmetric: 2 * HALOX_MAX_PULSES signals */
+    char *fbuf;                /* symmetric: forces returned for the atoms sent, per pulse slot */
+    char *stage;               /* symmetric: packed coordinates for puts, per pulse slot */
+    size_t buf_cap;            /* bytes of fbuf and of stage (equal on every rank) */
+    halox__shm_state_t *state; /* device */
+    halox__shm_row_t *d_rows;  /* device, HALOX_MAX_PULSES */
+    halox__shm_row_t rows[HALOX_MAX_PULSES];
+    int *h_flag; /* mapped host memory: a kernel gave up */
+    int *d_flag;
+    int blocks_per_row;
+    /* nvshmem-stream and hybrid: the pulse whose signal wait raises the epoch of a direction
+     * (the last that waits: coordinates the highest, forces the lowest; -1: none waits) */
+    int last_wait[2];
+    unsigned long long h_epoch[2]; /* exchanges enqueued since bind, per direction (host) */
+    long long step_of[2][64];      /* step of exchange e at [e % 64], for messages */
+    struct {
+        void *p;
+        size_t bytes;
+    } alloc[HALOX__SHM_MAX_ALLOCS]; /* symmetric memory handed out by device_alloc */
+    int n_alloc;
+    /* hybrid only: HALOX_HYBRID_UNREACHABLE, the routes of the bound plan, the MPI leg */
+    halox__unreach_t unreach;
+    halox__route_t route;
+    halox__hst_t hs;
+} halox__shm_t;
+
+static inline halox__shm_t *halox__shm(halox_comm_t *comm) { return (halox__shm_t *)comm->impl; }
+
+/* ---- gpu_nvshmem.c ------------------------------------------------------------------------ */
+
+/* A kernel gave up waiting: HALOX_ERR_TIMEOUT naming rank, step, pulse and peer, the endpoint
+ * failed; HALOX_OK otherwise (a halox__gpu_check_fn). */
+halox_status_t halox__shm_check(halox_comm_t *comm, void *ctx);
+/* Bounded wait for the exchanges enqueued so far (the previous step's), reporting kernels that
+ * gave up. */
+halox_status_t halox__shm_drain(halox_comm_t *comm, const char *why);
+/* The launch parameters every kernel of this endpoint shares. */
+halox__shm_launch_t halox__shm_launch_base(halox_comm_t *comm);
+/* A failed launch or NVSHMEM call: the endpoint fails, and NVSHMEM is not finalised at exit. */
+halox_status_t halox__shm_launch_error(halox_comm_t *comm, cudaError_t e, const char *what);
+
+/* ---- gpu_hybrid.c ------------------------------------------------------------------------- */
+
+/* Endpoint creation, after NVSHMEM's: the declaration and the MPI leg's communicator. Not
+ * collective by itself: the caller agrees on the result. */
+halox_status_t halox__hyb_init(halox_comm_t *comm, const halox_comm_args_t *args);
+/* Bind (collective, every rank healthy): the routes of the bound plan, agreed with each pulse's
+ * peers, and the pinned host buffers of the staged legs. */
+halox_status_t halox__hyb_bind(halox_comm_t *comm);
+halox_status_t halox__hyb_coords(halox_comm_t *comm);
+halox_status_t halox__hyb_forces(halox_comm_t *comm);
+
+#endif
