@@ -8,7 +8,8 @@
 #   latency/bandwidth  2 ranks, one pulse, every GPU path and the signal-only floor
 #   halo               the exchange alone (coordinates + forces), with its floor
 #   md                 full steps: ms/step, ns/day, halo share; with and without CUDA graphs;
-#                      "auto" (no --transport: the automatic choice) as its own row
+#                      "auto" (no --transport: the automatic choice) as its own row (above 3M
+#                      atoms: no graph and auto rows, 1 GPU runs nccl only: set-up dominates)
 #   overlap            local forces / halo / both, overlap %
 #   autotune           halox-md --autotune (measure, choose, cache; then the cached run)
 # then scaling (1 -> 2 GPUs) and the PNG plots (scripts/bench-plot.py).
@@ -20,7 +21,7 @@
 # Environment: OUT, HALOX_DEVICE_BUILD (build folder, default /tmp/halox-set-build), HALOX_JOBS
 # (16), HALOX_SET_SIZES, HALOX_SET_PARTS (subset of "latency halo md overlap autotune plots"),
 # HALOX_SET_MD_REPEATS (runs of each md case at sizes up to 720k, default 3; larger sizes 1),
-# HALOX_SET_GPUS ("1 2"). Each step has a time limit; a step that fails or runs out of time is
+# HALOX_SET_GPUS ("1 2"), HALOX_SET_AUTOTUNE_SIZES ("45000 3000000"). Each step has a time limit; a step that fails or runs out of time is
 # reported and the set goes on.
 set -uo pipefail
 
@@ -58,7 +59,7 @@ if [ ! -x "$BUILD/tools/halox-bench" ]; then
 fi
 HB="$BUILD/tools/halox-bench"
 MD="$BUILD/tools/halox-md"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort | uniq -c
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort | uniq -c || true
 
 GPU_T="mpi-staged,nccl,nvshmem-stream,nvshmem-pulse,nvshmem-fused,hybrid"
 HALO_T="$GPU_T,nvshmem-fused+put,nvshmem-fused+tma,nvshmem-fused+floor"
@@ -88,8 +89,13 @@ if has md; then
             for np in $GPUS; do
                 t="$GPU_T"
                 [ "$np" = 1 ] && t="mpi-staged,nccl,nvshmem-fused"
+                # above 3M atoms set-up dominates a run: 1 GPU runs nccl only, no graph/auto rows
+                big=0
+                [ "$n" -gt 3000000 ] && big=1
+                [ "$big" = 1 ] && [ "$np" = 1 ] && t=nccl
                 step 400 "md np$np $n r$r" "${MPIRUN[@]}" -np "$np" "$HB" md --atoms "$n" -t "$t" \
                     --steps $steps --device gpu --json "$SET/md.jsonl"
+                [ "$big" = 1 ] && continue
                 step 300 "md np$np $n r$r graphs" "${MPIRUN[@]}" -np "$np" "$HB" md --atoms "$n" \
                     -t nccl,nvshmem-fused --graph --steps $steps --device gpu --json "$SET/md.jsonl"
                 # no -t: the automatic choice, recorded under the transport it chose
@@ -98,7 +104,7 @@ if has md; then
             done
         done
     done
-    python3 - "$SET/md.jsonl" "$SET/scaling.jsonl" <<'PY' || true
+    [ -s "$SET/md.jsonl" ] && python3 - "$SET/md.jsonl" "$SET/scaling.jsonl" <<'PY' || true
 # strong scaling 1 -> 2 GPUs per size and transport (medians of the md records)
 import json, statistics, sys
 from collections import defaultdict
@@ -129,7 +135,7 @@ if has overlap; then
 fi
 
 if has autotune; then
-    for n in 45000 3000000; do
+    for n in ${HALOX_SET_AUTOTUNE_SIZES:-45000 3000000}; do
         for pass in measure cached; do
             step 300 "autotune $n $pass" env HALOX_AUTOTUNE_CACHE="$SET/autotune.tsv" \
                 "${MPIRUN[@]}" -np 2 "$MD" --preset water-density --atoms "$n" --steps 100 \
