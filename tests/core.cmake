@@ -4,6 +4,9 @@ halox_test(test_plan_reference SOURCES test_plan_reference.c LIBS halox_checksys
 halox_test(test_geometry_errors SOURCES test_geometry_errors.c CORE_ONLY LABELS unit)
 # routes of the halo's legs (hybrid, threads): HALOX_HYBRID_UNREACHABLE, symmetric decisions
 halox_test(test_route SOURCES test_route.c CORE_ONLY LABELS unit)
+# halox-md --autotune's decision (pure C, in tools/)
+halox_test(test_autotune_pick SOURCES test_autotune_pick.c ${PROJECT_SOURCE_DIR}/tools/autotune_pick.c
+           CORE_ONLY LABELS unit)
 # CPU lists for HALOX_CPU_AFFINITY: parse, share among a GPU's ranks, format
 halox_test(test_cpulist SOURCES test_cpulist.c CORE_ONLY LABELS unit)
 # HALOX_CPU_AFFINITY=gpu binding on a PCI device of the machine (skips without sysfs)

@@ -79,7 +79,7 @@ if(HALOX_HAVE_MPI)
     endforeach()
     set_tests_properties(test_md_autotune_measure PROPERTIES FIXTURES_REQUIRED md_at
                          FIXTURES_SETUP md_at_cached PASS_REGULAR_EXPRESSION
-                         "  mpi +[0-9.]+ ms/step.*autotune: mpi, the fastest measured.*Summary")
+                         "  mpi +[0-9.]+ ms/step \\(median of 3.*autotune: mpi, the fastest measured.*Summary")
     set_tests_properties(test_md_autotune_cached PROPERTIES FIXTURES_REQUIRED md_at_cached
                          PASS_REGULAR_EXPRESSION "autotune: mpi, cached in .*Summary")
   endif()

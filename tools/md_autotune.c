@@ -9,10 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "autotune_pick.h"
 #include "halox/comm.h"
 #include "md_autotune.h"
 
-enum { KEY_LEN = 256, NAME_LEN = 64 };
+enum { KEY_LEN = 256, NAME_LEN = 64, ROUNDS = 3 };
 
 /* The transport's static name (from halox_transport_names()), or NULL when not in this build. */
 static const char *static_name(const char *name)
@@ -130,35 +131,56 @@ int md_autotune(const halox_md_config_t *cfg, const halox_md_system_t *sys, int 
             printf("%s\n", why);
         return 0;
     }
-    const char *best = NULL;
-    double best_ms = 0;
-    if (print)
-        printf("autotune: %d steps per candidate (%s)\n", steps, key);
-    for (const char *const *t = halox_transport_names(); *t; t++) {
+    /* The candidates run in ROUNDS interleaved rounds (A B C, A B C, ...), so a machine that
+     * drifts slows all alike; autotune_pick() judges them by their medians and keeps the rule's
+     * choice (cfg->transport) when it is within the measured noise of the fastest. */
+    const char *cand[32];
+    int nc = 0, rule = -1;
+    for (const char *const *t = halox_transport_names(); *t && nc < 32; t++)
         /* the engine's transports: GPU ones for the GPU engine; mpi for the CPU engine under
          * MPI (threads cannot span processes) */
-        if (gpu ? !halox_transport_on_gpu(*t) : strcmp(*t, "mpi") != 0)
-            continue;
-        char msg[512] = "";
-        double ms = measure(cfg, sys, *t, steps, msg, sizeof msg);
-        if (print) {
-            if (ms > 0)
-                printf("  %-16s %8.4f ms/step\n", *t, ms);
+        if (gpu ? halox_transport_on_gpu(*t) : !strcmp(*t, "mpi")) {
+            if (cfg->transport && !strcmp(*t, cfg->transport))
+                rule = nc;
+            cand[nc++] = *t;
+        }
+    double ms[32 * ROUNDS], med[32], spread[32], noise = 0;
+    char msg[32][256];
+    if (print)
+        printf("autotune: %d rounds of %d steps per candidate (%s)\n", ROUNDS, steps, key);
+    for (int r = 0; r < ROUNDS; r++)
+        for (int i = 0; i < nc; i++) {
+            if (r == 0)
+                msg[i][0] = 0;
+            ms[i * ROUNDS + r] = r > 0 && ms[i * ROUNDS] <= 0 /* refused once: not again */
+                                     ? -1
+                                     : measure(cfg, sys, cand[i], steps, msg[i], sizeof msg[i]);
+        }
+    int fastest = -1;
+    const int pick = autotune_pick(ms, nc, ROUNDS, rule, med, spread, &noise, &fastest);
+    if (print)
+        for (int i = 0; i < nc; i++) {
+            if (med[i] > 0)
+                printf("  %-16s %8.4f ms/step (median of %d; rounds spread %4.1f %%)\n", cand[i],
+                       med[i], ROUNDS, 100 * spread[i]);
             else
-                printf("  %-16s not usable here: %.200s\n", *t, msg[0] ? msg : "failed");
+                printf("  %-16s not usable here: %.200s\n", cand[i], msg[i][0] ? msg[i] : "failed");
         }
-        if (ms > 0 && (!best || ms < best_ms)) {
-            best = *t;
-            best_ms = ms;
-        }
-    }
-    if (!best) {
+    if (pick < 0) {
         snprintf(why, why_len, "autotune: no candidate transport ran");
         return 1;
     }
+    const char *best = cand[pick];
+    const double best_ms = med[pick];
+    if (pick != fastest)
+        snprintf(why, why_len,
+                 "autotune: %s (the rule's choice): %.4f ms/step, within the measured noise "
+                 "(%.1f %%) of the fastest, %s (%.4f); cached in %s",
+                 best, best_ms, 100 * noise, cand[fastest], med[fastest], path);
+    else
+        snprintf(why, why_len, "autotune: %s, the fastest measured (%.4f ms/step); cached in %s",
+                 best, best_ms, path);
     *choice = best;
-    snprintf(why, why_len, "autotune: %s, the fastest measured (%.4f ms/step); cached in %s", best,
-             best_ms, path);
     if (rank == 0)
         cache_store(path, key, best, best_ms);
     if (print) {
