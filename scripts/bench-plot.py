@@ -10,8 +10,10 @@ Writes into DIR (default: the first file's folder), one plot per kind that has d
                        lines of the former bench/halo_gpu_bench, which have "time_us" and no
                        "bench")
   md.png               ms/step vs atoms, per transport                 ("bench": "md" or "halox-md")
-  speedup.png          speedup over mpi-staged and over nccl, halo and md, vs atoms
-  scaling.png          strong-scaling efficiency vs ranks, per transport and size (md records)
+  speedup.png          speedup over mpi-staged and over nccl, halo and md, vs atoms (4 panels;
+                       runs with 2+ ranks)
+  scaling.png          strong-scaling efficiency vs atoms, per transport and rank count, over
+                       the fewest ranks measured (md records)
 Exits 0 with a message when matplotlib is missing or a file has no usable lines.
 """
 import json
@@ -68,9 +70,17 @@ def plot_lines(plt, data, title, xlabel, ylabel, path, logx=True, logy=True):
     # many series: the legend goes beside the axes, not over the lines
     wide = len(data) > 8
     fig, ax = plt.subplots(figsize=(11 if wide else 7, 4.5 + 0.12 * max(0, len(data) - 30)))
+    # one colour per transport (the name before " (N ranks)"), one line style per rank count:
+    # with more than 10 series the default colour cycle repeats and two lines would look alike
+    names = sorted({s.split(" (")[0] for s in data})
+    cmap = plt.get_cmap("tab20" if len(names) > 10 else "tab10")
+    styles = {}
     for s in sorted(data):
         xs, ys = zip(*data[s])
-        ax.plot(xs, ys, marker="o", label=s)
+        base, _, tail = s.partition(" (")
+        style = styles.setdefault(tail, ["-", "--", ":", "-."][len(styles) % 4])
+        ax.plot(xs, ys, marker="o", markersize=4, linestyle=style,
+                color=cmap(names.index(base) % cmap.N), label=s)
     if logx:
         ax.set_xscale("log")
     if logy:
@@ -106,21 +116,61 @@ def speedups(recs, over, ykey):
 
 
 def scaling(recs):
-    """Efficiency vs ranks per (transport, graph, atoms), over the fewest ranks."""
+    """Strong-scaling efficiency vs atoms, per transport and rank count above the fewest:
+    t(fewest ranks) / t(P ranks) * fewest / P, medians; the fewest-rank time of the same
+    transport, else of nccl (runs with one rank exchange nothing between GPUs)."""
     acc = defaultdict(lambda: defaultdict(list))
     for r in recs:
         if r.get("ms_per_step"):
             key = (r["transport"] + (" --graph" if r.get("graph") else ""), r["atoms"])
             acc[key][r["ranks"]].append(r["ms_per_step"])
-    out = {}
+    out = defaultdict(list)
     for (t, n), by in acc.items():
-        if len(by) < 2:
-            continue
         ranks = sorted(by)
-        t0 = statistics.median(by[ranks[0]])
-        out[f"{t}, {n} atoms"] = [(p, t0 / statistics.median(by[p]) * ranks[0] / p)
-                                  for p in ranks]
-    return out
+        ref = acc.get((t, n), {})
+        p0 = min(ranks)
+        if p0 > 1 or len(ranks) < 2:
+            ref = acc.get(("nccl", n), {})
+            if not ref:
+                continue
+            p0 = min(ref)
+        t0 = statistics.median(ref[p0])
+        for p in ranks:
+            if p > p0:
+                out[f"{t} ({p} ranks)"].append((n, t0 / statistics.median(by[p]) * p0 / p))
+    return {s: sorted(v) for s, v in out.items()}
+
+
+def plot_speedups(plt, panels, path):
+    """2 x 2 panels (halo, md) x (over mpi-staged, over nccl), runs with 2+ ranks only (with
+    one rank every transport copies on one GPU: nothing to compare)."""
+    if not any(panels.values()):
+        return False
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8), sharex=True)
+    names = sorted({s.split(" (")[0] for d in panels.values() for s in d})
+    cmap = plt.get_cmap("tab20" if len(names) > 10 else "tab10")
+    for (i, what), (j, over) in ((a, b) for a in enumerate(("halo", "md"))
+                                 for b in enumerate(("mpi-staged", "nccl"))):
+        ax = axes[i][j]
+        data = panels.get((what, over), {})
+        for s in sorted(data):
+            xs, ys = zip(*data[s])
+            base = s.split(" (")[0]
+            ax.plot(xs, ys, marker="o", markersize=4, color=cmap(names.index(base) % cmap.N),
+                    linestyle="--" if "--graph" in s else "-", label=s)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xscale("log")
+        ax.set_title(f"{what}: speedup over {over}")
+        ax.set_xlabel("atoms")
+        ax.set_ylabel("speedup")
+        ax.grid(True, which="both", alpha=0.3)
+        if data:
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    print(f"bench-plot: wrote {path}")
+    return True
 
 
 def main():
@@ -162,15 +212,14 @@ def main():
                        os.path.join(out, "halo.png"))
     made += plot_lines(plt, median_by(by["md"], "atoms", md_t), "MD step", "atoms", "ms/step",
                        os.path.join(out, "md.png"))
-    sp = {}
+    panels = {}
     for over in ("mpi-staged", "nccl"):
         for what, rs, y in (("halo", by["halo"], halo_t), ("md", by["md"], md_t)):
-            for s, v in speedups(rs, over, y).items():
-                sp[f"{what}: {s} over {over}"] = v
-    made += plot_lines(plt, sp, "Speedup over mpi-staged and nccl", "atoms", "speedup",
-                       os.path.join(out, "speedup.png"), logy=False)
-    made += plot_lines(plt, scaling(by["md"]), "Strong scaling", "ranks", "efficiency",
-                       os.path.join(out, "scaling.png"), logy=False)
+            multi = [r for r in rs if (r.get("ranks") or 1) > 1]
+            panels[(what, over)] = speedups(multi, over, y)
+    made += plot_speedups(plt, panels, os.path.join(out, "speedup.png"))
+    made += plot_lines(plt, scaling(by["md"]), "Strong scaling (efficiency over the fewest ranks)",
+                       "atoms", "efficiency", os.path.join(out, "scaling.png"), logy=False)
     if not made:
         print("bench-plot: no latency, bandwidth, halo or md records: no plots")
     return 0

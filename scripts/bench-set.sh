@@ -14,7 +14,7 @@
 #   autotune           halox-md --autotune (measure, choose, cache; then the cached run)
 # then scaling (1 -> 2 GPUs) and the PNG plots (scripts/bench-plot.py).
 #
-# Writes into $OUT/set/: latency.jsonl bandwidth.jsonl halo.jsonl md.jsonl md-auto.jsonl
+# Writes into $HALOX_SET_DIR (/tmp/halox-set), packed into $OUT/set.tgz: latency.jsonl bandwidth.jsonl halo.jsonl md.jsonl md-auto.jsonl
 # overlap.jsonl scaling.jsonl autotune.tsv *.png set.log (everything printed, autotune tables
 # too). Copy that folder to bench/results/<date>-<machine>/.
 #
@@ -27,8 +27,10 @@ set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${OUT:-/tmp/halox-set-out}"
-SET="$OUT/set"
-mkdir -p "$SET"
+# results are written here and packed into ONE file, $OUT/set.tgz, at the end (the device tool
+# brings back only a few files per call)
+SET="${HALOX_SET_DIR:-/tmp/halox-set}"
+mkdir -p "$SET" "$OUT"
 BUILD="${HALOX_DEVICE_BUILD:-/tmp/halox-set-build}"
 SIZES="${HALOX_SET_SIZES:-45000 180000 720000 3000000 12000000 23000000}"
 PARTS=" ${HALOX_SET_PARTS:-latency halo md overlap autotune plots} "
@@ -152,5 +154,6 @@ if has plots; then
     done
     step 120 plots python3 "$ROOT/scripts/bench-plot.py" "${files[@]}" --out "$SET"
 fi
-echo "bench-set: $((SECONDS - T0)) s, $FAILS step(s) failed; results in $SET"
+echo "bench-set: $((SECONDS - T0)) s, $FAILS step(s) failed; results in $SET, packed into $OUT/set.tgz"
+tar -czf "$OUT/set.tgz" -C "$SET" .
 exit $((FAILS > 0))
