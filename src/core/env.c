@@ -43,8 +43,8 @@
       "peers with bulk asynchronous copies (TMA, sm_90) instead of thread stores (halox-md "       \
       "--tma)")                                                                                    \
     X("HALOX_NVSHMEM_BLOCKS", "integer", "(from the halo size)",                                   \
-      "nvshmem-pulse/fused: thread blocks per pulse (tuning; at most half the SMs shared among "   \
-      "the pulses and the ranks of a GPU, so that every spinning block is resident)")              \
+      "nvshmem-pulse/fused: thread blocks per pulse (tuning; at most 2 blocks per SM shared "      \
+      "among the pulses and the ranks of a GPU, so that every spinning block is resident)")        \
     X("HALOX_NVSHMEM_SIGNAL_ONLY", "0/1", "0",                                                     \
       "NVSHMEM transports: 1 exchanges the signals of every pulse but no atoms (the benchmarks' "  \
       "floor; coordinates and forces are then wrong)")                                             \
