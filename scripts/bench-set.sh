@@ -21,8 +21,9 @@
 # Environment: OUT, HALOX_DEVICE_BUILD (build folder, default /tmp/halox-set-build), HALOX_JOBS
 # (16), HALOX_SET_SIZES, HALOX_SET_PARTS (subset of "latency halo md overlap autotune plots"),
 # HALOX_SET_MD_REPEATS (runs of each md case at sizes up to 720k, default 3; larger sizes 1),
-# HALOX_SET_GPUS ("1 2"), HALOX_SET_AUTOTUNE_SIZES ("45000 3000000"). Each step has a time limit; a step that fails or runs out of time is
-# reported and the set goes on.
+# HALOX_SET_GPUS ("1 2"; on 4 or 8 GPUs e.g. "1 2 4 8 8:4x2x1": P ranks, one per GPU, on the
+# default grid or the one given), HALOX_SET_AUTOTUNE_SIZES ("45000 3000000"). Each step has a
+# time limit; a step that fails or runs out of time is reported and the set goes on.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -34,7 +35,10 @@ mkdir -p "$SET" "$OUT"
 BUILD="${HALOX_DEVICE_BUILD:-/tmp/halox-set-build}"
 SIZES="${HALOX_SET_SIZES:-45000 180000 720000 3000000 12000000 23000000}"
 PARTS=" ${HALOX_SET_PARTS:-latency halo md overlap autotune plots} "
+# runs: "P" (P ranks, one per GPU, the default grid: 2x1x1, 2x2x1, 2x2x2) or "P:AxBxC"
 GPUS=" ${HALOX_SET_GPUS:-1 2} "
+np_of() { echo "${1%%:*}"; }
+grid_of() { [[ "$1" == *:* ]] && echo "--grid ${1#*:}"; }
 REPS="${HALOX_SET_MD_REPEATS:-3}"
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
 export HALOX_SYSTEM_CACHE="${HALOX_SYSTEM_CACHE:-/tmp/halox-systems}"
@@ -75,8 +79,11 @@ if has latency; then
 fi
 
 if has halo; then
-    for np in $GPUS; do
-        step 400 "halo np$np" "${MPIRUN[@]}" -np "$np" "$HB" halo --atoms "$(csv $SIZES)" \
+    for run in $GPUS; do
+        np=$(np_of "$run")
+        # shellcheck disable=SC2046  # grid_of: nothing or two words
+        step 400 "halo $run" "${MPIRUN[@]}" -np "$np" "$HB" halo $(grid_of "$run") \
+            --atoms "$(csv $SIZES)" \
             -t "$HALO_T" -r 50 -w 10 --json "$SET/halo.jsonl"
     done
 fi
@@ -88,20 +95,25 @@ if has md; then
         [ "$n" -gt 720000 ] && { steps=50; reps=1; }
         [ "$n" -gt 3000000 ] && steps=30
         for ((r = 1; r <= reps; r++)); do
-            for np in $GPUS; do
+            for run in $GPUS; do
+                np=$(np_of "$run")
+                g=$(grid_of "$run")
                 t="$GPU_T"
                 [ "$np" = 1 ] && t="mpi-staged,nccl,nvshmem-fused"
                 # above 3M atoms set-up dominates a run: 1 GPU runs nccl only, no graph/auto rows
                 big=0
                 [ "$n" -gt 3000000 ] && big=1
                 [ "$big" = 1 ] && [ "$np" = 1 ] && t=nccl
-                step 400 "md np$np $n r$r" "${MPIRUN[@]}" -np "$np" "$HB" md --atoms "$n" -t "$t" \
+                # shellcheck disable=SC2086  # $g: nothing or "--grid AxBxC"
+                step 400 "md $run $n r$r" "${MPIRUN[@]}" -np "$np" "$HB" md $g --atoms "$n" -t "$t" \
                     --steps $steps --device gpu --json "$SET/md.jsonl"
                 [ "$big" = 1 ] && continue
-                step 300 "md np$np $n r$r graphs" "${MPIRUN[@]}" -np "$np" "$HB" md --atoms "$n" \
+                # shellcheck disable=SC2086
+                step 300 "md $run $n r$r graphs" "${MPIRUN[@]}" -np "$np" "$HB" md $g --atoms "$n" \
                     -t nccl,nvshmem-fused --graph --steps $steps --device gpu --json "$SET/md.jsonl"
                 # no -t: the automatic choice, recorded under the transport it chose
-                step 200 "md np$np $n r$r auto" "${MPIRUN[@]}" -np "$np" "$HB" md --atoms "$n" \
+                # shellcheck disable=SC2086
+                step 200 "md $run $n r$r auto" "${MPIRUN[@]}" -np "$np" "$HB" md $g --atoms "$n" \
                     --steps $steps --device gpu --json "$SET/md-auto.jsonl"
             done
         done
@@ -114,18 +126,20 @@ ms = defaultdict(list)
 for line in open(sys.argv[1]):
     r = json.loads(line)
     if r.get("bench") == "md" and r.get("ms_per_step"):
-        ms[(r["atoms"], r["transport"], bool(r.get("graph")), r["ranks"])].append(r["ms_per_step"])
+        grid = "x".join(str(v) for v in r.get("grid", [r["ranks"], 1, 1]))
+        ms[(r["atoms"], r["transport"], bool(r.get("graph")), r["ranks"], grid)].append(r["ms_per_step"])
 with open(sys.argv[2], "w") as out:
-    for (n, t, g, p), v in sorted(ms.items()):
-        one = ms.get((n, t, g, 1)) or ms.get((n, "nccl", g, 1))
+    for (n, t, g, p, grid), v in sorted(ms.items()):
+        one = ms.get((n, t, g, 1, "1x1x1")) or ms.get((n, "nccl", g, 1, "1x1x1"))
         if p == 1 or not one:
             continue
         t1, tp = statistics.median(one), statistics.median(v)
-        rec = {"bench": "scaling", "atoms": n, "transport": t, "graph": g, "ranks": p,
+        rec = {"bench": "scaling", "atoms": n, "transport": t, "graph": g, "ranks": p, "grid": grid,
                "ms_1gpu": t1, "ms": tp, "speedup": t1 / tp, "efficiency": t1 / tp / p}
         out.write(json.dumps(rec) + "\n")
         print(f"scaling {n:>9} {t + (' --graph' if g else ''):<22} 1 GPU {t1:8.3f} ms, "
-              f"{p} GPUs {tp:8.3f} ms: speedup {t1 / tp:5.2f}, efficiency {100 * t1 / tp / p:5.1f} %")
+              f"{p} GPUs ({grid}) {tp:8.3f} ms: speedup {t1 / tp:5.2f}, "
+              f"efficiency {100 * t1 / tp / p:5.1f} %")
 PY
 fi
 
