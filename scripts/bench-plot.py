@@ -64,6 +64,14 @@ def median_by(recs, xkey, ykey):
             for s, pts in acc.items()}
 
 
+def save(plt, fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    print(f"bench-plot: wrote {path}")
+    return True
+
+
 def plot_lines(plt, data, title, xlabel, ylabel, path, logx=True, logy=True):
     if not data:
         return False
@@ -93,11 +101,7 @@ def plot_lines(plt, data, title, xlabel, ylabel, path, logx=True, logy=True):
         ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     else:
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    print(f"bench-plot: wrote {path}")
-    return True
+    return save(plt, fig, path)
 
 
 def speedups(recs, over, ykey):
@@ -166,11 +170,7 @@ def plot_speedups(plt, panels, path):
         ax.grid(True, which="both", alpha=0.3)
         if data:
             ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    print(f"bench-plot: wrote {path}")
-    return True
+    return save(plt, fig, path)
 
 
 def main():

@@ -234,6 +234,9 @@ typedef int (*bench_md_report_fn)(const bench_md_case_t *c, const halox_md_resul
  * case cannot run here (said), BENCH_USAGE on a bad configuration, BENCH_FAILED. */
 int bench_md_case(const bench_opts_t *o, const char *label, long long natoms, int overlap_probe,
                   bench_md_report_fn report);
+/* bench_md_case for every size and transport of the options: the worst status (BENCH_USAGE
+ * stops at once). */
+int bench_md_all(const bench_opts_t *o, int overlap_probe, bench_md_report_fn report);
 /* The run did what was asked: every atom, every step, finite energies and pressure. */
 int bench_md_sane(const halox_md_result_t *res, long long natoms, long long steps);
 

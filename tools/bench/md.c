@@ -66,14 +66,5 @@ int bench_cmd_md(const bench_opts_t *o)
                "ranks", "grid", "device", "graph", "steps", "ms/step", "steps/s", "ns/day", "halo%",
                "check");
     }
-    int rc = BENCH_OK;
-    for (int i = 0; i < o->n_atoms; i++)
-        for (int t = 0; t < o->n_transports; t++) {
-            int r = bench_md_case(o, o->transports[t], o->atoms[i], 0, report);
-            if (r == BENCH_USAGE)
-                return r;
-            if (r != BENCH_OK)
-                rc = r;
-        }
-    return rc;
+    return bench_md_all(o, 0, report);
 }

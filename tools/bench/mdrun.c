@@ -102,3 +102,17 @@ int bench_md_case(const bench_opts_t *o, const char *label, long long natoms, in
     halox_md_result_free(&res);
     return rc < 0 ? BENCH_OK : rc ? BENCH_FAILED : BENCH_OK;
 }
+
+int bench_md_all(const bench_opts_t *o, int overlap_probe, bench_md_report_fn report)
+{
+    int rc = BENCH_OK;
+    for (int i = 0; i < o->n_atoms; i++)
+        for (int t = 0; t < o->n_transports; t++) {
+            int r = bench_md_case(o, o->transports[t], o->atoms[i], overlap_probe, report);
+            if (r == BENCH_USAGE)
+                return r;
+            if (r != BENCH_OK)
+                rc = r;
+        }
+    return rc;
+}

@@ -57,14 +57,5 @@ int bench_cmd_overlap(const bench_opts_t *o)
         printf("%-22s %9s %5s %-6s %-6s %11s %11s %11s %9s %-6s\n", "transport", "atoms", "ranks",
                "grid", "device", "t_local", "t_halo", "t_both", "overlap%", "check");
     }
-    int rc = BENCH_OK;
-    for (int i = 0; i < o->n_atoms; i++)
-        for (int t = 0; t < o->n_transports; t++) {
-            int r = bench_md_case(o, o->transports[t], o->atoms[i], o->repeats, report);
-            if (r == BENCH_USAGE)
-                return r;
-            if (r != BENCH_OK)
-                rc = r;
-        }
-    return rc;
+    return bench_md_all(o, o->repeats, report);
 }
