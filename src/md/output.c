@@ -99,6 +99,13 @@ static void md__json_num(FILE *fp, double v)
         fputs("null", fp);
 }
 
+/* ", \"key\": value" (one member after the first of an object on one line) */
+static void md__json_kv(FILE *fp, const char *key, double v)
+{
+    fprintf(fp, ", \"%s\": ", key);
+    md__json_num(fp, v);
+}
+
 static void md__json_path(FILE *fp, const char *p)
 {
     if (p)
@@ -173,16 +180,12 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
     fprintf(fp, "  \"thermo\": [");
     for (int i = 0; i < md->nrec; i++) {
         const halox_md_thermo_t *r = &md->rec[i];
-        fprintf(fp, "%s\n    {\"step\": %lld, \"temp\": ", i ? "," : "", r->step);
-        md__json_num(fp, r->temp);
-        fprintf(fp, ", \"pe\": ");
-        md__json_num(fp, r->pe);
-        fprintf(fp, ", \"ke\": ");
-        md__json_num(fp, r->ke);
-        fprintf(fp, ", \"etotal\": ");
-        md__json_num(fp, r->etotal);
-        fprintf(fp, ", \"press\": ");
-        md__json_num(fp, r->press);
+        fprintf(fp, "%s\n    {\"step\": %lld", i ? "," : "", r->step);
+        md__json_kv(fp, "temp", r->temp);
+        md__json_kv(fp, "pe", r->pe);
+        md__json_kv(fp, "ke", r->ke);
+        md__json_kv(fp, "etotal", r->etotal);
+        md__json_kv(fp, "press", r->press);
         fprintf(fp, "}");
     }
     fprintf(fp, "%s],\n", md->nrec ? "\n  " : "");
@@ -217,12 +220,10 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
     for (int t = 0; t < HALOX_MD_T_COUNT; t++) {
         fprintf(fp, "%s\n      \"%s\": {\"seconds\": ", t ? "," : "", md__timer_keys[t]);
         md__json_num(fp, s->timer_seconds[t]);
-        fprintf(fp, ", \"max_seconds\": ");
-        md__json_num(fp, s->timer_max_seconds[t]);
-        fprintf(fp, ", \"ms_per_step\": ");
-        md__json_num(fp, s->steps > 0 ? 1e3 * s->timer_seconds[t] / (double)s->steps : 0.0);
-        fprintf(fp, ", \"percent\": ");
-        md__json_num(fp, total > 0 ? 100.0 * s->timer_seconds[t] / total : 0.0);
+        md__json_kv(fp, "max_seconds", s->timer_max_seconds[t]);
+        md__json_kv(fp, "ms_per_step",
+                    s->steps > 0 ? 1e3 * s->timer_seconds[t] / (double)s->steps : 0.0);
+        md__json_kv(fp, "percent", total > 0 ? 100.0 * s->timer_seconds[t] / total : 0.0);
         fprintf(fp, "}");
     }
     fprintf(fp,
@@ -237,14 +238,11 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
             "    \"device_bytes\": %lld",
             s->halo_bytes, s->checkpoints, s->graph_steps, s->device_bytes);
     if (s->overlap_reps > 0) { /* the overlap probe (cfg.overlap_probe) ran */
-        fprintf(fp, ",\n    \"overlap\": {\"repetitions\": %d, \"local_ms\": ", s->overlap_reps);
-        md__json_num(fp, s->overlap_local_ms);
-        fprintf(fp, ", \"halo_ms\": ");
-        md__json_num(fp, s->overlap_halo_ms);
-        fprintf(fp, ", \"both_ms\": ");
-        md__json_num(fp, s->overlap_both_ms);
-        fprintf(fp, ", \"percent\": ");
-        md__json_num(fp, s->overlap_percent);
+        fprintf(fp, ",\n    \"overlap\": {\"repetitions\": %d", s->overlap_reps);
+        md__json_kv(fp, "local_ms", s->overlap_local_ms);
+        md__json_kv(fp, "halo_ms", s->overlap_halo_ms);
+        md__json_kv(fp, "both_ms", s->overlap_both_ms);
+        md__json_kv(fp, "percent", s->overlap_percent);
         fprintf(fp, "}");
     }
     fprintf(fp, "\n  }\n}\n");
