@@ -336,6 +336,8 @@ void halox__plan_unpack_setup(halox_plan_t *plan, int k, halox_atoms_t *atoms, c
 {
     const halox_pulse_t *p = &plan->pulse[k];
     int n = p->recv_count, off = p->recv_offset;
+    if (n == 0)
+        return; /* an empty pulse: buf may be NULL, and memcpy wants pointers even for 0 bytes */
     const char *b = buf;
     size_t cb = halox__atom_bytes(atoms->real, atoms->stride, n);
     memcpy((char *)atoms->x + halox__atom_bytes(atoms->real, atoms->stride, off), b, cb);
