@@ -165,3 +165,11 @@ if(HALOX_HAVE_MPI)
                      TOOL overlap --transport mpi-staged --atoms 3000 --steps 10 -r 10)
   endif()
 endif()
+
+# the published set's tables come from its records (scripts/set-tables.py): every section, the
+# fused/floor ratio of 45k atoms on 2 GPUs (43.9 / 30.6 us) and the auto column
+add_test(NAME bench_set_tables
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/set-tables.py
+                 ${PROJECT_SOURCE_DIR}/bench/results/2026-11-30-h200x2)
+set_tests_properties(bench_set_tables PROPERTIES LABELS bench PASS_REGULAR_EXPRESSION
+                     "Halo exchange alone, 2 ranks.*\\| 45,000 \\| 107.3 \\| 71.7 .* \\| 1.43 \\| 1.63 \\| 2.44 \\|.*MD, 2 GPUs.*nvshmem-fused \\| nvshmem-fused \\|.*Overlap.*Bandwidth use.*Latency")
