@@ -237,6 +237,9 @@ int bench_md_case(const bench_opts_t *o, const char *label, long long natoms, in
 /* bench_md_case for every size and transport of the options: the worst status (BENCH_USAGE
  * stops at once). */
 int bench_md_all(const bench_opts_t *o, int overlap_probe, bench_md_report_fn report);
+/* A record's fields common to md and overlap: rec_common, preset, atoms, device, real, steps. */
+void bench_md_record_start(bench_record_t *r, const bench_md_case_t *c,
+                           const halox_md_summary_t *s);
 /* The run did what was asked: every atom, every step, finite energies and pressure. */
 int bench_md_sane(const halox_md_result_t *res, long long natoms, long long steps);
 

@@ -22,15 +22,9 @@ static int report(const bench_md_case_t *c, const halox_md_result_t *res)
            s->ms_per_step, s->steps_per_second, s->ns_per_day, share, ok ? "ok" : "WRONG");
     fflush(stdout);
     bench_record_t r;
-    rec_init(&r);
-    rec_common(&r, o, c->label, s->nranks, &s->grid);
-    rec_str(&r, "preset", "water-density");
-    rec_int(&r, "atoms", s->natoms);
-    rec_str(&r, "device", gpu ? "gpu" : "cpu");
+    bench_md_record_start(&r, c, s);
     rec_bool(&r, "graph", o->graph);
     rec_int(&r, "graph_steps", s->graph_steps);
-    rec_str(&r, "real", s->real == HALOX_FLOAT ? "float" : "double");
-    rec_int(&r, "steps", s->steps);
     rec_num(&r, "ms_per_step", s->ms_per_step);
     rec_num(&r, "steps_per_second", s->steps_per_second);
     rec_num(&r, "ns_per_day", s->ns_per_day);

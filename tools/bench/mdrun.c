@@ -116,3 +116,14 @@ int bench_md_all(const bench_opts_t *o, int overlap_probe, bench_md_report_fn re
         }
     return rc;
 }
+
+void bench_md_record_start(bench_record_t *r, const bench_md_case_t *c, const halox_md_summary_t *s)
+{
+    rec_init(r);
+    rec_common(r, c->o, c->label, s->nranks, &s->grid);
+    rec_str(r, "preset", "water-density");
+    rec_int(r, "atoms", s->natoms);
+    rec_str(r, "device", halox_md_config_device(&c->cfg) == HALOX_MD_DEVICE_GPU ? "gpu" : "cpu");
+    rec_str(r, "real", s->real == HALOX_FLOAT ? "float" : "double");
+    rec_int(r, "steps", s->steps);
+}

@@ -24,13 +24,7 @@ static int report(const bench_md_case_t *c, const halox_md_result_t *res)
            s->nranks, grid, gpu ? "gpu" : "cpu", loc, halo, both, pct, ok ? "ok" : "WRONG");
     fflush(stdout);
     bench_record_t r;
-    rec_init(&r);
-    rec_common(&r, o, c->label, s->nranks, &s->grid);
-    rec_str(&r, "preset", "water-density");
-    rec_int(&r, "atoms", s->natoms);
-    rec_str(&r, "device", gpu ? "gpu" : "cpu");
-    rec_str(&r, "real", s->real == HALOX_FLOAT ? "float" : "double");
-    rec_int(&r, "steps", s->steps);
+    bench_md_record_start(&r, c, s);
     rec_int(&r, "repeats", s->overlap_reps);
     rec_num(&r, "t_local_us", loc);
     rec_num(&r, "t_halo_us", halo);
