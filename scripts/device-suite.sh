@@ -8,26 +8,31 @@
 # 3. GPU tests (ctest -L gpu): kernels, every GPU transport against the reference on 1 and 2
 #    ranks, bounded waits, the NVSHMEM smoke program, the GPU MD engine (test_gpu_md); then 4
 #    and 8 ranks on the GPUs under MPS
-# 3b. GPU MD engine speed: halox-md --preset water-density, 45k, 360k and 3M atoms, 200 steps, on
+# 3a. 4 and 8 ranks under MPS (ctest -L gpu -R np[48])
+# 3b. compute-sanitizer: memcheck, racecheck and initcheck on the kernels, memcheck on small
+#    MPI-launched exchanges (mpi-staged, nccl), then NVSHMEM cases (HALOX_SUITE_SANITIZE_CASES)
+# 4. GPU MD engine speed: halox-md --preset water-density, 45k, 360k and 3M atoms, 200 steps, on
 #    1 GPU (nccl, nccl --graph) and 2 GPUs (mpi-staged, nccl, nccl --graph): ms/step, halo
 #    ms/step and share, time split, ns/day (scripts/md-table.py makes the tables)
-# 3c. pair-force roofline (bench/pair_roofline_bench): the first per-atom-list LJ kernel and the
+# 4b. pair-force roofline (bench/pair_roofline_bench): the first per-atom-list LJ kernel and the
 #    engine's cluster kernel: pairs/s, bytes/s, flop/s
 #    against copy bandwidth and fp32 FMA rate measured in the same run; 1 GPU
-# 4. benchmark: halo exchange time per transport (tools/halox-bench halo, with a barrier before
+# 4c. benchmark: halo exchange time per transport (tools/halox-bench halo, with a barrier before
 #    every exchange and with 20 exchanges back to back) at 45k and 176k atoms
 #    on 1, 2 (one rank per GPU), 4 and 8 ranks (MPS for several ranks per GPU)
-# 5. compute-sanitizer: memcheck, racecheck and initcheck on the kernels, memcheck on small
-#    MPI-launched exchanges (mpi-staged, nccl)
-# 6. CPU tests (ctest -LE gpu, in parallel)
+# 5. CPU tests (ctest -LE gpu, in parallel)
 #
 # Writes into $OUT (at most 8 files, flat): suite.log (everything printed), summary.json
 # (phases, test counts, benchmark results), bench.jsonl (one line per transport and size),
 # logs.tar.gz (every phase's full log). Keeps NVSHMEM_DISABLE_NVLS=1 and NCCL_NVLS_ENABLE=0
 # exported (NVLink multicast stays off). Never touches GPU settings.
 #
+# Correctness first (tests, MPS, sanitizers), then the benchmarks, then the CPU tests; every phase
+# is cut to the suite's deadline, so one call ends in time on every kind.
+#
 # Environment: OUT (default /tmp/halox-device-out), HALOX_JOBS (16), HALOX_SUITE_BUDGET_S
-# (seconds after which optional phases are skipped, default 500), HALOX_BENCH_NP ("1 2 4 8"),
+# (seconds after which optional phases are skipped, default 500), HALOX_SUITE_DEADLINE_S (no
+# phase runs past it, default 540), HALOX_BENCH_NP ("1 2 4 8"),
 # HALOX_BENCH_TRANSPORTS, HALOX_BENCH_B2B ("1 20": --back-to-back values), HALOX_MD_TRANSPORTS
 # (2-GPU runs; T+graph adds --graph), HALOX_BENCH_SIZES
 # (45000,176000), HALOX_BENCH_REPEATS (200), HALOX_ROOF_SIZES (45000,360000,3000000),
@@ -62,9 +67,19 @@ export PYTHONUNBUFFERED=1
 PHASES=() # "name|status|seconds|note"
 note() { printf '\n=== [%4ds] %s\n' $((SECONDS - T0)) "$*"; }
 # phase NAME TIMEOUT_S COMMAND...: run with a time limit, full log in $LOGS/NAME.log, tail shown
+# A phase never runs past the suite's deadline (HALOX_SUITE_DEADLINE_S, default 540 s after the
+# start): its limit is cut to what is left, and a phase with less than 20 s left is skipped, so
+# one device call of 10 minutes always ends with its files written.
+DEADLINE="${HALOX_SUITE_DEADLINE_S:-540}"
 phase() {
     local name="$1" limit="$2"
     shift 2
+    local left=$((DEADLINE - (SECONDS - T0) - 10))
+    if [ "$left" -lt 20 ]; then
+        skip "$name" "past the suite's deadline (${DEADLINE} s)"
+        return 0
+    fi
+    [ "$limit" -gt "$left" ] && limit=$left
     note "$name: $*"
     local t=$SECONDS rc=0
     timeout --kill-after=10 "$limit" "$@" >"$LOGS/$name.log" 2>&1 || rc=$?
@@ -269,7 +284,54 @@ if want gpu-tests; then
     ctest_phase ctest-gpu 240 -L gpu -E "_np[48]$" --output-on-failure --timeout 200
 fi
 
-# ---- 3b. GPU MD engine: halox-md ms/step (water-density, 200 steps) -------------------------
+# ---- 3a. four and eight ranks on the GPUs: several per GPU, under MPS
+if ! want mps; then
+    :
+elif over_budget; then
+    skip ctest-gpu-mps "over the time budget"
+else
+    mps_start
+    ctest_phase ctest-gpu-mps 240 -L gpu -R "_np[48]$" --output-on-failure --timeout 200
+    mps_stop
+fi
+
+# ---- 3b. compute-sanitizer -------------------------------------------------------------------
+CS="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
+if ! want sanitizer; then
+    :
+elif [ ! -x "$CS" ]; then
+    skip sanitizer "no compute-sanitizer"
+elif over_budget; then
+    skip sanitizer "over the time budget"
+else
+    for tool in memcheck racecheck initcheck; do
+        phase "sanitizer-$tool-kernels" 150 "$CS" --tool "$tool" --error-exitcode 3 \
+            "$BUILD/tests/test_gpu_kernels"
+        phase "sanitizer-$tool-clusters" 150 "$CS" --tool "$tool" --error-exitcode 3 \
+            "$BUILD/tests/test_gpu_clusters"
+    done
+    phase sanitizer-memcheck-mpi-staged 150 "${MPIRUN[@]}" -np 2 "$CS" --tool memcheck \
+        --error-exitcode 3 "$BUILD/tests/test_gpu_exchange" --transport mpi-staged --quick
+    # NVSHMEM: its VMM-mapped heap is not tracked by the sanitizer; plain cudaMalloc'ed heap.
+    # About 70 s a case: the most telling first (HALOX_SUITE_SANITIZE_CASES, TOOL:TRANSPORT), the
+    # deadline cuts the rest
+    for c in ${HALOX_SUITE_SANITIZE_CASES:-memcheck:nvshmem-fused racecheck:nvshmem-fused synccheck:nvshmem-fused memcheck:hybrid+all racecheck:nvshmem-fused+tma memcheck:nvshmem-pulse+put synccheck:nvshmem-pulse+put memcheck:nvshmem-stream}; do
+        tool="${c%%:*}" t="${c#*:}"
+        # NVSHMEM's team set-up creates an NCCL communicator, whose probes of kernels for
+        # other architectures are API errors (as in the nccl phase below): not reported
+        phase "sanitizer-$tool-$t" 150 env NVSHMEM_DISABLE_CUDA_VMM=1 "${MPIRUN[@]}" -np 2 \
+            "$CS" --tool "$tool" --report-api-errors no --error-exitcode 3 \
+            "$BUILD/tests/test_gpu_exchange" --transport "$t" --quick
+    done
+    if [ "$NGPU" -ge 2 ] && ! over_budget; then
+        # NCCL probes kernels of other architectures at creation (cudaFuncGetAttributes errors
+        # it handles itself): API errors are not reported here, memory errors are
+        phase sanitizer-memcheck-nccl 100 "${MPIRUN[@]}" -np 2 "$CS" --tool memcheck \
+            --report-api-errors no --error-exitcode 3 "$BUILD/tests/test_gpu_exchange" --transport nccl --quick
+    fi
+fi
+
+# ---- 4. GPU MD engine: halox-md ms/step (water-density, 200 steps) -------------------------
 # (its correctness tests, test_gpu_md_np1/np2, ran in ctest-gpu above). One line per run in
 # bench.jsonl: ms/step, halo (coordinate + force exchange) ms/step, halo share, ns/day.
 MD="$BUILD/tools/halox-md"
@@ -335,7 +397,7 @@ else
     done
 fi
 
-# ---- 3c. pair-force roofline: LJ kernels against measured copy bandwidth and fp32 FMA rate ----
+# ---- 4b. pair-force roofline: LJ kernels against measured copy bandwidth and fp32 FMA rate ----
 # (bench/pair_roofline_bench, one GPU: forces checked against a CPU double reference first, then
 # 45k, 360k and 3M atoms; one JSON line per kernel and size in bench.jsonl)
 ROOF="$BUILD/bench/pair_roofline_bench"
@@ -355,18 +417,7 @@ else
         | sed "s/^/roof  /" >>"$LOGS/bench-table.txt"
 fi
 
-# four and eight ranks on the GPUs: several per GPU, under MPS
-if ! want mps; then
-    :
-elif over_budget; then
-    skip ctest-gpu-mps "over the time budget"
-else
-    mps_start
-    ctest_phase ctest-gpu-mps 240 -L gpu -R "_np[48]$" --output-on-failure --timeout 200
-    mps_stop
-fi
-
-# ---- 4. benchmark ---------------------------------------------------------------------------
+# ---- 4c. benchmark ---------------------------------------------------------------------------
 BENCH="$BUILD/tools/halox-bench"
 bench() { # bench NP: halox-bench halo runs (one per HALOX_BENCH_B2B value), to bench.jsonl
     local np="$1" b name
@@ -407,44 +458,7 @@ else
         skip bench-np4-np8 "needs 2 GPUs"
     fi
 fi
-# ---- 5. compute-sanitizer -------------------------------------------------------------------
-CS="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
-if ! want sanitizer; then
-    :
-elif [ ! -x "$CS" ]; then
-    skip sanitizer "no compute-sanitizer"
-elif over_budget; then
-    skip sanitizer "over the time budget"
-else
-    for tool in memcheck racecheck initcheck; do
-        phase "sanitizer-$tool-kernels" 150 "$CS" --tool "$tool" --error-exitcode 3 \
-            "$BUILD/tests/test_gpu_kernels"
-        phase "sanitizer-$tool-clusters" 150 "$CS" --tool "$tool" --error-exitcode 3 \
-            "$BUILD/tests/test_gpu_clusters"
-    done
-    phase sanitizer-memcheck-mpi-staged 150 "${MPIRUN[@]}" -np 2 "$CS" --tool memcheck \
-        --error-exitcode 3 "$BUILD/tests/test_gpu_exchange" --transport mpi-staged --quick
-    # NVSHMEM: its VMM-mapped heap is not tracked by the sanitizer; plain cudaMalloc'ed heap
-    for tool in memcheck racecheck synccheck; do
-        over_budget && break
-        for t in nvshmem-fused nvshmem-pulse+put nvshmem-fused+tma nvshmem-stream; do
-            [ "$tool" != memcheck ] && [ "$t" = nvshmem-stream ] && continue
-            # NVSHMEM's team set-up creates an NCCL communicator, whose probes of kernels for
-            # other architectures are API errors (as in the nccl phase below): not reported
-            phase "sanitizer-$tool-$t" 150 env NVSHMEM_DISABLE_CUDA_VMM=1 "${MPIRUN[@]}" -np 2 \
-                "$CS" --tool "$tool" --report-api-errors no --error-exitcode 3 \
-                "$BUILD/tests/test_gpu_exchange" --transport "$t" --quick
-        done
-    done
-    if [ "$NGPU" -ge 2 ] && ! over_budget; then
-        # NCCL probes kernels of other architectures at creation (cudaFuncGetAttributes errors
-        # it handles itself): API errors are not reported here, memory errors are
-        phase sanitizer-memcheck-nccl 100 "${MPIRUN[@]}" -np 2 "$CS" --tool memcheck \
-            --report-api-errors no --error-exitcode 3 "$BUILD/tests/test_gpu_exchange" --transport nccl --quick
-    fi
-fi
-
-# ---- 6. CPU tests ---------------------------------------------------------------------------
+# ---- 5. CPU tests ---------------------------------------------------------------------------
 if ! want cpu-tests; then
     :
 elif over_budget; then

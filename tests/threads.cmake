@@ -10,3 +10,6 @@ halox_test(test_threads_timeout SOURCES test_threads_timeout.c LIBS halox_checks
 # the CPU engine with pairs declared unreachable (HALOX_HYBRID_UNREACHABLE: mailbox path) gives
 # the same trajectory bits as with direct stores everywhere
 halox_test(test_md_hybrid SOURCES test_md_hybrid.c LABELS threads md TIMEOUT 300)
+# wait bounds and numeric environment variables refused where they are read (a bound of 1e20 s
+# spun forever before): the timeout catches a regression that hangs
+halox_test(test_bounds_env SOURCES test_bounds_env.c LABELS threads unit TIMEOUT 30)

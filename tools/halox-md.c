@@ -112,7 +112,8 @@ static void usage(FILE *to)
         "                          with bulk asynchronous copies (TMA) from shared memory\n"
         "  --precision P           float (default: positions and forces in single precision,\n"
         "                          energies in double) or double\n"
-        "  --timeout S             bound on every wait for a peer (default HALOX_TIMEOUT_S or 60)\n"
+        "  --timeout S             bound on every wait for a peer, seconds (0 < S <= 1e6;\n"
+        "                          default HALOX_TIMEOUT_S or 60)\n"
         "  --overlap-probe R       after the last step, time R repetitions of the local forces\n"
         "                          alone, the halo exchange alone and both as a step runs them;\n"
         "                          the summary adds them and overlap %% (halox-bench overlap)\n"
@@ -515,8 +516,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
                 return bad("--autotune-steps '%s': give a number of steps from 10 to 100000", v);
             o->autotune = (int)n;
         } else if (!strcmp(a, "--timeout")) {
-            if (!parse_double(v, &d) || d <= 0)
-                return bad("--timeout '%s': give seconds > 0", v);
+            if (!parse_double(v, &d) || d <= 0 || d > HALOX_TIMEOUT_MAX_S)
+                return bad("--timeout '%s': give seconds > 0 and at most %g", v,
+                           HALOX_TIMEOUT_MAX_S);
             c->timeout_s = d;
         } else if (!strcmp(a, "--json")) {
             c->json_path = v;

@@ -17,11 +17,22 @@ extern "C" {
 typedef struct halox_comm halox_comm_t;
 typedef struct halox_team halox_team_t;
 
+/** The longest bound on a wait that halox takes, in seconds (about 11.6 days): a larger value,
+ *  inf or NaN, given or in HALOX_TIMEOUT_S, is refused (HALOX_ERR_INVALID_ARG). */
+#define HALOX_TIMEOUT_MAX_S 1e6
+
+/** The wait bound that an endpoint created with timeout_s would use (0: HALOX_TIMEOUT_S, else
+ *  60 s), in *bound_p (may be NULL). HALOX_ERR_INVALID_ARG, naming the value, when timeout_s or
+ *  HALOX_TIMEOUT_S is not finite, not > 0 or above HALOX_TIMEOUT_MAX_S: tools call it while
+ *  reading their options, so a bad bound is refused before anything starts. */
+halox_status_t halox_timeout_resolve(double timeout_s, double *bound_p);
+
 /** What a transport needs to create a rank's endpoint. Unused fields stay zero. */
 typedef struct halox_comm_args {
     halox_real_t real;  /**< precision of coordinates and forces */
     int stride;         /**< reals per atom (3 or 4) */
-    double timeout_s;   /**< bound on every wait; <= 0: HALOX_TIMEOUT_S or 60 s */
+    double timeout_s;   /**< bound on every wait, > 0 and at most HALOX_TIMEOUT_MAX_S; 0:
+                             HALOX_TIMEOUT_S or 60 s; anything else is refused */
     halox_team_t *team; /**< `threads`: the team the rank belongs to */
     int rank;           /**< `threads`: this thread's rank in the team */
     void *mpi_comm;     /**< MPI-based transports: pointer to an MPI_Comm (NULL: world) */
@@ -113,7 +124,8 @@ const char *halox_transport_description(const char *name);
 int halox_transport_available(const char *name);
 
 /** A team of ranks that live as threads of one process (the `threads` transport). A rank whose
- *  endpoint is created with timeout_s <= 0 uses the team's timeout. After an abort or any
+ *  endpoint is created with timeout_s 0 uses the team's timeout (timeout_s as in
+ *  halox_comm_args_t). After an abort or any
  *  timeout the team is failed for good: destroy the endpoints, then the team. Destroy the team
  *  only after every rank destroyed its endpoint. */
 halox_status_t halox_team_create(int nranks, double timeout_s, halox_team_t **team_p);

@@ -91,7 +91,8 @@ typedef struct halox_md_config {
     halox_grid_t grid;
     const char *transport; /**< "threads", "mpi", ... */
     halox_real_t real;     /**< HALOX_FLOAT (default) or HALOX_DOUBLE */
-    double timeout_s;      /**< bound on every wait (<= 0: HALOX_TIMEOUT_S or 60 s) */
+    double timeout_s;      /**< bound on every wait (0: HALOX_TIMEOUT_S or 60 s; at most
+                                HALOX_TIMEOUT_MAX_S) */
     /* output */
     const char *json_path;       /**< thermo and summary as JSON, written at the end */
     const char *csv_path;        /**< thermo as CSV, one row per thermo step, flushed */

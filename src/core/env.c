@@ -1,8 +1,11 @@
 /* The environment table: one X-macro list, so docs, --help-env and reads cannot drift. */
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/env.h"
+#include "core/util.h"
 
 #define HALOX_ENV_LIST(X)                                                                          \
     X("HALOX_TRANSPORT", "string", "threads (CPU)",                                                \
@@ -12,8 +15,9 @@
       "GPU is visible, --transport and HALOX_TRANSPORT are unset, the precision is float and "     \
       "the run has one rank or is started by mpirun with one process per rank)")                   \
     X("HALOX_TIMEOUT_S", "seconds", "60",                                                          \
-      "bound on every wait for a peer (signals, messages, barriers); a wait that expires "         \
-      "stops the run with an error naming rank, pulse, peer and step")                             \
+      "bound on every wait for a peer (signals, messages, barriers), from 0.001 to 1e6; a wait "   \
+      "that expires stops the run with an error naming rank, pulse, peer and step; any other "    \
+      "value is refused")                             \
     X("HALOX_LOG_LEVEL", "integer", "1",                                                           \
       "halox-md's verbosity: 0 errors only (as --quiet), 1 normal (2 and 3: as 1 for now)")        \
     X("HALOX_COMMIT", "string", "(git)",                                                           \
@@ -74,12 +78,58 @@ const char *halox__env_string(const char *name)
     return v && *v ? v : NULL;
 }
 
-double halox__env_double(const char *name)
+/* The whole string as a finite number, else 0 (no trailing characters, no overflow). */
+static int halox__env_parse(const char *v, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double d = strtod(v, &end);
+    while (end && (*end == ' ' || *end == '\t' || *end == '\n'))
+        end++;
+    if (!end || end == v || *end || errno == ERANGE || !isfinite(d))
+        return 0;
+    *out = d;
+    return 1;
+}
+
+halox_status_t halox__env_number(const char *name, double lo, double hi, double def, double *out)
 {
     const char *v = halox__env_string(name);
+    *out = def;
     if (!v)
-        return 0.0;
-    char *end = NULL;
-    double d = strtod(v, &end);
-    return end && end != v ? d : 0.0;
+        return HALOX_OK;
+    double d;
+    if (!halox__env_parse(v, &d) || d < lo || d > hi)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "%s='%s' is not a number from %g to %g: set it to one, or unset it "
+                            "for the default (%g)",
+                            name, v, lo, hi, def);
+    *out = d;
+    return HALOX_OK;
+}
+
+halox_status_t halox__env_int(const char *name, int lo, int hi, int def, int *out)
+{
+    double d;
+    halox_status_t st = halox__env_number(name, lo, hi, def, &d);
+    if (st == HALOX_OK && d != floor(d))
+        st = halox__error(HALOX_ERR_INVALID_ARG,
+                          "%s='%s' is not a whole number: set it to one from %d to %d, or unset "
+                          "it for the default (%d)",
+                          name, halox__env_string(name), lo, hi, def);
+    *out = st == HALOX_OK ? (int)d : def;
+    return st;
+}
+
+halox_status_t halox__env_flag(const char *name, int *out)
+{
+    const char *v = halox__env_string(name);
+    *out = 0;
+    if (!v)
+        return HALOX_OK;
+    if (!strcmp(v, "0") || !strcmp(v, "1")) {
+        *out = v[0] == '1';
+        return HALOX_OK;
+    }
+    return halox__error(HALOX_ERR_INVALID_ARG, "%s='%s': set it to 0 or 1, or unset it", name, v);
 }

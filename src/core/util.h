@@ -24,8 +24,10 @@ halox_status_t halox__error(halox_status_t st, const char *fmt, ...) HALOX__PRIN
 /* Monotonic clock in seconds. */
 double halox__now(void);
 
-/* The wait bound to use: `given` if > 0, else HALOX_TIMEOUT_S from the environment, else 60. */
-double halox__timeout(double given);
+/* The wait bound to use: `given` when not 0, else HALOX_TIMEOUT_S from the environment, else
+ * 60 s. A bound that is not finite, not > 0 or above HALOX_TIMEOUT_MAX_S (in either place) is
+ * an error naming it (who: the caller, for the message); *out is then 60. */
+halox_status_t halox__timeout(double given, const char *who, double *out);
 
 /* dst[i] = x[index[i]] for n atoms (stride reals each), adding shift to component dim when
  * shift != 0 (the add happens in the data's own precision). */

@@ -172,8 +172,16 @@ extern "C" size_t halox__shm_heap_size(int *user_set)
             m = 1024.0 * 1024 * 1024 * 1024;
             break;
         default:
+            m = 0; /* not a size: NVSHMEM itself judges the variable at initialisation */
             break;
         }
+        if (end[1])
+            m = 0;
+    }
+    /* (size_t) of a negative, NaN or huge value is undefined: such a value is no limit here */
+    if (end == s || !(v * m >= 1.0 && v * m < 9.2e18)) {
+        *user_set = 0;
+        return (size_t)1 << 30;
     }
     return (size_t)(v * m);
 }

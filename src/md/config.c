@@ -126,6 +126,19 @@ halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name)
 
 static int md__finite_pos(double v) { return isfinite(v) && v > 0; }
 
+/* The settings that halox_md_config_check() leaves to the system when it restarts (a
+ * checkpoint holds them), checked as the command line checks them for a new system. */
+halox_status_t md__config_check_restored(const halox_md_config_t *cfg)
+{
+    if (!isfinite(cfg->temp) || cfg->temp < 0)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "temperature %g: give a finite temperature >= 0", cfg->temp);
+    if (!md__finite_pos(cfg->density))
+        return halox__error(HALOX_ERR_INVALID_ARG, "density %g: give a finite density > 0",
+                            cfg->density);
+    return HALOX_OK;
+}
+
 /* Box of a generated system (fcc, random); 0 for a file (known only after reading it). */
 static int md__config_box(const halox_md_config_t *cfg, double box[3])
 {
@@ -216,6 +229,8 @@ halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
         return halox__error(HALOX_ERR_INVALID_ARG,
                             "checkpoints every %lld steps need a file: give --checkpoint FILE",
                             cfg->checkpoint_every);
+    if (halox_timeout_resolve(cfg->timeout_s, NULL) != HALOX_OK)
+        return HALOX_ERR_INVALID_ARG; /* the message names the bound (or HALOX_TIMEOUT_S) */
     if (cfg->real != HALOX_FLOAT && cfg->real != HALOX_DOUBLE)
         return halox__error(HALOX_ERR_INVALID_ARG, "unknown precision %d", (int)cfg->real);
     if (halox_grid_check(&cfg->grid) != HALOX_OK)

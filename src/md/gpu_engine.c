@@ -254,7 +254,10 @@ halox_status_t md__gpu_flush_timers(halox_md_t *md)
  * never comes (an exchange stuck on the device) ends the run with an error, not a hang. */
 static halox_status_t md__gpu_wait(halox_md_t *md, cudaStream_t s, cudaEvent_t ev, const char *what)
 {
-    const double limit = halox__timeout(md->cfg.timeout_s);
+    double limit;
+    halox_status_t st = halox__timeout(md->cfg.timeout_s, "halox-md", &limit);
+    if (st != HALOX_OK)
+        return st;
     const double deadline = halox__now() + limit;
     for (long polls = 0;; polls++) {
         cudaError_t e = ev ? cudaEventQuery(ev) : cudaStreamQuery(s);

@@ -166,13 +166,22 @@ static halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_
     comm->impl = m;
     m->mode = mode;
     m->hs.comm = MPI_COMM_NULL; /* hybrid's MPI leg, created last */
-    m->use_put = halox__env_double("HALOX_NVSHMEM_PUT") != 0.0;
-    m->signal_only = halox__env_double("HALOX_NVSHMEM_SIGNAL_ONLY") != 0.0;
-    m->use_tma = halox__env_double("HALOX_NVSHMEM_TMA") != 0.0;
-    m->headroom = halox__env_double("HALOX_NVSHMEM_HEADROOM");
-    if (m->headroom < 1.0)
-        m->headroom = 1.25;
-    halox_status_t st = halox__gpu_init(comm, args, &m->g, name);
+    m->g.device = -1;           /* nothing to wait for until halox__gpu_init sets it */
+    int put = 0, signal_only = 0, tma = 0;
+    halox_status_t st = halox__env_flag("HALOX_NVSHMEM_PUT", &put);
+    if (st == HALOX_OK)
+        st = halox__env_flag("HALOX_NVSHMEM_SIGNAL_ONLY", &signal_only);
+    if (st == HALOX_OK)
+        st = halox__env_flag("HALOX_NVSHMEM_TMA", &tma);
+    if (st == HALOX_OK)
+        st = halox__env_number("HALOX_NVSHMEM_HEADROOM", 1.0, 16.0, 1.25, &m->headroom);
+    if (st == HALOX_OK)
+        st = halox__env_int("HALOX_NVSHMEM_BLOCKS", 0, 1 << 16, 0, &m->blocks_wanted);
+    m->use_put = put;
+    m->signal_only = signal_only;
+    m->use_tma = tma;
+    if (st == HALOX_OK)
+        st = halox__gpu_init(comm, args, &m->g, name);
     if (st == HALOX_OK)
         st = halox__shm_count_per_gpu(comm, &m->pes_per_gpu);
     if (st != HALOX_OK)
@@ -588,7 +597,7 @@ static halox_status_t halox__shm_bind(halox_comm_t *comm)
     int cap = halox__shm_max_blocks(m->pes_per_gpu) / rows;
     cap = cap > 0 ? cap : 1;
     int bpr = (int)(((long long)maxc * comm->stride + 511) / 512);
-    const int want = (int)halox__env_double("HALOX_NVSHMEM_BLOCKS"); /* tuning: fixed count */
+    const int want = m->blocks_wanted; /* tuning: a fixed count */
     if (want > 0)
         bpr = want;
     m->blocks_per_row = bpr < 1 ? 1 : bpr > cap ? cap : bpr;

@@ -22,7 +22,8 @@ typedef struct halox__shm {
     int use_put;     /* HALOX_NVSHMEM_PUT */
     int signal_only; /* HALOX_NVSHMEM_SIGNAL_ONLY */
     int use_tma;     /* HALOX_NVSHMEM_TMA */
-    double headroom;
+    double headroom;      /* HALOX_NVSHMEM_HEADROOM */
+    int blocks_wanted;    /* HALOX_NVSHMEM_BLOCKS (0: from the halo size) */
     int *pe_of;   /* comm rank -> PE */
     int *rank_of; /* PE -> comm rank (-1: not in this endpoint) */
     int n_pes;

@@ -149,12 +149,26 @@ halox_status_t halox__hst_wait(halox_comm_t *comm, halox__hst_t *h, int first, i
     return st == HALOX_OK ? HALOX_OK : halox__hst_fail(comm, h, st);
 }
 
+/* Called while the host waits for its stream. MPI moves a message only inside MPI calls of both
+ * ends (a rendezvous send needs its sender's progress after the receiver arrives), and hybrid's
+ * stream may wait in a kernel for a peer whose host waits, in MPI, for our earlier sends: without
+ * progress here the two hosts wait for each other (seen with 8 ranks on one GPU: every rank timed
+ * out). MPI_Iprobe drives Open MPI's progress engine without touching any request. */
+static halox_status_t halox__hst_progress(halox_comm_t *comm, void *ctx)
+{
+    halox__hst_t *h = ctx;
+    int flag = 0;
+    if (h->comm != MPI_COMM_NULL)
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, h->comm, &flag, MPI_STATUS_IGNORE);
+    return h->check ? h->check(comm, NULL) : HALOX_OK;
+}
+
 halox_status_t halox__hst_sync(halox_comm_t *comm, halox__hst_t *h, const halox__hst_op_t *op,
                                int pulse)
 {
     halox__gpu_t *g = halox__gpu(comm);
-    halox_status_t st =
-        halox__gpu_stream_wait(comm, g, op->deadline + h->stream_grace, h->check, NULL, op->name);
+    halox_status_t st = halox__gpu_stream_wait(comm, g, op->deadline + h->stream_grace,
+                                               halox__hst_progress, h, op->name);
     if (st == HALOX_ERR_TIMEOUT && !g->failed) { /* (a check that failed said why already) */
         halox__error(HALOX_ERR_TIMEOUT,
                      "%s: rank %d timed out after %.3g s in the %s at step %lld (pulse %d) "

@@ -65,7 +65,7 @@ static halox__mpi_t *halox__mpi(halox_comm_t *comm) { return (halox__mpi_t *)com
 
 static double halox__mpi_deadline(const halox_comm_t *comm)
 {
-    return halox__now() + halox__timeout(comm->timeout_s);
+    return halox__now() + comm->timeout_s; /* validated at creation */
 }
 
 static halox_status_t halox__mpi_usable(halox_comm_t *comm, const char *op)
@@ -233,8 +233,7 @@ static halox_status_t halox__mpi_init(halox_comm_t *comm, const halox_comm_args_
     MPI_Comm_size(parent, &comm->size);
 
     /* the nonblocking duplicate keeps even creation bounded by the timeout */
-    double t = comm->timeout_s > 0 ? comm->timeout_s : halox__timeout(args ? args->timeout_s : 0);
-    halox__mpi_op_t op = {"endpoint creation (MPI_Comm_idup)", halox__now() + t};
+    halox__mpi_op_t op = {"endpoint creation (MPI_Comm_idup)", halox__now() + comm->timeout_s};
     halox__mpi_clear(m, 1);
     m->info[0] = (halox__mpiw_info_t){HALOX__MPIW_COLLECTIVE, -1, -1, 0};
     int rc = MPI_Comm_idup(parent, &m->comm, &m->req[0]);

@@ -55,7 +55,7 @@ int halox__mpiw_abandon(MPI_Request *req, const halox__mpiw_info_t *info, int n)
 static halox_status_t halox__mpiw_timeout(halox_comm_t *comm, const char *who,
                                           const halox__mpiw_info_t *in, const char *op)
 {
-    double t = halox__timeout(comm->timeout_s);
+    double t = comm->timeout_s;
     const char *dir = in->kind == HALOX__MPIW_RECV ? "receive from" : "send to";
     if (in->kind == HALOX__MPIW_COLLECTIVE)
         return halox__error(HALOX_ERR_TIMEOUT,

@@ -147,8 +147,12 @@ halox_status_t halox_comm_create(const char *transport, const halox_comm_args_t 
     comm->ops = ops;
     comm->real = real;
     comm->stride = stride;
-    comm->timeout_s = halox__timeout(args->timeout_s);
-    halox_status_t st = ops->init(comm, args);
+    halox_status_t st = halox__timeout(args->timeout_s, "comm_create", &comm->timeout_s);
+    if (st != HALOX_OK) {
+        free(comm);
+        return st;
+    }
+    st = ops->init(comm, args);
     if (st != HALOX_OK) {
         free(comm);
         return st;

@@ -141,6 +141,10 @@ halox_status_t halox_team_create(int nranks, double timeout_s, halox_team_t **te
     if (nranks < 1 || nranks > (1 << 20))
         return halox__error(HALOX_ERR_INVALID_ARG,
                             "team_create: %d ranks: a team has 1 to %d ranks", nranks, 1 << 20);
+    double bound;
+    halox_status_t st = halox__timeout(timeout_s, "team_create", &bound);
+    if (st != HALOX_OK)
+        return st;
     halox_team_t *team = calloc(1, sizeof *team);
     if (!team)
         return halox__error(HALOX_ERR_NO_MEMORY, "team_create: no memory");
@@ -179,7 +183,7 @@ halox_status_t halox_team_create(int nranks, double timeout_s, halox_team_t **te
                             strerror(rc));
     }
     team->nranks = nranks;
-    team->timeout_s = halox__timeout(timeout_s);
+    team->timeout_s = bound;
     team->acc_bad = -1;
     team->done_bad = -1;
     team->abort_rank = -1;
@@ -244,10 +248,16 @@ static halox_status_t halox__team_aborted_error(halox_team_t *team, int rank, co
                         during, why);
 }
 
+/* seconds is a validated bound (0 < seconds <= HALOX_TIMEOUT_MAX_S), so the sum cannot overflow
+ * time_t; the clamp only keeps a bad value from ever producing an invalid timespec. */
 static struct timespec halox__deadline(double seconds)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (!(seconds > 0))
+        seconds = 0;
+    if (seconds > HALOX_TIMEOUT_MAX_S)
+        seconds = HALOX_TIMEOUT_MAX_S;
     double whole = (double)(long long)seconds;
     ts.tv_sec += (time_t)whole;
     ts.tv_nsec += (long)((seconds - whole) * 1e9);
@@ -319,6 +329,17 @@ static halox_status_t halox__team_barrier(halox_team_t *team, int rank, double t
         while (team->generation == gen &&
                !atomic_load_explicit(&team->aborted, memory_order_relaxed)) {
             int rc = pthread_cond_timedwait(&team->cond, &team->mutex, &deadline);
+            if (rc != 0 && rc != ETIMEDOUT) {
+                /* EINVAL and the like would return at once forever: a spin, not a wait */
+                char msg[HALOX__WHY_BYTES];
+                snprintf(msg, sizeof msg,
+                         "rank %d could not wait in %s (collective #%lld): "
+                         "pthread_cond_timedwait failed: %s",
+                         rank, what, seq, strerror(rc));
+                halox__team_abort_locked(team, rank, msg);
+                pthread_mutex_unlock(&team->mutex);
+                return halox__error(HALOX_ERR_INTERNAL, "%s", msg);
+            }
             if (rc == ETIMEDOUT && team->generation == gen &&
                 !atomic_load_explicit(&team->aborted, memory_order_relaxed)) {
                 char missing[256], msg[HALOX__WHY_BYTES];
@@ -468,7 +489,7 @@ static halox_status_t halox__threads_init(halox_comm_t *comm, const halox_comm_a
         st = halox__error(HALOX_ERR_NO_MEMORY, "threads transport: no memory");
     comm->rank = rank;
     comm->size = team->nranks;
-    if (args->timeout_s <= 0)
+    if (args->timeout_s == 0)
         comm->timeout_s = team->timeout_s; /* the team's bound unless the rank names its own */
     comm->impl = impl;
     if (impl) {

@@ -288,8 +288,9 @@ static int set_value(bench_opts_t *o, const char *name, const char *v)
     } else if (!strcmp(name, "--timeout")) {
         char *end;
         o->timeout_s = strtod(v, &end);
-        if (end == v || *end || !(o->timeout_s > 0))
-            return bench_bad("--timeout '%s': give seconds > 0", v);
+        if (end == v || *end || !(o->timeout_s > 0 && o->timeout_s <= HALOX_TIMEOUT_MAX_S))
+            return bench_bad("--timeout '%s': give seconds > 0 and at most %g", v,
+                             HALOX_TIMEOUT_MAX_S);
     } else if (!strcmp(name, "--steps")) {
         if (!parse_int(v, 1, 1000000000, &n))
             return bench_bad("--steps '%s': give a count >= 1", v);
@@ -328,6 +329,9 @@ static int check_combinations(bench_opts_t *o, int cmd)
         if (o->min_bytes > o->max_bytes)
             return bench_bad("-b %lld is above -e %lld", o->min_bytes, o->max_bytes);
     }
+    /* HALOX_TIMEOUT_S too: a bad bound is refused here, not after the ranks have started */
+    if (cmd != C_SCAL && halox_timeout_resolve(o->timeout_s, NULL) != HALOX_OK)
+        return bench_bad("%s", halox_last_error());
     if (cmd == C_SCAL && o->n_files == 0)
         return bench_bad("scaling needs the JSON files of md runs: halox-bench scaling A.json "
                          "B.json ...");

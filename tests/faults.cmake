@@ -1,0 +1,28 @@
+# Hostile input to the tools (label faults): every case must end at once with exit 2 and a
+# message naming the value, never hang (the TIMEOUT catches a hang), crash or exit 0.
+set(_fault_run ${PROJECT_SOURCE_DIR}/tests/expect_error.sh)
+
+# halox_fault_test(NAME PATTERN ENV TOOL ARGS...): ENV is "" or "VAR=value;VAR2=value"
+function(halox_fault_test name pattern env tool)
+  if(NOT TARGET ${tool})
+    return()
+  endif()
+  add_test(NAME ${name} COMMAND ${_fault_run} "${pattern}" $<TARGET_FILE:${tool}> ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS "faults" TIMEOUT 30)
+  if(env)
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}")
+  endif()
+endfunction()
+
+# wait bounds (a bound of 1e20 s overflowed the deadline: the run spun forever, deaf to SIGTERM)
+set(_lj --preset lammps-lj --cells 3,3,3 --steps 2 --grid 2x1x1 --device cpu)
+halox_fault_test(fault_md_timeout_huge "--timeout '1e20'.*at most" "" halox-md ${_lj} --timeout 1e20)
+halox_fault_test(fault_md_timeout_zero "--timeout '0'" "" halox-md ${_lj} --timeout 0)
+foreach(_v inf abc -5 0 1e7)
+  halox_fault_test(fault_md_env_timeout_${_v} "HALOX_TIMEOUT_S='${_v}'"
+                   "HALOX_TIMEOUT_S=${_v}" halox-md ${_lj})
+endforeach()
+halox_fault_test(fault_bench_env_timeout "HALOX_TIMEOUT_S='inf'" "HALOX_TIMEOUT_S=inf"
+                 halox-bench halo --atoms 2000 --transport threads)
+halox_fault_test(fault_bench_timeout_huge "--timeout '1e308'" "" halox-bench halo --atoms 2000
+                 --transport threads --timeout 1e308)
