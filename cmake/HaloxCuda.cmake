@@ -147,8 +147,9 @@ if(NOT HALOX_ENABLE_NVSHMEM STREQUAL "OFF")
       endif()
     endif()
     if(NOT _root)
-      set(_halox_nvshmem_why "not found: set NVSHMEM_HOME or `python3 -m pip install "
-                             "nvidia-nvshmem-cu13`")
+      # one string: two quoted arguments would make a list, printed with a ';' between them
+      string(CONCAT _halox_nvshmem_why "not found: set NVSHMEM_HOME or `python3 -m pip install "
+                    "nvidia-nvshmem-cu13`")
     else()
       find_path(NVSHMEM_INCLUDE_DIR nvshmem.h PATHS ${_root}/include NO_DEFAULT_PATH)
       file(GLOB _host ${_root}/lib/libnvshmem_host.so ${_root}/lib/libnvshmem_host.so.*)
@@ -189,8 +190,8 @@ if(NOT HALOX_ENABLE_NVSHMEM STREQUAL "OFF")
         message(STATUS "halox NVSHMEM: ${HALOX_NVSHMEM_VERSION} from ${_from}: ${_root} "
                        "(host ${_host}, links in ${_links})")
       else()
-        set(_halox_nvshmem_why "incomplete at ${_root} (${_from}): need include/nvshmem.h, "
-                               "lib/libnvshmem_host.so[.N] and lib/libnvshmem_device.a")
+        string(CONCAT _halox_nvshmem_why "incomplete at ${_root} (${_from}): need "
+                      "include/nvshmem.h, lib/libnvshmem_host.so[.N] and lib/libnvshmem_device.a")
       endif()
     endif()
   endif()

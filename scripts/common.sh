@@ -49,8 +49,24 @@ halox_install_deps() {
     fi
     halox_log "installing ${missing[*]} (apt-get)"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # another apt or dpkg (an unattended upgrade, a second shell) may hold the locks: wait for
+    # them (bounded), and if apt still fails, say what to do instead of apt's raw lock error
+    local lock=(-o DPkg::Lock::Timeout="${HALOX_APT_LOCK_WAIT_S:-300}")
+    local tries
+    for tries in 1 2 3 4 5 6; do
+        apt-get "${lock[@]}" update -qq 2>/tmp/halox-apt.err && break
+        if grep -qi 'lock' /tmp/halox-apt.err && [ "$tries" -lt 6 ]; then
+            halox_log "another apt or dpkg holds its lock: waiting (try $tries of 6)"
+            sleep 20
+            continue
+        fi
+        cat /tmp/halox-apt.err >&2
+        halox_die "apt-get update failed: if another apt or dpkg is running, let it finish and" \
+            "run this again; else install by hand: apt-get install ${missing[*]}"
+    done
+    apt-get "${lock[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+        halox_die "apt-get install ${missing[*]} failed (messages above): if another apt or" \
+            "dpkg is running, let it finish and run this again"
 }
 
 halox_mpi_env() {

@@ -14,6 +14,8 @@
 #                       run in a second CTest pass with detect_leaks=0.
 #   tsan  build-tsan/   ThreadSanitizer, MPI and CUDA off (neither runtime is TSan-instrumented);
 #                       the tests labelled threads and unit.
+#   nompi build-nompi/  MPI off (CUDA as found): every test such a build registers must pass
+#   nocuda build-nocuda/ CUDA and NVSHMEM off (MPI as found): the same
 #
 # As root, missing Debian packages are installed first (scripts/common.sh lists them).
 # Environment: HALOX_JOBS (default 2), HALOX_BUILD_TYPE (default RelWithDebInfo),
@@ -27,12 +29,12 @@ cd "$HALOX_ROOT"
 
 SUITES=("$@")
 if [ "${#SUITES[@]}" -eq 0 ]; then
-    SUITES=(main asan tsan)
+    SUITES=(main asan tsan nompi nocuda)
 fi
 for s in "${SUITES[@]}"; do
     case "$s" in
-        main | asan | tsan) ;;
-        *) halox_die "unknown suite '$s' (suites: main asan tsan)" ;;
+        main | asan | tsan | nompi | nocuda) ;;
+        *) halox_die "unknown suite '$s' (suites: main asan tsan nompi nocuda)" ;;
     esac
 done
 
@@ -109,6 +111,14 @@ run_ctest() {
     if [ -z "$line" ]; then
         line="ctest gave no summary (exit $rc)"
     fi
+    # skipped tests (exit 77) said why in their output; name them so a skip is never silent
+    local skipped names
+    skipped="$(grep -cE '^[[:space:]]+[0-9]+ - .*\(Skipped\)' "$log" || true)"
+    if [ "${skipped:-0}" -gt 0 ]; then
+        names="$(grep -E '^[[:space:]]+[0-9]+ - .*\(Skipped\)' "$log" |
+            sed -E 's/^[[:space:]]+[0-9]+ - ([^ ]+).*/\1/' | tr '\n' ' ')"
+        line="$line; $skipped skipped (no GPU visible, or a transport this machine lacks: exit 77): $names"
+    fi
     if [ "$rc" -eq 0 ]; then
         record "$suite" ok "$line"
     else
@@ -178,6 +188,25 @@ suite_tsan() {
         run_ctest tsan build-tsan "$prefix" --no-tests=error -L '^(threads|unit)$'
     fi
     halox_log "[tsan] done in $((SECONDS - t0)) s"
+}
+
+# Builds with a part switched off: the tests register only what such a build can pass.
+suite_nompi() {
+    local t0=$SECONDS
+    if build_suite nompi build-nompi "${COMMON_ARGS[@]}" -DHALOX_WERROR="$WERROR" \
+        -DHALOX_ENABLE_MPI=OFF -DHALOX_SANITIZE=; then
+        run_ctest nompi build-nompi "" --no-tests=error
+    fi
+    halox_log "[nompi] done in $((SECONDS - t0)) s"
+}
+
+suite_nocuda() {
+    local t0=$SECONDS
+    if build_suite nocuda build-nocuda "${COMMON_ARGS[@]}" -DHALOX_WERROR="$WERROR" "$MPI_OPT" \
+        -DHALOX_ENABLE_CUDA=OFF -DHALOX_ENABLE_NVSHMEM=OFF -DHALOX_SANITIZE=; then
+        run_ctest nocuda build-nocuda "" --no-tests=error
+    fi
+    halox_log "[nocuda] done in $((SECONDS - t0)) s"
 }
 
 halox_log "halox tests: suites ${SUITES[*]}; $(cmake --version | head -n 1);" \

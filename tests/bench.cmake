@@ -58,6 +58,8 @@ halox_bench_error(bench_err_overlap_device
                   "--device cpu runs on threads or mpi|unknown transport 'mpi-staged'" overlap
                   --device cpu --transport mpi-staged)
 halox_bench_error(bench_err_scaling_none "needs the JSON files" scaling)
+halox_bench_error(bench_err_seed_negative
+                  "--seed '-1': give an integer from 0 to 18446744073709551615" halo --seed -1)
 halox_bench_error(bench_err_scaling_missing "cannot read '/nonexistent.json'" scaling
                   /nonexistent.json)
 halox_bench_error(bench_err_scaling_empty "no md records" scaling
@@ -65,6 +67,21 @@ halox_bench_error(bench_err_scaling_empty "no md records" scaling
 halox_bench_error(bench_err_md_device
                   "--device cpu runs on threads or mpi|unknown transport 'mpi-staged'" md --device cpu
                   --transport mpi-staged)
+# outputs that are not regular files: refused before anything runs (exit 2)
+halox_bench_error(bench_err_json_dir "the --json file '/' is a directory, not a regular file"
+                  latency --transport threads -b 8 -e 64 -n 5 --json /)
+halox_bench_error(bench_err_csv_device "the --csv file '/dev/null' is a character device" latency
+                  --transport threads -b 8 -e 64 -n 5 --csv /dev/null)
+# a record that cannot be written (a file size limit of 0, as a full disk) fails with exit 1
+# and says so
+foreach(_fmt json csv)
+  add_test(NAME bench_write_fails_${_fmt}
+           COMMAND ${_run} --rm ${_out}/full.${_fmt} --rc 1
+                   --grep "writing the --${_fmt} file '.*full.${_fmt}' failed: File too large" --
+                   sh -c "ulimit -f 0 && trap '' XFSZ && exec \"$@\"" sh ${_bench} latency
+                   --transport threads -b 8 -e 64 -n 5 --${_fmt} ${_out}/full.${_fmt})
+  set_tests_properties(bench_write_fails_${_fmt} PROPERTIES LABELS "bench" TIMEOUT 60)
+endforeach()
 
 if(NOT Python3_Interpreter_FOUND)
   message(STATUS "halox bench tests: no python3, JSON checks not registered")

@@ -15,7 +15,7 @@ def main():
     out = subprocess.run([tool, "--help-env"], capture_output=True, text=True, check=True).stdout
     table = {line.split()[0] for line in out.splitlines()[1:] if line.strip()}
     read = set()
-    pat = re.compile(r'(?:getenv|halox__env_(?:string|double))\("((?:HALOX|NVSHMEM)_[A-Z0-9_]+)"\)')
+    pat = re.compile(r'(?:getenv|halox__env_(?:string|number|int|flag))\("((?:HALOX|NVSHMEM)_[A-Z0-9_]+)"[,)]')
     for sub in ("src", "tools"):
         for f in (src / sub).rglob("*.[ch]"):
             read |= set(pat.findall(f.read_text(errors="replace")))

@@ -26,3 +26,13 @@ halox_fault_test(fault_bench_env_timeout "HALOX_TIMEOUT_S='inf'" "HALOX_TIMEOUT_
                  halox-bench halo --atoms 2000 --transport threads)
 halox_fault_test(fault_bench_timeout_huge "--timeout '1e308'" "" halox-bench halo --atoms 2000
                  --transport threads --timeout 1e308)
+
+# a few hundred hostile argument lists and environment values for the three tools, fixed seed
+# (tests/fuzz_tools.py): no crash, no sanitizer report, no hang, no exit 0 on a malformed value
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND AND TARGET halox-md AND TARGET halox-check AND TARGET halox-bench)
+  add_test(NAME fuzz_tools COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/fuzz_tools.py
+                                   $<TARGET_FILE_DIR:halox-md> --cases 300 --seed 2026 --limit 10)
+  # the sanitizer builds run it too; leaks of a refused run are reports like any other
+  set_tests_properties(fuzz_tools PROPERTIES LABELS "faults" TIMEOUT 900)
+endif()

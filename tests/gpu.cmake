@@ -56,6 +56,32 @@ if(TARGET halox-md)
   set_tests_properties(md_gpu_cli_graph PROPERTIES LABELS "gpu" TIMEOUT 30
                        PASS_REGULAR_EXPRESSION "for the GPU engine")
   add_test(NAME md_gpu_cli_double COMMAND halox-md --device gpu --precision double)
-  set_tests_properties(md_gpu_cli_double PROPERTIES LABELS "gpu" TIMEOUT 30
-                       PASS_REGULAR_EXPRESSION "single precision")
+  if(HALOX_HAVE_MPI)
+    set_tests_properties(md_gpu_cli_double PROPERTIES LABELS "gpu" TIMEOUT 30
+                         PASS_REGULAR_EXPRESSION "single precision")
+  else()
+    # no GPU transport without MPI: the GPU engine cannot run in this build, and says so
+    set_tests_properties(md_gpu_cli_double PROPERTIES LABELS "gpu" TIMEOUT 30
+                         PASS_REGULAR_EXPRESSION "needs a CUDA build with MPI")
+  endif()
+endif()
+
+# the GPU engine's time split adds up (device times of parts that overlap: "concurrent"), and
+# under --graph it says it is not measured (tests/md_split.py; skips without a GPU)
+if(TARGET halox-md AND HALOX_HAVE_MPI)
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_Interpreter_FOUND)
+    foreach(_g plain graph)
+      set(_extra "")
+      if(_g STREQUAL "graph")
+        set(_extra --graph)
+      endif()
+      add_test(NAME md_split_gpu_${_g}
+               COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/md_split.py
+                       $<TARGET_FILE:halox-md> --preset water-density --atoms 20000 --steps 60
+                       --device gpu --transport nccl ${_extra})
+      set_tests_properties(md_split_gpu_${_g} PROPERTIES LABELS "gpu" TIMEOUT 240
+                           SKIP_RETURN_CODE 77)
+    endforeach()
+  endif()
 endif()

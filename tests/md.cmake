@@ -5,8 +5,12 @@ halox_test(test_md_nve SOURCES test_md_nve.c LABELS md TIMEOUT 300)
 halox_test(test_md_decomp SOURCES test_md_decomp.c LABELS md TIMEOUT 300)
 halox_test(test_md_nvt SOURCES test_md_nvt.c LABELS md TIMEOUT 300)
 halox_test(test_md_restart SOURCES test_md_restart.c LABELS md TIMEOUT 300)
+# checkpoints with matching checksums and bad settings or atoms: refused, naming the field
+halox_test(test_md_checkpoint_forged SOURCES test_md_checkpoint_forged.c LABELS md TIMEOUT 300)
 halox_test(test_md_migrate SOURCES test_md_migrate.c LABELS md TIMEOUT 300)
 halox_test(test_md_overlap SOURCES test_md_overlap.c LABELS md TIMEOUT 300)
+# boxes, coordinates and XYZ files beyond what a precision holds (a search that never ends fails)
+halox_test(test_md_ranges SOURCES test_md_ranges.c LABELS md TIMEOUT 30)
 # the command line, end to end (runs the tool as a child process)
 if(TARGET halox-md)
   halox_test(test_md_cli SOURCES test_md_cli.c LABELS md TIMEOUT 300
@@ -93,4 +97,58 @@ if(TARGET halox-md)
                                    $<TARGET_FILE:halox-md> ${PROJECT_SOURCE_DIR})
     set_tests_properties(env_docs PROPERTIES LABELS "unit" TIMEOUT 60)
   endif()
+endif()
+
+# values beyond a range on the command line and in XYZ files (issue 13): exit 2 at once with the
+# numbers (a box beyond float looped forever, deaf to SIGTERM: the TIMEOUT catches a hang)
+if(TARGET halox-md)
+  function(halox_md_error name pattern)
+    add_test(NAME ${name} COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_error.sh "${pattern}"
+             $<TARGET_FILE:halox-md> ${ARGN})
+    set_tests_properties(${name} PROPERTIES LABELS "md" TIMEOUT 30 ENVIRONMENT "HALOX_DEVICE=cpu")
+  endfunction()
+  halox_md_error(md_err_density_float_range
+                 "density 1e-120 with 3x3x3 fcc cells: box edge x 4.7622e\\+40 .*largest single"
+                 --preset lammps-lj --cells 3,3,3 --density 1e-120 --steps 2)
+  halox_md_error(md_err_density_resolution "box edge x 47622 is more than 8192 cut-offs"
+                 --cells 3,3,3 --density 1e-12 --steps 2)
+  halox_md_error(md_err_skin_pulses "needs 9.92e\\+16 pulses in x even with 1 rank" --cells 6,6,6
+                 --grid 2x1x1 --skin 1e18 --steps 2)
+  halox_md_error(md_err_seed_space_negative
+                 "--seed ' -1': give an integer from 0 to 18446744073709551615" --cells 3,3,3
+                 --steps 2 --seed " -1")
+  halox_md_error(md_err_seed_huge "--seed '99999999999999999999': give an integer" --cells 3,3,3
+                 --steps 2 --seed 99999999999999999999)
+  # 64 atoms, 2 apart, in a box of 8
+  set(_xyz_atoms "")
+  foreach(_i RANGE 0 63)
+    math(EXPR _x "(${_i} % 4) * 2")
+    math(EXPR _y "(${_i} / 4 % 4) * 2")
+    math(EXPR _z "(${_i} / 16) * 2")
+    string(APPEND _xyz_atoms "Ar ${_x} ${_y} ${_z}\n")
+  endforeach()
+  set(_xyz_dir ${CMAKE_CURRENT_BINARY_DIR}/xyz-inputs)
+  set(_xyz_head "Lattice=\"8 0 0 0 8 0 0 0 8\" Properties=species:S:1:pos:R:3")
+  file(WRITE ${_xyz_dir}/trailing.xyz "50\n${_xyz_head}\n${_xyz_atoms}")
+  file(WRITE ${_xyz_dir}/two-frames.xyz "64\n${_xyz_head}\n${_xyz_atoms}64\n${_xyz_head}\n${_xyz_atoms}\n")
+  file(WRITE ${_xyz_dir}/huge-box.xyz
+       "64\nLattice=\"1e39 0 0 0 1e39 0 0 0 1e39\"\n${_xyz_atoms}")
+  halox_md_error(md_err_xyz_trailing
+                 "announces 50 atoms, but the frame holds 64 atom lines \\(line 53, 'Ar 4 0 6'"
+                 --read ${_xyz_dir}/trailing.xyz --steps 2)
+  halox_md_error(md_err_xyz_float_range
+                 "huge-box.xyz': box edge x 1e\\+39 plus the halo distance .*largest single"
+                 --read ${_xyz_dir}/huge-box.xyz --steps 2)
+  add_test(NAME md_xyz_two_frames COMMAND $<TARGET_FILE:halox-md> --read
+           ${_xyz_dir}/two-frames.xyz --steps 2)
+  set_tests_properties(md_xyz_two_frames PROPERTIES LABELS "md" TIMEOUT 30
+                       ENVIRONMENT "HALOX_DEVICE=cpu" PASS_REGULAR_EXPRESSION "Summary.*atoms 64,")
+endif()
+
+# the summary's time split adds up to the ms/step it reports (tests/md_split.py)
+if(TARGET halox-md AND Python3_Interpreter_FOUND)
+  add_test(NAME md_split_cpu COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/md_split.py
+                                     $<TARGET_FILE:halox-md> --cells 5,5,5 --steps 40 --grid 2x1x1
+                                     --device cpu)
+  set_tests_properties(md_split_cpu PROPERTIES LABELS "md" TIMEOUT 120)
 endif()

@@ -21,8 +21,7 @@ static void expect_bad_env_timeout(const char *value)
     setenv("HALOX_TIMEOUT_S", value, 1);
     double b = -1;
     CHECK_STATUS(halox_timeout_resolve(0, &b), HALOX_ERR_INVALID_ARG);
-    CHECK_MSG(strstr(halox_last_error(), "HALOX_TIMEOUT_S") &&
-                  strstr(halox_last_error(), value),
+    CHECK_MSG(strstr(halox_last_error(), "HALOX_TIMEOUT_S") && strstr(halox_last_error(), value),
               "HALOX_TIMEOUT_S='%s': message '%s'", value, halox_last_error());
     halox_team_t *team = NULL;
     CHECK_STATUS(halox_team_create(2, 0, &team), HALOX_ERR_INVALID_ARG);

@@ -11,10 +11,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,6 +26,7 @@
 
 static const char *g_tool;
 static char g_dir[64];
+static long g_fsize_limit; /* > 0: the child's RLIMIT_FSIZE in bytes (a disk that fills up) */
 
 typedef struct {
     int code; /* exit code, or 128 + signal */
@@ -63,6 +66,12 @@ static pid_t start(const char *const args[], int *out_fd, int *err_fd)
         close(pe[0]);
         close(po[1]);
         close(pe[1]);
+        if (g_fsize_limit > 0) {
+            /* writes past the limit fail with EFBIG, as on a full disk (SIGXFSZ ignored) */
+            struct rlimit rl = {(rlim_t)g_fsize_limit, (rlim_t)g_fsize_limit};
+            signal(SIGXFSZ, SIG_IGN);
+            setrlimit(RLIMIT_FSIZE, &rl);
+        }
         const char *argv[64];
         int n = 0;
         argv[n++] = g_tool;
@@ -604,6 +613,146 @@ static void bad_input(void)
     cmd_free(&c);
 }
 
+/* ---- outputs that are not regular files, outputs that fail (issue 13, items 6 and 7) -------- */
+
+static int is_kind(const char *p, mode_t kind)
+{
+    struct stat sb;
+    return lstat(p, &sb) == 0 && (sb.st_mode & S_IFMT) == kind;
+}
+
+/* A path that is not a regular file is refused (exit 2, saying what it is) before any output is
+ * written, and left as it was: a FIFO, a link to a device, a directory, a device node (as root:
+ * the atomic rename once replaced /dev/full with a regular file). A link to a regular file is
+ * followed, and the checkpoint keeps the link; a link to nothing is refused. */
+static void special_outputs(void)
+{
+    printf("outputs that are not regular files:\n");
+    char fifo[256], link_dev[256], dir[256], node[256], other[256];
+    path(fifo, sizeof fifo, "out.fifo");
+    path(link_dev, sizeof link_dev, "device.link");
+    path(dir, sizeof dir, "out.dir");
+    path(node, sizeof node, "full.node");
+    path(other, sizeof other, "other.out");
+    CHECK(mkfifo(fifo, 0600) == 0);
+    /* a reader holds the FIFO open: a writer that opened it would go on, not wait for ever */
+    int rfd = open(fifo, O_RDONLY | O_NONBLOCK);
+    CHECK(rfd >= 0);
+    struct stat sb;
+    const char *device =
+        stat("/dev/full", &sb) == 0 && S_ISCHR(sb.st_mode) ? "/dev/full" : "/dev/null";
+    CHECK(symlink(device, link_dev) == 0);
+    CHECK(mkdir(dir, 0700) == 0);
+    /* a device node of our own (the kind of /dev/full), where we may make one (root) */
+    char mk[320];
+    snprintf(mk, sizeof mk, "mknod '%s' c 1 7 2>/dev/null", node);
+    int have_node = system(mk) == 0 && is_kind(node, S_IFCHR);
+    const struct {
+        const char *opt, *path;
+        mode_t kind;
+        const char *says;
+    } cases[] = {
+        {"--checkpoint", fifo, S_IFIFO, "is a FIFO (named pipe), not a regular file"},
+        {"--csv", fifo, S_IFIFO, "is a FIFO (named pipe), not a regular file"},
+        {"--json", fifo, S_IFIFO, "is a FIFO (named pipe), not a regular file"},
+        {"--checkpoint", link_dev, S_IFLNK, "is a character device, not a regular file"},
+        {"--csv", link_dev, S_IFLNK, "is a character device, not a regular file"},
+        {"--xyz", link_dev, S_IFLNK, "is a character device, not a regular file"},
+        {"--json", link_dev, S_IFLNK, "is a character device, not a regular file"},
+        {"--checkpoint", dir, S_IFDIR, "is a directory, not a regular file"},
+        {"--xyz", dir, S_IFDIR, "is a directory, not a regular file"},
+        {"--checkpoint", node, S_IFCHR, "is a character device, not a regular file"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        if (cases[k].path == node && !have_node)
+            continue;
+        unlink(other);
+        /* another output beside it: refused before it is written either */
+        const char *other_opt = strcmp(cases[k].opt, "--csv") ? "--csv" : "--json";
+        const char *args[] = {"--cells",         "4,4,4", "--steps",    "10",
+                              "--rebuild-every", "10",    cases[k].opt, cases[k].path,
+                              other_opt,         other,   NULL};
+        printf("  %s %s:", cases[k].opt, cases[k].path);
+        expect_bad(args, cases[k].says);
+        CHECK_MSG(is_kind(cases[k].path, cases[k].kind), "%s %s was replaced", cases[k].opt,
+                  cases[k].path);
+        CHECK_MSG(!is_kind(other, S_IFREG), "%s %s was written although %s was refused", other_opt,
+                  other, cases[k].path);
+    }
+    if (!have_node)
+        printf("  (no device node of our own: mknod needs root)\n");
+    close(rfd);
+    /* a link to a regular file: the checkpoint goes to its target, the link stays */
+    char target[256], link_ck[256], dangling[256];
+    path(target, sizeof target, "target.chk");
+    path(link_ck, sizeof link_ck, "link.chk");
+    path(dangling, sizeof dangling, "dangling.csv");
+    write_file(target, "an old file, replaced atomically\n");
+    CHECK(symlink("target.chk", link_ck) == 0);
+    const char *a1[] = {"--cells", "4,4,4",        "--steps", "10",      "--rebuild-every",
+                        "10",      "--checkpoint", link_ck,   "--quiet", NULL};
+    cmd_t c;
+    run(&c, a1);
+    halox_md_checkpoint_info_t info;
+    int ok = halox_md_checkpoint_probe(target, &info) == HALOX_OK;
+    printf("  --checkpoint through a link: exit %d, link %s, target %s\n", c.code,
+           is_kind(link_ck, S_IFLNK) ? "kept" : "REPLACED", ok ? "a whole checkpoint" : "NOT");
+    CHECK(c.code == 0 && is_kind(link_ck, S_IFLNK) && ok && info.step == 10);
+    cmd_free(&c);
+    CHECK(symlink("missing.csv", dangling) == 0);
+    const char *a2[] = {"--cells", "4,4,4", "--steps", "10", "--csv", dangling, NULL};
+    printf("  --csv to a dangling link:");
+    expect_bad(a2, "is a symbolic link to a missing file");
+    path(other, sizeof other, "missing.csv");
+    CHECK(!is_kind(other, S_IFREG));
+    /* inputs too: a directory is said to be one (it read as an empty file) */
+    const char *a3[] = {"--read", "/", NULL};
+    printf("  --read /:");
+    expect_bad(a3, "'/' is a directory, not a regular file");
+    const char *a4[] = {"--restart", "/", "--steps", "10", NULL};
+    printf("  --restart /:");
+    expect_bad(a4, "the checkpoint '/' is a directory, not a regular file");
+}
+
+/* A write that fails during the run (here: RLIMIT_FSIZE, as a disk that fills up) stops it with
+ * exit 1 and a message naming the file, for every output. */
+static void write_failures(void)
+{
+    printf("outputs that fail while they are written (a file size limit, as a full disk):\n");
+    const struct {
+        const char *opt, *name;
+        long limit;
+        const char *says;
+    } cases[] = {
+        {"--csv", "full.csv", 2048, "writing the CSV file"},
+        {"--xyz", "full.xyz", 4096, "writing the XYZ file"},
+        {"--checkpoint", "full.chk", 4096, "writing the checkpoint"},
+        {"--json", "full.json", 1024, "writing the JSON file"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char file[256];
+        path(file, sizeof file, cases[k].name);
+        const char *args[] = {"--cells",        "5,5,5", "--steps",         "100",
+                              "--thermo-every", "1",     "--rebuild-every", "10",
+                              cases[k].opt,     file,    "--quiet",         NULL};
+        cmd_t c;
+        g_fsize_limit = cases[k].limit;
+        run(&c, args);
+        g_fsize_limit = 0;
+        char line[512];
+        snprintf(line, sizeof line, "%s", c.err);
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        printf("  %s, %ld bytes at most: exit %d: %s\n", cases[k].opt, cases[k].limit, c.code,
+               line);
+        CHECK_MSG(c.code == 1, "%s: exit %d for a failed write (expected 1)", cases[k].opt, c.code);
+        CHECK_MSG(strstr(c.err, cases[k].says) && strstr(c.err, "File too large"),
+                  "%s: stderr '%s' does not say '%s' and why", cases[k].opt, c.err, cases[k].says);
+        cmd_free(&c);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -621,6 +770,8 @@ int main(int argc, char **argv)
     sigterm();
     kill_while_writing();
     bad_input();
+    special_outputs();
+    write_failures();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
     if (!halox_test_failures && system(cmd) != 0)

@@ -7,7 +7,9 @@
  *   3. Periodic checkpoints land on the requested steps; no temporary files are left behind.
  *   4. Truncated, corrupted, foreign and missing files are refused with a clear message.
  *   5. A checkpoint can only be written at a rebuild boundary; a restart on another grid
- *      continues (not bit-identically, but within rounding of the original run). */
+ *      continues (not bit-identically, but within rounding of the original run).
+ *   6. A checkpoint path that is not a regular file (a FIFO, a directory) is refused and left
+ *      as it was; through a symbolic link the target is replaced and the link kept. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "test_md_common.h"
 
 static char g_dir[64];
@@ -318,6 +321,75 @@ static void boundary_and_other_grid(void)
     free(va);
 }
 
+/* The atomic writer through the API: a target that is not a regular file is refused before
+ * anything is written and stays as it was; a link to a regular file keeps the link. And a
+ * stream whose writes fail is reported by halox_output_close(). */
+static void special_targets(void)
+{
+    halox_md_config_t cfg;
+    base_config(&cfg, HALOX_FLOAT, HALOX_MD_NVE);
+    cfg.grid = (halox_grid_t){{1, 1, 1}};
+    halox_md_system_t *sys = NULL;
+    halox_team_t *team = NULL;
+    halox_comm_t *comm = NULL;
+    halox_md_t *md = NULL;
+    CHECK_OK(halox_md_system_create(&cfg, &sys));
+    CHECK_OK(halox_team_create(1, 0, &team));
+    halox_comm_args_t args = {.real = cfg.real, .stride = 3, .team = team, .rank = 0};
+    CHECK_OK(halox_comm_create("threads", &args, &comm));
+    CHECK_OK(halox_md_create(&cfg, comm, sys, NULL, &md));
+    if (!md)
+        return;
+    CHECK_OK(halox_md_run_until(md, 10));
+    char fifo[256], dir[256], target[256], link[256];
+    path_in_dir(fifo, sizeof fifo, "t.fifo");
+    path_in_dir(dir, sizeof dir, "t.dir");
+    path_in_dir(target, sizeof target, "t.target");
+    path_in_dir(link, sizeof link, "t.link");
+    CHECK(mkfifo(fifo, 0600) == 0 && mkdir(dir, 0700) == 0);
+    struct stat sb;
+    CHECK_STATUS(halox_md_write_checkpoint(md, fifo), HALOX_ERR_INVALID_ARG);
+    printf("checkpoint to a FIFO: %s\n", halox_last_error());
+    CHECK(strstr(halox_last_error(), "is a FIFO (named pipe), not a regular file") != NULL);
+    CHECK(lstat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode));
+    CHECK_STATUS(halox_md_write_checkpoint(md, dir), HALOX_ERR_INVALID_ARG);
+    printf("checkpoint to a directory: %s\n", halox_last_error());
+    CHECK(lstat(dir, &sb) == 0 && S_ISDIR(sb.st_mode));
+    FILE *fp = fopen(target, "w");
+    CHECK(fp && fputs("old\n", fp) >= 0 && fclose(fp) == 0);
+    CHECK(symlink("t.target", link) == 0);
+    CHECK_OK(halox_md_write_checkpoint(md, link));
+    halox_md_checkpoint_info_t info;
+    CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+    CHECK_OK(halox_md_checkpoint_probe(target, &info));
+    CHECK(info.step == 10);
+    printf("checkpoint through a link: the link %s, its target a checkpoint at step %lld\n",
+           lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode) ? "kept" : "REPLACED", info.step);
+    CHECK(no_temp_files());
+    /* the check just before the rename (a target replaced while the file was written) */
+    CHECK_STATUS(halox__rename_check(fifo, "the checkpoint"), HALOX_ERR_WRITE);
+    printf("rename over a FIFO: %s\n", halox_last_error());
+    CHECK_OK(halox__rename_check(target, "the checkpoint"));
+    halox_md_destroy(md);
+    halox_comm_destroy(comm);
+    halox_team_destroy(team);
+    halox_md_system_destroy(sys);
+    unlink(fifo);
+    rmdir(dir);
+    /* /dev/full, opened by hand (halox_output_open refuses it): the failed write is reported */
+    fp = stat("/dev/full", &sb) == 0 && S_ISCHR(sb.st_mode) ? fopen("/dev/full", "w") : NULL;
+    if (fp) {
+        fputs("a line that does not fit\n", fp);
+        CHECK_STATUS(halox_output_close(fp, "/dev/full", "the test file"), HALOX_ERR_WRITE);
+        printf("close of /dev/full: %s\n", halox_last_error());
+        CHECK(strstr(halox_last_error(), "writing the test file '/dev/full' failed") != NULL);
+    }
+    CHECK_STATUS(halox_output_check("/", "the test file"), HALOX_ERR_INVALID_ARG);
+    CHECK(strstr(halox_last_error(), "is a directory") != NULL);
+    path_in_dir(target, sizeof target, "new.out");
+    CHECK_OK(halox_output_check(target, "the test file")); /* a new file */
+}
+
 int main(void)
 {
     snprintf(g_dir, sizeof g_dir, "md-restart-XXXXXX");
@@ -330,6 +402,7 @@ int main(void)
     periodic();
     bad_files();
     boundary_and_other_grid();
+    special_targets();
     /* clean up */
     DIR *d = opendir(g_dir);
     struct dirent *e;

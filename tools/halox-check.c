@@ -23,6 +23,7 @@
 #include "halox/features.h"
 #include "halox/plan.h"
 #include "tool_common.h"
+#include "tool_seed.h"
 
 typedef struct {
     halox_plan_params_t prm;
@@ -67,12 +68,13 @@ static void usage(FILE *to)
         "  --cutoff RC          cut-off (default 2.5)\n"
         "  --buffer B           pair-list buffer added to the halo (default 0.3)\n"
         "  --dist NAME          uniform | clustered | slab (default uniform)\n"
-        "  --seed S             random seed (default 1)\n"
+        "  --seed S             random seed, 0 to 2^64-1 (default 1)\n"
         "  --precision P        float | double (default float)\n"
         "  --stride 3|4         reals per atom (default 3)\n"
         "  --steps K            exchange steps checked with moving atoms (default 3)\n"
         "  --transport NAME     transport to check (default threads; see --version)\n"
-        "  --timeout S          bound on every wait, seconds (default HALOX_TIMEOUT_S or 60)\n"
+        "  --timeout S          bound on every wait, seconds, 0 < S <= 1e6 (default\n"
+        "                       HALOX_TIMEOUT_S or 60)\n"
         "  --verbose            per-rank plan details\n"
         "  --version            version, features and transports\n"
         "  --help-env           environment variables halox reads\n");
@@ -165,7 +167,12 @@ static int parse_args(int argc, char **argv, opts_t *o)
                 o->prm.cutoff = d;
             else if (!strcmp(a, "--buffer"))
                 o->prm.buffer = d;
-            else
+            else if (!(d > 0 && d <= HALOX_TIMEOUT_MAX_S)) {
+                /* 0 would mean "the default" to the library: a given bound must be one */
+                fprintf(stderr, "halox-check: --timeout '%s': give seconds > 0 and at most %g\n", v,
+                        HALOX_TIMEOUT_MAX_S);
+                return 2;
+            } else
                 o->timeout = d;
         } else if (!strcmp(a, "--dist")) {
             NEED_VALUE();
@@ -181,10 +188,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
             }
         } else if (!strcmp(a, "--seed")) {
             NEED_VALUE();
-            char *end;
-            o->seed = strtoull(v, &end, 10);
-            if (*end || end == v) {
-                fprintf(stderr, "halox-check: --seed '%s' is not an integer\n", v);
+            if (!tool_parse_seed(v, &o->seed)) {
+                fprintf(stderr, "halox-check: --seed '%s': give %s\n", v, TOOL_SEED_RANGE);
                 return 2;
             }
         } else if (!strcmp(a, "--precision")) {
@@ -233,6 +238,11 @@ static int parse_args(int argc, char **argv, opts_t *o)
         fprintf(stderr, "halox-check: %s\n", halox_last_error());
         return 2;
     }
+    /* HALOX_TIMEOUT_S too, when no --timeout is given: refused here, before the ranks start */
+    if (halox_timeout_resolve(o->timeout, NULL) != HALOX_OK) {
+        fprintf(stderr, "halox-check: %s\n", halox_last_error());
+        return 2;
+    }
     return 0;
 }
 
@@ -259,7 +269,9 @@ static int reference_step(shared_t *S, int s)
     for (int r = 0; r < S->P; r++) {
         free(S->ref_f[r]);
         S->ref_f[r] = malloc(rs * (size_t)(S->ref_atoms[r].n_total + 1));
-        chk_rank_forces(&S->ref_plans[r], &S->ref_atoms[r], o->prm.cutoff, S->ref_f[r]);
+        if (!S->ref_f[r] ||
+            chk_rank_forces(&S->ref_plans[r], &S->ref_atoms[r], o->prm.cutoff, S->ref_f[r]) != 0)
+            return -1;
     }
     halox_reference_forces(S->ref_plans, S->P, o->real, o->stride, S->ref_f);
     /* brute force on the moved system, from the owners' home atoms */
@@ -343,7 +355,13 @@ static long long rank_check(shared_t *S, int rank, halox_comm_t *comm, int leade
                     s, nd);
             fail++;
         }
-        chk_rank_forces(&plan, &a, o->prm.cutoff, f);
+        if (chk_rank_forces(&plan, &a, o->prm.cutoff, f) != 0) {
+            fprintf(stderr,
+                    "rank %d step %d: no forces: out of memory or a halo coordinate is not "
+                    "finite\n",
+                    rank, s);
+            fail++;
+        }
         if ((st = halox_comm_forces(comm)) != HALOX_OK)
             goto out;
         long long nd = 0;
@@ -454,21 +472,25 @@ int main(int argc, char **argv)
         halox_atoms_init(&S.ref_atoms[r], o->real, o->stride, 0);
         halox_plan_init(&S.ref_plans[r]);
     }
+    /* errors from here on leave through `out`, which frees everything (sanitizer builds count
+     * a leak as a failure) */
+    int code = 2;
+    chk_pairs_t got = {0}, strict = {0}, loose = {0};
     halox_status_t st = chk_distribute(&S.sys, &o->prm.grid, S.ref_atoms);
     if (st == HALOX_OK)
         st = halox_reference_build(&o->prm, S.ref_atoms, S.ref_plans);
     if (st != HALOX_OK) {
         fprintf(stderr, "halox-check: %s\n", halox_last_error());
-        return 2;
+        goto out;
     }
     double Lmax = fmax(o->prm.box.len[0], fmax(o->prm.box.len[1], o->prm.box.len[2]));
     double tol = (o->real == HALOX_FLOAT ? 1.6e-6 : 4e-15) * (Lmax + o->prm.cutoff + o->prm.buffer);
-    chk_pairs_t got = {0}, strict = {0}, loose = {0};
+    int brute_ok = 1;
     for (int r = 0; r < S.P; r++)
-        chk_rank_pairs(&S.ref_plans[r], &S.ref_atoms[r], o->prm.cutoff, &got);
+        brute_ok &= chk_rank_pairs(&S.ref_plans[r], &S.ref_atoms[r], o->prm.cutoff, &got) == 0;
     chk_pairs_sort(&got);
-    chk_global_pairs(&S.sys, o->prm.cutoff - tol, 20000, &strict);
-    chk_global_pairs(&S.sys, o->prm.cutoff + tol, 20000, &loose);
+    brute_ok &= chk_global_pairs(&S.sys, o->prm.cutoff - tol, 20000, &strict) == 0;
+    brute_ok &= chk_global_pairs(&S.sys, o->prm.cutoff + tol, 20000, &loose) == 0;
     chk_pairs_sort(&strict);
     chk_pairs_sort(&loose);
     long long pair_bad = chk_compare_pairs(&got, &strict, &loose, root ? 5 : 0);
@@ -476,10 +498,17 @@ int main(int argc, char **argv)
     size_t rs = halox_real_size(o->real) * (size_t)o->stride;
     for (int r = 0; r < S.P; r++) {
         S.ref_f[r] = malloc(rs * (size_t)(S.ref_atoms[r].n_total + 1));
-        chk_rank_forces(&S.ref_plans[r], &S.ref_atoms[r], o->prm.cutoff, S.ref_f[r]);
+        brute_ok &= S.ref_f[r] && chk_rank_forces(&S.ref_plans[r], &S.ref_atoms[r], o->prm.cutoff,
+                                                  S.ref_f[r]) == 0;
+    }
+    brute_ok &= chk_global_forces(&S.sys, o->prm.cutoff, S.global_f) == 0;
+    if (!brute_ok) {
+        /* the planner refuses non-finite coordinates, so this is memory */
+        fprintf(stderr, "halox-check: the brute-force reference failed: out of memory or a "
+                        "coordinate that is not finite\n");
+        goto out;
     }
     halox_reference_forces(S.ref_plans, S.P, o->real, o->stride, S.ref_f);
-    chk_global_forces(&S.sys, o->prm.cutoff, S.global_f);
     double fscale = 1, ref_ferr = 0;
     for (int i = 0; i < 3 * o->n; i++)
         fscale = fmax(fscale, fabs(S.global_f[i]));
@@ -546,7 +575,7 @@ int main(int argc, char **argv)
     if (!use_mpi) {
         if ((st = halox_team_create(S.P, o->timeout, &S.team)) != HALOX_OK) {
             fprintf(stderr, "halox-check: %s\n", halox_last_error());
-            return 2;
+            goto out;
         }
         pthread_t *th = malloc(sizeof(pthread_t) * (size_t)S.P);
         thread_arg_t *ta = malloc(sizeof(thread_arg_t) * (size_t)S.P);
@@ -598,8 +627,9 @@ int main(int argc, char **argv)
                1e3 * tsec);
         printf("RESULT: %s\n", S.ref_failures || tfail || tst != HALOX_OK ? "FAIL" : "PASS");
     }
-    int code = tst != HALOX_OK ? 2 : (S.ref_failures || tfail ? 1 : 0);
-    for (int r = 0; r < S.P; r++) {
+    code = tst != HALOX_OK ? 2 : (S.ref_failures || tfail ? 1 : 0);
+out:
+    for (int r = 0; r < S.P && S.ref_atoms && S.ref_plans && S.ref_f; r++) {
         halox_atoms_free(&S.ref_atoms[r]);
         halox_plan_free(&S.ref_plans[r]);
         free(S.ref_f[r]);

@@ -28,6 +28,7 @@
 #endif
 #include "halox/md.h"
 #include "tool_common.h"
+#include "tool_seed.h"
 
 /* Set by the signal handler, read by the engine's stop hook on another thread: a lock-free
  * atomic, which C11 allows a signal handler to touch and which orders across threads. */
@@ -300,6 +301,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
     env = getenv("HALOX_DEVICE");
     if (env && *env && !parse_device(env, &o->cfg.device))
         return bad("HALOX_DEVICE='%s': use gpu, cpu or auto", env);
+    /* read by the GPU transports only, but a misspelt value must not pass silently elsewhere */
+    env = getenv("HALOX_CPU_AFFINITY");
+    if (env && *env && strcmp(env, "gpu") && strcmp(env, "off") && strcmp(env, "0"))
+        return bad("HALOX_CPU_AFFINITY='%s': use gpu (cores near the rank's GPU) or off", env);
     env = getenv("HALOX_LOG_LEVEL");
     if (env && *env) {
         long long level = 0;
@@ -451,12 +456,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
                 return bad("--temp '%s': give a temperature >= 0", v);
             c->temp = d;
         } else if (!strcmp(a, "--seed")) {
-            char *end;
-            errno = 0;
-            unsigned long long s = strtoull(v, &end, 10);
-            if (end == v || *end || errno || v[0] == '-')
-                return bad("--seed '%s': give a non-negative integer", v);
-            c->seed = s;
+            if (!tool_parse_seed(v, &c->seed))
+                return bad("--seed '%s': give %s", v, TOOL_SEED_RANGE);
         } else if (!strcmp(a, "--cutoff")) {
             if (!parse_double(v, &d) || d <= 0)
                 return bad("--cutoff '%s': give a number > 0", v);
@@ -604,7 +605,11 @@ static int parse_args(int argc, char **argv, opts_t *o)
         halox_topology_guess(ranks, launched_local_processes(), 1, &t);
         c->transport = halox_transport_choose(&t, c->natoms, o->auto_why, sizeof o->auto_why);
     }
-    if (c->device == HALOX_MD_DEVICE_GPU && !halox_transport_available(c->transport))
+    int gpu_transports = 0; /* compiled in: a CUDA build with MPI */
+    for (const char *const *t = halox_transport_names(); *t; t++)
+        gpu_transports += halox_transport_on_gpu(*t);
+    if (c->device == HALOX_MD_DEVICE_GPU &&
+        (!gpu_transports || !halox_transport_available(c->transport)))
         return bad("--device gpu needs a CUDA build with MPI (GPU transports: mpi-staged, nccl, "
                    "nvshmem-*; see --version)");
     if (c->device == HALOX_MD_DEVICE_GPU && !halox_transport_on_gpu(c->transport))
@@ -752,9 +757,7 @@ static void print_summary(const halox_md_summary_t *s)
            "%.0f pairs in the lists\n",
            s->setup_seconds, s->rebuilds, s->migrated, s->halo_atoms, s->pairs);
     if (s->graph_steps > 0)
-        printf("  CUDA graphs: %lld of %lld steps replayed as a graph (the parts below time the "
-               "other steps)\n",
-               s->graph_steps, s->steps);
+        printf("  CUDA graphs: %lld of %lld steps replayed as a graph\n", s->graph_steps, s->steps);
     if (s->device_bytes > 0)
         printf("  NVSHMEM symmetric memory: %.1f MiB per rank (NVSHMEM_SYMMETRIC_SIZE must hold "
                "it)\n",
@@ -769,17 +772,31 @@ static void print_summary(const halox_md_summary_t *s)
         fflush(stdout);
         return;
     }
-    double total = 0;
+    if (s->graph_steps > 0) {
+        /* a replayed graph is timed only as a whole: a split of the other steps alone would be
+         * read as the split of the run */
+        printf("\n  time split: not measured under --graph (%lld of %lld steps ran as graphs, "
+               "timed only as a whole); run without --graph for the split\n",
+               s->graph_steps, s->steps);
+        fflush(stdout);
+        return;
+    }
+    double total = 0; /* the parts as measured, then less what ran at the same time: the wall */
     for (int t = 0; t < HALOX_MD_T_COUNT; t++)
         total += s->timer_seconds[t];
+    const double wall = total - s->concurrent_seconds;
     double per = 1e3 / (double)s->steps;
     printf("\n  %-20s %12s %9s %16s\n", "part (mean of ranks)", "ms/step", "percent",
            "slowest ms/step");
     for (int t = 0; t < HALOX_MD_T_COUNT; t++)
         printf("  %-20s %12.4f %8.1f%% %16.4f\n", halox_md_timer_name((halox_md_timer_t)t),
-               s->timer_seconds[t] * per, total > 0 ? 100.0 * s->timer_seconds[t] / total : 0.0,
+               s->timer_seconds[t] * per, wall > 0 ? 100.0 * s->timer_seconds[t] / wall : 0.0,
                s->timer_max_seconds[t] * per);
-    printf("  %-20s %12.4f %8.1f%%\n", "total", total * per, total > 0 ? 100.0 : 0.0);
+    if (s->concurrent_seconds > 0)
+        printf("  %-20s %12.4f %8.1f%%   (parts that ran at the same time on the GPU)\n",
+               "concurrent", -s->concurrent_seconds * per,
+               wall > 0 ? -100.0 * s->concurrent_seconds / wall : 0.0);
+    printf("  %-20s %12.4f %8.1f%%\n", "total", wall * per, wall > 0 ? 100.0 : 0.0);
     fflush(stdout);
 }
 
@@ -926,7 +943,8 @@ int main(int argc, char **argv)
     if (my_rank == 0) {
         if (st != HALOX_OK) {
             fprintf(stderr, "halox-md: %s\n", res.error);
-            /* bad input (files, settings) is a usage error; the rest failed at run time */
+            /* bad input (files, settings) is a usage error; the rest failed at run time (a
+             * failed write of an output file, HALOX_ERR_WRITE, too) */
             code =
                 st == HALOX_ERR_INVALID_ARG || st == HALOX_ERR_IO || st == HALOX_ERR_DECOMPOSITION
                     ? 2

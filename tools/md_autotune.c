@@ -11,6 +11,7 @@
 
 #include "autotune_pick.h"
 #include "halox/comm.h"
+#include "halox/file.h"
 #include "md_autotune.h"
 
 enum { KEY_LEN = 256, NAME_LEN = 64, ROUNDS = 3 };
@@ -78,11 +79,11 @@ static void cache_store(const char *path, const char *key, const char *name, dou
         *slash = 0;
         mkdir(dir, 0755); /* one level (~/.cache); an existing folder is fine */
     }
-    FILE *f = fopen(path, "a");
-    if (!f)
+    FILE *f = NULL; /* a FIFO or a device in its place is refused, not waited on */
+    if (halox_output_open(path, "the autotune cache", 1, &f) != HALOX_OK)
         return; /* a cache only: the run goes on */
     fprintf(f, "%s\t%s\t%.6f\n", key, name, ms);
-    fclose(f);
+    halox_output_close(f, path, "the autotune cache");
 }
 
 /* One candidate for `steps` steps; ms/step on rank 0 (< 0: refused or failed, reason in msg). */

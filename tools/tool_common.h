@@ -3,6 +3,7 @@
 #define HALOX_TOOLS_TOOL_COMMON_H
 
 #include <stdio.h>
+#include <string.h>
 
 #include "halox/comm.h"
 #include "halox/env.h"
@@ -19,14 +20,23 @@ static inline void tool_print_version(const char *tool)
         printf(" %s", *t);
 }
 
-/* Every environment variable halox reads (the library's table). */
+/* Every environment variable halox reads (the library's table), in columns as wide as their
+ * longest entry, so that long names keep the table aligned. */
 static inline void tool_print_env(void)
 {
     int n;
     const halox_env_var_t *v = halox_env_table(&n);
-    printf("%-20s %-8s %-14s %s\n", "variable", "type", "default", "meaning");
+    int w[3] = {(int)strlen("variable"), (int)strlen("type"), (int)strlen("default")};
+    for (int i = 0; i < n; i++) {
+        const char *col[3] = {v[i].name, v[i].type, v[i].default_value};
+        for (int c = 0; c < 3; c++)
+            if ((int)strlen(col[c]) > w[c])
+                w[c] = (int)strlen(col[c]);
+    }
+    printf("%-*s  %-*s  %-*s  %s\n", w[0], "variable", w[1], "type", w[2], "default", "meaning");
     for (int i = 0; i < n; i++)
-        printf("%-20s %-8s %-14s %s\n", v[i].name, v[i].type, v[i].default_value, v[i].description);
+        printf("%-*s  %-*s  %-*s  %s\n", w[0], v[i].name, w[1], v[i].type, w[2], v[i].default_value,
+               v[i].description);
 }
 
 #endif

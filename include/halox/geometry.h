@@ -28,7 +28,8 @@ halox_status_t halox_grid_check(const halox_grid_t *grid);
 /** Parse "NXxNYxNZ" (also "NX,NY,NZ"). */
 halox_status_t halox_grid_parse(const char *text, halox_grid_t *grid_p);
 
-/** Number of ranks in the grid. */
+/** Number of ranks in the grid; -1 for a grid that halox_grid_check() refuses (a dimension
+ *  below 1, more than 2^31-1 ranks). */
 int halox_grid_size(const halox_grid_t *grid);
 
 /** The default grid for P ranks (P >= 1): the factorisation nx >= ny >= nz with the smallest

@@ -195,6 +195,11 @@ typedef struct halox_md_summary {
     double fs_per_step;
     double timer_seconds[HALOX_MD_T_COUNT];     /**< mean over ranks */
     double timer_max_seconds[HALOX_MD_T_COUNT]; /**< slowest rank */
+    double concurrent_seconds; /**< mean over ranks: how much the named parts exceed the wall
+                                    time because they ran at the same time (GPU engine: the
+                                    local pair forces beside the halo exchange and the non-local
+                                    forces); parts - concurrent = wall time, as "other" fills the
+                                    rest when the parts fall short */
     long long rebuilds;        /**< neighbour-list rebuilds (with migration and plan build) */
     long long migrated;        /**< atoms that changed rank, summed over rebuilds */
     int max_hops;              /**< most domains an atom crossed in one dimension between two
@@ -246,7 +251,10 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
 
 /** Integrate up to cfg->steps (collective). Returns early, with HALOX_OK, when a stop was
  *  requested (halox_md_interrupted() then says so). With cfg->overlap_probe, runs the overlap
- *  probe after the last step (not after a stop). Writes the JSON file at the end. */
+ *  probe after the last step (not after a stop). Writes the JSON file at the end and closes the
+ *  CSV and XYZ files. A write to any output file that fails (here or in a step) returns
+ *  HALOX_ERR_WRITE; output paths that are not regular files are refused by halox_md_create()
+ *  (HALOX_ERR_INVALID_ARG, before any file is written; include/halox/file.h). */
 halox_status_t halox_md_run(halox_md_t *md);
 
 /** Integrate up to step `last` (<= cfg->steps) without finishing the run (collective). */
@@ -328,8 +336,10 @@ typedef struct halox_md_checkpoint_info {
     char transport[32];
 } halox_md_checkpoint_info_t;
 
-/** Read a checkpoint and check it whole (magic, version, size, checksums); fill info_p (may be
- *  NULL). Errors say what is wrong with the file (truncated, corrupted, not a checkpoint). */
+/** Read a checkpoint and check it whole (magic, version, size, checksums, then every setting as
+ *  halox_md_config_check() checks it and every atom record); fill info_p (may be NULL). Errors
+ *  (HALOX_ERR_IO) say what is wrong with the file (not a regular file, truncated, corrupted, not
+ *  a checkpoint, the setting or atom that is invalid). */
 halox_status_t halox_md_checkpoint_probe(const char *path, halox_md_checkpoint_info_t *info_p);
 
 #ifdef __cplusplus

@@ -22,7 +22,8 @@ extern "C" {
     X(HALOX_ERR_ABORTED, -10, "another rank failed")                                               \
     X(HALOX_ERR_STATE, -11, "call out of order")                                                   \
     X(HALOX_ERR_IO, -12, "input/output error")                                                     \
-    X(HALOX_ERR_INTERNAL, -13, "internal error")
+    X(HALOX_ERR_INTERNAL, -13, "internal error")                                                   \
+    X(HALOX_ERR_WRITE, -14, "writing an output file failed")
 
 typedef enum halox_status {
 #define HALOX__STATUS_ENUM(name, value, text) name = value,

@@ -16,8 +16,8 @@
       "the run has one rank or is started by mpirun with one process per rank)")                   \
     X("HALOX_TIMEOUT_S", "seconds", "60",                                                          \
       "bound on every wait for a peer (signals, messages, barriers), from 0.001 to 1e6; a wait "   \
-      "that expires stops the run with an error naming rank, pulse, peer and step; any other "    \
-      "value is refused")                             \
+      "that expires stops the run with an error naming rank, pulse, peer and step; any other "     \
+      "value is refused")                                                                          \
     X("HALOX_LOG_LEVEL", "integer", "1",                                                           \
       "halox-md's verbosity: 0 errors only (as --quiet), 1 normal (2 and 3: as 1 for now)")        \
     X("HALOX_COMMIT", "string", "(git)",                                                           \

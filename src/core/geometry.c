@@ -25,18 +25,17 @@ halox_status_t halox_grid_check(const halox_grid_t *grid)
 {
     if (!grid)
         return halox__error(HALOX_ERR_INVALID_ARG, "grid is NULL");
-    long long total = 1;
-    for (int d = 0; d < 3; d++) {
+    for (int d = 0; d < 3; d++)
         if (grid->n[d] < 1)
             return halox__error(HALOX_ERR_INVALID_ARG,
                                 "grid has %d ranks in %c: every dimension needs at least 1 rank "
                                 "(use e.g. --grid 2x2x1)",
                                 grid->n[d], halox__dim_name[d]);
-        total *= grid->n[d];
-        if (total > INT_MAX)
-            return halox__error(HALOX_ERR_INVALID_ARG, "grid %dx%dx%d has too many ranks",
-                                grid->n[0], grid->n[1], grid->n[2]);
-    }
+    if (halox_grid_size(grid) < 0)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "grid %dx%dx%d has %.0f ranks: a grid has at most 2^31-1 = %d ranks",
+                            grid->n[0], grid->n[1], grid->n[2],
+                            (double)grid->n[0] * grid->n[1] * grid->n[2], INT_MAX);
     return HALOX_OK;
 }
 
@@ -64,17 +63,34 @@ halox_status_t halox_grid_parse(const char *text, halox_grid_t *grid_p)
         return halox__error(HALOX_ERR_INVALID_ARG,
                             "cannot read grid '%s': trailing characters after NXxNYxNZ", text);
     for (int d = 0; d < 3; d++) {
-        if (v[d] < 1 || v[d] > INT_MAX)
+        if (v[d] < 1)
             return halox__error(HALOX_ERR_INVALID_ARG,
                                 "grid '%s' has %ld ranks in %c: every dimension needs at least "
                                 "1 rank",
                                 text, v[d], halox__dim_name[d]);
+        if (v[d] > INT_MAX) /* strtol saturates at LONG_MAX: that is above too */
+            return halox__error(HALOX_ERR_INVALID_ARG,
+                                "grid '%s' has more than 2^31-1 ranks in %c: a grid has at most "
+                                "2^31-1 = %d ranks",
+                                text, halox__dim_name[d], INT_MAX);
         grid_p->n[d] = (int)v[d];
     }
     return halox_grid_check(grid_p);
 }
 
-int halox_grid_size(const halox_grid_t *grid) { return grid->n[0] * grid->n[1] * grid->n[2]; }
+int halox_grid_size(const halox_grid_t *grid)
+{
+    /* in long long: a grid nobody checked (a file's, a caller's) must not overflow an int */
+    long long total = 1;
+    for (int d = 0; d < 3; d++) {
+        if (grid->n[d] < 1)
+            return -1;
+        total *= grid->n[d];
+        if (total > INT_MAX)
+            return -1;
+    }
+    return (int)total;
+}
 
 void halox_grid_default(int P, halox_grid_t *grid_p)
 {

@@ -1,4 +1,5 @@
 /* The halo planner: pulse counts, per-pulse send maps, receive offsets, zones. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,20 +34,40 @@ halox_status_t halox_plan_check(const halox_plan_params_t *params, int pulses_pe
                                 "cut-off %g is not below half the box edge in %c (%g): use a "
                                 "larger box or a smaller cut-off",
                                 params->cutoff, halox__dim_name[d], len);
+        /* the domain bounds are edge * coordinate / ranks (geometry.c): that product must be
+         * finite, or the bounds and the owner of a position overflow */
+        if (!isfinite(len * params->grid.n[d]))
+            return halox__error(HALOX_ERR_INVALID_ARG,
+                                "box edge %c %g times %d ranks is beyond the double range: the "
+                                "domain bounds would overflow; use a smaller box or fewer ranks",
+                                halox__dim_name[d], len, params->grid.n[d]);
         double w = len / params->grid.n[d];
-        int np = (int)ceil(rh / w);
-        if (np < 1)
-            np = 1;
-        if (np > HALOX_MAX_PULSES_PER_DIM) {
-            int max_ranks = (int)floor(len * HALOX_MAX_PULSES_PER_DIM / rh);
+        /* compared as doubles before any conversion: a huge buffer makes rh / w far beyond an
+         * int (it wrapped to a negative count and passed) */
+        double need = ceil(rh / w);
+        if (!(need <= HALOX_MAX_PULSES_PER_DIM)) {
+            /* the most ranks that need at most the maximum: fewer than grid.n[d] here */
+            double fit = floor(len / rh * HALOX_MAX_PULSES_PER_DIM);
+            if (fit > params->grid.n[d] - 1)
+                fit = params->grid.n[d] - 1;
+            if (!(fit >= 1))
+                return halox__error(HALOX_ERR_DECOMPOSITION,
+                                    "halo distance %g (cut-off %g + buffer %g) needs %.3g pulses "
+                                    "in %c even with 1 rank there (box edge %g), at most %d are "
+                                    "supported: use a smaller cut-off or buffer (halo distance "
+                                    "at most %g)",
+                                    rh, params->cutoff, params->buffer, ceil(rh / len),
+                                    halox__dim_name[d], len, HALOX_MAX_PULSES_PER_DIM,
+                                    len * HALOX_MAX_PULSES_PER_DIM);
             return halox__error(HALOX_ERR_DECOMPOSITION,
-                                "halo distance %g (cut-off %g + buffer %g) needs %d pulses in %c "
-                                "with %d ranks of width %g, at most %d are supported: use at "
+                                "halo distance %g (cut-off %g + buffer %g) needs %.3g pulses in "
+                                "%c with %d ranks of width %g, at most %d are supported: use at "
                                 "most %d ranks in %c, or a smaller cut-off or buffer",
-                                rh, params->cutoff, params->buffer, np, halox__dim_name[d],
-                                params->grid.n[d], w, HALOX_MAX_PULSES_PER_DIM,
-                                max_ranks > 0 ? max_ranks : 1, halox__dim_name[d]);
+                                rh, params->cutoff, params->buffer, need, halox__dim_name[d],
+                                params->grid.n[d], w, HALOX_MAX_PULSES_PER_DIM, (int)fit,
+                                halox__dim_name[d]);
         }
+        int np = need < 1 ? 1 : (int)need;
         if (pulses_per_dim_p)
             pulses_per_dim_p[d] = np;
     }
@@ -107,6 +128,27 @@ long long halox_plan_send_bytes(const halox_plan_t *plan, halox_real_t real, int
 HALOX__PLAN_HOME(float, uint32_t, halox__fbits, halox__plan_home_float)
 HALOX__PLAN_HOME(double, uint64_t, halox__dbits, halox__plan_home_double)
 
+/* The images across the upper boundary are shifted by the box edge: a rank holds coordinates
+ * up to the edge plus the halo distance, which must be finite in the atoms' precision (a single
+ * precision box of 1e39 made every such image inf). */
+static halox_status_t halox__plan_check_real(const halox_plan_params_t *params, halox_real_t real)
+{
+    const double top = real == HALOX_FLOAT ? FLT_MAX : DBL_MAX;
+    for (int d = 0; d < 3; d++) {
+        double far = params->box.len[d] + (params->cutoff + params->buffer);
+        if (!(far <= top))
+            return halox__error(HALOX_ERR_INVALID_ARG,
+                                "box edge %c %g plus the halo distance %g (cut-off + buffer) is "
+                                "beyond the largest %s-precision number %g: halo coordinates "
+                                "would be infinite; use a smaller box%s",
+                                halox__dim_name[d], params->box.len[d],
+                                params->cutoff + params->buffer,
+                                real == HALOX_FLOAT ? "single" : "double", top,
+                                real == HALOX_FLOAT ? " or double precision" : "");
+    }
+    return HALOX_OK;
+}
+
 halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *params, int rank,
                                  const halox_atoms_t *atoms)
 {
@@ -124,6 +166,8 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
     if (atoms->n_home < 0 || atoms->n_home > atoms->capacity)
         return halox__error(HALOX_ERR_INVALID_ARG, "rank %d: %d home atoms but capacity %d", rank,
                             atoms->n_home, atoms->capacity);
+    if ((st = halox__plan_check_real(params, atoms->real)) != HALOX_OK)
+        return st;
 
     plan->params = *params;
     plan->halo_dist = params->cutoff + params->buffer;

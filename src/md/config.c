@@ -1,6 +1,8 @@
 /* Run configuration: defaults, presets and checks. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/util.h"
@@ -131,11 +133,64 @@ static int md__finite_pos(double v) { return isfinite(v) && v > 0; }
 halox_status_t md__config_check_restored(const halox_md_config_t *cfg)
 {
     if (!isfinite(cfg->temp) || cfg->temp < 0)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "temperature %g: give a finite temperature >= 0", cfg->temp);
+        return halox__error(HALOX_ERR_INVALID_ARG, "temperature %g: give a finite temperature >= 0",
+                            cfg->temp);
     if (!md__finite_pos(cfg->density))
         return halox__error(HALOX_ERR_INVALID_ARG, "density %g: give a finite density > 0",
                             cfg->density);
+    return HALOX_OK;
+}
+
+/* A box the run's precision can hold. Three limits, each with its reason:
+ *   - the edge plus the halo distance (cut-off + skin) is finite in the precision: halo images
+ *     across the upper boundary are shifted by the edge (a single-precision box of 1e39 made
+ *     them inf, and the cell search never ended);
+ *   - the precision spaces its numbers at the edge at most 1/MD_BOX_RESOLUTION of the cut-off
+ *     apart: beyond that, distances near the edge and the steps atoms take round away (single
+ *     precision: at most 8192 cut-offs);
+ *   - the edge is at most MD_BOX_MAX_CUTOFFS cut-offs: cells at least half a cut-off wide then
+ *     number at most 2^30 per edge, an int. */
+#define MD_BOX_RESOLUTION  1024.0
+#define MD_BOX_MAX_CUTOFFS 536870912.0 /* 2^29 */
+
+halox_status_t md__box_check(const halox_md_config_t *cfg, const double box[3], const char *what)
+{
+    const int fl = cfg->real == HALOX_FLOAT;
+    const char *prec = fl ? "single" : "double";
+    const double eps = fl ? FLT_EPSILON : DBL_EPSILON, top = fl ? FLT_MAX : DBL_MAX;
+    const double rh = cfg->cutoff + cfg->skin;
+    const double by_res = cfg->cutoff / (MD_BOX_RESOLUTION * eps);
+    const double by_int = cfg->cutoff * MD_BOX_MAX_CUTOFFS;
+    /* a generated system's box follows from its density */
+    const char *how =
+        !cfg->restart_path && cfg->source != HALOX_MD_READ ? " (a higher density)" : "";
+    for (int d = 0; d < 3; d++) {
+        const char dim = "xyz"[d];
+        if (!md__finite_pos(box[d]))
+            return halox__error(HALOX_ERR_INVALID_ARG,
+                                "%s: box edge %c is %g: it must be finite and > 0", what, dim,
+                                box[d]);
+        if (!(box[d] + rh <= top))
+            return halox__error(HALOX_ERR_INVALID_ARG,
+                                "%s: box edge %c %g plus the halo distance %g (cut-off + skin) is "
+                                "beyond the largest %s-precision number, %g: use a smaller box%s%s",
+                                what, dim, box[d], rh, prec, top, how,
+                                fl ? " or --precision double" : "");
+        /* the tighter limit is the one to report (single precision: the resolution) */
+        if (by_res <= by_int && !(box[d] <= by_res))
+            return halox__error(HALOX_ERR_INVALID_ARG,
+                                "%s: box edge %c %g is more than %g cut-offs (%g): %s precision "
+                                "spaces coordinates there up to %g apart, more than 1/%g of the "
+                                "cut-off; use a box edge of at most %g%s%s",
+                                what, dim, box[d], by_res / cfg->cutoff, cfg->cutoff, prec,
+                                box[d] * eps, MD_BOX_RESOLUTION, by_res, how,
+                                fl ? " or --precision double" : "");
+        if (!(box[d] <= by_int))
+            return halox__error(HALOX_ERR_INVALID_ARG,
+                                "%s: box edge %c %g is more than %g cut-offs (%g): its cell "
+                                "counts would overflow an int; use a box edge of at most %g%s",
+                                what, dim, box[d], MD_BOX_MAX_CUTOFFS, cfg->cutoff, by_int, how);
+    }
     return HALOX_OK;
 }
 
@@ -263,8 +318,39 @@ halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
         return halox__error(HALOX_ERR_INVALID_ARG,
                             "the GPU engine runs in single precision: use --precision float (or "
                             "--device cpu for double)");
+    /* lengths the precision squares: the pair search compares squared distances with
+     * (cut-off + skin)^2, the forces with the squared cut-off */
+    {
+        const int fl = cfg->real == HALOX_FLOAT;
+        const double lo = sqrt(fl ? FLT_MIN : DBL_MIN), hi = sqrt(fl ? FLT_MAX : DBL_MAX);
+        if (!(cfg->cutoff >= lo && cfg->cutoff + cfg->skin <= hi))
+            return halox__error(HALOX_ERR_INVALID_ARG,
+                                "cut-off %g with skin %g: %s precision squares them, so give a "
+                                "cut-off of at least %g and a cut-off + skin of at most %g",
+                                cfg->cutoff, cfg->skin, fl ? "single" : "double", lo, hi);
+    }
     double box[3];
+    char what[160];
+    int have_box = 0;
     if (!cfg->restart_path && md__config_box(cfg, box)) {
+        have_box = 1;
+        if (cfg->source == HALOX_MD_FCC)
+            snprintf(what, sizeof what, "density %g with %dx%dx%d fcc cells", cfg->density,
+                     cfg->cells[0], cfg->cells[1], cfg->cells[2]);
+        else
+            snprintf(what, sizeof what, "density %g with %lld random atoms", cfg->density,
+                     cfg->natoms);
+    } else if (cfg->restart_path && (cfg->box[0] != 0 || cfg->box[1] != 0 || cfg->box[2] != 0)) {
+        /* a restart's box, when the caller gives it (the checkpoint's) */
+        have_box = 1;
+        for (int d = 0; d < 3; d++)
+            box[d] = cfg->box[d];
+        snprintf(what, sizeof what, "the box of the checkpoint '%.100s'", cfg->restart_path);
+    }
+    if (have_box) {
+        halox_status_t st = md__box_check(cfg, box, what);
+        if (st != HALOX_OK)
+            return st;
         halox_plan_params_t prm = {.grid = cfg->grid,
                                    .box = {{box[0], box[1], box[2]}},
                                    .cutoff = cfg->cutoff,

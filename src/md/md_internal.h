@@ -114,6 +114,11 @@ struct halox_md {
 /* config.c */
 const char *md__source_name(halox_md_source_t s);
 const char *md__ensemble_name(halox_md_ensemble_t e);
+/* temperature and density, which halox_md_config_check() skips for a restart */
+halox_status_t md__config_check_restored(const halox_md_config_t *cfg);
+/* A box the run's precision can hold with cfg's cut-off and skin (finite with its halo, fine
+ * enough coordinates, cell counts within an int); `what` names the box in the message. */
+halox_status_t md__box_check(const halox_md_config_t *cfg, const double box[3], const char *what);
 
 /* system.c */
 halox_status_t md__read_xyz(const char *path, const double box_given[3], halox_md_system_t *sys);
@@ -152,7 +157,8 @@ halox_status_t md__record_thermo(halox_md_t *md, const halox_md_thermo_t *rec);
 
 /* output.c */
 halox_status_t md__outputs_open(halox_md_t *md);
-void md__csv_row(halox_md_t *md, const halox_md_thermo_t *rec);
+halox_status_t md__outputs_close(halox_md_t *md);
+halox_status_t md__csv_row(halox_md_t *md, const halox_md_thermo_t *rec);
 halox_status_t md__json_write(const halox_md_t *md, const char *path);
 halox_status_t md__xyz_frame(halox_md_t *md);
 

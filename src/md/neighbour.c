@@ -66,49 +66,70 @@ static halox_status_t md__atom_scratch(md_nlist_t *nl, int n)
     return HALOX_OK;
 }
 
-/* Cell grid over [lo, hi] with cells at least w_min wide and at most about 2 n + 64 cells. */
-static void md__cell_grid(const double lo[3], const double hi[3], double w_min, int n, int m_p[3],
-                          double inv_w_p[3], double w_p[3])
+/* Cell grid over [lo, hi] with cells at least w_min wide and at most about 2 n + 64 cells (and
+ * never more than 2^30, so counts and cell indices fit an int). Refuses a bounding box that is
+ * not finite: its cells never got few enough (floor(inf / w) stays inf), the loop never ended. */
+static halox_status_t md__cell_grid(const double lo[3], const double hi[3], double w_min, int n,
+                                    int m_p[3], double inv_w_p[3], double w_p[3])
 {
-    double w = w_min > 0 ? w_min : 1.0;
-    for (;;) {
+    for (int d = 0; d < 3; d++)
+        if (!(isfinite(lo[d]) && isfinite(hi[d]) && isfinite(hi[d] - lo[d])))
+            return halox__error(HALOX_ERR_COORDINATE,
+                                "neighbour search: the local atoms span %g to %g in %c, not a "
+                                "finite range: a coordinate is not finite or beyond the box (the "
+                                "system blew up or the input is broken)",
+                                lo[d], hi[d], "xyz"[d]);
+    const double most = fmin(2.0 * n + 64, 1073741824.0);
+    double w = w_min > 0 && isfinite(w_min) ? w_min : 1.0;
+    /* w grows by 1.25 a round; from any w > 0 it passes the largest finite extent within about
+     * 3200 rounds; an infinite w (one cell per dimension) always fits, so the loop ends */
+    for (int round = 0;; round++) {
         double cells = 1;
         for (int d = 0; d < 3; d++) {
-            double ext = hi[d] - lo[d];
-            double m = floor(ext / w);
+            double m = floor((hi[d] - lo[d]) / w);
             cells *= m < 1 ? 1 : m;
         }
-        if (cells <= 2.0 * n + 64)
+        if (cells <= most)
             break;
-        w *= 1.25;
+        w = round < 8192 && isfinite(w * 1.25) ? w * 1.25 : HUGE_VAL;
     }
     for (int d = 0; d < 3; d++) {
         double ext = hi[d] - lo[d];
-        int m = (int)floor(ext / w);
-        if (m < 1)
-            m = 1;
+        double mf = floor(ext / w);
+        /* mf <= most after the loop; the clamp keeps the conversion defined regardless */
+        int m = !(mf >= 1) ? 1 : mf > most ? (int)most : (int)mf;
         m_p[d] = m;
         inv_w_p[d] = ext > 0 ? m / ext : 0.0;
         w_p[d] = ext > 0 ? ext / m : HUGE_VAL;
     }
+    return HALOX_OK;
 }
 
+/* The cell of coordinate x: clamped into [0, m) before the conversion, so that no value (a
+ * rounding just past hi, or anything else) makes an index outside the grid. */
 static inline int md__cell_coord(double x, double lo, double inv_w, int m)
 {
-    int c = (int)((x - lo) * inv_w);
-    return c < 0 ? 0 : c >= m ? m - 1 : c;
+    double t = (x - lo) * inv_w;
+    return !(t > 0) ? 0 : t >= m ? m - 1 : (int)t;
 }
 
-/* Bounding box of atoms [0, n) (as doubles, as halox_atoms_get gives them). */
+/* Bounding box of atoms [0, n) (as doubles, as halox_atoms_get gives them). A NaN or inf
+ * coordinate makes that dimension's bounds NaN (v - v is 0 only for finite v), for
+ * md__cell_grid to refuse: comparisons alone would skip a NaN. */
 #define MD_DEFINE_BOUNDS(T, NAME)                                                                  \
     static void NAME(const T *restrict x, int n, double lo[3], double hi[3])                       \
     {                                                                                              \
+        double bad[3] = {0, 0, 0};                                                                 \
         for (int i = 0; i < n; i++)                                                                \
             for (int d = 0; d < 3; d++) {                                                          \
                 double v = (double)x[3 * (size_t)i + (size_t)d];                                   \
                 lo[d] = v < lo[d] ? v : lo[d];                                                     \
                 hi[d] = v > hi[d] ? v : hi[d];                                                     \
+                bad[d] += v - v;                                                                   \
             }                                                                                      \
+        for (int d = 0; d < 3; d++)                                                                \
+            if (bad[d] != 0)                                                                       \
+                lo[d] = hi[d] = NAN;                                                               \
     }
 
 /* Cell of every atom into cell_of, its rank within the cell (index order) into pos_in_cell,
@@ -151,7 +172,8 @@ static halox_status_t md__bin(md_nlist_t *nl, const halox_atoms_t *a, int n, dou
         for (int d = 0; d < 3; d++)
             lo[d] = hi[d] = 0;
     double inv_w[3];
-    md__cell_grid(lo, hi, w_min, n, m_p, inv_w, w_p);
+    if ((st = md__cell_grid(lo, hi, w_min, n, m_p, inv_w, w_p)) != HALOX_OK)
+        return st;
     int ncell = m_p[0] * m_p[1] * m_p[2];
     if ((st = md__grow_int(&nl->cell_start, &nl->cell_cap, ncell + 1)) != HALOX_OK)
         return st;

@@ -6,72 +6,107 @@
  *         N / Lattice="LX 0 0 0 LY 0 0 0 LZ" Properties=species:S:1:pos:R:3:vel:R:3 ... /
  *         "LJ x y z vx vy vz" per atom in id order, positions wrapped into the box, printed with
  *         enough digits to read back the exact bits (9 significant digits for float, 17 for
- *         double). */
+ *         double).
+ * Every file goes through halox_output_open(): a path that is not a regular file (a device such
+ * as /dev/full, a FIFO, a directory) is refused before any file is written, and a failed write,
+ * flush or close stops the run with HALOX_ERR_WRITE (a run-time failure: halox-md exits 1). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "core/util.h"
 #include "halox/features.h"
 #include "md/md_internal.h"
 
+#define MD_CSV  "the CSV file"
+#define MD_XYZ  "the XYZ file"
+#define MD_JSON "the JSON file"
+#define MD_CKPT "the checkpoint"
+
 /* Rank 0 opens the CSV (header written) and the XYZ file, and makes sure that the JSON file and
- * the checkpoint's directory can be written, so that a long run does not fail at its end. */
+ * the checkpoint's directory can be written, so that a long run does not fail at its end. Every
+ * path is checked before any file is created or emptied. */
 halox_status_t md__outputs_open(halox_md_t *md)
 {
     const halox_md_config_t *c = &md->cfg;
     if (md->rank != 0)
         return HALOX_OK;
+    const char *const paths[4] = {c->csv_path, c->xyz_path, c->json_path, c->checkpoint_path};
+    const char *const names[4] = {MD_CSV, MD_XYZ, MD_JSON, MD_CKPT};
+    for (int k = 0; k < 4; k++) {
+        halox_status_t st = paths[k] ? halox_output_check(paths[k], names[k]) : HALOX_OK;
+        if (st != HALOX_OK)
+            return st;
+    }
+    halox_status_t st = HALOX_OK;
     if (c->csv_path) {
-        md->csv = fopen(c->csv_path, "w");
-        if (!md->csv)
-            return halox__error(HALOX_ERR_IO, "cannot write the CSV file '%s': %s", c->csv_path,
-                                strerror(errno));
-        fprintf(md->csv, "step,time,temp,pe,ke,etotal,press\n");
-        fflush(md->csv);
+        st = halox_output_open(c->csv_path, MD_CSV, 0, &md->csv);
+        if (st == HALOX_OK) {
+            fprintf(md->csv, "step,time,temp,pe,ke,etotal,press\n");
+            st = halox_output_flush(md->csv, c->csv_path, MD_CSV);
+        }
+        if (st != HALOX_OK)
+            return st;
     }
-    if (c->xyz_path) {
-        md->xyz = fopen(c->xyz_path, "w");
-        if (!md->xyz)
-            return halox__error(HALOX_ERR_IO, "cannot write the XYZ file '%s': %s", c->xyz_path,
-                                strerror(errno));
-    }
+    if (c->xyz_path && (st = halox_output_open(c->xyz_path, MD_XYZ, 0, &md->xyz)) != HALOX_OK)
+        return st;
     if (c->json_path) {
-        FILE *fp = fopen(c->json_path, "a");
-        if (!fp)
-            return halox__error(HALOX_ERR_IO, "cannot write the JSON file '%s': %s", c->json_path,
-                                strerror(errno));
-        fclose(fp);
+        FILE *fp = NULL;
+        st = halox_output_open(c->json_path, MD_JSON, 1, &fp);
+        if (st == HALOX_OK)
+            st = halox_output_close(fp, c->json_path, MD_JSON);
+        if (st != HALOX_OK)
+            return st;
     }
     if (c->checkpoint_path) {
-        size_t len = strlen(c->checkpoint_path);
-        char *tmp = malloc(len + 16);
-        if (!tmp)
-            return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
-        snprintf(tmp, len + 16, "%s.tmp.XXXXXX", c->checkpoint_path);
-        int fd = mkstemp(tmp);
-        if (fd < 0) {
-            halox_status_t st = halox__error(HALOX_ERR_IO, "cannot write checkpoints to '%s': %s",
-                                             c->checkpoint_path, strerror(errno));
-            free(tmp);
+        /* a temporary file where the atomic writer puts its own: next to the file that the
+         * path (or the link it is) names */
+        char *target = NULL;
+        if ((st = halox__output_target(c->checkpoint_path, MD_CKPT, &target)) != HALOX_OK)
             return st;
+        size_t len = strlen(target);
+        char *tmp = malloc(len + 16);
+        if (!tmp) {
+            free(target);
+            return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
         }
-        close(fd);
-        unlink(tmp);
+        snprintf(tmp, len + 16, "%s.tmp.XXXXXX", target);
+        int fd = mkstemp(tmp);
+        if (fd < 0)
+            st = halox__error(HALOX_ERR_IO, "cannot write checkpoints to '%s': %s",
+                              c->checkpoint_path, strerror(errno));
+        else {
+            close(fd);
+            unlink(tmp);
+        }
         free(tmp);
+        free(target);
+        if (st != HALOX_OK)
+            return st;
     }
     return HALOX_OK;
 }
 
-void md__csv_row(halox_md_t *md, const halox_md_thermo_t *r)
+/* Rank 0, at the end of a run: close the CSV and XYZ files, reporting a failed close. */
+halox_status_t md__outputs_close(halox_md_t *md)
+{
+    halox_status_t st = halox_output_close(md->csv, md->cfg.csv_path, MD_CSV);
+    md->csv = NULL;
+    halox_status_t xst = halox_output_close(md->xyz, md->cfg.xyz_path, MD_XYZ);
+    md->xyz = NULL;
+    return st != HALOX_OK ? st : xst;
+}
+
+halox_status_t md__csv_row(halox_md_t *md, const halox_md_thermo_t *r)
 {
     if (!md->csv)
-        return;
+        return HALOX_OK;
     fprintf(md->csv, "%lld,%.10g,%.15g,%.15g,%.15g,%.15g,%.15g\n", r->step, r->time, r->temp, r->pe,
             r->ke, r->etotal, r->press);
-    fflush(md->csv);
+    return halox_output_flush(md->csv, md->cfg.csv_path, MD_CSV);
 }
 
 /* JSON string with the characters JSON requires escaped. */
@@ -120,10 +155,10 @@ static const char *const md__timer_keys[HALOX_MD_T_COUNT] = {
 
 halox_status_t md__json_write(const halox_md_t *md, const char *path)
 {
-    FILE *fp = fopen(path, "w");
-    if (!fp)
-        return halox__error(HALOX_ERR_IO, "cannot write the JSON file '%s': %s", path,
-                            strerror(errno));
+    FILE *fp = NULL;
+    halox_status_t st = halox_output_open(path, MD_JSON, 0, &fp);
+    if (st != HALOX_OK)
+        return st;
     const halox_md_config_t *c = &md->cfg;
     fprintf(fp, "{\n  \"program\": \"halox-md\",\n  \"version\": \"%s\",\n", HALOX_VERSION_STRING);
     fprintf(fp, "  \"units\": \"lj (reduced: sigma = epsilon = mass = k_B = 1)\",\n");
@@ -208,6 +243,9 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
     md__json_num(fp, s->ms_per_step);
     fprintf(fp, ",\n    \"steps_per_s\": ");
     md__json_num(fp, s->steps_per_second);
+    /* the timers' ms_per_step less this add up to ms_per_step (parts that ran side by side) */
+    fprintf(fp, ",\n    \"concurrent_ms_per_step\": ");
+    md__json_num(fp, s->steps > 0 ? 1e3 * s->concurrent_seconds / (double)s->steps : 0.0);
     if (s->fs_per_step > 0) {
         fprintf(fp, ",\n    \"ns_per_day\": ");
         md__json_num(fp, s->ns_per_day);
@@ -246,11 +284,7 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
         fprintf(fp, "}");
     }
     fprintf(fp, "\n  }\n}\n");
-    int bad = ferror(fp);
-    if (fclose(fp) != 0 || bad)
-        return halox__error(HALOX_ERR_IO, "writing the JSON file '%s' failed: %s", path,
-                            strerror(errno));
-    return HALOX_OK;
+    return halox_output_close(fp, path, MD_JSON);
 }
 
 halox_status_t md__xyz_frame(halox_md_t *md)
@@ -268,12 +302,8 @@ halox_status_t md__xyz_frame(halox_md_t *md)
     if (st == HALOX_OK)
         st = halox_md_gather(md, x, v, NULL, 0);
     if (st == HALOX_OK && md->rank == 0) {
-        if (!md->xyz) {
-            md->xyz = fopen(md->cfg.xyz_path, "w");
-            if (!md->xyz)
-                st = halox__error(HALOX_ERR_IO, "cannot write the XYZ file '%s': %s",
-                                  md->cfg.xyz_path, strerror(errno));
-        }
+        if (!md->xyz) /* closed at the end of a run, and written again: appended */
+            st = halox_output_open(md->cfg.xyz_path, MD_XYZ, 1, &md->xyz);
         if (md->xyz) {
             FILE *fp = md->xyz;
             const char *fmt = md->cfg.real == HALOX_DOUBLE
@@ -287,9 +317,7 @@ halox_status_t md__xyz_frame(halox_md_t *md)
             for (long long i = 0; i < n; i++)
                 fprintf(fp, fmt, x[3 * i], x[3 * i + 1], x[3 * i + 2], v[3 * i], v[3 * i + 1],
                         v[3 * i + 2]);
-            if (fflush(fp) != 0 || ferror(fp))
-                st = halox__error(HALOX_ERR_IO, "writing the XYZ file '%s' failed: %s",
-                                  md->cfg.xyz_path, strerror(errno));
+            st = halox_output_flush(fp, md->cfg.xyz_path, MD_XYZ);
         }
     }
     free(x);

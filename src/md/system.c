@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/env.h"
+#include "core/file.h"
 #include "core/util.h"
 #include "md/md_internal.h"
 #include "md/rng.h"
@@ -121,7 +123,8 @@ static void md__cache_write(const halox_md_config_t *cfg, const halox_md_system_
     size_t n3 = 3 * (size_t)cfg->natoms;
     int ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(sys->x, sizeof(double), n3, f) == n3;
     ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0)
+    /* never renamed over a device, FIFO or folder that took the cache's name */
+    if (!ok || halox__rename_check(path, "the system cache") != HALOX_OK || rename(tmp, path) != 0)
         remove(tmp);
 }
 
@@ -138,11 +141,9 @@ static halox_status_t md__random(const halox_md_config_t *cfg, halox_md_system_t
     sys->min_distance = dmin;
     if (md__cache_read(cfg, sys))
         return HALOX_OK;
-    int m = (int)floor(L / dmin);
-    if (m < 1)
-        m = 1;
-    if (m > 1024)
-        m = 1024;
+    /* clamped before the conversion: L / dmin of a huge box is beyond an int */
+    const double mf = floor(L / dmin);
+    int m = !(mf >= 1) ? 1 : mf > 1024 ? 1024 : (int)mf;
     long long ncell = (long long)m * m * m;
     int *head = malloc(sizeof(int) * (size_t)ncell);
     int *next = malloc(sizeof(int) * (size_t)n);
@@ -291,8 +292,37 @@ static int md__parse_lattice(const char *line, const char *path, double box[3])
     return 1;
 }
 
+/* 1 when the line holds an atom count alone (blanks around it allowed): 0 to 2^31-1. */
+static int md__xyz_count(const char *line, long long *n_p)
+{
+    const char *p = line;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p < '0' || *p > '9')
+        return 0;
+    char *end;
+    errno = 0;
+    long long n = strtoll(p, &end, 10);
+    while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
+        end++;
+    if (*end || errno || n > 2147483647LL)
+        return 0;
+    *n_p = n;
+    return 1;
+}
+
+static int md__blank(const char *line) { return line[strspn(line, " \t\r\n")] == '\0'; }
+
+/* An unwrapped position further out than this many box edges is refused: so far out, the
+ * position wrapped into the box keeps few of its digits (1e300 in a box of 10 became 0). */
+#define MD_XYZ_MAX_EDGES 1048576.0
+
 halox_status_t md__read_xyz(const char *path, const double box_given[3], halox_md_system_t *sys)
 {
+    struct stat sb; /* before the open: a FIFO would wait for a writer, a directory reads empty */
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return halox__error(HALOX_ERR_IO, "'%s' is %s, not a regular file: give an XYZ file", path,
+                            halox__file_kind(sb.st_mode));
     FILE *fp = fopen(path, "r");
     if (!fp)
         return halox__error(HALOX_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
@@ -387,10 +417,54 @@ halox_status_t md__read_xyz(const char *path, const double box_given[3], halox_m
                 goto out;
             }
             p = end;
+            if (!(fabs(v) <= MD_XYZ_MAX_EDGES * box[d])) {
+                st = halox__error(HALOX_ERR_IO,
+                                  "%s: line %lld: coordinate %c = %g lies more than %.0f box edges "
+                                  "(%g) from the box: give positions within that range",
+                                  path, lineno, "xyz"[d], v, MD_XYZ_MAX_EDGES, box[d]);
+                goto out;
+            }
             double w = halox_wrap(v, box[d]);
             sys->x[3 * i + d] = w;
         }
     }
+    /* After the atoms: blank lines, or a next frame (its atom count, then its comment line).
+     * Anything else means the frame holds more atom lines than line 1 announces: refused, not
+     * silently dropped. */
+    while (getline(&line, &cap, fp) >= 0) {
+        lineno++;
+        if (md__blank(line))
+            continue;
+        long long next;
+        if (md__xyz_count(line, &next)) {
+            if (getline(&line, &cap, fp) < 0) {
+                st = halox__error(HALOX_ERR_IO,
+                                  "%s: line %lld holds the atom count %lld of a next frame, but "
+                                  "its comment line is missing: the file is truncated",
+                                  path, lineno, next);
+                goto out;
+            }
+            break; /* a next frame: the first one is the system */
+        }
+        /* more atom lines: count them up to a next frame or the end, for the message */
+        long long first = lineno, extra = 1;
+        char shown[48];
+        snprintf(shown, sizeof shown, "%.40s", line);
+        shown[strcspn(shown, "\r\n")] = '\0';
+        while (getline(&line, &cap, fp) >= 0) {
+            if (md__xyz_count(line, &next))
+                break;
+            extra += !md__blank(line);
+        }
+        st = halox__error(HALOX_ERR_IO,
+                          "%s: line 1 announces %lld atoms, but the frame holds %lld atom "
+                          "lines (line %lld, '%s', is not the atom count of a next frame): "
+                          "correct the count on line 1",
+                          path, n, n + extra, first, shown);
+        goto out;
+    }
+    if (ferror(fp))
+        st = halox__error(HALOX_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
 out:
     free(line);
     fclose(fp);
@@ -417,6 +491,11 @@ halox_status_t halox_md_system_create(const halox_md_config_t *cfg, halox_md_sys
         break;
     case HALOX_MD_READ:
         st = md__read_xyz(cfg->read_path, cfg->box, sys);
+        if (st == HALOX_OK) {
+            char what[160];
+            snprintf(what, sizeof what, "the box of '%.120s'", cfg->read_path);
+            st = md__box_check(cfg, sys->box.len, what);
+        }
         break;
     }
     if (st == HALOX_OK)

@@ -61,8 +61,7 @@ halox_status_t md__record_thermo(halox_md_t *md, const halox_md_thermo_t *rec)
         md->rec_cap = cap;
     }
     md->rec[md->nrec++] = *rec;
-    md__csv_row(md, rec);
     if (md->hooks.thermo)
         md->hooks.thermo(md->hooks.user, rec);
-    return HALOX_OK;
+    return md__csv_row(md, rec);
 }

@@ -19,13 +19,13 @@ enum { HALOX__SHM_STREAM, HALOX__SHM_PULSE, HALOX__SHM_FUSED, HALOX__SHM_HYBRID 
 typedef struct halox__shm {
     halox__gpu_t g; /* first: the shared GPU part */
     int mode;
-    int use_put;     /* HALOX_NVSHMEM_PUT */
-    int signal_only; /* HALOX_NVSHMEM_SIGNAL_ONLY */
-    int use_tma;     /* HALOX_NVSHMEM_TMA */
-    double headroom;      /* HALOX_NVSHMEM_HEADROOM */
-    int blocks_wanted;    /* HALOX_NVSHMEM_BLOCKS (0: from the halo size) */
-    int *pe_of;   /* comm rank -> PE */
-    int *rank_of; /* PE -> comm rank (-1: not in this endpoint) */
+    int use_put;       /* HALOX_NVSHMEM_PUT */
+    int signal_only;   /* HALOX_NVSHMEM_SIGNAL_ONLY */
+    int use_tma;       /* HALOX_NVSHMEM_TMA */
+    double headroom;   /* HALOX_NVSHMEM_HEADROOM */
+    int blocks_wanted; /* HALOX_NVSHMEM_BLOCKS (0: from the halo size) */
+    int *pe_of;        /* comm rank -> PE */
+    int *rank_of;      /* PE -> comm rank (-1: not in this endpoint) */
     int n_pes;
     int pes_per_gpu;           /* most PEs on one GPU */
     uint64_t *sig;             /* symmetric: 2 * HALOX_MAX_PULSES signals */

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "bench.h"
+#include "halox/file.h"
+#include "tool_seed.h"
 
 enum { C_HALO = 1, C_LAT = 2, C_BW = 4, C_MD = 8, C_SCAL = 16, C_OVL = 32, C_ALL = 63 };
 #define C_EXCH  (C_HALO | C_LAT | C_BW)
@@ -282,9 +284,8 @@ static int set_value(bench_opts_t *o, const char *name, const char *v)
             return bench_bad("--stride '%s': use 3 or 4", v);
         o->stride = atoi(v);
     } else if (!strcmp(name, "--seed")) {
-        if (!parse_int(v, 0, (long long)9e18, &n))
-            return bench_bad("--seed '%s': give a number >= 0", v);
-        o->seed = (uint64_t)n;
+        if (!tool_parse_seed(v, &o->seed))
+            return bench_bad("--seed '%s': give %s", v, TOOL_SEED_RANGE);
     } else if (!strcmp(name, "--timeout")) {
         char *end;
         o->timeout_s = strtod(v, &end);
@@ -304,10 +305,15 @@ static int set_value(bench_opts_t *o, const char *name, const char *v)
             o->device = HALOX_MD_DEVICE_AUTO;
         else
             return bench_bad("--device '%s': use gpu, cpu or auto", v);
-    } else if (!strcmp(name, "--json")) {
-        o->json_path = v;
-    } else if (!strcmp(name, "--csv")) {
-        o->csv_path = v;
+    } else if (!strcmp(name, "--json") || !strcmp(name, "--csv")) {
+        /* a device, a FIFO, a directory: refused before anything runs */
+        if (halox_output_check(v, name[2] == 'j' ? "the --json file" : "the --csv file") !=
+            HALOX_OK)
+            return bench_bad("%s", halox_last_error());
+        if (name[2] == 'j')
+            o->json_path = v;
+        else
+            o->csv_path = v;
     }
     return 0;
 }

@@ -51,7 +51,7 @@ static void print_header(void)
     fflush(stdout);
 }
 
-static void record_refused(const halo_case_t *c, halox_status_t st)
+static void record_refused(halo_case_t *c, halox_status_t st)
 {
     printf("%-22s %9lld refused: %s\n", c->label, c->natoms, halox_last_error());
     fflush(stdout);
@@ -62,7 +62,8 @@ static void record_refused(const halo_case_t *c, halox_status_t st)
     rec_bool(&r, "available", 0);
     rec_str(&r, "why", halox_status_string(st));
     rec_str(&r, "message", halox_last_error());
-    rec_write(&r, c->o);
+    if (rec_write(&r, c->o)) /* a record that could not be written fails the run */
+        c->failed = 1;
 }
 
 /* The home atoms of this rank, the plan through the transport, arrays loaded and bound. */

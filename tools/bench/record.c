@@ -1,10 +1,13 @@
 /* Records: one per measured case, written as a JSON line and a CSV row. A key with a dot
- * ("time_us.median") is a field of a nested object in JSON and a column of its own in CSV. */
+ * ("time_us.median") is a field of a nested object in JSON and a column of its own in CSV.
+ * Files are opened with halox_output_open() (a path that is not a regular file is refused) and
+ * closed with halox_output_close(), so a failed write (a full disk) fails the run (exit 1). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "bench.h"
+#include "halox/file.h"
 
 void rec_init(bench_record_t *r) { r->n = 0; }
 
@@ -155,8 +158,8 @@ static void write_cell(FILE *out, const bench_field_t *f)
 
 static void write_csv(FILE *out, const bench_record_t *r)
 {
-    fseek(out, 0, SEEK_END);
-    if (ftell(out) == 0) {
+    /* opened for appending: the position is the end only after a seek */
+    if (fseek(out, 0, SEEK_END) == 0 && ftell(out) == 0) {
         for (int i = 0; i < r->n; i++)
             fprintf(out, "%s%s", i ? "," : "", r->field[i].key);
         fputc('\n', out);
@@ -172,22 +175,24 @@ static void write_csv(FILE *out, const bench_record_t *r)
 int rec_write(const bench_record_t *r, const bench_opts_t *o)
 {
     const char *paths[2] = {o->json_path, o->csv_path};
+    const char *what[2] = {"the --json file", "the --csv file"};
     int rc = 0;
     for (int k = 0; k < 2; k++) {
         if (!paths[k])
             continue;
-        FILE *f = fopen(paths[k], "a");
-        if (!f) {
-            fprintf(stderr, "halox-bench: cannot write %s\n", paths[k]);
-            rc = -1;
-            continue;
+        FILE *f = NULL;
+        halox_status_t st = halox_output_open(paths[k], what[k], 1, &f);
+        if (st == HALOX_OK) {
+            if (k == 0)
+                write_json(f, r);
+            else
+                write_csv(f, r);
+            st = halox_output_close(f, paths[k], what[k]);
         }
-        if (k == 0)
-            write_json(f, r);
-        else
-            write_csv(f, r);
-        if (fclose(f) != 0)
+        if (st != HALOX_OK) {
+            fprintf(stderr, "halox-bench: %s\n", halox_last_error());
             rc = -1;
+        }
     }
     return rc;
 }

@@ -52,6 +52,8 @@ int chk_system_make(chk_system_t *sys, const halox_box_t *box, int n, chk_dist_t
             } else {
                 v = chk_uniform(&s) * box->len[d];
             }
+            if (!isfinite(v)) /* a cluster's spread beyond a box near the double range */
+                v = chk_uniform(&s) * box->len[d];
             sys->x[3 * i + d] = halox_wrap(v, box->len[d]);
         }
     }
@@ -148,33 +150,51 @@ void chk_pairs_sort(chk_pairs_t *p)
         qsort(p->key, (size_t)p->n, sizeof(uint64_t), chk_cmp_u64);
 }
 
-/* Cell grid over a set of points (no periodicity): cells of at least rc. */
+/* Cell grid over a set of points (no periodicity): cells of at least rc, at most 200 per
+ * dimension and about 2n + 27 in all (a box of 1e30 with 10 atoms needs no 200^3 cells). Every
+ * count is clamped as a double before it becomes an int, and a non-finite coordinate fails the
+ * build: inf positions made a negative cell index (a crash). */
 typedef struct {
     int nc[3];
     double lo[3], size[3];
     int *head, *next;
 } chk_cells_t;
 
+/* Cell of coordinate v in dimension d, inside [0, nc) for every input. */
+static int chk_cell_coord(const chk_cells_t *c, int d, double v)
+{
+    double t = (v - c->lo[d]) / c->size[d];
+    return !(t > 0) ? 0 : t >= c->nc[d] ? c->nc[d] - 1 : (int)t;
+}
+
 static int chk_cells_build(chk_cells_t *c, const double *x, int n, double rc)
 {
     double hi[3];
+    c->head = c->next = NULL;
     for (int d = 0; d < 3; d++) {
-        c->lo[d] = 1e300;
-        hi[d] = -1e300;
+        c->lo[d] = HUGE_VAL;
+        hi[d] = -HUGE_VAL;
     }
     for (int i = 0; i < n; i++)
         for (int d = 0; d < 3; d++) {
-            c->lo[d] = fmin(c->lo[d], x[3 * i + d]);
-            hi[d] = fmax(hi[d], x[3 * i + d]);
+            double v = x[3 * i + d];
+            if (!isfinite(v))
+                return -1;
+            c->lo[d] = fmin(c->lo[d], v);
+            hi[d] = fmax(hi[d], v);
         }
+    if (!(rc > 0) || !isfinite(rc))
+        return -1;
+    const double cap = fmin(200, ceil(cbrt(2.0 * n + 27)));
     long long total = 1;
     for (int d = 0; d < 3; d++) {
-        double ext = n > 0 ? hi[d] - c->lo[d] : 0;
-        c->nc[d] = (int)(ext / rc);
-        if (c->nc[d] < 1)
-            c->nc[d] = 1;
-        if (c->nc[d] > 200)
-            c->nc[d] = 200;
+        if (n == 0)
+            c->lo[d] = hi[d] = 0;
+        double ext = hi[d] - c->lo[d];
+        if (!isfinite(ext))
+            return -1;
+        double k = floor(ext / rc);
+        c->nc[d] = !(k >= 1) ? 1 : k > cap ? (int)cap : (int)k;
         c->size[d] = ext > 0 ? ext / c->nc[d] * (1 + 1e-12) : 1;
         total *= c->nc[d];
     }
@@ -186,11 +206,8 @@ static int chk_cells_build(chk_cells_t *c, const double *x, int n, double rc)
         c->head[i] = -1;
     for (int i = n - 1; i >= 0; i--) {
         int k[3];
-        for (int d = 0; d < 3; d++) {
-            k[d] = (int)((x[3 * i + d] - c->lo[d]) / c->size[d]);
-            if (k[d] >= c->nc[d])
-                k[d] = c->nc[d] - 1;
-        }
+        for (int d = 0; d < 3; d++)
+            k[d] = chk_cell_coord(c, d, x[3 * i + d]);
         long long cell = k[0] + (long long)c->nc[0] * (k[1] + (long long)c->nc[1] * k[2]);
         c->next[i] = c->head[cell];
         c->head[cell] = i;
@@ -216,11 +233,8 @@ static int chk_cells_pairs(const double *x, int n, double rc, chk_pair_fn fn, vo
     double rc2 = rc * rc;
     for (int i = 0; i < n; i++) {
         int k[3];
-        for (int d = 0; d < 3; d++) {
-            k[d] = (int)((x[3 * i + d] - c.lo[d]) / c.size[d]);
-            if (k[d] >= c.nc[d])
-                k[d] = c.nc[d] - 1;
-        }
+        for (int d = 0; d < 3; d++)
+            k[d] = chk_cell_coord(&c, d, x[3 * i + d]);
         for (int a = k[0] - 1; a <= k[0] + 1; a++)
             for (int b = k[1] - 1; b <= k[1] + 1; b++)
                 for (int e = k[2] - 1; e <= k[2] + 1; e++) {
@@ -303,12 +317,18 @@ int chk_global_pairs(const chk_system_t *sys, double rc, long long brute_limit, 
             }
         return 0;
     }
-    /* Large systems: a periodic cell grid, independent of the planner. */
+    /* Large systems: a periodic cell grid, independent of the planner: cells of at least rc,
+     * at most about 2n + 27 in all (counts clamped as doubles, then converted). */
+    for (long long k = 0; k < 3LL * sys->n; k++)
+        if (!isfinite(sys->x[k]))
+            return -1;
     int nc[3];
+    const double cap = fmax(3, floor(cbrt(2.0 * sys->n + 27)));
     for (int d = 0; d < 3; d++) {
-        nc[d] = (int)(L[d] / rc);
-        if (nc[d] < 3)
+        double k = floor(L[d] / rc);
+        if (!(k >= 3))
             return chk_global_pairs(sys, rc, (long long)sys->n + 1, out);
+        nc[d] = k > cap ? (int)cap : (int)k;
     }
     long long ncell = (long long)nc[0] * nc[1] * nc[2];
     int *head = malloc(sizeof(int) * (size_t)ncell), *next = malloc(sizeof(int) * (size_t)sys->n);
@@ -327,8 +347,8 @@ int chk_global_pairs(const chk_system_t *sys, double rc, long long brute_limit, 
     }
     for (int i = sys->n - 1; i >= 0; i--) {
         for (int d = 0; d < 3; d++) {
-            int k = (int)(sys->x[3 * i + d] / L[d] * nc[d]);
-            cellof[i][d] = k >= nc[d] ? nc[d] - 1 : (k < 0 ? 0 : k);
+            double t = sys->x[3 * i + d] / L[d] * nc[d];
+            cellof[i][d] = !(t > 0) ? 0 : t >= nc[d] ? nc[d] - 1 : (int)t;
         }
         long long c =
             cellof[i][0] + (long long)nc[0] * (cellof[i][1] + (long long)nc[1] * cellof[i][2]);
@@ -395,15 +415,16 @@ static void chk_force_cb(void *vctx, int i, int j, const double dx[3], double r2
     }
 }
 
-void chk_rank_forces(const halox_plan_t *plan, const halox_atoms_t *atoms, double rc, void *f)
+int chk_rank_forces(const halox_plan_t *plan, const halox_atoms_t *atoms, double rc, void *f)
 {
     memset(f, 0, halox_real_size(atoms->real) * (size_t)atoms->stride * (size_t)atoms->n_total);
     double *x = chk_local_x(atoms);
     if (!x)
-        return;
+        return -1;
     chk_force_ctx_t ctx = {plan, atoms->real, atoms->stride, f, rc * rc};
-    chk_cells_pairs(x, atoms->n_total, rc, chk_force_cb, &ctx);
+    int rv = chk_cells_pairs(x, atoms->n_total, rc, chk_force_cb, &ctx);
     free(x);
+    return rv;
 }
 
 int chk_global_forces(const chk_system_t *sys, double rc, double *f)

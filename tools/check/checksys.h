@@ -42,19 +42,22 @@ void chk_pairs_sort(chk_pairs_t *p);
 
 /** Pairs of one rank's local atoms that the zone rule gives to this rank with distance < rc,
  *  distances computed in double from the stored (local-frame) coordinates. Appends to out.
- *  Uses cells, so large local sets are fine. */
+ *  Uses cells, so large local sets are fine. -1 when out of memory or a coordinate is not
+ *  finite. */
 int chk_rank_pairs(const halox_plan_t *plan, const halox_atoms_t *atoms, double rc,
                    chk_pairs_t *out);
 
 /** All minimum-image pairs of the global system with distance < rc, in double. Brute force
- *  (every pair) below `brute_limit` atoms, else a global cell grid. */
+ *  (every pair) below `brute_limit` atoms, else a global cell grid. -1 when out of memory or
+ *  (cell grid) a coordinate is not finite. */
 int chk_global_pairs(const chk_system_t *sys, double rc, long long brute_limit, chk_pairs_t *out);
 
 /** The check's pair force on atom i from j: F = (1 - r^2/rc^2)^2 * (x_i - x_j); smooth at rc so
  *  borderline pairs contribute almost nothing. */
 /** Forces on one rank's local atoms (home and halo) from the pairs the zone rule gives it, in
- *  the atoms' precision; f has n_total * stride reals and is overwritten. */
-void chk_rank_forces(const halox_plan_t *plan, const halox_atoms_t *atoms, double rc, void *f);
+ *  the atoms' precision; f has n_total * stride reals and is overwritten. -1 (f zero or
+ *  partial) when out of memory or a coordinate is not finite. */
+int chk_rank_forces(const halox_plan_t *plan, const halox_atoms_t *atoms, double rc, void *f);
 
 /** Serial reference forces on every atom of the global system (3n doubles), minimum image. */
 int chk_global_forces(const chk_system_t *sys, double rc, double *f);

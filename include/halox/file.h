@@ -1,0 +1,42 @@
+/* Output files. Every file that the MD engine and the tools write (CSV, JSON, XYZ, checkpoints,
+ * benchmark records) is opened, flushed and closed through these, so that a path that is not a
+ * regular file is refused before anything is written and every failed write is reported.
+ *
+ * Symbolic links: a link to a regular file is followed (the file it points to is written; an
+ * atomic writer replaces that file and keeps the link). A link that points nowhere is refused. */
+#ifndef HALOX_FILE_H
+#define HALOX_FILE_H
+
+#include <stdio.h>
+
+#include "halox/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Whether `path` may be written as an output file: it does not exist yet (it will be created),
+ *  or it is a regular file (through symbolic links too). A directory, a device (/dev/full,
+ *  /dev/null, a disk), a FIFO, a socket or a dangling link is refused with
+ *  HALOX_ERR_INVALID_ARG and a message that names `what` ("the CSV file"), the path and what
+ *  it is. Creates nothing. */
+halox_status_t halox_output_check(const char *path, const char *what);
+
+/** Open `path` for writing after halox_output_check(): emptied first (append 0) or appended to
+ *  (append 1), created when missing. The opened file is checked again, so a path replaced by a
+ *  special file in between is refused as well, and a FIFO never blocks the call. HALOX_ERR_IO
+ *  when it cannot be opened (a missing folder, no permission), with the reason. */
+halox_status_t halox_output_open(const char *path, const char *what, int append, FILE **fp_p);
+
+/** Flush fp and check its error flag: HALOX_ERR_WRITE, naming `what` and `path`, when this or
+ *  any earlier write to fp failed (disk full, file size limit, I/O error). */
+halox_status_t halox_output_flush(FILE *fp, const char *path, const char *what);
+
+/** halox_output_flush(), then close fp (closed in every case; NULL is fine): HALOX_ERR_WRITE when
+ *  a write, the flush or the close failed. */
+halox_status_t halox_output_close(FILE *fp, const char *path, const char *what);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""The summary's time split adds up to the step time it reports (issue 13, item 13).
+
+    md_split.py HALOX_MD [ARGS...]
+
+Runs halox-md with ARGS and --json, then checks that
+  - JSON: sum of the timers' ms_per_step - concurrent_ms_per_step == ms_per_step (0.5 %);
+  - the printed table's "total" row equals the printed ms/step (to its 4 decimals);
+  - under --graph the table is replaced by the sentence that the split is not measured.
+Exit 77 (skipped) when the tool says no GPU is visible.
+"""
+import json
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def main():
+    tool, args = sys.argv[1], sys.argv[2:]
+    with tempfile.TemporaryDirectory() as d:
+        path = f"{d}/run.json"
+        p = subprocess.run([tool, *args, "--json", path, "--no-progress"], capture_output=True,
+                           text=True, timeout=240)
+        out = p.stdout + p.stderr
+        if p.returncode != 0:
+            if re.search(r"no (CUDA )?GPU|no CUDA device|not available", out):
+                print("skipped: no GPU\n" + out)
+                return 77
+            print(out)
+            print(f"halox-md exited {p.returncode}")
+            return 1
+        s = json.load(open(path))["summary"]
+    bad = []
+    head = re.search(r"in [0-9.]+ s: ([0-9.]+) ms/step", p.stdout)
+    if not head:
+        bad.append("no ms/step in the summary")
+    if s.get("graph_steps", 0) > 0:
+        if "not measured under --graph" not in p.stdout:
+            bad.append("a --graph run prints a time split")
+        if re.search(r"^\s+total\s+[0-9.]+", p.stdout, re.M):
+            bad.append("a --graph run prints a total row")
+    else:
+        parts = sum(t["ms_per_step"] for t in s["timers"].values())
+        total = parts - s["concurrent_ms_per_step"]
+        if abs(total - s["ms_per_step"]) > 5e-3 * s["ms_per_step"] + 1e-9:
+            bad.append(f"JSON: parts {parts:.6f} - concurrent {s['concurrent_ms_per_step']:.6f}"
+                       f" = {total:.6f} ms/step, the step is {s['ms_per_step']:.6f}")
+        row = re.search(r"^\s+total\s+([0-9.]+)", p.stdout, re.M)
+        if not row:
+            bad.append("no total row")
+        elif head and abs(float(row.group(1)) - float(head.group(1))) > 1.5e-3:
+            bad.append(f"total row {row.group(1)} ms/step, headline {head.group(1)} ms/step")
+    print(p.stdout)
+    for b in bad:
+        print("FAIL:", b)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
