@@ -58,6 +58,20 @@ halox_bench_error(bench_err_overlap_device
                   "--device cpu runs on threads or mpi|unknown transport 'mpi-staged'" overlap
                   --device cpu --transport mpi-staged)
 halox_bench_error(bench_err_scaling_none "needs the JSON files" scaling)
+# the launcher's variables without a launcher (every build): refused before anything starts
+halox_bench_error(bench_launch_env_scaling "scaling reads the JSON files .* with 2 processes"
+                  scaling none.jsonl)
+set_tests_properties(bench_launch_env_scaling PROPERTIES ENVIRONMENT "OMPI_COMM_WORLD_SIZE=2")
+if(HALOX_HAVE_MPI)
+  halox_bench_error(bench_launch_env_threads
+                    "--transport threads runs its ranks in one process.* with 2 processes \\(PMI_SIZE=2\\)"
+                    halo --transport threads --atoms 3000)
+  set_tests_properties(bench_launch_env_threads PROPERTIES ENVIRONMENT "PMI_SIZE=2")
+else()
+  halox_bench_error(bench_launch_env_nompi "with 2 processes \\(PMI_SIZE=2\\), but this build has no MPI"
+                    halo --atoms 3000)
+  set_tests_properties(bench_launch_env_nompi PROPERTIES ENVIRONMENT "PMI_SIZE=2")
+endif()
 halox_bench_error(bench_err_seed_negative
                   "--seed '-1': give an integer from 0 to 18446744073709551615" halo --seed -1)
 halox_bench_error(bench_err_scaling_missing "cannot read '/nonexistent.json'" scaling
@@ -114,6 +128,13 @@ halox_bench_test(bench_latency_threads
                  ARGS --json ${_out}/latency_threads.jsonl latency --count 9 --
                  TOOL latency --transport threads -b 8 -e 4K -n 20
                       --json ${_out}/latency_threads.jsonl)
+# how the tool was built, in its first line and every record (build.*, checked by bench_check.py)
+halox_bench_test(bench_build_stated
+                 ARGS --rm ${_out}/latency_build.csv
+                      --grep "^halox-bench [0-9.]+, commit [^ ]+, build ${HALOX_BUILD_TYPE_NAME} \\(C: "
+                      --json ${_out}/latency_build.jsonl latency --count 1 --csv ${_out}/latency_build.csv --
+                 TOOL latency --transport threads -b 8 -e 16 -n 5 --json ${_out}/latency_build.jsonl
+                      --csv ${_out}/latency_build.csv)
 halox_bench_test(bench_bandwidth_threads
                  ARGS --json ${_out}/bandwidth_threads.jsonl bandwidth --
                  TOOL bandwidth --transport threads -b 1K -e 1M -f 4 -n 10
@@ -165,12 +186,37 @@ if(HALOX_HAVE_MPI)
                    ARGS --grep "^mpi .* ok" --json ${_out}/overlap_mpi.jsonl overlap --count 1 --
                    TOOL overlap --device cpu --transport mpi --atoms 3000 --steps 10 -r 20
                         --json ${_out}/overlap_mpi.jsonl)
+  # its record's sanity check compares timings of 2 processes on a 2-core machine: alone, so
+  # that another test's processes cannot stretch one of its three timings (seen once: the halo
+  # alone 4x slower than halo and forces together while a parallel test ran)
+  set_tests_properties(bench_overlap_mpi_np2 PROPERTIES RUN_SERIAL TRUE)
   halox_bench_test(bench_scaling
                    ARGS --grep "mpi +cpu +no +1500 +2 +1 " --json ${_out}/scaling.jsonl scaling
                         --count 2 --
                    TOOL scaling ${_out}/md_mpi_np1.jsonl ${_out}/md_mpi_np2.jsonl
                         --json ${_out}/scaling.jsonl)
   set_tests_properties(bench_scaling PROPERTIES FIXTURES_REQUIRED bench_md_runs)
+  # Launched by mpiexec with P > 1 processes (issue 18): thread ranks only, or scaling (which
+  # reads files), would run once per process: refused before MPI starts, every process exit 2
+  foreach(np 2 4)
+    halox_bench_test(bench_launch_threads_np${np} NP ${np}
+                     ARGS --rc 2 --grep "--transport threads runs its ranks in one process, but halox-bench was started by an MPI launcher with ${np} processes.*Use --transport mpi"
+                     TOOL halo --transport threads --atoms 3000 -r 5)
+  endforeach()
+  halox_bench_test(bench_launch_scaling_np2 NP 2
+                   ARGS --rc 2 --grep "scaling reads the JSON files of earlier runs in one process, but halox-bench was started by an MPI launcher with 2 processes .*: run it without mpirun"
+                   TOOL scaling ${_out}/none.jsonl)
+  # without -t under mpiexec: one process's table (one header), mpi measured
+  add_test(NAME bench_launch_default_np2
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --count 1 "^halox-bench halo: "
+                   --count 1 "^halox-bench [0-9.]+, commit " --count 0 "^threads " --grep "^mpi .* verified" --
+                   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${HALOX_BENCH_MPI_PRE} ${_bench}
+                   ${MPIEXEC_POSTFLAGS} halo --atoms 3000 -r 5 -w 1)
+  set_tests_properties(bench_launch_default_np2 PROPERTIES LABELS "bench" TIMEOUT 180 PROCESSORS 2)
+  if(HALOX_SANITIZE MATCHES "address")
+    set_tests_properties(bench_launch_default_np2 PROPERTIES
+                         ENVIRONMENT_MODIFICATION "ASAN_OPTIONS=string_append::detect_leaks=0")
+  endif()
   # GPU transports without a GPU: a message and exit 0 (on GPU machines they run and verify)
   if(HALOX_HAVE_CUDA)
     halox_bench_test(bench_halo_gpu_skips NP 1
@@ -190,3 +236,10 @@ add_test(NAME bench_set_tables
                  ${PROJECT_SOURCE_DIR}/bench/results/2026-11-30-h200x2)
 set_tests_properties(bench_set_tables PROPERTIES LABELS bench PASS_REGULAR_EXPRESSION
                      "Halo exchange alone, 2 ranks.*\\| 45,000 \\| 107.3 \\| 71.7 .* \\| 1.43 \\| 1.63 \\| 2.44 \\|.*MD, 2 GPUs.*nvshmem-fused \\| nvshmem-fused \\|.*Overlap.*Bandwidth use.*Latency")
+
+# the plots (scripts/bench-plot.py) of a small record set cut from the published one
+# (tests/data/bench-plot), checked on matplotlib's objects: titles, labels, legends, colours,
+# series on each other, floor, link peak, provenance, error bars; 77 (skipped) without matplotlib
+add_test(NAME bench_plot COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/bench_plot_test.py)
+set_tests_properties(bench_plot PROPERTIES LABELS bench SKIP_RETURN_CODE 77 TIMEOUT 120
+                     ENVIRONMENT "MPLBACKEND=Agg")

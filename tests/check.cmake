@@ -42,6 +42,35 @@ if(HALOX_HAVE_MPI)
            "has 4 ranks but 2 MPI processes" ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2
            ${_mpi_pre} $<TARGET_FILE:halox-check> --transport mpi --grid 2x2x1)
   set_tests_properties(check_mpi_wrong_np PROPERTIES LABELS "check;mpi" TIMEOUT 120)
+  # Launched by mpiexec with P processes without --transport (issue 18): one check on mpi and
+  # the default grid of P (one RESULT line, not P copies); threads refused before MPI starts.
+  function(halox_check_launch name np env)
+    add_test(NAME ${name} COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh ${ARGN})
+    set_tests_properties(${name} PROPERTIES LABELS "check;mpi" TIMEOUT 120 PROCESSORS ${np})
+    if(env)
+      set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}")
+    endif()
+    if(HALOX_SANITIZE MATCHES "address")
+      set_tests_properties(${name} PROPERTIES ENVIRONMENT_MODIFICATION
+                           "ASAN_OPTIONS=string_append::detect_leaks=0")
+    endif()
+  endfunction()
+  set(_chk ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG})
+  halox_check_launch(check_launch_default_np2 2 ""
+                     --count 1 "^RESULT: PASS$" --grep "grid 2x1x1, .*transport mpi$" --
+                     ${_chk} 2 ${_mpi_pre} $<TARGET_FILE:halox-check> --atoms 2000)
+  halox_check_launch(check_launch_default_np4 4 ""
+                     --count 1 "^RESULT: PASS$" --grep "grid 2x2x1, .*transport mpi$" --
+                     ${_chk} 4 ${_mpi_pre} $<TARGET_FILE:halox-check> --atoms 2000)
+  halox_check_launch(check_launch_threads_np2 2 ""
+                     --rc 2 --count 0 "^RESULT:"
+                     --grep "--transport threads runs its ranks in one process, but halox-check was started by an MPI launcher with 2 processes.*Use --transport mpi"
+                     -- ${_chk} 2 ${_mpi_pre} $<TARGET_FILE:halox-check> --atoms 2000
+                     --transport threads)
+  halox_check_launch(check_launch_threads_env_np4 4 "HALOX_TRANSPORT=threads"
+                     --rc 2 --count 0 "^RESULT:"
+                     --grep "HALOX_TRANSPORT=threads runs its ranks in one process.* with 4 processes.*Unset HALOX_TRANSPORT or add --transport mpi"
+                     -- ${_chk} 4 ${_mpi_pre} $<TARGET_FILE:halox-check> --atoms 2000)
   if(HALOX_SANITIZE MATCHES "address")
     # Open MPI leaks in MPI_Init when a run stops at once (ompi_op_base_op_select): not ours
     set_tests_properties(check_mpi_wrong_np PROPERTIES ENVIRONMENT_MODIFICATION
@@ -55,6 +84,18 @@ function(halox_check_error name pattern)
            $<TARGET_FILE:halox-check> ${ARGN})
   set_tests_properties(${name} PROPERTIES LABELS "check" TIMEOUT 60)
 endfunction()
+# the launcher's variables without a launcher: threads under "2 processes" refused before
+# anything starts; a build without MPI refuses such a launch whatever the transport
+if(HALOX_HAVE_MPI)
+  halox_check_error(check_launch_env_threads
+                    "--transport threads runs its ranks in one process.* with 2 processes \\(OMPI_COMM_WORLD_SIZE=2\\)"
+                    --atoms 200 --transport threads)
+  set_tests_properties(check_launch_env_threads PROPERTIES ENVIRONMENT "OMPI_COMM_WORLD_SIZE=2")
+else()
+  halox_check_error(check_launch_env_nompi "with 2 processes \\(PMI_SIZE=2\\), but this build has no MPI"
+                    --atoms 200)
+  set_tests_properties(check_launch_env_nompi PROPERTIES ENVIRONMENT "PMI_SIZE=2")
+endif()
 halox_check_error(check_err_grid_zero "at least 1 rank" --grid 0x2x2)
 halox_check_error(check_err_grid_negative "at least 1 rank" --grid 2x-1x2)
 halox_check_error(check_err_grid_text "expected NXxNYxNZ" --grid 2x2)

@@ -89,7 +89,8 @@ META_KIND = {"N": "int", "K": "int", "R": "int", "W": "int", "S": "int", "N[,N..
              "3|4": "int", "P": "word", "NAME": "word", "T[,T...]": "word", "NXxNYxNZ": "triple_int",
              "NX,NY,NZ": "triple_int", "AxBxC": "triple_int", "LX,LY,LZ": "triple_real",
              "L": "triple_real", "FILE": "out", "FILE.xyz": "in"}
-OPT_KIND = {"--skin": "real", "--timeout": "real", "--restart": "in", "--threads": "int",
+OPT_KIND = {"--skin": "real", "--timeout": "real", "--restart": "in", "--read": "in",
+            "--threads": "int",
             "--double": None, "--stride": "int", "--minbytes": "real", "--maxbytes": "real",
             "--stepfactor": "real"}
 # halox-bench: options of other subcommands than halo start from their own valid command

@@ -11,6 +11,9 @@ halox_test(test_md_migrate SOURCES test_md_migrate.c LABELS md TIMEOUT 300)
 halox_test(test_md_overlap SOURCES test_md_overlap.c LABELS md TIMEOUT 300)
 # boxes, coordinates and XYZ files beyond what a precision holds (a search that never ends fails)
 halox_test(test_md_ranges SOURCES test_md_ranges.c LABELS md TIMEOUT 30)
+# files for --read (issue 18): the frame read, its velocities, LAMMPS dumps, the engine's own
+# trajectories read back bit for bit
+halox_test(test_md_read SOURCES test_md_read.c LABELS md TIMEOUT 60)
 # the command line, end to end (runs the tool as a child process)
 if(TARGET halox-md)
   halox_test(test_md_cli SOURCES test_md_cli.c LABELS md TIMEOUT 300
@@ -86,6 +89,53 @@ if(HALOX_HAVE_MPI)
                          "  mpi +[0-9.]+ ms/step \\(median of 3.*autotune: mpi, the fastest measured.*Summary")
     set_tests_properties(test_md_autotune_cached PROPERTIES FIXTURES_REQUIRED md_at_cached
                          PASS_REGULAR_EXPRESSION "autotune: mpi, cached in .*Summary")
+    # Launched by mpiexec with P processes (issue 18): one job of P ranks, never P copies (one
+    # Summary), or a refusal before MPI starts (exit 2 from every process, which mpiexec
+    # returns). halox_md_launch(NAME NP ENV CHECKS... -- ARGS...): ENV "" or VAR=VALUE.
+    function(halox_md_launch name np env)
+      cmake_parse_arguments(L "" "" "CHECKS;ARGS" ${ARGN})
+      add_test(NAME ${name}
+               COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh ${L_CHECKS} --
+                       ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${HALOX_MPIEXEC_PREFLAGS}
+                       $<TARGET_FILE:halox-md> ${MPIEXEC_POSTFLAGS} ${L_ARGS})
+      set_tests_properties(${name} PROPERTIES LABELS "md;mpi" TIMEOUT 120 PROCESSORS ${np})
+      if(env)
+        set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}")
+      endif()
+      if(_md_mpi_env)
+        set_tests_properties(${name} PROPERTIES ENVIRONMENT_MODIFICATION "${_md_mpi_env}")
+      endif()
+    endfunction()
+    # no --transport, no --grid: mpi on the default grid of P (the CPU engine)
+    halox_md_launch(md_launch_default_np2 2 "HALOX_DEVICE=cpu"
+                    CHECKS --count 1 "^Summary$" --grep "grid 2x1x1 \\(2 ranks\\), transport mpi,"
+                           --grep "transport chosen automatically: mpi: started by an MPI launcher with 2 processes"
+                    ARGS --preset lammps-lj --cells 4,4,4 --steps 20)
+    halox_md_launch(md_launch_default_np4 4 "HALOX_DEVICE=cpu"
+                    CHECKS --count 1 "^Summary$" --grep "ranks 4 \\(grid 2x2x1\\), transport mpi,"
+                    ARGS --preset lammps-lj --cells 6,6,6 --steps 20)
+    # the GPU example of docs/MD.md, small: GPU engine where a GPU is visible, else mpi
+    halox_md_launch(md_launch_gpu_example_np2 2 ""
+                    CHECKS --count 1 "^Summary$" --grep "ranks 2 \\(grid 2x1x1\\), transport (mpi|mpi-staged|nccl|nvshmem-[a-z]+),"
+                    ARGS --preset water-density --grid 2x1x1 --atoms 2000 --steps 10)
+    # threads asked for under P > 1 processes: refused, naming --transport mpi
+    halox_md_launch(md_launch_threads_np2 2 "HALOX_DEVICE=cpu"
+                    CHECKS --rc 2 --count 0 "^Summary$"
+                           --grep "--transport threads runs every rank as a thread of one process, but halox-md was started by an MPI launcher with 2 processes.*Use --transport mpi"
+                    ARGS --cells 4,4,4 --steps 20 --transport threads)
+    halox_md_launch(md_launch_threads_env_np4 4 "HALOX_DEVICE=cpu;HALOX_TRANSPORT=threads"
+                    CHECKS --rc 2 --count 0 "^Summary$"
+                           --grep "HALOX_TRANSPORT=threads runs every rank .* with 4 processes.*Unset HALOX_TRANSPORT or add --transport mpi"
+                    ARGS --cells 6,6,6 --steps 20)
+    # a grid of another rank count: refused before MPI starts
+    halox_md_launch(md_launch_grid_np4 4 "HALOX_DEVICE=cpu"
+                    CHECKS --rc 2 --count 0 "^Summary$"
+                           --grep "grid 2x1x1 has 2 ranks but 4 MPI processes were started .*: start with mpirun -np 2, or give a --grid of 4 ranks \\(such as 2x2x1\\)"
+                    ARGS --cells 6,6,6 --steps 20 --grid 2x1x1)
+    # one process started by mpiexec is one process: threads run as without it
+    halox_md_launch(md_launch_threads_np1 1 "HALOX_DEVICE=cpu"
+                    CHECKS --count 1 "^Summary$" --grep "ranks 2 \\(grid 2x1x1\\), transport threads,"
+                    ARGS --cells 4,4,4 --steps 20 --grid 2x1x1)
   endif()
 endif()
 
@@ -96,6 +146,34 @@ if(TARGET halox-md)
     add_test(NAME env_docs COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/env_docs.py
                                    $<TARGET_FILE:halox-md> ${PROJECT_SOURCE_DIR})
     set_tests_properties(env_docs PROPERTIES LABELS "unit" TIMEOUT 60)
+    # --help states each preset's values and the defaults as runs take them (issue 18)
+    add_test(NAME md_help_values COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/md_help.py
+                                         $<TARGET_FILE:halox-md>)
+    set_tests_properties(md_help_values PROPERTIES LABELS "md" TIMEOUT 120)
+  endif()
+  # the banner says how the tool was built (issue 18: timings compare only between alike builds)
+  add_test(NAME md_banner_build COMMAND $<TARGET_FILE:halox-md> --cells 3,3,3 --steps 0)
+  set_tests_properties(md_banner_build PROPERTIES LABELS "md" TIMEOUT 30 ENVIRONMENT "HALOX_DEVICE=cpu"
+                       PASS_REGULAR_EXPRESSION "\nbuild: ${HALOX_BUILD_TYPE_NAME} \\(C: [^\n]*\nsystem:")
+  # the launcher's variables read without a launcher: threads under "P > 1 processes" refused
+  # before anything starts; a build without MPI refuses such a launch whatever the transport
+  function(halox_md_launch_env name env pattern)
+    add_test(NAME ${name} COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_error.sh "${pattern}"
+             $<TARGET_FILE:halox-md> ${ARGN})
+    set_tests_properties(${name} PROPERTIES LABELS "md" TIMEOUT 30
+                         ENVIRONMENT "HALOX_DEVICE=cpu;${env}")
+  endfunction()
+  if(HALOX_HAVE_MPI)
+    halox_md_launch_env(md_launch_env_ompi_threads "OMPI_COMM_WORLD_SIZE=2"
+                        "--transport threads runs every rank .* with 2 processes \\(OMPI_COMM_WORLD_SIZE=2\\)"
+                        --cells 3,3,3 --steps 2 --transport threads)
+    halox_md_launch_env(md_launch_env_pmi_threads "PMI_SIZE=4"
+                        "--transport threads runs every rank .* with 4 processes \\(PMI_SIZE=4\\)"
+                        --cells 3,3,3 --steps 2 --transport threads)
+  else()
+    halox_md_launch_env(md_launch_env_nompi "PMI_SIZE=2"
+                        "with 2 processes \\(PMI_SIZE=2\\), but this build has no MPI"
+                        --cells 3,3,3 --steps 2 --transport threads)
   endif()
 endif()
 
@@ -143,6 +221,31 @@ if(TARGET halox-md)
            ${_xyz_dir}/two-frames.xyz --steps 2)
   set_tests_properties(md_xyz_two_frames PROPERTIES LABELS "md" TIMEOUT 30
                        ENVIRONMENT "HALOX_DEVICE=cpu" PASS_REGULAR_EXPRESSION "Summary.*atoms 64,")
+  # issue 18: the frame read is said (the last by default, or --read-frame), and where the
+  # velocities come from; one frame beyond the last, trajectory options that cannot be met
+  add_test(NAME md_read_frame_last COMMAND $<TARGET_FILE:halox-md> --read
+           ${_xyz_dir}/two-frames.xyz --steps 0)
+  set_tests_properties(md_read_frame_last PROPERTIES LABELS "md" TIMEOUT 30
+                       ENVIRONMENT "HALOX_DEVICE=cpu" PASS_REGULAR_EXPRESSION
+                       "frame 1 = the last of 2 \\(from 0; --read-frame N reads another\\), 64 atoms\nvelocities: drawn at T 1.44 \\(the frame has none\\)")
+  add_test(NAME md_read_frame_0 COMMAND $<TARGET_FILE:halox-md> --read
+           ${_xyz_dir}/two-frames.xyz --read-frame 0 --steps 0)
+  set_tests_properties(md_read_frame_0 PROPERTIES LABELS "md" TIMEOUT 30
+                       ENVIRONMENT "HALOX_DEVICE=cpu" PASS_REGULAR_EXPRESSION "frame 0 of 2 \\(from 0\\), 64 atoms")
+  halox_md_error(md_err_read_frame_beyond
+                 "two-frames.xyz holds 2 frames \\(0 to 1\\): frame 2 is beyond the last; give --read-frame from 0 to 1, or last"
+                 --read ${_xyz_dir}/two-frames.xyz --read-frame 2 --steps 2)
+  halox_md_error(md_err_read_frame_word "--read-frame 'first': give a frame number from 0"
+                 --read ${_xyz_dir}/two-frames.xyz --read-frame first)
+  halox_md_error(md_err_read_frame_alone "--read-frame is for --read FILE" --read-frame 1)
+  halox_md_error(md_err_new_velocities_alone "--new-velocities is for --read FILE"
+                 --new-velocities)
+  halox_md_error(md_err_traj_name "--traj 'out.dat': the name says no format: end it in .xyz"
+                 --traj out.dat)
+  halox_md_error(md_err_traj_twice "--traj and --xyz both name a trajectory" --traj a.xyz
+                 --xyz b.xyz)
+  halox_md_error(md_err_traj_every_alone "--traj-every needs --xyz FILE or --traj FILE"
+                 --traj-every 5)
 endif()
 
 # the summary's time split adds up to the ms/step it reports (tests/md_split.py)
@@ -151,4 +254,13 @@ if(TARGET halox-md AND Python3_Interpreter_FOUND)
                                      $<TARGET_FILE:halox-md> --cells 5,5,5 --steps 40 --grid 2x1x1
                                      --device cpu)
   set_tests_properties(md_split_cpu PROPERTIES LABELS "md" TIMEOUT 120)
+endif()
+
+# the trajectories opened by ASE, MDAnalysis and OVITO (issue 18): frames, atoms, positions, box,
+# periodicity and velocities against halox-md's own numbers (tests/readers.py; skipped, exit 77,
+# when ase or MDAnalysis is not installed; OVITO's checks only where it imports)
+if(TARGET halox-md AND Python3_Interpreter_FOUND)
+  add_test(NAME md_readers COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/readers.py
+                                   $<TARGET_FILE:halox-md>)
+  set_tests_properties(md_readers PROPERTIES LABELS "md" TIMEOUT 120 SKIP_RETURN_CODE 77)
 endif()

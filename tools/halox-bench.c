@@ -11,6 +11,16 @@
 
 #include "bench/bench.h"
 #include "tool_common.h"
+#include "tool_launch.h"
+
+/* What the measurements were built with, before any table: timings compare only between builds
+ * with the same flags (the records carry the same as build.*). */
+static void bench_print_build(void)
+{
+    printf("halox-bench %s, commit %s, build %s\n", HALOX_VERSION_STRING, bench_meta_commit(),
+           tool_build_line());
+    fflush(stdout);
+}
 
 void bench_usage(FILE *to)
 {
@@ -94,13 +104,43 @@ int main(int argc, char **argv)
     int rc = bench_parse(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : BENCH_USAGE;
+    /* under a launcher with several processes, before MPI starts (every process exits 2 with
+     * the message): nothing may run once per process */
+    if (bench_launched_processes() > 1) {
+        char how[160];
+        tool_launch_describe(how, sizeof how);
+        if (!strcmp(cmd, "scaling"))
+            return bench_bad("scaling reads the JSON files of earlier runs in one process, but "
+                             "halox-bench was %s: run it without mpirun",
+                             how);
+        if (!halox_transport_available("mpi"))
+            return bench_bad("halox-bench was %s, but this build has no MPI (see --version): "
+                             "start one process without mpirun (--threads P)",
+                             how);
+        int threads_only = o.n_transports > 0;
+        for (int i = 0; i < o.n_transports; i++) {
+            char base[64];
+            bench_base_name(o.transports[i], base, sizeof base);
+            threads_only &= !strcmp(base, "threads");
+        }
+        if (threads_only)
+            return bench_bad("--transport threads runs its ranks in one process, but halox-bench "
+                             "was %s: each process would measure its own copy. Use --transport "
+                             "mpi (or leave -t out: every transport of the build but threads), "
+                             "or start one process without mpirun (--threads P)",
+                             how);
+    }
     bench_meta_init(argc, argv, &o);
-    if (!strcmp(cmd, "scaling"))
+    if (!strcmp(cmd, "scaling")) {
+        bench_print_build();
         return bench_cmd_scaling(&o);
+    }
     int need_mpi = 0;
     for (int i = 0; i < o.n_transports; i++)
         need_mpi |= strcmp(o.transports[i], "threads") != 0;
     bench_mpi_start(&argc, &argv, need_mpi);
+    if (bench_world_rank() == 0)
+        bench_print_build();
     if (!strcmp(cmd, "halo"))
         rc = bench_cmd_halo(&o);
     else if (!strcmp(cmd, "md"))

@@ -23,6 +23,7 @@
 #include "halox/features.h"
 #include "halox/plan.h"
 #include "tool_common.h"
+#include "tool_launch.h"
 #include "tool_seed.h"
 
 typedef struct {
@@ -36,6 +37,7 @@ typedef struct {
     double timeout;
     const char *transport;
     int verbose;
+    int set_grid, set_transport, transport_from_env; /* given, and where the transport came from */
 } opts_t;
 
 /* What every rank of this process shares: the reference, recomputed per step by the leader. */
@@ -61,8 +63,9 @@ static void usage(FILE *to)
         to,
         "usage: halox-check [options]\n"
         "Plans and runs the halo exchange of a random system and verifies it against brute force.\n"
-        "  --grid NXxNYxNZ      rank grid (default 2x2x2); with --transport mpi, run as many\n"
-        "                       MPI processes as the grid has ranks\n"
+        "  --grid NXxNYxNZ      rank grid (default 2x2x2; under mpirun -np P > 1 the most cubic\n"
+        "                       grid of P ranks); with --transport mpi, run as many MPI\n"
+        "                       processes as the grid has ranks\n"
         "  --box L | LX,LY,LZ   box edges (default 12)\n"
         "  --atoms N            number of atoms (default 8000)\n"
         "  --cutoff RC          cut-off (default 2.5)\n"
@@ -72,7 +75,8 @@ static void usage(FILE *to)
         "  --precision P        float | double (default float)\n"
         "  --stride 3|4         reals per atom (default 3)\n"
         "  --steps K            exchange steps checked with moving atoms (default 3)\n"
-        "  --transport NAME     transport to check (default threads; see --version)\n"
+        "  --transport NAME     transport to check (default threads, or $HALOX_TRANSPORT; under\n"
+        "                       mpirun -np P > 1: mpi, and threads is refused; see --version)\n"
         "  --timeout S          bound on every wait, seconds, 0 < S <= 1e6 (default\n"
         "                       HALOX_TIMEOUT_S or 60)\n"
         "  --verbose            per-rank plan details\n"
@@ -93,6 +97,55 @@ static int parse_double(const char *s, double *out)
     return end != s && *end == '\0' && isfinite(*out);
 }
 
+/* Under an MPI launcher with P > 1 processes the ranks must be those processes (on threads
+ * every process would check its own copy): without --transport, mpi on the default grid for P
+ * (unless --grid is given); another transport is refused, and so is a grid of another rank
+ * count. Decided before MPI_Init, so every process exits 2 at once, each with the message (the
+ * launcher stops the others when the first exits). Returns 2 after a refusal, else 0. */
+static int launch_resolve(opts_t *o)
+{
+    const char *var = NULL;
+    const int launched = tool_launched_processes_var(&var);
+    char how[160];
+    tool_launch_describe(how, sizeof how);
+    if (launched > 1) {
+        if (!halox_transport_available("mpi")) {
+            fprintf(stderr,
+                    "halox-check: %s, but this build has no MPI (see --version): start one "
+                    "process without mpirun (the threads transport runs every rank)\n",
+                    how);
+            return 2;
+        }
+        if (!o->set_transport) {
+            o->transport = "mpi";
+            if (!o->set_grid)
+                halox_grid_default(launched, &o->prm.grid);
+        } else if (strcmp(o->transport, "mpi")) {
+            fprintf(stderr,
+                    "halox-check: %s%s runs its ranks in one process, but halox-check was %s: "
+                    "each process would check its own copy. %s, or start one process without "
+                    "mpirun\n",
+                    o->transport_from_env ? "HALOX_TRANSPORT=" : "--transport ", o->transport, how,
+                    o->transport_from_env ? "Unset HALOX_TRANSPORT or add --transport mpi"
+                                          : "Use --transport mpi (one rank per process)");
+            return 2;
+        }
+    }
+    const int P = halox_grid_size(&o->prm.grid);
+    if (!strcmp(o->transport, "mpi") && launched > 0 && launched != P) {
+        halox_grid_t g;
+        halox_grid_default(launched, &g);
+        fprintf(stderr,
+                "halox-check: grid %dx%dx%d has %d ranks but %d MPI processes were started "
+                "(%s=%d): start with mpirun -np %d, or give a --grid of %d ranks (such as "
+                "%dx%dx%d)\n",
+                o->prm.grid.n[0], o->prm.grid.n[1], o->prm.grid.n[2], P, launched, var, launched, P,
+                launched, g.n[0], g.n[1], g.n[2]);
+        return 2;
+    }
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, opts_t *o)
 {
     memset(o, 0, sizeof *o);
@@ -105,7 +158,12 @@ static int parse_args(int argc, char **argv, opts_t *o)
     o->real = HALOX_FLOAT;
     o->stride = 3;
     o->steps = 3;
-    o->transport = getenv("HALOX_TRANSPORT") ? getenv("HALOX_TRANSPORT") : "threads";
+    o->transport = "threads";
+    const char *env = getenv("HALOX_TRANSPORT");
+    if (env && *env) {
+        o->transport = env;
+        o->set_transport = o->transport_from_env = 1;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -134,6 +192,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
                 fprintf(stderr, "halox-check: %s\n", halox_last_error());
                 return 2;
             }
+            o->set_grid = 1;
         } else if (!strcmp(a, "--box")) {
             NEED_VALUE();
             double b[3];
@@ -221,6 +280,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
         } else if (!strcmp(a, "--transport")) {
             NEED_VALUE();
             o->transport = v;
+            o->set_transport = 1;
+            o->transport_from_env = 0;
         } else {
             fprintf(stderr, "halox-check: unknown option '%s' (see --help)\n", a);
             return 2;
@@ -234,6 +295,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
         fprintf(stderr, "\n");
         return 2;
     }
+    if (launch_resolve(o))
+        return 2;
     if (halox_plan_check(&o->prm, NULL) != HALOX_OK) {
         fprintf(stderr, "halox-check: %s\n", halox_last_error());
         return 2;

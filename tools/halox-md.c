@@ -28,6 +28,7 @@
 #endif
 #include "halox/md.h"
 #include "tool_common.h"
+#include "tool_launch.h"
 #include "tool_seed.h"
 
 /* Set by the signal handler, read by the engine's stop hook on another thread: a lock-free
@@ -50,29 +51,63 @@ static int stop_requested(void *user)
     return atomic_load(&g_stop);
 }
 
+/* "  --preset NAME          TEXT", TEXT wrapped under itself at the width of the help. */
+static void print_wrapped(FILE *to, const char *name, const char *text)
+{
+    enum { INDENT = 26, WIDTH = 94 };
+    char head[64];
+    snprintf(head, sizeof head, "  --preset %s", name);
+    if ((int)strlen(head) < INDENT)
+        fprintf(to, "%-*s", INDENT, head);
+    else /* a long name: the text starts on the next line */
+        fprintf(to, "%s\n%*s", head, INDENT, "");
+    int col = INDENT;
+    for (const char *w = text ? text : ""; *w;) {
+        size_t n = strcspn(w, " ");
+        if (col > INDENT && col + 1 + (int)n > WIDTH) {
+            fprintf(to, "\n%*s", INDENT, "");
+            col = INDENT;
+        } else if (col > INDENT) {
+            fputc(' ', to);
+            col++;
+        }
+        fprintf(to, "%.*s", (int)n, w);
+        col += (int)n;
+        w += n;
+        while (*w == ' ')
+            w++;
+    }
+    fputc('\n', to);
+}
+
 static void usage(FILE *to)
 {
+    fprintf(to,
+            "usage: halox-md [options]\n"
+            "Lennard-Jones molecular dynamics (reduced units) on the halox halo library.\n"
+            "\n"
+            "Presets (each sets the values listed with it; options before or after it override\n"
+            "them; the defaults below are those without a preset):\n");
+    /* from the presets themselves (halox_md_preset_description), so that help and run agree */
+    for (const char *const *p = halox_md_preset_names(); *p; p++)
+        print_wrapped(to, *p, halox_md_preset_description(*p));
     fprintf(
         to,
-        "usage: halox-md [options]\n"
-        "Lennard-Jones molecular dynamics (reduced units) on the halox halo library.\n"
-        "\n"
-        "Presets (options after or before them override their values):\n"
-        "  --preset lammps-lj      LAMMPS bench/in.lj: fcc 0.8442, 20x20x20 cells (32000 atoms),\n"
-        "                          T 1.44, cut-off 2.5 unshifted, skin 0.3, rebuild every 20,\n"
-        "                          dt 0.005, NVE, 100 steps\n"
-        "  --preset water-density  halo benchmark: --atoms N (default 45000) at density 0.8,\n"
-        "                          T 1.2, cut-off 5.0, skin 0.5, dt 0.005, NVE, 500 steps;\n"
-        "                          ns/day reported assuming 2 fs per step\n"
         "System (one of):\n"
         "  --lattice fcc           fcc lattice (the default) with --density and --cells\n"
         "  --density RHO           number density (default 0.8442)\n"
         "  --cells NX,NY,NZ        fcc unit cells per dimension, 4 atoms each (default 10,10,10)\n"
         "  --atoms N               N atoms placed at random without overlaps at --density\n"
-        "  --read FILE.xyz         positions from an XYZ file; box from its extended-XYZ\n"
-        "                          Lattice=\"LX 0 0 0 LY 0 0 0 LZ\" or from --box\n"
+        "  --read FILE             atoms from an extended-XYZ file (box from its\n"
+        "                          Lattice=\"LX 0 0 0 LY 0 0 0 LZ\" or --box) or a LAMMPS text\n"
+        "                          dump (told apart by content); its velocities where the\n"
+        "                          frame has them (XYZ velo/vel/momenta, dump vx vy vz)\n"
+        "  --read-frame N|last     frame of --read to start from, from 0 (default: last, what\n"
+        "                          a run continues from); the banner says which was read\n"
+        "  --new-velocities        draw velocities at --temp even when the frame has its own\n"
         "  --box LX,LY,LZ          box for --read when the file has no Lattice\n"
-        "  --temp T                initial temperature, and the NVT target (default 1.44)\n"
+        "  --temp T                initial temperature (velocities drawn where --read gives\n"
+        "                          none), and the NVT target (default 1.44)\n"
         "  --seed S                velocities, random placement, thermostat (default 87287)\n"
         "Potential and lists:\n"
         "  --cutoff RC             Lennard-Jones cut-off (default 2.5)\n"
@@ -119,11 +154,19 @@ static void usage(FILE *to)
         "                          alone, the halo exchange alone and both as a step runs them;\n"
         "                          the summary adds them and overlap %% (halox-bench overlap)\n"
         "Output:\n"
-        "  --thermo-every N        thermo rows every N steps, plus the first and last (50)\n"
+        "  --thermo-every N        thermo rows every N steps, plus the first and last\n"
+        "                          (default 50; each preset's own is listed with it)\n"
         "  --json FILE             settings, thermo records and summary as JSON\n"
-        "  --csv FILE              thermo records as CSV\n"
-        "  --xyz FILE              extended-XYZ trajectory (OVITO, VMD)\n"
-        "  --xyz-every N           frame every N steps (default: first and last step only)\n"
+        "  --csv FILE              thermo records as CSV: step,time,temp,pe,ke,etotal,press\n"
+        "                          are the table's Step, (step x dt), Temp, E_pair, KE, TotEng,\n"
+        "                          Press (energies per atom; the JSON keys are the CSV's)\n"
+        "  --traj FILE             trajectory, format by the name: FILE.xyz or .extxyz\n"
+        "                          extended XYZ (OVITO, ASE; VMD without the box),\n"
+        "                          FILE.lammpstrj, .lammpsdump or .dump LAMMPS text dump with\n"
+        "                          the box (MDAnalysis, VMD, OVITO)\n"
+        "  --xyz FILE              extended-XYZ trajectory, whatever the name\n"
+        "  --traj-every N          frame every N steps (default: first and last step only;\n"
+        "  --xyz-every N           the same option)\n"
         "  --checkpoint FILE       checkpoints (atomic): at the end, on SIGINT/SIGTERM, and\n"
         "  --checkpoint-every N    at the first rebuild step boundary after every N steps\n"
         "  --restart FILE          continue from a checkpoint up to --steps; bit-identical to\n"
@@ -153,6 +196,11 @@ typedef struct {
     /* what was given explicitly (for conflicts and restarts) */
     int set_lattice, set_cells, set_density, set_atoms, set_read, set_box, set_steps;
     int set_precision, set_grid, set_transport;
+    int set_temp, set_read_frame, set_new_velocities;
+    const char *traj_option;    /* --traj or --xyz, the one given */
+    const char *every_option;   /* --traj-every or --xyz-every, the one given */
+    halox_md_read_info_t read;  /* --read: what the file holds (halox_md_read_probe) */
+    int transport_from_env;     /* the transport came from HALOX_TRANSPORT (for messages) */
     const char *physics_option; /* first option that --restart cannot take */
     char auto_why[384];         /* why the GPU engine's transport was chosen (no --transport) */
     int autotune;               /* --autotune: steps per candidate (0: off) */
@@ -246,7 +294,7 @@ static int is_physics(const char *a)
     for (int i = 0; list[i]; i++)
         if (!strcmp(a, list[i]))
             return 1;
-    return 0;
+    return !strcmp(a, "--read-frame") || !strcmp(a, "--new-velocities"); /* --read's too */
 }
 
 static int parse_device(const char *v, halox_md_device_t *d)
@@ -262,27 +310,54 @@ static int parse_device(const char *v, halox_md_device_t *d)
     return 1;
 }
 
-/* Processes of the MPI job this process was started in (0: not started by an MPI launcher). */
-/* Ranks of this node as the MPI launcher says (0: unknown). */
-static int launched_local_processes(void)
-{
-    const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
-                          "MV2_COMM_WORLD_LOCAL_SIZE", "PMI_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"};
-    for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++) {
-        const char *v = getenv(vars[k]);
-        if (v && *v)
-            return atoi(v);
-    }
-    return 0;
-}
+/* The MPI launcher, as every tool reads it (tools/tool_launch.h): processes of the job (0: not
+ * started by a launcher) and of this node (0: unknown). */
+static int launched_processes(void) { return tool_launched_processes(); }
+static int launched_local_processes(void) { return tool_launched_local_processes(); }
 
-static int launched_processes(void)
+/* Under an MPI launcher with P > 1 processes the ranks must be those processes: on threads
+ * every process would run its own copy of the whole job. Without a transport the CPU engine
+ * takes mpi (the GPU engine has chosen its own already); threads asked for is refused, and so
+ * is a grid whose rank count is not P. Decided before MPI_Init, so that every process exits 2
+ * at once with the message (each prints it: a process that exits first makes the launcher
+ * stop the others, which may not have printed yet). Returns 2 after a refusal, else 0. */
+static int launch_resolve(opts_t *o, int ranks)
 {
-    const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE"};
-    for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++) {
-        const char *v = getenv(vars[k]);
-        if (v && *v)
-            return atoi(v);
+    halox_md_config_t *c = &o->cfg;
+    const int launched = launched_processes();
+    char how[160];
+    tool_launch_describe(how, sizeof how);
+    if (launched > 1 && halox_md_config_device(c) == HALOX_MD_DEVICE_CPU) {
+        if (!halox_transport_available("mpi"))
+            return bad("%s, but this build has no MPI (see --version): start one process "
+                       "without mpirun (--grid NXxNYxNZ runs the ranks as threads)",
+                       how);
+        if (!o->set_transport) {
+            c->transport = "mpi";
+            snprintf(o->auto_why, sizeof o->auto_why,
+                     "mpi: %s, one rank per process, on the CPU engine", how);
+        } else if (!strcmp(c->transport, "threads")) {
+            return bad("%s runs every rank as a thread of one process, but halox-md was %s: "
+                       "each process would run its own copy of the job. %s",
+                       o->transport_from_env ? "HALOX_TRANSPORT=threads" : "--transport threads",
+                       how,
+                       o->transport_from_env
+                           ? "Unset HALOX_TRANSPORT or add --transport mpi (one rank per "
+                             "process), or start one process without mpirun"
+                           : "Use --transport mpi (one rank per process), or start one process "
+                             "without mpirun");
+        }
+    }
+    const int processes = !strcmp(c->transport, "mpi") || halox_transport_on_gpu(c->transport);
+    if (processes && launched > 0 && launched != ranks) {
+        halox_grid_t g;
+        halox_grid_default(launched, &g);
+        const char *var = NULL;
+        tool_launched_processes_var(&var);
+        return bad("grid %dx%dx%d has %d ranks but %d MPI processes were started (%s=%d): "
+                   "start with mpirun -np %d, or give a --grid of %d ranks (such as %dx%dx%d)",
+                   c->grid.n[0], c->grid.n[1], c->grid.n[2], ranks, launched, var, launched, ranks,
+                   launched, g.n[0], g.n[1], g.n[2]);
     }
     return 0;
 }
@@ -297,6 +372,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
     if (env && *env) {
         o->cfg.transport = env;
         o->set_transport = 1;
+        o->transport_from_env = 1;
     }
     env = getenv("HALOX_DEVICE");
     if (env && *env && !parse_device(env, &o->cfg.device))
@@ -373,6 +449,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
         } else if (!strcmp(a, "--no-progress")) {
             o->progress = 0;
             continue;
+        } else if (!strcmp(a, "--new-velocities")) {
+            c->read_new_velocities = 1;
+            o->set_new_velocities = 1;
+            continue;
         }
         /* options with a value */
         static const char *const with_value[] = {"--preset",
@@ -401,6 +481,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
                                                  "--csv",
                                                  "--xyz",
                                                  "--xyz-every",
+                                                 "--traj",
+                                                 "--traj-every",
+                                                 "--read-frame",
                                                  "--checkpoint",
                                                  "--checkpoint-every",
                                                  "--overlap-probe",
@@ -455,6 +538,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
             if (!parse_double(v, &d) || d < 0)
                 return bad("--temp '%s': give a temperature >= 0", v);
             c->temp = d;
+            o->set_temp = 1;
         } else if (!strcmp(a, "--seed")) {
             if (!tool_parse_seed(v, &c->seed))
                 return bad("--seed '%s': give %s", v, TOOL_SEED_RANGE);
@@ -501,6 +585,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
         } else if (!strcmp(a, "--transport")) {
             c->transport = v;
             o->set_transport = 1;
+            o->transport_from_env = 0;
         } else if (!strcmp(a, "--device")) {
             if (!parse_device(v, &c->device))
                 return bad("--device '%s': use gpu, cpu or auto", v);
@@ -525,12 +610,35 @@ static int parse_args(int argc, char **argv, opts_t *o)
             c->json_path = v;
         } else if (!strcmp(a, "--csv")) {
             c->csv_path = v;
-        } else if (!strcmp(a, "--xyz")) {
+        } else if (!strcmp(a, "--xyz") || !strcmp(a, "--traj")) {
+            /* one trajectory file: --xyz writes extended XYZ whatever the name (as it always
+             * did), --traj the format its name asks for */
+            if (o->traj_option && strcmp(o->traj_option, a))
+                return bad("%s and %s both name a trajectory: give one (--traj FILE.xyz or "
+                           "--traj FILE.lammpstrj)",
+                           o->traj_option, a);
+            halox_md_traj_format_t f = halox_md_traj_format_by_name(v);
+            if (!strcmp(a, "--traj") && f == HALOX_MD_TRAJ_AUTO)
+                return bad("--traj '%s': the name says no format: end it in .xyz or .extxyz "
+                           "(extended XYZ), or .lammpstrj, .lammpsdump or .dump (LAMMPS text "
+                           "dump)",
+                           v);
             c->xyz_path = v;
-        } else if (!strcmp(a, "--xyz-every")) {
+            c->traj_format = !strcmp(a, "--xyz") ? HALOX_MD_TRAJ_XYZ : f;
+            o->traj_option = a;
+        } else if (!strcmp(a, "--xyz-every") || !strcmp(a, "--traj-every")) {
             if (!parse_ll(v, 0, 1000000000, &n))
-                return bad("--xyz-every '%s': give a number >= 0", v);
+                return bad("%s '%s': give a number >= 0", a, v);
             c->xyz_every = (int)n;
+            o->every_option = a;
+        } else if (!strcmp(a, "--read-frame")) {
+            if (!strcmp(v, "last"))
+                c->read_frame = HALOX_MD_READ_LAST;
+            else if (parse_ll(v, 0, 1000000000000LL, &n))
+                c->read_frame = n;
+            else
+                return bad("--read-frame '%s': give a frame number from 0 (the first) or last", v);
+            o->set_read_frame = 1;
         } else if (!strcmp(a, "--checkpoint")) {
             c->checkpoint_path = v;
         } else if (!strcmp(a, "--checkpoint-every")) {
@@ -558,9 +666,17 @@ static int parse_args(int argc, char **argv, opts_t *o)
     if (o->set_box && c->source != HALOX_MD_READ)
         return bad("--box is for --read (fcc and random systems get their box from the density)");
     if (c->xyz_every > 0 && !c->xyz_path)
-        return bad("--xyz-every needs --xyz FILE");
+        return bad("%s needs --xyz FILE or --traj FILE", o->every_option);
     if (c->checkpoint_every > 0 && !c->checkpoint_path)
         return bad("--checkpoint-every needs --checkpoint FILE");
+    if ((o->set_read_frame || o->set_new_velocities) && !o->set_read)
+        return bad("%s is for --read FILE",
+                   o->set_read_frame ? "--read-frame" : "--new-velocities");
+    /* the frame, its format and whether it has velocities, for the banner (and a frame beyond
+     * the file's last refused now) */
+    if (o->set_read && !c->restart_path &&
+        halox_md_read_probe(c->read_path, c->read_frame, &o->read) != HALOX_OK)
+        return bad("%s", halox_last_error());
     if (c->restart_path) {
         if (o->physics_option)
             return bad("%s cannot be combined with --restart: the checkpoint fixes the system "
@@ -605,6 +721,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
         halox_topology_guess(ranks, launched_local_processes(), 1, &t);
         c->transport = halox_transport_choose(&t, c->natoms, o->auto_why, sizeof o->auto_why);
     }
+    if (launch_resolve(o, ranks))
+        return 2;
     int gpu_transports = 0; /* compiled in: a CUDA build with MPI */
     for (const char *const *t = halox_transport_names(); *t; t++)
         gpu_transports += halox_transport_on_gpu(*t);
@@ -698,6 +816,31 @@ static void on_notice(void *user, const char *text)
     fflush(stdout);
 }
 
+/* --read: the file, the frame read and where the velocities come from */
+static void print_read(const opts_t *o)
+{
+    const halox_md_config_t *c = &o->cfg;
+    const halox_md_read_info_t *r = &o->read;
+    printf("system: read from %s (%s), frame %lld%s of %lld (from 0%s)", c->read_path,
+           r->format == HALOX_MD_TRAJ_LAMMPS ? "LAMMPS dump" : "XYZ", r->frame,
+           r->frame == r->nframes - 1 && r->nframes > 1 ? " = the last" : "", r->nframes,
+           o->set_read_frame ? "" : "; --read-frame N reads another");
+    if (r->step >= 0)
+        printf(", step %lld", r->step);
+    printf(", %lld atoms\n", r->natoms);
+    if (o->set_box && r->has_box)
+        printf("box: the file's, %g x %g x %g (--box is not used)\n", r->box[0], r->box[1],
+               r->box[2]);
+    if (r->velocities && !c->read_new_velocities)
+        printf("velocities: the file's%s\n",
+               c->ensemble == HALOX_MD_NVT ? " (--temp is the NVT target only)"
+               : o->set_temp ? " (--temp is not used: add --new-velocities to draw them at --temp)"
+                             : " (--new-velocities draws them at --temp instead)");
+    else
+        printf("velocities: drawn at T %g (%s)\n", c->temp,
+               r->velocities ? "--new-velocities: the file's are not used" : "the frame has none");
+}
+
 static void print_banner(const opts_t *o, int nranks)
 {
     const halox_md_config_t *c = &o->cfg;
@@ -706,7 +849,7 @@ static void print_banner(const opts_t *o, int nranks)
     printf("halox-md %s", HALOX_VERSION_STRING);
     if (c->preset)
         printf(" (preset %s)", c->preset);
-    printf("\n");
+    printf("\nbuild: %s\n", tool_build_line());
     if (c->restart_path) {
         printf("system: restart from %s\n", c->restart_path);
     } else if (c->source == HALOX_MD_FCC) {
@@ -716,7 +859,7 @@ static void print_banner(const opts_t *o, int nranks)
     } else if (c->source == HALOX_MD_RANDOM) {
         printf("system: %lld atoms at random (no overlaps), density %g\n", c->natoms, c->density);
     } else {
-        printf("system: read from %s\n", c->read_path);
+        print_read(o);
     }
     if (!c->restart_path) {
         printf("potential: LJ 12-6, cut-off %g (%s, %s), skin %g, rebuild every %d steps%s\n",
@@ -727,6 +870,8 @@ static void print_banner(const opts_t *o, int nranks)
                c->ensemble == HALOX_MD_NVT ? "NVT (stochastic velocity rescaling)" : "NVE");
         if (c->ensemble == HALOX_MD_NVT)
             printf(", T %g, tau %g", c->temp, c->tau);
+        else if (c->source == HALOX_MD_READ && o->read.velocities && !c->read_new_velocities)
+            printf(", velocities from the file");
         else
             printf(", initial T %g", c->temp);
         printf(", seed %llu\n", (unsigned long long)c->seed);

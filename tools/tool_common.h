@@ -9,13 +9,29 @@
 #include "halox/env.h"
 #include "halox/features.h"
 
-/* "<tool> <version>", the features of the build and its transports (no final newline: a tool
- * may add a line of its own). */
+/* How the build was compiled, one line for banners and --version: "RelWithDebInfo (C: -O2 -g
+ * -DNDEBUG)", with the CUDA flags in a CUDA build and a warning when the C code is not
+ * optimised (its timings do not compare with those of an optimised build). */
+static inline const char *tool_build_line(void)
+{
+    static char line[768];
+    snprintf(line, sizeof line, "%s (C: %s%s%s)%s", HALOX_BUILD_TYPE,
+             *HALOX_BUILD_C_FLAGS ? HALOX_BUILD_C_FLAGS : "no flags",
+             HALOX_FEATURE_CUDA ? "; CUDA: " : "",
+             HALOX_FEATURE_CUDA ? (*HALOX_BUILD_CUDA_FLAGS ? HALOX_BUILD_CUDA_FLAGS : "no flags")
+                                : "",
+             HALOX_BUILD_OPTIMISED ? "" : " - not an optimised build: its timings do not compare");
+    return line;
+}
+
+/* "<tool> <version>", the features of the build, how it was compiled and its transports (no
+ * final newline: a tool may add a line of its own). */
 static inline void tool_print_version(const char *tool)
 {
-    printf("%s %s\nfeatures: mpi %s, cuda %s, nvshmem %s\ntransports:", tool, HALOX_VERSION_STRING,
-           HALOX_FEATURE_MPI ? "yes" : "no", HALOX_FEATURE_CUDA ? "yes" : "no",
-           HALOX_FEATURE_NVSHMEM ? "yes" : "no");
+    printf("%s %s\nfeatures: mpi %s, cuda %s, nvshmem %s\nbuild: %s\ntransports:", tool,
+           HALOX_VERSION_STRING, HALOX_FEATURE_MPI ? "yes" : "no",
+           HALOX_FEATURE_CUDA ? "yes" : "no", HALOX_FEATURE_NVSHMEM ? "yes" : "no",
+           tool_build_line());
     for (const char *const *t = halox_transport_names(); *t; t++)
         printf(" %s", *t);
 }

@@ -52,6 +52,24 @@ typedef enum halox_md_ensemble {
     HALOX_MD_NVT = 1, /**< velocity Verlet + stochastic velocity rescaling (Bussi 2007) */
 } halox_md_ensemble_t;
 
+/** Trajectory file formats (halox_md_config_t.traj_format). */
+typedef enum halox_md_traj_format {
+    HALOX_MD_TRAJ_AUTO = 0,   /**< by the file name (halox_md_traj_format_by_name()); a name
+                                   that says nothing: extended XYZ */
+    HALOX_MD_TRAJ_XYZ = 1,    /**< extended XYZ: OVITO, ASE, VMD (no box in VMD, MDAnalysis) */
+    HALOX_MD_TRAJ_LAMMPS = 2, /**< LAMMPS text dump with the box: MDAnalysis, VMD, OVITO */
+} halox_md_traj_format_t;
+
+/** The format a trajectory file's name asks for: .xyz and .extxyz extended XYZ; .lammpstrj,
+ *  .lammpsdump and .dump the LAMMPS text dump (case-insensitive); HALOX_MD_TRAJ_AUTO for any
+ *  other name. */
+halox_md_traj_format_t halox_md_traj_format_by_name(const char *path);
+/** "extended XYZ", "LAMMPS dump" (AUTO: "by file name"). */
+const char *halox_md_traj_format_name(halox_md_traj_format_t f);
+
+/** halox_md_config_t.read_frame: the last frame of the file. */
+#define HALOX_MD_READ_LAST (-1LL)
+
 /** Where the engine runs (halox_md_config_t.device). */
 typedef enum halox_md_device {
     HALOX_MD_DEVICE_AUTO = 0, /**< the GPU when the transport moves GPU data (mpi-staged, nccl),
@@ -70,10 +88,16 @@ typedef struct halox_md_config {
     double density;        /**< fcc and random systems (reduced density N/V) */
     int cells[3];          /**< fcc: unit cells per dimension (4 atoms each) */
     long long natoms;      /**< random systems: number of atoms */
-    const char *read_path; /**< HALOX_MD_READ: the XYZ file */
+    const char *read_path; /**< HALOX_MD_READ: the file (extended XYZ or LAMMPS text dump) */
     double box[3];         /**< HALOX_MD_READ: box edges when the file has no Lattice= */
     double temp;           /**< initial temperature (and NVT target) */
     uint64_t seed;         /**< velocities, random placement, thermostat noise */
+
+    /* HALOX_MD_READ: which frame, and whether its velocities are kept (the formats are told
+     * apart by their content: a LAMMPS dump starts with "ITEM:") */
+    long long read_frame;    /**< from 0, or HALOX_MD_READ_LAST (the default) */
+    int read_new_velocities; /**< draw them at temp even where the frame has velocities (0: the
+                                  frame's own where it has them, temp only where not) */
     /* potential */
     double cutoff; /**< LJ cut-off */
     double skin;   /**< pair-list skin; the halo distance is cutoff + skin */
@@ -96,13 +120,15 @@ typedef struct halox_md_config {
     /* output */
     const char *json_path;       /**< thermo and summary as JSON, written at the end */
     const char *csv_path;        /**< thermo as CSV, one row per thermo step, flushed */
-    const char *xyz_path;        /**< extended-XYZ trajectory (OVITO, VMD) */
+    const char *xyz_path;        /**< trajectory, in traj_format (named before the dump) */
     int xyz_every;               /**< frames every N steps (0: first and last step only) */
     const char *checkpoint_path; /**< checkpoints (atomic writes) */
     long long checkpoint_every;  /**< at the first rebuild boundary after every N steps
                                       (0: only at the end and on an interrupt) */
     const char *restart_path;    /**< continue from this checkpoint */
     double fs_per_step;          /**< > 0: report ns/day assuming this many fs per step */
+
+    halox_md_traj_format_t traj_format; /**< format of xyz_path (AUTO: by its name) */
     /* device (added with the GPU engine; zero is auto) */
     halox_md_device_t device; /**< CPU or GPU engine; AUTO follows the transport */
     int graph;         /**< GPU engine: replay the plain steps (no rebuild, no thermo, NVE, no
@@ -117,9 +143,13 @@ typedef struct halox_md_config {
 /** The device a configuration runs on: cfg->device, with AUTO resolved by the transport. */
 halox_md_device_t halox_md_config_device(const halox_md_config_t *cfg);
 
+/** The format cfg->xyz_path is written in: cfg->traj_format, AUTO resolved by the name. */
+halox_md_traj_format_t halox_md_traj_format(const halox_md_config_t *cfg);
+
 /** Defaults: fcc at density 0.8442 with 10x10x10 cells, T 1.44, seed 87287, cut-off 2.5
  *  unshifted, no tail, skin 0.3, dt 0.005, 100 steps, rebuild every 20, thermo every 50, NVE,
- *  tau 0.1 (for NVT), grid 1x1x1, transport "threads", float. */
+ *  tau 0.1 (for NVT), grid 1x1x1, transport "threads", float; a file's last frame, its
+ *  velocities where it has them; the trajectory's format by its file name. */
 void halox_md_config_default(halox_md_config_t *cfg);
 
 /** Apply a preset ("lammps-lj", "water-density") over the current settings. */
@@ -127,7 +157,8 @@ halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name);
 
 /** Names of the presets, NULL-terminated. */
 const char *const *halox_md_preset_names(void);
-/** One-line description of a preset, or NULL when unknown. */
+/** One-line description of a preset with every value it sets (written from the preset), or
+ *  NULL when unknown; valid until the next call on the same thread. */
 const char *halox_md_preset_description(const char *name);
 
 /** Check a configuration: values in range, combinations that make sense, the transport in this
@@ -135,16 +166,40 @@ const char *halox_md_preset_description(const char *name);
  *  cut-off + skin. Errors say what is wrong and what to do (halox_last_error()). */
 halox_status_t halox_md_config_check(const halox_md_config_t *cfg);
 
+/** What a file read by `--read` (HALOX_MD_READ) holds, from halox_md_read_probe() and in
+ *  halox_md_system_t.read. */
+typedef struct halox_md_read_info {
+    halox_md_traj_format_t format; /**< XYZ (plain or extended) or LAMMPS */
+    long long nframes;             /**< frames in the file */
+    long long frame;               /**< the frame chosen, from 0 */
+    long long natoms;              /**< atoms of that frame */
+    long long step;                /**< its step (XYZ Step=, dump TIMESTEP), or -1: not given */
+    int velocities;                /**< the frame has velocities (XYZ velo/vel/velocities or
+                                        momenta with m = 1; dump vx vy vz) */
+    int has_box;                   /**< the frame has a box (XYZ Lattice=, dump BOX BOUNDS) */
+    double box[3];                 /**< that box (when has_box) */
+} halox_md_read_info_t;
+
+/** Scan a file for `--read`: its format, frame count, and the frame `frame` (from 0, or
+ *  HALOX_MD_READ_LAST) without reading its atoms. Errors (HALOX_ERR_IO, HALOX_ERR_INVALID_ARG)
+ *  say what is wrong: not a regular file, a malformed or truncated frame (with its line), a
+ *  frame beyond the last. */
+halox_status_t halox_md_read_probe(const char *path, long long frame, halox_md_read_info_t *info);
+
 /** The initial global system: box, positions and velocities of every atom in id order. */
 typedef struct halox_md_system {
     long long natoms;
     halox_box_t box;
-    double *x;           /**< 3 * natoms positions in [0, box) */
-    double *v;           /**< 3 * natoms velocities: zero total momentum, exactly cfg->temp */
-    double min_distance; /**< random systems: minimum pair distance enforced */
+    double *x;                 /**< 3 * natoms positions in [0, box) */
+    double *v;                 /**< 3 * natoms velocities: zero total momentum, exactly cfg->temp;
+                                    or a file's, as they are (velocities_from_file) */
+    double min_distance;       /**< random systems: minimum pair distance enforced */
+    halox_md_read_info_t read; /**< HALOX_MD_READ: the file's frame that was read */
+    int velocities_from_file;  /**< the velocities are the file's (not drawn at cfg->temp) */
 } halox_md_system_t;
 
-/** Build the initial system from the configuration (fcc, random or file; then velocities).
+/** Build the initial system from the configuration (fcc, random or file; then velocities,
+ *  unless the file's frame has them and cfg->read_new_velocities is 0).
  *  Deterministic: every process that calls it gets the same bits. */
 halox_status_t halox_md_system_create(const halox_md_config_t *cfg, halox_md_system_t **sys_p);
 /** Free a system (NULL is fine). */

@@ -50,6 +50,8 @@ void halox_md_config_default(halox_md_config_t *cfg)
     cfg->transport = "threads";
     cfg->real = HALOX_FLOAT;
     cfg->xyz_every = 0;
+    cfg->traj_format = HALOX_MD_TRAJ_AUTO;
+    cfg->read_frame = HALOX_MD_READ_LAST; /* what a run continues from */
     cfg->checkpoint_every = 0;
     cfg->fs_per_step = 0;
     cfg->overlap_probe = 0;
@@ -59,19 +61,45 @@ static const char *const md__presets[] = {"lammps-lj", "water-density", NULL};
 
 const char *const *halox_md_preset_names(void) { return md__presets; }
 
+/* The values are written from the preset itself (halox_md_config_preset over the defaults), so
+ * that a description, and halox-md --help which prints it, cannot differ from what a run with
+ * the preset does. */
 const char *halox_md_preset_description(const char *name)
 {
-    if (!name)
+    static _Thread_local char text[640];
+    const char *origin = NULL;
+    if (name && !strcmp(name, "lammps-lj"))
+        origin = "LAMMPS bench/in.lj";
+    else if (name && !strcmp(name, "water-density"))
+        origin = "halo benchmark, halo slabs as thick relative to the box as water's "
+                 "(100 atoms/nm^3, 1.0 nm cut-off)";
+    halox_md_config_t c;
+    halox_md_config_default(&c);
+    if (!origin || halox_md_config_preset(&c, name) != HALOX_OK)
         return NULL;
-    if (!strcmp(name, "lammps-lj"))
-        return "LAMMPS bench/in.lj: fcc density 0.8442, 20x20x20 cells (32000 atoms), T 1.44, "
-               "cut-off 2.5 unshifted, no tail, skin 0.3, rebuild every 20, dt 0.005, NVE, "
-               "100 steps";
-    if (!strcmp(name, "water-density"))
-        return "halo benchmark: random atoms (--atoms, default 45000) at density 0.8, T 1.2, "
-               "cut-off 5.0, skin 0.5, dt 0.005, NVE; halo slabs as thick relative to the box as "
-               "water (100 atoms/nm^3, 1.0 nm cut-off); ns/day at 2 fs per step";
-    return NULL;
+    size_t n = 0;
+#define MD_DESC(...)                                                                               \
+    do {                                                                                           \
+        if (n < sizeof text)                                                                       \
+            n += (size_t)snprintf(text + n, sizeof text - n, __VA_ARGS__);                         \
+    } while (0)
+    MD_DESC("%s: ", origin);
+    if (c.source == HALOX_MD_FCC)
+        MD_DESC("fcc lattice, density %g, %dx%dx%d cells (%lld atoms)", c.density, c.cells[0],
+                c.cells[1], c.cells[2], 4LL * c.cells[0] * c.cells[1] * c.cells[2]);
+    else
+        MD_DESC("%lld atoms at random (--atoms N), density %g", c.natoms, c.density);
+    MD_DESC(", T %g, seed %llu, cut-off %g %s, %s, skin %g, rebuild every %d steps, dt %g, %s",
+            c.temp, (unsigned long long)c.seed, c.cutoff, c.shift ? "shifted" : "unshifted",
+            c.tail ? "tail corrections" : "no tail corrections", c.skin, c.rebuild_every, c.dt,
+            c.ensemble == HALOX_MD_NVT ? "NVT" : "NVE");
+    if (c.ensemble == HALOX_MD_NVT)
+        MD_DESC(" (tau %g)", c.tau);
+    MD_DESC(", %lld steps, thermo every %d steps", c.steps, c.thermo_every);
+    if (c.fs_per_step > 0)
+        MD_DESC("; ns/day reported at %g fs per step", c.fs_per_step);
+#undef MD_DESC
+    return text;
 }
 
 halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name)
@@ -244,6 +272,10 @@ halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
         case HALOX_MD_READ:
             if (!cfg->read_path || !*cfg->read_path)
                 return halox__error(HALOX_ERR_INVALID_ARG, "no file to read the system from");
+            if (cfg->read_frame < HALOX_MD_READ_LAST)
+                return halox__error(HALOX_ERR_INVALID_ARG,
+                                    "read frame %lld: give a frame from 0, or the last (%lld)",
+                                    cfg->read_frame, HALOX_MD_READ_LAST);
             break;
         default:
             return halox__error(HALOX_ERR_INVALID_ARG, "unknown system source %d",
@@ -276,6 +308,10 @@ halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
     if (cfg->xyz_every < 0)
         return halox__error(HALOX_ERR_INVALID_ARG, "XYZ every %d steps: give a number >= 0",
                             cfg->xyz_every);
+    if (cfg->traj_format != HALOX_MD_TRAJ_AUTO && cfg->traj_format != HALOX_MD_TRAJ_XYZ &&
+        cfg->traj_format != HALOX_MD_TRAJ_LAMMPS)
+        return halox__error(HALOX_ERR_INVALID_ARG, "unknown trajectory format %d",
+                            (int)cfg->traj_format);
     if (cfg->checkpoint_every < 0)
         return halox__error(HALOX_ERR_INVALID_ARG,
                             "checkpoint every %lld steps: give a number >= 0",

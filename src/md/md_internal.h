@@ -120,9 +120,6 @@ halox_status_t md__config_check_restored(const halox_md_config_t *cfg);
  * enough coordinates, cell counts within an int); `what` names the box in the message. */
 halox_status_t md__box_check(const halox_md_config_t *cfg, const double box[3], const char *what);
 
-/* system.c */
-halox_status_t md__read_xyz(const char *path, const double box_given[3], halox_md_system_t *sys);
-
 /* velocities.c */
 halox_status_t md__velocities(halox_md_system_t *sys, double temp, uint64_t seed);
 

@@ -2,11 +2,20 @@
  *   CSV   one header line, then one row per thermo record, flushed as it comes
  *   JSON  {"program", "version", "units", "settings": {...}, "thermo": [records],
  *          "summary": {...}} written at the end of a run
- *   XYZ   extended XYZ frames (OVITO reads the Lattice and Properties; VMD reads name x y z):
- *         N / Lattice="LX 0 0 0 LY 0 0 0 LZ" Properties=species:S:1:pos:R:3:vel:R:3 ... /
- *         "LJ x y z vx vy vz" per atom in id order, positions wrapped into the box, printed with
- *         enough digits to read back the exact bits (9 significant digits for float, 17 for
- *         double).
+ *   trajectory, one of (cfg.traj_format, by the file name when AUTO):
+ *   XYZ   extended XYZ frames, in the conventions the readers share (OVITO, ASE: tested; VMD):
+ *         N / Lattice="LX 0 0 0 LY 0 0 0 LZ" Properties=species:S:1:pos:R:3:velo:R:3:momenta:R:3
+ *         pbc="T T T" Time=T Step=S / "X x y z vx vy vz vx vy vz" per atom. Species X: ASE's
+ *         dummy element, of mass 1 as in reduced units (a name such as LJ is no element: ASE
+ *         stopped on it). velo: the velocities, OVITO's Velocity (vel was a plain property to
+ *         it); momenta: m v with m = 1, what ASE reads as velocities. Time (t = step dt) is
+ *         ASE's info['Time'] and OVITO's attribute.
+ *   LAMMPS text dump, for the readers that take no box from XYZ (MDAnalysis, VMD):
+ *         ITEM: TIMESTEP / S / ITEM: NUMBER OF ATOMS / N / ITEM: BOX BOUNDS pp pp pp / 0 LX /
+ *         0 LY / 0 LZ / ITEM: ATOMS id type mass x y z vx vy vz, ids from 1 (LAMMPS'), type 1,
+ *         mass 1. No ITEM: TIME (MDAnalysis reads the items at fixed lines): time = step dt.
+ *         Both: atoms in id order, positions wrapped into the box, printed with enough digits
+ *         to read back the exact bits (9 significant digits for float, 17 for double).
  * Every file goes through halox_output_open(): a path that is not a regular file (a device such
  * as /dev/full, a FIFO, a directory) is refused before any file is written, and a failed write,
  * flush or close stops the run with HALOX_ERR_WRITE (a run-time failure: halox-md exits 1). */
@@ -23,8 +32,58 @@
 
 #define MD_CSV  "the CSV file"
 #define MD_XYZ  "the XYZ file"
+#define MD_DUMP "the LAMMPS dump file"
 #define MD_JSON "the JSON file"
 #define MD_CKPT "the checkpoint"
+
+/* the last dot's suffix of the name (not of a directory), compared without case */
+static int md__has_ext(const char *path, const char *ext)
+{
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(slash ? slash + 1 : path, '.');
+    if (!dot || dot[1] == '\0')
+        return 0;
+    for (dot++; *dot && *ext; dot++, ext++)
+        if ((*dot | 0x20) != *ext)
+            return 0;
+    return *dot == '\0' && *ext == '\0';
+}
+
+halox_md_traj_format_t halox_md_traj_format_by_name(const char *path)
+{
+    if (!path)
+        return HALOX_MD_TRAJ_AUTO;
+    if (md__has_ext(path, "xyz") || md__has_ext(path, "extxyz"))
+        return HALOX_MD_TRAJ_XYZ;
+    /* .lammpstrj: VMD's name for it; .lammpsdump: the one MDAnalysis recognises by itself */
+    if (md__has_ext(path, "lammpstrj") || md__has_ext(path, "lammpsdump") ||
+        md__has_ext(path, "dump"))
+        return HALOX_MD_TRAJ_LAMMPS;
+    return HALOX_MD_TRAJ_AUTO;
+}
+
+halox_md_traj_format_t halox_md_traj_format(const halox_md_config_t *cfg)
+{
+    if (cfg->traj_format != HALOX_MD_TRAJ_AUTO)
+        return cfg->traj_format;
+    /* extended XYZ for a name that says nothing: what --xyz wrote before the dump existed */
+    return halox_md_traj_format_by_name(cfg->xyz_path) == HALOX_MD_TRAJ_LAMMPS
+               ? HALOX_MD_TRAJ_LAMMPS
+               : HALOX_MD_TRAJ_XYZ;
+}
+
+const char *halox_md_traj_format_name(halox_md_traj_format_t f)
+{
+    return f == HALOX_MD_TRAJ_XYZ      ? "extended XYZ"
+           : f == HALOX_MD_TRAJ_LAMMPS ? "LAMMPS dump"
+                                       : "by file name";
+}
+
+/* what the trajectory file is called in messages */
+static const char *md__traj_what(const halox_md_config_t *c)
+{
+    return halox_md_traj_format(c) == HALOX_MD_TRAJ_LAMMPS ? MD_DUMP : MD_XYZ;
+}
 
 /* Rank 0 opens the CSV (header written) and the XYZ file, and makes sure that the JSON file and
  * the checkpoint's directory can be written, so that a long run does not fail at its end. Every
@@ -35,7 +94,7 @@ halox_status_t md__outputs_open(halox_md_t *md)
     if (md->rank != 0)
         return HALOX_OK;
     const char *const paths[4] = {c->csv_path, c->xyz_path, c->json_path, c->checkpoint_path};
-    const char *const names[4] = {MD_CSV, MD_XYZ, MD_JSON, MD_CKPT};
+    const char *const names[4] = {MD_CSV, md__traj_what(c), MD_JSON, MD_CKPT};
     for (int k = 0; k < 4; k++) {
         halox_status_t st = paths[k] ? halox_output_check(paths[k], names[k]) : HALOX_OK;
         if (st != HALOX_OK)
@@ -51,7 +110,8 @@ halox_status_t md__outputs_open(halox_md_t *md)
         if (st != HALOX_OK)
             return st;
     }
-    if (c->xyz_path && (st = halox_output_open(c->xyz_path, MD_XYZ, 0, &md->xyz)) != HALOX_OK)
+    if (c->xyz_path &&
+        (st = halox_output_open(c->xyz_path, md__traj_what(c), 0, &md->xyz)) != HALOX_OK)
         return st;
     if (c->json_path) {
         FILE *fp = NULL;
@@ -90,12 +150,12 @@ halox_status_t md__outputs_open(halox_md_t *md)
     return HALOX_OK;
 }
 
-/* Rank 0, at the end of a run: close the CSV and XYZ files, reporting a failed close. */
+/* Rank 0, at the end of a run: close the CSV and trajectory files, reporting a failed close. */
 halox_status_t md__outputs_close(halox_md_t *md)
 {
     halox_status_t st = halox_output_close(md->csv, md->cfg.csv_path, MD_CSV);
     md->csv = NULL;
-    halox_status_t xst = halox_output_close(md->xyz, md->cfg.xyz_path, MD_XYZ);
+    halox_status_t xst = halox_output_close(md->xyz, md->cfg.xyz_path, md__traj_what(&md->cfg));
     md->xyz = NULL;
     return st != HALOX_OK ? st : xst;
 }
@@ -177,6 +237,14 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
         fprintf(fp, "    \"cells\": [%d, %d, %d],\n", c->cells[0], c->cells[1], c->cells[2]);
     fprintf(fp, "    \"read\": ");
     md__json_path(fp, c->source == HALOX_MD_READ && !c->restart_path ? c->read_path : NULL);
+    if (c->source == HALOX_MD_READ && !c->restart_path) {
+        /* the frame asked for ("last" or its number) and whether velocities were drawn anyway */
+        if (c->read_frame == HALOX_MD_READ_LAST)
+            fprintf(fp, ",\n    \"read_frame\": \"last\"");
+        else
+            fprintf(fp, ",\n    \"read_frame\": %lld", c->read_frame);
+        fprintf(fp, ",\n    \"new_velocities\": %s", c->read_new_velocities ? "true" : "false");
+    }
     fprintf(fp, ",\n    \"restart\": ");
     md__json_path(fp, c->restart_path);
     fprintf(fp, ",\n    \"temp\": ");
@@ -208,6 +276,12 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
     fprintf(fp, ",\n    \"precision\": \"%s\",\n    \"xyz\": ",
             c->real == HALOX_DOUBLE ? "double" : "float");
     md__json_path(fp, c->xyz_path);
+    fprintf(fp, ",\n    \"trajectory_format\": ");
+    if (c->xyz_path)
+        md__json_str(fp,
+                     halox_md_traj_format(c) == HALOX_MD_TRAJ_LAMMPS ? "lammps-dump" : "extxyz");
+    else
+        fputs("null", fp);
     fprintf(fp, ",\n    \"xyz_every\": %d,\n    \"checkpoint\": ", c->xyz_every);
     md__json_path(fp, c->checkpoint_path);
     fprintf(fp, ",\n    \"checkpoint_every\": %lld\n  },\n", c->checkpoint_every);
@@ -287,37 +361,83 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
     return halox_output_close(fp, path, MD_JSON);
 }
 
+/* The writers return 0, or the errno of the first write that failed (they stop there: the
+ * message then names its reason, which a later flush no longer knows). */
+static int md__write_errno(void) { return errno ? errno : EIO; }
+
+/* One extended-XYZ frame (the conventions: the head of this file). */
+static int md__xyz_write(FILE *fp, const halox_md_t *md, const double *x, const double *v)
+{
+    const long long n = md->natoms;
+    errno = 0;
+    if (fprintf(fp,
+                "%lld\nLattice=\"%.17g 0 0 0 %.17g 0 0 0 %.17g\" "
+                "Properties=species:S:1:pos:R:3:velo:R:3:momenta:R:3 pbc=\"T T T\" Time=%.10g "
+                "Step=%lld\n",
+                n, md->box.len[0], md->box.len[1], md->box.len[2], (double)md->step * md->cfg.dt,
+                md->step) < 0)
+        return md__write_errno();
+    const char *fmt = md->cfg.real == HALOX_DOUBLE
+                          ? "X %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n"
+                          : "X %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g\n";
+    for (long long i = 0; i < n; i++) {
+        const double *p = x + 3 * i, *u = v + 3 * i; /* momenta = velocities: m = 1 */
+        if (fprintf(fp, fmt, p[0], p[1], p[2], u[0], u[1], u[2], u[0], u[1], u[2]) < 0)
+            return md__write_errno();
+    }
+    return 0;
+}
+
+/* One LAMMPS text-dump frame, as LAMMPS' `dump custom ... id type mass x y z vx vy vz` writes
+ * it (ids from 1). */
+static int md__dump_write(FILE *fp, const halox_md_t *md, const double *x, const double *v)
+{
+    const long long n = md->natoms;
+    errno = 0;
+    if (fprintf(fp,
+                "ITEM: TIMESTEP\n%lld\nITEM: NUMBER OF ATOMS\n%lld\nITEM: BOX BOUNDS pp pp pp\n"
+                "0 %.17g\n0 %.17g\n0 %.17g\nITEM: ATOMS id type mass x y z vx vy vz\n",
+                md->step, n, md->box.len[0], md->box.len[1], md->box.len[2]) < 0)
+        return md__write_errno();
+    const char *fmt = md->cfg.real == HALOX_DOUBLE
+                          ? "%lld 1 1 %.17g %.17g %.17g %.17g %.17g %.17g\n"
+                          : "%lld 1 1 %.9g %.9g %.9g %.9g %.9g %.9g\n";
+    for (long long i = 0; i < n; i++)
+        if (fprintf(fp, fmt, i + 1, x[3 * i], x[3 * i + 1], x[3 * i + 2], v[3 * i], v[3 * i + 1],
+                    v[3 * i + 2]) < 0)
+            return md__write_errno();
+    return 0;
+}
+
+/* A trajectory frame of the current step (collective: the atoms are gathered on rank 0). The
+ * CPU and the GPU engine both write through here (the GPU engine copies its state to the host
+ * first). */
 halox_status_t md__xyz_frame(halox_md_t *md)
 {
     long long n = md->natoms;
     double *x = NULL, *v = NULL;
     halox_status_t st = HALOX_OK;
+    const char *what = md__traj_what(&md->cfg);
     if (md->rank == 0) {
         x = malloc(sizeof(double) * 3 * (size_t)n);
         v = malloc(sizeof(double) * 3 * (size_t)n);
         if (!x || !v)
-            st = halox__error(HALOX_ERR_NO_MEMORY, "XYZ: no memory for %lld atoms", n);
+            st = halox__error(HALOX_ERR_NO_MEMORY, "trajectory: no memory for %lld atoms", n);
     }
     st = md__agree(md, st);
     if (st == HALOX_OK)
         st = halox_md_gather(md, x, v, NULL, 0);
     if (st == HALOX_OK && md->rank == 0) {
         if (!md->xyz) /* closed at the end of a run, and written again: appended */
-            st = halox_output_open(md->cfg.xyz_path, MD_XYZ, 1, &md->xyz);
+            st = halox_output_open(md->cfg.xyz_path, what, 1, &md->xyz);
         if (md->xyz) {
-            FILE *fp = md->xyz;
-            const char *fmt = md->cfg.real == HALOX_DOUBLE
-                                  ? "LJ %.17g %.17g %.17g %.17g %.17g %.17g\n"
-                                  : "LJ %.9g %.9g %.9g %.9g %.9g %.9g\n";
-            fprintf(fp,
-                    "%lld\nLattice=\"%.17g 0 0 0 %.17g 0 0 0 %.17g\" "
-                    "Properties=species:S:1:pos:R:3:vel:R:3 pbc=\"T T T\" Time=%.10g Step=%lld\n",
-                    n, md->box.len[0], md->box.len[1], md->box.len[2],
-                    (double)md->step * md->cfg.dt, md->step);
-            for (long long i = 0; i < n; i++)
-                fprintf(fp, fmt, x[3 * i], x[3 * i + 1], x[3 * i + 2], v[3 * i], v[3 * i + 1],
-                        v[3 * i + 2]);
-            st = halox_output_flush(fp, md->cfg.xyz_path, MD_XYZ);
+            int werr = halox_md_traj_format(&md->cfg) == HALOX_MD_TRAJ_LAMMPS
+                           ? md__dump_write(md->xyz, md, x, v)
+                           : md__xyz_write(md->xyz, md, x, v);
+            st = halox_output_flush(md->xyz, md->cfg.xyz_path, what);
+            if (werr) /* the reason of the write that failed */
+                st = halox__error(HALOX_ERR_WRITE, "writing %s '%s' failed: %s", what,
+                                  md->cfg.xyz_path, strerror(werr));
         }
     }
     free(x);

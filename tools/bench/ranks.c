@@ -10,19 +10,12 @@
 #endif
 
 #include "bench.h"
+#include "tool_launch.h"
 
 static int g_mpi_started;
 
-int bench_launched_processes(void)
-{
-    const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE"};
-    for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++) {
-        const char *v = getenv(vars[k]);
-        if (v && *v)
-            return atoi(v);
-    }
-    return 0;
-}
+/* as every tool reads the launcher (tools/tool_launch.h) */
+int bench_launched_processes(void) { return tool_launched_processes(); }
 
 void bench_mpi_start(int *argc, char ***argv, int need)
 {

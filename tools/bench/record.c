@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "halox/features.h"
 #include "halox/file.h"
 
 void rec_init(bench_record_t *r) { r->n = 0; }
@@ -97,6 +98,11 @@ void rec_common(bench_record_t *r, const bench_opts_t *o, const char *transport,
     rec_int(r, "hardware.cuda_driver", driver);
     rec_int(r, "hardware.cuda_runtime", runtime);
     rec_str(r, "commit", bench_meta_commit());
+    /* how the tool and libhalox were compiled (features.h): timings compare only within one */
+    rec_str(r, "build.type", HALOX_BUILD_TYPE);
+    rec_str(r, "build.c_flags", HALOX_BUILD_C_FLAGS);
+    rec_str(r, "build.cuda_flags", HALOX_BUILD_CUDA_FLAGS);
+    rec_bool(r, "build.optimised", HALOX_BUILD_OPTIMISED);
     rec_str(r, "options", o->cmdline);
     rec_str(r, "date", bench_meta_date());
 }
