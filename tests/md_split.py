@@ -6,7 +6,8 @@
 Runs halox-md with ARGS and --json, then checks that
   - JSON: sum of the timers' ms_per_step - concurrent_ms_per_step == ms_per_step (0.5 %);
   - the printed table's "total" row equals the printed ms/step (to its 4 decimals);
-  - under --graph the table is replaced by the sentence that the split is not measured.
+  - under --graph the table is replaced by the sentence that the split is not measured;
+  - the JSON names the build (type, flags, optimised).
 Exit 77 (skipped) when the tool says no GPU is visible.
 """
 import json
@@ -30,8 +31,14 @@ def main():
             print(out)
             print(f"halox-md exited {p.returncode}")
             return 1
-        s = json.load(open(path))["summary"]
+        doc = json.load(open(path))
+        s = doc["summary"]
     bad = []
+    # the build the timings come from is in the record (type, flags, optimised)
+    b = doc.get("build", {})
+    if not (isinstance(b.get("type"), str) and b["type"] and "c_flags" in b
+            and isinstance(b.get("optimised"), bool)):
+        bad.append(f"JSON has no build record: {b!r}")
     head = re.search(r"in [0-9.]+ s: ([0-9.]+) ms/step", p.stdout)
     if not head:
         bad.append("no ms/step in the summary")

@@ -221,6 +221,12 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
         return st;
     const halox_md_config_t *c = &md->cfg;
     fprintf(fp, "{\n  \"program\": \"halox-md\",\n  \"version\": \"%s\",\n", HALOX_VERSION_STRING);
+    /* the build the run's timings come from (as halox-bench records it) */
+    fprintf(fp,
+            "  \"build\": {\"type\": \"%s\", \"c_flags\": \"%s\", \"cuda_flags\": \"%s\", "
+            "\"optimised\": %s},\n",
+            HALOX_BUILD_TYPE, HALOX_BUILD_C_FLAGS, HALOX_BUILD_CUDA_FLAGS,
+            HALOX_BUILD_OPTIMISED ? "true" : "false");
     fprintf(fp, "  \"units\": \"lj (reduced: sigma = epsilon = mass = k_B = 1)\",\n");
     fprintf(fp, "  \"settings\": {\n    \"preset\": ");
     md__json_path(fp, c->preset);
