@@ -267,6 +267,19 @@ static void bad_files(void)
     halox_md_result_free(&r);
 }
 
+/* An engine of one threads rank on cfg's system (NULL when a step of its set-up failed). */
+static halox_md_t *one_rank_engine(const halox_md_config_t *cfg, halox_md_system_t **sys,
+                                   halox_team_t **team, halox_comm_t **comm)
+{
+    halox_md_t *md = NULL;
+    CHECK_OK(halox_md_system_create(cfg, sys));
+    CHECK_OK(halox_team_create(1, 0, team));
+    halox_comm_args_t args = {.real = cfg->real, .stride = 3, .team = *team, .rank = 0};
+    CHECK_OK(halox_comm_create("threads", &args, comm));
+    CHECK_OK(halox_md_create(cfg, *comm, *sys, NULL, &md));
+    return md;
+}
+
 static void boundary_and_other_grid(void)
 {
     char ck[256];
@@ -277,12 +290,7 @@ static void boundary_and_other_grid(void)
     halox_md_system_t *sys = NULL;
     halox_team_t *team = NULL;
     halox_comm_t *comm = NULL;
-    halox_md_t *md = NULL;
-    CHECK_OK(halox_md_system_create(&cfg, &sys));
-    CHECK_OK(halox_team_create(1, 0, &team));
-    halox_comm_args_t args = {.real = cfg.real, .stride = 3, .team = team, .rank = 0};
-    CHECK_OK(halox_comm_create("threads", &args, &comm));
-    CHECK_OK(halox_md_create(&cfg, comm, sys, NULL, &md));
+    halox_md_t *md = one_rank_engine(&cfg, &sys, &team, &comm);
     if (!md)
         return;
     CHECK_OK(halox_md_run_until(md, 15));
@@ -332,12 +340,7 @@ static void special_targets(void)
     halox_md_system_t *sys = NULL;
     halox_team_t *team = NULL;
     halox_comm_t *comm = NULL;
-    halox_md_t *md = NULL;
-    CHECK_OK(halox_md_system_create(&cfg, &sys));
-    CHECK_OK(halox_team_create(1, 0, &team));
-    halox_comm_args_t args = {.real = cfg.real, .stride = 3, .team = team, .rank = 0};
-    CHECK_OK(halox_comm_create("threads", &args, &comm));
-    CHECK_OK(halox_md_create(&cfg, comm, sys, NULL, &md));
+    halox_md_t *md = one_rank_engine(&cfg, &sys, &team, &comm);
     if (!md)
         return;
     CHECK_OK(halox_md_run_until(md, 10));
