@@ -26,6 +26,9 @@ halox_fault_test(fault_bench_env_timeout "HALOX_TIMEOUT_S='inf'" "HALOX_TIMEOUT_
                  halox-bench halo --atoms 2000 --transport threads)
 halox_fault_test(fault_bench_timeout_huge "--timeout '1e308'" "" halox-bench halo --atoms 2000
                  --transport threads --timeout 1e308)
+# --graph where no GPU is visible: the advice must be one that can work here
+halox_fault_test(fault_md_graph_no_gpu "no GPU is visible.*run without --graph"
+                 "CUDA_VISIBLE_DEVICES=" halox-md --graph --cells 3,3,3 --steps 2)
 
 # a few hundred hostile argument lists and environment values for the three tools, fixed seed
 # (tests/fuzz_tools.py): no crash, no sanitizer report, no hang, no exit 0 on a malformed value

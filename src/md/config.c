@@ -344,8 +344,11 @@ halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
                             "(or use --device gpu)",
                             cfg->transport);
     if (cfg->graph && halox_md_config_device(cfg) != HALOX_MD_DEVICE_GPU)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "CUDA graphs (--graph) are for the GPU engine: add --device gpu");
+        return halox__error(HALOX_ERR_INVALID_ARG, "%s",
+                            halox_gpu_count() > 0
+                                ? "CUDA graphs (--graph) are for the GPU engine: add --device gpu"
+                                : "CUDA graphs (--graph) are for the GPU engine, and no GPU is "
+                                  "visible here (or this build has no CUDA): run without --graph");
     if (cfg->overlap_probe < 0 || cfg->overlap_probe > 1000000)
         return halox__error(HALOX_ERR_INVALID_ARG,
                             "overlap probe of %d repetitions: give 0 (off) to 1000000",
