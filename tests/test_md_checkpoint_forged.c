@@ -280,16 +280,6 @@ int main(void)
     grid_limits();
     not_regular();
     free(g_file);
-    DIR *d = opendir(g_dir);
-    struct dirent *e;
-    char p[512];
-    while (d && (e = readdir(d)))
-        if (e->d_name[0] != '.') {
-            snprintf(p, sizeof p, "%s/%s", g_dir, e->d_name);
-            unlink(p);
-        }
-    if (d)
-        closedir(d);
-    rmdir(g_dir);
+    md_test_remove_dir(g_dir);
     TEST_DONE();
 }

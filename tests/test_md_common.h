@@ -3,14 +3,32 @@
 #ifndef HALOX_TEST_MD_COMMON_H
 #define HALOX_TEST_MD_COMMON_H
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "halox/md.h"
 #include "harness.h"
 
 /* A small fcc liquid: 4 * c^3 atoms at the LAMMPS density and temperature. */
+/* Remove a test's scratch folder: its plain files (no subfolders), then the folder. */
+static inline void md_test_remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char p[512];
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+}
+
 static inline void md_test_config(halox_md_config_t *cfg, int c)
 {
     halox_md_config_default(cfg);
