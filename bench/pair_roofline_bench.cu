@@ -9,6 +9,11 @@
  * every home row is a bulk row. Timed: md_kernel_lj without energies (the engine's per-step
  * force call) on the local list (home rows) and on the non-local list (all rows), each with
  * CUDA events around one launch, after warm-up; median, minimum and maximum over the repeats.
+ * The engine's cluster kernels run on the same atoms twice: with the halo copies (cl-local,
+ * cl-nonloc, cl-both: the multi-rank layout) and as one periodic-shift list of the home atoms
+ * (cl-shift: what a 1x1x1 run uses; no halo). Cluster lists are half lists, pruned once to the
+ * engine's default inner radius (rc + 5 %) before the timing; their "within" is the atom lists'
+ * (full) count, so Gpair/s compares like with like across the rows.
  *
  * Before any timing the forces of a small system (--verify-atoms, default 4000) are checked
  * against a CPU double-precision O(N^2) minimum-image computation: relative error
@@ -239,8 +244,9 @@ typedef struct prb_sys {
     int *cell_of, *cell_start, *cursor, *cell_atoms, *need;
     int *nbr_loc, *cnt_loc, *nbr_nl, *cnt_nl;
     int max_loc, max_nl;
-    md_clusters_t cl; /* the same atoms in the engine's cluster lists */
-    float *hx;        /* host positions */
+    md_clusters_t cl;    /* the same atoms in the engine's cluster lists (halo copies) */
+    md_clusters_t shift; /* the home atoms in periodic-shift lists (what a 1x1x1 run uses) */
+    float *hx;           /* host positions */
 } prb_sys_t;
 
 static size_t estimate_bytes(int n_home)
@@ -262,6 +268,7 @@ static void sys_free(prb_sys_t *s)
         if (p[k])
             cudaFree(p[k]);
     md_clusters_free(&s->cl);
+    md_clusters_free(&s->shift);
     free(s->hx);
     memset(s, 0, sizeof *s);
 }
@@ -323,7 +330,15 @@ static int sys_build(prb_sys_t *s, int n_home, uint64_t seed, cudaStream_t st)
                 ext[d] = (float)(s->L + 2 * rl + 2e-3 * rl);
             }
             cudaError_t e = md_clusters_build(&s->cl, s->x, s->zone, n_home, n, lo, ext, DENSITY,
-                                              (float)rl, st);
+                                              (float)rl, 0, st);
+            /* the engine's periodic-shift lists: the home atoms alone in the periodic box
+             * [0, L)^3, inner lists pruned at the engine's default inner buffer */
+            if (e == cudaSuccess) {
+                const float plo[3] = {0, 0, 0}, pext[3] = {(float)s->L, (float)s->L, (float)s->L};
+                md_clusters_set_prune(&s->shift, (float)CUTOFF, (float)(CUTOFF * 1.05));
+                e = md_clusters_build(&s->shift, s->x, s->zone, n_home, n_home, plo, pext, DENSITY,
+                                      (float)rl, 7, st);
+            }
             if (e == cudaErrorMemoryAllocation) {
                 cudaGetLastError();
                 sys_free(s);
@@ -345,9 +360,15 @@ static int sys_build(prb_sys_t *s, int n_home, uint64_t seed, cudaStream_t st)
 static void sys_forces(prb_sys_t *s, int clusters, cudaStream_t st)
 {
     const float rc2 = (float)(CUTOFF * CUTOFF);
-    if (clusters) {
-        CK(md_clusters_lj(&s->cl, 0, rc2, 0.0, s->f, s->f, NULL, st));
-        CK(md_clusters_lj(&s->cl, 1, rc2, 0.0, s->fnl, s->f, NULL, st));
+    if (clusters == 2) { /* periodic shifts: every force of the home atoms from one list */
+        CK(md_clusters_lj(&s->shift, 0, rc2, 0.0, NULL, st));
+        CK(md_clusters_take_forces(&s->shift, s->f, st));
+        CK(cudaMemsetAsync(s->fnl, 0, sizeof(float) * 3 * (size_t)s->n, st));
+    } else if (clusters) {
+        CK(md_clusters_lj(&s->cl, 0, rc2, 0.0, NULL, st));
+        CK(md_clusters_lj(&s->cl, 1, rc2, 0.0, NULL, st));
+        CK(md_clusters_take_forces(&s->cl, s->f, st));
+        CK(cudaMemsetAsync(s->fnl, 0, sizeof(float) * 3 * (size_t)s->n, st));
     } else {
         CK(md_kernel_lj(s->x, s->nbr_loc, s->cnt_loc, s->n_home, s->n_home, rc2, 0.0, s->f, s->f,
                         NULL, st));
@@ -559,12 +580,18 @@ int main(int argc, char **argv)
     /* 1. forces of both kernels against the CPU reference */
     double max_rel = 0, rel = verify(verify_atoms, seed + 1, 0, st, &max_rel);
     double max_rel_cl = 0, rel_cl = verify(verify_atoms, seed + 1, 1, st, &max_rel_cl);
+    double max_rel_sh = 0, rel_sh = verify(verify_atoms, seed + 1, 2, st, &max_rel_sh);
     printf("verify: %d atoms, GPU vs CPU double O(N^2): atom lists: relative error %.3e (largest "
-           "atom error %.3e of the largest force); cluster lists: %.3e (%.3e)\n",
-           verify_atoms, rel, max_rel, rel_cl, max_rel_cl);
-    if (!(rel_cl <= rel)) { /* report and judge the worse (NaN included) */
+           "atom error %.3e of the largest force); cluster lists: %.3e (%.3e); periodic-shift "
+           "cluster list: %.3e (%.3e)\n",
+           verify_atoms, rel, max_rel, rel_cl, max_rel_cl, rel_sh, max_rel_sh);
+    if (!(rel_cl <= rel)) { /* report and judge the worst (NaN included) */
         rel = rel_cl;
         max_rel = max_rel_cl;
+    }
+    if (!(rel_sh <= rel)) {
+        rel = rel_sh;
+        max_rel = max_rel_sh;
     }
     int ok = rel < 1e-4;
     printf("verify: %s\n", ok ? "ok" : "FAILED");
@@ -670,15 +697,36 @@ int main(int argc, char **argv)
             printf("%9d skipped: not enough device memory for the lists\n", nh);
             continue;
         }
+        {
+            /* the periodic-shift list build (a one-rank rebuild on the device): median of 5 */
+            const float plo[3] = {0, 0, 0}, pext[3] = {(float)s.L, (float)s.L, (float)s.L};
+            float tb[5];
+            for (int r = 0; r < 5; r++) {
+                CK(cudaEventRecord(e0, st));
+                CK(md_clusters_build(&s.shift, s.x, s.zone, nh, nh, plo, pext, DENSITY,
+                                     (float)(CUTOFF + SKIN), 7, st));
+                CK(cudaEventRecord(e1, st));
+                CK(cudaEventSynchronize(e1));
+                CK(cudaEventElapsedTime(&tb[r], e0, e1));
+            }
+            prb_stats_t bst = stats(tb, 5);
+            printf("%9d cl-shift build: %.3f ms median (%.3f-%.3f) of 5, with its host "
+                   "synchronisations\n",
+                   nh, bst.med, bst.min, bst.max);
+        }
         double sum_e = 0, sum_w = 0, within_of[2] = {0, 0};
         prb_stats_t sum = {0, 0, 0};
-        /* kk 0, 1: atom lists local, non-local; 2, 3: the engine's cluster lists */
-        for (int kk = 0; kk < 4; kk++) {
-            const int clk = kk >= 2, nonloc = kk & 1;
-            const int rows = clk ? (nonloc ? s.cl.ncl : s.cl.ncl_home) : (nonloc ? s.n : s.n_home);
+        /* kk 0, 1: atom lists local, non-local; 2, 3: the engine's cluster lists with halo
+         * copies; 4: the periodic-shift list of the home atoms (all pairs, one kernel) */
+        for (int kk = 0; kk < 5; kk++) {
+            const int clk = kk >= 2, nonloc = kk & 1, shift = kk == 4;
+            md_clusters_t *cl = shift ? &s.shift : &s.cl;
+            const int rows = shift ? s.shift.ncl_home
+                             : clk ? (nonloc ? s.cl.ncl : s.cl.ncl_home)
+                                   : (nonloc ? s.n : s.n_home);
             const int *nbr = nonloc ? s.nbr_nl : s.nbr_loc, *cnt = nonloc ? s.cnt_nl : s.cnt_loc;
             float *out_lo = nonloc ? s.fnl : s.f;
-            static const char *names[] = {"local", "nonlocal", "cl-local", "cl-nonloc"};
+            static const char *names[] = {"local", "nonlocal", "cl-local", "cl-nonloc", "cl-shift"};
             const char *name = names[kk];
             if (kk == 2) {
                 /* the atom-list kernels' sums */
@@ -689,11 +737,26 @@ int main(int argc, char **argv)
             }
             /* list entries (pairs evaluated) and pairs within the cut-off (the same pairs in
              * both kinds of lists, counted on the atom lists) */
-            double entries = 0, within = within_of[nonloc];
+            if (kk == 4) {
+                /* the copy-halo cluster kernels' sums: one engine step's pair work */
+                report(jf, "cl-both", nh, s.n - nh, s.cl.ncl_home + s.cl.ncl, sum_e, sum_w, sum,
+                       repeats, warmup, bw_best, fp_best, rel);
+                sum_e = sum_w = 0;
+                sum.med = sum.min = sum.max = 0;
+            }
+            /* the shift list holds every pair of the periodic system, as both halo lists do */
+            double entries = 0, within = shift ? within_of[0] + within_of[1] : within_of[nonloc];
             if (clk) {
-                long long el = 0, en = 0;
-                CK(md_clusters_entries(&s.cl, &el, &en));
-                entries = (double)(nonloc ? en : el) * MD_CLUSTER_SIZE * MD_CLUSTER_SIZE;
+                /* prune once (the build armed it), then the gather decides: no motion, no
+                 * prune; the timed kernels run over the inner lists */
+                CK(md_clusters_lj(cl, nonloc, rc2, 0.0, NULL, st));
+                CK(md_clusters_gather(cl, s.x, s.zone, 2, st));
+                CK(md_clusters_clear_forces(cl, st));
+                long long el = 0, en = 0, eli = 0, eni = 0;
+                CK(md_clusters_entries(cl, &el, &en, &eli, &eni));
+                entries = (double)(nonloc ? eni : eli) * MD_CLUSTER_SIZE * MD_CLUSTER_SIZE;
+                printf("%9d %-9s outer %lld + %lld, inner %lld + %lld cluster pairs\n", nh, name,
+                       el, en, eli, eni);
             } else {
                 int *hc = (int *)malloc(sizeof(int) * (size_t)rows);
                 CK(cudaMemcpy(hc, cnt, sizeof(int) * (size_t)rows, cudaMemcpyDeviceToHost));
@@ -712,7 +775,7 @@ int main(int argc, char **argv)
             for (int r = -warmup; r < repeats; r++) {
                 CK(cudaEventRecord(e0, st));
                 if (clk)
-                    CK(md_clusters_lj(&s.cl, nonloc, rc2, 0.0, out_lo, s.f, NULL, st));
+                    CK(md_clusters_lj(cl, nonloc, rc2, 0.0, NULL, st));
                 else
                     CK(md_kernel_lj(s.x, nbr, cnt, rows, s.n_home, rc2, 0.0, out_lo, s.f, NULL,
                                     st));
@@ -730,9 +793,6 @@ int main(int argc, char **argv)
             sum.min += ks.min;
             sum.max += ks.max;
         }
-        /* both cluster kernels: the pair work of one engine step (sums of the two) */
-        report(jf, "cl-both", nh, s.n - nh, s.cl.ncl_home + s.cl.ncl, sum_e, sum_w, sum, repeats,
-               warmup, bw_best, fp_best, rel);
         sys_free(&s);
         rc_all++;
     }

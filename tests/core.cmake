@@ -1,6 +1,8 @@
 # Core tests: pure C11, linked against the core object library only (no MPI, no CUDA).
 
 halox_test(test_plan_reference SOURCES test_plan_reference.c LIBS halox_checksys CORE_ONLY LABELS unit TIMEOUT 600)
+# periodic shifts (no self-image pulses): pulses, images, pairs exactly once, forces, refusals
+halox_test(test_plan_shifts SOURCES test_plan_shifts.c LIBS halox_checksys CORE_ONLY LABELS unit TIMEOUT 600)
 # values at and beyond the planner's and the checking library's ranges (a hang or crash fails)
 halox_test(test_plan_ranges SOURCES test_plan_ranges.c LIBS halox_checksys CORE_ONLY LABELS unit TIMEOUT 30)
 halox_test(test_geometry_errors SOURCES test_geometry_errors.c CORE_ONLY LABELS unit)

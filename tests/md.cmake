@@ -3,12 +3,17 @@
 halox_test(test_md_lattice SOURCES test_md_lattice.c LABELS md TIMEOUT 300)
 halox_test(test_md_nve SOURCES test_md_nve.c LABELS md TIMEOUT 300)
 halox_test(test_md_decomp SOURCES test_md_decomp.c LABELS md TIMEOUT 300)
+# periodic shifts in the CPU lists: few cells per shift dimension, pairs once, vs brute force
+halox_test(test_md_shifts SOURCES test_md_shifts.c LABELS md TIMEOUT 300)
 halox_test(test_md_nvt SOURCES test_md_nvt.c LABELS md TIMEOUT 300)
 halox_test(test_md_restart SOURCES test_md_restart.c LABELS md TIMEOUT 300)
 # checkpoints with matching checksums and bad settings or atoms: refused, naming the field
 halox_test(test_md_checkpoint_forged SOURCES test_md_checkpoint_forged.c LABELS md TIMEOUT 300)
 halox_test(test_md_migrate SOURCES test_md_migrate.c LABELS md TIMEOUT 300)
 halox_test(test_md_overlap SOURCES test_md_overlap.c LABELS md TIMEOUT 300)
+# equilibration before step 0 (issue 14): water-density's timed steps at its T, restarts do not
+# equilibrate again
+halox_test(test_md_equilibrate SOURCES test_md_equilibrate.c LABELS md TIMEOUT 300)
 # boxes, coordinates and XYZ files beyond what a precision holds (a search that never ends fails)
 halox_test(test_md_ranges SOURCES test_md_ranges.c LABELS md TIMEOUT 30)
 # files for --read (issue 18): the frame read, its velocities, LAMMPS dumps, the engine's own
@@ -246,6 +251,21 @@ if(TARGET halox-md)
                  --xyz b.xyz)
   halox_md_error(md_err_traj_every_alone "--traj-every needs --xyz FILE or --traj FILE"
                  --traj-every 5)
+  # --equilibrate N (issue 14): a count of steps from 0, and not with --restart (the checkpoint's
+  # state is past it)
+  halox_md_error(md_err_equilibrate_negative
+                 "--equilibrate '-5': give a number of steps from 0 \\(none\\) to 1000000000"
+                 --cells 3,3,3 --steps 2 --equilibrate -5)
+  halox_md_error(md_err_equilibrate_word "--equilibrate '30x': give a number of steps from 0"
+                 --cells 3,3,3 --steps 2 --equilibrate 30x)
+  halox_md_error(md_err_equilibrate_huge
+                 "--equilibrate '10000000000': give a number of steps from 0 \\(none\\) to 1000000000"
+                 --cells 3,3,3 --steps 2 --equilibrate 10000000000)
+  halox_md_error(md_err_equilibrate_missing "--equilibrate needs a value" --cells 3,3,3
+                 --equilibrate)
+  halox_md_error(md_err_equilibrate_restart
+                 "--equilibrate cannot be combined with --restart: the checkpoint fixes the system"
+                 --restart none.chk --steps 20 --equilibrate 10)
 endif()
 
 # the summary's time split adds up to the ms/step it reports (tests/md_split.py)

@@ -76,6 +76,12 @@ def check_preset(name, s, text, skip=()):
     }
     if s["system"] == "fcc":
         checks["cells"] = (r"(\d+x\d+x\d+) cells", "x".join(map(str, s["cells"])))
+    # the steps of equilibration before step 0 (issue 14): stated when the preset has them
+    if s["equilibrate"]:
+        checks["equilibrate"] = (r"after (\d+) steps of equilibration", s["equilibrate"])
+    elif "equilibrate" not in skip and "equilibrat" in text:
+        problems.append(f"--preset {name}: the help speaks of an equilibration the run does "
+                        f"not have: {text!r}")
     for key, (pattern, actual) in checks.items():
         if key in skip:
             continue
@@ -86,12 +92,13 @@ def check_preset(name, s, text, skip=()):
 
 
 # lammps-lj as it is (32000 atoms, 100 steps: a second); water-density's 45000 atoms without
-# steps, and its steps on fewer atoms
+# steps (and without its equilibration steps, seconds at 45000 atoms), and its steps and
+# equilibration on fewer atoms
 lj = preset_text("lammps-lj")
 check_preset("lammps-lj", settings("--preset", "lammps-lj"), lj)
 wd = preset_text("water-density")
-check_preset("water-density", settings("--preset", "water-density", "--steps", "0"), wd,
-             skip=("steps",))
+check_preset("water-density", settings("--preset", "water-density", "--steps", "0",
+                                       "--equilibrate", "0"), wd, skip=("steps", "equilibrate"))
 check_preset("water-density", settings("--preset", "water-density", "--atoms", "2000"), wd,
              skip=("natoms",))
 if "2 fs per step" not in wd:
@@ -114,6 +121,7 @@ defaults = {
     "steps": (r"--steps N .*?\(default (\d+)", d["steps"]),
     "tau": (r"--tau TAU .*?\(default ([0-9.]+)\)", nvt["tau"]),
     "thermo_every": (r"--thermo-every N .*?\(default (\d+)", d["thermo_every"]),
+    "equilibrate": (r"--equilibrate N .*?\(default (\d+)", d["equilibrate"]),
 }
 for key, (pattern, actual) in defaults.items():
     same(f"default {key}", one(pattern, HELP, f"default {key}"), actual)

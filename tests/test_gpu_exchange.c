@@ -193,7 +193,7 @@ static int exchange_case(halox_comm_t *comm, halox_grid_t grid, double cutoff, d
 {
     const int P = halox_comm_size(comm), me = halox_comm_rank(comm);
     halox_box_t box = {{9.0, 8.0, 7.0}};
-    halox_plan_params_t params = {grid, box, cutoff, buffer};
+    halox_plan_params_t params = {grid, box, cutoff, buffer, 0};
     int np[3];
     if (halox_plan_check(&params, np) != HALOX_OK)
         return 0;

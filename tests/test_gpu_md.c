@@ -14,12 +14,13 @@
  *      single precision with different summation orders, and the trajectory is chaotic: the
  *      differences start at ~1e-7 and grow over the run; the bounds leave about a factor 10
  *      over what such runs show.
- *   3. the same 100 steps with --graph: bit-identical positions, velocities and thermo records
- *      (the graph replays the same kernels in the same order); on nccl most steps must have run
- *      as graphs (nccl, NVSHMEM), on mpi-staged and hybrid none (they cannot be captured: the
- *      run goes on without graphs). Usage: test_gpu_md [--transport NAME] (default: every GPU
- * transport in the build; hybrid with HALOX_HYBRID_UNREACHABLE=all in the environment sends
- * every pair through MPI). Exit 77 (skipped) when no GPU is visible. */
+ *   3. the same 100 steps with --graph: positions and thermo records as without, to rounding
+ *      (atomics make any two GPU runs differ in rounding); on nccl most steps must have run as
+ *      graphs (nccl, NVSHMEM), on mpi-staged and hybrid none (they cannot be captured: the run
+ *      goes on without graphs).
+ * Usage: test_gpu_md [--transport NAME] (default: every GPU transport in the build; hybrid with
+ * HALOX_HYBRID_UNREACHABLE=all in the environment sends every pair through MPI). Exit 77
+ * (skipped) when no GPU is visible. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <mpi.h>
@@ -149,23 +150,29 @@ static void test_trajectory(const char *transport, int P)
     }
     halox_md_result_free(&cr);
 
-    /* 3. --graph against the run without */
+    /* 3. --graph against the run without: the same to rounding (the force kernels add the
+     * j forces with atomics, whose order varies from run to run, so no two runs of the GPU
+     * engine are bit-identical; they agree as the GPU agrees with the CPU) */
     halox_md_result_t gg;
     cfg.graph = 1;
     if (gpu_run(&cfg, transport, P, 1, &gg) == 0 && g_rank == 0) {
-        long long diff = 0;
-        for (long long i = 0; i < 3 * gr.natoms && gr.x && gg.x; i++)
-            diff += gr.x[i] != gg.x[i] || gr.v[i] != gg.v[i];
+        double dx = 0, dth = 0;
+        double L = cbrt((double)gr.natoms / 0.8442);
+        for (long long i = 0; i < 3 * gr.natoms && gr.x && gg.x; i++) {
+            double e = fabs(gr.x[i] - gg.x[i]);
+            dx = fmax(dx, fmin(e, fabs(L - e)));
+        }
         CHECK(gg.x && gg.v && gg.natoms == gr.natoms);
         CHECK(gg.n_thermo == gr.n_thermo);
         for (int k = 0; k < gg.n_thermo && k < gr.n_thermo; k++)
-            diff += gg.thermo[k].pe != gr.thermo[k].pe || gg.thermo[k].ke != gr.thermo[k].ke ||
-                    gg.thermo[k].press != gr.thermo[k].press;
-        printf("%s, %d rank(s): --graph: %lld of %lld steps as graphs, %lld values differ from "
-               "the run without; %.4f ms/step (without: %.4f)\n",
-               transport, P, gg.summary.graph_steps, gg.summary.steps, diff, gg.summary.ms_per_step,
-               gr.summary.ms_per_step);
-        CHECK_MSG(diff == 0, "--graph changed %lld values", diff);
+            dth = fmax(dth, fmax(rel(gg.thermo[k].pe, gr.thermo[k].pe),
+                                 fmax(rel(gg.thermo[k].ke, gr.thermo[k].ke),
+                                      rel(gg.thermo[k].press, gr.thermo[k].press))));
+        printf("%s, %d rank(s): --graph: %lld of %lld steps as graphs, positions max %.2e, "
+               "thermo max rel %.2e from the run without; %.4f ms/step (without: %.4f)\n",
+               transport, P, gg.summary.graph_steps, gg.summary.steps, dx, dth,
+               gg.summary.ms_per_step, gr.summary.ms_per_step);
+        CHECK_MSG(dx < 2e-3 && dth < 2e-4, "--graph: positions %.3e, thermo %.3e", dx, dth);
         /* nccl and NVSHMEM can be captured; mpi-staged and hybrid (host MPI inside) cannot */
         if (strcmp(transport, "mpi-staged") != 0 && strcmp(transport, "hybrid") != 0)
             CHECK_MSG(gg.summary.graph_steps >= gg.summary.steps / 2, "only %lld graph steps",

@@ -42,7 +42,7 @@ static void test_memory_errors(const char *name, int me)
     /* the plan of a small system */
     halox_grid_t grid = {{2, 1, 1}};
     halox_box_t box = {{9.0, 8.0, 7.0}};
-    halox_plan_params_t params = {grid, box, 2.0, 0.5};
+    halox_plan_params_t params = {grid, box, 2.0, 0.5, 0};
     halox_atoms_t ref[2], mine;
     CHECK(tm_make_system(&grid, &box, HALOX_FLOAT, 3, 0, 900, 7, ref) == 0);
     CHECK(tm_copy_home(&mine, &ref[me]) == 0);

@@ -132,7 +132,7 @@ static void check_plan_invariants(const halox_plan_t *plan, const halox_plan_t *
 static void run_case(const tcase_t *tc, halox_real_t real, int stride, uint64_t seed)
 {
     halox_plan_params_t prm = {
-        {{tc->g[0], tc->g[1], tc->g[2]}}, {{tc->L[0], tc->L[1], tc->L[2]}}, tc->rc, tc->buf};
+        {{tc->g[0], tc->g[1], tc->g[2]}}, {{tc->L[0], tc->L[1], tc->L[2]}}, tc->rc, tc->buf, 0};
     int P = halox_grid_size(&prm.grid);
     chk_system_t sys;
     CHECK(chk_system_make(&sys, &prm.box, tc->n, tc->dist, seed) == 0);

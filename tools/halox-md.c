@@ -80,6 +80,9 @@ static void print_wrapped(FILE *to, const char *name, const char *text)
     fputc('\n', to);
 }
 
+/* the help states the equilibration's time constant as a number */
+_Static_assert(HALOX_MD_EQUILIBRATE_TAU_STEPS == 10, "--help says --equilibrate runs at tau 10 dt");
+
 static void usage(FILE *to)
 {
     fprintf(to,
@@ -122,6 +125,10 @@ static void usage(FILE *to)
         "  --steps N               last step (default 100; with --restart: required)\n"
         "  --ensemble nve|nvt      NVE, or NVT with stochastic velocity rescaling (Bussi 2007)\n"
         "  --tau TAU               NVT time constant (default 0.1)\n"
+        "  --equilibrate N         first N steps of NVT at --temp (tau 10 dt), numbered 1-N to\n"
+        "                          0, then velocities scaled to exactly --temp: the run starts\n"
+        "                          at step 0 from there; not timed, not counted, no output\n"
+        "                          (default 0: none; water-density sets its own)\n"
         "Parallel run:\n"
         "  --grid NXxNYxNZ         rank grid (default 1x1x1; under mpirun -np P the most\n"
         "                          cubic grid of P ranks: 2x1x1, 2x2x1, 2x2x2); --transport\n"
@@ -286,11 +293,14 @@ static int parse_triple_double(const char *s, double out[3])
 /* Options a restart cannot take: they define the system or the trajectory. */
 static int is_physics(const char *a)
 {
-    static const char *const list[] = {
-        "--preset",   "--lattice", "--density", "--cells",  "--atoms",         "--read",
-        "--box",      "--temp",    "--seed",    "--cutoff", "--skin",          "--shift",
-        "--no-shift", "--tail",    "--no-tail", "--dt",     "--rebuild-every", "--rebuild-check",
-        "--ensemble", "--tau",     NULL};
+    static const char *const list[] = {"--preset",   "--lattice",       "--density",
+                                       "--cells",    "--atoms",         "--read",
+                                       "--box",      "--temp",          "--seed",
+                                       "--cutoff",   "--skin",          "--shift",
+                                       "--no-shift", "--tail",          "--no-tail",
+                                       "--dt",       "--rebuild-every", "--rebuild-check",
+                                       "--ensemble", "--tau",           "--equilibrate",
+                                       NULL};
     for (int i = 0; list[i]; i++)
         if (!strcmp(a, list[i]))
             return 1;
@@ -472,6 +482,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
                                                  "--thermo-every",
                                                  "--ensemble",
                                                  "--tau",
+                                                 "--equilibrate",
                                                  "--grid",
                                                  "--transport",
                                                  "--device",
@@ -578,6 +589,12 @@ static int parse_args(int argc, char **argv, opts_t *o)
             if (!parse_double(v, &d) || d <= 0)
                 return bad("--tau '%s': give a time constant > 0", v);
             c->tau = d;
+        } else if (!strcmp(a, "--equilibrate")) {
+            if (!parse_ll(v, 0, 1000000000, &n))
+                return bad("--equilibrate '%s': give a number of steps from 0 (none) to "
+                           "1000000000",
+                           v);
+            c->equilibrate = (int)n;
         } else if (!strcmp(a, "--grid")) {
             if (halox_grid_parse(v, &c->grid) != HALOX_OK)
                 return bad("--grid: %s", halox_last_error());
@@ -875,6 +892,10 @@ static void print_banner(const opts_t *o, int nranks)
         else
             printf(", initial T %g", c->temp);
         printf(", seed %llu\n", (unsigned long long)c->seed);
+        if (c->equilibrate > 0)
+            printf("equilibration: %d steps of NVT at T %g (tau %g) before step 0, then "
+                   "velocities at exactly T %g; not timed, not counted\n",
+                   c->equilibrate, c->temp, HALOX_MD_EQUILIBRATE_TAU_STEPS * c->dt, c->temp);
     }
     printf("run: steps up to %lld, grid %dx%dx%d (%d rank%s), transport %s, precision %s, "
            "device %s\n",
@@ -887,8 +908,24 @@ static void print_banner(const opts_t *o, int nranks)
     fflush(stdout);
 }
 
-static void print_summary(const halox_md_summary_t *s)
+/* Mean temperature of the thermo records of the steps the run integrated (the record of its
+ * first step is the state it started from); the number of records, 0 when none. */
+static int run_mean_temp(const halox_md_result_t *res, double *mean_p)
 {
+    double sum = 0;
+    int n = 0;
+    for (int i = 0; i < res->n_thermo; i++)
+        if (res->thermo[i].step > res->summary.first_step) {
+            sum += res->thermo[i].temp;
+            n++;
+        }
+    *mean_p = n > 0 ? sum / n : 0.0;
+    return n;
+}
+
+static void print_summary(const halox_md_result_t *res)
+{
+    const halox_md_summary_t *s = &res->summary;
     printf("\nSummary\n");
     printf("  atoms %lld, ranks %d (grid %dx%dx%d), transport %s, precision %s\n", s->natoms,
            s->nranks, s->grid.n[0], s->grid.n[1], s->grid.n[2], s->transport,
@@ -898,6 +935,14 @@ static void print_summary(const halox_md_summary_t *s)
            s->interrupted ? " (stopped on request)" : "");
     if (s->fs_per_step > 0)
         printf("  %.2f ns/day (convention: %g fs per step)\n", s->ns_per_day, s->fs_per_step);
+    double tmean;
+    const int nt = run_mean_temp(res, &tmean);
+    if (nt > 0)
+        printf("  temperature %.6g: mean of the %d thermo record%s of steps %lld to %lld\n", tmean,
+               nt, nt > 1 ? "s" : "", s->first_step + 1, s->last_step);
+    if (s->equilibrate_steps > 0)
+        printf("  equilibration: %lld steps before step 0 in %.3f s, outside every timing here\n",
+               s->equilibrate_steps, s->equilibrate_seconds);
     printf("  set-up %.3f s; %lld rebuilds, %lld atoms migrated, %.0f halo atoms per rank, "
            "%.0f pairs in the lists\n",
            s->setup_seconds, s->rebuilds, s->migrated, s->halo_atoms, s->pairs);
@@ -1095,7 +1140,7 @@ int main(int argc, char **argv)
                     ? 2
                     : 1;
         } else if (!o.quiet) {
-            print_summary(&res.summary);
+            print_summary(&res);
         }
     }
     halox_md_result_free(&res);

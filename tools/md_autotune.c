@@ -96,6 +96,7 @@ static double measure(const halox_md_config_t *cfg, const halox_md_system_t *sys
     c.thermo_every = steps;
     c.json_path = c.csv_path = c.xyz_path = c.checkpoint_path = c.restart_path = NULL;
     c.overlap_probe = 0; /* the run after the choice probes, not the candidates */
+    c.equilibrate = 0;   /* and equilibrates: the candidates compare from the same start */
     halox_comm_args_t args = {.real = c.real, .stride = 3, .timeout_s = c.timeout_s, .device = -1};
     halox_comm_t *comm = NULL;
     halox_md_result_t res;

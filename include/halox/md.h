@@ -138,7 +138,18 @@ typedef struct halox_md_config {
                             forces alone, the halo exchange (coordinates + forces) alone and
                             both as a step runs them (summary: overlap_*), then recompute the
                             forces, so the final state is that of a run without it; 0: off */
+    int equilibrate;   /**< > 0: before step 0, this many steps of NVT at temp (stochastic
+                            velocity rescaling with tau = HALOX_MD_EQUILIBRATE_TAU_STEPS dt,
+                            displacement-checked lists), numbered 1 - equilibrate to 0, then the
+                            velocities scaled to exactly temp: the run starts from that state at
+                            step 0. Not counted in the run's steps, timers, halo bytes, thermo
+                            records or outputs (halox_md_summary_t.equilibrate_*); a restart
+                            never runs it (the checkpoint holds a state past it); 0: off */
 } halox_md_config_t;
+
+/** The equilibration's thermostat time constant in steps (halox_md_config_t.equilibrate): short,
+ *  so that the heat a random start releases is taken out within a few dozen steps. */
+#define HALOX_MD_EQUILIBRATE_TAU_STEPS 10
 
 /** The device a configuration runs on: cfg->device, with AUTO resolved by the transport. */
 halox_md_device_t halox_md_config_device(const halox_md_config_t *cfg);
@@ -148,8 +159,8 @@ halox_md_traj_format_t halox_md_traj_format(const halox_md_config_t *cfg);
 
 /** Defaults: fcc at density 0.8442 with 10x10x10 cells, T 1.44, seed 87287, cut-off 2.5
  *  unshifted, no tail, skin 0.3, dt 0.005, 100 steps, rebuild every 20, thermo every 50, NVE,
- *  tau 0.1 (for NVT), grid 1x1x1, transport "threads", float; a file's last frame, its
- *  velocities where it has them; the trajectory's format by its file name. */
+ *  tau 0.1 (for NVT), no equilibration, grid 1x1x1, transport "threads", float; a file's last
+ *  frame, its velocities where it has them; the trajectory's format by its file name. */
 void halox_md_config_default(halox_md_config_t *cfg);
 
 /** Apply a preset ("lammps-lj", "water-density") over the current settings. */
@@ -242,7 +253,7 @@ typedef struct halox_md_summary {
     long long first_step; /**< step the run started from (0, or the restart step) */
     long long last_step;  /**< step reached */
     long long steps;      /**< steps integrated by this run */
-    double setup_seconds; /**< system, first plan, lists and forces */
+    double setup_seconds; /**< system, first plan, lists and forces (not the equilibration) */
     double loop_seconds;  /**< wall time of the steps (rank 0) */
     double ms_per_step;
     double steps_per_second;
@@ -276,6 +287,9 @@ typedef struct halox_md_summary {
     double overlap_percent;  /**< 100 (halo + local - both) / halo: the share of the exchange
                                   hidden behind the force work (the CPU engine does not overlap:
                                   about 0 or below) */
+    /* cfg->equilibrate: the steps before step 0, in no other field */
+    long long equilibrate_steps; /**< steps run (0: none, and on a restart) */
+    double equilibrate_seconds;  /**< their wall time (rank 0) */
 } halox_md_summary_t;
 
 /** Callbacks. thermo, progress and notice are called on rank 0 only (from its thread); stop as
@@ -299,7 +313,8 @@ typedef struct halox_md halox_md_t;
 
 /** Create a rank's engine (collective). With cfg->restart_path the state comes from the
  *  checkpoint and sys may be NULL; otherwise the rank takes the atoms of sys it owns. Builds the
- *  first plan and lists and computes the forces of the first step (and its thermo record). */
+ *  first plan and lists and computes the forces of the first step, runs the cfg->equilibrate
+ *  steps (not on a restart), then writes step 0's thermo record. */
 halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
                                const halox_md_system_t *sys, const halox_md_hooks_t *hooks,
                                halox_md_t **md_p);

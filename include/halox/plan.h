@@ -14,6 +14,20 @@
  * the distance is below the cut-off). That is the eighth-shell rule: each pair in the periodic
  * box is computed by exactly one rank, the one owning the corner (min x, min y, min z) of the
  * pair.
+ *
+ * Periodic images: copies or shifts (params.periodic_shifts). In a dimension with one rank the
+ * rank is its own lower and upper neighbour. With periodic_shifts = 0 (copies, the default of
+ * zero-initialised parameters) such a dimension still has its pulses: the rank copies its own
+ * atoms near the lower boundary, shifted by the box edge, as halo atoms ("self images"), and
+ * the rule above needs nothing else. With periodic_shifts = 1 (shifts) every dimension with one
+ * rank has no pulses at all: no atom is imported in it, zone bit d is never set there, the domain
+ * is the whole box edge, and the caller computes pairs with the minimum image in that dimension
+ * (the dimensions are listed in plan.shift_dims; plain differences in the others). The rule stays
+ * exact: every pair within the cut-off is computed exactly once over all ranks, with the minimum
+ * image in the shift dimensions. Shifts need a box edge above twice the halo distance
+ * (cutoff + buffer) in those dimensions, so that a pair has at most one image within the list
+ * radius (halox_plan_check refuses less). A grid of 1x1x1 then has no pulses: n_pulses is 0 and
+ * every exchange is a no-op.
  */
 #ifndef HALOX_PLAN_H
 #define HALOX_PLAN_H
@@ -37,8 +51,11 @@ extern "C" {
 typedef struct halox_plan_params {
     halox_grid_t grid;
     halox_box_t box;
-    double cutoff; /**< interaction cut-off; must be below half of every box edge */
-    double buffer; /**< pair-list buffer (skin); the halo distance is cutoff + buffer */
+    double cutoff;       /**< interaction cut-off; must be below half of every box edge */
+    double buffer;       /**< pair-list buffer (skin); the halo distance is cutoff + buffer */
+    int periodic_shifts; /**< 0: a dimension with one rank imports its own atoms as periodic
+                              images (copies); 1: it has no pulses and the caller takes the
+                              minimum image there (plan.shift_dims); see the header comment */
 } halox_plan_params_t;
 
 /** One pulse of one rank, in both roles: sender to send_rank, receiver from recv_rank. */
@@ -69,7 +86,10 @@ typedef struct halox_plan {
     int n_home;
     int n_total;
     int n_pulses;
-    int pulses_per_dim[3];
+    int pulses_per_dim[3]; /**< 0 in the shift dimensions */
+    int shift_dims;        /**< bit d set: dimension d has one rank and periodic_shifts is on,
+                                so it has no pulses and pairs take the minimum image in it (the
+                                domain is the whole box edge); 0 with copies */
     halox_pulse_t pulse[HALOX_MAX_PULSES];
     uint8_t *zone;        /**< n_total zones; home atoms 0 */
     long long generation; /**< incremented on every build, so stale copies can be detected */
@@ -81,8 +101,8 @@ typedef struct halox_plan {
 /** Pair rule: compute the pair of local atoms with zones za and zb on this rank? */
 static inline int halox_zone_pair(uint8_t za, uint8_t zb) { return (za & zb) == 0; }
 
-/** Validate parameters and compute the pulses per dimension (same on every rank). Errors say
- *  which dimension fails and what would fix it. */
+/** Validate parameters and compute the pulses per dimension (same on every rank; 0 in the
+ *  shift dimensions). Errors say which dimension fails and what would fix it. */
 halox_status_t halox_plan_check(const halox_plan_params_t *params, int pulses_per_dim_p[3]);
 
 /** Initialise an empty plan (no allocation). */

@@ -32,6 +32,9 @@
       "halox-md --autotune: the choices measured so far (size bucket, grid, ranks per node, "      \
       "GPUs, "                                                                                     \
       "engine, --graph -> transport); delete a line to measure again")                             \
+    X("HALOX_MD_INNER_BUFFER", "length", "5 % of the cut-off",                                     \
+      "GPU engine: buffer of the inner pair lists pruned on the GPU from the outer ones (cut-off " \
+      "+ skin); 0 turns pruning off; values not below --skin do too")                              \
     X("HALOX_SYSTEM_CACHE", "directory", "(none)",                                                 \
       "halox-md: keep random placements there (raw doubles keyed by atoms, density and seed) "     \
       "and read them back bit for bit: millions of atoms start in seconds instead of minutes")     \

@@ -25,6 +25,11 @@ halox_status_t halox_plan_check(const halox_plan_params_t *params, int pulses_pe
     if (!isfinite(params->buffer) || params->buffer < 0)
         return halox__error(HALOX_ERR_INVALID_ARG,
                             "pair-list buffer is %g: it must be finite and >= 0", params->buffer);
+    if (params->periodic_shifts != 0 && params->periodic_shifts != 1)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "periodic_shifts is %d: use 0 (periodic images as copies) or 1 "
+                            "(minimum-image shifts in the dimensions with one rank)",
+                            params->periodic_shifts);
     double rh = params->cutoff + params->buffer;
     for (int d = 0; d < 3; d++) {
         double len = params->box.len[d];
@@ -41,6 +46,22 @@ halox_status_t halox_plan_check(const halox_plan_params_t *params, int pulses_pe
                                 "box edge %c %g times %d ranks is beyond the double range: the "
                                 "domain bounds would overflow; use a smaller box or fewer ranks",
                                 halox__dim_name[d], len, params->grid.n[d]);
+        if (params->periodic_shifts && params->grid.n[d] == 1) {
+            /* no pulses: the caller takes the minimum image, which is the only image within
+             * the list radius only when the edge exceeds twice that radius */
+            if (!(len > 2.0 * rh))
+                return halox__error(HALOX_ERR_DECOMPOSITION,
+                                    "box edge %c %g is not above twice the list radius %g "
+                                    "(cut-off %g + buffer %g), which periodic shifts need in a "
+                                    "dimension with one rank (a pair would have two images within "
+                                    "the radius): use periodic_shifts = 0 (periodic images as "
+                                    "copies) or a larger box (edge above %g)",
+                                    halox__dim_name[d], len, rh, params->cutoff, params->buffer,
+                                    2.0 * rh);
+            if (pulses_per_dim_p)
+                pulses_per_dim_p[d] = 0;
+            continue;
+        }
         double w = len / params->grid.n[d];
         /* compared as doubles before any conversion: a huge buffer makes rh / w far beyond an
          * int (it wrapped to a negative count and passed) */
@@ -180,6 +201,7 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
     /* Reset every pulse slot, not only the ones used now: stale entries from a plan with more
      * pulses must never survive (a pitfall of the field's reference implementation). */
     plan->n_pulses = 0;
+    plan->shift_dims = 0;
     for (int k = 0; k < HALOX_MAX_PULSES; k++) {
         halox_pulse_t *p = &plan->pulse[k];
         int *keep = p->send_index;
@@ -188,6 +210,8 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
     }
     for (int d = 0; d < 3; d++) {
         plan->pulses_per_dim[d] = np[d];
+        if (np[d] == 0)
+            plan->shift_dims |= 1 << d; /* halox_plan_check: only a shift dimension has none */
         for (int q = 0; q < np[d]; q++) {
             halox_pulse_t *p = &plan->pulse[plan->n_pulses++];
             p->dim = d;
@@ -209,7 +233,12 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
      * halox__plan_select completes with halo atoms. One read of the home coordinates instead
      * of four. */
     int *idx[3], first = 0;
+    int sink[3] = {0, 0, 0}; /* a shift dimension has no pulse: its picks go nowhere (none) */
     for (int d = 0; d < 3; d++) {
+        if (np[d] == 0) {
+            idx[d] = &sink[d];
+            continue;
+        }
         st = halox__grow((void **)&plan->pulse[first].send_index, &plan->send_capacity[first],
                          atoms->n_home + 1, sizeof(int));
         if (st != HALOX_OK)
@@ -222,7 +251,8 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
     for (int d = 0; d < 3; d++) {
         lo_b[d] = halox__bits_ceil(atoms->real, plan->lo[d]);
         span[d] = halox__bits_ceil(atoms->real, plan->hi[d]) - lo_b[d];
-        sel[d] = halox__bits_below(atoms->real, plan->lo[d], rh);
+        /* 0 selects nothing (v < 0 never holds): the sink keeps its single slot */
+        sel[d] = np[d] > 0 ? halox__bits_below(atoms->real, plan->lo[d], rh) : 0;
     }
     int cnt[3] = {0, 0, 0};
     for (int i = 0; i < atoms->n_home; i++) {
@@ -253,11 +283,13 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
         /* passed (-0 does, where lo is 0): selected like the others */
         for (int d = 0; d < 3; d++) {
             idx[d][cnt[d]] = i;
-            cnt[d] += halox_atoms_get(atoms, i, d) - lo[d] < rh;
+            cnt[d] += np[d] > 0 && halox_atoms_get(atoms, i, d) - lo[d] < rh;
         }
     }
     first = 0;
     for (int d = 0; d < 3; d++) {
+        if (np[d] == 0)
+            continue;
         plan->pulse[first].dep_offset = cnt[d];
         first += np[d];
     }

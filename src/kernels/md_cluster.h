@@ -2,26 +2,50 @@
  * (src/kernels/md_cluster.cu).
  *
  * Why clusters: per-atom lists cost a 4-byte index load and an uncoalesced 12-byte position
- * gather per pair, which held the first kernel to ~9 % of the memory roofline and ~2 % of fp32.
- * Here atoms are grouped spatially into clusters of 8; a list row is a cluster, its entries are
- * clusters whose bounding boxes come within rl. A warp computes one i-cluster against 4
- * j-clusters at a time (lane = i atom + 8 x j-cluster): one index per 64 pairs, j positions
- * staged once in shared memory and read by broadcast, so the kernel is bound by arithmetic.
+ * gather per pair. Here atoms are grouped spatially into clusters of 8; a list row is an
+ * i-cluster, its entries are j-clusters whose bounding boxes come within the list radius. A warp
+ * computes one i-cluster against 4 j-clusters at a time (lane = j atom + 8 x j-cluster): one
+ * index per 64 pairs, each lane loads its j atom, the row's i atoms are staged once in shared
+ * memory and read by broadcast.
  *
  * Layout: atoms are counting-sorted by (part, column, fine z bin), part 0 the home atoms
  * (index < n_home), parts 1..7 the halo atoms by zone (so a cluster holds one zone and the zone
- * rule prunes whole cluster pairs); columns tile x-y with the width of a cube holding 8
- * atoms at the given density; each column's atoms, in z order, are cut into clusters of 8 (the
- * last one padded). Home clusters come first, so a cluster is all home or all halo. Slot
- * s = 8 * cluster + lane holds atom perm[s] (-1: padding, placed far away). Each step the
- * positions are gathered into the slots (float4, zone bits in w) after they change.
+ * rule prunes whole cluster pairs); columns tile x-y with the width of a cube holding 8 atoms at
+ * the given density; each column's atoms, in z order, are cut into clusters of 8 (the last one
+ * padded). Home clusters come first, so a cluster is all home or all halo. Slot s = 8 * cluster
+ * + lane holds atom perm[s] (-1: padding, placed far away); slot_of[a] is the inverse.
  *
- * Lists (full: a pair appears in both of its clusters' rows, so the kernels write each atom's
- * force once, without atomics, in a fixed order: forces are deterministic):
+ * Periodic images by shifts: in the dimensions of shift_dims (one rank there, no halo pulses:
+ * plan.h) the columns tile the box edge exactly and the search wraps around it; an entry is
+ * (j-cluster | shift << MD_CLUSTER_SHIFT_BIT), the shift s = (sx+1) + 3 (sy+1) + 9 (sz+1) adds
+ * (sx, sy, sz) box edges to the j positions. A cluster pair may be listed under two shifts when
+ * clusters are long; that is exact because each atom pair has one image within the cut-off
+ * (edges > 2 cut-offs), and the kernel's cut-off test selects it.
+ *
+ * Half lists: each cluster pair once (j-cluster >= i-cluster; the self pair with atom i < j;
+ * of a self pair's shifts s and -s only s > 13). A lane's j force is complete after its pass
+ * and the 8 i forces, kept in registers over the whole row, are reduced over the warp once at
+ * its end (27 shuffles per row); both are added to the slot-ordered force array fs with float
+ * atomics (3 per j atom of a pass, 3 per i atom of a row): the sums' order varies from run to
+ * run, so forces agree to rounding (about 1e-7 relative), not bit for bit. A deterministic
+ * alternative (fixed-point 64-bit atomics, or a second pass over a transposed list) would cost
+ * a conversion per atomic or a second sweep over the list; nothing here needs bitwise
+ * reproducibility on the GPU (the CPU engine is the bit-exact reference).
  *   local     rows: home clusters; entries: home clusters
- *   non-local rows: every cluster; entries: halo clusters for home rows, all clusters for halo
- *             rows (atom pairs filtered by the zone rule (za & zb) == 0 in the kernel)
- * Entries are kept when the clusters' boxes are within rl and some pair of their zones passes.
+ *   non-local rows: every cluster; entries: halo clusters (zone rule (za & zb) == 0 per atom
+ *             pair in the kernel, and some pair of the clusters' zones must pass)
+ *
+ * Verlet buffer with dynamic pruning: the outer lists (radius rl, built by md_clusters_build)
+ * feed inner lists of radius rl_in (md_clusters_set_prune). The gathers compare the positions
+ * with those of the last prune and decide on the device whether the next force kernel prunes:
+ * when some atom moved (rl_in - rc) / 2 or more, the kernel runs over the outer row, keeps the
+ * cluster pairs with an atom pair within rl_in and writes them as the inner row; otherwise it
+ * runs over the inner row. So no pair within rc is ever missed by the inner lists while the
+ * outer list is valid: no atom moved (rl - rc) / 2 since the build. That is watched too: the
+ * gathers compute the largest displacement since the build and the largest of the last step,
+ * published with the device's step count in md_clusters_watch (host memory the device writes:
+ * the host reads it without synchronising) so the engine can rebuild in time, and steps where
+ * it was exceeded are counted.
  *
  * All launchers enqueue on `stream` and return the first CUDA error. md_clusters_build
  * synchronises the stream (to size the lists) and regrows the lists until every row fits. */
@@ -36,7 +60,16 @@
 extern "C" {
 #endif
 
-enum { MD_CLUSTER_SIZE = 8 };
+enum { MD_CLUSTER_SIZE = 8, MD_CLUSTER_SHIFT_BIT = 26, MD_CLUSTER_NO_SHIFT = 13 };
+
+/** What the device reports of the last finished gather (host memory the device writes). */
+typedef struct md_clusters_watch {
+    long long steps;     /**< gathers finished (one per step) since the first build */
+    float build_d2;      /**< largest squared displacement of an atom since the build */
+    float step_d2;       /**< largest squared displacement in the last step */
+    long long prunes[2]; /**< local / non-local prunes since the first build */
+    long long exceeded;  /**< steps with an atom beyond (rl - rc) / 2 of its build position */
+} md_clusters_watch_t;
 
 typedef struct md_clusters {
     /* geometry of the last build */
@@ -44,48 +77,83 @@ typedef struct md_clusters {
     int m[3]; /* columns in x and y, fine z bins per column */
     float lo[3];
     float inv_w[3]; /* 1 / column width in x and y, 1 / z bin width */
-    float rl;
+    float rl;       /* outer list radius */
+    float rc;       /* cut-off of the pruning thresholds (md_clusters_set_prune) */
+    float rl_in;    /* inner list radius; 0 or >= rl: no pruning, the kernels use the outer */
+    int shift_dims; /* bit d: periodic by shifts in d, box edge box[d] */
+    float box[3];
     int ncl_home, ncl;   /* home clusters, all clusters (slots: 8 ncl) */
     int max_loc, max_nl; /* entries per row the lists hold */
     int grown;           /* times a build had to enlarge the lists */
     /* device arrays and their capacities (elements) */
-    float *xq;   /* 4 per slot: x, y, z, zone bits */
-    int *perm;   /* atom of each slot, -1 for padding */
-    float *bbox; /* 8 per cluster: lo x y z, zone mask; hi x y z, unused */
-    int *key;    /* per atom: sort key */
-    int *sorted; /* atoms by key */
-    int *bin;    /* key bins: start offsets (nkeys + 1) */
-    int *cursor; /* scratch (nkeys + 1) */
-    int *scan;   /* scan scratch */
-    int *col;    /* per column and part: cluster offsets (8 ncol + 1) */
-    int *jl_loc, *cnt_loc, *jl_nl, *cnt_nl;
-    int *need;    /* [2]: the longest local / non-local row of the last build */
-    int *h_small; /* pinned: [0..1] cluster counts, [2..3] need */
-    size_t cap_atoms, cap_keys, cap_cols, cap_slots, cap_cl, cap_loc, cap_nl;
+    float *xq;    /* 4 per slot: x, y, z, zone bits */
+    float *ref;   /* 3 x 4 per slot: positions at the local prune, the non-local prune, the build */
+    float *fs;    /* 3 per slot: forces, accumulated by the kernels (atomics) */
+    int *perm;    /* atom of each slot, -1 for padding */
+    int *slot_of; /* slot of each atom */
+    float *bbox;  /* 8 per cluster: lo x y z, zone mask; hi x y z, unused */
+    int *key;     /* per atom: sort key */
+    int *sorted;  /* atoms by key */
+    int *bin;     /* key bins: start offsets (nkeys + 1) */
+    int *cursor;  /* scratch (nkeys + 1) */
+    int *scan;    /* scan scratch */
+    int *col;     /* per column and part: cluster offsets (8 ncol + 1) */
+    int *jl_loc, *cnt_loc, *jl_nl, *cnt_nl;             /* outer lists */
+    int *jl_loc_in, *cnt_loc_in, *jl_nl_in, *cnt_nl_in; /* inner (pruned) lists */
+    int *need;                  /* [2]: the longest local / non-local row of the last build */
+    int *h_small;               /* pinned: [0..1] cluster counts, [2..3] need */
+    void *state;                /* device: maxima of the step, prune decisions, counters */
+    md_clusters_watch_t *watch; /* mapped host memory the gathers publish into */
+    size_t cap_atoms, cap_atoms_slot, cap_keys, cap_cols, cap_slots, cap_cl, cap_loc, cap_nl;
 } md_clusters_t;
 
 /** Sort the n atoms of x (home atoms first, n_home of them; zone[n]) into clusters over the box
- *  [lo, lo + ext) at `density` atoms per unit volume, and build both lists with list radius rl.
- *  Gathers all positions into the slots. Allocates and grows the arrays of c (zero-initialise c
- *  before the first call). Returns cudaErrorMemoryAllocation when memory runs out. */
+ *  [lo, lo + ext) at `density` atoms per unit volume, and build both outer lists with radius rl.
+ *  In the dimensions of shift_dims, [lo, lo + ext) must be the periodic box (ext = box edge),
+ *  the positions must lie in it (to rounding: wrapped, as a rebuild leaves them) and pairs take
+ *  the minimum image; the other dimensions are not periodic. Gathers all positions
+ *  into the slots, zeroes the forces fs and arms a prune for the next kernels. Allocates and
+ *  grows the arrays of c (zero-initialise c before the first call). Returns
+ *  cudaErrorMemoryAllocation when memory runs out. */
 cudaError_t md_clusters_build(md_clusters_t *c, const float *x, const uint8_t *zone, int n_home,
                               int n, const float lo[3], const float ext[3], double density,
-                              float rl, cudaStream_t stream);
+                              float rl, int shift_dims, cudaStream_t stream);
 
-/** Gather the current positions into the slots: part 0 home clusters, 1 halo clusters, 2 all. */
+/** Inner lists of radius rl_in for cut-off rc (rl_in <= rc or >= rl: none). Takes effect at the
+ *  next build. */
+void md_clusters_set_prune(md_clusters_t *c, float rc, float rl_in);
+
+/** Gather the current positions into the slots: part 0 home clusters, 1 halo clusters, 2 all;
+ *  measures the displacements and decides the prunes: part 0 decides the local list's (and the
+ *  non-local one's when there is no halo), part 1 the non-local one's, part 2 both. */
 cudaError_t md_clusters_gather(const md_clusters_t *c, const float *x, const uint8_t *zone,
                                int part, cudaStream_t stream);
 
-/** Lennard-Jones forces of the local (nonlocal = 0) or non-local list on the gathered
- *  positions: the force on atom a is stored (not added) to out_lo[3a..] when a < n_home, else to
- *  out_hi[3a..]; every atom of the list's rows is written. Pairs at r2 >= rc2 add nothing. With
- *  energy non-NULL, adds half the rows' pair energies (shifted by eshift) and virials to
- *  energy[0], energy[1] (double). */
+/** Lennard-Jones forces of the local (nonlocal = 0) or non-local list on the gathered positions,
+ *  added to fs (each pair once, on both atoms). Pairs at r2 >= rc2 add nothing. With energy
+ *  non-NULL, adds the pair energies (shifted by eshift) and virials to energy[0], energy[1]
+ *  (double). */
 cudaError_t md_clusters_lj(const md_clusters_t *c, int nonlocal, float rc2, double eshift,
-                           float *out_lo, float *out_hi, double *energy, cudaStream_t stream);
+                           double *energy, cudaStream_t stream);
 
-/** Entries in the local and non-local lists (copied back; synchronous). */
-cudaError_t md_clusters_entries(const md_clusters_t *c, long long *loc, long long *nl);
+/** fnl[a] = fs of a's slot for the halo atoms (what the force exchange sends back), zeroing those
+ *  slots. */
+cudaError_t md_clusters_halo_forces(const md_clusters_t *c, float *fnl, cudaStream_t stream);
+
+/** The second half kick of velocity Verlet on the home atoms: f[a] = fs of a's slot (+ fnl[a]
+ *  when fnl is not NULL, then fnl[a] = 0), the slot zeroed; v[a] += h f[a]. */
+cudaError_t md_clusters_kick(const md_clusters_t *c, float *v, float *f, float *fnl, float h,
+                             cudaStream_t stream);
+
+/** f[a] = fs of a's slot for every atom (home and halo), zeroing the slots (tests, probes). */
+cudaError_t md_clusters_take_forces(const md_clusters_t *c, float *f, cudaStream_t stream);
+
+/** Zero the forces fs (after work whose forces are not used). */
+cudaError_t md_clusters_clear_forces(const md_clusters_t *c, cudaStream_t stream);
+
+/** Entries (cluster pairs) in the outer and inner lists, local and non-local (synchronous). */
+cudaError_t md_clusters_entries(const md_clusters_t *c, long long *loc, long long *nl,
+                                long long *loc_in, long long *nl_in);
 
 void md_clusters_free(md_clusters_t *c);
 

@@ -320,7 +320,7 @@ __global__ void md__kick_kernel(float *__restrict__ v, const float *__restrict__
     int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n3)
         return;
-    float vk = v[k] + h * (f[k] + fnl[k]);
+    float vk = v[k] + h * (fnl ? f[k] + fnl[k] : f[k]);
     v[k] = vk;
     if (x)
         x[k] += dt * vk;
@@ -368,27 +368,35 @@ extern "C" cudaError_t md_kernel_kinetic(const float *v, int n, double *out, cud
     return md__launched();
 }
 
-__global__ void md__disp_kernel(const float *__restrict__ x, const float *__restrict__ r, int n,
-                                unsigned *out)
+/* x into [0, len) per dimension (the periodic box of a one-rank run, an edge per component);
+ * the largest v^2 (NaN as the largest float) into out[0] as float bits. */
+__global__ void md__wrap_kernel(float *__restrict__ x, const float *__restrict__ v, int n, float lx,
+                                float ly, float lz, unsigned *out)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    float dx = x[3 * (size_t)i] - r[3 * (size_t)i],
-          dy = x[3 * (size_t)i + 1] - r[3 * (size_t)i + 1],
-          dz = x[3 * (size_t)i + 2] - r[3 * (size_t)i + 2];
-    float d2 = dx * dx + dy * dy + dz * dz;
-    if (!(d2 == d2))
-        d2 = 3.0e38f; /* NaN: force a rebuild (which then reports the blow-up) */
-    /* non-negative floats order like their bit patterns */
-    atomicMax(out, __float_as_uint(d2));
+    const float len[3] = {lx, ly, lz};
+    float v2 = 0;
+    for (int d = 0; d < 3; d++) {
+        float p = x[3 * (size_t)i + d];
+        p -= len[d] * floorf(p / len[d]);
+        /* rounding can land exactly on the edge: the box is [0, len) */
+        x[3 * (size_t)i + d] = p >= len[d] ? 0.0f : p;
+        float c = v[3 * (size_t)i + d];
+        v2 += c * c;
+    }
+    if (!(v2 == v2))
+        v2 = 3.0e38f;
+    atomicMax(out, __float_as_uint(v2));
 }
 
-extern "C" cudaError_t md_kernel_max_disp2(const float *x, const float *xref, int n, unsigned *out,
-                                           cudaStream_t stream)
+extern "C" cudaError_t md_kernel_wrap(float *x, const float *v, int n, const float len[3],
+                                      unsigned *max_v2, cudaStream_t stream)
 {
     if (n <= 0)
         return cudaSuccess;
-    md__disp_kernel<<<md__blocks(n, 256), 256, 0, stream>>>(x, xref, n, out);
+    md__wrap_kernel<<<md__blocks(n, 256), 256, 0, stream>>>(x, v, n, len[0], len[1], len[2],
+                                                            max_v2);
     return md__launched();
 }

@@ -65,7 +65,7 @@ cudaError_t md_kernel_lj(const float *x, const int *nbr, const int *cnt, int n, 
                          float rc2, double eshift, float *out_lo, float *out_hi, double *energy,
                          cudaStream_t stream);
 
-/** v += h (f + fnl); then x += dt v when dt != 0 (n home atoms). */
+/** v += h (f + fnl) (fnl may be NULL: v += h f); then x += dt v when dt != 0 (n home atoms). */
 cudaError_t md_kernel_kick(float *v, const float *f, const float *fnl, float *x, int n, float h,
                            float dt, cudaStream_t stream);
 
@@ -75,9 +75,11 @@ cudaError_t md_kernel_scale(float *v, int n, float alpha, cudaStream_t stream);
 /** out[0] += 1/2 sum v^2 (double). */
 cudaError_t md_kernel_kinetic(const float *v, int n, double *out, cudaStream_t stream);
 
-/** out[0] = max(out[0], max_i |x_i - xref_i|^2) (as float bits: set it to 0 first). */
-cudaError_t md_kernel_max_disp2(const float *x, const float *xref, int n, unsigned *out,
-                                cudaStream_t stream);
+/** Wrap the n positions of x into the periodic box [0, len) (each component; a one-rank run's
+ *  rebuild on the device) and max_v2[0] = max(max_v2[0], largest |v|^2) as float bits (NaN as
+ *  the largest float; set it to 0 first). */
+cudaError_t md_kernel_wrap(float *x, const float *v, int n, const float len[3], unsigned *max_v2,
+                           cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -55,7 +55,12 @@ void halox_md_config_default(halox_md_config_t *cfg)
     cfg->checkpoint_every = 0;
     cfg->fs_per_step = 0;
     cfg->overlap_probe = 0;
+    cfg->equilibrate = 0;
 }
+
+/* water-density: equilibration steps before the timed ones, the fewest that bring the mean
+ * temperature of its 500 NVE steps within 5 % of its T 1.2 at 45k and 180k atoms (docs/MD.md) */
+#define MD_WATER_EQUILIBRATE 75
 
 static const char *const md__presets[] = {"lammps-lj", "water-density", NULL};
 
@@ -66,7 +71,7 @@ const char *const *halox_md_preset_names(void) { return md__presets; }
  * the preset does. */
 const char *halox_md_preset_description(const char *name)
 {
-    static _Thread_local char text[640];
+    static _Thread_local char text[768];
     const char *origin = NULL;
     if (name && !strcmp(name, "lammps-lj"))
         origin = "LAMMPS bench/in.lj";
@@ -89,13 +94,18 @@ const char *halox_md_preset_description(const char *name)
                 c.cells[1], c.cells[2], 4LL * c.cells[0] * c.cells[1] * c.cells[2]);
     else
         MD_DESC("%lld atoms at random (--atoms N), density %g", c.natoms, c.density);
-    MD_DESC(", T %g, seed %llu, cut-off %g %s, %s, skin %g, rebuild every %d steps, dt %g, %s",
+    MD_DESC(", T %g, seed %llu, cut-off %g %s, %s, skin %g, rebuild every %d steps%s, dt %g, %s",
             c.temp, (unsigned long long)c.seed, c.cutoff, c.shift ? "shifted" : "unshifted",
-            c.tail ? "tail corrections" : "no tail corrections", c.skin, c.rebuild_every, c.dt,
+            c.tail ? "tail corrections" : "no tail corrections", c.skin, c.rebuild_every,
+            c.rebuild_check ? " (sooner once an atom moved skin/2)" : "", c.dt,
             c.ensemble == HALOX_MD_NVT ? "NVT" : "NVE");
     if (c.ensemble == HALOX_MD_NVT)
         MD_DESC(" (tau %g)", c.tau);
     MD_DESC(", %lld steps, thermo every %d steps", c.steps, c.thermo_every);
+    if (c.equilibrate > 0)
+        MD_DESC(", after %d steps of equilibration (NVT at T %g, tau %d dt; not timed, not "
+                "counted)",
+                c.equilibrate, c.temp, HALOX_MD_EQUILIBRATE_TAU_STEPS);
     if (c.fs_per_step > 0)
         MD_DESC("; ns/day reported at %g fs per step", c.fs_per_step);
 #undef MD_DESC
@@ -138,16 +148,25 @@ halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name)
         cfg->density = 0.8;
         cfg->temp = 1.2;
         cfg->cutoff = 5.0;
-        cfg->skin = 0.5;
+        /* a Verlet buffer for long-lived lists (issue 14): at T 1.2 the fastest of 45k atoms
+         * moves half of a 1.5 skin in about 25 steps, so the lists are rebuilt when an atom
+         * has moved skin / 2 (rebuild check: exact on the CPU engine, from the displacements
+         * the device publishes on the GPU engine), at the latest every 100 steps; the GPU
+         * prunes inner lists at cut-off + 5 % in between (kernels/md_cluster.h). Measured
+         * on one H200 against skins 1.0 (every 50) and 2.0: within 3 % (bench/results) */
+        cfg->skin = 1.5;
         cfg->shift = 0;
         cfg->tail = 0;
-        cfg->rebuild_every = 10;
-        cfg->rebuild_check = 0;
+        cfg->rebuild_every = 100;
+        cfg->rebuild_check = 1;
         cfg->dt = 0.005;
         cfg->ensemble = HALOX_MD_NVE;
         cfg->steps = 500;
         cfg->thermo_every = 100;
         cfg->fs_per_step = 2.0;
+        /* the random start releases heat (NVE from it reaches T 2.6 within 100 steps): the
+         * timed steps start from a state equilibrated at T (docs/MD.md, "Equilibration") */
+        cfg->equilibrate = MD_WATER_EQUILIBRATE;
         return HALOX_OK;
     }
     return halox__error(HALOX_ERR_INVALID_ARG,
@@ -349,6 +368,10 @@ halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
                                 ? "CUDA graphs (--graph) are for the GPU engine: add --device gpu"
                                 : "CUDA graphs (--graph) are for the GPU engine, and no GPU is "
                                   "visible here (or this build has no CUDA): run without --graph");
+    if (cfg->equilibrate < 0)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "equilibration of %d steps: give a number of steps >= 0 (0: none)",
+                            cfg->equilibrate);
     if (cfg->overlap_probe < 0 || cfg->overlap_probe > 1000000)
         return halox__error(HALOX_ERR_INVALID_ARG,
                             "overlap probe of %d repetitions: give 0 (off) to 1000000",

@@ -148,6 +148,17 @@ static halox_status_t md__check_speeds(halox_md_t *md)
 /* Migration, sort, plan, bind, lists, and the coordinate exchange the force exchange needs. */
 static halox_status_t md__rebuild(halox_md_t *md)
 {
+    if (md__gpu_local_rebuild_ok(md)) { /* one rank, no halo: nothing for the host to do */
+        double t = halox__now();
+        halox_status_t lst = md__gpu_rebuild_local(md);
+        md->timer[HALOX_MD_T_NEIGHBOUR] += halox__now() - t;
+        if (lst == HALOX_OK) {
+            md->last_rebuild = md->step;
+            md->rebuilds++;
+            md->force_rebuild = 0;
+        }
+        return lst;
+    }
     /* the steps still queued on the GPU are theirs, not the rebuild's: wait for them first */
     if (md->gpu) {
         halox_status_t gst = md__agree(md, md__gpu_idle(md));
@@ -336,6 +347,14 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
     md->prm.box = md->box;
     md->prm.cutoff = md->cfg.cutoff;
     md->prm.buffer = md->cfg.skin;
+    /* periodic images by minimum-image shifts in the dimensions with one rank (no self-image
+     * copies, no halo there; the lists wrap: neighbour.c), unless such an edge is too short for
+     * the minimum image (at most twice cutoff + skin): then copies, as the planner requires. The
+     * GPU engine's cluster lists wrap the same way (kernels/md_cluster.h). */
+    md->prm.periodic_shifts = 1;
+    for (int d = 0; d < 3; d++)
+        if (md->prm.grid.n[d] == 1 && !(md->box.len[d] > 2.0 * (md->cfg.cutoff + md->cfg.skin)))
+            md->prm.periodic_shifts = 0;
     st = halox_plan_check(&md->prm, NULL);
     if (st == HALOX_OK && !md->cfg.restart_path)
         md->first_step = 0;
@@ -365,6 +384,8 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
         st = md__rebuild(md);
         if (st == HALOX_OK)
             st = md__forces(md, 1, 0);
+        if (st == HALOX_OK) /* cfg.equilibrate: back at step 0, equilibrated */
+            st = md__equilibrate(md);
         if (st == HALOX_OK)
             st = md__thermo_output(md);
         if (st == HALOX_OK && md->cfg.xyz_path && md->gpu)
@@ -385,7 +406,7 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
     md->rebuilds = 0;
     md->migrated = 0;
     md->max_hops = 0;
-    md->setup_seconds = halox__now() - t_start;
+    md->setup_seconds = halox__now() - t_start - md->eq_seconds;
     *md_p = md;
     return HALOX_OK;
 }
@@ -420,8 +441,9 @@ halox_status_t halox_md_write_checkpoint(halox_md_t *md, const char *path)
     return st;
 }
 
-/* The dynamics of step s: kick, drift, (rebuild,) forces, kick, thermostat. */
-static halox_status_t md__step_dynamics(halox_md_t *md, long long s, int rebuild)
+/* The dynamics of step s: kick, drift, (rebuild,) forces, kick, thermostat (also the
+ * equilibration's, equilibrate.c). */
+halox_status_t md__step_dynamics(halox_md_t *md, long long s, int rebuild)
 {
     const halox_md_config_t *c = &md->cfg;
     halox_status_t st;
@@ -436,13 +458,9 @@ static halox_status_t md__step_dynamics(halox_md_t *md, long long s, int rebuild
         double t1 = halox__now();
         md->timer[HALOX_MD_T_INTEGRATE] += t1 - t0;
     }
-    if (!rebuild && c->rebuild_check) {
-        double d2 = 0;
-        st = md->gpu ? md__gpu_max_disp2(md, &d2) : HALOX_OK;
-        if (!md->gpu)
-            d2 = md__max_displacement2(md);
-        if (st == HALOX_OK)
-            st = halox_comm_allreduce_max(md->comm, &d2, 1);
+    if (!rebuild && c->rebuild_check && !md->gpu) { /* the GPU engine watched in md__step */
+        double d2 = md__max_displacement2(md);
+        st = halox_comm_allreduce_max(md->comm, &d2, 1);
         if (st != HALOX_OK)
             return st;
         double half = 0.5 * c->skin;
@@ -494,10 +512,15 @@ static halox_status_t md__step(halox_md_t *md)
     long long s = md->step + 1;
     int rebuild = md->force_rebuild || (s - 1) % c->rebuild_every == 0;
     halox_status_t st;
+    /* GPU engine: rebuild before the lists expire, from the displacements the device published
+     * (also what rebuild-check asks for there: no host synchronisation per step) */
+    if (!rebuild && md->gpu && (st = md__gpu_watch(md, &rebuild)) != HALOX_OK)
+        return st;
     /* --graph: a step that needs nothing from the host (no rebuild, no energies, no
      * displacement check, no velocity scaling) is the captured graph */
     const int thermo = md__thermo_step(md, s);
-    int plain = !rebuild && !c->rebuild_check && c->ensemble == HALOX_MD_NVE && !thermo;
+    int plain =
+        !rebuild && (md->gpu || !c->rebuild_check) && c->ensemble == HALOX_MD_NVE && !thermo;
     if (plain && md__gpu_graph_ready(md)) {
         md->step = s;
         st = md__gpu_graph_step(md);
@@ -609,7 +632,8 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     sum[NT] = (double)md->migrated;
     sum[NT + 1] = (double)(md->atoms.n_total - md->atoms.n_home);
     sum[NT + 2] = (double)md->nl.npairs;
-    sum[NT + 3] = (double)(cs.bytes_sent - md->ovl_bytes); /* the run's, not the probe's */
+    /* the run's, not the probe's or the equilibration's */
+    sum[NT + 3] = (double)(cs.bytes_sent - md->ovl_bytes - md->eq_bytes);
     mx[NT] = md->max_hops;
     mx[NT + 1] = md->loop_seconds;
     mx[NT + 2] = (double)cs.device_bytes;
@@ -627,6 +651,8 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     s.last_step = md->step;
     s.steps = md->loop_steps;
     s.setup_seconds = md->setup_seconds;
+    s.equilibrate_steps = md->eq_steps;
+    s.equilibrate_seconds = md->eq_seconds;
     s.loop_seconds = mx[NT + 1];
     s.ms_per_step = s.steps > 0 ? 1e3 * s.loop_seconds / (double)s.steps : 0.0;
     s.steps_per_second = s.loop_seconds > 0 ? (double)s.steps / s.loop_seconds : 0.0;

@@ -1,28 +1,30 @@
 /* The GPU back end of the engine (CUDA builds): the state of a rank lives on its GPU between
- * rebuilds, the step is a chain of stream-ordered kernels and halo exchanges, and rebuild steps
- * reuse the CPU engine's migration, sort and plan build on host copies of the home atoms.
+ * rebuilds, the step is a chain of stream-ordered kernels and halo exchanges.
  *
  * One step on the GPU (engine.c calls these in the CPU engine's order):
  *   hi stream (the transport's, high priority): kick + drift (home atoms)       md__gpu_kick_drift
- *     [energy slots zeroed on thermo steps]; event x_ready
- *   lo stream (low priority): wait x_ready; LOCAL forces (home-home rows) -> f; event local_done
- *   hi stream: coordinate halo exchange (not on rebuild steps); NON-LOCAL forces (rows with halo
- *     atoms, zone rule) -> fnl (home and halo rows); force halo exchange (adds the halo rows'
- *     forces into fnl of the owners: bound arrays x and fnl, so it never waits for the local
- *     forces); wait local_done                                                   md__gpu_forces
- *   hi stream: kick with f + fnl                                                 md__gpu_kick
+ *     [energy slots zeroed on thermo steps]; gather home positions (the gather also measures
+ *     the displacements and decides the prunes on the device); event x_ready
+ *   lo stream (low priority): wait x_ready; LOCAL forces (home-home pairs) -> fs; event local_done
+ *   hi stream: coordinate halo exchange (not on rebuild steps, none without pulses); gather halo
+ *     positions; NON-LOCAL forces (pairs with halo atoms, zone rule) -> fs; the halo slots of fs
+ *     -> fnl; force halo exchange (adds into fnl of the owners); wait local_done  md__gpu_forces
+ *   hi stream: kick: f = fs (+ fnl), fs and fnl zeroed, v += dt/2 f              md__gpu_kick
  * Nothing waits on the host inside a step except what the transport itself does (mpi-staged
  * synchronises its stream to stage through host memory), thermo steps (energies and velocities
- * are read back) and the optional displacement check and NVT thermostat (one reduction each).
+ * are read back) and the NVT thermostat (one reduction). The rebuild decision reads, without
+ * synchronising, what the gathers published (md__gpu_watch).
  *
- * Rebuild steps: the home positions and velocities come back to the host, the CPU engine
- * migrates, sorts and builds the plan as usual, and md__gpu_after_plan uploads positions (home +
- * halo), velocities and zones, binds the device arrays to the transport and rebuilds the cell
- * lists and pair lists on the GPU.
+ * Rebuild steps: one rank periodic by shifts in every dimension rebuilds on the device
+ * (md__gpu_rebuild_local: wrap, blow-up check, cluster lists). Otherwise the home positions and
+ * velocities come back to the host, the CPU engine migrates and builds the plan as usual, and
+ * md__gpu_after_plan uploads positions (home + halo), velocities and zones, binds the device
+ * arrays to the transport and rebuilds the cluster lists on the GPU.
  *
  * Timers: the device time of each part from CUDA events, read back a few steps later (a ring of
  * event sets, so the host never runs more than a few steps ahead); the local forces overlap the
  * halo exchange, so the parts may add up to more than the wall time. */
+#include "core/env.h"
 #include "core/util.h"
 #include "md/md_internal.h"
 
@@ -62,13 +64,16 @@ typedef struct md_gpu_slot {
 struct md_gpu {
     cudaStream_t hi, lo;
     cudaEvent_t x_ready, local_done;
-    float *x, *v, *f, *fnl, *xref;
+    float *x, *v, *f, *fnl;
     int cap_total, cap_home;
     uint8_t *zone;
-    md_clusters_t cl; /* cluster pair lists (kernels/md_cluster.h) */
-    int grown_seen;   /* list growths already reported */
-    double *energy;   /* [5]: local pe, vir; non-local pe, vir; kinetic */
-    unsigned *disp;   /* [1] */
+    md_clusters_t cl;                    /* cluster pair lists (kernels/md_cluster.h) */
+    int grown_seen;                      /* list growths already reported */
+    long long gathers, gathers_at_build; /* final gathers enqueued: steps the watch covers */
+    long long graph_gathers;             /* final gathers in the captured step */
+    double inner_buffer;                 /* HALOX_MD_INNER_BUFFER */
+    double *energy;                      /* [5]: local pe, vir; non-local pe, vir; kinetic */
+    unsigned *disp;                      /* [1] */
     /* pinned host mirrors */
     double *h_energy;
     unsigned *h_disp;
@@ -133,9 +138,15 @@ halox_status_t md__gpu_create(halox_md_t *md)
                             "the GPU engine needs a GPU transport (mpi-staged, nccl, "
                             "nvshmem-stream/pulse/fused), not '%s'",
                             halox_comm_transport(md->comm));
+    /* HALOX_MD_INNER_BUFFER: the inner lists' buffer, by default 5 % of the cut-off */
+    double inner = 0.05 * md->cfg.cutoff;
+    halox_status_t est = halox__env_number("HALOX_MD_INNER_BUFFER", 0.0, 1e6, inner, &inner);
+    if (est != HALOX_OK)
+        return est;
     md_gpu_t *g = calloc(1, sizeof *g);
     if (!g)
         return halox__error(HALOX_ERR_NO_MEMORY, "no memory for the GPU engine");
+    g->inner_buffer = inner;
     md->gpu = g;
     g->hi = (cudaStream_t)s;
     int least = 0, greatest = 0;
@@ -197,7 +208,7 @@ void md__gpu_destroy(halox_md_t *md)
         halox_comm_device_free(md->comm, g->x);
     if (g->fnl)
         halox_comm_device_free(md->comm, g->fnl);
-    void *dev[] = {g->v, g->f, g->xref, g->zone, g->energy, g->disp};
+    void *dev[] = {g->v, g->f, g->zone, g->energy, g->disp};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
         if (dev[k])
             cudaFree(dev[k]);
@@ -305,36 +316,44 @@ halox_status_t md__gpu_to_host(halox_md_t *md, int forces)
         g->xv_fresh = 1;
     }
     if (forces && !g->f_fresh && md->f) {
-        float *f = md->f;
-        float *tmp = malloc(sizeof(float) * (n3 > 0 ? n3 : 1));
-        if (!tmp)
-            return halox__error(HALOX_ERR_NO_MEMORY, "no memory for %zu forces", n3);
-        cudaError_t e = cudaMemcpy(f, g->f, sizeof(float) * n3, cudaMemcpyDeviceToHost);
-        if (e == cudaSuccess)
-            e = cudaMemcpy(tmp, g->fnl, sizeof(float) * n3, cudaMemcpyDeviceToHost);
-        if (e == cudaSuccess)
-            for (size_t k = 0; k < n3; k++)
-                f[k] += tmp[k];
-        free(tmp);
-        if (e != cudaSuccess)
-            return md__gpu_error(md, e, "cudaMemcpy (forces)");
+        /* the last kick gathered every contribution (local, non-local, returned) into f */
+        MD_CUDA(cudaMemcpy(md->f, g->f, sizeof(float) * n3, cudaMemcpyDeviceToHost));
         g->f_fresh = 1;
     }
     return HALOX_OK;
 }
 
-/* Cluster pair lists over the local atoms' extent [lo, hi + halo). */
+/* The inner (pruned) list's buffer (md__gpu_create read it); none when it is not below the skin
+ * (the outer buffer). */
+static double md__gpu_inner_buffer(const halox_md_t *md)
+{
+    double b = md->gpu->inner_buffer;
+    return b > 0 && b < md->cfg.skin ? b : 0.0;
+}
+
+/* Cluster pair lists over the local atoms' extent [lo, hi + halo), which is the periodic box in
+ * the plan's shift dimensions. */
 static halox_status_t md__gpu_lists(halox_md_t *md)
 {
     md_gpu_t *g = md->gpu;
     const double rl = md->cfg.cutoff + md->cfg.skin;
+    const int shifts = md->plan.shift_dims;
     float lo[3], ext[3];
     for (int d = 0; d < 3; d++) {
-        lo[d] = (float)(md->plan.lo[d] - 1e-3 * rl);
-        ext[d] = (float)(md->plan.hi[d] + md->plan.halo_dist + 2e-3 * rl - lo[d]);
+        if ((shifts >> d) & 1) {
+            lo[d] = (float)md->plan.lo[d];
+            ext[d] = (float)md->plan.params.box.len[d];
+        } else {
+            lo[d] = (float)(md->plan.lo[d] - 1e-3 * rl);
+            ext[d] = (float)(md->plan.hi[d] + md->plan.halo_dist + 2e-3 * rl - lo[d]);
+        }
     }
+    const double inner = md__gpu_inner_buffer(md);
+    md_clusters_set_prune(&g->cl, (float)md->cfg.cutoff,
+                          inner > 0 ? (float)(md->cfg.cutoff + inner) : 0.0f);
     MD_CUDA(md_clusters_build(&g->cl, g->x, g->zone, g->n_home, g->n_total, lo, ext, md->rho,
-                              (float)rl, g->hi));
+                              (float)rl, shifts, g->hi));
+    g->gathers_at_build = g->gathers;
     if (g->cl.grown > g->grown_seen && g->grown_seen < 3)
         md__notice(md,
                    "GPU pair lists: rank %d grew its lists to %d local / %d non-local clusters "
@@ -380,9 +399,6 @@ static halox_status_t md__gpu_after_plan_body(halox_md_t *md)
         size_t have = 0, b = sizeof(float) * 3 * (size_t)cap;
         if ((st = md__dev_grow(md, (void **)&g->v, b, &have)))
             return st;
-        have = 0;
-        if ((st = md__dev_grow(md, (void **)&g->xref, b, &have)))
-            return st;
         g->cap_home = cap;
     }
     g->n_home = nh;
@@ -397,14 +413,63 @@ static halox_status_t md__gpu_after_plan_body(halox_md_t *md)
     MD_CUDA(cudaMemcpyAsync(g->v, md->atoms.extra, sizeof(float) * 3 * (size_t)nh,
                             cudaMemcpyHostToDevice, g->hi));
     MD_CUDA(cudaMemcpyAsync(g->zone, md->plan.zone, (size_t)n, cudaMemcpyHostToDevice, g->hi));
-    MD_CUDA(cudaMemcpyAsync(g->xref, g->x, sizeof(float) * 3 * (size_t)nh, cudaMemcpyDeviceToDevice,
-                            g->hi));
+    /* the force exchange adds the returned forces into fnl; the last kick of a step zeroes it */
+    MD_CUDA(cudaMemsetAsync(g->fnl, 0, sizeof(float) * 3 * (size_t)(n > 0 ? n : 1), g->hi));
     MD_CUDA(cudaStreamSynchronize(g->hi));
     g->xv_fresh = 1;
     g->uploaded = 1;
     if ((st = halox_comm_bind(md->comm, &md->plan, g->x, g->fnl)) != HALOX_OK)
         return st;
     return md__gpu_lists(md);
+}
+
+/* One rank, periodic by shifts in every dimension (no pulse, no halo): a rebuild changes no
+ * owner and no plan, so it stays on the device. */
+int md__gpu_local_rebuild_ok(const halox_md_t *md)
+{
+    return md->gpu && md->gpu->uploaded && md->nranks == 1 && md->plan.n_pulses == 0 &&
+           md->plan.shift_dims == 7 && md->gpu->n_total == md->gpu->n_home;
+}
+
+/* The rebuild of a one-rank run on the device: positions wrapped into the box, the blow-up check
+ * of the host rebuild (an atom faster than half the box per step) from the largest speed, the
+ * cluster lists (whose gathers watch the displacements); the home atoms keep their order (no
+ * migration, no sort: the clusters sort themselves), the host copies go stale as after any step. */
+static halox_status_t md__gpu_rebuild_local_body(halox_md_t *md)
+{
+    md_gpu_t *g = md->gpu;
+    float len[3];
+    for (int d = 0; d < 3; d++)
+        len[d] = (float)md->box.len[d];
+    if (g->gexec) { /* the captured sizes (clusters, rows) change with the lists */
+        cudaGraphExecDestroy(g->gexec);
+        g->gexec = NULL;
+    }
+    MD_CUDA(cudaMemsetAsync(g->disp, 0, sizeof(unsigned), g->hi));
+    MD_CUDA(md_kernel_wrap(g->x, g->v, g->n_home, len, g->disp, g->hi));
+    MD_CUDA(cudaMemcpyAsync(g->h_disp, g->disp, sizeof(unsigned), cudaMemcpyDeviceToHost, g->hi));
+    g->xv_fresh = 0;
+    halox_status_t st = md__gpu_lists(md); /* synchronises hi: h_disp is there */
+    if (st != HALOX_OK)
+        return st;
+    float v2;
+    memcpy(&v2, g->h_disp, sizeof v2);
+    double lmin = fmin(md->box.len[0], fmin(md->box.len[1], md->box.len[2]));
+    if (!(sqrt((double)v2) * md->cfg.dt < 0.5 * lmin))
+        return halox__error(HALOX_ERR_COORDINATE,
+                            "step %lld: the system blew up: an atom moves %.3g per step, more "
+                            "than half the box (%.3g): use a smaller time step, or start from a "
+                            "configuration without overlaps",
+                            md->step, sqrt((double)v2) * md->cfg.dt, 0.5 * lmin);
+    return HALOX_OK;
+}
+
+halox_status_t md__gpu_rebuild_local(halox_md_t *md)
+{
+    halox__nvtx_push("halox: rebuild on the GPU");
+    halox_status_t st = md__gpu_rebuild_local_body(md);
+    halox__nvtx_pop();
+    return st;
 }
 
 halox_status_t md__gpu_after_plan(halox_md_t *md)
@@ -434,7 +499,7 @@ static halox_status_t md__gpu_kick_drift_body(halox_md_t *md)
     }
     md__gpu_record(g, EV_K0, g->hi);
     float dt = (float)md->cfg.dt;
-    MD_CUDA(md_kernel_kick(g->v, g->f, g->fnl, g->x, g->n_home, 0.5f * dt, dt, g->hi));
+    MD_CUDA(md_kernel_kick(g->v, g->f, NULL, g->x, g->n_home, 0.5f * dt, dt, g->hi));
     md__gpu_record(g, EV_K1, g->hi);
     g->xv_fresh = 0;
     return HALOX_OK;
@@ -459,33 +524,41 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     if (want_energy)
         MD_CUDA(cudaMemsetAsync(g->energy, 0, 4 * sizeof(double), g->hi));
     /* the home positions into the cluster slots (the list build did it on rebuild steps) */
-    if (coords)
+    const int halo = g->cl.ncl > g->cl.ncl_home;
+    if (coords) {
         MD_CUDA(md_clusters_gather(&g->cl, g->x, g->zone, 0, g->hi));
+        if (!halo)
+            g->gathers++; /* the step's displacements are final after the home part */
+    }
     MD_CUDA(cudaEventRecord(g->x_ready, g->hi));
     MD_CUDA(cudaStreamWaitEvent(g->lo, g->x_ready, 0));
     md__gpu_record(g, EV_L0, g->lo);
-    MD_CUDA(md_clusters_lj(&g->cl, 0, rc2, md->eshift, g->f, g->f, want_energy ? g->energy : NULL,
-                           g->lo));
+    MD_CUDA(md_clusters_lj(&g->cl, 0, rc2, md->eshift, want_energy ? g->energy : NULL, g->lo));
     md__gpu_record(g, EV_L1, g->lo);
     MD_CUDA(cudaEventRecord(g->local_done, g->lo));
     g->f_fresh = 0;
     md__gpu_record(g, EV_C0, g->hi);
     halox_status_t st = HALOX_OK;
     halox__nvtx_push("halox: coordinate exchange");
-    if (coords && exchange && (st = halox_comm_coords(md->comm)) != HALOX_OK) {
+    /* a plan without pulses (one rank, periodic by shifts) exchanges nothing: no calls */
+    const int pulses = md->plan.n_pulses > 0;
+    if (coords && exchange && pulses && (st = halox_comm_coords(md->comm)) != HALOX_OK) {
         halox__nvtx_pop();
         return st;
     }
     halox__nvtx_pop();
     md__gpu_record(g, EV_C1, g->hi);
-    if (coords) /* the new halo positions into the cluster slots */
+    if (coords && halo) { /* the new halo positions into the cluster slots */
         MD_CUDA(md_clusters_gather(&g->cl, g->x, g->zone, 1, g->hi));
-    MD_CUDA(md_clusters_lj(&g->cl, 1, rc2, md->eshift, g->fnl, g->fnl,
-                           want_energy ? g->energy + 2 : NULL, g->hi));
+        g->gathers++;
+    }
+    MD_CUDA(md_clusters_lj(&g->cl, 1, rc2, md->eshift, want_energy ? g->energy + 2 : NULL, g->hi));
+    /* the halo atoms' forces into fnl, where the force exchange takes them to their owners */
+    MD_CUDA(md_clusters_halo_forces(&g->cl, g->fnl, g->hi));
     md__gpu_record(g, EV_NL1, g->hi);
     md__gpu_record(g, EV_F0, g->hi);
     halox__nvtx_push("halox: force exchange");
-    st = exchange ? halox_comm_forces(md->comm) : HALOX_OK;
+    st = exchange && pulses ? halox_comm_forces(md->comm) : HALOX_OK;
     halox__nvtx_pop();
     if (st != HALOX_OK)
         return st;
@@ -518,8 +591,10 @@ halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
 static halox_status_t md__gpu_kick_body(halox_md_t *md)
 {
     md_gpu_t *g = md->gpu;
-    MD_CUDA(
-        md_kernel_kick(g->v, g->f, g->fnl, g->x, g->n_home, 0.5f * (float)md->cfg.dt, 0.0f, g->hi));
+    /* f = the slots' forces (+ what the force exchange returned into fnl, when the plan has
+     * pulses: other ranks hold images of our atoms), then v += dt/2 f */
+    MD_CUDA(md_clusters_kick(&g->cl, g->v, g->f, md->plan.n_pulses > 0 ? g->fnl : NULL,
+                             0.5f * (float)md->cfg.dt, g->hi));
     md__gpu_record(g, EV_K2, g->hi);
     if (g->in_step)
         g->slot[g->cur].pending = 1;
@@ -556,16 +631,33 @@ halox_status_t md__gpu_scale(halox_md_t *md, double alpha)
     return HALOX_OK;
 }
 
-halox_status_t md__gpu_max_disp2(halox_md_t *md, double *d2_p)
+/* Will the outer lists expire before the host looks again? The device published, with the count
+ * of steps it finished, the largest displacement since the build and the largest of one step;
+ * the host is `lag` steps ahead of that. Rebuild when the displacement, grown by 1.5 times the
+ * last step's for every step not yet seen and the next one, reaches half the skin. Ranks agree (a
+ * rebuild is collective). The device also counts the steps where the list was exceeded
+ * (md__gpu_stats reports them): this check is what keeps that count at zero. */
+halox_status_t md__gpu_watch(halox_md_t *md, int *rebuild_p)
 {
     md_gpu_t *g = md->gpu;
-    MD_CUDA(cudaMemsetAsync(g->disp, 0, sizeof(unsigned), g->hi));
-    MD_CUDA(md_kernel_max_disp2(g->x, g->xref, g->n_home, g->disp, g->hi));
-    MD_CUDA(cudaMemcpyAsync(g->h_disp, g->disp, sizeof(unsigned), cudaMemcpyDeviceToHost, g->hi));
-    MD_CUDA(cudaStreamSynchronize(g->hi));
-    float d2;
-    memcpy(&d2, g->h_disp, sizeof d2);
-    *d2_p = (double)d2;
+    int expiring = 0;
+    const volatile md_clusters_watch_t *w = g->cl.watch;
+    if (w && g->uploaded) {
+        const long long dev = w->steps;
+        if (dev > g->gathers_at_build) {
+            const double d = sqrt((double)w->build_d2), one = sqrt((double)w->step_d2);
+            const long long lag = g->gathers - dev;
+            expiring = d + 1.5 * (double)(lag + 1) * one >= 0.5 * md->cfg.skin;
+        }
+    }
+    if (md->nranks > 1) {
+        double v = expiring;
+        halox_status_t st = halox_comm_allreduce_max(md->comm, &v, 1);
+        if (st != HALOX_OK)
+            return st;
+        expiring = v > 0;
+    }
+    *rebuild_p = expiring;
     return HALOX_OK;
 }
 
@@ -629,13 +721,19 @@ static halox_status_t md__gpu_graph_step_body(halox_md_t *md)
     halox_status_t st = md__gpu_graph_wait(md);
     if (st != HALOX_OK)
         return st;
-    if (!g->gexec)
-        st = md__gpu_graph_capture(md); /* the capture counted this step's exchanges */
-    else
+    if (!g->gexec) {
+        /* the capture counted this step's exchanges; its gathers run only when launched */
+        const long long before = g->gathers;
+        st = md__gpu_graph_capture(md);
+        g->graph_gathers = g->gathers - before;
+        g->gathers = before;
+    } else {
         st = halox_comm_graph_replayed(md->comm);
+    }
     if (st != HALOX_OK)
         return st;
     MD_CUDA(cudaGraphLaunch(g->gexec, g->hi));
+    g->gathers += g->graph_gathers;
     MD_CUDA(cudaEventRecord(g->gdone, g->hi));
     g->gdone_live = 1;
     g->xv_fresh = 0;
@@ -678,6 +776,10 @@ halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p)
     if (st != HALOX_OK)
         return st;
     MD_CUDA(cudaEventRecord(g->ovl[1], g->hi));
+    /* the repetitions' forces feed no kick: clear them, and what the exchange returned */
+    MD_CUDA(md_clusters_clear_forces(&g->cl, g->hi));
+    MD_CUDA(cudaMemsetAsync(g->fnl, 0,
+                            sizeof(float) * 3 * (size_t)(g->n_total > 0 ? g->n_total : 1), g->hi));
     st = md__gpu_wait(md, NULL, g->ovl[1], "a repetition of the overlap probe");
     if (st != HALOX_OK)
         return st;
@@ -695,10 +797,23 @@ halox_status_t md__gpu_stats(halox_md_t *md)
     halox_status_t st = md__gpu_flush_timers(md);
     if (st != HALOX_OK)
         return st;
-    long long loc = 0, nl = 0;
-    MD_CUDA(md_clusters_entries(&g->cl, &loc, &nl));
+    long long loc = 0, nl = 0, loc_in = 0, nl_in = 0;
+    MD_CUDA(md_clusters_entries(&g->cl, &loc, &nl, &loc_in, &nl_in));
     md->graph_steps = g->graph_steps;
-    md->nl.npairs = (size_t)((loc + nl) * MD_CLUSTER_SIZE * MD_CLUSTER_SIZE / 2);
+    /* half lists: each cluster pair once, 64 atom pairs each (the outer lists) */
+    md->nl.npairs = (size_t)((loc + nl) * MD_CLUSTER_SIZE * MD_CLUSTER_SIZE);
+    const volatile md_clusters_watch_t *w = g->cl.watch;
+    if (w && w->exceeded > 0)
+        md__notice(md,
+                   "rank %d: in %lld step(s) an atom had moved more than half the skin (%g) since "
+                   "the last list build, so pairs may have been missed: use a larger --skin or a "
+                   "smaller --rebuild-every",
+                   md->rank, w->exceeded, md->cfg.skin);
+    if (md->rank == 0 && w)
+        md__notice(md,
+                   "GPU pair lists (rank 0): %lld outer + %lld inner cluster pairs, %lld + %lld "
+                   "prunes over %lld steps, %lld rebuilds",
+                   loc + nl, loc_in + nl_in, w->prunes[0], w->prunes[1], w->steps, md->rebuilds);
     return HALOX_OK;
 }
 
@@ -761,15 +876,25 @@ halox_status_t md__gpu_scale(halox_md_t *md, double alpha)
     (void)alpha;
     return HALOX_ERR_UNAVAILABLE;
 }
-halox_status_t md__gpu_max_disp2(halox_md_t *md, double *d2_p)
-{
-    (void)md;
-    *d2_p = 0;
-    return HALOX_ERR_UNAVAILABLE;
-}
 halox_status_t md__gpu_stats(halox_md_t *md)
 {
     (void)md;
+    return HALOX_ERR_UNAVAILABLE;
+}
+int md__gpu_local_rebuild_ok(const halox_md_t *md)
+{
+    (void)md;
+    return 0;
+}
+halox_status_t md__gpu_rebuild_local(halox_md_t *md)
+{
+    (void)md;
+    return HALOX_ERR_UNAVAILABLE;
+}
+halox_status_t md__gpu_watch(halox_md_t *md, int *rebuild_p)
+{
+    (void)md;
+    *rebuild_p = 0;
     return HALOX_ERR_UNAVAILABLE;
 }
 int md__gpu_graph_ready(const halox_md_t *md)

@@ -11,6 +11,7 @@
  *   checkpoint.c  atomic checkpoint files and restarts
  *   engine.c      create, the step loop, summary, gather
  *   overlap.c     the overlap probe: local forces alone, halo alone, both together
+ *   equilibrate.c NVT steps before step 0 (cfg.equilibrate), outside the run's statistics
  *   driver.c      whole runs on one rank and on a team of threads
  */
 #ifndef HALOX_MD_INTERNAL_H
@@ -32,6 +33,18 @@ typedef struct md_nlist {
     int32_t *list; /* neighbours j of atom i: list[start[i] .. start[i+1]) */
     size_t list_cap;
     size_t npairs;
+    /* periodic shifts (plan.shift_dims): atom i's neighbours come in segments of one image
+     * each, the unshifted ones first, from start[i]; its shifted segments are
+     * [seg_first[i], seg_first[i + 1]), segment s from list[seg_at[s]] to the next segment of
+     * atom i (or start[i + 1]), taking x_i - shift[seg_code[s]] in place of x_i. No segments in
+     * copy mode (seg_first all 0), where the kernels compute exactly what they did before. */
+    int *seg_first; /* n + 1 */
+    int seg_first_cap;
+    int *seg_at;
+    uint8_t *seg_code;
+    int seg_cap;
+    int nseg;
+    double shift[27][3]; /* by code: image n_d in {0, +1, -1} coded 0, 1, 2; code sum 3^d c_d */
     /* cell list scratch */
     int *cell_of;     /* cell of each atom */
     int *cell_start;  /* ncell + 1 */
@@ -102,6 +115,11 @@ struct halox_md {
     double ovl_ms[3];
     long long ovl_bytes; /* sent by the probe's exchanges: not the run's, the summary drops them */
 
+    /* equilibration before step 0 (equilibrate.c): not the run's, the summary reports it apart */
+    long long eq_steps;
+    double eq_seconds;
+    long long eq_bytes; /* sent by its exchanges: the summary drops them */
+
     /* rank 0: records and files */
     halox_md_thermo_t *rec;
     int nrec, rec_cap;
@@ -171,12 +189,16 @@ halox_status_t md__gpu_to_host(halox_md_t *md, int forces);
 /* wait until the device has run everything enqueued */
 halox_status_t md__gpu_idle(halox_md_t *md);
 halox_status_t md__gpu_after_plan(halox_md_t *md);
+/* GPU, one rank periodic by shifts in every dimension: rebuilds stay on the device. */
+int md__gpu_local_rebuild_ok(const halox_md_t *md);
+halox_status_t md__gpu_rebuild_local(halox_md_t *md);
 halox_status_t md__gpu_kick_drift(halox_md_t *md);
 halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy);
 halox_status_t md__gpu_kick(halox_md_t *md);
 halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p);
 halox_status_t md__gpu_scale(halox_md_t *md, double alpha);
-halox_status_t md__gpu_max_disp2(halox_md_t *md, double *d2_p);
+/* GPU: the outer pair lists expire soon (device-published displacements; collective). */
+halox_status_t md__gpu_watch(halox_md_t *md, int *rebuild_p);
 halox_status_t md__gpu_flush_timers(halox_md_t *md);
 halox_status_t md__gpu_stats(halox_md_t *md);
 /* --graph: can this step (no rebuild, no energies, no velocity scaling) run as the graph? */
@@ -194,7 +216,17 @@ enum { MD_OVL_LOCAL = 0, MD_OVL_HALO = 1, MD_OVL_BOTH = 2, MD_OVL_KINDS = 3 };
 /* Run the probe of cfg.overlap_probe repetitions (collective), then restore the forces. */
 halox_status_t md__overlap_probe(halox_md_t *md);
 
+/* equilibrate.c */
+/* Run cfg.equilibrate NVT steps from the state of step 0 (forces computed), numbered
+ * 1 - equilibrate to 0, then scale the velocities to exactly cfg.temp; collective. Leaves the
+ * engine at step 0 with its energies, as a fresh start; called by halox_md_create. */
+halox_status_t md__equilibrate(halox_md_t *md);
+
 /* engine.c */
+/* The dynamics of step s (kick, drift, a rebuild when asked or when the displacement check
+ * needs one, forces with energies on thermo steps, kick, the NVT thermostat), without output,
+ * stop requests or checkpoints. */
+halox_status_t md__step_dynamics(halox_md_t *md, long long s, int rebuild);
 halox_status_t md__agree(halox_md_t *md, halox_status_t st);
 void md__notice(halox_md_t *md, const char *fmt, ...)
 #if defined(__GNUC__)

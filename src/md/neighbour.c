@@ -1,14 +1,26 @@
 /* Neighbour search: spatial sort of home atoms, cell list and half Verlet list.
  *
  * The list covers the rank's local atoms (home + halo; the halo holds every image within the
- * halo distance cutoff + skin of the domain, see plan.h) and keeps a pair (i, j) when
+ * halo distance cutoff + skin of the domain in the dimensions with pulses, see plan.h) and
+ * keeps a pair (i, j) when
  *   - the plan's zone rule allows it on this rank: (zone_i & zone_j) == 0, so every pair of the
  *     periodic system is listed by exactly one rank, and
- *   - |x_i - x_j| < cutoff + skin at build time,
- * each pair once (half list). Cells are at least (cutoff + skin) / 2 wide and cover the bounding
- * box of the local atoms, which is not periodic (the halo provides the images), so a half
- * stencil of forward cells (offsets up to 2, pruned by distance) plus the later atoms of the same
- * cell lists every pair exactly once. */
+ *   - |x_i - x_j| < cutoff + skin at build time, with the minimum image in the plan's shift
+ *     dimensions (plan.shift_dims: one rank there and no halo, periodic_shifts) and the plain
+ *     difference in the others,
+ * each pair once (half list). Cells are at least (cutoff + skin) / 2 wide; a half stencil of
+ * forward cells (offsets up to 2, pruned by distance) plus the later atoms of the same cell
+ * lists every pair exactly once. In the dimensions with a halo the cells cover the bounding box
+ * of the local atoms, which is not periodic (the halo provides the images). In a shift
+ * dimension they tile the box edge exactly and the stencil wraps around it: a wrapped cell is
+ * the neighbour's image, one box edge away. Each (pair, image) is then one offset of the
+ * unrolled periodic grid, reached once, and an edge above twice the list radius (the planner
+ * checks it) leaves at most one image of a pair within the radius, so a pair is listed at most
+ * once even when a shift dimension has only one to four cells (offsets +2 and -2, or +1 and -1,
+ * reach the same cell as different images). The list stores the image per segment, not per
+ * pair: atom i's neighbours are grouped by image (the unshifted first), and each shifted group
+ * is one segment (md_nlist_t) over which the kernels take x_i minus the shift; the inner loops
+ * are those without shifts, and with copies (no shift dimension) nothing changes at all. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +37,9 @@ void md__nlist_free(md_nlist_t *nl)
     free(nl->cell_atoms);
     free(nl->pos_in_cell);
     free(nl->scratch);
+    free(nl->seg_first);
+    free(nl->seg_at);
+    free(nl->seg_code);
     memset(nl, 0, sizeof *nl);
 }
 
@@ -156,9 +171,11 @@ MD_DEFINE_CELLS(float, md__cells_float)
 MD_DEFINE_CELLS(double, md__cells_double)
 
 /* Counting sort of atoms [0, n) by cell into nl->cell_start / cell_atoms / pos_in_cell
- * (stable: atoms of a cell keep their index order). Positions have stride 3. */
+ * (stable: atoms of a cell keep their index order). Positions have stride 3. In the dimensions
+ * of `periodic` the grid spans [0, len[d]) exactly (cells tile the box edge), elsewhere the
+ * bounding box of the atoms. */
 static halox_status_t md__bin(md_nlist_t *nl, const halox_atoms_t *a, int n, double w_min,
-                              int m_p[3], double w_p[3])
+                              int periodic, const double len[3], int m_p[3], double w_p[3])
 {
     halox_status_t st = md__atom_scratch(nl, n);
     if (st != HALOX_OK)
@@ -171,6 +188,13 @@ static halox_status_t md__bin(md_nlist_t *nl, const halox_atoms_t *a, int n, dou
     if (n == 0)
         for (int d = 0; d < 3; d++)
             lo[d] = hi[d] = 0;
+    for (int d = 0; d < 3; d++)
+        if (periodic >> d & 1) {
+            /* a bad coordinate still makes the range NaN for md__cell_grid to refuse */
+            int bad = !(lo[d] == lo[d] && hi[d] == hi[d]);
+            lo[d] = bad ? NAN : 0.0;
+            hi[d] = bad ? NAN : len[d];
+        }
     double inv_w[3];
     if ((st = md__cell_grid(lo, hi, w_min, n, m_p, inv_w, w_p)) != HALOX_OK)
         return st;
@@ -224,7 +248,8 @@ halox_status_t md__sort_home(halox_md_t *md)
         return HALOX_OK;
     int m[3];
     double w[3];
-    halox_status_t st = md__bin(nl, a, n, 0.5 * (md->prm.cutoff + md->prm.buffer), m, w);
+    halox_status_t st =
+        md__bin(nl, a, n, 0.5 * (md->prm.cutoff + md->prm.buffer), 0, md->box.len, m, w);
     if (st != HALOX_OK)
         return st;
     size_t xb = md__rs(md) * 3, eb = a->extra_bytes;
@@ -286,12 +311,37 @@ static void md__make_stencil(const double w[3], double rl, md_stencil_t *st)
             }
 }
 
+/* Room for the segments of one more atom (at most 26 shifted ones). */
+static halox_status_t md__seg_room(md_nlist_t *nl)
+{
+    if (nl->nseg + 26 <= nl->seg_cap)
+        return HALOX_OK;
+    if (nl->seg_cap > 0x3fffffff - 26)
+        return halox__error(HALOX_ERR_NO_MEMORY, "pair list: too many image segments");
+    int want = nl->seg_cap > 0 ? 2 * nl->seg_cap : 1024;
+    int *a = realloc(nl->seg_at, sizeof(int) * (size_t)want);
+    if (a)
+        nl->seg_at = a;
+    uint8_t *c = realloc(nl->seg_code, (size_t)want);
+    if (c)
+        nl->seg_code = c;
+    if (!a || !c)
+        return halox__error(HALOX_ERR_NO_MEMORY, "pair list: no memory for %d image segments",
+                            want);
+    nl->seg_cap = want;
+    return HALOX_OK;
+}
+
 /* The scan reads positions and zones copied into cell order, so that the candidates of a cell
  * are contiguous in memory, and appends without a branch (the acceptance test is a coin flip for
- * the branch predictor: about a fifth of the candidates are kept). */
+ * the branch predictor: about a fifth of the candidates are kept). A stencil cell past the grid
+ * in a periodic dimension (periodic: bit d) wraps to the other side, as the image one edge away
+ * (code: image +1 -> 1, -1 -> 2, times 3^d); the ranges of an atom are scanned grouped by image,
+ * the unshifted first, each shifted group a segment (md_nlist_t). */
 #define MD_DEFINE_NLIST_SCAN(T, NAME)                                                              \
     static halox_status_t NAME(md_nlist_t *nl, const T *restrict x, const uint8_t *restrict zone,  \
-                               int n, const int m[3], const md_stencil_t *sten, double rl2_d)      \
+                               int n, const int m[3], int periodic, const md_stencil_t *sten,      \
+                               double rl2_d)                                                       \
     {                                                                                              \
         size_t need = (size_t)n * (3 * sizeof(T) + 1) + 64;                                        \
         if (need > nl->scratch_bytes) {                                                            \
@@ -310,30 +360,68 @@ static void md__make_stencil(const double w[3], double rl, md_stencil_t *st)
             xs[3 * (size_t)k + 2] = x[3 * j + 2];                                                  \
             zs[k] = zone[j];                                                                       \
         }                                                                                          \
+        T sh[27][3];                                                                               \
+        for (int c = 0; c < 27; c++)                                                               \
+            for (int d = 0; d < 3; d++)                                                            \
+                sh[c][d] = (T)nl->shift[c][d];                                                     \
         const T rl2 = (T)rl2_d;                                                                    \
         const int *restrict cell_atoms = nl->cell_atoms;                                           \
         size_t np = 0;                                                                             \
+        nl->nseg = 0;                                                                              \
         for (int i = 0; i < n; i++) {                                                              \
             int ci = nl->cell_of[i];                                                               \
             int cz = ci / (m[0] * m[1]), cy = (ci / m[0]) % m[1], cx = ci % m[0];                  \
             const T xi = x[3 * (size_t)i], yi = x[3 * (size_t)i + 1], zi = x[3 * (size_t)i + 2];   \
             const uint8_t zni = zone[i];                                                           \
-            int ranges[63][2], nr = 0;                                                             \
+            int ranges[63][3], nr = 0, mixed = 0;                                                  \
             size_t worst = 0;                                                                      \
             ranges[nr][0] = nl->cell_start[ci] + nl->pos_in_cell[i] + 1;                           \
             ranges[nr][1] = nl->cell_start[ci + 1];                                                \
+            ranges[nr][2] = 0;                                                                     \
             worst += (size_t)(ranges[nr][1] - ranges[nr][0]);                                      \
             nr++;                                                                                  \
             for (int s = 0; s < sten->n; s++) {                                                    \
-                int ox = cx + sten->off[s][0], oy = cy + sten->off[s][1],                          \
-                    oz = cz + sten->off[s][2];                                                     \
-                if (ox < 0 || oy < 0 || oz < 0 || ox >= m[0] || oy >= m[1] || oz >= m[2])          \
+                int o[3] = {cx + sten->off[s][0], cy + sten->off[s][1], cz + sten->off[s][2]};     \
+                int code = 0, out_of_grid = 0;                                                     \
+                for (int d = 0, p3 = 1; d < 3; d++, p3 *= 3) {                                     \
+                    /* one wrap is enough: offsets of 2 only with cells below rl, and then a       \
+                     * periodic edge above 2 rl holds at least 3 cells */                          \
+                    if (o[d] < 0) {                                                                \
+                        o[d] += m[d];                                                              \
+                        code += 2 * p3;                                                            \
+                        out_of_grid |= !(periodic >> d & 1);                                       \
+                    } else if (o[d] >= m[d]) {                                                     \
+                        o[d] -= m[d];                                                              \
+                        code += p3;                                                                \
+                        out_of_grid |= !(periodic >> d & 1);                                       \
+                    }                                                                              \
+                }                                                                                  \
+                if (out_of_grid)                                                                   \
                     continue;                                                                      \
-                int oc = ox + m[0] * (oy + m[1] * oz);                                             \
+                int oc = o[0] + m[0] * (o[1] + m[1] * o[2]);                                       \
                 ranges[nr][0] = nl->cell_start[oc];                                                \
                 ranges[nr][1] = nl->cell_start[oc + 1];                                            \
+                ranges[nr][2] = code;                                                              \
+                mixed |= code;                                                                     \
                 worst += (size_t)(ranges[nr][1] - ranges[nr][0]);                                  \
                 nr++;                                                                              \
+            }                                                                                      \
+            if (mixed) {                                                                           \
+                /* group by image, stable: insertion sort of at most 63 ranges */                  \
+                for (int r = 1; r < nr; r++) {                                                     \
+                    int t0 = ranges[r][0], t1 = ranges[r][1], t2 = ranges[r][2], q = r;            \
+                    for (; q > 0 && ranges[q - 1][2] > t2; q--) {                                  \
+                        ranges[q][0] = ranges[q - 1][0];                                           \
+                        ranges[q][1] = ranges[q - 1][1];                                           \
+                        ranges[q][2] = ranges[q - 1][2];                                           \
+                    }                                                                              \
+                    ranges[q][0] = t0;                                                             \
+                    ranges[q][1] = t1;                                                             \
+                    ranges[q][2] = t2;                                                             \
+                }                                                                                  \
+                halox_status_t sst = md__seg_room(nl);                                             \
+                if (sst != HALOX_OK)                                                               \
+                    return sst;                                                                    \
             }                                                                                      \
             if (np + worst > 0x7fffffffu)                                                          \
                 return halox__error(HALOX_ERR_NO_MEMORY,                                           \
@@ -352,18 +440,36 @@ static void md__make_stencil(const double w[3], double rl, md_stencil_t *st)
             }                                                                                      \
             int32_t *restrict out = nl->list;                                                      \
             nl->start[i] = (int)np;                                                                \
+            nl->seg_first[i] = nl->nseg;                                                           \
+            int cur = 0; /* the image of the open group */                                         \
+            T xa = xi, ya = yi, za = zi;                                                           \
             for (int r = 0; r < nr; r++) {                                                         \
+                if (ranges[r][2] != cur) {                                                         \
+                    /* a new image: drop the previous segment if it kept nothing */                \
+                    if (cur != 0 && nl->seg_at[nl->nseg - 1] == (int)np)                           \
+                        nl->nseg--;                                                                \
+                    cur = ranges[r][2];                                                            \
+                    nl->seg_at[nl->nseg] = (int)np;                                                \
+                    nl->seg_code[nl->nseg] = (uint8_t)cur;                                         \
+                    nl->nseg++;                                                                    \
+                    xa = xi - sh[cur][0];                                                          \
+                    ya = yi - sh[cur][1];                                                          \
+                    za = zi - sh[cur][2];                                                          \
+                }                                                                                  \
                 const int k1 = ranges[r][1];                                                       \
                 for (int k = ranges[r][0]; k < k1; k++) {                                          \
-                    const T dx = xi - xs[3 * (size_t)k], dy = yi - xs[3 * (size_t)k + 1],          \
-                            dz = zi - xs[3 * (size_t)k + 2];                                       \
+                    const T dx = xa - xs[3 * (size_t)k], dy = ya - xs[3 * (size_t)k + 1],          \
+                            dz = za - xs[3 * (size_t)k + 2];                                       \
                     const int keep = (dx * dx + dy * dy + dz * dz < rl2) & ((zni & zs[k]) == 0);   \
                     out[np] = cell_atoms[k];                                                       \
                     np += (size_t)keep;                                                            \
                 }                                                                                  \
             }                                                                                      \
+            if (cur != 0 && nl->seg_at[nl->nseg - 1] == (int)np)                                   \
+                nl->nseg--;                                                                        \
         }                                                                                          \
         nl->start[n] = (int)np;                                                                    \
+        nl->seg_first[n] = nl->nseg;                                                               \
         nl->npairs = np;                                                                           \
         return HALOX_OK;                                                                           \
     }
@@ -378,15 +484,24 @@ halox_status_t md__nlist_build(halox_md_t *md, double rl)
     int n = a->n_total;
     int m[3];
     double w[3];
-    halox_status_t st = md__bin(nl, a, n, 0.5 * rl, m, w);
+    const int periodic = md->plan.shift_dims;
+    halox_status_t st = md__bin(nl, a, n, 0.5 * rl, periodic, md->box.len, m, w);
     if (st != HALOX_OK)
         return st;
     if ((st = md__grow_int(&nl->start, &nl->start_cap, n + 1)) != HALOX_OK)
         return st;
+    if ((st = md__grow_int(&nl->seg_first, &nl->seg_first_cap, n + 1)) != HALOX_OK)
+        return st;
     nl->n = n;
+    /* the image one edge up in d (code 1) is x_j + L_d: the kernels take x_i - L_d instead */
+    for (int c = 0; c < 27; c++)
+        for (int d = 0, q = c; d < 3; d++, q /= 3) {
+            int img = q % 3 == 2 ? -1 : q % 3;
+            nl->shift[c][d] = img * md->box.len[d];
+        }
     md_stencil_t sten;
     md__make_stencil(w, rl, &sten);
     if (a->real == HALOX_FLOAT)
-        return md__nlist_scan_float(nl, a->x, md->plan.zone, n, m, &sten, rl * rl);
-    return md__nlist_scan_double(nl, a->x, md->plan.zone, n, m, &sten, rl * rl);
+        return md__nlist_scan_float(nl, a->x, md->plan.zone, n, m, periodic, &sten, rl * rl);
+    return md__nlist_scan_double(nl, a->x, md->plan.zone, n, m, periodic, &sten, rl * rl);
 }

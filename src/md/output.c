@@ -273,6 +273,11 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
         md__json_num(fp, c->tau);
     else
         fputs("null", fp);
+    /* NVT steps before step 0 (a restart's state is past them: null) */
+    if (c->restart_path)
+        fprintf(fp, ",\n    \"equilibrate\": null");
+    else
+        fprintf(fp, ",\n    \"equilibrate\": %d", c->equilibrate);
     fprintf(fp,
             ",\n    \"thermostat\": %s,\n    \"grid\": [%d, %d, %d],\n    \"ranks\": %d,\n"
             "    \"transport\": ",
@@ -317,6 +322,9 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
             s->real == HALOX_DOUBLE ? "double" : "float", s->first_step, s->last_step, s->steps,
             s->interrupted ? "true" : "false");
     md__json_num(fp, s->setup_seconds);
+    fprintf(fp, ",\n    \"equilibrate_steps\": %lld,\n    \"equilibrate_seconds\": ",
+            s->equilibrate_steps);
+    md__json_num(fp, s->equilibrate_seconds);
     fprintf(fp, ",\n    \"seconds\": ");
     md__json_num(fp, s->loop_seconds);
     fprintf(fp, ",\n    \"ms_per_step\": ");

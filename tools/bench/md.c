@@ -17,12 +17,16 @@ static int report(const bench_md_case_t *c, const halox_md_result_t *res)
     snprintf(grid, sizeof grid, "%dx%dx%d", s->grid.n[0], s->grid.n[1], s->grid.n[2]);
     if (share_known)
         snprintf(share, sizeof share, "%.1f", 100.0 * halo / s->ms_per_step);
-    printf("%-22s %9lld %5d %-6s %-6s %-5s %6lld %10.4f %10.1f %9.2f %7s %-6s\n", c->label,
+    double tmean;
+    char temp[16] = "-";
+    if (bench_md_temp_mean(res, &tmean) > 0)
+        snprintf(temp, sizeof temp, "%.3f", tmean);
+    printf("%-22s %9lld %5d %-6s %-6s %-5s %6lld %10.4f %10.1f %9.2f %7s %7s %-6s\n", c->label,
            c->natoms, s->nranks, grid, gpu ? "gpu" : "cpu", o->graph ? "yes" : "no", s->steps,
-           s->ms_per_step, s->steps_per_second, s->ns_per_day, share, ok ? "ok" : "WRONG");
+           s->ms_per_step, s->steps_per_second, s->ns_per_day, share, temp, ok ? "ok" : "WRONG");
     fflush(stdout);
     bench_record_t r;
-    bench_md_record_start(&r, c, s);
+    bench_md_record_start(&r, c, res);
     rec_bool(&r, "graph", o->graph);
     rec_int(&r, "graph_steps", s->graph_steps);
     rec_num(&r, "ms_per_step", s->ms_per_step);
@@ -53,12 +57,16 @@ static int report(const bench_md_case_t *c, const halox_md_result_t *res)
 int bench_cmd_md(const bench_opts_t *o)
 {
     if (bench_world_rank() == 0) {
-        printf("halox-bench md: preset water-density, %lld steps, %d process(es), %d GPU(s) "
-               "visible; ns/day at 2 fs per step\n",
-               o->steps, bench_world_size(), bench_gpu_count());
-        printf("%-22s %9s %5s %-6s %-6s %-5s %6s %10s %10s %9s %7s %-6s\n", "transport", "atoms",
-               "ranks", "grid", "device", "graph", "steps", "ms/step", "steps/s", "ns/day", "halo%",
-               "check");
+        halox_md_config_t p;
+        halox_md_config_default(&p);
+        halox_md_config_preset(&p, "water-density");
+        printf("halox-bench md: preset water-density, %lld steps after %d of equilibration "
+               "(untimed), %d process(es), %d GPU(s) visible; ns/day at 2 fs per step; T: mean "
+               "temperature of the timed steps (every 100 and the last; the preset's: %g)\n",
+               o->steps, p.equilibrate, bench_world_size(), bench_gpu_count(), p.temp);
+        printf("%-22s %9s %5s %-6s %-6s %-5s %6s %10s %10s %9s %7s %7s %-6s\n", "transport",
+               "atoms", "ranks", "grid", "device", "graph", "steps", "ms/step", "steps/s", "ns/day",
+               "halo%", "T", "check");
     }
     return bench_md_all(o, 0, report);
 }

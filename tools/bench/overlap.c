@@ -20,11 +20,15 @@ static int report(const bench_md_case_t *c, const halox_md_result_t *res)
     const int ok = bench_md_sane(res, c->natoms, o->steps) && measured;
     char grid[32];
     snprintf(grid, sizeof grid, "%dx%dx%d", s->grid.n[0], s->grid.n[1], s->grid.n[2]);
-    printf("%-22s %9lld %5d %-6s %-6s %11.1f %11.1f %11.1f %9.1f %-6s\n", c->label, c->natoms,
-           s->nranks, grid, gpu ? "gpu" : "cpu", loc, halo, both, pct, ok ? "ok" : "WRONG");
+    double tmean;
+    char temp[16] = "-";
+    if (bench_md_temp_mean(res, &tmean) > 0)
+        snprintf(temp, sizeof temp, "%.3f", tmean);
+    printf("%-22s %9lld %5d %-6s %-6s %11.1f %11.1f %11.1f %9.1f %7s %-6s\n", c->label, c->natoms,
+           s->nranks, grid, gpu ? "gpu" : "cpu", loc, halo, both, pct, temp, ok ? "ok" : "WRONG");
     fflush(stdout);
     bench_record_t r;
-    bench_md_record_start(&r, c, s);
+    bench_md_record_start(&r, c, res);
     rec_int(&r, "repeats", s->overlap_reps);
     rec_num(&r, "t_local_us", loc);
     rec_num(&r, "t_halo_us", halo);
@@ -48,8 +52,10 @@ int bench_cmd_overlap(const bench_opts_t *o)
                o->steps, o->repeats, bench_world_size(), bench_gpu_count());
         printf("times in microseconds (median of the slowest rank); overlap %% = 100 (t_halo + "
                "t_local - t_both) / t_halo; the CPU engine does not overlap (about 0 %%)\n");
-        printf("%-22s %9s %5s %-6s %-6s %11s %11s %11s %9s %-6s\n", "transport", "atoms", "ranks",
-               "grid", "device", "t_local", "t_halo", "t_both", "overlap%", "check");
+        printf("T: mean temperature of the timed steps (thermo every 100 and the last, after the "
+               "preset's untimed equilibration)\n");
+        printf("%-22s %9s %5s %-6s %-6s %11s %11s %11s %9s %7s %-6s\n", "transport", "atoms",
+               "ranks", "grid", "device", "t_local", "t_halo", "t_both", "overlap%", "T", "check");
     }
     return bench_md_all(o, o->repeats, report);
 }

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The GPU engine's work loop in ONE device call on one GPU (issue 14): build the engine's
+# targets, run its GPU tests, the pair-kernel roofline and halox-md water-density runs, with
+# results under $OUT (at most 8 files: build.log, tests.log, roofline.log, roofline.jsonl,
+# md.log, md.jsonl, bench.jsonl, peer.txt). The full correctness suite is scripts/device-suite.sh.
+#
+# Knobs: ENGINE_TESTS ("test_gpu_clusters test_gpu_md": tests/ binaries to run),
+# ENGINE_ROOF_ATOMS ("45000,360000,3000000"; empty: no roofline), ENGINE_MD ("45000 180000":
+# atom counts), ENGINE_MD_ARGS (extra halox-md arguments, ';'-separated variants: each size runs
+# every variant, e.g. "--graph;--graph --skin 1.0 --rebuild-every 50"), ENGINE_REPEATS (3),
+# ENGINE_STEPS (500), ENGINE_SANITIZE (1: compute-sanitizer memcheck on test_gpu_clusters),
+# ENGINE_BENCH (sizes for halox-bench md records), ENGINE_PEER (1: GROMACS side by side from
+# .peer/, see ../shared/peer/README.md; ENGINE_PEER_BOXES, ENGINE_PEER_ARGS).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-/tmp/engine-out}
+B=${ENGINE_BUILD:-/tmp/hx-engine}
+mkdir -p "$OUT"
+export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
+export HALOX_SYSTEM_CACHE=${HALOX_SYSTEM_CACHE:-/tmp/hx-systems}
+mkdir -p "$HALOX_SYSTEM_CACHE"
+T0=$(date +%s)
+el() { echo "[$(($(date +%s) - T0)) s]"; }
+GEN=()
+command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
+{
+    nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv
+    cmake -S "$ROOT" -B "$B" "${GEN[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHALOX_ENABLE_CUDA=ON \
+        -DHALOX_ENABLE_MPI=ON -DHALOX_ENABLE_NVSHMEM=OFF -DHALOX_BUILD_TESTS=ON &&
+        cmake --build "$B" -j "$(nproc)" --target test_gpu_clusters test_gpu_md \
+            pair_roofline_bench halox-md halox-bench
+} >"$OUT/build.log" 2>&1 || {
+    echo "build failed"
+    grep -E "error|FAILED" "$OUT/build.log" | head -n 30
+    exit 1
+}
+echo "$(el) built"
+: >"$OUT/tests.log"
+for t in ${ENGINE_TESTS-test_gpu_clusters test_gpu_md}; do
+    echo "== $t" >>"$OUT/tests.log"
+    (cd "$B/tests" && timeout 300 "./$t") >>"$OUT/tests.log" 2>&1
+    rc=$?
+    echo "$(el) $t rc=$rc"
+    [ $rc -ne 0 ] && tail -n 15 "$OUT/tests.log"
+done
+if [ "${ENGINE_SANITIZE:-0}" = 1 ] && command -v compute-sanitizer >/dev/null; then
+    for tool in memcheck racecheck synccheck; do
+        echo "== compute-sanitizer $tool test_gpu_clusters" >>"$OUT/tests.log"
+        (cd "$B/tests" && timeout 200 compute-sanitizer --tool $tool --error-exitcode 3 \
+            ./test_gpu_clusters --quick) >>"$OUT/tests.log" 2>&1
+        echo "$(el) sanitizer $tool rc=$?"
+    done
+fi
+if [ -n "${ENGINE_ROOF_ATOMS-45000,360000,3000000}" ]; then
+    timeout 240 "$B/bench/pair_roofline_bench" --atoms "${ENGINE_ROOF_ATOMS-45000,360000,3000000}" \
+        --repeats 30 --json "$OUT/roofline.jsonl" >"$OUT/roofline.log" 2>&1
+    echo "$(el) roofline rc=$?"
+    grep -E "^verify|^ +[0-9]+ (cl-|local|nonlocal|both)" "$OUT/roofline.log"
+fi
+: >"$OUT/md.jsonl"
+: >"$OUT/md.log"
+IFS=';' read -r -a VARIANTS <<<"${ENGINE_MD_ARGS:-}"
+[ ${#VARIANTS[@]} -eq 0 ] && VARIANTS=("")
+for n in ${ENGINE_MD-45000 180000}; do
+    for ((r = 1; r <= ${ENGINE_REPEATS:-3}; r++)); do
+        for v in "${VARIANTS[@]}"; do
+            j=/tmp/md-$n-$r.json
+            # shellcheck disable=SC2086
+            timeout 200 "$B/tools/halox-md" --preset water-density --atoms "$n" \
+                --steps "${ENGINE_STEPS:-500}" --transport nccl --device gpu $v --json "$j" \
+                --no-progress >>"$OUT/md.log" 2>&1
+            rc=$?
+            python3 - "$j" "$n" "$r" "$v" "$rc" >>"$OUT/md.jsonl" <<'PY'
+import json, sys
+j, n, r, v, rc = sys.argv[1:]
+try:
+    d = json.load(open(j))
+    s = d["summary"]
+    t = s["timers"]
+    th = d.get("thermo", [])
+    temps = [x["temp"] for x in th if x.get("step", 0) > 0] if th else []
+    print(json.dumps({"atoms": int(n), "repeat": int(r), "args": v, "ms_per_step": s["ms_per_step"],
+                      "rebuilds": s["rebuilds"], "pairs": s.get("pairs_in_lists"), "halo_atoms": s.get("halo_atoms_per_rank"),
+                      "pair_ms": t["pair_forces"]["ms_per_step"],
+                      "ns_ms": t["neighbour_search"]["ms_per_step"],
+                      "plan_ms": t["migration_plan"]["ms_per_step"],
+                      "mean_temp": sum(temps) / len(temps) if temps else None,
+                      "graph_steps": s.get("graph_steps", 0)}))
+except Exception as e:
+    print(json.dumps({"atoms": int(n), "repeat": int(r), "args": v, "rc": int(rc), "error": str(e)}))
+PY
+        done
+    done
+    echo "$(el) md $n"
+done
+python3 - "$OUT/md.jsonl" <<'PY'
+import json, sys, statistics as st
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+groups = {}
+for x in rows:
+    groups.setdefault((x["atoms"], x["args"]), []).append(x)
+for (n, a), xs in groups.items():
+    ok = [x for x in xs if "ms_per_step" in x]
+    if not ok:
+        print(n, repr(a), "FAILED", xs[0])
+        continue
+    med = lambda k: st.median([x[k] for x in ok if x.get(k) is not None]) if any(x.get(k) is not None for x in ok) else None
+    print(f"{n:>8} {a!r:40} ms/step median {med('ms_per_step'):.4f} of {[round(x['ms_per_step'],4) for x in ok]}"
+          f"  pair {med('pair_ms'):.4f} ns {med('ns_ms'):.4f} plan {med('plan_ms'):.4f} rebuilds {med('rebuilds')} T {med('mean_temp')}")
+PY
+# halox-bench md records (hardware, commit, date in every line): ENGINE_BENCH sizes, 3 repeats
+: >"$OUT/bench.jsonl"
+for n in ${ENGINE_BENCH-}; do
+    for ((r = 1; r <= ${ENGINE_REPEATS:-3}; r++)); do
+        timeout 300 "$B/tools/halox-bench" md -t nccl --device gpu --graph --atoms "$n" \
+            --steps "${ENGINE_STEPS:-500}" --json "$OUT/bench.jsonl" >>"$OUT/md.log" 2>&1
+        echo "$(el) halox-bench md $n rc=$?"
+    done
+done
+# GROMACS beside (../shared/peer/README.md): .peer/ in ENGINE_PEER_ROOT (default: the parent
+# of this tree, where the device call carries it), logs in /tmp/peer-out, the table to $OUT
+PR=${ENGINE_PEER_ROOT:-$ROOT/..}
+if [ "${ENGINE_PEER:-0}" = 1 ] && [ -f "$PR/.peer/gmx-build.sh" ]; then
+    (cd "$PR" && OUT=/tmp/peer-out bash .peer/gmx-build.sh && OUT=/tmp/peer-out \
+        HALOX_MD="$B/tools/halox-md" HALOX_ARGS="${ENGINE_PEER_ARGS:---graph}" \
+        BOXES="${ENGINE_PEER_BOXES:-7.55}" REPEATS="${ENGINE_REPEATS:-3}" bash .peer/side-by-side.sh) \
+        >/tmp/peer.log 2>&1
+    echo "$(el) peer rc=$?"
+    tail -n 12 /tmp/peer.log
+    cp /tmp/peer-out/side-by-side.txt "$OUT/peer.txt" 2>/dev/null
+fi
+echo "$(el) done"
