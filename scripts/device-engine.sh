@@ -9,7 +9,8 @@
 # atom counts), ENGINE_MD_ARGS (extra halox-md arguments, ';'-separated variants: each size runs
 # every variant, e.g. "--graph;--graph --skin 1.0 --rebuild-every 50"), ENGINE_REPEATS (3),
 # ENGINE_STEPS (500), ENGINE_SANITIZE (1: compute-sanitizer memcheck on test_gpu_clusters),
-# ENGINE_BENCH (sizes for halox-bench md records), ENGINE_PEER (1: GROMACS side by side from
+# ENGINE_BENCH (sizes for halox-bench md records; ENGINE_BENCH_BIG: one record each),
+# ENGINE_SANITIZE_TOOLS ("memcheck racecheck synccheck"), ENGINE_PEER (1: GROMACS side by side from
 # .peer/, see ../shared/peer/README.md; ENGINE_PEER_BOXES, ENGINE_PEER_ARGS).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,10 +45,10 @@ for t in ${ENGINE_TESTS-test_gpu_clusters test_gpu_md}; do
     [ $rc -ne 0 ] && tail -n 15 "$OUT/tests.log"
 done
 if [ "${ENGINE_SANITIZE:-0}" = 1 ] && command -v compute-sanitizer >/dev/null; then
-    for tool in memcheck racecheck synccheck; do
+    for tool in ${ENGINE_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
         echo "== compute-sanitizer $tool test_gpu_clusters" >>"$OUT/tests.log"
         (cd "$B/tests" && timeout 200 compute-sanitizer --tool $tool --error-exitcode 3 \
-            ./test_gpu_clusters --quick) >>"$OUT/tests.log" 2>&1
+            ./test_gpu_clusters) >>"$OUT/tests.log" 2>&1
         echo "$(el) sanitizer $tool rc=$?"
     done
 fi
@@ -110,8 +111,10 @@ for (n, a), xs in groups.items():
 PY
 # halox-bench md records (hardware, commit, date in every line): ENGINE_BENCH sizes, 3 repeats
 : >"$OUT/bench.jsonl"
-for n in ${ENGINE_BENCH-}; do
-    for ((r = 1; r <= ${ENGINE_REPEATS:-3}; r++)); do
+for n in ${ENGINE_BENCH-} ${ENGINE_BENCH_BIG-}; do
+    reps=${ENGINE_REPEATS:-3}
+    [[ " ${ENGINE_BENCH_BIG-} " == *" $n "* ]] && reps=1 # big sizes: one record
+    for ((r = 1; r <= reps; r++)); do
         timeout 300 "$B/tools/halox-bench" md -t nccl --device gpu --graph --atoms "$n" \
             --steps "${ENGINE_STEPS:-500}" --json "$OUT/bench.jsonl" >>"$OUT/md.log" 2>&1
         echo "$(el) halox-bench md $n rc=$?"
