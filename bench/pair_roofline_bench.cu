@@ -213,7 +213,7 @@ static int make_system(int n, uint64_t seed, double *Lout, float **xo, uint8_t *
     return (int)tot;
 }
 
-/* The engine's cell grid (src/md/gpu_engine.c): cells >= rl / 2 wide, at most 2n + 64 cells. */
+/* The engine's cell grid (src/md/gpu_backend.c): cells >= rl / 2 wide, at most 2n + 64 cells. */
 static void make_grid(double L, double rl, int n, md_cell_grid_t *cg)
 {
     double lo = -rl - 1e-3 * rl, ext = L + 2 * rl + 2e-3 * rl, w = 0.5 * rl;

@@ -284,3 +284,29 @@ if(TARGET halox-md AND Python3_Interpreter_FOUND)
                                    $<TARGET_FILE:halox-md>)
   set_tests_properties(md_readers PROPERTIES LABELS "md" TIMEOUT 120 SKIP_RETURN_CODE 77)
 endif()
+
+# the pair-list buffer from an energy-drift tolerance (issue 14, src/md/verlet_buffer.h): the
+# estimate and the choice, NVE drift within the bound with the chosen buffer and beyond it without
+# one, the tool's banner and JSON; bad values refused with exit 2
+if(TARGET halox-md)
+  halox_test(test_md_verlet SOURCES test_md_verlet.c LABELS md TIMEOUT 120
+             ARGS $<TARGET_FILE:halox-md>)
+  add_dependencies(test_md_verlet halox-md)
+  foreach(_v abc 0 -1e-3 nan inf 1e999 5x)
+    string(MAKE_C_IDENTIFIER "${_v}" _vid)
+    halox_md_error(md_err_verlet_tolerance_${_vid}
+                   "--verlet-tolerance '${_v}': give a finite energy drift > 0, energy per atom per unit time"
+                   --cells 5,5,5 --steps 2 --verlet-tolerance ${_v})
+  endforeach()
+  halox_md_error(md_err_verlet_tolerance_missing "--verlet-tolerance needs a value" --cells 5,5,5
+                 --verlet-tolerance)
+  halox_md_error(md_err_verlet_tolerance_restart
+                 "--verlet-tolerance cannot be combined with --restart: the checkpoint fixes"
+                 --restart none.chk --steps 20 --verlet-tolerance 1e-3)
+  halox_md_error(md_err_verlet_tolerance_skin
+                 "Verlet-buffer tolerance 1e-09: skin 0 is too small even for lists rebuilt every step \\(estimated drift [0-9.e+-]+\\)"
+                 --cells 5,5,5 --shift --steps 2 --skin 0 --verlet-tolerance 1e-9)
+  halox_md_error(md_err_verlet_tolerance_interval
+                 "Verlet-buffer tolerance 1e-300: no skin up to the cut-off \\(2.5\\) keeps the estimated drift of lists rebuilt every 100 steps"
+                 --cells 5,5,5 --steps 2 --rebuild-every 100 --verlet-tolerance 1e-300)
+endif()

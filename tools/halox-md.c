@@ -119,7 +119,13 @@ static void usage(FILE *to)
         "  --skin S                pair-list skin; halo distance = cut-off + skin (default 0.3)\n"
         "  --rebuild-every K       lists, migration and plan every K steps (default 20)\n"
         "  --rebuild-check         also rebuild as soon as an atom moved more than skin/2\n"
-        "                          (one extra reduction per step)\n"
+        "                          (CPU: one extra reduction per step; GPU: watched on the\n"
+        "                          device, no host synchronisation); --no-rebuild-check: off\n"
+        "  --verlet-tolerance E    choose the skin and the rebuild interval (those not given\n"
+        "                          by --skin, --rebuild-every) for an estimated energy drift\n"
+        "                          by missed pairs of at most E per atom per unit time (such\n"
+        "                          as 1e-4), at --temp and the system's density (off unless\n"
+        "                          given; printed at start, see docs/MD.md)\n"
         "Integration:\n"
         "  --dt DT                 time step (default 0.005)\n"
         "  --steps N               last step (default 100; with --restart: required)\n"
@@ -204,6 +210,8 @@ typedef struct {
     int set_lattice, set_cells, set_density, set_atoms, set_read, set_box, set_steps;
     int set_precision, set_grid, set_transport;
     int set_temp, set_read_frame, set_new_velocities;
+    int set_skin, set_rebuild_every; /* given: --verlet-tolerance keeps them */
+    halox_md_verlet_t verlet;   /* --verlet-tolerance: what was chosen (verlet.tolerance > 0) */
     const char *traj_option;    /* --traj or --xyz, the one given */
     const char *every_option;   /* --traj-every or --xyz-every, the one given */
     halox_md_read_info_t read;  /* --read: what the file holds (halox_md_read_probe) */
@@ -293,17 +301,34 @@ static int parse_triple_double(const char *s, double out[3])
 /* Options a restart cannot take: they define the system or the trajectory. */
 static int is_physics(const char *a)
 {
-    static const char *const list[] = {"--preset",   "--lattice",       "--density",
-                                       "--cells",    "--atoms",         "--read",
-                                       "--box",      "--temp",          "--seed",
-                                       "--cutoff",   "--skin",          "--shift",
-                                       "--no-shift", "--tail",          "--no-tail",
-                                       "--dt",       "--rebuild-every", "--rebuild-check",
-                                       "--ensemble", "--tau",           "--equilibrate",
+    static const char *const list[] = {"--preset",
+                                       "--lattice",
+                                       "--density",
+                                       "--cells",
+                                       "--atoms",
+                                       "--read",
+                                       "--box",
+                                       "--temp",
+                                       "--seed",
+                                       "--cutoff",
+                                       "--skin",
+                                       "--shift",
+                                       "--no-shift",
+                                       "--tail",
+                                       "--no-tail",
+                                       "--dt",
+                                       "--rebuild-every",
+                                       "--rebuild-check",
+                                       "--ensemble",
+                                       "--tau",
+                                       "--equilibrate",
+                                       "--no-rebuild-check",
                                        NULL};
     for (int i = 0; list[i]; i++)
         if (!strcmp(a, list[i]))
             return 1;
+    if (!strcmp(a, "--verlet-tolerance")) /* it sets the skin and the rebuild interval */
+        return 1;
     return !strcmp(a, "--read-frame") || !strcmp(a, "--new-velocities"); /* --read's too */
 }
 
@@ -443,6 +468,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
         } else if (!strcmp(a, "--rebuild-check")) {
             c->rebuild_check = 1;
             continue;
+        } else if (!strcmp(a, "--no-rebuild-check")) { /* a preset's check off */
+            c->rebuild_check = 0;
+            continue;
         } else if (!strcmp(a, "--autotune")) {
             o->autotune = o->autotune ? o->autotune : 50;
             continue;
@@ -479,6 +507,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
                                                  "--dt",
                                                  "--steps",
                                                  "--rebuild-every",
+                                                 "--verlet-tolerance",
                                                  "--thermo-every",
                                                  "--ensemble",
                                                  "--tau",
@@ -561,6 +590,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
             if (!parse_double(v, &d) || d < 0)
                 return bad("--skin '%s': give a number >= 0", v);
             c->skin = d;
+            o->set_skin = 1;
         } else if (!strcmp(a, "--dt")) {
             if (!parse_double(v, &d) || d <= 0)
                 return bad("--dt '%s': give a number > 0", v);
@@ -574,6 +604,13 @@ static int parse_args(int argc, char **argv, opts_t *o)
             if (!parse_ll(v, 1, 1000000000, &n))
                 return bad("--rebuild-every '%s': give a number >= 1", v);
             c->rebuild_every = (int)n;
+            o->set_rebuild_every = 1;
+        } else if (!strcmp(a, "--verlet-tolerance")) {
+            if (!parse_double(v, &d) || d <= 0)
+                return bad("--verlet-tolerance '%s': give a finite energy drift > 0, energy per "
+                           "atom per unit time in reduced units (such as 1e-4)",
+                           v);
+            c->verlet_tolerance = d;
         } else if (!strcmp(a, "--thermo-every")) {
             if (!parse_ll(v, 1, 1000000000, &n))
                 return bad("--thermo-every '%s': give a number >= 1", v);
@@ -767,6 +804,24 @@ static int parse_args(int argc, char **argv, opts_t *o)
     if (halox_md_config_device(c) == HALOX_MD_DEVICE_GPU && c->real != HALOX_FLOAT)
         return bad("the GPU engine runs in single precision: use --precision float (or --device "
                    "cpu)");
+    /* the pair-list buffer for the drift tolerance: what --skin / --rebuild-every did not give
+     * (a restart was refused above: the checkpoint fixes both) */
+    if (c->verlet_tolerance > 0) {
+        double rho = 0; /* fcc and random: cfg->density; a file: its atoms in its box */
+        if (c->source == HALOX_MD_READ) {
+            const double *bx = o->read.has_box ? o->read.box : c->box;
+            const double vol = bx[0] * bx[1] * bx[2];
+            if (!(vol > 0 && isfinite(vol)))
+                return bad("--verlet-tolerance needs the density of the system: the file '%s' "
+                           "has no box (give --box LX,LY,LZ)",
+                           c->read_path);
+            rho = (double)o->read.natoms / vol;
+        }
+        const unsigned keep = (o->set_skin ? HALOX_MD_VERLET_KEEP_SKIN : 0u) |
+                              (o->set_rebuild_every ? HALOX_MD_VERLET_KEEP_REBUILD : 0u);
+        if (halox_md_config_verlet(c, rho, keep, 0, &o->verlet) != HALOX_OK)
+            return bad("%s", halox_last_error());
+    }
     if (halox_md_config_check(c) != HALOX_OK)
         return bad("%s", halox_last_error());
     return 0;
@@ -883,6 +938,17 @@ static void print_banner(const opts_t *o, int nranks)
                c->cutoff, c->shift ? "shifted" : "unshifted",
                c->tail ? "tail corrections" : "no tail corrections", c->skin, c->rebuild_every,
                c->rebuild_check ? " or when an atom moved more than skin/2" : "");
+        const halox_md_verlet_t *vb = &o->verlet;
+        if (vb->tolerance > 0)
+            printf("Verlet buffer: %s, estimated drift by missed pairs %.3g %s the tolerance "
+                   "%g (energy per atom per unit time; ballistic at T %g, density %g; "
+                   "cost model: a rebuild = %g steps)\n",
+                   vb->chose_skin && vb->chose_rebuild ? "skin and rebuild interval chosen"
+                   : vb->chose_skin                    ? "skin chosen (--rebuild-every given)"
+                   : vb->chose_rebuild                 ? "rebuild interval chosen (--skin given)"
+                                       : "--skin and --rebuild-every given, nothing chosen",
+                   vb->drift, vb->drift <= vb->tolerance ? "<=" : "ABOVE", vb->tolerance, vb->temp,
+                   vb->density, vb->rebuild_cost);
         printf("dynamics: velocity Verlet, dt %g, %s", c->dt,
                c->ensemble == HALOX_MD_NVT ? "NVT (stochastic velocity rescaling)" : "NVE");
         if (c->ensemble == HALOX_MD_NVT)

@@ -145,6 +145,12 @@ typedef struct halox_md_config {
                             step 0. Not counted in the run's steps, timers, halo bytes, thermo
                             records or outputs (halox_md_summary_t.equilibrate_*); a restart
                             never runs it (the checkpoint holds a state past it); 0: off */
+    /* the pair-list buffer from a drift tolerance (issue 14) */
+    double verlet_tolerance; /**< > 0: the energy drift the pair lists may cause by missed pairs,
+                                  energy per atom per unit time (reduced units), from which
+                                  halox_md_config_verlet() chooses skin and rebuild_every (the
+                                  engine runs with those two as they are; the JSON settings
+                                  record it with the estimate for the run's lists); 0: off */
 } halox_md_config_t;
 
 /** The equilibration's thermostat time constant in steps (halox_md_config_t.equilibrate): short,
@@ -389,6 +395,47 @@ halox_status_t halox_md_rank_run(const halox_md_config_t *cfg, halox_comm_t *com
  *  system is built once and shared; the first rank that failed on its own explains an error. */
 halox_status_t halox_md_threads_run(const halox_md_config_t *cfg, const halox_md_hooks_t *hooks,
                                     halox_md_result_t *result);
+
+/** The pair-list buffer from an energy-drift tolerance (halox_md_config_t.verlet_tolerance;
+ *  the model, its formula and assumptions: src/md/verlet_buffer.h). A list of pairs within
+ *  cut-off + skin rebuilt every K steps misses the pairs that come within the cut-off from
+ *  beyond it; each such pair adds its energy at the next rebuild. With ballistic Maxwell
+ *  displacements at temp over K dt and partners uniform at the density, the mean of that energy
+ *  per atom per unit time (an upper-side estimate), in reduced LJ units, mass 1. NaN for
+ *  arguments out of range (temp >= 0, density, cutoff, dt > 0, rebuild_every >= 1, skin >= 0). */
+double halox_md_verlet_drift(double temp, double density, double cutoff, double dt, int shift,
+                             int rebuild_every, double skin);
+
+/** halox_md_config_verlet(): keep cfg->skin and/or cfg->rebuild_every as they are. */
+#define HALOX_MD_VERLET_KEEP_SKIN    1u
+#define HALOX_MD_VERLET_KEEP_REBUILD 2u
+/** The rebuild cost of the cost model by default, in steps (measured on the CPU engine). */
+#define HALOX_MD_VERLET_REBUILD_COST 5.0
+
+/** What halox_md_config_verlet() chose and assumed. */
+typedef struct halox_md_verlet {
+    double skin;       /**< the skin now in the configuration */
+    int rebuild_every; /**< the rebuild interval now in the configuration */
+    double drift;      /**< halox_md_verlet_drift() for them */
+    double tolerance;  /**< cfg->verlet_tolerance */
+    double temp;       /**< the temperature and density the estimate assumed */
+    double density;
+    double rebuild_cost; /**< R of the cost model, in steps */
+    int chose_skin;      /**< the skin was chosen (not kept) */
+    int chose_rebuild;   /**< the interval was chosen (not kept) */
+} halox_md_verlet_t;
+
+/** Set cfg->skin and cfg->rebuild_every from cfg->verlet_tolerance (> 0), cfg->temp, cfg->cutoff,
+ *  cfg->shift, cfg->dt and the density (<= 0: cfg->density): the skin is the smallest multiple of
+ *  0.01 cut-off (up to the cut-off) whose estimate is at most the tolerance; the interval the one
+ *  of 10, 20, 25, 40, 50, 80 and 100 steps that minimises the cost of a step, ((rc + skin)/rc)^3
+ *  (1 + R / K), where a rebuild costs R steps (rebuild_cost; <= 0: HALOX_MD_VERLET_REBUILD_COST).
+ *  keep (HALOX_MD_VERLET_KEEP_*): a kept skin gets the longest interval (of those, else below
+ *  10) within the tolerance; a kept interval the smallest skin; both kept: only out->drift.
+ *  Errors (HALOX_ERR_INVALID_ARG) name the value: a tolerance that is not finite and > 0, and
+ *  a tolerance no skin up to the cut-off (or no interval down to 1 for a kept skin) meets. */
+halox_status_t halox_md_config_verlet(halox_md_config_t *cfg, double density, unsigned keep,
+                                      double rebuild_cost, halox_md_verlet_t *out);
 
 /** Analytic long-range correction for a uniform fluid beyond the cut-off rc at density rho
  *  (Allen & Tildesley): energy per atom, (8/3) pi rho (rc^-9 / 3 - rc^-3). */

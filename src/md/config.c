@@ -309,6 +309,11 @@ halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
                             cfg->cutoff);
     if (!isfinite(cfg->skin) || cfg->skin < 0)
         return halox__error(HALOX_ERR_INVALID_ARG, "skin %g: give a finite skin >= 0", cfg->skin);
+    if (!isfinite(cfg->verlet_tolerance) || cfg->verlet_tolerance < 0)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "Verlet-buffer tolerance %g: give a finite energy drift > 0 (energy "
+                            "per atom per unit time), or 0 for none",
+                            cfg->verlet_tolerance);
     if (!md__finite_pos(cfg->dt))
         return halox__error(HALOX_ERR_INVALID_ARG, "time step %g: give a finite dt > 0", cfg->dt);
     if (cfg->steps < 0)

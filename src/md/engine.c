@@ -1,29 +1,19 @@
-/* The engine: set-up, the velocity-Verlet step loop on the halo library, summary and gather.
+/* The engine: set-up (with the choice of the back end, backend.h), the velocity-Verlet step
+ * loop on the halo library, summary.
  *
  * One step s (from s-1), per rank:
- *   1. v += dt/2 f; x += dt v                                  (home atoms)
- *   2. rebuild step (steps 1, 1 + K, 1 + 2K, ... for K = rebuild_every, so that the end of every
- *      multiple of K is a boundary where the next step rebuilds from the home atoms alone and a
- *      checkpoint can be written; also when an atom moved more than skin/2 with rebuild_check,
- *      and the first step after a restart):
- *        migrate (wrap, move atoms to their owners, check the global count), sort home atoms
- *        by cell, build the plan (fills the halo), bind, cell list + Verlet list (zone rule)
- *      otherwise: coordinate halo exchange
- *   3. f = 0 over home + halo; LJ over the list (energies on thermo steps only)
- *   4. force halo exchange (halo forces added to their owners)
- *   5. v += dt/2 f; NVT: stochastic velocity rescaling with the global kinetic energy
+ *   1.-5. the dynamics (step.c): kick, drift, rebuild or coordinate halo exchange, forces,
+ *      force halo exchange, kick, NVT thermostat; a CUDA graph of 1.-5. on plain GPU steps
  *   6. thermo reductions on thermo steps; XYZ frames; at a rebuild boundary (the next step
  *      rebuilds): stop requests and checkpoints.
- * The halo distance is cutoff + skin (plan buffer = skin), so the lists stay valid between
- * rebuilds while no atom moves more than skin / 2.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
+#include "md/backend.h"
 #include "md/md_internal.h"
 
 static const char *const md__timer_names[HALOX_MD_T_COUNT] = {
@@ -35,223 +25,30 @@ const char *halox_md_timer_name(halox_md_timer_t t)
     return (int)t >= 0 && t < HALOX_MD_T_COUNT ? md__timer_names[t] : "unknown";
 }
 
-void md__notice(halox_md_t *md, const char *fmt, ...)
-{
-    if (md->rank != 0 || !md->hooks.notice)
-        return;
-    char text[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    md->hooks.notice(md->hooks.user, text);
-}
-
-/* Agree on failure: every rank returns an error when any rank failed (its own when it failed;
- * otherwise HALOX_ERR_ABORTED naming the rank that failed), so no rank walks alone into a
- * collective. */
-halox_status_t md__agree(halox_md_t *md, halox_status_t st)
-{
-    int P = md->nranks;
-    int mine = (int)st;
-    int small[64];
-    int *all = P <= 64 ? small : malloc(sizeof(int) * (size_t)P);
-    if (!all)
-        return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
-    halox_status_t cst = halox_comm_allgather(md->comm, &mine, all, sizeof mine);
-    int bad = -1;
-    if (cst == HALOX_OK)
-        for (int r = 0; r < P; r++)
-            if (all[r] != HALOX_OK) {
-                bad = r;
-                break;
-            }
-    halox_status_t other = bad >= 0 ? (halox_status_t)all[bad] : HALOX_OK;
-    if (all != small)
-        free(all);
-    if (st != HALOX_OK)
-        return st;
-    if (cst != HALOX_OK)
-        return cst;
-    if (bad >= 0)
-        return halox__error(HALOX_ERR_ABORTED, "rank %d stopped because rank %d failed (%s)",
-                            md->rank, bad, halox_status_string(other));
-    return HALOX_OK;
-}
-
-halox_status_t md__ensure_forces(halox_md_t *md, int n)
-{
-    if (n <= md->f_cap && md->f)
-        return HALOX_OK;
-    int cap = md->f_cap > 0 ? md->f_cap : 1024;
-    while (cap < n)
-        cap = cap > 0x3fffffff ? 0x7fffffff : 2 * cap;
-    void *q = realloc(md->f, md__rs(md) * 3 * (size_t)cap);
-    if (!q)
-        return halox__error(HALOX_ERR_NO_MEMORY, "no memory for %d forces", cap);
-    md->f = q;
-    md->f_cap = cap;
-    return HALOX_OK;
-}
-
-/* Periodic distance, in grid coordinates, from this rank to the owner of each home atom: how far
- * atoms travelled since the last rebuild. Counts the atoms that leave. */
-static void md__migration_stats(halox_md_t *md)
-{
-    const halox_grid_t *g = &md->cfg.grid;
-    int me[3];
-    halox_grid_coords(g, md->rank, me);
-    double lo[3], hi[3];
-    halox_domain_bounds(g, &md->box, md->rank, lo, hi);
-    long long leaving = 0;
-    int hops = 0;
-    for (int i = 0; i < md->atoms.n_home; i++) {
-        /* most atoms stay inside the domain (as migration decides it): distance 0 */
-        double p0 = halox__atom_coord(&md->atoms, i, 0), p1 = halox__atom_coord(&md->atoms, i, 1),
-               p2 = halox__atom_coord(&md->atoms, i, 2);
-        if (p0 >= lo[0] && p0 < hi[0] && p1 >= lo[1] && p1 < hi[1] && p2 >= lo[2] && p2 < hi[2])
-            continue;
-        int away = 0;
-        for (int d = 0; d < 3; d++) {
-            double x = halox_wrap(halox__atom_coord(&md->atoms, i, d), md->box.len[d]);
-            int c = halox_owner_coord(g, &md->box, d, x);
-            int dist = abs(c - me[d]);
-            if (g->n[d] - dist < dist)
-                dist = g->n[d] - dist;
-            if (dist > hops)
-                hops = dist;
-            away |= dist > 0;
-        }
-        leaving += away;
-    }
-    md->migrated += leaving;
-    if (hops > md->max_hops)
-        md->max_hops = hops;
-}
-
-/* A blown-up system still has finite positions once wrapped into the box, so say it plainly:
- * an atom that crosses half the box in one step makes the run meaningless. */
-static halox_status_t md__check_speeds(halox_md_t *md)
-{
-    int id;
-    double v2 = md__max_speed2(md, &id);
-    double lmin = fmin(md->box.len[0], fmin(md->box.len[1], md->box.len[2]));
-    if (!(sqrt(v2) * md->cfg.dt < 0.5 * lmin))
-        return halox__error(HALOX_ERR_COORDINATE,
-                            "step %lld: the system blew up: atom id %d moves %.3g per step, more "
-                            "than half the box (%.3g): use a smaller time step, or start from a "
-                            "configuration without overlaps",
-                            md->step, id, sqrt(v2) * md->cfg.dt, 0.5 * lmin);
-    return HALOX_OK;
-}
-
-/* Migration, sort, plan, bind, lists, and the coordinate exchange the force exchange needs. */
-static halox_status_t md__rebuild(halox_md_t *md)
-{
-    if (md__gpu_local_rebuild_ok(md)) { /* one rank, no halo: nothing for the host to do */
-        double t = halox__now();
-        halox_status_t lst = md__gpu_rebuild_local(md);
-        md->timer[HALOX_MD_T_NEIGHBOUR] += halox__now() - t;
-        if (lst == HALOX_OK) {
-            md->last_rebuild = md->step;
-            md->rebuilds++;
-            md->force_rebuild = 0;
-        }
-        return lst;
-    }
-    /* the steps still queued on the GPU are theirs, not the rebuild's: wait for them first */
-    if (md->gpu) {
-        halox_status_t gst = md__agree(md, md__gpu_idle(md));
-        if (gst != HALOX_OK)
-            return gst;
-    }
-    double t0 = halox__now();
-    if (md->gpu) {
-        /* the home atoms come back to the host: migration and plan as on the CPU */
-        halox_status_t gst = md__agree(md, md__gpu_to_host(md, 0));
-        if (gst != HALOX_OK)
-            return gst;
-    }
-    halox_status_t cst = md__agree(md, md__check_speeds(md));
-    if (cst != HALOX_OK)
-        return cst;
-    md__migration_stats(md);
-    halox_status_t st =
-        halox_comm_migrate(md->comm, &md->cfg.grid, &md->box, &md->atoms, md->natoms, md->step);
-    if (st != HALOX_OK)
-        return st;
-    double t1 = halox__now();
-    md->timer[HALOX_MD_T_MIGRATE] += t1 - t0;
-    /* the CPU lists want home atoms in cell order; the GPU sorts them into clusters itself */
-    st = md->gpu ? HALOX_OK : md__agree(md, md__sort_home(md));
-    if (st != HALOX_OK)
-        return st;
-    double t2 = halox__now();
-    md->timer[HALOX_MD_T_NEIGHBOUR] += t2 - t1;
-    st = halox_comm_build_plan(md->comm, &md->prm, &md->atoms, &md->plan);
-    if (st != HALOX_OK)
-        return st;
-    st = md__agree(md, md__ensure_forces(md, md->atoms.n_total + 1));
-    if (st != HALOX_OK)
-        return st;
-    if (md->gpu) {
-        /* upload, bind the device arrays, cell and pair lists on the GPU */
-        st = md__agree(md, md__gpu_after_plan(md));
-        md->timer[HALOX_MD_T_NEIGHBOUR] += halox__now() - t2;
-        if (st == HALOX_OK) {
-            md->last_rebuild = md->step;
-            md->rebuilds++;
-            md->force_rebuild = 0;
-        }
-        return st;
-    }
-    st = halox_comm_bind(md->comm, &md->plan, md->atoms.x, md->f);
-    if (st != HALOX_OK)
-        return st;
-    double t3 = halox__now();
-    md->timer[HALOX_MD_T_MIGRATE] += t3 - t2;
-    md__save_reference(md);
-    st = md__agree(md, md__nlist_build(md, md->cfg.cutoff + md->cfg.skin));
-    if (st != HALOX_OK)
-        return st;
-    double t4 = halox__now();
-    md->timer[HALOX_MD_T_NEIGHBOUR] += t4 - t3;
-    (void)t4; /* the plan build filled the halo: no coordinate exchange on rebuild steps */
-    md->last_rebuild = md->step;
-    md->rebuilds++;
-    md->force_rebuild = 0;
-    return st;
-}
-
-/* Forces of the current positions (halo coordinates already current), then the force exchange. */
-static halox_status_t md__forces(halox_md_t *md, int want_energy, int coords)
-{
-    if (md->gpu) /* coordinate exchange (unless the plan build just filled the halo) included */
-        return md__gpu_forces(md, coords, want_energy);
-    (void)coords;
-    double t0 = halox__now();
-    md__lj_forces(md, want_energy);
-    double t1 = halox__now();
-    md->timer[HALOX_MD_T_PAIR] += t1 - t0;
-    halox_status_t st = halox_comm_forces(md->comm);
-    md->timer[HALOX_MD_T_FORCES] += halox__now() - t1;
-    return st;
-}
-
-static int md__thermo_step(const halox_md_t *md, long long s)
-{
-    return s % md->cfg.thermo_every == 0 || s == md->cfg.steps || s == md->first_step;
-}
-
 static halox_status_t md__thermo_output(halox_md_t *md)
 {
     halox_md_thermo_t rec;
-    halox_status_t st = md->gpu ? md__agree(md, md__gpu_to_host(md, 0)) : HALOX_OK;
+    halox_status_t st = md__be_to_host(md, 0);
     if (st == HALOX_OK)
         st = md__thermo_compute(md, &rec);
     if (st == HALOX_OK)
         st = md__agree(md, md__record_thermo(md, &rec));
     return st;
+}
+
+/* The one place that picks the back end of the step: the CPU's, or (CUDA builds) the GPU's. */
+static halox_status_t md__backend_select(halox_md_t *md, halox_md_device_t device)
+{
+    if (device != HALOX_MD_DEVICE_GPU) {
+        md->be = &md__cpu_backend;
+        return HALOX_OK;
+    }
+#ifdef HALOX_HAVE_CUDA
+    return md__gpu_backend_create(md);
+#else
+    return halox__error(HALOX_ERR_UNAVAILABLE,
+                        "this build has no CUDA: the GPU engine is not available (--device cpu)");
+#endif
 }
 
 /* Take the atoms of the initial system that this rank owns, in id order. */
@@ -336,8 +133,8 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
         else
             st = md__take_system(md, sys);
     }
-    if (st == HALOX_OK && halox_md_config_device(cfg) == HALOX_MD_DEVICE_GPU)
-        st = md__gpu_create(md);
+    if (st == HALOX_OK)
+        st = md__backend_select(md, halox_md_config_device(cfg));
     st = md__agree(md, st);
     if (st != HALOX_OK) {
         halox_md_destroy(md);
@@ -383,13 +180,13 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
         /* step 0: distribute (migrate checks the count), plan, lists, forces, thermo */
         st = md__rebuild(md);
         if (st == HALOX_OK)
-            st = md__forces(md, 1, 0);
+            st = md->be->forces(md, 0, 1);
         if (st == HALOX_OK) /* cfg.equilibrate: back at step 0, equilibrated */
             st = md__equilibrate(md);
         if (st == HALOX_OK)
             st = md__thermo_output(md);
-        if (st == HALOX_OK && md->cfg.xyz_path && md->gpu)
-            st = md__agree(md, md__gpu_to_host(md, 1));
+        if (st == HALOX_OK && md->cfg.xyz_path)
+            st = md__be_to_host(md, 1);
         if (st == HALOX_OK && md->cfg.xyz_path)
             st = md__xyz_frame(md);
     } else if (st == HALOX_OK) {
@@ -431,7 +228,7 @@ halox_status_t halox_md_write_checkpoint(halox_md_t *md, const char *path)
                             "step %lld is not a rebuild boundary (a multiple of rebuild-every "
                             "%d): a restart from here would not continue bit-identically",
                             md->step, md->cfg.rebuild_every);
-    halox_status_t st = md->gpu ? md__agree(md, md__gpu_to_host(md, 1)) : HALOX_OK;
+    halox_status_t st = md__be_to_host(md, 1);
     if (st == HALOX_OK)
         st = md__checkpoint_write(md, path);
     if (st == HALOX_OK) {
@@ -441,70 +238,6 @@ halox_status_t halox_md_write_checkpoint(halox_md_t *md, const char *path)
     return st;
 }
 
-/* The dynamics of step s: kick, drift, (rebuild,) forces, kick, thermostat (also the
- * equilibration's, equilibrate.c). */
-halox_status_t md__step_dynamics(halox_md_t *md, long long s, int rebuild)
-{
-    const halox_md_config_t *c = &md->cfg;
-    halox_status_t st;
-
-    double t0 = halox__now();
-    if (md->gpu) { /* device timers from CUDA events */
-        if ((st = md__gpu_kick_drift(md)) != HALOX_OK)
-            return st;
-    } else {
-        md__kick(md, 0.5 * c->dt);
-        md__drift(md, c->dt);
-        double t1 = halox__now();
-        md->timer[HALOX_MD_T_INTEGRATE] += t1 - t0;
-    }
-    if (!rebuild && c->rebuild_check && !md->gpu) { /* the GPU engine watched in md__step */
-        double d2 = md__max_displacement2(md);
-        st = halox_comm_allreduce_max(md->comm, &d2, 1);
-        if (st != HALOX_OK)
-            return st;
-        double half = 0.5 * c->skin;
-        rebuild = d2 > half * half;
-    }
-    md->step = s;
-    if (rebuild) {
-        st = md__rebuild(md);
-    } else if (!md->gpu) { /* the GPU engine exchanges coordinates in md__forces */
-        double t = halox__now();
-        st = halox_comm_coords(md->comm);
-        md->timer[HALOX_MD_T_COORDS] += halox__now() - t;
-    }
-    if (st != HALOX_OK)
-        return st;
-    int thermo = md__thermo_step(md, s);
-    if ((st = md__forces(md, thermo, !rebuild)) != HALOX_OK)
-        return st;
-
-    t0 = halox__now();
-    if (md->gpu && (st = md__gpu_kick(md)) != HALOX_OK)
-        return st;
-    if (!md->gpu)
-        md__kick(md, 0.5 * c->dt);
-    if (c->ensemble == HALOX_MD_NVT) {
-        double ke = 0;
-        if (md->gpu && (st = md__gpu_kinetic(md, &ke)) != HALOX_OK)
-            return st;
-        if (!md->gpu)
-            ke = md__kinetic_local(md);
-        if ((st = halox_comm_allreduce_sum(md->comm, &ke, 1)) != HALOX_OK)
-            return st;
-        double alpha =
-            md__bussi_alpha(ke, 0.5 * md->dof * c->temp, md->dof, c->dt / c->tau, c->seed, s);
-        if (md->gpu && (st = md__gpu_scale(md, alpha)) != HALOX_OK)
-            return st;
-        if (!md->gpu)
-            md__scale_velocities(md, alpha);
-    }
-    if (!md->gpu)
-        md->timer[HALOX_MD_T_INTEGRATE] += halox__now() - t0;
-    return HALOX_OK;
-}
-
 /* One step. */
 static halox_status_t md__step(halox_md_t *md)
 {
@@ -512,18 +245,20 @@ static halox_status_t md__step(halox_md_t *md)
     long long s = md->step + 1;
     int rebuild = md->force_rebuild || (s - 1) % c->rebuild_every == 0;
     halox_status_t st;
-    /* GPU engine: rebuild before the lists expire, from the displacements the device published
-     * (also what rebuild-check asks for there: no host synchronisation per step) */
-    if (!rebuild && md->gpu && (st = md__gpu_watch(md, &rebuild)) != HALOX_OK)
+    const md_backend_t *be = md->be;
+    /* GPU engine, rebuild-check: rebuild before the lists expire, from the displacements the
+     * device published (no host synchronisation per step); without the check the lists live
+     * rebuild-every steps, as on the CPU engine */
+    if (!rebuild && c->rebuild_check && be->watch && (st = be->watch(md, &rebuild)) != HALOX_OK)
         return st;
     /* --graph: a step that needs nothing from the host (no rebuild, no energies, no
-     * displacement check, no velocity scaling) is the captured graph */
+     * displacement check on the host, no velocity scaling) is the captured graph */
     const int thermo = md__thermo_step(md, s);
-    int plain =
-        !rebuild && (md->gpu || !c->rebuild_check) && c->ensemble == HALOX_MD_NVE && !thermo;
-    if (plain && md__gpu_graph_ready(md)) {
+    int plain = !rebuild && (!be->rebuild_check || !c->rebuild_check) &&
+                c->ensemble == HALOX_MD_NVE && !thermo;
+    if (plain && be->graph_ready && be->graph_ready(md)) {
         md->step = s;
-        st = md__gpu_graph_step(md);
+        st = be->graph_step(md);
     } else {
         st = md__step_dynamics(md, s, rebuild);
     }
@@ -534,7 +269,7 @@ static halox_status_t md__step(halox_md_t *md)
     if (thermo && (st = md__thermo_output(md)) != HALOX_OK)
         return st;
     if (c->xyz_path && ((c->xyz_every > 0 && s % c->xyz_every == 0) || s == c->steps)) {
-        if (md->gpu && (st = md__agree(md, md__gpu_to_host(md, 1))) != HALOX_OK)
+        if ((st = md__be_to_host(md, 1)) != HALOX_OK)
             return st;
         if ((st = md__xyz_frame(md)) != HALOX_OK)
             return st;
@@ -598,8 +333,8 @@ halox_status_t halox_md_run_until(halox_md_t *md, long long last)
         if (md->interrupted)
             break;
     }
-    if (md->gpu && st == HALOX_OK) /* the loop time includes the device's last steps */
-        st = md__gpu_flush_timers(md);
+    if (st == HALOX_OK) /* the loop time includes the device's last steps */
+        st = md__be_flush_timers(md);
     md->loop_seconds += halox__now() - t0;
     md->loop_steps += done;
     md->have_summary = 0;
@@ -611,12 +346,12 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     halox_md_summary_t s;
     memset(&s, 0, sizeof s);
     enum { NT = HALOX_MD_T_COUNT };
-    if (md->gpu) {
-        halox_status_t gst = md__agree(md, md__gpu_stats(md));
+    if (md->be->stats) {
+        halox_status_t gst = md__agree(md, md->be->stats(md));
         if (gst != HALOX_OK)
             return gst;
-        s.graph_steps = md->graph_steps;
     }
+    s.graph_steps = md->graph_steps; /* 0 without graphs */
     halox_comm_stats_t cs;
     halox_comm_get_stats(md->comm, &cs);
     double sum[NT + 4], mx[NT + 3];
@@ -730,17 +465,13 @@ halox_status_t halox_md_thermo_now(halox_md_t *md, halox_md_thermo_t *rec_p)
                                 "no forces yet after the restart at step %lld: run a step first",
                                 md->step);
         /* recompute with the same list and positions: the same force bits as before */
-        halox_status_t st = md->gpu ? HALOX_OK : halox_comm_coords(md->comm);
-        if (st == HALOX_OK)
-            st = md__forces(md, 1, 1);
+        halox_status_t st = md->be->forces(md, 1, 1);
         if (st != HALOX_OK)
             return st;
     }
-    if (md->gpu) {
-        halox_status_t gst = md__agree(md, md__gpu_to_host(md, 0));
-        if (gst != HALOX_OK)
-            return gst;
-    }
+    halox_status_t gst = md__be_to_host(md, 0);
+    if (gst != HALOX_OK)
+        return gst;
     return md__thermo_compute(md, rec_p);
 }
 
@@ -751,98 +482,6 @@ const halox_md_thermo_t *halox_md_thermo_records(const halox_md_t *md, int *coun
     return md->rank == 0 ? md->rec : NULL;
 }
 
-halox_status_t halox_md_gather(halox_md_t *md, double *x, double *v, double *f, int root)
-{
-    enum { W = 10 };
-    if (md->gpu) {
-        halox_status_t gst = md__agree(md, md__gpu_to_host(md, 1));
-        if (gst != HALOX_OK)
-            return gst;
-    }
-    int n = md->atoms.n_home;
-    long long N = md->natoms;
-    double *send = malloc(sizeof(double) * W * (size_t)(n > 0 ? n : 1));
-    double *recv = NULL;
-    halox_status_t st = HALOX_OK;
-    if (!send)
-        st = halox__error(HALOX_ERR_NO_MEMORY, "gather: no memory");
-    if (md->rank == root) {
-        recv = malloc(sizeof(double) * W * (size_t)(N > 0 ? N : 1));
-        if (!recv)
-            st = halox__error(HALOX_ERR_NO_MEMORY, "gather: no memory for %lld atoms", N);
-    }
-    st = md__agree(md, st);
-    if (st != HALOX_OK) {
-        free(send);
-        free(recv);
-        return st;
-    }
-    const int float_mode = md->atoms.real == HALOX_FLOAT;
-    for (int i = 0; i < n; i++) {
-        double *o = send + (size_t)W * i;
-        o[0] = (double)md->atoms.id[i];
-        for (int d = 0; d < 3; d++) {
-            double w = halox_wrap(halox_atoms_get(&md->atoms, i, d), md->box.len[d]);
-            if (float_mode) {
-                w = (double)(float)w;
-                if (w >= md->box.len[d])
-                    w = 0.0;
-            }
-            o[1 + d] = w;
-            size_t k = 3 * (size_t)i + d;
-            o[4 + d] =
-                float_mode ? (double)((float *)md->atoms.extra)[k] : ((double *)md->atoms.extra)[k];
-            o[7 + d] =
-                md->f ? (float_mode ? (double)((float *)md->f)[k] : ((double *)md->f)[k]) : 0.0;
-        }
-    }
-    size_t *counts = md->rank == root ? calloc((size_t)md->nranks, sizeof(size_t)) : NULL;
-    st = md__agree(md, md->rank == root && !counts
-                           ? halox__error(HALOX_ERR_NO_MEMORY, "gather: no memory")
-                           : HALOX_OK);
-    if (st == HALOX_OK)
-        st = halox_comm_gatherv(md->comm, send, sizeof(double) * W * (size_t)n, recv,
-                                sizeof(double) * W * (size_t)(N > 0 ? N : 1), counts, root);
-    free(send);
-    if (st == HALOX_OK && md->rank == root) {
-        size_t total = 0;
-        for (int r = 0; r < md->nranks; r++)
-            total += counts[r];
-        long long got = (long long)(total / (sizeof(double) * W));
-        unsigned char *seen = calloc((size_t)(N > 0 ? N : 1), 1);
-        if (!seen)
-            st = halox__error(HALOX_ERR_NO_MEMORY, "gather: no memory");
-        else if (got != N)
-            st = halox__error(HALOX_ERR_ATOM_COUNT,
-                              "step %lld: the ranks hold %lld atoms, the system has %lld: atoms "
-                              "were lost or duplicated",
-                              md->step, got, N);
-        for (long long k = 0; k < N && st == HALOX_OK; k++) {
-            const double *o = recv + (size_t)W * k;
-            long long id = (long long)o[0];
-            if (id < 0 || id >= N || seen[id]) {
-                st = halox__error(HALOX_ERR_ATOM_COUNT,
-                                  "step %lld: atom id %lld is %s: atoms were lost or duplicated",
-                                  md->step, id, id < 0 || id >= N ? "out of range" : "duplicated");
-                break;
-            }
-            seen[id] = 1;
-            for (int d = 0; d < 3; d++) {
-                if (x)
-                    x[3 * id + d] = o[1 + d];
-                if (v)
-                    v[3 * id + d] = o[4 + d];
-                if (f)
-                    f[3 * id + d] = o[7 + d];
-            }
-        }
-        free(seen);
-    }
-    free(counts);
-    free(recv);
-    return md__agree(md, st);
-}
-
 void halox_md_destroy(halox_md_t *md)
 {
     if (!md)
@@ -851,7 +490,8 @@ void halox_md_destroy(halox_md_t *md)
         fclose(md->csv);
     if (md->xyz)
         fclose(md->xyz);
-    md__gpu_destroy(md);
+    if (md->be && md->be->destroy) /* NULL: create failed before choosing one */
+        md->be->destroy(md);
     halox_atoms_free(&md->atoms);
     halox_plan_free(&md->plan);
     md__nlist_free(&md->nl);

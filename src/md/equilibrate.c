@@ -5,7 +5,7 @@
  * to about 2.6 within 100 steps, so a benchmark of it would time a system far from its stated
  * state. These steps take the heat out while the structure relaxes, then the run starts there.
  *
- * How: the engine's own step (md__step_dynamics: the same code on the CPU and the GPU engine)
+ * How: the engine's own step (md__step_dynamics, step.c: the same code on either back end)
  * with the Bussi thermostat at cfg.temp and a short time constant, HALOX_MD_EQUILIBRATE_TAU_STEPS
  * steps, and the displacement check on (the first steps of a random start move atoms fast: the
  * lists stay valid whatever the rebuild interval). The steps are numbered 1 - N to 0, so the run
@@ -19,6 +19,7 @@
 #include <math.h>
 
 #include "core/util.h"
+#include "md/backend.h"
 #include "md/md_internal.h"
 
 halox_status_t md__equilibrate(halox_md_t *md)
@@ -46,27 +47,19 @@ halox_status_t md__equilibrate(halox_md_t *md)
         st = md__step_dynamics(md, (long long)k - n, (k - 1) % c->rebuild_every == 0);
     /* the run starts at exactly T, as a fresh start does */
     double ke = 0;
-    if (st == HALOX_OK) {
-        if (md->gpu)
-            st = md__gpu_kinetic(md, &ke);
-        else
-            ke = md__kinetic_local(md);
-        st = md__agree(md, st);
-    }
+    if (st == HALOX_OK)
+        st = md__agree(md, md->be->kinetic(md, &ke));
     if (st == HALOX_OK)
         st = halox_comm_allreduce_sum(md->comm, &ke, 1);
     const double t_end = md->dof > 0 ? 2.0 * ke / md->dof : 0.0;
     if (st == HALOX_OK && ke > 0) {
         const double alpha = sqrt(0.5 * md->dof * keep.temp / ke);
-        if (md->gpu)
-            st = md__gpu_scale(md, alpha);
-        else
-            md__scale_velocities(md, alpha);
+        st = md->be->scale(md, alpha);
     }
     /* the GPU's step timers are read a few steps late: read them now, before create zeroes
      * them, or the run's first steps would count these */
-    if (st == HALOX_OK && md->gpu)
-        st = md__gpu_flush_timers(md);
+    if (st == HALOX_OK)
+        st = md__be_flush_timers(md);
     st = md__agree(md, st);
     md->cfg = keep;
     halox_comm_get_stats(md->comm, &cs1);

@@ -1,5 +1,6 @@
-/* Velocity Verlet on the home atoms (mass 1): half kick v += dt/2 f, drift x += dt v, and the
- * displacement check of the optional "rebuild when an atom moved more than half the skin". All
+/* Velocity Verlet on the home atoms (mass 1): half kick v += dt/2 f, drift x += dt v, the
+ * displacement check of the optional "rebuild when an atom moved more than half the skin", and
+ * the kinetic energy and velocity scaling of the thermostat and thermo output. All
  * in the atoms' precision; velocities live in the atoms' per-atom extra data so that they move
  * with the atoms on migration. */
 #include <math.h>
@@ -116,4 +117,21 @@ double md__max_speed2(const halox_md_t *md, int *id_p)
     }
     *id_p = who;
     return m;
+}
+
+/* Kinetic energy of the home atoms (mass 1), summed in double in atom order. */
+double md__kinetic_local(const halox_md_t *md)
+{
+    size_t n3 = 3 * (size_t)md->atoms.n_home;
+    double s = 0;
+    if (md->atoms.real == HALOX_FLOAT) {
+        const float *v = md->atoms.extra;
+        for (size_t k = 0; k < n3; k++)
+            s += (double)v[k] * (double)v[k];
+    } else {
+        const double *v = md->atoms.extra;
+        for (size_t k = 0; k < n3; k++)
+            s += v[k] * v[k];
+    }
+    return 0.5 * s;
 }

@@ -1,17 +1,26 @@
-/* Internal: the engine's state and the functions its files share. One concept per file:
+/* Internal: the engine's state and the functions its files share. One concept per file, each
+ * calling only files listed above it (the table of backend.h included), so the calls among them
+ * have no cycles:
  *   config.c      defaults, presets, checks
- *   system.c      initial systems: fcc, random non-overlapping, XYZ file
  *   velocities.c  Maxwell-Boltzmann velocities, zero momentum, exact temperature
+ *   system.c      initial systems: fcc, random non-overlapping, XYZ file
  *   neighbour.c   spatial sort of home atoms, cell list, Verlet pair list (zone rule)
  *   lj.c          Lennard-Jones forces, energy and virial over the pair list; tail corrections
- *   integrate.c   velocity Verlet kicks and drift, displacement check
+ *   integrate.c   velocity Verlet kicks and drift, displacement check, kinetic energy
  *   thermostat.c  stochastic velocity rescaling (Bussi, Donadio, Parrinello 2007)
- *   thermo.c      kinetic energy, reductions over ranks, thermo records
+ *   verlet_buffer.c  the skin and rebuild interval from an energy-drift tolerance
+ *   common.c      agreement on failure, notices, the force array
+ *   cpu_backend.c the CPU back end of the step (backend.h): kick/drift, LJ + force exchange,
+ *                 the exact rebuild check, the host rebuild's hooks, timers
+ *   gpu_backend.c the GPU back end of the step (backend.h; CUDA builds only)
+ *   gather.c      the state of all ranks on one (halox_md_gather)
  *   output.c      CSV, JSON and extended-XYZ writers
+ *   thermo.c      reductions over ranks, thermo records
  *   checkpoint.c  atomic checkpoint files and restarts
- *   engine.c      create, the step loop, summary, gather
+ *   step.c        the dynamics of one step and the rebuild, through the back end's table
  *   overlap.c     the overlap probe: local forces alone, halo alone, both together
  *   equilibrate.c NVT steps before step 0 (cfg.equilibrate), outside the run's statistics
+ *   engine.c      create (picks the back end), the step loop with its outputs, summary
  *   driver.c      whole runs on one rank and on a team of threads
  */
 #ifndef HALOX_MD_INTERNAL_H
@@ -57,11 +66,12 @@ typedef struct md_nlist {
     size_t scratch_bytes;
 } md_nlist_t;
 
-typedef struct md_gpu md_gpu_t;
+typedef struct md_backend md_backend_t;
 
 struct halox_md {
     halox_md_config_t cfg;
-    md_gpu_t *gpu; /* the GPU back end (gpu_engine.c), NULL on the CPU */
+    const md_backend_t *be; /* the back end of the step (backend.h), chosen at create */
+    void *be_state;         /* its state (gpu_backend.c), NULL on the CPU */
     halox_md_hooks_t hooks;
     halox_comm_t *comm;
     int rank, nranks;
@@ -97,7 +107,7 @@ struct halox_md {
 
     /* statistics */
     long long rebuilds;
-    long long graph_steps; /* GPU engine: steps run as a replayed CUDA graph */
+    long long graph_steps; /* GPU back end: steps run as a replayed CUDA graph */
     long long migrated;
     int max_hops;
     double timer[HALOX_MD_T_COUNT];
@@ -159,6 +169,7 @@ void md__save_reference(halox_md_t *md);
 double md__max_displacement2(const halox_md_t *md);
 void md__scale_velocities(halox_md_t *md, double alpha);
 double md__max_speed2(const halox_md_t *md, int *id_p);
+double md__kinetic_local(const halox_md_t *md);
 
 /* thermostat.c */
 /* Scaling factor of stochastic velocity rescaling for one step from kinetic energy ke. */
@@ -166,7 +177,6 @@ double md__bussi_alpha(double ke, double ke_target, double ndof, double dt_over_
                        long long step);
 
 /* thermo.c */
-double md__kinetic_local(const halox_md_t *md);
 halox_status_t md__thermo_compute(halox_md_t *md, halox_md_thermo_t *rec);
 halox_status_t md__record_thermo(halox_md_t *md, const halox_md_thermo_t *rec);
 
@@ -181,34 +191,6 @@ halox_status_t md__xyz_frame(halox_md_t *md);
 halox_status_t md__checkpoint_write(halox_md_t *md, const char *path);
 halox_status_t md__checkpoint_load(halox_md_t *md, const char *path);
 
-/* gpu_engine.c: the GPU back end (CUDA builds; otherwise stubs that return
- * HALOX_ERR_UNAVAILABLE). The engine calls these in place of the CPU parts when md->gpu is set. */
-halox_status_t md__gpu_create(halox_md_t *md);
-void md__gpu_destroy(halox_md_t *md);
-halox_status_t md__gpu_to_host(halox_md_t *md, int forces);
-/* wait until the device has run everything enqueued */
-halox_status_t md__gpu_idle(halox_md_t *md);
-halox_status_t md__gpu_after_plan(halox_md_t *md);
-/* GPU, one rank periodic by shifts in every dimension: rebuilds stay on the device. */
-int md__gpu_local_rebuild_ok(const halox_md_t *md);
-halox_status_t md__gpu_rebuild_local(halox_md_t *md);
-halox_status_t md__gpu_kick_drift(halox_md_t *md);
-halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy);
-halox_status_t md__gpu_kick(halox_md_t *md);
-halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p);
-halox_status_t md__gpu_scale(halox_md_t *md, double alpha);
-/* GPU: the outer pair lists expire soon (device-published displacements; collective). */
-halox_status_t md__gpu_watch(halox_md_t *md, int *rebuild_p);
-halox_status_t md__gpu_flush_timers(halox_md_t *md);
-halox_status_t md__gpu_stats(halox_md_t *md);
-/* --graph: can this step (no rebuild, no energies, no velocity scaling) run as the graph? */
-int md__gpu_graph_ready(const halox_md_t *md);
-/* kick, drift, forces, kick of one plain step: the captured graph, captured first if needed */
-halox_status_t md__gpu_graph_step(halox_md_t *md);
-/* one repetition of the overlap probe of kind MD_OVL_*: device ms between CUDA events on the
- * transport's stream, waited for */
-halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p);
-
 /* overlap.c */
 /* What one repetition of the probe times: the step's force work without any exchange, the
  * coordinate + force exchange alone, and the step's real sequence (both overlapped). */
@@ -222,11 +204,7 @@ halox_status_t md__overlap_probe(halox_md_t *md);
  * engine at step 0 with its energies, as a fresh start; called by halox_md_create. */
 halox_status_t md__equilibrate(halox_md_t *md);
 
-/* engine.c */
-/* The dynamics of step s (kick, drift, a rebuild when asked or when the displacement check
- * needs one, forces with energies on thermo steps, kick, the NVT thermostat), without output,
- * stop requests or checkpoints. */
-halox_status_t md__step_dynamics(halox_md_t *md, long long s, int rebuild);
+/* common.c */
 halox_status_t md__agree(halox_md_t *md, halox_status_t st);
 void md__notice(halox_md_t *md, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -234,6 +212,16 @@ void md__notice(halox_md_t *md, const char *fmt, ...)
 #endif
     ;
 halox_status_t md__ensure_forces(halox_md_t *md, int n);
+
+/* step.c */
+/* The dynamics of step s (kick, drift, a rebuild when asked or when the displacement check
+ * needs one, forces with energies on thermo steps, kick, the NVT thermostat), without output,
+ * stop requests or checkpoints. */
+halox_status_t md__step_dynamics(halox_md_t *md, long long s, int rebuild);
+/* Migration, sort, plan, bind, lists (the plan build fills the halo) at md->step. */
+halox_status_t md__rebuild(halox_md_t *md);
+/* Step s computes energies (thermo output): every thermo_every steps, the first and the last. */
+int md__thermo_step(const halox_md_t *md, long long s);
 
 #define MD_PI 3.14159265358979323846
 

@@ -278,6 +278,17 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
         fprintf(fp, ",\n    \"equilibrate\": null");
     else
         fprintf(fp, ",\n    \"equilibrate\": %d", c->equilibrate);
+    /* the pair-list drift tolerance the skin and interval were chosen for (verlet_buffer.h), and
+     * the estimate for the run's own skin and interval at its temperature and density */
+    fprintf(fp, ",\n    \"verlet_tolerance\": ");
+    if (c->verlet_tolerance > 0) {
+        md__json_num(fp, c->verlet_tolerance);
+        fprintf(fp, ",\n    \"verlet_drift_estimate\": ");
+        md__json_num(fp, halox_md_verlet_drift(c->temp, md->rho, c->cutoff, c->dt, c->shift,
+                                               c->rebuild_every, c->skin));
+    } else {
+        fprintf(fp, "null,\n    \"verlet_drift_estimate\": null");
+    }
     fprintf(fp,
             ",\n    \"thermostat\": %s,\n    \"grid\": [%d, %d, %d],\n    \"ranks\": %d,\n"
             "    \"transport\": ",

@@ -11,8 +11,9 @@
  * Each timed piece follows a host barrier; the three kinds take turns within a repetition, so a
  * machine that slows down during the probe slows all three alike. Per kind the summary reports
  * the median over the repetitions of the slowest rank, and overlap % = 100 (halo + local - both)
- * / halo. The CPU engine does not overlap: expect about 0, or below (each piece pays the barrier
- * and cold caches on its own).
+ * / halo. Each back end times its own pieces (backend.h: overlap_rep; the CPU's with the host
+ * clock, the GPU's between CUDA events). The CPU engine does not overlap: expect about 0, or
+ * below (each piece pays the barrier and cold caches on its own).
  *
  * Repeating these pieces leaves wrong forces behind (a lone force exchange adds the halo rows into
  * the home rows once more), so the probe ends with one more "both": the forces recomputed as the
@@ -23,31 +24,17 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "md/backend.h"
 #include "md/md_internal.h"
 
 enum { MD_OVL_WARMUP = 2 };
-
-/* One repetition on the CPU engine: the host clock around the pieces of md__step_dynamics. */
-static halox_status_t md__cpu_overlap_rep(halox_md_t *md, int kind, double *ms_p)
-{
-    double t0 = halox__now();
-    halox_status_t st = HALOX_OK;
-    if (kind != MD_OVL_LOCAL)
-        st = halox_comm_coords(md->comm);
-    if (st == HALOX_OK && kind != MD_OVL_HALO)
-        md__lj_forces(md, 0);
-    if (st == HALOX_OK && kind != MD_OVL_LOCAL)
-        st = halox_comm_forces(md->comm);
-    *ms_p = 1e3 * (halox__now() - t0);
-    return st;
-}
 
 static halox_status_t md__overlap_rep(halox_md_t *md, int kind, double *ms_p)
 {
     halox_status_t st = halox_comm_barrier(md->comm);
     if (st != HALOX_OK)
         return st;
-    return md->gpu ? md__gpu_overlap_rep(md, kind, ms_p) : md__cpu_overlap_rep(md, kind, ms_p);
+    return md->be->overlap_rep(md, kind, ms_p); /* the back end's pieces and clock */
 }
 
 static int md__cmp_double(const void *a, const void *b)
@@ -76,7 +63,7 @@ halox_status_t md__overlap_probe(halox_md_t *md)
         return HALOX_OK;
     }
     /* the steps still queued on the GPU (graphs included) are not part of the probe */
-    halox_status_t st = md->gpu ? md__agree(md, md__gpu_idle(md)) : HALOX_OK;
+    halox_status_t st = md__be_idle(md);
     if (st != HALOX_OK)
         return st;
     /* t[MD_OVL_KINDS * r + kind]: this rank's ms, then the slowest rank's */

@@ -1,5 +1,5 @@
-/* Thermodynamic output: kinetic energy of the home atoms, reduction of (KE, PE, virial) over the
- * ranks in rank order (every rank gets the same bits), and the record LAMMPS would print:
+/* Thermodynamic output: reduction of (KE of the home atoms, PE, virial) over the ranks in rank
+ * order (every rank gets the same bits), and the record LAMMPS would print:
  *   temp  = 2 KE / Nf with Nf = 3N - 3
  *   pe    = PE / N (+ tail correction per atom)
  *   ke    = KE / N, etotal = pe + ke
@@ -9,22 +9,6 @@
 
 #include "core/util.h"
 #include "md/md_internal.h"
-
-double md__kinetic_local(const halox_md_t *md)
-{
-    size_t n3 = 3 * (size_t)md->atoms.n_home;
-    double s = 0;
-    if (md->atoms.real == HALOX_FLOAT) {
-        const float *v = md->atoms.extra;
-        for (size_t k = 0; k < n3; k++)
-            s += (double)v[k] * (double)v[k];
-    } else {
-        const double *v = md->atoms.extra;
-        for (size_t k = 0; k < n3; k++)
-            s += v[k] * v[k];
-    }
-    return 0.5 * s;
-}
 
 halox_status_t md__thermo_compute(halox_md_t *md, halox_md_thermo_t *rec)
 {

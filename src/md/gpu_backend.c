@@ -1,7 +1,8 @@
-/* The GPU back end of the engine (CUDA builds): the state of a rank lives on its GPU between
- * rebuilds, the step is a chain of stream-ordered kernels and halo exchanges.
+/* The GPU back end of the engine (backend.h; compiled in CUDA builds only): the state of a rank
+ * lives on its GPU between rebuilds, the step is a chain of stream-ordered kernels and halo
+ * exchanges.
  *
- * One step on the GPU (engine.c calls these in the CPU engine's order):
+ * One step on the GPU (step.c calls these through the table, in the CPU engine's order):
  *   hi stream (the transport's, high priority): kick + drift (home atoms)       md__gpu_kick_drift
  *     [energy slots zeroed on thermo steps]; gather home positions (the gather also measures
  *     the displacements and decides the prunes on the device); event x_ready
@@ -26,9 +27,8 @@
  * halo exchange, so the parts may add up to more than the wall time. */
 #include "core/env.h"
 #include "core/util.h"
+#include "md/backend.h"
 #include "md/md_internal.h"
-
-#ifdef HALOX_HAVE_CUDA
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -61,7 +61,7 @@ typedef struct md_gpu_slot {
     int pending; /* recorded, not yet read */
 } md_gpu_slot_t;
 
-struct md_gpu {
+typedef struct md_gpu {
     cudaStream_t hi, lo;
     cudaEvent_t x_ready, local_done;
     float *x, *v, *f, *fnl;
@@ -85,14 +85,20 @@ struct md_gpu {
     int graph;             /* graphs on (the transport can be captured) */
     int capturing;         /* inside a capture: no timing events */
     cudaGraphExec_t gexec; /* NULL until captured (again after every rebuild) */
-    cudaEvent_t gdone;     /* after the last launch: bounds how far the host runs ahead */
-    int gdone_live;
+    /* after each of the last two launches: the host runs at most two graphs ahead, so the GPU
+     * finds the next step queued when it finishes one (one ahead kept them in lockstep: the
+     * launch latency idled the GPU between steps) */
+    cudaEvent_t gdone[2];
+    int gdone_live[2], gslot;
     long long graph_steps, graph_captures;
     long long step_no;
     md_gpu_slot_t slot[MD_GPU_SLOTS];
     int cur;
     cudaEvent_t ovl[2]; /* overlap probe: start and end of a repetition (created on first use) */
-};
+} md_gpu_t;
+
+/* the back end's state in the engine */
+static inline md_gpu_t *md__gpu(const halox_md_t *md) { return md->be_state; }
 
 #define MD_CUDA(call)                                                                              \
     do {                                                                                           \
@@ -126,7 +132,7 @@ static halox_status_t md__dev_grow(halox_md_t *md, void **p, size_t bytes, size_
     return HALOX_OK;
 }
 
-halox_status_t md__gpu_create(halox_md_t *md)
+static halox_status_t md__gpu_create(halox_md_t *md)
 {
     if (md->atoms.real != HALOX_FLOAT)
         return halox__error(HALOX_ERR_INVALID_ARG,
@@ -147,7 +153,7 @@ halox_status_t md__gpu_create(halox_md_t *md)
     if (!g)
         return halox__error(HALOX_ERR_NO_MEMORY, "no memory for the GPU engine");
     g->inner_buffer = inner;
-    md->gpu = g;
+    md->be_state = g;
     g->hi = (cudaStream_t)s;
     int least = 0, greatest = 0;
     MD_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
@@ -161,7 +167,8 @@ halox_status_t md__gpu_create(halox_md_t *md)
     MD_CUDA(cudaMalloc((void **)&g->disp, sizeof(unsigned)));
     MD_CUDA(cudaMallocHost((void **)&g->h_energy, 5 * sizeof(double)));
     MD_CUDA(cudaMallocHost((void **)&g->h_disp, sizeof(unsigned)));
-    MD_CUDA(cudaEventCreateWithFlags(&g->gdone, cudaEventDisableTiming));
+    for (int k = 0; k < 2; k++)
+        MD_CUDA(cudaEventCreateWithFlags(&g->gdone[k], cudaEventDisableTiming));
     g->xv_fresh = g->f_fresh = 1; /* nothing on the device yet: the host is the truth */
     if (md->cfg.graph) {
         /* the transport decides: one that syncs with the host inside an exchange cannot be
@@ -176,9 +183,9 @@ halox_status_t md__gpu_create(halox_md_t *md)
     return HALOX_OK;
 }
 
-void md__gpu_destroy(halox_md_t *md)
+static void md__gpu_destroy(halox_md_t *md)
 {
-    md_gpu_t *g = md->gpu;
+    md_gpu_t *g = md__gpu(md);
     if (!g)
         return;
     if (g->hi)
@@ -189,8 +196,9 @@ void md__gpu_destroy(halox_md_t *md)
     }
     if (g->gexec)
         cudaGraphExecDestroy(g->gexec);
-    if (g->gdone)
-        cudaEventDestroy(g->gdone);
+    for (int k = 0; k < 2; k++)
+        if (g->gdone[k])
+            cudaEventDestroy(g->gdone[k]);
     if (g->x_ready)
         cudaEventDestroy(g->x_ready);
     if (g->local_done)
@@ -218,13 +226,13 @@ void md__gpu_destroy(halox_md_t *md)
         cudaFreeHost(g->h_disp);
     (void)cudaGetLastError();
     free(g);
-    md->gpu = NULL;
+    md->be_state = NULL;
 }
 
 /* Add the device times of the finished step in slot k to the timers. */
 static halox_status_t md__gpu_read_slot(halox_md_t *md, int k)
 {
-    md_gpu_slot_t *sl = &md->gpu->slot[k];
+    md_gpu_slot_t *sl = &md__gpu(md)->slot[k];
     if (!sl->pending)
         return HALOX_OK;
     MD_CUDA(cudaEventSynchronize(sl->ev[EV_K2]));
@@ -251,7 +259,7 @@ static void md__gpu_record(md_gpu_t *g, int ev, cudaStream_t s)
         (void)cudaEventRecord(g->slot[g->cur].ev[ev], s);
 }
 
-halox_status_t md__gpu_flush_timers(halox_md_t *md)
+static halox_status_t md__gpu_flush_timers(halox_md_t *md)
 {
     for (int k = 0; k < MD_GPU_SLOTS; k++) {
         halox_status_t st = md__gpu_read_slot(md, k);
@@ -288,22 +296,22 @@ static halox_status_t md__gpu_wait(halox_md_t *md, cudaStream_t s, cudaEvent_t e
     }
 }
 
-halox_status_t md__gpu_idle(halox_md_t *md)
+static halox_status_t md__gpu_idle(halox_md_t *md)
 {
-    md_gpu_t *g = md->gpu;
+    md_gpu_t *g = md__gpu(md);
     halox_status_t st = md__gpu_wait(md, g->lo, NULL, "the GPU work of the steps so far");
     if (st == HALOX_OK)
         st = md__gpu_wait(md, g->hi, NULL, "the GPU work of the steps so far");
     if (st == HALOX_OK)
-        g->gdone_live = 0;
+        g->gdone_live[0] = g->gdone_live[1] = 0;
     return st;
 }
 
 /* Bring the home positions and velocities (and with forces, the home forces f + fnl) to the
  * host atoms, when the device holds newer ones. */
-halox_status_t md__gpu_to_host(halox_md_t *md, int forces)
+static halox_status_t md__gpu_to_host(halox_md_t *md, int forces)
 {
-    md_gpu_t *g = md->gpu;
+    md_gpu_t *g = md__gpu(md);
     size_t n3 = 3 * (size_t)md->atoms.n_home;
     if (!g->xv_fresh || (forces && !g->f_fresh)) {
         halox_status_t st = md__gpu_idle(md);
@@ -327,7 +335,7 @@ halox_status_t md__gpu_to_host(halox_md_t *md, int forces)
  * (the outer buffer). */
 static double md__gpu_inner_buffer(const halox_md_t *md)
 {
-    double b = md->gpu->inner_buffer;
+    double b = md__gpu(md)->inner_buffer;
     return b > 0 && b < md->cfg.skin ? b : 0.0;
 }
 
@@ -335,7 +343,7 @@ static double md__gpu_inner_buffer(const halox_md_t *md)
  * the plan's shift dimensions. */
 static halox_status_t md__gpu_lists(halox_md_t *md)
 {
-    md_gpu_t *g = md->gpu;
+    md_gpu_t *g = md__gpu(md);
     const double rl = md->cfg.cutoff + md->cfg.skin;
     const int shifts = md->plan.shift_dims;
     float lo[3], ext[3];
@@ -366,7 +374,7 @@ static halox_status_t md__gpu_lists(halox_md_t *md)
 /* After the host plan build: upload, bind, lists. */
 static halox_status_t md__gpu_after_plan_body(halox_md_t *md)
 {
-    md_gpu_t *g = md->gpu;
+    md_gpu_t *g = md__gpu(md);
     const int nh = md->atoms.n_home, n = md->atoms.n_total;
     halox_status_t st;
     /* x and f come from the transport (NVSHMEM: symmetric memory that peers store into), so
@@ -425,10 +433,10 @@ static halox_status_t md__gpu_after_plan_body(halox_md_t *md)
 
 /* One rank, periodic by shifts in every dimension (no pulse, no halo): a rebuild changes no
  * owner and no plan, so it stays on the device. */
-int md__gpu_local_rebuild_ok(const halox_md_t *md)
+static int md__gpu_local_rebuild_ok(const halox_md_t *md)
 {
-    return md->gpu && md->gpu->uploaded && md->nranks == 1 && md->plan.n_pulses == 0 &&
-           md->plan.shift_dims == 7 && md->gpu->n_total == md->gpu->n_home;
+    return md__gpu(md) && md__gpu(md)->uploaded && md->nranks == 1 && md->plan.n_pulses == 0 &&
+           md->plan.shift_dims == 7 && md__gpu(md)->n_total == md__gpu(md)->n_home;
 }
 
 /* The rebuild of a one-rank run on the device: positions wrapped into the box, the blow-up check
@@ -437,7 +445,7 @@ int md__gpu_local_rebuild_ok(const halox_md_t *md)
  * migration, no sort: the clusters sort themselves), the host copies go stale as after any step. */
 static halox_status_t md__gpu_rebuild_local_body(halox_md_t *md)
 {
-    md_gpu_t *g = md->gpu;
+    md_gpu_t *g = md__gpu(md);
     float len[3];
     for (int d = 0; d < 3; d++)
         len[d] = (float)md->box.len[d];
@@ -464,7 +472,7 @@ static halox_status_t md__gpu_rebuild_local_body(halox_md_t *md)
     return HALOX_OK;
 }
 
-halox_status_t md__gpu_rebuild_local(halox_md_t *md)
+static halox_status_t md__gpu_rebuild_local(halox_md_t *md)
 {
     halox__nvtx_push("halox: rebuild on the GPU");
     halox_status_t st = md__gpu_rebuild_local_body(md);
@@ -472,7 +480,7 @@ halox_status_t md__gpu_rebuild_local(halox_md_t *md)
     return st;
 }
 
-halox_status_t md__gpu_after_plan(halox_md_t *md)
+static halox_status_t md__gpu_after_plan(halox_md_t *md)
 {
     halox__nvtx_push("halox: upload, bind, pair lists");
     halox_status_t st = md__gpu_after_plan_body(md);
@@ -482,7 +490,7 @@ halox_status_t md__gpu_after_plan(halox_md_t *md)
 
 static halox_status_t md__gpu_kick_drift_body(halox_md_t *md)
 {
-    md_gpu_t *g = md->gpu;
+    md_gpu_t *g = md__gpu(md);
     if (!g->uploaded) {
         /* first step after a restart: the state (with the checkpoint's forces) is on the host,
          * and this step rebuilds, which uploads it */
@@ -505,7 +513,7 @@ static halox_status_t md__gpu_kick_drift_body(halox_md_t *md)
     return HALOX_OK;
 }
 
-halox_status_t md__gpu_kick_drift(halox_md_t *md)
+static halox_status_t md__gpu_kick_drift(halox_md_t *md)
 {
     halox__nvtx_push("halox: kick + drift");
     halox_status_t st = md__gpu_kick_drift_body(md);
@@ -519,7 +527,7 @@ halox_status_t md__gpu_kick_drift(halox_md_t *md)
  * kernels on the same streams, so it times exactly what the exchanges overlap with). */
 static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_energy, int exchange)
 {
-    md_gpu_t *g = md->gpu;
+    md_gpu_t *g = md__gpu(md);
     const float rc2 = (float)md->rc2;
     if (want_energy)
         MD_CUDA(cudaMemsetAsync(g->energy, 0, 4 * sizeof(double), g->hi));
@@ -580,7 +588,7 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     return HALOX_OK;
 }
 
-halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
+static halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
 {
     halox__nvtx_push("halox: forces and halo exchanges");
     halox_status_t st = md__gpu_forces_body(md, coords, want_energy, 1);
@@ -590,7 +598,7 @@ halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
 
 static halox_status_t md__gpu_kick_body(halox_md_t *md)
 {
-    md_gpu_t *g = md->gpu;
+    md_gpu_t *g = md__gpu(md);
     /* f = the slots' forces (+ what the force exchange returned into fnl, when the plan has
      * pulses: other ranks hold images of our atoms), then v += dt/2 f */
     MD_CUDA(md_clusters_kick(&g->cl, g->v, g->f, md->plan.n_pulses > 0 ? g->fnl : NULL,
@@ -603,7 +611,7 @@ static halox_status_t md__gpu_kick_body(halox_md_t *md)
     return HALOX_OK;
 }
 
-halox_status_t md__gpu_kick(halox_md_t *md)
+static halox_status_t md__gpu_kick(halox_md_t *md)
 {
     halox__nvtx_push("halox: kick");
     halox_status_t st = md__gpu_kick_body(md);
@@ -611,9 +619,9 @@ halox_status_t md__gpu_kick(halox_md_t *md)
     return st;
 }
 
-halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p)
+static halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p)
 {
-    md_gpu_t *g = md->gpu;
+    md_gpu_t *g = md__gpu(md);
     MD_CUDA(cudaMemsetAsync(g->energy + 4, 0, sizeof(double), g->hi));
     MD_CUDA(md_kernel_kinetic(g->v, g->n_home, g->energy + 4, g->hi));
     MD_CUDA(cudaMemcpyAsync(g->h_energy + 4, g->energy + 4, sizeof(double), cudaMemcpyDeviceToHost,
@@ -623,9 +631,9 @@ halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p)
     return HALOX_OK;
 }
 
-halox_status_t md__gpu_scale(halox_md_t *md, double alpha)
+static halox_status_t md__gpu_scale(halox_md_t *md, double alpha)
 {
-    md_gpu_t *g = md->gpu;
+    md_gpu_t *g = md__gpu(md);
     MD_CUDA(md_kernel_scale(g->v, g->n_home, (float)alpha, g->hi));
     g->xv_fresh = 0;
     return HALOX_OK;
@@ -637,9 +645,9 @@ halox_status_t md__gpu_scale(halox_md_t *md, double alpha)
  * last step's for every step not yet seen and the next one, reaches half the skin. Ranks agree (a
  * rebuild is collective). The device also counts the steps where the list was exceeded
  * (md__gpu_stats reports them): this check is what keeps that count at zero. */
-halox_status_t md__gpu_watch(halox_md_t *md, int *rebuild_p)
+static halox_status_t md__gpu_watch(halox_md_t *md, int *rebuild_p)
 {
-    md_gpu_t *g = md->gpu;
+    md_gpu_t *g = md__gpu(md);
     int expiring = 0;
     const volatile md_clusters_watch_t *w = g->cl.watch;
     if (w && g->uploaded) {
@@ -661,21 +669,23 @@ halox_status_t md__gpu_watch(halox_md_t *md, int *rebuild_p)
     return HALOX_OK;
 }
 
-int md__gpu_graph_ready(const halox_md_t *md)
+static int md__gpu_graph_ready(const halox_md_t *md)
 {
-    return md->gpu && md->gpu->graph && md->gpu->uploaded;
+    return md__gpu(md) && md__gpu(md)->graph && md__gpu(md)->uploaded;
 }
 
-/* The last graph launch has completed, within the timeout: the host runs at most one step ahead
- * and a peer that never comes ends the run with an error instead of a hang. */
+/* The launch before the last has completed, within the timeout: the host runs at most two steps
+ * ahead and a peer that never comes ends the run with an error instead of a hang. */
 static halox_status_t md__gpu_graph_wait(halox_md_t *md)
 {
-    md_gpu_t *g = md->gpu;
-    if (!g->gdone_live)
+    md_gpu_t *g = md__gpu(md);
+    const int k = g->gslot;
+    if (!g->gdone_live[k])
         return HALOX_OK;
-    halox_status_t st = md__gpu_wait(md, NULL, g->gdone, "the CUDA graph of the previous step");
+    halox_status_t st =
+        md__gpu_wait(md, NULL, g->gdone[k], "the CUDA graph of the step before the previous one");
     if (st == HALOX_OK)
-        g->gdone_live = 0;
+        g->gdone_live[k] = 0;
     return st;
 }
 
@@ -683,7 +693,7 @@ static halox_status_t md__gpu_graph_wait(halox_md_t *md)
  * (the lo stream joins through the x_ready / local_done events), without timing events. */
 static halox_status_t md__gpu_graph_capture(halox_md_t *md)
 {
-    md_gpu_t *g = md->gpu;
+    md_gpu_t *g = md__gpu(md);
     halox_status_t st = halox_comm_graph_mode(md->comm, 1);
     if (st != HALOX_OK)
         return st;
@@ -717,7 +727,7 @@ static halox_status_t md__gpu_graph_capture(halox_md_t *md)
 
 static halox_status_t md__gpu_graph_step_body(halox_md_t *md)
 {
-    md_gpu_t *g = md->gpu;
+    md_gpu_t *g = md__gpu(md);
     halox_status_t st = md__gpu_graph_wait(md);
     if (st != HALOX_OK)
         return st;
@@ -734,8 +744,9 @@ static halox_status_t md__gpu_graph_step_body(halox_md_t *md)
         return st;
     MD_CUDA(cudaGraphLaunch(g->gexec, g->hi));
     g->gathers += g->graph_gathers;
-    MD_CUDA(cudaEventRecord(g->gdone, g->hi));
-    g->gdone_live = 1;
+    MD_CUDA(cudaEventRecord(g->gdone[g->gslot], g->hi));
+    g->gdone_live[g->gslot] = 1;
+    g->gslot ^= 1;
     g->xv_fresh = 0;
     g->f_fresh = 0;
     md->have_energy = 0;
@@ -743,7 +754,7 @@ static halox_status_t md__gpu_graph_step_body(halox_md_t *md)
     return HALOX_OK;
 }
 
-halox_status_t md__gpu_graph_step(halox_md_t *md)
+static halox_status_t md__gpu_graph_step(halox_md_t *md)
 {
     halox__nvtx_push("halox: graph step");
     halox_status_t st = md__gpu_graph_step_body(md);
@@ -755,9 +766,9 @@ halox_status_t md__gpu_graph_step(halox_md_t *md)
  * the hi stream: the lo stream starts after the first (it waits for x_ready, recorded after it)
  * and joins hi before the second (local_done), so the span covers both streams. Waited for here,
  * so the host barrier before the next repetition lines the ranks up on the device too. */
-halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p)
+static halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p)
 {
-    md_gpu_t *g = md->gpu;
+    md_gpu_t *g = md__gpu(md);
     *ms_p = 0;
     for (int k = 0; k < 2; k++)
         if (!g->ovl[k])
@@ -791,9 +802,9 @@ halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p)
 
 /* Pairs in the lists (cluster pairs x 64 atom pairs, each pair listed twice) and the pending
  * timers, for the summary. */
-halox_status_t md__gpu_stats(halox_md_t *md)
+static halox_status_t md__gpu_stats(halox_md_t *md)
 {
-    md_gpu_t *g = md->gpu;
+    md_gpu_t *g = md__gpu(md);
     halox_status_t st = md__gpu_flush_timers(md);
     if (st != HALOX_OK)
         return st;
@@ -806,8 +817,8 @@ halox_status_t md__gpu_stats(halox_md_t *md)
     if (w && w->exceeded > 0)
         md__notice(md,
                    "rank %d: in %lld step(s) an atom had moved more than half the skin (%g) since "
-                   "the last list build, so pairs may have been missed: use a larger --skin or a "
-                   "smaller --rebuild-every",
+                   "the last list build, so pairs may have been missed: use a larger --skin, a "
+                   "smaller --rebuild-every or --rebuild-check",
                    md->rank, w->exceeded, md->cfg.skin);
     if (md->rank == 0 && w)
         md__notice(md,
@@ -817,102 +828,39 @@ halox_status_t md__gpu_stats(halox_md_t *md)
     return HALOX_OK;
 }
 
-#else /* no CUDA: the engine never creates a GPU back end; these only say so */
-
-halox_status_t md__gpu_create(halox_md_t *md)
+/* the host rebuild's hook after the plan build: upload, bind, lists (agreed), timed as the host
+ * waits for them */
+static halox_status_t md__gpu_after_plan_hook(halox_md_t *md, double t_plan)
 {
-    (void)md;
-    return halox__error(HALOX_ERR_UNAVAILABLE,
-                        "this build has no CUDA: the GPU engine is not available (--device cpu)");
-}
-void md__gpu_destroy(halox_md_t *md) { (void)md; }
-halox_status_t md__gpu_flush_timers(halox_md_t *md)
-{
-    (void)md;
-    return HALOX_ERR_UNAVAILABLE;
-}
-halox_status_t md__gpu_to_host(halox_md_t *md, int forces)
-{
-    (void)md;
-    (void)forces;
-    return HALOX_ERR_UNAVAILABLE;
-}
-halox_status_t md__gpu_idle(halox_md_t *md)
-{
-    (void)md;
-    return HALOX_ERR_UNAVAILABLE;
-}
-halox_status_t md__gpu_after_plan(halox_md_t *md)
-{
-    (void)md;
-    return HALOX_ERR_UNAVAILABLE;
-}
-halox_status_t md__gpu_kick_drift(halox_md_t *md)
-{
-    (void)md;
-    return HALOX_ERR_UNAVAILABLE;
-}
-halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
-{
-    (void)md;
-    (void)coords;
-    (void)want_energy;
-    return HALOX_ERR_UNAVAILABLE;
-}
-halox_status_t md__gpu_kick(halox_md_t *md)
-{
-    (void)md;
-    return HALOX_ERR_UNAVAILABLE;
-}
-halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p)
-{
-    (void)md;
-    *ke_p = 0;
-    return HALOX_ERR_UNAVAILABLE;
-}
-halox_status_t md__gpu_scale(halox_md_t *md, double alpha)
-{
-    (void)md;
-    (void)alpha;
-    return HALOX_ERR_UNAVAILABLE;
-}
-halox_status_t md__gpu_stats(halox_md_t *md)
-{
-    (void)md;
-    return HALOX_ERR_UNAVAILABLE;
-}
-int md__gpu_local_rebuild_ok(const halox_md_t *md)
-{
-    (void)md;
-    return 0;
-}
-halox_status_t md__gpu_rebuild_local(halox_md_t *md)
-{
-    (void)md;
-    return HALOX_ERR_UNAVAILABLE;
-}
-halox_status_t md__gpu_watch(halox_md_t *md, int *rebuild_p)
-{
-    (void)md;
-    *rebuild_p = 0;
-    return HALOX_ERR_UNAVAILABLE;
-}
-int md__gpu_graph_ready(const halox_md_t *md)
-{
-    (void)md;
-    return 0;
-}
-halox_status_t md__gpu_graph_step(halox_md_t *md)
-{
-    (void)md;
-    return HALOX_ERR_UNAVAILABLE;
-}
-halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p)
-{
-    (void)md;
-    (void)kind;
-    *ms_p = 0;
-    return HALOX_ERR_UNAVAILABLE;
+    halox_status_t st = md__agree(md, md__gpu_after_plan(md));
+    md->timer[HALOX_MD_T_NEIGHBOUR] += halox__now() - t_plan;
+    return st;
 }
 
-#endif
+static const md_backend_t md__gpu_backend = {
+    .name = "gpu",
+    .host_timers = 0, /* CUDA events (md__gpu_read_slot) */
+    .kick_drift = md__gpu_kick_drift,
+    .watch = md__gpu_watch,
+    .local_rebuild_ok = md__gpu_local_rebuild_ok,
+    .rebuild_local = md__gpu_rebuild_local,
+    .after_plan = md__gpu_after_plan_hook,
+    .forces = md__gpu_forces,
+    .kick = md__gpu_kick,
+    .kinetic = md__gpu_kinetic,
+    .scale = md__gpu_scale,
+    .graph_ready = md__gpu_graph_ready,
+    .graph_step = md__gpu_graph_step,
+    .to_host = md__gpu_to_host,
+    .idle = md__gpu_idle,
+    .overlap_rep = md__gpu_overlap_rep,
+    .flush_timers = md__gpu_flush_timers,
+    .stats = md__gpu_stats,
+    .destroy = md__gpu_destroy,
+};
+
+halox_status_t md__gpu_backend_create(halox_md_t *md)
+{
+    md->be = &md__gpu_backend; /* before anything is made: halox_md_destroy frees it */
+    return md__gpu_create(md);
+}

@@ -1,0 +1,182 @@
+/* The dynamics of one step and the rebuild, the same code for every back end (backend.h): the
+ * engine's loop (engine.c) and the equilibration (equilibrate.c) run steps through here.
+ *
+ * One step s (from s-1), per rank:
+ *   1. v += dt/2 f; x += dt v                                  (home atoms)
+ *   2. rebuild step (steps 1, 1 + K, 1 + 2K, ... for K = rebuild_every, so that the end of every
+ *      multiple of K is a boundary where the next step rebuilds from the home atoms alone and a
+ *      checkpoint can be written; also when an atom moved more than skin/2 with rebuild_check,
+ *      and the first step after a restart):
+ *        migrate (wrap, move atoms to their owners, check the global count), sort home atoms
+ *        by cell, build the plan (fills the halo), bind, cell list + Verlet list (zone rule)
+ *      otherwise: coordinate halo exchange
+ *   3. f = 0 over home + halo; LJ over the list (energies on thermo steps only)
+ *   4. force halo exchange (halo forces added to their owners)
+ *   5. v += dt/2 f; NVT: stochastic velocity rescaling with the global kinetic energy
+ * The halo distance is cutoff + skin (plan buffer = skin), so the lists stay valid between
+ * rebuilds while no atom moves more than skin / 2. Where the parts run (host or GPU) is the back
+ * end's: the GPU one does 2 to 4 in its forces entry and rebuilds one rank on the device. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/util.h"
+#include "md/backend.h"
+#include "md/md_internal.h"
+
+/* Periodic distance, in grid coordinates, from this rank to the owner of each home atom: how far
+ * atoms travelled since the last rebuild. Counts the atoms that leave. */
+static void md__migration_stats(halox_md_t *md)
+{
+    const halox_grid_t *g = &md->cfg.grid;
+    int me[3];
+    halox_grid_coords(g, md->rank, me);
+    double lo[3], hi[3];
+    halox_domain_bounds(g, &md->box, md->rank, lo, hi);
+    long long leaving = 0;
+    int hops = 0;
+    for (int i = 0; i < md->atoms.n_home; i++) {
+        /* most atoms stay inside the domain (as migration decides it): distance 0 */
+        double p0 = halox__atom_coord(&md->atoms, i, 0), p1 = halox__atom_coord(&md->atoms, i, 1),
+               p2 = halox__atom_coord(&md->atoms, i, 2);
+        if (p0 >= lo[0] && p0 < hi[0] && p1 >= lo[1] && p1 < hi[1] && p2 >= lo[2] && p2 < hi[2])
+            continue;
+        int away = 0;
+        for (int d = 0; d < 3; d++) {
+            double x = halox_wrap(halox__atom_coord(&md->atoms, i, d), md->box.len[d]);
+            int c = halox_owner_coord(g, &md->box, d, x);
+            int dist = abs(c - me[d]);
+            if (g->n[d] - dist < dist)
+                dist = g->n[d] - dist;
+            if (dist > hops)
+                hops = dist;
+            away |= dist > 0;
+        }
+        leaving += away;
+    }
+    md->migrated += leaving;
+    if (hops > md->max_hops)
+        md->max_hops = hops;
+}
+
+/* A blown-up system still has finite positions once wrapped into the box, so say it plainly:
+ * an atom that crosses half the box in one step makes the run meaningless. */
+static halox_status_t md__check_speeds(halox_md_t *md)
+{
+    int id;
+    double v2 = md__max_speed2(md, &id);
+    double lmin = fmin(md->box.len[0], fmin(md->box.len[1], md->box.len[2]));
+    if (!(sqrt(v2) * md->cfg.dt < 0.5 * lmin))
+        return halox__error(HALOX_ERR_COORDINATE,
+                            "step %lld: the system blew up: atom id %d moves %.3g per step, more "
+                            "than half the box (%.3g): use a smaller time step, or start from a "
+                            "configuration without overlaps",
+                            md->step, id, sqrt(v2) * md->cfg.dt, 0.5 * lmin);
+    return HALOX_OK;
+}
+
+/* Migration, sort, plan, bind, lists, and the coordinate exchange the force exchange needs. */
+halox_status_t md__rebuild(halox_md_t *md)
+{
+    const md_backend_t *be = md->be;
+    if (be->local_rebuild_ok && be->local_rebuild_ok(md)) { /* one rank, no halo: no host */
+        /* the queued steps first, untimed: they are the steps', not the rebuild's */
+        halox_status_t ist = md__be_idle(md);
+        if (ist != HALOX_OK)
+            return ist;
+        double t = halox__now();
+        halox_status_t lst = be->rebuild_local(md);
+        md->timer[HALOX_MD_T_NEIGHBOUR] += halox__now() - t;
+        if (lst == HALOX_OK) {
+            md->last_rebuild = md->step;
+            md->rebuilds++;
+            md->force_rebuild = 0;
+        }
+        return lst;
+    }
+    /* the steps still queued on the GPU are theirs, not the rebuild's: wait for them first */
+    halox_status_t st = md__be_idle(md);
+    if (st != HALOX_OK)
+        return st;
+    double t0 = halox__now();
+    /* the home atoms come back to the host: migration and plan as on the CPU */
+    if ((st = md__be_to_host(md, 0)) != HALOX_OK)
+        return st;
+    halox_status_t cst = md__agree(md, md__check_speeds(md));
+    if (cst != HALOX_OK)
+        return cst;
+    md__migration_stats(md);
+    st = halox_comm_migrate(md->comm, &md->cfg.grid, &md->box, &md->atoms, md->natoms, md->step);
+    if (st != HALOX_OK)
+        return st;
+    double t1 = halox__now();
+    md->timer[HALOX_MD_T_MIGRATE] += t1 - t0;
+    /* the CPU lists want home atoms in cell order; the GPU sorts them into clusters itself */
+    st = be->before_plan ? be->before_plan(md) : HALOX_OK;
+    if (st != HALOX_OK)
+        return st;
+    double t2 = halox__now();
+    md->timer[HALOX_MD_T_NEIGHBOUR] += t2 - t1;
+    st = halox_comm_build_plan(md->comm, &md->prm, &md->atoms, &md->plan);
+    if (st != HALOX_OK)
+        return st;
+    st = md__agree(md, md__ensure_forces(md, md->atoms.n_total + 1));
+    if (st != HALOX_OK)
+        return st;
+    /* bind, lists (GPU: upload first); the plan build filled the halo: no coordinate exchange
+     * on rebuild steps */
+    st = be->after_plan(md, t2);
+    if (st != HALOX_OK)
+        return st;
+    md->last_rebuild = md->step;
+    md->rebuilds++;
+    md->force_rebuild = 0;
+    return st;
+}
+
+int md__thermo_step(const halox_md_t *md, long long s)
+{
+    return s % md->cfg.thermo_every == 0 || s == md->cfg.steps || s == md->first_step;
+}
+
+/* The dynamics of step s: kick, drift, (rebuild,) forces, kick, thermostat (also the
+ * equilibration's, equilibrate.c). */
+halox_status_t md__step_dynamics(halox_md_t *md, long long s, int rebuild)
+{
+    const halox_md_config_t *c = &md->cfg;
+    const md_backend_t *be = md->be;
+    halox_status_t st;
+
+    double t0 = halox__now();
+    if ((st = be->kick_drift(md)) != HALOX_OK)
+        return st;
+    if (be->host_timers) /* the GPU's device timers come from CUDA events */
+        md->timer[HALOX_MD_T_INTEGRATE] += halox__now() - t0;
+    /* the GPU engine watched in md__step instead */
+    if (!rebuild && be->rebuild_check && (st = be->rebuild_check(md, &rebuild)) != HALOX_OK)
+        return st;
+    md->step = s;
+    if (rebuild && (st = md__rebuild(md)) != HALOX_OK)
+        return st;
+    /* the coordinate exchange (not after a rebuild) is the back end's, with the forces */
+    int thermo = md__thermo_step(md, s);
+    if ((st = be->forces(md, !rebuild, thermo)) != HALOX_OK)
+        return st;
+
+    t0 = halox__now();
+    if ((st = be->kick(md)) != HALOX_OK)
+        return st;
+    if (c->ensemble == HALOX_MD_NVT) {
+        double ke = 0;
+        if ((st = be->kinetic(md, &ke)) != HALOX_OK)
+            return st;
+        if ((st = halox_comm_allreduce_sum(md->comm, &ke, 1)) != HALOX_OK)
+            return st;
+        double alpha =
+            md__bussi_alpha(ke, 0.5 * md->dof * c->temp, md->dof, c->dt / c->tau, c->seed, s);
+        if ((st = be->scale(md, alpha)) != HALOX_OK)
+            return st;
+    }
+    if (be->host_timers)
+        md->timer[HALOX_MD_T_INTEGRATE] += halox__now() - t0;
+    return HALOX_OK;
+}
