@@ -112,8 +112,9 @@ static void make_system(sys_t *s, int cells, uint64_t seed)
     free(hz);
 }
 
-/* brute force: pairs within r (zone rule) and, for r == RC, the forces */
-static long long brute(const sys_t *s, double r, double *f)
+/* brute force: pairs within r under the zone rule, with the minimum image in the dimensions of
+ * shift_dims (edge L), and with f the forces */
+static long long brute(const sys_t *s, double L, int shift_dims, double r, double *f)
 {
     long long pairs = 0;
     if (f)
@@ -125,6 +126,8 @@ static long long brute(const sys_t *s, double r, double *f)
             double d[3], r2 = 0;
             for (int k = 0; k < 3; k++) {
                 d[k] = (double)s->x[3 * (size_t)i + k] - (double)s->x[3 * (size_t)j + k];
+                if ((shift_dims >> k) & 1)
+                    d[k] -= L * nearbyint(d[k] / L);
                 r2 += d[k] * d[k];
             }
             if (r2 >= r * r)
@@ -199,7 +202,7 @@ static void test_system(int cells, uint64_t seed)
 
     double *ref = malloc(sizeof(double) * n3);
     float *hf = malloc(sizeof(float) * n3), *hf2 = malloc(sizeof(float) * n3);
-    long long want_rc = brute(&s, RC, ref), want_rl = brute(&s, s.rl, NULL);
+    long long want_rc = brute(&s, 0, 0, RC, ref), want_rl = brute(&s, 0, 0, s.rl, NULL);
     long long got_rc = run(&c, &d, &s, RC, hf), got_rl = run(&c, &d, &s, s.rl, NULL);
     double scale = 0, err = force_error(&s, hf, ref, &scale);
     long long el = 0, en = 0, eli = 0, eni = 0;
@@ -240,7 +243,7 @@ static void test_system(int cells, uint64_t seed)
     }
     TG_CUDA(cudaMemcpy(d.x, s.x, sizeof(float) * n3, cudaMemcpyHostToDevice));
     TG_CUDA(md_clusters_gather(&c, d.x, d.z, 2, 0));
-    want_rc = brute(&s, RC, ref);
+    want_rc = brute(&s, 0, 0, RC, ref);
     got_rc = run(&c, &d, &s, RC, hf);
     err = force_error(&s, hf, ref, &scale);
     printf("  after moving every atom up to 0.49 skin: pairs within rc %lld (brute %lld), force "
@@ -301,35 +304,6 @@ static void make_periodic(sys_t *s, int cells, uint64_t seed)
     }
 }
 
-/* brute force with the minimum image in the dimensions of shift_dims (edge L) */
-static long long brute_pbc(const sys_t *s, double L, int shift_dims, double r, double *f)
-{
-    long long pairs = 0;
-    if (f)
-        memset(f, 0, sizeof(double) * 3 * (size_t)s->n);
-    for (int i = 0; i < s->n; i++)
-        for (int j = i + 1; j < s->n; j++) {
-            double d[3], r2 = 0;
-            for (int k = 0; k < 3; k++) {
-                d[k] = (double)s->x[3 * (size_t)i + k] - (double)s->x[3 * (size_t)j + k];
-                if ((shift_dims >> k) & 1)
-                    d[k] -= L * nearbyint(d[k] / L);
-                r2 += d[k] * d[k];
-            }
-            if (r2 >= r * r)
-                continue;
-            pairs++;
-            if (!f)
-                continue;
-            double sr2 = 1.0 / r2, sr6 = sr2 * sr2 * sr2, fp = 48.0 * sr6 * (sr6 - 0.5) * sr2;
-            for (int k = 0; k < 3; k++) {
-                f[3 * (size_t)i + k] += d[k] * fp;
-                f[3 * (size_t)j + k] -= d[k] * fp;
-            }
-        }
-    return pairs;
-}
-
 static void dev_alloc(dev_t *d, const sys_t *s)
 {
     const size_t n3 = 3 * (size_t)(s->n > 0 ? s->n : 1);
@@ -379,7 +353,7 @@ static void test_shifts(int cells, int shift_dims, double rl_in, uint64_t seed)
         md_clusters_build(&c, d.x, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl, shift_dims, 0));
     double *ref = malloc(sizeof(double) * n3);
     float *hf = malloc(sizeof(float) * n3);
-    const long long want = brute_pbc(&s, s.lh, shift_dims, RC, ref);
+    const long long want = brute(&s, s.lh, shift_dims, RC, ref);
     /* the first kernels prune (the build armed it: a gather before them keeps the prune); a
      * gather without motion then decides no prune, so the later ones run over the inner lists:
      * energy kernels (which count the pairs), then the force-only kernel (forces checked) */

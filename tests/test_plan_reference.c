@@ -179,16 +179,9 @@ static void run_case(const tcase_t *tc, halox_real_t real, int stride, uint64_t 
     halox_reference_forces(plans, P, real, stride, f);
     double *fg = malloc(sizeof(double) * 3 * (size_t)sys.n);
     CHECK(chk_global_forces(&sys, tc->rc, fg) == 0);
-    double maxerr = 0, fscale = 0;
-    for (int i = 0; i < 3 * sys.n; i++)
-        fscale = fmax(fscale, fabs(fg[i]));
-    for (int r = 0; r < P; r++)
-        for (int i = 0; i < atoms[r].n_home; i++)
-            for (int d = 0; d < 3; d++) {
-                double v = real == HALOX_FLOAT ? ((float *)f[r])[(size_t)i * stride + d]
-                                               : ((double *)f[r])[(size_t)i * stride + d];
-                maxerr = fmax(maxerr, fabs(v - fg[3 * atoms[r].id[i] + d]));
-            }
+    double fscale = 0;
+    double maxerr =
+        chk_home_force_error(atoms, (void *const *)f, P, real, stride, fg, sys.n, &fscale);
     double ftol = (real == HALOX_FLOAT ? 2e-4 : 1e-10) * (fscale + 1);
     CHECK_MSG(maxerr <= ftol, "force error %g > %g", maxerr, ftol);
 

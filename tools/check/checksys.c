@@ -427,6 +427,23 @@ int chk_rank_forces(const halox_plan_t *plan, const halox_atoms_t *atoms, double
     return rv;
 }
 
+double chk_home_force_error(const halox_atoms_t *atoms, void *const *f, int P, halox_real_t real,
+                            int stride, const double *fg, int n, double *fscale)
+{
+    double maxerr = 0, scale = 0;
+    for (int i = 0; i < 3 * n; i++)
+        scale = fmax(scale, fabs(fg[i]));
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < atoms[r].n_home; i++)
+            for (int d = 0; d < 3; d++) {
+                double v = real == HALOX_FLOAT ? ((const float *)f[r])[(size_t)i * stride + d]
+                                               : ((const double *)f[r])[(size_t)i * stride + d];
+                maxerr = fmax(maxerr, fabs(v - fg[3 * atoms[r].id[i] + d]));
+            }
+    *fscale = scale;
+    return maxerr;
+}
+
 int chk_global_forces(const chk_system_t *sys, double rc, double *f)
 {
     chk_pairs_t p = {0};

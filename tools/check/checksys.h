@@ -62,6 +62,12 @@ int chk_rank_forces(const halox_plan_t *plan, const halox_atoms_t *atoms, double
 /** Serial reference forces on every atom of the global system (3n doubles), minimum image. */
 int chk_global_forces(const chk_system_t *sys, double rc, double *f);
 
+/** The largest difference between the home forces of ranks 0..P-1 (f[r]: stride reals per atom
+ *  in precision real, after the force exchange) and the global reference fg (3n doubles, by
+ *  atom id); *fscale: the largest component of fg. */
+double chk_home_force_error(const halox_atoms_t *atoms, void *const *f, int P, halox_real_t real,
+                            int stride, const double *fg, int n, double *fscale);
+
 /** Compare: every pair of `strict` in `got`, every pair of `got` in `loose`, no duplicates in
  *  `got`. Returns the number of violations; prints up to `report` of them to stderr. */
 long long chk_compare_pairs(const chk_pairs_t *got, const chk_pairs_t *strict,
