@@ -1,6 +1,9 @@
 # Tests of the `threads` transport (ranks as threads of one process). They need neither MPI nor
 # CUDA, and must stay clean under ThreadSanitizer (-DHALOX_SANITIZE=thread).
 
+# halox_team_run: threads started, joined and judged in one place (the MD driver, halox-check
+# and halox-bench use it)
+halox_test(test_team_run SOURCES test_team_run.c LABELS threads unit TIMEOUT 60)
 halox_test(test_threads_collectives SOURCES test_threads_collectives.c
            LABELS threads TIMEOUT 120)
 halox_test(test_threads_exchange SOURCES test_threads_exchange.c LIBS halox_checksys

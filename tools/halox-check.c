@@ -8,7 +8,6 @@
  * Exit status: 0 pass, 1 a check failed, 2 bad usage or a run-time error. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -462,36 +461,29 @@ out:
     return fail;
 }
 
-typedef struct {
-    shared_t *S;
-    int rank;
-} thread_arg_t;
-
-static void *thread_main(void *vp)
+/* One rank of the threads check (halox_team_run: a failure aborts the team). */
+static halox_status_t thread_main(int rank, halox_team_t *team, void *vp)
 {
-    thread_arg_t *ta = vp;
-    shared_t *S = ta->S;
+    shared_t *S = vp;
     halox_comm_args_t args = {.real = S->o.real,
                               .stride = S->o.stride,
                               .timeout_s = S->o.timeout,
-                              .team = S->team,
-                              .rank = ta->rank};
+                              .team = team,
+                              .rank = rank};
     halox_comm_t *comm = NULL;
     halox_status_t st = halox_comm_create("threads", &args, &comm);
     double secs = 0;
     long long fail = 0;
     if (st == HALOX_OK)
-        fail = rank_check(S, ta->rank, comm, ta->rank == 0, &st, &secs);
-    if (st != HALOX_OK) {
-        fprintf(stderr, "halox-check: rank %d: %s: %s\n", ta->rank, halox_status_string(st),
+        fail = rank_check(S, rank, comm, rank == 0, &st, &secs);
+    if (st != HALOX_OK)
+        fprintf(stderr, "halox-check: rank %d: %s: %s\n", rank, halox_status_string(st),
                 halox_last_error());
-        halox_team_abort(S->team, ta->rank, "check failed");
-    }
-    S->rank_status[ta->rank] = st;
-    S->rank_failures[ta->rank] = fail;
-    S->rank_seconds[ta->rank] = secs;
+    S->rank_status[rank] = st;
+    S->rank_failures[rank] = fail;
+    S->rank_seconds[rank] = secs;
     halox_comm_destroy(comm);
-    return NULL;
+    return st;
 }
 
 int main(int argc, char **argv)
@@ -640,14 +632,12 @@ int main(int argc, char **argv)
             fprintf(stderr, "halox-check: %s\n", halox_last_error());
             goto out;
         }
-        pthread_t *th = malloc(sizeof(pthread_t) * (size_t)S.P);
-        thread_arg_t *ta = malloc(sizeof(thread_arg_t) * (size_t)S.P);
-        for (int r = 0; r < S.P; r++) {
-            ta[r] = (thread_arg_t){&S, r};
-            pthread_create(&th[r], NULL, thread_main, &ta[r]);
+        int started = 0;
+        halox_status_t rst = halox_team_run(S.team, S.P, thread_main, &S, NULL, &started);
+        if (started < S.P) { /* the ranks never started did not report */
+            fprintf(stderr, "halox-check: %s\n", halox_last_error());
+            tst = rst;
         }
-        for (int r = 0; r < S.P; r++)
-            pthread_join(th[r], NULL);
         for (int r = 0; r < S.P; r++) {
             tfail += S.rank_failures[r];
             if (S.rank_status[r] != HALOX_OK && tst == HALOX_OK)
@@ -655,8 +645,6 @@ int main(int argc, char **argv)
             tsec = fmax(tsec, S.rank_seconds[r]);
         }
         halox_team_destroy(S.team);
-        free(th);
-        free(ta);
     } else {
 #ifdef HALOX_HAVE_MPI
         halox_comm_args_t args = {.real = o->real, .stride = o->stride, .timeout_s = o->timeout};

@@ -133,6 +133,18 @@ void halox_team_destroy(halox_team_t *team);
 /** Mark the team failed so that every rank's waits return HALOX_ERR_ABORTED (no hangs). */
 void halox_team_abort(halox_team_t *team, int rank, const char *why);
 
+/** The work of one rank of a team (halox_team_run). */
+typedef halox_status_t (*halox_team_fn)(int rank, halox_team_t *team, void *arg);
+/** Run fn(rank, team, arg) for ranks 0..nranks-1 as threads of this process and wait for them.
+ *  A rank whose fn fails aborts the team, so the others' waits end instead of hanging; a thread
+ *  that cannot start aborts it too and the call returns HALOX_ERR_INTERNAL naming the rank, with
+ *  *started_p (when not NULL) below nranks. status[r] (when not NULL) is rank r's result
+ *  (HALOX_ERR_ABORTED for a rank never started). Otherwise returns HALOX_OK when every rank
+ *  succeeded, else the first failure that was not HALOX_ERR_ABORTED (a rank stopped because
+ *  another failed), else the first. The team is the caller's to destroy. */
+halox_status_t halox_team_run(halox_team_t *team, int nranks, halox_team_fn fn, void *arg,
+                              halox_status_t *status, int *started_p);
+
 /** Create this rank's endpoint on the named transport. Collective over the ranks. */
 halox_status_t halox_comm_create(const char *transport, const halox_comm_args_t *args,
                                  halox_comm_t **comm_p);

@@ -1,7 +1,6 @@
 /* Whole runs: on one rank of any transport (the tool calls it under MPI), and on a team of
  * threads, one per rank of the grid, on the `threads` transport. */
 #define _POSIX_C_SOURCE 200809L
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,9 +102,11 @@ typedef struct md_thread_arg {
     halox_md_result_t result;
 } md_thread_arg_t;
 
-static void *md__thread_main(void *vp)
+/* One rank of halox_md_threads_run (halox_team_run aborts the team when it fails). */
+static halox_status_t md__thread_main(int rank, halox_team_t *team, void *vp)
 {
-    md_thread_arg_t *ta = vp;
+    md_thread_arg_t *ta = (md_thread_arg_t *)vp + rank;
+    (void)team;
     halox_comm_args_t args = {.real = ta->cfg->real,
                               .stride = 3,
                               .timeout_s = ta->cfg->timeout_s,
@@ -121,10 +122,10 @@ static void *md__thread_main(void *vp)
         snprintf(ta->result.error, sizeof ta->result.error, "rank %d: %s", ta->rank,
                  halox_last_error());
     }
-    if (st != HALOX_OK)
+    if (st != HALOX_OK) /* the message of the failure, before halox_team_run's own abort */
         halox_team_abort(ta->team, ta->rank, ta->result.error);
     halox_comm_destroy(comm);
-    return NULL;
+    return st;
 }
 
 halox_status_t halox_md_threads_run(const halox_md_config_t *cfg, const halox_md_hooks_t *hooks,
@@ -149,16 +150,14 @@ halox_status_t halox_md_threads_run(const halox_md_config_t *cfg, const halox_md
     if (st == HALOX_OK)
         st = halox_team_create(P, cfg->timeout_s, &team);
     md_thread_arg_t *ta = NULL;
-    pthread_t *th = NULL;
     if (st == HALOX_OK) {
         ta = calloc((size_t)P, sizeof *ta);
-        th = calloc((size_t)P, sizeof *th);
-        if (!ta || !th)
+        if (!ta)
             st = halox__error(HALOX_ERR_NO_MEMORY, "no memory for %d threads", P);
     }
     int started = 0;
     if (st == HALOX_OK) {
-        for (int r = 0; r < P; r++) {
+        for (int r = 0; r < P; r++)
             /* every rank gathers when rank 0 does: the gather is collective */
             ta[r] = (md_thread_arg_t){.cfg = cfg,
                                       .hooks = hooks,
@@ -166,15 +165,11 @@ halox_status_t halox_md_threads_run(const halox_md_config_t *cfg, const halox_md
                                       .team = team,
                                       .rank = r,
                                       .want_state = want_state};
-            if (pthread_create(&th[r], NULL, md__thread_main, &ta[r]) != 0) {
-                st = halox__error(HALOX_ERR_INTERNAL, "could not start the thread of rank %d", r);
-                halox_team_abort(team, r, "thread start failed");
-                break;
-            }
-            started++;
-        }
-        for (int r = 0; r < started; r++)
-            pthread_join(th[r], NULL);
+        /* the ranks' own results explain a failure (below); only a thread that could not
+         * start is reported from here */
+        halox_status_t rst = halox_team_run(team, P, md__thread_main, ta, NULL, &started);
+        if (started < P)
+            st = rst;
     }
     if (st == HALOX_OK && started == P) {
         /* the first rank that failed on its own (not because another one did) explains it */
@@ -203,7 +198,6 @@ halox_status_t halox_md_threads_run(const halox_md_config_t *cfg, const halox_md
         for (int r = 0; r < P; r++)
             halox_md_result_free(&ta[r].result);
     free(ta);
-    free(th);
     halox_team_destroy(team);
     halox_md_system_destroy(sys);
     if (result == &local)

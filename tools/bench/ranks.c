@@ -1,7 +1,6 @@
 /* Ranks: MPI processes (one rank each) or threads of one process on the `threads` transport,
  * behind one call, so that every benchmark is written once for both. */
 #define _POSIX_C_SOURCE 200809L
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,20 +93,17 @@ void bench_rank_fail(const bench_rank_t *who, const char *what)
 #endif
 }
 
-typedef struct thread_arg {
-    bench_rank_t who;
+typedef struct team_job {
+    int nranks;
     bench_rank_fn fn;
     void *arg;
-    halox_status_t st;
-} thread_arg_t;
+} team_job_t;
 
-static void *thread_main(void *vp)
+static halox_status_t team_rank(int rank, halox_team_t *team, void *vp)
 {
-    thread_arg_t *ta = vp;
-    ta->st = ta->fn(&ta->who, ta->arg);
-    if (ta->st != HALOX_OK)
-        halox_team_abort(ta->who.team, ta->who.rank, "benchmark failed");
-    return NULL;
+    const team_job_t *j = vp;
+    const bench_rank_t who = {rank, j->nranks, team};
+    return j->fn(&who, j->arg);
 }
 
 static halox_status_t run_threads(int nranks, double timeout_s, bench_rank_fn fn, void *arg)
@@ -116,30 +112,8 @@ static halox_status_t run_threads(int nranks, double timeout_s, bench_rank_fn fn
     halox_status_t st = halox_team_create(nranks, timeout_s, &team);
     if (st != HALOX_OK)
         return st;
-    thread_arg_t *ta = calloc((size_t)nranks, sizeof *ta);
-    pthread_t *th = calloc((size_t)nranks, sizeof *th);
-    int started = 0;
-    if (!ta || !th)
-        st = HALOX_ERR_NO_MEMORY;
-    for (int r = 0; st == HALOX_OK && r < nranks; r++) {
-        ta[r] = (thread_arg_t){{r, nranks, team}, fn, arg, HALOX_OK};
-        if (pthread_create(&th[r], NULL, thread_main, &ta[r]) != 0) {
-            halox_team_abort(team, r, "thread start failed");
-            st = HALOX_ERR_INTERNAL;
-            break;
-        }
-        started++;
-    }
-    for (int r = 0; r < started; r++)
-        pthread_join(th[r], NULL);
-    /* the first rank that failed on its own explains it */
-    for (int r = 0; r < started && st == HALOX_OK; r++)
-        if (ta[r].st != HALOX_OK && ta[r].st != HALOX_ERR_ABORTED)
-            st = ta[r].st;
-    for (int r = 0; r < started && st == HALOX_OK; r++)
-        st = ta[r].st;
-    free(ta);
-    free(th);
+    team_job_t job = {nranks, fn, arg};
+    st = halox_team_run(team, nranks, team_rank, &job, NULL, NULL);
     halox_team_destroy(team);
     return st;
 }
