@@ -133,17 +133,12 @@ static void run_case(const tcase_t *tc, halox_real_t real, int stride, uint64_t 
 {
     halox_plan_params_t prm = {
         {{tc->g[0], tc->g[1], tc->g[2]}}, {{tc->L[0], tc->L[1], tc->L[2]}}, tc->rc, tc->buf, 0};
-    int P = halox_grid_size(&prm.grid);
-    chk_system_t sys;
-    CHECK(chk_system_make(&sys, &prm.box, tc->n, tc->dist, seed) == 0);
-    chk_system_round(&sys, real);
-    halox_atoms_t *atoms = calloc((size_t)P, sizeof *atoms);
-    halox_plan_t *plans = calloc((size_t)P, sizeof *plans);
-    for (int r = 0; r < P; r++) {
-        CHECK_OK(halox_atoms_init(&atoms[r], real, stride, 0));
-        halox_plan_init(&plans[r]);
-    }
-    CHECK_OK(chk_distribute(&sys, &prm.grid, atoms));
+    chk_world_t w;
+    CHECK_OK(chk_world_make(&w, &prm, tc->n, tc->dist, seed, real, stride));
+    const int P = w.P;
+    const chk_system_t sys = w.sys;
+    halox_atoms_t *atoms = w.atoms;
+    halox_plan_t *plans = w.plans;
     CHECK_OK(halox_reference_build(&prm, atoms, plans));
     double Lmax = fmax(tc->L[0], fmax(tc->L[1], tc->L[2]));
     double tol = (real == HALOX_FLOAT ? 4e-7 : 1e-14) * (Lmax + tc->rc + tc->buf) * 4;
@@ -194,19 +189,14 @@ static void run_case(const tcase_t *tc, halox_real_t real, int stride, uint64_t 
            real == HALOX_FLOAT ? "float" : "double", stride, plans[0].pulses_per_dim[0],
            plans[0].pulses_per_dim[1], plans[0].pulses_per_dim[2], got.n, empty, maxerr);
 
-    for (int r = 0; r < P; r++) {
+    for (int r = 0; r < P; r++)
         free(f[r]);
-        halox_atoms_free(&atoms[r]);
-        halox_plan_free(&plans[r]);
-    }
     free(f);
     free(fg);
-    free(atoms);
-    free(plans);
     chk_pairs_free(&got);
     chk_pairs_free(&strict);
     chk_pairs_free(&loose);
-    chk_system_free(&sys);
+    chk_world_free(&w);
 }
 
 int main(void)

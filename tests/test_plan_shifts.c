@@ -292,17 +292,12 @@ static long long run_case(const tcase_t *tc0, halox_real_t real, int stride, uin
         tc.L[d] = 2.0 * rh + 1.0;
         prm.box.len[d] = tc.L[d];
     }
-    const int P = halox_grid_size(&prm.grid);
-    chk_system_t sys;
-    CHECK(chk_system_make(&sys, &prm.box, tc.n, tc.dist, seed) == 0);
-    chk_system_round(&sys, real);
-    halox_atoms_t *atoms = calloc((size_t)P, sizeof *atoms);
-    halox_plan_t *plans = calloc((size_t)P, sizeof *plans);
-    for (int r = 0; r < P; r++) {
-        CHECK_OK(halox_atoms_init(&atoms[r], real, stride, 0));
-        halox_plan_init(&plans[r]);
-    }
-    CHECK_OK(chk_distribute(&sys, &prm.grid, atoms));
+    chk_world_t w;
+    CHECK_OK(chk_world_make(&w, &prm, tc.n, tc.dist, seed, real, stride));
+    const int P = w.P;
+    const chk_system_t sys = w.sys;
+    halox_atoms_t *atoms = w.atoms;
+    halox_plan_t *plans = w.plans;
     CHECK_OK(halox_reference_build(&prm, atoms, plans));
     double Lmax = fmax(tc.L[0], fmax(tc.L[1], tc.L[2]));
     double tol = (real == HALOX_FLOAT ? 4e-7 : 1e-14) * (Lmax + rh) * 4;
@@ -397,19 +392,15 @@ static long long run_case(const tcase_t *tc0, halox_real_t real, int stride, uin
     for (int r = 0; r < P; r++) {
         free(f[r]);
         free(x0[r]);
-        halox_atoms_free(&atoms[r]);
-        halox_plan_free(&plans[r]);
     }
     free(f);
     free(x);
     free(x0);
     free(fg);
-    free(atoms);
-    free(plans);
     free(got.k);
     free(strict.k);
     free(loose.k);
-    chk_system_free(&sys);
+    chk_world_free(&w);
     return halo;
 }
 

@@ -427,6 +427,39 @@ int chk_rank_forces(const halox_plan_t *plan, const halox_atoms_t *atoms, double
     return rv;
 }
 
+halox_status_t chk_world_make(chk_world_t *w, const halox_plan_params_t *prm, int n,
+                              chk_dist_t dist, uint64_t seed, halox_real_t real, int stride)
+{
+    memset(w, 0, sizeof *w);
+    w->P = halox_grid_size(&prm->grid);
+    if (chk_system_make(&w->sys, &prm->box, n, dist, seed) != 0)
+        return HALOX_ERR_NO_MEMORY;
+    chk_system_round(&w->sys, real);
+    w->atoms = calloc((size_t)w->P, sizeof *w->atoms);
+    w->plans = calloc((size_t)w->P, sizeof *w->plans);
+    if (!w->atoms || !w->plans)
+        return HALOX_ERR_NO_MEMORY;
+    for (int r = 0; r < w->P; r++) {
+        halox_status_t st = halox_atoms_init(&w->atoms[r], real, stride, 0);
+        if (st != HALOX_OK)
+            return st;
+        halox_plan_init(&w->plans[r]);
+    }
+    return chk_distribute(&w->sys, &prm->grid, w->atoms);
+}
+
+void chk_world_free(chk_world_t *w)
+{
+    for (int r = 0; r < w->P && w->atoms && w->plans; r++) {
+        halox_atoms_free(&w->atoms[r]);
+        halox_plan_free(&w->plans[r]);
+    }
+    free(w->atoms);
+    free(w->plans);
+    chk_system_free(&w->sys);
+    memset(w, 0, sizeof *w);
+}
+
 double chk_home_force_error(const halox_atoms_t *atoms, void *const *f, int P, halox_real_t real,
                             int stride, const double *fg, int n, double *fscale)
 {

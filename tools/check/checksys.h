@@ -32,6 +32,21 @@ void chk_system_round(chk_system_t *sys, halox_real_t real);
 halox_status_t chk_distribute(const chk_system_t *sys, const halox_grid_t *grid,
                               halox_atoms_t *atoms);
 
+/** A random system given to the ranks of a grid, with a plan per rank (initialised, for
+ *  halox_reference_build): what the plan tests start from. */
+typedef struct chk_world {
+    int P; /* ranks */
+    chk_system_t sys;
+    halox_atoms_t *atoms; /* P: home atoms (then the halo a plan build fills) */
+    halox_plan_t *plans;  /* P */
+} chk_world_t;
+/** n atoms (dist, seed) rounded to real, distributed over prm's grid into atoms of `stride`
+ *  reals (the caller builds the plans: this library links no planner). Free with
+ *  chk_world_free, also after a failure. */
+halox_status_t chk_world_make(chk_world_t *w, const halox_plan_params_t *prm, int n,
+                              chk_dist_t dist, uint64_t seed, halox_real_t real, int stride);
+void chk_world_free(chk_world_t *w);
+
 /** A sorted list of pairs, each (min id << 32 | max id). */
 typedef struct chk_pairs {
     uint64_t *key;
