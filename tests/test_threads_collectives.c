@@ -3,6 +3,8 @@
  * - the core collectives built on them (allreduce, gatherv) give every rank the same bits;
  * - mismatched calls fail on every rank without hanging, and the team stays usable;
  * - halox_team_abort wakes waiting ranks at once; a barrier timeout names the missing rank;
+ * - a rank that times out while a peer still copies from its buffer returns only after the copy
+ *   (its caller may free the buffer at once: the peer must never read freed memory);
  * - the registry: names, descriptions, unknown transports, bad endpoint arguments.
  * Checks run on the main thread after the rank threads joined (the harness counter is not
  * thread-safe); rank threads count their own failures. */
@@ -309,6 +311,54 @@ static void rank_barrier_timeout(rank_ctx_t *ctx)
     halox_comm_destroy(comm);
 }
 
+/* Rank 1 sends a large block to rank 0 and receives nothing, so it reaches the closing barrier
+ * long before rank 0 has copied, and times out there. On return it scribbles over and frees its
+ * send buffer at once, as a caller may: rank 0's copy must still be whole. */
+#define SLOW_COPY_BYTES     ((size_t)192 << 20)
+#define SLOW_COPY_TIMEOUT_S 0.01
+
+static void rank_slow_copy(rank_ctx_t *ctx)
+{
+    const int me = ctx->rank;
+    size_t sb[2] = {0, 0}, so[2] = {0, 0}, rb[2] = {0, 0}, ro[2] = {0, 0};
+    /* filled before the endpoint exists; a plain barrier then lines the ranks up for creation */
+    unsigned char *buf = malloc(SLOW_COPY_BYTES);
+    RCHECK(ctx, buf != NULL, "no memory for %zu bytes", SLOW_COPY_BYTES);
+    if (!buf)
+        return;
+    memset(buf, me == 1 ? 0x5a : 0, SLOW_COPY_BYTES);
+    if (me == 1)
+        sb[0] = SLOW_COPY_BYTES;
+    else
+        rb[1] = SLOW_COPY_BYTES;
+    pthread_barrier_wait((pthread_barrier_t *)ctx->arg);
+    halox_comm_t *comm = make_comm(ctx, SLOW_COPY_TIMEOUT_S);
+    if (!comm) {
+        ctx->status = HALOX_ERR_TIMEOUT; /* creation itself timed out: the caller retries */
+        ctx->failures = 0;
+        free(buf);
+        return;
+    }
+    ctx->status =
+        comm->ops->alltoallv(comm, me == 1 ? buf : NULL, sb, so, me == 0 ? buf : NULL, rb, ro);
+    snprintf(ctx->message, sizeof ctx->message, "%s", halox_last_error());
+    if (me == 1) {
+        memset(buf, 0, SLOW_COPY_BYTES); /* the caller owns its buffer again */
+    } else if (ctx->status != HALOX_OK) {
+        /* a copy that started must have finished from intact data; one that did not start
+         * (the opening barrier timed out) leaves zeros everywhere */
+        size_t bad = 0;
+        int started = buf[0] != 0;
+        for (size_t i = 0; i < SLOW_COPY_BYTES; i++)
+            bad += buf[i] != (started ? 0x5a : 0);
+        ctx->seconds = (double)started;
+        RCHECK(ctx, bad == 0, "%zu of %zu bytes copied from a buffer its owner had released", bad,
+               SLOW_COPY_BYTES);
+    }
+    free(buf);
+    halox_comm_destroy(comm);
+}
+
 /* ---- endpoint creation errors ---------------------------------------------------------------- */
 
 static void rank_create_twice(rank_ctx_t *ctx)
@@ -427,6 +477,22 @@ int main(void)
         }
     }
     CHECK(timeouts == 1);
+
+    /* a timeout in the closing barrier waits for the peer's copy; the 10 ms bound may also end
+     * endpoint creation or the opening barrier on a loaded machine: retry until a copy started */
+    int copied = 0;
+    pthread_barrier_t line_up;
+    CHECK(pthread_barrier_init(&line_up, NULL, 2) == 0);
+    for (int attempt = 0; attempt < 8 && !copied; attempt++) {
+        CHECK(run_team(2, SLOW_COPY_TIMEOUT_S, rank_slow_copy, ctx, &line_up) == 0);
+        copied = ctx[0].seconds > 0.5;
+        if (copied)
+            CHECK_MSG(ctx[1].status == HALOX_ERR_TIMEOUT && ctx[0].status == HALOX_ERR_ABORTED,
+                      "rank 0: %d %s / rank 1: %d %s", (int)ctx[0].status, ctx[0].message,
+                      (int)ctx[1].status, ctx[1].message);
+    }
+    pthread_barrier_destroy(&line_up);
+    CHECK_MSG(copied, "rank 0 never copied in 8 attempts (the 10 ms bound always ran out first)");
 
     /* two threads claiming one rank */
     CHECK(run_team(2, 5.0, rank_create_twice, ctx, NULL) == 0);

@@ -97,6 +97,10 @@ struct halox_team {
     int count;
     unsigned long long generation;
     unsigned long long *entered; /* per rank: barriers entered so far */
+    /* ranks between the two barriers of a copying collective, reading peers' published buffers
+     * (mutex): a rank that leaves its closing barrier early (timeout, abort) waits for them, so
+     * no peer reads a buffer its owner has already freed */
+    int readers;
     /* status agreement carried by the barrier (mutex): the lowest failing rank wins */
     int acc_bad;
     halox_status_t acc_status;
@@ -105,6 +109,10 @@ struct halox_team {
     halox_status_t done_status;
     char done_msg[HALOX__WHY_BYTES];
 
+    /* ranks inside halox_comm_coords/forces, which store into peers' arrays: an endpoint is
+     * destroyed only when none is (a rank that timed out must not free what a slower peer is
+     * still writing; the peer sees the abort on entry or is counted here: both seq_cst) */
+    atomic_int in_exchange;
     /* abort: the flag is read without the mutex by spinning waits; the reason under it */
     atomic_int aborted;
     int abort_rank;
@@ -188,6 +196,7 @@ halox_status_t halox_team_create(int nranks, double timeout_s, halox_team_t **te
     team->done_bad = -1;
     team->abort_rank = -1;
     atomic_init(&team->aborted, 0);
+    atomic_init(&team->in_exchange, 0);
     *team_p = team;
     return HALOX_OK;
 }
@@ -214,7 +223,7 @@ static void halox__team_abort_locked(halox_team_t *team, int rank, const char *w
         return;
     team->abort_rank = rank;
     snprintf(team->abort_why, sizeof team->abort_why, "%s", why ? why : "no reason given");
-    atomic_store_explicit(&team->aborted, 1, memory_order_release);
+    atomic_store(&team->aborted, 1); /* seq_cst: see in_exchange */
     pthread_cond_broadcast(&team->cond);
 }
 
@@ -229,7 +238,7 @@ void halox_team_abort(halox_team_t *team, int rank, const char *why)
 
 static int halox__team_aborted(const halox_team_t *team)
 {
-    return atomic_load_explicit(&team->aborted, memory_order_acquire);
+    return atomic_load(&team->aborted); /* seq_cst: see in_exchange */
 }
 
 /* The error a rank returns when it stops because the team was aborted. */
@@ -293,15 +302,33 @@ static void halox__team_missing(const halox_team_t *team, unsigned long long wan
 /* Team barrier bounded by timeout_s, which also agrees on a status: when any rank arrives with
  * an error, every rank leaves with one (the lowest failing rank's own status there, ABORTED
  * naming it elsewhere), so no rank walks on into a step that others will not take. */
-static halox_status_t halox__team_barrier(halox_team_t *team, int rank, double timeout_s,
-                                          const char *what, long long seq, halox_status_t mine)
+/* Where a barrier stands in its collective: alone, opening the copy phase (peers read each
+ * other's buffers after it), or closing it (the buffers may be freed after it). */
+typedef enum { HALOX__BAR_PLAIN, HALOX__BAR_OPEN, HALOX__BAR_CLOSE } halox__bar_t;
+
+/* Caller holds the mutex. A rank leaving a closing barrier before the others arrived waits for
+ * the readers still copying from its buffers: a copy is a bounded memmove, so this ends. */
+static void halox__team_wait_readers_locked(halox_team_t *team, halox__bar_t kind)
+{
+    if (kind != HALOX__BAR_CLOSE)
+        return;
+    while (team->readers > 0)
+        pthread_cond_wait(&team->cond, &team->mutex);
+}
+
+static halox_status_t halox__team_barrier_as(halox_team_t *team, int rank, double timeout_s,
+                                             const char *what, long long seq, halox_status_t mine,
+                                             halox__bar_t kind)
 {
     char own[HALOX__WHY_BYTES];
     if (mine != HALOX_OK)
         snprintf(own, sizeof own, "%s", halox_last_error());
 
     pthread_mutex_lock(&team->mutex);
+    if (kind == HALOX__BAR_CLOSE && --team->readers == 0)
+        pthread_cond_broadcast(&team->cond);
     if (atomic_load_explicit(&team->aborted, memory_order_relaxed)) {
+        halox__team_wait_readers_locked(team, kind);
         pthread_mutex_unlock(&team->mutex);
         if (mine != HALOX_OK)
             return mine; /* our own failure says more than the abort */
@@ -323,6 +350,8 @@ static halox_status_t halox__team_barrier(halox_team_t *team, int rank, double t
         memcpy(team->done_msg, team->acc_msg, sizeof team->done_msg);
         team->acc_bad = -1;
         team->generation++;
+        if (kind == HALOX__BAR_OPEN && team->done_bad < 0) /* on a failure nobody copies */
+            team->readers = team->nranks;
         pthread_cond_broadcast(&team->cond);
     } else {
         struct timespec deadline = halox__deadline(timeout_s);
@@ -337,6 +366,7 @@ static halox_status_t halox__team_barrier(halox_team_t *team, int rank, double t
                          "pthread_cond_timedwait failed: %s",
                          rank, what, seq, strerror(rc));
                 halox__team_abort_locked(team, rank, msg);
+                halox__team_wait_readers_locked(team, kind);
                 pthread_mutex_unlock(&team->mutex);
                 return halox__error(HALOX_ERR_INTERNAL, "%s", msg);
             }
@@ -351,11 +381,13 @@ static halox_status_t halox__team_barrier(halox_team_t *team, int rank, double t
                          "collective calls in the same order",
                          rank, timeout_s, what, seq, missing);
                 halox__team_abort_locked(team, rank, msg);
+                halox__team_wait_readers_locked(team, kind);
                 pthread_mutex_unlock(&team->mutex);
                 return halox__error(HALOX_ERR_TIMEOUT, "%s", msg);
             }
         }
         if (team->generation == gen) {
+            halox__team_wait_readers_locked(team, kind);
             pthread_mutex_unlock(&team->mutex);
             char during[128];
             snprintf(during, sizeof during, "in %s (collective #%lld)", what, seq);
@@ -377,6 +409,12 @@ static halox_status_t halox__team_barrier(halox_team_t *team, int rank, double t
                             "rank %d: %s stopped because rank %d failed (%s): %s", rank, what, bad,
                             halox_status_string(bad_status), bad_msg);
     return HALOX_OK;
+}
+
+static halox_status_t halox__team_barrier(halox_team_t *team, int rank, double timeout_s,
+                                          const char *what, long long seq, halox_status_t mine)
+{
+    return halox__team_barrier_as(team, rank, timeout_s, what, seq, mine, HALOX__BAR_PLAIN);
 }
 
 /* Publish which collective this rank is in (before the first barrier). */
@@ -522,6 +560,10 @@ static void halox__threads_fini(halox_comm_t *comm)
     if (!impl)
         return;
     halox_team_t *team = impl->team;
+    /* peers still inside an exchange may store into our arrays; they are bounded (they see the
+     * abort, or their own timeout) */
+    while (atomic_load(&team->in_exchange) > 0)
+        sched_yield();
     pthread_mutex_lock(&team->mutex);
     impl->self->in_use = 0;
     pthread_mutex_unlock(&team->mutex);
@@ -546,7 +588,8 @@ static halox_status_t halox__threads_sendrecv(halox_comm_t *comm, int dst, const
     impl->self->c_dst = dst;
     impl->self->c_send = sbuf;
     impl->self->c_bytes = sbytes;
-    st = halox__team_barrier(team, comm->rank, comm->timeout_s, "sendrecv", seq, st);
+    st = halox__team_barrier_as(team, comm->rank, comm->timeout_s, "sendrecv", seq, st,
+                                HALOX__BAR_OPEN);
     if (st != HALOX_OK)
         return st;
     const halox__threads_slot_t *from = &team->slot[src];
@@ -563,7 +606,8 @@ static halox_status_t halox__threads_sendrecv(halox_comm_t *comm, int dst, const
     else if (st == HALOX_OK && rbytes)
         memmove(rbuf, from->c_send, rbytes);
     /* the second barrier keeps every send buffer alive until its receiver has copied it */
-    return halox__team_barrier(team, comm->rank, comm->timeout_s, "sendrecv (copy)", seq, st);
+    return halox__team_barrier_as(team, comm->rank, comm->timeout_s, "sendrecv (copy)", seq, st,
+                                  HALOX__BAR_CLOSE);
 }
 
 static halox_status_t halox__threads_alltoallv(halox_comm_t *comm, const void *send,
@@ -578,8 +622,8 @@ static halox_status_t halox__threads_alltoallv(halox_comm_t *comm, const void *s
     impl->self->c_send = send;
     impl->self->c_sbytes = sbytes;
     impl->self->c_soffs = soffs;
-    halox_status_t st =
-        halox__team_barrier(team, comm->rank, comm->timeout_s, "alltoallv", seq, HALOX_OK);
+    halox_status_t st = halox__team_barrier_as(team, comm->rank, comm->timeout_s, "alltoallv", seq,
+                                               HALOX_OK, HALOX__BAR_OPEN);
     if (st != HALOX_OK)
         return st;
     for (int r = 0; r < comm->size && st == HALOX_OK; r++) {
@@ -596,7 +640,8 @@ static halox_status_t halox__threads_alltoallv(halox_comm_t *comm, const void *s
             memmove((char *)recv + roffs[r], (const char *)from->c_send + from->c_soffs[comm->rank],
                     n);
     }
-    return halox__team_barrier(team, comm->rank, comm->timeout_s, "alltoallv (copy)", seq, st);
+    return halox__team_barrier_as(team, comm->rank, comm->timeout_s, "alltoallv (copy)", seq, st,
+                                  HALOX__BAR_CLOSE);
 }
 
 static halox_status_t halox__threads_allgather(halox_comm_t *comm, const void *send, void *recv,
@@ -608,8 +653,8 @@ static halox_status_t halox__threads_allgather(halox_comm_t *comm, const void *s
     halox__threads_publish(impl->self, "allgather", seq);
     impl->self->c_send = send;
     impl->self->c_bytes = bytes;
-    halox_status_t st =
-        halox__team_barrier(team, comm->rank, comm->timeout_s, "allgather", seq, HALOX_OK);
+    halox_status_t st = halox__team_barrier_as(team, comm->rank, comm->timeout_s, "allgather", seq,
+                                               HALOX_OK, HALOX__BAR_OPEN);
     if (st != HALOX_OK)
         return st;
     for (int r = 0; r < comm->size && st == HALOX_OK; r++) {
@@ -623,7 +668,8 @@ static halox_status_t halox__threads_allgather(halox_comm_t *comm, const void *s
         else if (bytes)
             memmove((char *)recv + (size_t)r * bytes, from->c_send, bytes);
     }
-    return halox__team_barrier(team, comm->rank, comm->timeout_s, "allgather (copy)", seq, st);
+    return halox__team_barrier_as(team, comm->rank, comm->timeout_s, "allgather (copy)", seq, st,
+                                  HALOX__BAR_CLOSE);
 }
 
 static halox_status_t halox__threads_barrier(halox_comm_t *comm)
@@ -803,7 +849,8 @@ static halox_status_t halox__threads_bind(halox_comm_t *comm)
     slot->real = comm->real;
     slot->stride = comm->stride;
 
-    st = halox__team_barrier(team, comm->rank, comm->timeout_s, "bind", seq, st);
+    st =
+        halox__team_barrier_as(team, comm->rank, comm->timeout_s, "bind", seq, st, HALOX__BAR_OPEN);
     if (st != HALOX_OK)
         return st;
     for (int r = 0; r < comm->size && st == HALOX_OK; r++)
@@ -811,7 +858,8 @@ static halox_status_t halox__threads_bind(halox_comm_t *comm)
     if (st == HALOX_OK)
         st = halox__threads_resolve(comm);
     /* nobody leaves before everyone has read the published pointers; all fail together */
-    st = halox__team_barrier(team, comm->rank, comm->timeout_s, "bind (check)", seq, st);
+    st = halox__team_barrier_as(team, comm->rank, comm->timeout_s, "bind (check)", seq, st,
+                                HALOX__BAR_CLOSE);
     if (st != HALOX_OK)
         return st;
     impl->bound = 1;
@@ -856,7 +904,7 @@ static halox_status_t halox__threads_land(halox_comm_t *comm, int j, uint64_t st
     return HALOX_OK;
 }
 
-static halox_status_t halox__threads_coords(halox_comm_t *comm)
+static halox_status_t halox__threads_coords_in(halox_comm_t *comm)
 {
     halox_status_t st = halox__threads_check_bound(comm, "halox_comm_coords");
     if (st != HALOX_OK)
@@ -899,7 +947,7 @@ static halox_status_t halox__threads_coords(halox_comm_t *comm)
     return HALOX_OK;
 }
 
-static halox_status_t halox__threads_forces(halox_comm_t *comm)
+static halox_status_t halox__threads_forces_in(halox_comm_t *comm)
 {
     halox_status_t st = halox__threads_check_bound(comm, "halox_comm_forces");
     if (st != HALOX_OK)
@@ -934,6 +982,25 @@ static halox_status_t halox__threads_forces(halox_comm_t *comm)
         halox__add_forces(real, stride, comm->f, p->send_index, p->send_count, self->stage_at[k]);
     }
     return HALOX_OK;
+}
+
+/* The exchanges counted in team->in_exchange (entered before the abort check, seq_cst). */
+static halox_status_t halox__threads_coords(halox_comm_t *comm)
+{
+    halox_team_t *team = halox__threads_impl(comm)->team;
+    atomic_fetch_add(&team->in_exchange, 1);
+    halox_status_t st = halox__threads_coords_in(comm);
+    atomic_fetch_sub(&team->in_exchange, 1);
+    return st;
+}
+
+static halox_status_t halox__threads_forces(halox_comm_t *comm)
+{
+    halox_team_t *team = halox__threads_impl(comm)->team;
+    atomic_fetch_add(&team->in_exchange, 1);
+    halox_status_t st = halox__threads_forces_in(comm);
+    atomic_fetch_sub(&team->in_exchange, 1);
+    return st;
 }
 
 const halox_transport_ops_t halox__threads_ops = {
