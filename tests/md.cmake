@@ -310,3 +310,8 @@ if(TARGET halox-md)
                  "Verlet-buffer tolerance 1e-300: no skin up to the cut-off \\(2.5\\) keeps the estimated drift of lists rebuilt every 100 steps"
                  --cells 5,5,5 --steps 2 --rebuild-every 100 --verlet-tolerance 1e-300)
 endif()
+
+# the engine's settings by name (include/halox/md_options.h): the table, every value good and
+# bad, the combinations, the launch rules (threads under a launcher, mpi by default, grid size)
+# and the transports' capabilities (issue 16: tools ask capabilities, not names)
+halox_test(test_md_options SOURCES test_md_options.c LABELS md TIMEOUT 60)

@@ -118,11 +118,8 @@ int main(int argc, char **argv)
                              "start one process without mpirun (--threads P)",
                              how);
         int threads_only = o.n_transports > 0;
-        for (int i = 0; i < o.n_transports; i++) {
-            char base[64];
-            bench_base_name(o.transports[i], base, sizeof base);
-            threads_only &= !strcmp(base, "threads");
-        }
+        for (int i = 0; i < o.n_transports; i++)
+            threads_only &= bench_label_caps(o.transports[i]).threads;
         if (threads_only)
             return bench_bad("--transport threads runs its ranks in one process, but halox-bench "
                              "was %s: each process would measure its own copy. Use --transport "
@@ -137,7 +134,7 @@ int main(int argc, char **argv)
     }
     int need_mpi = 0;
     for (int i = 0; i < o.n_transports; i++)
-        need_mpi |= strcmp(o.transports[i], "threads") != 0;
+        need_mpi |= !bench_label_caps(o.transports[i]).threads;
     bench_mpi_start(&argc, &argv, need_mpi);
     if (bench_world_rank() == 0)
         bench_print_build();

@@ -37,6 +37,7 @@ typedef struct {
     const char *transport;
     int verbose;
     int set_grid, set_transport, transport_from_env; /* given, and where the transport came from */
+    halox_transport_caps_t caps;                     /* of `transport` */
 } opts_t;
 
 /* What every rank of this process shares: the reference, recomputed per step by the leader. */
@@ -74,8 +75,9 @@ static void usage(FILE *to)
         "  --precision P        float | double (default float)\n"
         "  --stride 3|4         reals per atom (default 3)\n"
         "  --steps K            exchange steps checked with moving atoms (default 3)\n"
-        "  --transport NAME     transport to check (default threads, or $HALOX_TRANSPORT; under\n"
-        "                       mpirun -np P > 1: mpi, and threads is refused; see --version)\n"
+        "  --transport NAME     host-memory transport to check: threads (default, or\n"
+        "                       $HALOX_TRANSPORT) or mpi; under mpirun -np P > 1: mpi, and\n"
+        "                       threads is refused\n"
         "  --timeout S          bound on every wait, seconds, 0 < S <= 1e6 (default\n"
         "                       HALOX_TIMEOUT_S or 60)\n"
         "  --verbose            per-rank plan details\n"
@@ -117,9 +119,10 @@ static int launch_resolve(opts_t *o)
         }
         if (!o->set_transport) {
             o->transport = "mpi";
+            halox_transport_caps(o->transport, &o->caps);
             if (!o->set_grid)
                 halox_grid_default(launched, &o->prm.grid);
-        } else if (strcmp(o->transport, "mpi")) {
+        } else if (o->caps.threads) {
             fprintf(stderr,
                     "halox-check: %s%s runs its ranks in one process, but halox-check was %s: "
                     "each process would check its own copy. %s, or start one process without "
@@ -131,7 +134,7 @@ static int launch_resolve(opts_t *o)
         }
     }
     const int P = halox_grid_size(&o->prm.grid);
-    if (!strcmp(o->transport, "mpi") && launched > 0 && launched != P) {
+    if (!o->caps.threads && launched > 0 && launched != P) {
         halox_grid_t g;
         halox_grid_default(launched, &g);
         fprintf(stderr,
@@ -292,6 +295,16 @@ static int parse_args(int argc, char **argv, opts_t *o)
         for (const char *const *t = halox_transport_names(); *t; t++)
             fprintf(stderr, " %s", *t);
         fprintf(stderr, "\n");
+        return 2;
+    }
+    halox_transport_caps(o->transport, &o->caps);
+    if (o->caps.on_gpu) {
+        /* the check binds host arrays; the GPU transports are checked by test_gpu_exchange */
+        fprintf(stderr,
+                "halox-check: --transport %s keeps its data on the GPU, and halox-check checks "
+                "the host-memory transports (threads, mpi); GPU transports are checked against "
+                "the same reference by the test test_gpu_exchange on a GPU machine\n",
+                o->transport);
         return 2;
     }
     if (launch_resolve(o))
@@ -471,7 +484,7 @@ static halox_status_t thread_main(int rank, halox_team_t *team, void *vp)
                               .team = team,
                               .rank = rank};
     halox_comm_t *comm = NULL;
-    halox_status_t st = halox_comm_create("threads", &args, &comm);
+    halox_status_t st = halox_comm_create(S->o.transport, &args, &comm);
     double secs = 0;
     long long fail = 0;
     if (st == HALOX_OK)
@@ -495,7 +508,7 @@ int main(int argc, char **argv)
         return rc == 1 ? 0 : 2;
     const opts_t *o = &S.o;
     S.P = halox_grid_size(&o->prm.grid);
-    int use_mpi = !strcmp(o->transport, "mpi");
+    int use_mpi = !o->caps.threads;
     int my_rank = 0;
 #ifdef HALOX_HAVE_MPI
     if (use_mpi) {
@@ -649,7 +662,7 @@ int main(int argc, char **argv)
 #ifdef HALOX_HAVE_MPI
         halox_comm_args_t args = {.real = o->real, .stride = o->stride, .timeout_s = o->timeout};
         halox_comm_t *comm = NULL;
-        st = halox_comm_create("mpi", &args, &comm);
+        st = halox_comm_create(o->transport, &args, &comm);
         if (st == HALOX_OK)
             tfail = rank_check(&S, my_rank, comm, 1, &tst, &tsec);
         else

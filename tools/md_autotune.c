@@ -138,14 +138,17 @@ int md_autotune(const halox_md_config_t *cfg, const halox_md_system_t *sys, int 
      * choice (cfg->transport) when it is within the measured noise of the fastest. */
     const char *cand[32];
     int nc = 0, rule = -1;
-    for (const char *const *t = halox_transport_names(); *t && nc < 32; t++)
-        /* the engine's transports: GPU ones for the GPU engine; mpi for the CPU engine under
-         * MPI (threads cannot span processes) */
-        if (gpu ? halox_transport_on_gpu(*t) : !strcmp(*t, "mpi")) {
+    for (const char *const *t = halox_transport_names(); *t && nc < 32; t++) {
+        /* the engine's transports: GPU ones for the GPU engine; host ones between processes
+         * for the CPU engine under MPI (threads cannot span processes) */
+        halox_transport_caps_t caps;
+        halox_transport_caps(*t, &caps);
+        if (gpu ? caps.on_gpu : !caps.on_gpu && !caps.threads) {
             if (cfg->transport && !strcmp(*t, cfg->transport))
                 rule = nc;
             cand[nc++] = *t;
         }
+    }
     double ms[32 * ROUNDS], med[32], spread[32], noise = 0;
     char msg[32][256];
     if (print)

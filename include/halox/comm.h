@@ -46,6 +46,21 @@ typedef struct halox_comm_args {
 /** Whether the transport moves data in GPU memory (bind then takes device pointers). */
 int halox_transport_on_gpu(const char *name);
 
+/** What a transport needs from the launch and offers its caller: ask these instead of comparing
+ *  transport names. */
+typedef struct halox_transport_caps {
+    int threads;    /**< ranks are threads of one process (a halox_team_t); else MPI processes */
+    int on_gpu;     /**< data in GPU memory: bind takes device pointers, exchanges are ordered on
+                         the endpoint's stream */
+    int capturable; /**< halox_comm_coords()/forces() can be captured in a CUDA graph */
+    int symmetric;  /**< x and f must come from halox_comm_device_alloc() (symmetric memory) */
+    int gpu_shared; /**< several ranks may share one GPU (under MPS); 0 for CPU transports */
+} halox_transport_caps_t;
+
+/** The capabilities of a transport of this build in *caps. HALOX_ERR_UNKNOWN_TRANSPORT, naming
+ *  the transports this build has, when `name` is not one of them (*caps is then all zero). */
+halox_status_t halox_transport_caps(const char *name, halox_transport_caps_t *caps);
+
 /** CUDA devices this process can use: 0 in a build without CUDA, without a driver or without a
  *  visible GPU (CUDA_VISIBLE_DEVICES). */
 int halox_gpu_count(void);

@@ -13,6 +13,9 @@ typedef struct halox_transport_ops {
     const char *description;
     int on_gpu;     /* bind takes device pointers; exchanges are stream-ordered */
     int capturable; /* coords/forces enqueue only: a CUDA graph can capture them */
+    int threads;    /* ranks are threads of one process (a halox_team_t), not MPI processes */
+    int symmetric;  /* x and f must come from dalloc: peers store into them (NVSHMEM) */
+    int gpu_alone;  /* a GPU transport that refuses ranks sharing a GPU (NCCL) */
 
     /* Set up comm->impl from args; comm->rank and comm->size must be set. Collective. */
     halox_status_t (*init)(halox_comm_t *comm, const halox_comm_args_t *args);

@@ -138,9 +138,12 @@ halox_status_t halox_md_threads_run(const halox_md_config_t *cfg, const halox_md
     memset(result, 0, sizeof *result);
     result->want_state = want_state;
     halox_status_t st = halox_md_config_check(cfg);
-    if (st == HALOX_OK && strcmp(cfg->transport, "threads") != 0)
+    halox_transport_caps_t caps;
+    if (st == HALOX_OK &&
+        (halox_transport_caps(cfg->transport, &caps) != HALOX_OK || !caps.threads))
         st = halox__error(HALOX_ERR_INVALID_ARG,
-                          "halox_md_threads_run runs the threads transport, not '%s'",
+                          "halox_md_threads_run runs a transport whose ranks are threads "
+                          "(threads), not '%s'",
                           cfg->transport);
     halox_md_system_t *sys = NULL;
     if (st == HALOX_OK && !cfg->restart_path)

@@ -280,7 +280,9 @@ static halox_status_t md__step(halox_md_t *md)
         int stop = 0;
         if (md->hooks.stop) {
             /* ranks that share a process (threads) share the flag: rank 0 reads it for them */
-            int reader = md->rank == 0 || strcmp(halox_comm_transport(md->comm), "threads") != 0;
+            halox_transport_caps_t caps;
+            halox_transport_caps(halox_comm_transport(md->comm), &caps);
+            int reader = md->rank == 0 || !caps.threads;
             double v = reader && md->hooks.stop(md->hooks.user) ? 1.0 : 0.0;
             if ((st = halox_comm_allreduce_max(md->comm, &v, 1)) != HALOX_OK)
                 return st;

@@ -480,6 +480,7 @@ const halox_transport_ops_t halox__nccl_ops = {
                    "ordered (one rank per GPU)",
     .on_gpu = 1,
     .capturable = 1,
+    .gpu_alone = 1,
     .init = halox__nccl_init,
     .fini = halox__nccl_fini,
     .sendrecv = halox__gpu_sendrecv,

@@ -765,6 +765,7 @@ static halox_status_t halox__shm_exchange_forces(halox_comm_t *comm)
         .description = desc,                                                                       \
         .on_gpu = 1,                                                                               \
         .capturable = capt,                                                                        \
+        .symmetric = 1,                                                                            \
         .init = initfn,                                                                            \
         .fini = halox__shm_fini,                                                                   \
         .sendrecv = halox__gpu_sendrecv,                                                           \

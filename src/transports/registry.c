@@ -77,6 +77,37 @@ int halox_transport_on_gpu(const char *name)
     return ops ? ops->on_gpu != 0 : 0;
 }
 
+/* HALOX_ERR_UNKNOWN_TRANSPORT naming the transports this build has. */
+static halox_status_t halox__transport_unknown(const char *name)
+{
+    char names[256];
+    size_t used = 0;
+    names[0] = '\0';
+    for (size_t i = 0; halox__transport_table[i] && used < sizeof names; i++) {
+        int n = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                         halox__transport_table[i]->name);
+        used += n > 0 ? (size_t)n : 0;
+    }
+    return halox__error(HALOX_ERR_UNKNOWN_TRANSPORT, "unknown transport '%s': this build has %s",
+                        name ? name : "(null)", names);
+}
+
+halox_status_t halox_transport_caps(const char *name, halox_transport_caps_t *caps)
+{
+    if (!caps)
+        return halox__error(HALOX_ERR_INVALID_ARG, "transport_caps: caps is NULL");
+    memset(caps, 0, sizeof *caps);
+    const halox_transport_ops_t *ops = halox__transport_find(name);
+    if (!ops)
+        return halox__transport_unknown(name);
+    caps->threads = ops->threads != 0;
+    caps->on_gpu = ops->on_gpu != 0;
+    caps->capturable = ops->capturable != 0;
+    caps->symmetric = ops->symmetric != 0;
+    caps->gpu_shared = ops->on_gpu && !ops->gpu_alone;
+    return HALOX_OK;
+}
+
 int halox_gpu_count(void)
 {
 #ifdef HALOX_HAVE_CUDA
@@ -118,19 +149,8 @@ halox_status_t halox_comm_create(const char *transport, const halox_comm_args_t 
     if (!args)
         return halox__error(HALOX_ERR_INVALID_ARG, "comm_create: args is NULL");
     const halox_transport_ops_t *ops = halox__transport_find(transport);
-    if (!ops) {
-        char names[256];
-        size_t used = 0;
-        names[0] = '\0';
-        for (size_t i = 0; halox__transport_table[i] && used < sizeof names; i++) {
-            int n = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
-                             halox__transport_table[i]->name);
-            used += n > 0 ? (size_t)n : 0;
-        }
-        return halox__error(HALOX_ERR_UNKNOWN_TRANSPORT,
-                            "unknown transport '%s': this build has %s",
-                            transport ? transport : "(null)", names);
-    }
+    if (!ops)
+        return halox__transport_unknown(transport);
     halox_real_t real = args->real ? args->real : HALOX_FLOAT;
     int stride = args->stride ? args->stride : 3;
     if (halox_real_size(real) == 0)

@@ -1005,6 +1005,7 @@ static halox_status_t halox__threads_forces(halox_comm_t *comm)
 
 const halox_transport_ops_t halox__threads_ops = {
     .name = "threads",
+    .threads = 1,
     .description = "ranks are threads of one process; direct stores into peers' arrays and "
                    "release/acquire per-pulse signals (the CPU twin of GPU-initiated exchange); "
                    "pairs in HALOX_HYBRID_UNREACHABLE go through a mailbox copy (as hybrid)",

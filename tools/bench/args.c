@@ -130,6 +130,15 @@ void bench_base_name(const char *label, char *out, size_t cap)
     out[strcspn(out, "+")] = '\0';
 }
 
+halox_transport_caps_t bench_label_caps(const char *label)
+{
+    char base[64];
+    bench_base_name(label, base, sizeof base);
+    halox_transport_caps_t caps;
+    (void)halox_transport_caps(base, &caps); /* zero when unknown */
+    return caps;
+}
+
 /* A transport label: a compiled-in name, optionally +put, +tma or +floor. */
 static int check_transport(const char *label)
 {
@@ -225,7 +234,7 @@ static void default_transports(bench_opts_t *o, int cmd)
         return;
     }
     for (const char *const *t = halox_transport_names(); *t; t++)
-        if (strcmp(*t, "threads"))
+        if (!bench_label_caps(*t).threads)
             snprintf(o->transports[o->n_transports++], sizeof o->transports[0], "%s", *t);
     if (halox_transport_available("nvshmem-fused")) {
         static const char *const v[] = {"nvshmem-pulse+put", "nvshmem-fused+put",

@@ -59,6 +59,8 @@ int bench_bad(const char *fmt, ...)
 int bench_parse_size(const char *s, long long *v);
 /* Base name of a transport label ("nvshmem-fused+put" -> "nvshmem-fused") into out. */
 void bench_base_name(const char *label, char *out, size_t cap);
+/* The capabilities of a label's transport (all zero when unknown: labels are checked first). */
+halox_transport_caps_t bench_label_caps(const char *label);
 
 /* ---- ranks: MPI processes or threads (ranks.c) -------------------------------------------- */
 

@@ -89,7 +89,7 @@ int bench_md_case(const bench_opts_t *o, const char *label, long long natoms, in
     memset(&res, 0, sizeof res);
     int rc = 0;
     bench_variant_env(label, 1);
-    if (!strcmp(base, "threads")) {
+    if (bench_label_caps(base).threads) {
         halox_md_hooks_t hooks;
         memset(&hooks, 0, sizeof hooks);
         if (halox_md_threads_run(&c.cfg, &hooks, &res) != HALOX_OK) {

@@ -275,7 +275,7 @@ int bench_cmd_pingpong(const bench_opts_t *o)
         int nranks = 0;
         if (!bench_transport_ranks(o, c.label, &nranks))
             continue;
-        if (strcmp(c.label, "threads") && nranks != 2)
+        if (!bench_label_caps(c.label).threads && nranks != 2)
             return bench_bad("%s runs on 2 ranks, not %d: mpirun -np 2 halox-bench %s ...", o->cmd,
                              nranks, o->cmd);
         bench_variant_env(c.label, 1);

@@ -121,7 +121,7 @@ static halox_status_t run_threads(int nranks, double timeout_s, bench_rank_fn fn
 halox_status_t bench_ranks_run(const char *transport, int nranks, double timeout_s,
                                bench_rank_fn fn, void *arg)
 {
-    if (!strcmp(transport, "threads"))
+    if (bench_label_caps(transport).threads)
         return run_threads(nranks, timeout_s, fn, arg);
     bench_rank_t who = {bench_world_rank(), bench_world_size(), NULL};
     if (nranks != who.size)
@@ -134,7 +134,7 @@ int bench_transport_ranks(const bench_opts_t *o, const char *label, int *nranks_
     char base[64];
     bench_base_name(label, base, sizeof base);
     const int root = bench_world_rank() == 0;
-    if (!strcmp(base, "threads")) {
+    if (bench_label_caps(base).threads) {
         if (bench_world_size() > 1) {
             if (root)
                 printf("%-22s skipped: thread ranks run in one process (start without mpirun, "
