@@ -3,7 +3,11 @@
  * have no cycles:
  *   config.c      defaults, presets, checks
  *   velocities.c  Maxwell-Boltzmann velocities, zero momentum, exact temperature
- *   system.c      initial systems: fcc, random non-overlapping, XYZ file
+ *   read_text.c, read_xyz.c, read_dump.c, read_file.c  (read.h) input files of --read: lines
+ *                 and tokens, extended XYZ, LAMMPS text dumps, the frame's atoms into a system
+ *   system_cache.c, system_fcc.c, system_random.c  (system.h) the random placements' cache,
+ *                 the fcc lattice, random non-overlapping placement
+ *   system.c      halox_md_system_create: the initial system from its source, its velocities
  *   neighbour.c   spatial sort of home atoms, cell list, Verlet pair list (zone rule)
  *   lj.c          Lennard-Jones forces, energy and virial over the pair list; tail corrections
  *   integrate.c   velocity Verlet kicks and drift, displacement check, kinetic energy
@@ -12,16 +16,23 @@
  *   common.c      agreement on failure, notices, the force array
  *   cpu_backend.c the CPU back end of the step (backend.h): kick/drift, LJ + force exchange,
  *                 the exact rebuild check, the host rebuild's hooks, timers
- *   gpu_backend.c the GPU back end of the step (backend.h; CUDA builds only)
+ *   gpu_state.c, gpu_rebuild.c, gpu_step.c, gpu_graph.c, gpu_backend.c
+ *                 the GPU back end of the step (backend.h; CUDA builds only), in that order
+ *                 (gpu_internal.h)
  *   gather.c      the state of all ranks on one (halox_md_gather)
  *   output.c      CSV, JSON and extended-XYZ writers
  *   thermo.c      reductions over ranks, thermo records
- *   checkpoint.c  atomic checkpoint files and restarts
+ *   checkpoint_format.c, checkpoint_write.c, checkpoint_check.c, checkpoint_read.c,
+ *   checkpoint_restore.c  (checkpoint.h) checksums and header; atomic writing; the checks of
+ *                 the settings and atoms; reading a file whole; restarts
  *   step.c        the dynamics of one step and the rebuild, through the back end's table
  *   overlap.c     the overlap probe: local forces alone, halo alone, both together
  *   equilibrate.c NVT steps before step 0 (cfg.equilibrate), outside the run's statistics
  *   engine.c      create (picks the back end), the step loop with its outputs, summary
  *   driver.c      whole runs on one rank and on a team of threads
+ *   options.c     the settings by name (md_options.h): table, values, help text
+ *   setup.c       a command line's settings made into a run: combinations, restart and --read
+ *                 files, device and transport, launch rules, Verlet buffer
  */
 #ifndef HALOX_MD_INTERNAL_H
 #define HALOX_MD_INTERNAL_H
@@ -71,7 +82,7 @@ typedef struct md_backend md_backend_t;
 struct halox_md {
     halox_md_config_t cfg;
     const md_backend_t *be; /* the back end of the step (backend.h), chosen at create */
-    void *be_state;         /* its state (gpu_backend.c), NULL on the CPU */
+    void *be_state;         /* its state (gpu_internal.h), NULL on the CPU */
     halox_md_hooks_t hooks;
     halox_comm_t *comm;
     int rank, nranks;
@@ -187,8 +198,9 @@ halox_status_t md__csv_row(halox_md_t *md, const halox_md_thermo_t *rec);
 halox_status_t md__json_write(const halox_md_t *md, const char *path);
 halox_status_t md__xyz_frame(halox_md_t *md);
 
-/* checkpoint.c */
+/* checkpoint_write.c */
 halox_status_t md__checkpoint_write(halox_md_t *md, const char *path);
+/* checkpoint_restore.c */
 halox_status_t md__checkpoint_load(halox_md_t *md, const char *path);
 
 /* overlap.c */
