@@ -22,51 +22,10 @@ static void bench_print_build(void)
     fflush(stdout);
 }
 
-void bench_usage(FILE *to)
+static void version(void)
 {
-    fprintf(
-        to,
-        "usage: halox-bench SUBCOMMAND [options]     (MPI transports: mpirun -np P halox-bench "
-        "...)\n"
-        "\n"
-        "Subcommands:\n"
-        "  halo       the halo exchange alone (coordinates + forces) on a water-density system\n"
-        "  latency    2 ranks: ping-pong (coordinates out, forces back), half round trip\n"
-        "  bandwidth  2 ranks: streams of exchanges, bytes moved / time\n"
-        "  md         full MD steps (preset water-density): ms/step, ns/day, halo share\n"
-        "  scaling    strong scaling from the JSON files of md runs: scaling A.json B.json ...\n"
-        "  overlap    MD (preset water-density): local forces alone, halo alone, both together,\n"
-        "             overlap %% = 100 (t_halo + t_local - t_both) / t_halo\n"
-        "\n"
-        "Options (each subcommand takes those that apply to it):\n"
-        "  -t, --transport T[,T...]  transports; NAME+put, NAME+tma, NAME+floor: NVSHMEM paths\n"
-        "                            (default: threads without mpirun, every other transport\n"
-        "                            under mpirun)\n"
-        "  --atoms N[,N...]          halo: system sizes (45000,176000); md, overlap: atoms\n"
-        "                            (45000)\n"
-        "  --grid AxBxC              rank grid (default: the most cubic for the rank count)\n"
-        "  --threads P               ranks of the threads transport (default: the grid's, or 2)\n"
-        "  -r, --repeats R           halo: timed repeats (200); overlap: repetitions (50)\n"
-        "  --back-to-back K          halo: K exchanges per repeat, enqueued one after the other,\n"
-        "                            time / K (1: a barrier before every exchange)\n"
-        "  -w, --warmup W            untimed repeats first (halo 20, latency/bandwidth 10)\n"
-        "  -b, --minbytes B          latency/bandwidth: smallest message (8; K, M, G suffixes)\n"
-        "  -e, --maxbytes B          largest message (16M)\n"
-        "  -f, --stepfactor F        size multiplier (2)\n"
-        "  -n, --iters N             timed iterations per size (100)\n"
-        "  --no-verify               skip the bit-for-bit check against the serial reference\n"
-        "  --double, --stride 3|4    precision and reals per atom of the exchanges (float, 3)\n"
-        "  --seed S                  random system and force values (2026)\n"
-        "  --timeout S               bound on every wait for a peer (default HALOX_TIMEOUT_S/60)\n"
-        "  --steps S                 md: steps (200); overlap: steps before the probe (20)\n"
-        "  --graph                   md: CUDA graphs (GPU engine)\n"
-        "  --device gpu|cpu|auto     md, overlap: engine (auto follows the transport)\n"
-        "  --json FILE               append one JSON object per measured case\n"
-        "  --csv FILE                append one CSV row per case (a header when FILE is new)\n"
-        "  --version, --help-env, --help\n"
-        "\n"
-        "Exit status: 0 measured or skipped with a message, 1 a wrong result or a failure,\n"
-        "2 bad usage. See docs/BENCH.md.\n");
+    tool_print_version("halox-bench");
+    printf("\n");
 }
 
 int main(int argc, char **argv)
@@ -76,17 +35,9 @@ int main(int argc, char **argv)
         return BENCH_USAGE;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-        bench_usage(stdout);
-        return 0;
-    }
-    if (!strcmp(cmd, "--version")) {
-        tool_print_version("halox-bench");
-        printf("\n");
-        return 0;
-    }
-    if (!strcmp(cmd, "--help-env")) {
-        tool_print_env();
+    if (!strcmp(cmd, "help") || tool_info_option(cmd, bench_usage, version)) {
+        if (!strcmp(cmd, "help"))
+            bench_usage(stdout);
         return 0;
     }
     static const char *const known[] = {"halo",    "latency", "bandwidth", "md",

@@ -218,16 +218,9 @@ static int read_env(opts_t *o)
 /* A tool option; 1 when it ends the parse with exit 0 (help, version), -2 after an error. */
 static int apply_tool_option(opts_t *o, const char *a, const char *v)
 {
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-        usage(stdout);
+    if (tool_info_option(a, usage, version))
         return 1;
-    } else if (!strcmp(a, "--version")) {
-        version();
-        return 1;
-    } else if (!strcmp(a, "--help-env")) {
-        tool_print_env();
-        return 1;
-    } else if (!strcmp(a, "--autotune")) {
+    if (!strcmp(a, "--autotune")) {
         o->autotune = o->autotune ? o->autotune : 50;
     } else if (!strcmp(a, "--autotune-steps")) {
         char *end;

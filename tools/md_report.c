@@ -142,21 +142,6 @@ void md_print_banner(const md_printer_t *p, int nranks)
     fflush(stdout);
 }
 
-/* Mean temperature of the thermo records of the steps the run integrated (the record of its
- * first step is the state it started from); the number of records, 0 when none. */
-static int run_mean_temp(const halox_md_result_t *res, double *mean_p)
-{
-    double sum = 0;
-    int n = 0;
-    for (int i = 0; i < res->n_thermo; i++)
-        if (res->thermo[i].step > res->summary.first_step) {
-            sum += res->thermo[i].temp;
-            n++;
-        }
-    *mean_p = n > 0 ? sum / n : 0.0;
-    return n;
-}
-
 void md_print_summary(const halox_md_result_t *res)
 {
     const halox_md_summary_t *s = &res->summary;
@@ -170,7 +155,7 @@ void md_print_summary(const halox_md_result_t *res)
     if (s->fs_per_step > 0)
         printf("  %.2f ns/day (convention: %g fs per step)\n", s->ns_per_day, s->fs_per_step);
     double tmean;
-    const int nt = run_mean_temp(res, &tmean);
+    const int nt = halox_md_result_mean_temp(res, &tmean);
     if (nt > 0)
         printf("  temperature %.6g: mean of the %d thermo record%s of steps %lld to %lld\n", tmean,
                nt, nt > 1 ? "s" : "", s->first_step + 1, s->last_step);

@@ -55,4 +55,19 @@ static inline void tool_print_env(void)
                v[i].description);
 }
 
+/* The options every tool answers and then exits 0: --help (-h), --version, --help-env. 1 after
+ * printing, 0 for any other argument. */
+static inline int tool_info_option(const char *a, void (*usage)(FILE *), void (*version)(void))
+{
+    if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+        usage(stdout);
+    else if (!strcmp(a, "--version"))
+        version();
+    else if (!strcmp(a, "--help-env"))
+        tool_print_env();
+    else
+        return 0;
+    return 1;
+}
+
 #endif

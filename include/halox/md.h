@@ -385,6 +385,11 @@ typedef struct halox_md_result {
 /** Free the arrays of a result (the struct itself is the caller's). */
 void halox_md_result_free(halox_md_result_t *result);
 
+/** The mean temperature of the thermo records of the steps the run integrated (the record of
+ *  its first step is the state it started from) in *mean_p; returns how many records, and sets
+ *  *mean_p to 0 when there are none. */
+int halox_md_result_mean_temp(const halox_md_result_t *result, double *mean_p);
+
 /** A whole run on one rank: system (when sys is NULL and not restarting), create, run,
  *  summary, final state. Collective. result is filled on rank 0 (status on every rank). */
 halox_status_t halox_md_rank_run(const halox_md_config_t *cfg, halox_comm_t *comm,

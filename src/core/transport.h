@@ -74,6 +74,12 @@ struct halox_comm {
     void *impl;     /* transport's own state */
 };
 
+/* An endpoint of the transport `ops`: what halox_comm_create() does once it found the table by
+ * name (transports that need another inside them, such as the GPU transports' mpi endpoint for
+ * set-up, pass its table: they never go back up to the registry). */
+halox_status_t halox__comm_create_ops(const halox_transport_ops_t *ops,
+                                      const halox_comm_args_t *args, halox_comm_t **comm_p);
+
 /* Collective: if any rank's local step failed, every rank returns an error (the failing one its
  * own status), so no rank walks into a collective the others will never join. */
 halox_status_t halox__agree(halox_comm_t *comm, halox_status_t mine, const char *what);

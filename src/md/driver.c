@@ -20,6 +20,19 @@ void halox_md_result_free(halox_md_result_t *result)
     result->n_thermo = 0;
 }
 
+int halox_md_result_mean_temp(const halox_md_result_t *result, double *mean_p)
+{
+    double sum = 0;
+    int n = 0;
+    for (int i = 0; i < result->n_thermo; i++)
+        if (result->thermo[i].step > result->summary.first_step) {
+            sum += result->thermo[i].temp;
+            n++;
+        }
+    *mean_p = n > 0 ? sum / n : 0.0;
+    return n;
+}
+
 /* Agreement before an engine exists: every rank learns whether any failed. */
 static halox_status_t md__agree_comm(halox_comm_t *comm, halox_status_t st)
 {

@@ -14,6 +14,7 @@
 #include "core/util.h"
 #include "transports/affinity.h"
 #include "transports/gpu.h"
+#include "transports/registry.h"
 
 /* This rank's index among the ranks of its node (MPI_COMM_TYPE_SHARED), and their number. */
 static halox_status_t halox__gpu_local_rank(const halox_comm_args_t *args, int *local_p,
@@ -49,7 +50,7 @@ halox_status_t halox__gpu_init(halox_comm_t *comm, const halox_comm_args_t *args
     ia.real = comm->real;
     ia.stride = comm->stride;
     ia.timeout_s = comm->timeout_s;
-    halox_status_t st = halox_comm_create("mpi", &ia, &g->inner);
+    halox_status_t st = halox__comm_create_ops(&halox__mpi_ops, &ia, &g->inner);
     if (st != HALOX_OK) {
         g->inner = NULL;
         return st;

@@ -40,8 +40,11 @@
 
 #include "core/util.h"
 #include "transports/gpu_nvshmem.h"
+#include "transports/registry.h"
 
-halox_status_t halox__hyb_init(halox_comm_t *comm, const halox_comm_args_t *args)
+/* Endpoint creation, after NVSHMEM's: the declaration and the MPI leg's communicator. Not
+ * collective by itself: the caller agrees on the result. */
+static halox_status_t halox__hyb_init(halox_comm_t *comm, const halox_comm_args_t *args)
 {
     halox__shm_t *m = halox__shm(comm);
     halox_status_t st = halox__unreach_from_env(comm->size, &m->unreach);
@@ -53,7 +56,9 @@ halox_status_t halox__hyb_init(halox_comm_t *comm, const halox_comm_args_t *args
     return halox__hst_init(comm, args, &m->hs);
 }
 
-halox_status_t halox__hyb_bind(halox_comm_t *comm)
+/* Bind (collective, every rank healthy): the routes of the bound plan, agreed with each pulse's
+ * peers, and the pinned host buffers of the staged legs. */
+static halox_status_t halox__hyb_bind(halox_comm_t *comm)
 {
     halox__shm_t *m = halox__shm(comm);
     const halox_plan_t *plan = comm->plan;
@@ -292,12 +297,32 @@ static halox_status_t halox__hyb_exchange(halox_comm_t *comm, int dir)
     return halox__hyb_end(comm, st);
 }
 
-halox_status_t halox__hyb_coords(halox_comm_t *comm)
+static halox_status_t halox__hyb_coords(halox_comm_t *comm)
 {
     return halox__hyb_exchange(comm, HALOX__GPU_COORDS);
 }
 
-halox_status_t halox__hyb_forces(halox_comm_t *comm)
+static halox_status_t halox__hyb_forces(halox_comm_t *comm)
 {
     return halox__hyb_exchange(comm, HALOX__GPU_FORCES);
 }
+
+static halox_status_t halox__hyb_init_endpoint(halox_comm_t *comm, const halox_comm_args_t *args)
+{
+    halox_status_t st = halox__shm_init_mode(comm, args, HALOX__SHM_HYBRID, "hybrid");
+    if (st != HALOX_OK)
+        return st;
+    halox__shm(comm)->bind_routes = halox__hyb_bind;
+    st = halox__agree(comm, halox__hyb_init(comm, args), "hybrid endpoint creation");
+    if (st != HALOX_OK)
+        halox__shm_fini(comm);
+    return st;
+}
+
+/* not capturable: staged legs synchronise with the host and call MPI inside every exchange (a
+ * job whose pairs are all direct is nvshmem-stream: use that, or nvshmem-fused, for graphs) */
+HALOX__SHM_OPS(halox__hybrid_ops, "hybrid",
+               "per pulse, GPU-initiated put-with-signal on the stream to peers reachable by loads "
+               "and stores, MPI through pinned host memory to the others (and to pairs in "
+               "HALOX_HYBRID_UNREACHABLE)",
+               halox__hyb_init_endpoint, 0, halox__hyb_coords, halox__hyb_forces);

@@ -1,6 +1,7 @@
 /* Internal: the endpoint the NVSHMEM transports share (src/transports/gpu_nvshmem.c: set-up,
- * symmetric memory, bind, the nvshmem-stream/pulse/fused exchanges) with `hybrid`
- * (src/transports/gpu_hybrid.c: its exchanges and routes). */
+ * symmetric memory, bind, the nvshmem-stream/pulse/fused exchanges and their tables). `hybrid`
+ * (src/transports/gpu_hybrid.c) builds on it: its own init, routes, exchanges and table; this
+ * file never calls it (its part of bind is the bind_routes hook). */
 #ifndef HALOX_TRANSPORTS_GPU_NVSHMEM_H
 #define HALOX_TRANSPORTS_GPU_NVSHMEM_H
 
@@ -48,7 +49,10 @@ typedef struct halox__shm {
         size_t bytes;
     } alloc[HALOX__SHM_MAX_ALLOCS]; /* symmetric memory handed out by device_alloc */
     int n_alloc;
-    /* hybrid only: HALOX_HYBRID_UNREACHABLE, the routes of the bound plan, the MPI leg */
+    /* hybrid only: its part of bind (routes and the MPI leg; set by its init, called by
+     * halox__shm_bind before the signals), HALOX_HYBRID_UNREACHABLE, the routes of the bound
+     * plan, the MPI leg */
+    halox_status_t (*bind_routes)(halox_comm_t *comm);
     halox__unreach_t unreach;
     halox__route_t route;
     halox__hst_t hs;
@@ -64,20 +68,42 @@ halox_status_t halox__shm_check(halox_comm_t *comm, void *ctx);
 /* Bounded wait for the exchanges enqueued so far (the previous step's), reporting kernels that
  * gave up. */
 halox_status_t halox__shm_drain(halox_comm_t *comm, const char *why);
+/* Endpoint creation for a mode (HALOX__SHM_*): NVSHMEM, its PEs, signals and state. Collective;
+ * on failure the endpoint is destroyed. */
+halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t *args, int mode,
+                                    const char *name);
+void halox__shm_fini(halox_comm_t *comm);
+/* Bind: the rows, buffers and signals of the bound plan (and m->bind_routes first). */
+halox_status_t halox__shm_bind(halox_comm_t *comm);
+halox_status_t halox__shm_dalloc(halox_comm_t *comm, size_t bytes, void **ptr_p);
+halox_status_t halox__shm_dfree(halox_comm_t *comm, void *ptr);
+halox_status_t halox__shm_poll(halox_comm_t *comm);
 /* The launch parameters every kernel of this endpoint shares. */
 halox__shm_launch_t halox__shm_launch_base(halox_comm_t *comm);
 /* A failed launch or NVSHMEM call: the endpoint fails, and NVSHMEM is not finalised at exit. */
 halox_status_t halox__shm_launch_error(halox_comm_t *comm, cudaError_t e, const char *what);
 
-/* ---- gpu_hybrid.c ------------------------------------------------------------------------- */
-
-/* Endpoint creation, after NVSHMEM's: the declaration and the MPI leg's communicator. Not
- * collective by itself: the caller agrees on the result. */
-halox_status_t halox__hyb_init(halox_comm_t *comm, const halox_comm_args_t *args);
-/* Bind (collective, every rank healthy): the routes of the bound plan, agreed with each pulse's
- * peers, and the pinned host buffers of the staged legs. */
-halox_status_t halox__hyb_bind(halox_comm_t *comm);
-halox_status_t halox__hyb_coords(halox_comm_t *comm);
-halox_status_t halox__hyb_forces(halox_comm_t *comm);
+/* The table of an NVSHMEM transport: the shared set-up, bind and symmetric memory, its own
+ * init and exchanges. */
+#define HALOX__SHM_OPS(var, nm, desc, initfn, capt, coordsfn, forcesfn)                            \
+    const halox_transport_ops_t var = {                                                            \
+        .name = nm,                                                                                \
+        .description = desc,                                                                       \
+        .on_gpu = 1,                                                                               \
+        .capturable = capt,                                                                        \
+        .symmetric = 1,                                                                            \
+        .init = initfn,                                                                            \
+        .fini = halox__shm_fini,                                                                   \
+        .sendrecv = halox__gpu_sendrecv,                                                           \
+        .alltoallv = halox__gpu_alltoallv,                                                         \
+        .allgather = halox__gpu_allgather,                                                         \
+        .barrier = halox__gpu_barrier,                                                             \
+        .bind = halox__shm_bind,                                                                   \
+        .coords = coordsfn,                                                                        \
+        .forces = forcesfn,                                                                        \
+        .dalloc = halox__shm_dalloc,                                                               \
+        .dfree = halox__shm_dfree,                                                                 \
+        .poll = halox__shm_poll,                                                                   \
+    }
 
 #endif

@@ -151,40 +151,5 @@ halox_status_t halox_comm_create(const char *transport, const halox_comm_args_t 
     const halox_transport_ops_t *ops = halox__transport_find(transport);
     if (!ops)
         return halox__transport_unknown(transport);
-    halox_real_t real = args->real ? args->real : HALOX_FLOAT;
-    int stride = args->stride ? args->stride : 3;
-    if (halox_real_size(real) == 0)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "comm_create: unknown precision %d: use HALOX_FLOAT or HALOX_DOUBLE",
-                            (int)real);
-    if (stride != 3 && stride != 4)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "comm_create: stride %d: coordinates have 3 or 4 reals per atom",
-                            stride);
-    halox_comm_t *comm = calloc(1, sizeof *comm);
-    if (!comm)
-        return halox__error(HALOX_ERR_NO_MEMORY, "comm_create: no memory");
-    comm->ops = ops;
-    comm->real = real;
-    comm->stride = stride;
-    halox_status_t st = halox__timeout(args->timeout_s, "comm_create", &comm->timeout_s);
-    if (st != HALOX_OK) {
-        free(comm);
-        return st;
-    }
-    st = ops->init(comm, args);
-    if (st != HALOX_OK) {
-        free(comm);
-        return st;
-    }
-    *comm_p = comm;
-    return HALOX_OK;
-}
-
-void halox_comm_destroy(halox_comm_t *comm)
-{
-    if (!comm)
-        return;
-    comm->ops->fini(comm);
-    free(comm);
+    return halox__comm_create_ops(ops, args, comm_p);
 }

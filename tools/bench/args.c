@@ -124,21 +124,6 @@ static int parse_grid(const char *s, halox_grid_t *g)
     return *p == '\0';
 }
 
-void bench_base_name(const char *label, char *out, size_t cap)
-{
-    snprintf(out, cap, "%s", label);
-    out[strcspn(out, "+")] = '\0';
-}
-
-halox_transport_caps_t bench_label_caps(const char *label)
-{
-    char base[64];
-    bench_base_name(label, base, sizeof base);
-    halox_transport_caps_t caps;
-    (void)halox_transport_caps(base, &caps); /* zero when unknown */
-    return caps;
-}
-
 /* A transport label: a compiled-in name, optionally +put, +tma or +floor. */
 static int check_transport(const char *label)
 {
@@ -361,6 +346,53 @@ static int check_combinations(bench_opts_t *o, int cmd)
                 return bench_bad("%s: '%s': +floor moves no atoms, it cannot run MD", o->cmd,
                                  o->transports[i]);
     return 0;
+}
+
+void bench_usage(FILE *to)
+{
+    fprintf(
+        to,
+        "usage: halox-bench SUBCOMMAND [options]     (MPI transports: mpirun -np P halox-bench "
+        "...)\n"
+        "\n"
+        "Subcommands:\n"
+        "  halo       the halo exchange alone (coordinates + forces) on a water-density system\n"
+        "  latency    2 ranks: ping-pong (coordinates out, forces back), half round trip\n"
+        "  bandwidth  2 ranks: streams of exchanges, bytes moved / time\n"
+        "  md         full MD steps (preset water-density): ms/step, ns/day, halo share\n"
+        "  scaling    strong scaling from the JSON files of md runs: scaling A.json B.json ...\n"
+        "  overlap    MD (preset water-density): local forces alone, halo alone, both together,\n"
+        "             overlap %% = 100 (t_halo + t_local - t_both) / t_halo\n"
+        "\n"
+        "Options (each subcommand takes those that apply to it):\n"
+        "  -t, --transport T[,T...]  transports; NAME+put, NAME+tma, NAME+floor: NVSHMEM paths\n"
+        "                            (default: threads without mpirun, every other transport\n"
+        "                            under mpirun)\n"
+        "  --atoms N[,N...]          halo: system sizes (45000,176000); md, overlap: atoms\n"
+        "                            (45000)\n"
+        "  --grid AxBxC              rank grid (default: the most cubic for the rank count)\n"
+        "  --threads P               ranks of the threads transport (default: the grid's, or 2)\n"
+        "  -r, --repeats R           halo: timed repeats (200); overlap: repetitions (50)\n"
+        "  --back-to-back K          halo: K exchanges per repeat, enqueued one after the other,\n"
+        "                            time / K (1: a barrier before every exchange)\n"
+        "  -w, --warmup W            untimed repeats first (halo 20, latency/bandwidth 10)\n"
+        "  -b, --minbytes B          latency/bandwidth: smallest message (8; K, M, G suffixes)\n"
+        "  -e, --maxbytes B          largest message (16M)\n"
+        "  -f, --stepfactor F        size multiplier (2)\n"
+        "  -n, --iters N             timed iterations per size (100)\n"
+        "  --no-verify               skip the bit-for-bit check against the serial reference\n"
+        "  --double, --stride 3|4    precision and reals per atom of the exchanges (float, 3)\n"
+        "  --seed S                  random system and force values (2026)\n"
+        "  --timeout S               bound on every wait for a peer (default HALOX_TIMEOUT_S/60)\n"
+        "  --steps S                 md: steps (200); overlap: steps before the probe (20)\n"
+        "  --graph                   md: CUDA graphs (GPU engine)\n"
+        "  --device gpu|cpu|auto     md, overlap: engine (auto follows the transport)\n"
+        "  --json FILE               append one JSON object per measured case\n"
+        "  --csv FILE                append one CSV row per case (a header when FILE is new)\n"
+        "  --version, --help-env, --help\n"
+        "\n"
+        "Exit status: 0 measured or skipped with a message, 1 a wrong result or a failure,\n"
+        "2 bad usage. See docs/BENCH.md.\n");
 }
 
 int bench_parse(int argc, char **argv, bench_opts_t *o)

@@ -243,9 +243,6 @@ int bench_md_all(const bench_opts_t *o, int overlap_probe, bench_md_report_fn re
  * the equilibration steps before them, the preset's temperature and the timed steps' mean. */
 void bench_md_record_start(bench_record_t *r, const bench_md_case_t *c,
                            const halox_md_result_t *res);
-/* Mean temperature of the thermo records of the timed steps (every 100 steps, as the preset,
- * and the last); their number, 0 when none. */
-int bench_md_temp_mean(const halox_md_result_t *res, double *mean_p);
 /* The run did what was asked: every atom, every step, finite energies and pressure. */
 int bench_md_sane(const halox_md_result_t *res, long long natoms, long long steps);
 

@@ -19,7 +19,7 @@ static int report(const bench_md_case_t *c, const halox_md_result_t *res)
         snprintf(share, sizeof share, "%.1f", 100.0 * halo / s->ms_per_step);
     double tmean;
     char temp[16] = "-";
-    if (bench_md_temp_mean(res, &tmean) > 0)
+    if (halox_md_result_mean_temp(res, &tmean) > 0)
         snprintf(temp, sizeof temp, "%.3f", tmean);
     printf("%-22s %9lld %5d %-6s %-6s %-5s %6lld %10.4f %10.1f %9.2f %7s %7s %-6s\n", c->label,
            c->natoms, s->nranks, grid, gpu ? "gpu" : "cpu", o->graph ? "yes" : "no", s->steps,

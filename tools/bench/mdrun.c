@@ -120,19 +120,6 @@ int bench_md_all(const bench_opts_t *o, int overlap_probe, bench_md_report_fn re
     return rc;
 }
 
-int bench_md_temp_mean(const halox_md_result_t *res, double *mean_p)
-{
-    double sum = 0;
-    int n = 0;
-    for (int i = 0; i < res->n_thermo; i++)
-        if (res->thermo[i].step > res->summary.first_step) {
-            sum += res->thermo[i].temp;
-            n++;
-        }
-    *mean_p = n > 0 ? sum / n : NAN;
-    return n;
-}
-
 void bench_md_record_start(bench_record_t *r, const bench_md_case_t *c,
                            const halox_md_result_t *res)
 {
@@ -147,7 +134,7 @@ void bench_md_record_start(bench_record_t *r, const bench_md_case_t *c,
     rec_int(r, "equilibrate_steps", s->equilibrate_steps);
     rec_num(r, "equilibrate_s", s->equilibrate_seconds);
     double tmean;
-    const int nt = bench_md_temp_mean(res, &tmean);
+    const int nt = halox_md_result_mean_temp(res, &tmean);
     rec_num(r, "temp", c->cfg.temp);
     if (nt > 0)
         rec_num(r, "temp_mean", tmean);

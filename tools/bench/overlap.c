@@ -22,7 +22,7 @@ static int report(const bench_md_case_t *c, const halox_md_result_t *res)
     snprintf(grid, sizeof grid, "%dx%dx%d", s->grid.n[0], s->grid.n[1], s->grid.n[2]);
     double tmean;
     char temp[16] = "-";
-    if (bench_md_temp_mean(res, &tmean) > 0)
+    if (halox_md_result_mean_temp(res, &tmean) > 0)
         snprintf(temp, sizeof temp, "%.3f", tmean);
     printf("%-22s %9lld %5d %-6s %-6s %11.1f %11.1f %11.1f %9.1f %7s %-6s\n", c->label, c->natoms,
            s->nranks, grid, gpu ? "gpu" : "cpu", loc, halo, both, pct, temp, ok ? "ok" : "WRONG");

@@ -1,0 +1,344 @@
+/* The NVSHMEM endpoint's memory and bind (gpu_nvshmem.h): symmetric allocations (collective,
+ * the largest rank's size everywhere, refused with the size to set when the heap is full), and
+ * bind in steps: the arrays, the device plan, the symmetric buffers, hybrid's routes, the pulse
+ * table, the grid. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "kernels/nvshmem_halo.h"
+#include "transports/gpu.h"
+#include "transports/gpu_nvshmem.h"
+
+/* ---- symmetric memory --------------------------------------------------------------------- */
+
+/* Collective symmetric allocation of the largest rank's `bytes`. */
+static halox_status_t halox__shm_sym_alloc(halox_comm_t *comm, size_t bytes, void **ptr_p,
+                                           const char *what)
+{
+    halox__shm_t *m = halox__shm(comm);
+    *ptr_p = NULL;
+    size_t *all = malloc(sizeof(size_t) * (size_t)comm->size);
+    halox_status_t st =
+        all ? HALOX_OK : halox__error(HALOX_ERR_NO_MEMORY, "%s: no memory", m->g.name);
+    st = halox__agree(comm, st, what);
+    if (st != HALOX_OK) {
+        free(all);
+        return st;
+    }
+    st = halox__gpu_allgather(comm, &bytes, all, sizeof bytes);
+    size_t most = 0;
+    for (int r = 0; r < comm->size && st == HALOX_OK; r++)
+        most = all[r] > most ? all[r] : most;
+    free(all);
+    if (st != HALOX_OK)
+        return st;
+    most = (most + 255) / 256 * 256;
+    /* a heap size the user set is a limit (NVSHMEM itself would grow past it); the same
+     * decision on every rank: the bytes in use are equal everywhere */
+    int user = 0;
+    size_t heap = halox__shm_heap_size(&user);
+    void *p = user && halox__shm_in_use() + most > heap ? NULL : halox__shm_malloc(most);
+    if (!p) {
+        st = halox__error(HALOX_ERR_NO_MEMORY,
+                          "%s: rank %d: %s: the symmetric heap has no room for %zu more bytes "
+                          "(%.1f MiB, with %zu bytes in use; NVSHMEM_SYMMETRIC_SIZE is %zu "
+                          "bytes%s): set NVSHMEM_SYMMETRIC_SIZE to at least %zu (what is in use "
+                          "plus this request plus head-room for regrowth)",
+                          m->g.name, comm->rank, what, most, most / 1048576.0, halox__shm_in_use(),
+                          heap, user ? ", set by the user" : ", NVSHMEM's default",
+                          halox__shm_in_use() + 2 * most + ((size_t)64 << 20));
+    }
+    st = halox__agree(comm, st, what);
+    if (st != HALOX_OK) {
+        /* a rank that got memory keeps it: nvshmem_free is collective and the others have none */
+        return st;
+    }
+    *ptr_p = p;
+    return HALOX_OK;
+}
+
+halox_status_t halox__shm_dalloc(halox_comm_t *comm, size_t bytes, void **ptr_p)
+{
+    halox__shm_t *m = halox__shm(comm);
+    *ptr_p = NULL;
+    halox_status_t st = halox__gpu_usable(comm, &m->g, "device_alloc");
+    if (st == HALOX_OK)
+        st = halox__gpu_set_device(comm, &m->g);
+    if (st == HALOX_OK && m->n_alloc == HALOX__SHM_MAX_ALLOCS)
+        st = halox__error(HALOX_ERR_NO_MEMORY,
+                          "%s: device_alloc: more than %d live allocations: free some", m->g.name,
+                          HALOX__SHM_MAX_ALLOCS);
+    st = halox__agree(comm, st, "device_alloc");
+    if (st != HALOX_OK)
+        return st;
+    void *p = NULL;
+    st = halox__shm_sym_alloc(comm, bytes, &p, "device_alloc");
+    if (st != HALOX_OK)
+        return st;
+    m->alloc[m->n_alloc].p = p;
+    m->alloc[m->n_alloc].bytes = bytes;
+    m->n_alloc++;
+    *ptr_p = p;
+    return HALOX_OK;
+}
+
+halox_status_t halox__shm_dfree(halox_comm_t *comm, void *ptr)
+{
+    halox__shm_t *m = halox__shm(comm);
+    if (!ptr)
+        return HALOX_OK;
+    int i = 0;
+    while (i < m->n_alloc && m->alloc[i].p != ptr)
+        i++;
+    if (i == m->n_alloc)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "%s: device_free: %p does not come from this endpoint's device_alloc",
+                            m->g.name, ptr);
+    m->alloc[i] = m->alloc[--m->n_alloc];
+    /* nvshmem_free is collective: only when every rank is healthy (a bounded agreement), else
+     * it would wait for a peer that is gone; the memory is leaked then */
+    halox_status_t st = m->g.failed ? HALOX_ERR_STATE : halox__gpu_set_device(comm, &m->g);
+    if (st == HALOX_OK)
+        st = halox__gpu_stream_wait(comm, &m->g, halox__now() + comm->timeout_s, halox__shm_check,
+                                    NULL, "device_free");
+    st = halox__agree(comm, st, "device_free");
+    if (st != HALOX_OK) {
+        halox__shm_poison();
+        return st;
+    }
+    halox__shm_free(ptr);
+    return HALOX_OK;
+}
+
+/* The allocation index of p (from device_alloc) with at least `bytes`, or -1. */
+static int halox__shm_alloc_of(const halox__shm_t *m, const void *p, size_t bytes)
+{
+    for (int i = 0; i < m->n_alloc; i++)
+        if (m->alloc[i].p == p && m->alloc[i].bytes >= bytes)
+            return i;
+    return -1;
+}
+
+/* ---- bind, in steps ----------------------------------------------------------------------- */
+
+/* The arrays: x and f symmetric, from device_alloc, the same allocations on every rank (peers
+ * compute addresses in them from their own), large enough for the whole plan; the signals and
+ * counters zeroed while every stream is idle (no peer signals before this bind's agreement, and
+ * every signal of earlier exchanges was waited for). */
+static halox_status_t halox__shm_bind_arrays(halox_comm_t *comm)
+{
+    halox__shm_t *m = halox__shm(comm);
+    halox__gpu_t *g = &m->g;
+    const halox_plan_t *plan = comm->plan;
+    const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
+    halox_status_t st = halox__gpu_usable(comm, g, "bind");
+    if (st == HALOX_OK)
+        st = halox__gpu_set_device(comm, g);
+    if (st == HALOX_OK && g->bound) /* the earlier plan's exchanges may still run */
+        st = halox__shm_drain(comm, "bind");
+    int which[2] = {halox__shm_alloc_of(m, comm->x, (size_t)plan->n_total * esize),
+                    halox__shm_alloc_of(m, comm->f, (size_t)plan->n_total * esize)};
+    if (st == HALOX_OK && (which[0] < 0 || which[1] < 0))
+        st = halox__error(HALOX_ERR_INVALID_ARG,
+                          "%s: rank %d: bind: %s must come from halox_comm_device_alloc() on this "
+                          "endpoint (symmetric memory that peers can write), with room for the "
+                          "plan's %d atoms (%zu bytes)",
+                          g->name, comm->rank, which[0] < 0 ? "x" : "f", plan->n_total,
+                          (size_t)plan->n_total * esize);
+    if (st == HALOX_OK) {
+        cudaError_t e = cudaMemsetAsync(m->state, 0, sizeof *m->state, g->stream);
+        if (e == cudaSuccess)
+            e = cudaMemsetAsync(m->sig, 0, sizeof(uint64_t) * 2 * HALOX_MAX_PULSES, g->stream);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(g->stream); /* idle already: returns at once */
+        if (e != cudaSuccess)
+            st = halox__gpu_cuda_error(comm, g, e, "resetting the signals", HALOX_ERR_COMM, 1);
+    }
+    st = halox__agree(comm, st, "bind");
+    if (st != HALOX_OK)
+        return st;
+    /* every rank binds the same allocations */
+    int all[2 * 64];
+    int *allw = comm->size <= 64 ? all : malloc(sizeof(int) * 2 * (size_t)comm->size);
+    st = allw ? halox__gpu_allgather(comm, which, allw, sizeof which)
+              : halox__error(HALOX_ERR_NO_MEMORY, "%s: no memory", g->name);
+    for (int r = 0; r < comm->size && st == HALOX_OK; r++)
+        if (allw[2 * r] != which[0] || allw[2 * r + 1] != which[1])
+            st = halox__error(HALOX_ERR_INVALID_ARG,
+                              "%s: bind: rank %d binds device_alloc allocations #%d/#%d as x/f "
+                              "but rank %d binds #%d/#%d: every rank must bind the arrays of "
+                              "the same collective allocations",
+                              g->name, r, allw[2 * r], allw[2 * r + 1], comm->rank, which[0],
+                              which[1]);
+    if (allw != all)
+        free(allw);
+    st = halox__agree(comm, st, "bind");
+    if (st != HALOX_OK)
+        return st;
+    return HALOX_OK;
+}
+
+/* The symmetric force buffers and staging: regrown collectively when any rank needs more
+ * (buf_cap is the same on every rank, so every rank takes the same decision). */
+static halox_status_t halox__shm_bind_buffers(halox_comm_t *comm)
+{
+    halox__shm_t *m = halox__shm(comm);
+    halox__gpu_t *g = &m->g;
+    const halox__gpu_plan_t *dp = &g->plan;
+    halox_status_t st;
+    size_t need = dp->send_bytes, most = 0;
+    size_t *needs = malloc(sizeof(size_t) * (size_t)comm->size);
+    st = needs ? halox__gpu_allgather(comm, &need, needs, sizeof need)
+               : halox__error(HALOX_ERR_NO_MEMORY, "%s: no memory", g->name);
+    for (int r = 0; r < comm->size && st == HALOX_OK; r++)
+        most = needs[r] > most ? needs[r] : most;
+    free(needs);
+    st = halox__agree(comm, st, "bind");
+    if (st != HALOX_OK)
+        return st;
+    if (!m->fbuf || most > m->buf_cap) {
+        halox__shm_free(m->stage);
+        halox__shm_free(m->fbuf);
+        m->stage = m->fbuf = NULL;
+        m->buf_cap = 0;
+        size_t cap = (size_t)((double)most * m->headroom) + 256;
+        void *a = NULL, *b = NULL;
+        st = halox__shm_sym_alloc(comm, cap, &a, "bind: force buffers");
+        if (st == HALOX_OK)
+            st = halox__shm_sym_alloc(comm, cap, &b, "bind: staging buffers");
+        if (st != HALOX_OK)
+            return st;
+        m->fbuf = a;
+        m->stage = b;
+        m->buf_cap = cap;
+    }
+    return HALOX_OK;
+}
+
+/* The pulse table the kernels read: where this rank's stores land at its peers (their halo
+ * offsets and force-buffer slots), peer pointers, and the pulses that wait for a signal; the
+ * largest count of a pulse in *maxc_p. Collective (the offsets are gathered). */
+static halox_status_t halox__shm_bind_rows(halox_comm_t *comm, int *maxc_p)
+{
+    halox__shm_t *m = halox__shm(comm);
+    halox__gpu_t *g = &m->g;
+    const halox_plan_t *plan = comm->plan;
+    const halox__gpu_plan_t *dp = &g->plan;
+    const int n = dp->n_pulses;
+    const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
+    halox_status_t st;
+    /* where this rank's stores land at its peers: their halo offsets and force-buffer slots */
+    typedef struct {
+        long long recv_off[HALOX_MAX_PULSES];
+        long long buf_off[HALOX_MAX_PULSES];
+    } halox__ofs_t;
+    halox__ofs_t mine;
+    memset(&mine, 0, sizeof mine);
+    for (int k = 0; k < n; k++) {
+        mine.recv_off[k] = plan->pulse[k].recv_offset;
+        mine.buf_off[k] = (long long)dp->buf_off[k];
+    }
+    halox__ofs_t *ofs = malloc(sizeof *ofs * (size_t)comm->size);
+    st = ofs ? halox__gpu_allgather(comm, &mine, ofs, sizeof mine)
+             : halox__error(HALOX_ERR_NO_MEMORY, "%s: no memory", g->name);
+    memset(m->rows, 0, sizeof m->rows);
+    int maxc = 1;
+    m->last_wait[0] = m->last_wait[1] = -1;
+    for (int k = 0; k < n && st == HALOX_OK; k++) {
+        const halox_pulse_t *p = &plan->pulse[k];
+        halox__shm_row_t *R = &m->rows[k];
+        const int sp = m->pe_of[p->send_rank], rp = m->pe_of[p->recv_rank];
+        R->pulse = k;
+        R->dim = p->dim;
+        R->shift = p->shift;
+        R->send_count = p->send_count;
+        R->recv_count = p->recv_count;
+        R->home_prefix = p->dep_offset;
+        R->needs = p->dep_mask;
+        for (int j = k + 1; j < n; j++)
+            R->feeds |= (plan->pulse[j].dep_mask >> k) & 1u;
+        R->send_pe = sp;
+        R->recv_pe = rp;
+        R->map = dp->d_index + dp->index_off[k];
+        R->x_sym = (char *)comm->x + (size_t)ofs[p->send_rank].recv_off[k] * esize;
+        R->x_peer = m->use_put ? NULL : halox__shm_ptr(R->x_sym, sp);
+        R->stage = m->stage + dp->buf_off[k];
+        R->f_src = (char *)comm->f + (size_t)p->recv_offset * esize;
+        R->fb_sym = m->fbuf + ofs[p->recv_rank].buf_off[k];
+        R->fb_peer = m->use_put ? NULL : halox__shm_ptr(R->fb_sym, rp);
+        R->fb_mine = m->fbuf + dp->buf_off[k];
+        R->sig_x_peer = m->use_put ? NULL : halox__shm_ptr(m->sig + k, sp);
+        R->sig_f_peer = m->use_put ? NULL : halox__shm_ptr(m->sig + HALOX_MAX_PULSES + k, rp);
+        maxc = p->send_count > maxc ? p->send_count : maxc;
+        maxc = p->recv_count > maxc ? p->recv_count : maxc;
+        /* the pulses that wait for a signal: every exchanging pulse, except hybrid's staged
+         * legs (coordinates arrive over the receive leg, forces over the send leg) */
+        const int hyb = m->mode == HALOX__SHM_HYBRID;
+        if (hyb ? m->route.recv[k] == HALOX__ROUTE_DIRECT : !halox__gpu_self(comm, p))
+            m->last_wait[0] = k;
+        if ((hyb ? m->route.send[k] == HALOX__ROUTE_DIRECT : !halox__gpu_self(comm, p)) &&
+            m->last_wait[1] < 0)
+            m->last_wait[1] = k; /* forces go down: the lowest pulse waits last */
+    }
+    free(ofs);
+    if (st == HALOX_OK) {
+        cudaError_t e =
+            cudaMemcpyAsync(m->d_rows, m->rows, sizeof m->rows, cudaMemcpyHostToDevice, g->stream);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(g->stream);
+        if (e != cudaSuccess)
+            st = halox__gpu_cuda_error(comm, g, e, "uploading the pulse table", HALOX_ERR_COMM, 1);
+    }
+    *maxc_p = maxc;
+    return st;
+}
+
+/* Blocks per row of the kernels' grids. */
+static void halox__shm_bind_blocks(halox_comm_t *comm, int maxc)
+{
+    halox__shm_t *m = halox__shm(comm);
+    const int n = m->g.plan.n_pulses;
+    /* blocks per row: about 2 elements per thread (measured, 2 x H200: 45k atoms 51 us with 23
+     * blocks per row, 41 us with 88; 3M 351 us with 8, 71 us with 88), bounded so that every
+     * block of a launch is resident at once (spinning blocks must never wait for blocks that
+     * cannot start) */
+    const int rows = m->mode == HALOX__SHM_FUSED ? (n > 0 ? n : 1) : 1;
+    int cap = halox__shm_max_blocks(m->pes_per_gpu) / rows;
+    cap = cap > 0 ? cap : 1;
+    int bpr = (int)(((long long)maxc * comm->stride + 511) / 512);
+    const int want = m->blocks_wanted; /* tuning: a fixed count */
+    if (want > 0)
+        bpr = want;
+    m->blocks_per_row = bpr < 1 ? 1 : bpr > cap ? cap : bpr;
+}
+
+halox_status_t halox__shm_bind(halox_comm_t *comm)
+{
+    halox__shm_t *m = halox__shm(comm);
+    halox__gpu_t *g = &m->g;
+    halox_status_t st = halox__shm_bind_arrays(comm);
+    if (st != HALOX_OK)
+        return st;
+    /* device plan (maps, offsets), agreement, counts checked with the peers */
+    if ((st = halox__gpu_bind(comm, g)) != HALOX_OK)
+        return st;
+    g->bound = 0;
+    if ((st = halox__shm_bind_buffers(comm)) != HALOX_OK)
+        return st;
+    /* the library does not print: callers read it from halox_comm_get_stats() */
+    comm->stats.device_bytes = (long long)halox__shm_in_use();
+    /* hybrid: which legs go direct (signals, below) and which through MPI */
+    if (m->bind_routes && (st = m->bind_routes(comm)) != HALOX_OK)
+        return st;
+    int maxc = 1;
+    st = halox__shm_bind_rows(comm, &maxc);
+    halox__shm_bind_blocks(comm, maxc);
+    st = halox__agree(comm, st, "bind");
+    m->h_epoch[0] = m->h_epoch[1] = 0;
+    if (st == HALOX_OK)
+        g->bound = 1;
+    return st;
+}
