@@ -6,6 +6,9 @@ halox_test(test_plan_shifts SOURCES test_plan_shifts.c LIBS halox_checksys CORE_
 # values at and beyond the planner's and the checking library's ranges (a hang or crash fails)
 halox_test(test_plan_ranges SOURCES test_plan_ranges.c LIBS halox_checksys CORE_ONLY LABELS unit TIMEOUT 30)
 halox_test(test_geometry_errors SOURCES test_geometry_errors.c CORE_ONLY LABELS unit)
+# a bound plan's pulses checked and what each map waits for (the host transports' pulse loop):
+# derived masks equal the planner's, corrupt plans refused with a message
+halox_test(test_pulse_deps SOURCES test_pulse_deps.c LIBS halox_checksys CORE_ONLY LABELS unit)
 # routes of the halo's legs (hybrid, threads): HALOX_HYBRID_UNREACHABLE, symmetric decisions
 halox_test(test_route SOURCES test_route.c CORE_ONLY LABELS unit)
 # halox-md --autotune's decision (pure C, in tools/)

@@ -40,7 +40,12 @@ if(HALOX_HAVE_MPI)
 endif()
 
 if(HALOX_HAVE_NVSHMEM)
-  # NVSHMEM linked and initialised (one PE, unique-ID bootstrap); skips without a GPU
+  # NVSHMEM linked and initialised (one PE, unique-ID bootstrap); skips without a GPU. The program
+  # uses NVSHMEM alone, independent of halox.
+  add_executable(halox_nvshmem_smoke ${CMAKE_CURRENT_SOURCE_DIR}/nvshmem_smoke.cu)
+  set_target_properties(halox_nvshmem_smoke PROPERTIES CUDA_SEPARABLE_COMPILATION ON
+                        CUDA_RESOLVE_DEVICE_SYMBOLS ON)
+  target_link_libraries(halox_nvshmem_smoke PRIVATE halox::nvshmem_device halox::nvshmem_host)
   add_test(NAME nvshmem_smoke COMMAND halox_nvshmem_smoke --run)
   set_tests_properties(nvshmem_smoke PROPERTIES LABELS "gpu" TIMEOUT 120 SKIP_RETURN_CODE 77)
 endif()

@@ -5,5 +5,7 @@ find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_Interpreter_FOUND)
   add_test(NAME structure_file_cycles
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/file-cycles.py ${PROJECT_BINARY_DIR})
-  set_tests_properties(structure_file_cycles PROPERTIES LABELS "unit" TIMEOUT 120)
+  add_test(NAME structure_rules
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/structure.py ${PROJECT_SOURCE_DIR})
+  set_tests_properties(structure_file_cycles structure_rules PROPERTIES LABELS "unit" TIMEOUT 120)
 endif()

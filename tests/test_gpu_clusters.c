@@ -1,4 +1,4 @@
-/* The GPU engine's cluster pair lists and cluster LJ kernel (src/kernels/md_cluster.cu) against a
+/* The GPU engine's cluster pair lists and cluster LJ kernel (src/kernels/md_cluster_*.cu) against a
  * CPU brute force over every pair, in double.
  *
  * System: a jittered cubic lattice at density 0.8 filling [0, Lh + rl)^3 (no overlaps). Atoms in
@@ -155,12 +155,12 @@ static long long run(md_clusters_t *c, dev_t *d, const sys_t *s, double r, float
 {
     const float r2 = (float)(r * r);
     TG_CUDA(cudaMemset(d->e, 0, 4 * sizeof(double)));
-    TG_CUDA(md_clusters_lj(c, 0, r2, -1e6, d->e, 0));
-    TG_CUDA(md_clusters_lj(c, 1, r2, -1e6, d->e + 2, 0));
+    TG_CUDA(halox__md_clusters_lj(c, 0, r2, -1e6, d->e, 0));
+    TG_CUDA(halox__md_clusters_lj(c, 1, r2, -1e6, d->e + 2, 0));
     double e[4] = {0, 0, 0, 0};
     TG_CUDA(cudaMemcpy(e, d->e, sizeof e, cudaMemcpyDeviceToHost));
     /* every atom's force (home: local + non-local; halo: non-local), the slots cleared */
-    TG_CUDA(md_clusters_take_forces(c, d->f, 0));
+    TG_CUDA(halox__md_clusters_take_forces(c, d->f, 0));
     if (hf)
         TG_CUDA(cudaMemcpy(hf, d->f, sizeof(float) * 3 * (size_t)s->n, cudaMemcpyDeviceToHost));
     /* each pair adds 1e6 + its energy (< 1e3 in total here), once (half lists) */
@@ -198,7 +198,8 @@ static void test_system(int cells, uint64_t seed)
     const float lo[3] = {-0.01f, -0.01f, -0.01f};
     const float ext = (float)(s.lh + s.rl + 0.02);
     const float exts[3] = {ext, ext, ext};
-    TG_CUDA(md_clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0, 0));
+    TG_CUDA(
+        halox__md_clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0, 0));
 
     double *ref = malloc(sizeof(double) * n3);
     float *hf = malloc(sizeof(float) * n3), *hf2 = malloc(sizeof(float) * n3);
@@ -206,7 +207,7 @@ static void test_system(int cells, uint64_t seed)
     long long got_rc = run(&c, &d, &s, RC, hf), got_rl = run(&c, &d, &s, s.rl, NULL);
     double scale = 0, err = force_error(&s, hf, ref, &scale);
     long long el = 0, en = 0, eli = 0, eni = 0;
-    TG_CUDA(md_clusters_entries(&c, &el, &en, &eli, &eni));
+    TG_CUDA(halox__md_clusters_entries(&c, &el, &en, &eli, &eni));
     CHECK(eli == el && eni == en); /* no pruning asked for: the inner lists are the outer */
     printf("%d cells: %d home + %d halo atoms, %d + %d clusters, %lld + %lld cluster pairs "
            "(%.0f%% of the evaluated pairs within rc); pairs within rc %lld (brute %lld), within "
@@ -242,7 +243,7 @@ static void test_system(int cells, uint64_t seed)
             s.x[3 * i + k] = (float)(s.x[3 * i + k] + v[k] / len * step);
     }
     TG_CUDA(cudaMemcpy(d.x, s.x, sizeof(float) * n3, cudaMemcpyHostToDevice));
-    TG_CUDA(md_clusters_gather(&c, d.x, d.z, 2, 0));
+    TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 2, 0));
     want_rc = brute(&s, 0, 0, RC, ref);
     got_rc = run(&c, &d, &s, RC, hf);
     err = force_error(&s, hf, ref, &scale);
@@ -253,16 +254,17 @@ static void test_system(int cells, uint64_t seed)
     CHECK_MSG(err < 1e-5, "moved: force error %.3e", err);
 
     /* rebuild on the moved atoms, then on none */
-    TG_CUDA(md_clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0, 0));
+    TG_CUDA(
+        halox__md_clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0, 0));
     got_rc = run(&c, &d, &s, RC, NULL);
     CHECK_MSG(got_rc == want_rc, "rebuilt: pairs within rc %lld, brute force %lld", got_rc,
               want_rc);
-    TG_CUDA(md_clusters_build(&c, d.x, d.z, 0, 0, lo, exts, DENSITY, (float)s.rl, 0, 0));
+    TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, 0, 0, lo, exts, DENSITY, (float)s.rl, 0, 0));
     CHECK(c.ncl == 0 && c.ncl_home == 0);
     CHECK(run(&c, &d, &s, RC, NULL) == 0);
     TG_CUDA(cudaDeviceSynchronize());
 
-    md_clusters_free(&c);
+    halox__md_clusters_free(&c);
     cudaFree(d.x);
     cudaFree(d.f);
     cudaFree(d.fnl);
@@ -346,35 +348,35 @@ static void test_shifts(int cells, int shift_dims, double rl_in, uint64_t seed)
     dev_alloc(&d, &s);
     md_clusters_t c;
     memset(&c, 0, sizeof c);
-    md_clusters_set_prune(&c, (float)RC, (float)rl_in);
+    halox__md_clusters_set_prune(&c, (float)RC, (float)rl_in);
     float lo[3], ext[3];
     pbc_extent(&s, shift_dims, lo, ext);
-    TG_CUDA(
-        md_clusters_build(&c, d.x, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl, shift_dims, 0));
+    TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl,
+                                     shift_dims, 0));
     double *ref = malloc(sizeof(double) * n3);
     float *hf = malloc(sizeof(float) * n3);
     const long long want = brute(&s, s.lh, shift_dims, RC, ref);
     /* the first kernels prune (the build armed it: a gather before them keeps the prune); a
      * gather without motion then decides no prune, so the later ones run over the inner lists:
      * energy kernels (which count the pairs), then the force-only kernel (forces checked) */
-    TG_CUDA(md_clusters_gather(&c, d.x, d.z, 2, 0));
+    TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 2, 0));
     for (int pass = 0; pass < 3; pass++) {
         long long got = want;
         if (pass < 2) {
             got = run(&c, &d, &s, RC, hf);
         } else {
-            TG_CUDA(md_clusters_lj(&c, 0, (float)(RC * RC), 0.0, NULL, 0));
-            TG_CUDA(md_clusters_take_forces(&c, d.f, 0));
+            TG_CUDA(halox__md_clusters_lj(&c, 0, (float)(RC * RC), 0.0, NULL, 0));
+            TG_CUDA(halox__md_clusters_take_forces(&c, d.f, 0));
             TG_CUDA(cudaMemcpy(hf, d.f, sizeof(float) * n3, cudaMemcpyDeviceToHost));
         }
         double scale = 0, err = force_error(&s, hf, ref, &scale);
         CHECK_MSG(got == want, "shifts %d, pass %d: pairs within rc %lld, brute force %lld",
                   shift_dims, pass, got, want);
         CHECK_MSG(err < 1e-5, "shifts %d, pass %d: force error %.3e", shift_dims, pass, err);
-        TG_CUDA(md_clusters_gather(&c, d.x, d.z, 2, 0));
+        TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 2, 0));
     }
     long long el = 0, en = 0, eli = 0, eni = 0;
-    TG_CUDA(md_clusters_entries(&c, &el, &en, &eli, &eni));
+    TG_CUDA(halox__md_clusters_entries(&c, &el, &en, &eli, &eni));
     printf("shifts %d, %d atoms, box %.2f, inner radius %.2f: %d clusters, %lld outer / %lld "
            "inner cluster pairs (%.0f%% / %.0f%% of the evaluated pairs within rc), %lld pairs\n",
            shift_dims, s.n, s.lh, rl_in, c.ncl, el, eli, 100.0 * want / (64.0 * el),
@@ -388,7 +390,7 @@ static void test_shifts(int cells, int shift_dims, double rl_in, uint64_t seed)
     else
         CHECK(eli == el);
     TG_CUDA(cudaDeviceSynchronize());
-    md_clusters_free(&c);
+    halox__md_clusters_free(&c);
     dev_free(&d);
     free(ref);
     free(hf);
@@ -408,10 +410,10 @@ static void test_hot(int cells, uint64_t seed)
     memset(&c, 0, sizeof c);
     memset(&fresh, 0, sizeof fresh);
     const double rl_in = RC + 0.1, half = 0.5 * SKIN;
-    md_clusters_set_prune(&c, (float)RC, (float)rl_in);
+    halox__md_clusters_set_prune(&c, (float)RC, (float)rl_in);
     float lo[3], ext[3];
     pbc_extent(&s, 7, lo, ext);
-    TG_CUDA(md_clusters_build(&c, d.x, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl, 7, 0));
+    TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl, 7, 0));
     const long long steps0 = c.watch->steps;
     float *x0 = malloc(sizeof(float) * n3), *hf = malloc(sizeof(float) * n3),
           *hr = malloc(sizeof(float) * n3);
@@ -446,18 +448,18 @@ static void test_hot(int cells, uint64_t seed)
         memcpy(s.x, nx, sizeof(float) * n3);
         free(nx);
         TG_CUDA(cudaMemcpy(d.x, s.x, sizeof(float) * n3, cudaMemcpyHostToDevice));
-        TG_CUDA(md_clusters_gather(&c, d.x, d.z, 0, 0));
-        TG_CUDA(md_clusters_lj(&c, 0, (float)(RC * RC), 0.0, NULL, 0)); /* force-only */
-        TG_CUDA(md_clusters_take_forces(&c, d.f, 0));
+        TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 0, 0));
+        TG_CUDA(halox__md_clusters_lj(&c, 0, (float)(RC * RC), 0.0, NULL, 0)); /* force-only */
+        TG_CUDA(halox__md_clusters_take_forces(&c, d.f, 0));
         TG_CUDA(cudaMemcpy(hf, d.f, sizeof(float) * n3, cudaMemcpyDeviceToHost));
         /* the fresh lists from the positions wrapped into the box, as a rebuild has them */
         for (size_t k = 0; k < n3; k++)
             hr[k] = (float)(s.x[k] - s.lh * floor(s.x[k] / s.lh));
         TG_CUDA(cudaMemcpy(d.fnl, hr, sizeof(float) * n3, cudaMemcpyHostToDevice));
-        TG_CUDA(
-            md_clusters_build(&fresh, d.fnl, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl, 7, 0));
-        TG_CUDA(md_clusters_lj(&fresh, 0, (float)(RC * RC), 0.0, NULL, 0));
-        TG_CUDA(md_clusters_take_forces(&fresh, d.f, 0));
+        TG_CUDA(halox__md_clusters_build(&fresh, d.fnl, d.z, s.n, s.n, lo, ext, DENSITY,
+                                         (float)s.rl, 7, 0));
+        TG_CUDA(halox__md_clusters_lj(&fresh, 0, (float)(RC * RC), 0.0, NULL, 0));
+        TG_CUDA(halox__md_clusters_take_forces(&fresh, d.f, 0));
         TG_CUDA(cudaMemcpy(hr, d.f, sizeof(float) * n3, cudaMemcpyDeviceToHost));
         double fbig = 0, err = 0;
         for (size_t k = 0; k < n3; k++) {
@@ -481,11 +483,11 @@ static void test_hot(int cells, uint64_t seed)
     CHECK(w->exceeded == 0);
     CHECK(sqrt(w->build_d2) < half && sqrt(w->build_d2) > 0.5 * half);
     long long el = 0, en = 0, eli = 0, eni = 0;
-    TG_CUDA(md_clusters_entries(&c, &el, &en, &eli, &eni));
+    TG_CUDA(halox__md_clusters_entries(&c, &el, &en, &eli, &eni));
     printf("hot system: %lld outer, %lld inner cluster pairs at the end\n", el, eli);
     CHECK_MSG(eli <= el && eli > 0, "inner %lld, outer %lld cluster pairs", eli, el);
-    md_clusters_free(&c);
-    md_clusters_free(&fresh);
+    halox__md_clusters_free(&c);
+    halox__md_clusters_free(&fresh);
     dev_free(&d);
     free(x0);
     free(hf);

@@ -1,5 +1,5 @@
 /* Cluster pair lists and the cluster Lennard-Jones kernel of the GPU engine
- * (src/kernels/md_cluster.cu).
+ * (src/kernels/md_cluster_*.cu; md_cluster_internal.cuh says which file holds what).
  *
  * Why clusters: per-atom lists cost a 4-byte index load and an uncoalesced 12-byte position
  * gather per pair. Here atoms are grouped spatially into clusters of 8; a list row is an
@@ -35,19 +35,19 @@
  *   non-local rows: every cluster; entries: halo clusters (zone rule (za & zb) == 0 per atom
  *             pair in the kernel, and some pair of the clusters' zones must pass)
  *
- * Verlet buffer with dynamic pruning: the outer lists (radius rl, built by md_clusters_build)
- * feed inner lists of radius rl_in (md_clusters_set_prune). The gathers compare the positions
- * with those of the last prune and decide on the device whether the next force kernel prunes:
- * when some atom moved (rl_in - rc) / 2 or more, the kernel runs over the outer row, keeps the
- * cluster pairs with an atom pair within rl_in and writes them as the inner row; otherwise it
- * runs over the inner row. So no pair within rc is ever missed by the inner lists while the
- * outer list is valid: no atom moved (rl - rc) / 2 since the build. That is watched too: the
- * gathers compute the largest displacement since the build and the largest of the last step,
+ * Verlet buffer with dynamic pruning: the outer lists (radius rl, built by
+ * halox__md_clusters_build) feed inner lists of radius rl_in (halox__md_clusters_set_prune). The
+ * gathers compare the positions with those of the last prune and decide on the device whether the
+ * next force kernel prunes: when some atom moved (rl_in - rc) / 2 or more, the kernel runs over the
+ * outer row, keeps the cluster pairs with an atom pair within rl_in and writes them as the inner
+ * row; otherwise it runs over the inner row. So no pair within rc is ever missed by the inner lists
+ * while the outer list is valid: no atom moved (rl - rc) / 2 since the build. That is watched too:
+ * the gathers compute the largest displacement since the build and the largest of the last step,
  * published with the device's step count in md_clusters_watch (host memory the device writes:
  * the host reads it without synchronising) so the engine can rebuild in time, and steps where
  * it was exceeded are counted.
  *
- * All launchers enqueue on `stream` and return the first CUDA error. md_clusters_build
+ * All launchers enqueue on `stream` and return the first CUDA error. halox__md_clusters_build
  * synchronises the stream (to size the lists) and regrows the lists until every row fits. */
 #ifndef HALOX_KERNELS_MD_CLUSTER_H
 #define HALOX_KERNELS_MD_CLUSTER_H
@@ -78,7 +78,7 @@ typedef struct md_clusters {
     float lo[3];
     float inv_w[3]; /* 1 / column width in x and y, 1 / z bin width */
     float rl;       /* outer list radius */
-    float rc;       /* cut-off of the pruning thresholds (md_clusters_set_prune) */
+    float rc;       /* cut-off of the pruning thresholds (halox__md_clusters_set_prune) */
     float rl_in;    /* inner list radius; 0 or >= rl: no pruning, the kernels use the outer */
     int shift_dims; /* bit d: periodic by shifts in d, box edge box[d] */
     float box[3];
@@ -115,47 +115,47 @@ typedef struct md_clusters {
  *  into the slots, zeroes the forces fs and arms a prune for the next kernels. Allocates and
  *  grows the arrays of c (zero-initialise c before the first call). Returns
  *  cudaErrorMemoryAllocation when memory runs out. */
-cudaError_t md_clusters_build(md_clusters_t *c, const float *x, const uint8_t *zone, int n_home,
-                              int n, const float lo[3], const float ext[3], double density,
-                              float rl, int shift_dims, cudaStream_t stream);
+cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x, const uint8_t *zone,
+                                     int n_home, int n, const float lo[3], const float ext[3],
+                                     double density, float rl, int shift_dims, cudaStream_t stream);
 
 /** Inner lists of radius rl_in for cut-off rc (rl_in <= rc or >= rl: none). Takes effect at the
  *  next build. */
-void md_clusters_set_prune(md_clusters_t *c, float rc, float rl_in);
+void halox__md_clusters_set_prune(md_clusters_t *c, float rc, float rl_in);
 
 /** Gather the current positions into the slots: part 0 home clusters, 1 halo clusters, 2 all;
  *  measures the displacements and decides the prunes: part 0 decides the local list's (and the
  *  non-local one's when there is no halo), part 1 the non-local one's, part 2 both. */
-cudaError_t md_clusters_gather(const md_clusters_t *c, const float *x, const uint8_t *zone,
-                               int part, cudaStream_t stream);
+cudaError_t halox__md_clusters_gather(const md_clusters_t *c, const float *x, const uint8_t *zone,
+                                      int part, cudaStream_t stream);
 
 /** Lennard-Jones forces of the local (nonlocal = 0) or non-local list on the gathered positions,
  *  added to fs (each pair once, on both atoms). Pairs at r2 >= rc2 add nothing. With energy
  *  non-NULL, adds the pair energies (shifted by eshift) and virials to energy[0], energy[1]
  *  (double). */
-cudaError_t md_clusters_lj(const md_clusters_t *c, int nonlocal, float rc2, double eshift,
-                           double *energy, cudaStream_t stream);
+cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonlocal, float rc2, double eshift,
+                                  double *energy, cudaStream_t stream);
 
 /** fnl[a] = fs of a's slot for the halo atoms (what the force exchange sends back), zeroing those
  *  slots. */
-cudaError_t md_clusters_halo_forces(const md_clusters_t *c, float *fnl, cudaStream_t stream);
+cudaError_t halox__md_clusters_halo_forces(const md_clusters_t *c, float *fnl, cudaStream_t stream);
 
 /** The second half kick of velocity Verlet on the home atoms: f[a] = fs of a's slot (+ fnl[a]
  *  when fnl is not NULL, then fnl[a] = 0), the slot zeroed; v[a] += h f[a]. */
-cudaError_t md_clusters_kick(const md_clusters_t *c, float *v, float *f, float *fnl, float h,
-                             cudaStream_t stream);
+cudaError_t halox__md_clusters_kick(const md_clusters_t *c, float *v, float *f, float *fnl, float h,
+                                    cudaStream_t stream);
 
 /** f[a] = fs of a's slot for every atom (home and halo), zeroing the slots (tests, probes). */
-cudaError_t md_clusters_take_forces(const md_clusters_t *c, float *f, cudaStream_t stream);
+cudaError_t halox__md_clusters_take_forces(const md_clusters_t *c, float *f, cudaStream_t stream);
 
 /** Zero the forces fs (after work whose forces are not used). */
-cudaError_t md_clusters_clear_forces(const md_clusters_t *c, cudaStream_t stream);
+cudaError_t halox__md_clusters_clear_forces(const md_clusters_t *c, cudaStream_t stream);
 
 /** Entries (cluster pairs) in the outer and inner lists, local and non-local (synchronous). */
-cudaError_t md_clusters_entries(const md_clusters_t *c, long long *loc, long long *nl,
-                                long long *loc_in, long long *nl_in);
+cudaError_t halox__md_clusters_entries(const md_clusters_t *c, long long *loc, long long *nl,
+                                       long long *loc_in, long long *nl_in);
 
-void md_clusters_free(md_clusters_t *c);
+void halox__md_clusters_free(md_clusters_t *c);
 
 #ifdef __cplusplus
 }

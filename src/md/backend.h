@@ -2,8 +2,9 @@
  * (overlap.c), the equilibration (equilibrate.c) and the gather (gather.c) call the parts of a
  * step that depend on where the state lives through this table only:
  *   cpu_backend.c  the CPU engine: the state is the host atoms, every entry runs on the host
- *   gpu_backend.c  the GPU engine (CUDA builds only): the state lives on the rank's GPU between
- *                  rebuilds, the entries enqueue kernels and exchanges on its streams
+ *   gpu_backend.c  the GPU engine (CUDA builds only; its parts in gpu_*.c): the state lives on
+ *                  the rank's GPU between rebuilds, the entries enqueue kernels and exchanges on
+ *                  its streams
  * halox_md_create picks one (md__backend_select, engine.c). Entries that a back end does not
  * need are NULL; the inline helpers below are what the engine calls for those. */
 #ifndef HALOX_MD_BACKEND_H

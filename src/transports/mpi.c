@@ -25,6 +25,7 @@
 #include "core/transport.h"
 #include "core/util.h"
 #include "transports/mpi_wait.h"
+#include "transports/pulse_host.h"
 #include "transports/registry.h"
 
 /* Tags: one per pulse and direction, so a message can only ever match its own receive; the
@@ -36,6 +37,12 @@ enum {
     HALOX__MPI_TAG_SENDRECV = 4000,
     HALOX__MPI_TAG_ALLTOALLV = 4001,
 };
+
+/* The operation in progress, for messages, and its deadline. */
+typedef struct halox__mpi_op {
+    const char *name; /* "coordinate exchange", "barrier", ... */
+    double deadline;
+} halox__mpi_op_t;
 
 typedef struct halox__mpi {
     MPI_Comm comm; /* our duplicate; MPI_COMM_NULL until created */
@@ -55,10 +62,8 @@ typedef struct halox__mpi {
     char *buf;
     size_t buf_capacity;
     size_t off[HALOX_MAX_PULSES];
-    int home_prefix[HALOX_MAX_PULSES]; /* leading map entries that are home atoms */
-    uint32_t needs[HALOX_MAX_PULSES];  /* bit j: map k holds atoms received in pulse j */
-    uint32_t fwd[HALOX_MAX_PULSES];    /* bit j: pulse j forwards atoms received in pulse k */
-    int bound;
+    halox__pulse_host_t ph; /* the pulse driver's part: ph.pack_to[k] == buf + off[k] */
+    halox__mpi_op_t xop;    /* the exchange in progress, for the leg's callbacks */
 } halox__mpi_t;
 
 static halox__mpi_t *halox__mpi(halox_comm_t *comm) { return (halox__mpi_t *)comm->impl; }
@@ -121,12 +126,6 @@ static void halox__mpi_abandon(halox__mpi_t *m, int n)
     if (halox__mpiw_abandon(m->req, m->info, n))
         m->leaked = 1;
 }
-
-/* The operation in progress, for messages, and its deadline. */
-typedef struct halox__mpi_op {
-    const char *name; /* "coordinate exchange", "barrier", ... */
-    double deadline;
-} halox__mpi_op_t;
 
 static halox_status_t halox__mpi_fail(halox_comm_t *comm, int n, halox_status_t st)
 {
@@ -395,51 +394,6 @@ static halox_status_t halox__mpi_barrier(halox_comm_t *comm)
 
 /* ---- halo exchange ---------------------------------------------------------------------- */
 
-/* Which earlier pulses delivered the atoms of map k, from the map itself rather than from the
- * plan's dependency fields: the exchange must never read a range whose receive is in flight. */
-static halox_status_t halox__mpi_deps(halox_comm_t *comm, halox__mpi_t *m)
-{
-    const halox_plan_t *plan = comm->plan;
-    for (int k = 0; k < plan->n_pulses; k++) {
-        const halox_pulse_t *p = &plan->pulse[k];
-        m->needs[k] = 0;
-        m->fwd[k] = 0;
-        int h = 0;
-        while (h < p->send_count && p->send_index[h] < plan->n_home)
-            h++;
-        m->home_prefix[k] = h;
-        for (int i = 0; i < p->send_count; i++) {
-            int a = p->send_index[i];
-            if (a < 0 || a >= plan->n_total)
-                return halox__error(HALOX_ERR_INVALID_ARG,
-                                    "mpi: bind: pulse %d of rank %d sends local atom %d, outside "
-                                    "0..%d: the plan is corrupt",
-                                    k, comm->rank, a, plan->n_total - 1);
-            if (i < h)
-                continue;
-            int j = 0;
-            while (j < k && !(a >= plan->pulse[j].recv_offset &&
-                              a < plan->pulse[j].recv_offset + plan->pulse[j].recv_count))
-                j++;
-            if (a < plan->n_home) {
-                j = -1; /* a home atom after halo atoms: fine, it needs nothing */
-            } else if (j == k) {
-                return halox__error(HALOX_ERR_INTERNAL,
-                                    "mpi: rank %d: pulse %d sends local atom %d, which no earlier "
-                                    "pulse received (n_home %d, n_total %d): the plan is corrupt",
-                                    comm->rank, k, a, plan->n_home, plan->n_total);
-            }
-            if (j >= 0)
-                m->needs[k] |= 1u << j;
-        }
-    }
-    for (int k = 0; k < plan->n_pulses; k++)
-        for (int j = k + 1; j < plan->n_pulses; j++)
-            if (m->needs[j] & (1u << k))
-                m->fwd[k] |= 1u << j;
-    return HALOX_OK;
-}
-
 static halox_status_t halox__mpi_bind(halox_comm_t *comm)
 {
     halox_status_t st = halox__mpi_usable(comm, "bind");
@@ -447,27 +401,12 @@ static halox_status_t halox__mpi_bind(halox_comm_t *comm)
         return st;
     halox__mpi_t *m = halox__mpi(comm);
     const halox_plan_t *plan = comm->plan;
-    m->bound = 0;
-    if (plan->n_pulses < 0 || plan->n_pulses > HALOX_MAX_PULSES)
-        return halox__error(HALOX_ERR_INVALID_ARG, "mpi: bind: plan has %d pulses (at most %d)",
-                            plan->n_pulses, HALOX_MAX_PULSES);
+    if ((st = halox__pulse_host_prepare(comm, &m->ph, "mpi")) != HALOX_OK)
+        return st;
     const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
     size_t total = 0;
     for (int k = 0; k < plan->n_pulses; k++) {
         const halox_pulse_t *p = &plan->pulse[k];
-        if (p->send_rank < 0 || p->send_rank >= comm->size || p->recv_rank < 0 ||
-            p->recv_rank >= comm->size)
-            return halox__error(HALOX_ERR_INVALID_ARG,
-                                "mpi: bind: pulse %d of rank %d names ranks %d and %d outside "
-                                "0..%d",
-                                k, comm->rank, p->send_rank, p->recv_rank, comm->size - 1);
-        if (p->send_count < 0 || p->recv_count < 0 || p->recv_offset < plan->n_home ||
-            p->recv_offset + p->recv_count > plan->n_total)
-            return halox__error(HALOX_ERR_INVALID_ARG,
-                                "mpi: bind: pulse %d of rank %d receives [%d, %d) outside the halo "
-                                "[%d, %d) or has negative counts",
-                                k, comm->rank, p->recv_offset, p->recv_offset + p->recv_count,
-                                plan->n_home, plan->n_total);
         m->off[k] = total;
         total += halox__atom_bytes(comm->real, comm->stride, p->send_count);
         st = halox__mpi_check_bytes(
@@ -476,9 +415,6 @@ static halox_status_t halox__mpi_bind(halox_comm_t *comm)
         if (st != HALOX_OK)
             return st;
     }
-    st = halox__mpi_deps(comm, m);
-    if (st != HALOX_OK)
-        return st;
     if (total > m->buf_capacity) {
         free(m->buf);
         m->buf = malloc(total);
@@ -489,6 +425,8 @@ static halox_status_t halox__mpi_bind(halox_comm_t *comm)
                                 "staging buffers",
                                 total);
     }
+    for (int k = 0; k < plan->n_pulses; k++)
+        m->ph.pack_to[k] = m->buf + m->off[k];
 
     /* Handshake: each sender tells its receiver how many atoms it will send, so plans from
      * different builds fail here with a clear message rather than mid-exchange. */
@@ -518,110 +456,108 @@ static halox_status_t halox__mpi_bind(halox_comm_t *comm)
                                 "then bind on every rank",
                                 plan->pulse[k].recv_rank, (int)theirs[k][0], (int)theirs[k][1], k,
                                 comm->rank, n, plan->pulse[k].recv_count);
-    m->bound = 1;
+    halox__pulse_host_commit(comm, &m->ph);
     return HALOX_OK;
 }
 
-static halox_status_t halox__mpi_bound(halox_comm_t *comm, const char *op)
+/* The leg of the pulse driver (pulse_host.c): request k receives pulse k (coordinates into the
+ * halo, forces into the staging buffer), request n + k sends it. All receives are posted when
+ * the exchange opens; each lands in its own range, read by nobody until it completes. */
+static halox_status_t halox__mpi_open(halox_comm_t *comm, halox__pulse_dir_t dir)
 {
-    halox_status_t st = halox__mpi_usable(comm, op);
-    if (st == HALOX_OK && (!halox__mpi(comm)->bound || !comm->plan))
-        st = halox__error(HALOX_ERR_STATE,
-                          "mpi: rank %d: %s without a bound plan: call "
-                          "halox_comm_bind() after every plan build",
-                          comm->rank, op);
+    halox__mpi_t *m = halox__mpi(comm);
+    const halox_plan_t *plan = comm->plan;
+    const int n = plan->n_pulses;
+    const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
+    const int coords = dir == HALOX__PULSE_COORDS;
+    m->xop = (halox__mpi_op_t){coords ? "coordinate exchange" : "force exchange",
+                               halox__mpi_deadline(comm)};
+    halox__mpi_clear(m, 2 * n);
+    halox_status_t st = HALOX_OK;
+    for (int k = 0; k < n && st == HALOX_OK; k++) {
+        const halox_pulse_t *p = &plan->pulse[k];
+        if (halox__pulse_self(plan, k))
+            continue; /* the driver's local copy */
+        if (coords)
+            st = halox__mpi_irecv(
+                comm, k, 2 * n, &m->xop, (char *)comm->x + (size_t)p->recv_offset * esize,
+                (size_t)p->recv_count * esize, p->recv_rank, HALOX__MPI_TAG_COORDS + k, k);
+        else
+            st = halox__mpi_irecv(comm, k, 2 * n, &m->xop, m->buf + m->off[k],
+                                  (size_t)p->send_count * esize, p->send_rank,
+                                  HALOX__MPI_TAG_FORCES + k, k);
+    }
     return st;
 }
 
-/* Coordinates, pulses in order. All receives are posted first (each lands in its own halo
- * range, read by nobody until it completes); each pulse packs its home atoms at once, waits
- * only for the pulses whose atoms it forwards, packs those and sends. */
+static halox_status_t halox__mpi_send(halox_comm_t *comm, int k)
+{
+    halox__mpi_t *m = halox__mpi(comm);
+    const halox_pulse_t *p = &comm->plan->pulse[k];
+    return halox__mpi_isend(comm, comm->plan->n_pulses + k, 2 * comm->plan->n_pulses, &m->xop,
+                            m->ph.pack_to[k],
+                            halox__atom_bytes(comm->real, comm->stride, p->send_count),
+                            p->send_rank, HALOX__MPI_TAG_COORDS + k, k);
+}
+
+static halox_status_t halox__mpi_land(halox_comm_t *comm, int j)
+{
+    return halox__mpi_wait(comm, j, 1, 2 * comm->plan->n_pulses, &halox__mpi(comm)->xop);
+}
+
+/* Straight from f: nothing writes that range afterwards. */
+static halox_status_t halox__mpi_give(halox_comm_t *comm, int k)
+{
+    halox__mpi_t *m = halox__mpi(comm);
+    const halox_pulse_t *p = &comm->plan->pulse[k];
+    return halox__mpi_isend(comm, comm->plan->n_pulses + k, 2 * comm->plan->n_pulses, &m->xop,
+                            (const char *)comm->f +
+                                halox__atom_bytes(comm->real, comm->stride, p->recv_offset),
+                            halox__atom_bytes(comm->real, comm->stride, p->recv_count),
+                            p->recv_rank, HALOX__MPI_TAG_FORCES + k, k);
+}
+
+static halox_status_t halox__mpi_take(halox_comm_t *comm, int k, const void **src)
+{
+    halox__mpi_t *m = halox__mpi(comm);
+    *src = m->buf + m->off[k];
+    return halox__mpi_wait(comm, k, 1, 2 * comm->plan->n_pulses, &m->xop);
+}
+
+/* The sends: the driver waited for every receive. */
+static halox_status_t halox__mpi_close(halox_comm_t *comm, halox__pulse_dir_t dir)
+{
+    (void)dir;
+    const int n = comm->plan->n_pulses;
+    return halox__mpi_wait(comm, n, n, 2 * n, &halox__mpi(comm)->xop);
+}
+
+static const halox__pulse_leg_t halox__mpi_leg = {
+    .name = "mpi",
+    .open = halox__mpi_open,
+    .send = halox__mpi_send,
+    .land = halox__mpi_land,
+    .give = halox__mpi_give,
+    .take = halox__mpi_take,
+    .close = halox__mpi_close,
+};
+
+static halox_status_t halox__mpi_exchange(halox_comm_t *comm, halox__pulse_dir_t dir)
+{
+    halox_status_t st = halox__mpi_usable(comm, dir == HALOX__PULSE_COORDS ? "coordinate exchange"
+                                                                           : "force exchange");
+    return st == HALOX_OK ? halox__pulse_host_run(comm, &halox__mpi(comm)->ph, &halox__mpi_leg, dir)
+                          : st;
+}
+
 static halox_status_t halox__mpi_coords(halox_comm_t *comm)
 {
-    halox_status_t st = halox__mpi_bound(comm, "coordinate exchange");
-    if (st != HALOX_OK)
-        return st;
-    halox__mpi_t *m = halox__mpi(comm);
-    const halox_plan_t *plan = comm->plan;
-    const int n = plan->n_pulses;
-    const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
-    char *x = comm->x;
-    halox__mpi_op_t op = {"coordinate exchange", halox__mpi_deadline(comm)};
-
-    halox__mpi_clear(m, 2 * n);
-    for (int k = 0; k < n && st == HALOX_OK; k++) {
-        const halox_pulse_t *p = &plan->pulse[k];
-        st = halox__mpi_irecv(comm, k, 2 * n, &op, x + (size_t)p->recv_offset * esize,
-                              (size_t)p->recv_count * esize, p->recv_rank,
-                              HALOX__MPI_TAG_COORDS + k, k);
-    }
-    for (int k = 0; k < n && st == HALOX_OK; k++) {
-        const halox_pulse_t *p = &plan->pulse[k];
-        char *sb = m->buf + m->off[k];
-        int h = m->home_prefix[k];
-        halox__pack_coords(comm->real, comm->stride, sb, x, p->send_index, h, p->dim, p->shift);
-        for (int j = 0; j < k && st == HALOX_OK; j++)
-            if (m->needs[k] & (1u << j))
-                st = halox__mpi_wait(comm, j, 1, 2 * n, &op);
-        if (st != HALOX_OK)
-            break;
-        halox__pack_coords(comm->real, comm->stride, sb + (size_t)h * esize, x, p->send_index + h,
-                           p->send_count - h, p->dim, p->shift);
-        st = halox__mpi_isend(comm, n + k, 2 * n, &op, sb, (size_t)p->send_count * esize,
-                              p->send_rank, HALOX__MPI_TAG_COORDS + k, k);
-    }
-    if (st == HALOX_OK)
-        st = halox__mpi_wait(comm, 0, 2 * n, 2 * n, &op);
-    return st;
+    return halox__mpi_exchange(comm, HALOX__PULSE_COORDS);
 }
 
-/* Forces, pulses in reverse order. The forces on pulse k's received atoms go back as soon as no
- * later pulse will add to them (straight from f: nothing writes that range afterwards); the
- * returned forces are added strictly in reverse pulse order, as the reference does, so the sums
- * are bit-identical. */
 static halox_status_t halox__mpi_forces(halox_comm_t *comm)
 {
-    halox_status_t st = halox__mpi_bound(comm, "force exchange");
-    if (st != HALOX_OK)
-        return st;
-    halox__mpi_t *m = halox__mpi(comm);
-    const halox_plan_t *plan = comm->plan;
-    const int n = plan->n_pulses;
-    const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
-    char *f = comm->f;
-    halox__mpi_op_t op = {"force exchange", halox__mpi_deadline(comm)};
-
-    halox__mpi_clear(m, 2 * n);
-    for (int k = 0; k < n && st == HALOX_OK; k++) {
-        const halox_pulse_t *p = &plan->pulse[k];
-        st =
-            halox__mpi_irecv(comm, k, 2 * n, &op, m->buf + m->off[k], (size_t)p->send_count * esize,
-                             p->send_rank, HALOX__MPI_TAG_FORCES + k, k);
-    }
-    uint32_t sent = 0;
-    for (int acc = n - 1; acc >= 0 && st == HALOX_OK; acc--) {
-        /* pulses [acc + 1, n) are added in: send every range they no longer touch */
-        uint32_t pending = (1u << (acc + 1)) - 1;
-        for (int k = n - 1; k >= 0 && st == HALOX_OK; k--) {
-            const halox_pulse_t *p = &plan->pulse[k];
-            if ((sent & (1u << k)) || (m->fwd[k] & pending))
-                continue;
-            st = halox__mpi_isend(comm, n + k, 2 * n, &op, f + (size_t)p->recv_offset * esize,
-                                  (size_t)p->recv_count * esize, p->recv_rank,
-                                  HALOX__MPI_TAG_FORCES + k, k);
-            sent |= 1u << k;
-        }
-        if (st == HALOX_OK)
-            st = halox__mpi_wait(comm, acc, 1, 2 * n, &op);
-        if (st == HALOX_OK) {
-            const halox_pulse_t *p = &plan->pulse[acc];
-            halox__add_forces(comm->real, comm->stride, f, p->send_index, p->send_count,
-                              m->buf + m->off[acc]);
-        }
-    }
-    if (st == HALOX_OK)
-        st = halox__mpi_wait(comm, n, n, 2 * n, &op);
-    return st;
+    return halox__mpi_exchange(comm, HALOX__PULSE_FORCES);
 }
 
 const halox_transport_ops_t halox__mpi_ops = {

@@ -1,0 +1,109 @@
+/* What the cluster files share (device and host code; included by the md_cluster_*.cu files
+ * only): the slot encoding, the sort's geometry, the launch helpers, the device's step state, the
+ * pruning switch, and the launchers one file calls in another. The files, each calling only those
+ * listed after it (no circles):
+ *   md_cluster_build.cu   the entry points of a build (list search, rows grown until they fit),
+ *                         the list sizes, free
+ *   md_cluster_sort.cu    the cluster sort of a build: geometry, keys, slots, bounding boxes;
+ *                         the arrays' growth
+ *   md_cluster_watch.cu   the gathers: displacements, prune decisions, the watch; the arming
+ *   md_cluster_lj.cu      the cluster LJ kernel (and the pruning it does)
+ *   md_cluster_forces.cu  the slots' forces back to the atoms: halo forces, kick, take, clear
+ * Kernels are static: without relocatable device code a kernel is launched from its own file, so
+ * what one file starts in another goes through an extern "C" launcher declared here. */
+#ifndef HALOX_KERNELS_MD_CLUSTER_INTERNAL_CUH
+#define HALOX_KERNELS_MD_CLUSTER_INTERNAL_CUH
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/md_cluster.h"
+
+#define CL_FULL 0xffffffffu
+#define CL_PAD  1.0e9f /* padding slots sit here: farther than any cut-off from real atoms */
+/* zone bits ride in w of the slot's float4 with an exponent set, so w is a normal float and no
+ * flush-to-zero of denormals can touch it; the low 8 bits are the zone */
+#define CL_ZONE_TAG 0x40000000
+
+/* parts of the sort: 0 the home atoms, 1..7 the halo atoms by zone, so that every cluster holds
+ * one zone and the zone rule prunes whole cluster pairs (and whole parts) in the list build */
+#define CL_PARTS 8
+
+typedef struct cl_geom {
+    float lo[3], inv_w[3];
+    int m[3];
+    int shift_dims; /* bit d: periodic by shifts of box[d] */
+    float box[3];
+    int parts; /* CL_PARTS, or 1 without halo atoms (a one-rank run by shifts) */
+} cl_geom_t;
+
+__device__ static inline int cl_coord(float x, float lo, float inv_w, int m)
+{
+    int c = (int)floorf((x - lo) * inv_w);
+    return c < 0 ? 0 : (c >= m ? m - 1 : c);
+}
+
+static inline cl_geom_t cl_geom_of(const md_clusters_t *c)
+{
+    cl_geom_t g;
+    for (int d = 0; d < 3; d++) {
+        g.lo[d] = c->lo[d];
+        g.inv_w[d] = c->inv_w[d];
+        g.m[d] = c->m[d];
+        g.box[d] = c->box[d];
+    }
+    g.shift_dims = c->shift_dims;
+    g.parts = c->n > c->n_home ? CL_PARTS : 1;
+    return g;
+}
+
+#define CL_TRY(call)                                                                               \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess)                                                                     \
+            return e_;                                                                             \
+    } while (0)
+
+static inline int cl_blocks(long long n, int threads)
+{
+    long long b = (n + threads - 1) / threads;
+    return b < 1 ? 1 : (int)b;
+}
+
+/* The device's step state: maxima of squared displacements (float bits: non-negative floats
+ * order as their bits) of the gathers of this step, the prune decisions for the next kernels,
+ * counters. The last block of a gather finishes the step's part (a ticket). */
+typedef struct cl_state {
+    unsigned mx[4]; /* home vs local prune, all vs non-local prune, all vs build, last step */
+    unsigned ticket;
+    int prune[2];
+    int valid[2]; /* the inner list was pruned since the build (by a kernel in prune mode) */
+    long long steps, prunes[2], exceeded;
+} cl_state_t;
+
+/* Are there inner lists (an inner radius between the cut-off and the outer radius)? */
+static inline int cl_pruning(const md_clusters_t *c)
+{
+    return c->rl_in > c->rc && c->rl_in < c->rl && c->rc > 0;
+}
+
+/* Make each of the k arrays hold at least `want` elements of its size (contents not kept;
+ * md_cluster_sort.cu). */
+extern "C" cudaError_t halox__md_clusters_grow(void **p[], const size_t elem[], int k, size_t *cap,
+                                               size_t want);
+
+/* Sort the c->n atoms of x (the c->n_home home atoms first) into clusters over [lo, lo + ext):
+ * the geometry, the slots (perm, slot_of) with their positions xq and the prune references, the
+ * bounding boxes, fs zeroed (md_cluster_sort.cu). Needs n_home, n, shift_dims, box and h_small
+ * of c; synchronises the stream (for the cluster counts). */
+extern "C" cudaError_t halox__md_clusters_sort(md_clusters_t *c, const float *x,
+                                               const uint8_t *zone, const float lo[3],
+                                               const float ext[3], double density,
+                                               cudaStream_t stream);
+
+/* After a build: every list prunes in the next kernels, maxima and ticket cleared
+ * (md_cluster_watch.cu). */
+extern "C" cudaError_t halox__md_clusters_arm(const md_clusters_t *c, cudaStream_t stream);
+
+#endif

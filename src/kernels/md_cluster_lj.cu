@@ -1,0 +1,194 @@
+/* The cluster Lennard-Jones kernel over the local or the non-local list, pruning the inner list
+ * from the outer one when the gathers decided so (see md_cluster.h). */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "kernels/md_cluster.h"
+#include "kernels/md_cluster_internal.cuh"
+#include "kernels/md_reduce.cuh"
+
+#define CL_THREADS 128 /* 4 warps: 4 rows per block */
+#define CL_WARPS   (CL_THREADS / 32)
+
+/* Sum v[k] (k = 0..7) over the 8 lanes il = lane & 7 of a group; lane il returns the sum of
+ * v[il]: three halving exchanges (4 + 2 + 1 values per component). */
+__device__ static inline float cl_reduce8(float v[MD_CLUSTER_SIZE], int il)
+{
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const float send = (il & 4) ? v[j] : v[j + 4], keep = (il & 4) ? v[j + 4] : v[j];
+        v[j] = keep + __shfl_xor_sync(CL_FULL, send, 4);
+    }
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+        const float send = (il & 2) ? v[j] : v[j + 2], keep = (il & 2) ? v[j + 2] : v[j];
+        v[j] = keep + __shfl_xor_sync(CL_FULL, send, 2);
+    }
+    const float send = (il & 1) ? v[0] : v[1], keep = (il & 1) ? v[1] : v[0];
+    return keep + __shfl_xor_sync(CL_FULL, send, 1);
+}
+
+/* One warp per row cluster; lane = j atom jl (lane & 7) of the pass's j-cluster g (lane >> 3).
+ * Four j-clusters per pass: each lane loads its own j atom (shifted by the entry's image) and runs
+ * over the row's 8 i atoms, staged once per row in shared memory and read by broadcast. The
+ * force on the lane's j atom is complete after the pass (one atomic per component, no
+ * reduction); the forces on the 8 i atoms accumulate in registers over the whole row and are
+ * reduced over the warp once at its end. The pair term is computed branch-free and masked
+ * (padding, the self pair's lower triangle, beyond the cut-off, and with ZONES the zone rule),
+ * so the warp never diverges; 1/r^2 is the fast reciprocal (__fdividef: 2 ulp).
+ *
+ * With *prune_flag set (decided by the gathers) the warp runs over the outer row instead and
+ * writes the entries with some atom pair within rl_in (rlin2) as the inner row, and the row's
+ * positions as the reference of the next prune decision. */
+template <int ENERGY, int ZONES>
+static __global__ void __launch_bounds__(CL_THREADS)
+    cl_lj(const float4 *__restrict__ xq, const int *__restrict__ jl_out,
+          const int *__restrict__ cnt_out, int *__restrict__ jl_in, int *__restrict__ cnt_in,
+          int max_row, const int *prune_flag, int *valid, float4 *__restrict__ ref, float rlin2,
+          int nrows, float rc2, float bx, float by, float bz, double eshift, float *__restrict__ fs,
+          double *__restrict__ energy)
+{
+    __shared__ float4 si[CL_WARPS][MD_CLUSTER_SIZE];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int jl = lane & 7, g = lane >> 3;
+    const int row = blockIdx.x * CL_WARPS + warp;
+    const int prune = prune_flag ? *(volatile const int *)prune_flag : 0;
+    if (prune && threadIdx.x == 0 && blockIdx.x == 0)
+        *valid = 1; /* read by the next gather, after this kernel */
+    double e = 0, w = 0;
+    if (row < nrows) { /* uniform over the warp */
+        if (lane < MD_CLUSTER_SIZE) {
+            const float4 xi = xq[(size_t)row * MD_CLUSTER_SIZE + lane];
+            si[warp][lane] = xi;
+            if (prune)
+                ref[(size_t)row * MD_CLUSTER_SIZE + lane] = xi;
+        }
+        __syncwarp();
+        float fix[MD_CLUSTER_SIZE], fiy[MD_CLUSTER_SIZE], fiz[MD_CLUSTER_SIZE];
+#pragma unroll
+        for (int k = 0; k < MD_CLUSTER_SIZE; k++)
+            fix[k] = fiy[k] = fiz[k] = 0.0f;
+        const int m = prune ? cnt_out[row] : cnt_in[row];
+        const int *lst = (prune ? jl_out : jl_in) + (size_t)row * max_row;
+        int *keep_row = jl_in + (size_t)row * max_row;
+        int kept = 0;
+        for (int base = 0; base < m; base += 32) {
+            const int mye = base + lane < m ? __ldg(&lst[base + lane]) : -1;
+            const int nb = m - base < 32 ? m - base : 32;
+            for (int q = 0; q < nb; q += 4) {
+                const int ent = __shfl_sync(CL_FULL, mye, q + g);
+                const int jc = ent >= 0 ? (ent & ((1 << MD_CLUSTER_SHIFT_BIT) - 1)) : -1;
+                const int sh = ent >= 0 ? (ent >> MD_CLUSTER_SHIFT_BIT) : MD_CLUSTER_NO_SHIFT;
+                float4 xj = make_float4(CL_PAD, CL_PAD, CL_PAD, __int_as_float(CL_ZONE_TAG));
+                if (jc >= 0) {
+                    xj = __ldg(&xq[(size_t)jc * MD_CLUSTER_SIZE + jl]);
+                    xj.x += (float)(sh % 3 - 1) * bx;
+                    xj.y += (float)((sh / 3) % 3 - 1) * by;
+                    xj.z += (float)(sh / 9 - 1) * bz;
+                }
+                const int zj = __float_as_int(xj.w) & 0xff;
+                const int self = jc == row && sh == MD_CLUSTER_NO_SHIFT;
+                float fjx = 0.0f, fjy = 0.0f, fjz = 0.0f;
+                int near = 0;
+#pragma unroll
+                for (int k = 0; k < MD_CLUSTER_SIZE; k++) {
+                    const float4 a = si[warp][k];
+                    const float dx = a.x - xj.x, dy = a.y - xj.y, dz = a.z - xj.z;
+                    const float r2 = dx * dx + dy * dy + dz * dz;
+                    int valid = r2 > 0.0f && (!self || k < jl);
+                    if (ZONES)
+                        valid = valid && ((__float_as_int(a.w) & zj & 0xff) == 0);
+                    near |= valid && r2 < rlin2;
+                    const int ok = valid && r2 < rc2;
+                    const float sr2 = ok ? __fdividef(1.0f, r2) : 0.0f;
+                    const float sr6 = sr2 * sr2 * sr2;
+                    const float fp = 48.0f * sr6 * (sr6 - 0.5f) * sr2;
+                    fix[k] += dx * fp;
+                    fiy[k] += dy * fp;
+                    fiz[k] += dz * fp;
+                    fjx -= dx * fp;
+                    fjy -= dy * fp;
+                    fjz -= dz * fp;
+                    if (ENERGY && ok) {
+                        e += (double)(4.0f * sr6 * (sr6 - 1.0f)) - eshift;
+                        w += (double)(r2 * fp);
+                    }
+                }
+                if (jc >= 0 && (fjx != 0.0f || fjy != 0.0f || fjz != 0.0f)) {
+                    float *o = fs + 3 * ((size_t)jc * MD_CLUSTER_SIZE + jl);
+                    atomicAdd(o, fjx);
+                    atomicAdd(o + 1, fjy);
+                    atomicAdd(o + 2, fjz);
+                }
+                if (prune) {
+                    const unsigned b = __ballot_sync(CL_FULL, near);
+                    unsigned groups = 0;
+#pragma unroll
+                    for (int t = 0; t < 4; t++)
+                        if ((b >> (8 * t)) & 0xffu)
+                            groups |= 1u << t;
+                    if (jl == 0 && ((groups >> g) & 1u))
+                        keep_row[kept + __popc(groups & ((1u << g) - 1u))] = ent;
+                    kept += __popc(groups);
+                }
+            }
+        }
+        if (prune && lane == 0)
+            cnt_in[row] = kept;
+        /* the i forces: over the 8 lanes of each group (lane jl takes i atom jl), then over the
+         * four groups */
+        float fx = cl_reduce8(fix, jl), fy = cl_reduce8(fiy, jl), fz = cl_reduce8(fiz, jl);
+        fx += __shfl_xor_sync(CL_FULL, fx, 8);
+        fy += __shfl_xor_sync(CL_FULL, fy, 8);
+        fz += __shfl_xor_sync(CL_FULL, fz, 8);
+        fx += __shfl_xor_sync(CL_FULL, fx, 16);
+        fy += __shfl_xor_sync(CL_FULL, fy, 16);
+        fz += __shfl_xor_sync(CL_FULL, fz, 16);
+        if (g == 0 && (fx != 0.0f || fy != 0.0f || fz != 0.0f)) {
+            float *o = fs + 3 * ((size_t)row * MD_CLUSTER_SIZE + jl);
+            atomicAdd(o, fx);
+            atomicAdd(o + 1, fy);
+            atomicAdd(o + 2, fz);
+        }
+    }
+    if (ENERGY) { /* each pair once */
+        md__block_add(e, &energy[0]);
+        md__block_add(w, &energy[1]);
+    }
+}
+
+extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonlocal, float rc2,
+                                             double eshift, double *energy, cudaStream_t stream)
+{
+    const int rows = nonlocal ? c->ncl : c->ncl_home;
+    if (rows <= 0 || (nonlocal && c->ncl == c->ncl_home))
+        return cudaSuccess; /* no halo: no non-local pair */
+    const int pr = cl_pruning(c);
+    const int *jo = nonlocal ? c->jl_nl : c->jl_loc;
+    const int *co = nonlocal ? c->cnt_nl : c->cnt_loc;
+    int *ji = pr ? (nonlocal ? c->jl_nl_in : c->jl_loc_in) : (int *)jo;
+    int *ci = pr ? (nonlocal ? c->cnt_nl_in : c->cnt_loc_in) : (int *)co;
+    cl_state_t *st = (cl_state_t *)c->state;
+    const int *flag = pr ? &st->prune[nonlocal ? 1 : 0] : NULL;
+    int *valid = &st->valid[nonlocal ? 1 : 0];
+    float4 *ref = (float4 *)c->ref + (nonlocal ? (size_t)c->ncl * MD_CLUSTER_SIZE : 0);
+    const int mx = nonlocal ? c->max_nl : c->max_loc;
+    const float rlin2 = pr ? c->rl_in * c->rl_in : 0.0f;
+    const float4 *xq = (const float4 *)c->xq;
+    const int b = cl_blocks(rows, CL_WARPS);
+#define CL_LJ(E, Z)                                                                                \
+    cl_lj<E, Z><<<b, CL_THREADS, 0, stream>>>(xq, jo, co, ji, ci, mx, flag, valid, ref, rlin2,     \
+                                              rows, rc2, c->box[0], c->box[1], c->box[2], eshift,  \
+                                              c->fs, energy)
+    /* home-home pairs never meet the zone rule: the local kernel skips it */
+    if (nonlocal && energy)
+        CL_LJ(1, 1);
+    else if (nonlocal)
+        CL_LJ(0, 1);
+    else if (energy)
+        CL_LJ(1, 0);
+    else
+        CL_LJ(0, 0);
+#undef CL_LJ
+    return cudaGetLastError();
+}

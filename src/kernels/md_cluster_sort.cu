@@ -1,0 +1,264 @@
+/* The cluster sort of a build (see md_cluster.h for the layout): atoms counting-sorted by (part,
+ * column, z bin), each column cut into clusters of 8, the slots filled, bounding boxes. Plain
+ * C-like CUDA behind the internal launchers of md_cluster_internal.cuh; every launch is checked. */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels/md_cluster.h"
+#include "kernels/md_cluster_internal.cuh"
+#include "kernels/md_kernels.h"
+
+/* key = ((part * ncol) + column) * nzb + z bin */
+static __global__ void cl_keys(const float *__restrict__ x, const uint8_t *__restrict__ zone,
+                               int n_home, int n, cl_geom_t g, int *__restrict__ key,
+                               int *__restrict__ count)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    int cx = cl_coord(x[3 * (size_t)i], g.lo[0], g.inv_w[0], g.m[0]);
+    int cy = cl_coord(x[3 * (size_t)i + 1], g.lo[1], g.inv_w[1], g.m[1]);
+    int zb = cl_coord(x[3 * (size_t)i + 2], g.lo[2], g.inv_w[2], g.m[2]);
+    int part = 0;
+    if (i >= n_home) { /* a halo atom always has a zone bit; 1 is a safe home for one without */
+        part = zone[i] & (CL_PARTS - 1);
+        part = part ? part : 1;
+    }
+    int k = ((part * g.m[1] + cy) * g.m[0] + cx) * g.m[2] + zb;
+    key[i] = k;
+    atomicAdd(&count[k], 1);
+}
+
+static __global__ void cl_scatter(int n, const int *__restrict__ key, int *__restrict__ cursor,
+                                  int *__restrict__ sorted)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    sorted[atomicAdd(&cursor[key[i]], 1)] = i;
+}
+
+/* The scatter's order within a bin depends on atomics: sort each (small) bin by atom index so
+ * clusters, lists and hence the force sums are the same in every run. */
+static __global__ void cl_bin_order(int nkeys, const int *__restrict__ bin,
+                                    int *__restrict__ sorted)
+{
+    int b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nkeys)
+        return;
+    int a = bin[b], e = bin[b + 1];
+    for (int k = a + 1; k < e; k++) {
+        int v = sorted[k], j = k - 1;
+        while (j >= a && sorted[j] > v) {
+            sorted[j + 1] = sorted[j];
+            j--;
+        }
+        sorted[j + 1] = v;
+    }
+}
+
+/* clusters per column (and part) */
+static __global__ void cl_col_count(int ncols, int nzb, const int *__restrict__ bin,
+                                    int *__restrict__ col)
+{
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= ncols)
+        return;
+    int atoms = bin[(size_t)(c + 1) * nzb] - bin[(size_t)c * nzb];
+    col[c] = (atoms + MD_CLUSTER_SIZE - 1) / MD_CLUSTER_SIZE;
+}
+
+static __global__ void cl_fill(int n, int nzb, const int *__restrict__ sorted,
+                               const int *__restrict__ key, const int *__restrict__ bin,
+                               const int *__restrict__ col, int *__restrict__ perm)
+{
+    int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= n)
+        return;
+    int i = sorted[p];
+    int c = key[i] / nzb;
+    int idx = p - bin[(size_t)c * nzb];
+    perm[(size_t)col[c] * MD_CLUSTER_SIZE + idx] = i;
+}
+
+/* bounding boxes and zone masks of the clusters; positions of all slots (padding far away) */
+static __global__ void cl_bbox(int ncl, const int *__restrict__ perm, const float *__restrict__ x,
+                               const uint8_t *__restrict__ zone, float4 *__restrict__ bbox,
+                               float4 *__restrict__ xq)
+{
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= ncl)
+        return;
+    float lo0 = 3e38f, lo1 = 3e38f, lo2 = 3e38f, hi0 = -3e38f, hi1 = -3e38f, hi2 = -3e38f;
+    unsigned zm = 0;
+    for (int l = 0; l < MD_CLUSTER_SIZE; l++) {
+        size_t s = (size_t)c * MD_CLUSTER_SIZE + l;
+        int a = perm[s];
+        if (a < 0) {
+            xq[s] = make_float4(CL_PAD, CL_PAD, CL_PAD, __int_as_float(CL_ZONE_TAG));
+            continue;
+        }
+        float p0 = x[3 * (size_t)a], p1 = x[3 * (size_t)a + 1], p2 = x[3 * (size_t)a + 2];
+        int z = zone[a];
+        lo0 = fminf(lo0, p0), lo1 = fminf(lo1, p1), lo2 = fminf(lo2, p2);
+        hi0 = fmaxf(hi0, p0), hi1 = fmaxf(hi1, p1), hi2 = fmaxf(hi2, p2);
+        zm |= 1u << (z & 7);
+        xq[s] = make_float4(p0, p1, p2, __int_as_float(CL_ZONE_TAG | z));
+    }
+    bbox[2 * (size_t)c] = make_float4(lo0, lo1, lo2, __uint_as_float(zm));
+    bbox[2 * (size_t)c + 1] = make_float4(hi0, hi1, hi2, 0.0f);
+}
+
+static __global__ void cl_slot_of(int nslots, const int *__restrict__ perm,
+                                  int *__restrict__ slot_of)
+{
+    const int s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s < nslots && perm[s] >= 0)
+        slot_of[perm[s]] = s;
+}
+
+/* ---- host side ------------------------------------------------------------------------- */
+
+/* Make each of the k arrays hold at least `want` elements of its size (contents not kept). */
+extern "C" cudaError_t halox__md_clusters_grow(void **p[], const size_t elem[], int k, size_t *cap,
+                                               size_t want)
+{
+    if (want <= *cap && *p[0])
+        return cudaSuccess;
+    size_t n = want + want / 5 + 64;
+    for (int a = 0; a < k; a++) {
+        if (*p[a])
+            cudaFree(*p[a]);
+        *p[a] = NULL;
+    }
+    *cap = 0;
+    for (int a = 0; a < k; a++) {
+        cudaError_t e = cudaMalloc(p[a], n * elem[a]);
+        if (e != cudaSuccess) {
+            for (int b = 0; b < a; b++) {
+                cudaFree(*p[b]);
+                *p[b] = NULL;
+            }
+            *p[a] = NULL;
+            return e;
+        }
+    }
+    *cap = n;
+    return cudaSuccess;
+}
+
+/* Columns as wide as a cube of 8 atoms, z bins a quarter of that; coarser when the key space
+ * would outgrow the atoms (sparse systems). */
+static void cl_geometry(md_clusters_t *c, const float lo[3], const float ext[3], double density,
+                        int n)
+{
+    double side = cbrt((double)MD_CLUSTER_SIZE / (density > 0 ? density : 1.0));
+    double w[3] = {side, side, 0.25 * side};
+    for (;;) {
+        double keys = 2.0; /* home and halo: the halo parts share the halo atoms */
+        for (int d = 0; d < 3; d++) {
+            double k = ceil(ext[d] / w[d]);
+            c->m[d] = k < 1 ? 1 : (k > 4096 ? 4096 : (int)k);
+            keys *= c->m[d];
+        }
+        if (keys <= 4.0 * n + 4096)
+            break;
+        for (int d = 0; d < 3; d++)
+            w[d] *= 1.25;
+    }
+    for (int d = 0; d < 3; d++) {
+        c->lo[d] = lo[d];
+        c->inv_w[d] = (float)(c->m[d] / (double)ext[d]);
+    }
+}
+
+extern "C" cudaError_t halox__md_clusters_sort(md_clusters_t *c, const float *x,
+                                               const uint8_t *zone, const float lo[3],
+                                               const float ext[3], double density,
+                                               cudaStream_t stream)
+{
+    cl_geometry(c, lo, ext, density, c->n);
+    const cl_geom_t g = cl_geom_of(c);
+    const int n_home = c->n_home, n = c->n;
+    const int ncol = c->m[0] * c->m[1], nzb = c->m[2];
+    const int nkeys = g.parts * ncol * nzb; /* no halo: the 7 halo parts would stay empty */
+    {
+        void **p[] = {(void **)&c->key, (void **)&c->sorted};
+        size_t el[] = {sizeof(int), sizeof(int)};
+        CL_TRY(halox__md_clusters_grow(p, el, 2, &c->cap_atoms, (size_t)(n > 0 ? n : 1)));
+    }
+    {
+        void **p[] = {(void **)&c->bin, (void **)&c->cursor, (void **)&c->scan};
+        size_t el[] = {sizeof(int), sizeof(int), sizeof(int)};
+        /* the scan scratch is far smaller than the keys: it fits the same capacity */
+        CL_TRY(halox__md_clusters_grow(p, el, 3, &c->cap_keys, (size_t)nkeys + 1));
+    }
+    {
+        void **p[] = {(void **)&c->col};
+        size_t el[] = {sizeof(int)};
+        CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_cols, (size_t)g.parts * ncol + 1));
+    }
+    /* sort the atoms by key: count, scan, scatter, order each bin by index */
+    CL_TRY(cudaMemsetAsync(c->cursor, 0, sizeof(int) * ((size_t)nkeys + 1), stream));
+    if (n > 0) {
+        cl_keys<<<cl_blocks(n, 256), 256, 0, stream>>>(x, zone, n_home, n, g, c->key, c->cursor);
+        CL_TRY(cudaGetLastError());
+    }
+    CL_TRY(halox__md_kernel_scan(c->cursor, nkeys, c->bin, c->cursor, c->scan, stream));
+    if (n > 0) {
+        cl_scatter<<<cl_blocks(n, 256), 256, 0, stream>>>(n, c->key, c->cursor, c->sorted);
+        CL_TRY(cudaGetLastError());
+    }
+    cl_bin_order<<<cl_blocks(nkeys, 256), 256, 0, stream>>>(nkeys, c->bin, c->sorted);
+    CL_TRY(cudaGetLastError());
+    /* clusters per column, their offsets: home columns first, then the halo parts' columns */
+    const int ncols = g.parts * ncol;
+    cl_col_count<<<cl_blocks(ncols, 256), 256, 0, stream>>>(ncols, nzb, c->bin, c->col);
+    CL_TRY(cudaGetLastError());
+    CL_TRY(halox__md_kernel_scan(c->col, ncols, c->col, c->col, c->scan, stream));
+    CL_TRY(cudaMemcpyAsync(&c->h_small[0], &c->col[ncol], sizeof(int), cudaMemcpyDeviceToHost,
+                           stream));
+    CL_TRY(cudaMemcpyAsync(&c->h_small[1], &c->col[ncols], sizeof(int), cudaMemcpyDeviceToHost,
+                           stream));
+    CL_TRY(cudaStreamSynchronize(stream));
+    c->ncl_home = c->h_small[0];
+    c->ncl = c->h_small[1];
+    const size_t nslots = (size_t)c->ncl * MD_CLUSTER_SIZE;
+    {
+        void **p[] = {(void **)&c->perm, (void **)&c->xq, (void **)&c->ref, (void **)&c->fs};
+        size_t el[] = {sizeof(int), 4 * sizeof(float), 12 * sizeof(float), 3 * sizeof(float)};
+        CL_TRY(halox__md_clusters_grow(p, el, 4, &c->cap_slots, nslots > 0 ? nslots : 1));
+    }
+    {
+        void **p[] = {(void **)&c->slot_of};
+        size_t el[] = {sizeof(int)};
+        CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_atoms_slot, (size_t)(n > 0 ? n : 1)));
+    }
+    {
+        void **p[] = {(void **)&c->bbox, (void **)&c->cnt_loc, (void **)&c->cnt_nl,
+                      (void **)&c->cnt_loc_in, (void **)&c->cnt_nl_in};
+        size_t el[] = {8 * sizeof(float), sizeof(int), sizeof(int), sizeof(int), sizeof(int)};
+        CL_TRY(halox__md_clusters_grow(p, el, 5, &c->cap_cl, (size_t)(c->ncl > 0 ? c->ncl : 1)));
+    }
+    CL_TRY(cudaMemsetAsync(c->perm, 0xff, sizeof(int) * (nslots > 0 ? nslots : 1), stream));
+    if (n > 0) {
+        cl_fill<<<cl_blocks(n, 256), 256, 0, stream>>>(n, nzb, c->sorted, c->key, c->bin, c->col,
+                                                       c->perm);
+        CL_TRY(cudaGetLastError());
+    }
+    if (c->ncl > 0) {
+        cl_bbox<<<cl_blocks(c->ncl, 128), 128, 0, stream>>>(c->ncl, c->perm, x, zone,
+                                                            (float4 *)c->bbox, (float4 *)c->xq);
+        CL_TRY(cudaGetLastError());
+        cl_slot_of<<<cl_blocks((long long)nslots, 256), 256, 0, stream>>>((int)nslots, c->perm,
+                                                                          c->slot_of);
+        CL_TRY(cudaGetLastError());
+        /* every reference at the build's positions; no forces yet */
+        for (int k = 0; k < 3; k++)
+            CL_TRY(cudaMemcpyAsync(c->ref + 4 * k * nslots, c->xq, 4 * sizeof(float) * nslots,
+                                   cudaMemcpyDeviceToDevice, stream));
+        CL_TRY(cudaMemsetAsync(c->fs, 0, 3 * sizeof(float) * nslots, stream));
+    }
+    return cudaSuccess;
+}

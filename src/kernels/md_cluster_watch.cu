@@ -1,0 +1,146 @@
+/* The gathers of the cluster slots: current positions in, displacements measured against the
+ * last prunes and the build, the prune decisions for the next kernels and the watch the host
+ * reads (see md_cluster.h). */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "kernels/md_cluster.h"
+#include "kernels/md_cluster_internal.cuh"
+
+__device__ static inline float cl_d2(float4 a, float4 b)
+{
+    const float dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z;
+    return dx * dx + dy * dy + dz * dz;
+}
+
+__device__ static inline float cl_warp_max(float v)
+{
+    for (int off = 16; off > 0; off /= 2)
+        v = fmaxf(v, __shfl_down_sync(CL_FULL, v, off));
+    return v;
+}
+
+/* Slots [s0, s1) take the current positions; refs: 3 arrays of nslots float4 (local prune,
+ * non-local prune, build). fin_loc / fin_nl: this gather finishes the local / the whole step. */
+static __global__ void __launch_bounds__(256)
+    cl_gather(int s0, int s1, int home_end, int fin_loc, int fin_nl, int count_nl, float thr_in2,
+              float thr_out2, const int *__restrict__ perm, const float *__restrict__ x,
+              const uint8_t *__restrict__ zone, float4 *__restrict__ xq,
+              const float4 *__restrict__ ref, size_t nslots, cl_state_t *st,
+              md_clusters_watch_t *watch)
+{
+    __shared__ float part[4][8];
+    __shared__ int last;
+    const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
+    float m[4] = {0, 0, 0, 0};
+    if (s < s1) {
+        const int a = perm[s];
+        if (a >= 0) {
+            const float4 p =
+                make_float4(x[3 * (size_t)a], x[3 * (size_t)a + 1], x[3 * (size_t)a + 2],
+                            __int_as_float(CL_ZONE_TAG | zone[a]));
+            m[3] = cl_d2(p, xq[s]);
+            xq[s] = p;
+            if (ref) {
+                if (s < home_end)
+                    m[0] = cl_d2(p, ref[s]);
+                m[1] = cl_d2(p, ref[nslots + s]);
+                m[2] = cl_d2(p, ref[2 * nslots + s]);
+            }
+        }
+    }
+    if (!st)
+        return;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        m[k] = cl_warp_max(m[k]);
+        if (lane == 0)
+            part[k][warp] = m[k];
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int k = 0; k < 4; k++) {
+            float v = 0;
+            for (int w = 0; w < (int)(blockDim.x >> 5); w++)
+                v = fmaxf(v, part[k][w]);
+            if (v > 0)
+                atomicMax(&st->mx[k], __float_as_uint(v));
+        }
+        __threadfence();
+        last = atomicAdd(&st->ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last || threadIdx.x != 0)
+        return;
+    __threadfence();
+    volatile cl_state_t *vs = st;
+    const float mloc = __uint_as_float(vs->mx[0]), mnl = __uint_as_float(vs->mx[1]);
+    /* a list not pruned since its build prunes whatever the displacement */
+    if (fin_loc) {
+        const int pr = !vs->valid[0] || mloc >= thr_in2;
+        vs->prune[0] = pr;
+        vs->prunes[0] += pr;
+        vs->mx[0] = 0;
+    }
+    if (fin_nl) {
+        const int pr = !vs->valid[1] || mnl >= thr_in2;
+        const float mb = __uint_as_float(vs->mx[2]), ms = __uint_as_float(vs->mx[3]);
+        vs->prune[1] = pr;
+        vs->prunes[1] += pr && count_nl; /* no halo: no non-local kernel to prune */
+        vs->exceeded += mb >= thr_out2;
+        vs->steps += 1;
+        vs->mx[1] = vs->mx[2] = vs->mx[3] = 0;
+        if (watch) {
+            volatile md_clusters_watch_t *w = watch;
+            w->build_d2 = mb;
+            w->step_d2 = ms;
+            w->prunes[0] = vs->prunes[0];
+            w->prunes[1] = vs->prunes[1];
+            w->exceeded = vs->exceeded;
+            __threadfence_system();
+            w->steps = vs->steps; /* last: a reader that sees the count sees the values */
+        }
+    }
+    vs->ticket = 0;
+}
+
+/* After a build: every list prunes in the next kernels, maxima and ticket cleared. */
+static __global__ void cl_arm(cl_state_t *st)
+{
+    st->prune[0] = st->prune[1] = 1;
+    st->valid[0] = st->valid[1] = 0;
+    st->mx[0] = st->mx[1] = st->mx[2] = st->mx[3] = 0;
+    st->ticket = 0;
+}
+
+/* The pruning thresholds: squared half buffers of the inner and the outer list. */
+static float cl_half2(float r, float rc)
+{
+    float h = 0.5f * (r - rc);
+    return h > 0 ? h * h : 0.0f;
+}
+
+extern "C" cudaError_t halox__md_clusters_gather(const md_clusters_t *c, const float *x,
+                                                 const uint8_t *zone, int part, cudaStream_t stream)
+{
+    const int home_end = c->ncl_home * MD_CLUSTER_SIZE;
+    int s0 = part == 1 ? home_end : 0;
+    int s1 = part == 0 ? home_end : c->ncl * MD_CLUSTER_SIZE;
+    if (s1 <= s0)
+        return cudaSuccess;
+    const int halo = c->ncl > c->ncl_home;
+    const int fin_loc = part != 1, fin_nl = part != 0 || !halo;
+    const float rin = cl_pruning(c) ? c->rl_in : c->rl;
+    cl_gather<<<cl_blocks(s1 - s0, 256), 256, 0, stream>>>(
+        s0, s1, home_end, fin_loc, fin_nl, halo, cl_half2(rin, c->rc), cl_half2(c->rl, c->rc),
+        c->perm, x, zone, (float4 *)c->xq, (const float4 *)c->ref, (size_t)c->ncl * MD_CLUSTER_SIZE,
+        (cl_state_t *)c->state, c->watch);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t halox__md_clusters_arm(const md_clusters_t *c, cudaStream_t stream)
+{
+    cl_arm<<<1, 1, 0, stream>>>((cl_state_t *)c->state);
+    return cudaGetLastError();
+}

@@ -1,0 +1,101 @@
+/* --graph on the GPU (gpu_internal.h): the plain step (kick + drift, forces with both exchanges,
+ * kick) captured as a CUDA graph after each rebuild and launched, the host at most two launches
+ * ahead. */
+#include "md/gpu_internal.h"
+
+#include <cuda_runtime_api.h>
+
+#include "transports/nvtx.h"
+
+int md__gpu_graph_ready(const halox_md_t *md)
+{
+    return md__gpu(md) && md__gpu(md)->graph && md__gpu(md)->uploaded;
+}
+
+/* The launch before the last has completed, within the timeout: the host runs at most two steps
+ * ahead and a peer that never comes ends the run with an error instead of a hang. */
+static halox_status_t md__gpu_graph_wait(halox_md_t *md)
+{
+    md_gpu_t *g = md__gpu(md);
+    const int k = g->gslot;
+    if (!g->gdone_live[k])
+        return HALOX_OK;
+    halox_status_t st =
+        md__gpu_wait(md, NULL, g->gdone[k], "the CUDA graph of the step before the previous one");
+    if (st == HALOX_OK)
+        g->gdone_live[k] = 0;
+    return st;
+}
+
+/* Capture kick + drift, forces (with both exchanges) and kick of a plain step on the hi stream
+ * (the lo stream joins through the x_ready / local_done events), without timing events. */
+static halox_status_t md__gpu_graph_capture(halox_md_t *md)
+{
+    md_gpu_t *g = md__gpu(md);
+    halox_status_t st = halox_comm_graph_mode(md->comm, 1);
+    if (st != HALOX_OK)
+        return st;
+    g->capturing = 1;
+    cudaError_t e = cudaStreamBeginCapture(g->hi, cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) {
+        st = md__gpu_error(md, e, "cudaStreamBeginCapture");
+    } else {
+        st = md__gpu_kick_drift(md);
+        if (st == HALOX_OK)
+            st = md__gpu_forces(md, 1, 0);
+        if (st == HALOX_OK)
+            st = md__gpu_kick(md);
+        cudaGraph_t graph = NULL;
+        e = cudaStreamEndCapture(g->hi, &graph); /* always: ends a failed capture too */
+        if (st == HALOX_OK && e != cudaSuccess)
+            st = md__gpu_error(md, e, "cudaStreamEndCapture");
+        if (st == HALOX_OK && (e = cudaGraphInstantiate(&g->gexec, graph, 0)) != cudaSuccess) {
+            g->gexec = NULL;
+            st = md__gpu_error(md, e, "cudaGraphInstantiate");
+        }
+        if (graph)
+            cudaGraphDestroy(graph);
+    }
+    g->capturing = 0;
+    halox_comm_graph_mode(md->comm, 0);
+    if (st == HALOX_OK)
+        g->graph_captures++;
+    return st;
+}
+
+static halox_status_t md__gpu_graph_step_body(halox_md_t *md)
+{
+    md_gpu_t *g = md__gpu(md);
+    halox_status_t st = md__gpu_graph_wait(md);
+    if (st != HALOX_OK)
+        return st;
+    if (!g->gexec) {
+        /* the capture counted this step's exchanges; its gathers run only when launched */
+        const long long before = g->gathers;
+        st = md__gpu_graph_capture(md);
+        g->graph_gathers = g->gathers - before;
+        g->gathers = before;
+    } else {
+        st = halox_comm_graph_replayed(md->comm);
+    }
+    if (st != HALOX_OK)
+        return st;
+    MD_CUDA(cudaGraphLaunch(g->gexec, g->hi));
+    g->gathers += g->graph_gathers;
+    MD_CUDA(cudaEventRecord(g->gdone[g->gslot], g->hi));
+    g->gdone_live[g->gslot] = 1;
+    g->gslot ^= 1;
+    g->xv_fresh = 0;
+    g->f_fresh = 0;
+    md->have_energy = 0;
+    g->graph_steps++;
+    return HALOX_OK;
+}
+
+halox_status_t md__gpu_graph_step(halox_md_t *md)
+{
+    halox__nvtx_push("halox: graph step");
+    halox_status_t st = md__gpu_graph_step_body(md);
+    halox__nvtx_pop();
+    return st;
+}

@@ -1,0 +1,123 @@
+/* Internal to the GPU back end (src/md/gpu_*.c, CUDA builds only; the overview is in
+ * gpu_backend.c): its state on the rank's GPU and the functions its files share. The files call
+ * only those listed before them (no circles), as md_internal.h orders src/md:
+ *   gpu_state.c    create and destroy, CUDA errors, device arrays, the timers' events, bounded
+ *                  waits, the device state back to the host
+ *   gpu_rebuild.c  after the host plan build (upload, bind, lists), the rebuild on the device,
+ *                  the watch of the lists
+ *   gpu_step.c     the parts of a step: kick + drift, forces with the halo exchanges, kick,
+ *                  kinetic energy, velocity scaling, a repetition of the overlap probe
+ *   gpu_graph.c    --graph: the plain step captured as a CUDA graph and launched
+ *   gpu_backend.c  the table (backend.h), the summary's statistics */
+#ifndef HALOX_MD_GPU_INTERNAL_H
+#define HALOX_MD_GPU_INTERNAL_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/md_cluster.h"
+#include "md/md_internal.h"
+
+enum { MD_GPU_SLOTS = 4, MD_GPU_EVENTS = 10 };
+
+/* event indices of one step's timing slot */
+enum {
+    EV_K0 = 0, /* before kick + drift */
+    EV_K1,     /* after kick + drift */
+    EV_C0,     /* before the coordinate exchange */
+    EV_C1,     /* after it */
+    EV_NL1,    /* after the non-local forces */
+    EV_F0,     /* the local forces done: force exchange can start */
+    EV_F1,     /* after the force exchange */
+    EV_K2,     /* after the second kick */
+    EV_L0,     /* lo stream: before the local forces */
+    EV_L1      /* lo stream: after them */
+};
+
+typedef struct md_gpu_slot {
+    cudaEvent_t ev[MD_GPU_EVENTS];
+    int pending; /* recorded, not yet read */
+} md_gpu_slot_t;
+
+typedef struct md_gpu {
+    cudaStream_t hi, lo;
+    cudaEvent_t x_ready, local_done;
+    float *x, *v, *f, *fnl;
+    int cap_total, cap_home;
+    uint8_t *zone;
+    md_clusters_t cl;                    /* cluster pair lists (kernels/md_cluster.h) */
+    int grown_seen;                      /* list growths already reported */
+    long long gathers, gathers_at_build; /* final gathers enqueued: steps the watch covers */
+    long long graph_gathers;             /* final gathers in the captured step */
+    double inner_buffer;                 /* HALOX_MD_INNER_BUFFER */
+    double *energy;                      /* [5]: local pe, vir; non-local pe, vir; kinetic */
+    unsigned *disp;                      /* [1] */
+    /* pinned host mirrors */
+    double *h_energy;
+    unsigned *h_disp;
+    int n_home, n_total;
+    int xv_fresh, f_fresh; /* the host atoms (x, v) / md->f hold the current device state */
+    int in_step;
+    int uploaded; /* the device holds a state (after the first upload) */
+    /* --graph: the plain step as a CUDA graph, captured after each rebuild */
+    int graph;             /* graphs on (the transport can be captured) */
+    int capturing;         /* inside a capture: no timing events */
+    cudaGraphExec_t gexec; /* NULL until captured (again after every rebuild) */
+    /* after each of the last two launches: the host runs at most two graphs ahead, so the GPU
+     * finds the next step queued when it finishes one (one ahead kept them in lockstep: the
+     * launch latency idled the GPU between steps) */
+    cudaEvent_t gdone[2];
+    int gdone_live[2], gslot;
+    long long graph_steps, graph_captures;
+    long long step_no;
+    md_gpu_slot_t slot[MD_GPU_SLOTS];
+    int cur;
+    cudaEvent_t ovl[2]; /* overlap probe: start and end of a repetition (created on first use) */
+} md_gpu_t;
+
+/* the back end's state in the engine */
+static inline md_gpu_t *md__gpu(const halox_md_t *md) { return md->be_state; }
+
+/* a failed CUDA call returns, from a function with `md` in scope, md__gpu_error's status */
+#define MD_CUDA(call)                                                                              \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess)                                                                     \
+            return md__gpu_error(md, e_, #call);                                                   \
+    } while (0)
+
+/* gpu_state.c */
+/* A failed CUDA call as an error naming rank, step and the call (out of memory as
+ * HALOX_ERR_NO_MEMORY); clears the CUDA error state. */
+halox_status_t md__gpu_error(halox_md_t *md, cudaError_t e, const char *what);
+/* cudaMalloc *p to at least `bytes` (*have: what it holds), contents not kept. */
+halox_status_t md__dev_grow(halox_md_t *md, void **p, size_t bytes, size_t *have);
+halox_status_t md__gpu_create(halox_md_t *md);
+void md__gpu_destroy(halox_md_t *md);
+halox_status_t md__gpu_read_slot(halox_md_t *md, int k);
+void md__gpu_record(md_gpu_t *g, int ev, cudaStream_t s);
+halox_status_t md__gpu_flush_timers(halox_md_t *md);
+halox_status_t md__gpu_wait(halox_md_t *md, cudaStream_t s, cudaEvent_t ev, const char *what);
+halox_status_t md__gpu_idle(halox_md_t *md);
+halox_status_t md__gpu_to_host(halox_md_t *md, int forces);
+
+/* gpu_rebuild.c */
+int md__gpu_local_rebuild_ok(const halox_md_t *md);
+halox_status_t md__gpu_rebuild_local(halox_md_t *md);
+halox_status_t md__gpu_after_plan_hook(halox_md_t *md, double t_plan);
+halox_status_t md__gpu_watch(halox_md_t *md, int *rebuild_p);
+
+/* gpu_step.c */
+halox_status_t md__gpu_kick_drift(halox_md_t *md);
+halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy);
+halox_status_t md__gpu_kick(halox_md_t *md);
+halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p);
+halox_status_t md__gpu_scale(halox_md_t *md, double alpha);
+halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p);
+
+/* gpu_graph.c */
+int md__gpu_graph_ready(const halox_md_t *md);
+halox_status_t md__gpu_graph_step(halox_md_t *md);
+
+#endif

@@ -1,0 +1,208 @@
+/* The GPU back end's rebuilds (gpu_internal.h): after the host plan build the upload, the
+ * transport's binding and the cluster lists; a one-rank run's rebuild on the device; the watch of
+ * the lists that decides when to rebuild. */
+#include "core/util.h"
+#include "md/gpu_internal.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels/md_kernels.h"
+#include "transports/nvtx.h"
+
+/* The inner (pruned) list's buffer (md__gpu_create read it); none when it is not below the skin
+ * (the outer buffer). */
+static double md__gpu_inner_buffer(const halox_md_t *md)
+{
+    double b = md__gpu(md)->inner_buffer;
+    return b > 0 && b < md->cfg.skin ? b : 0.0;
+}
+
+/* Cluster pair lists over the local atoms' extent [lo, hi + halo), which is the periodic box in
+ * the plan's shift dimensions. */
+static halox_status_t md__gpu_lists(halox_md_t *md)
+{
+    md_gpu_t *g = md__gpu(md);
+    const double rl = md->cfg.cutoff + md->cfg.skin;
+    const int shifts = md->plan.shift_dims;
+    float lo[3], ext[3];
+    for (int d = 0; d < 3; d++) {
+        if ((shifts >> d) & 1) {
+            lo[d] = (float)md->plan.lo[d];
+            ext[d] = (float)md->plan.params.box.len[d];
+        } else {
+            lo[d] = (float)(md->plan.lo[d] - 1e-3 * rl);
+            ext[d] = (float)(md->plan.hi[d] + md->plan.halo_dist + 2e-3 * rl - lo[d]);
+        }
+    }
+    const double inner = md__gpu_inner_buffer(md);
+    halox__md_clusters_set_prune(&g->cl, (float)md->cfg.cutoff,
+                                 inner > 0 ? (float)(md->cfg.cutoff + inner) : 0.0f);
+    MD_CUDA(halox__md_clusters_build(&g->cl, g->x, g->zone, g->n_home, g->n_total, lo, ext, md->rho,
+                                     (float)rl, shifts, g->hi));
+    g->gathers_at_build = g->gathers;
+    if (g->cl.grown > g->grown_seen && g->grown_seen < 3)
+        md__notice(md,
+                   "GPU pair lists: rank %d grew its lists to %d local / %d non-local clusters "
+                   "per cluster",
+                   md->rank, g->cl.max_loc, g->cl.max_nl);
+    g->grown_seen = g->cl.grown;
+    return HALOX_OK;
+}
+
+/* After the host plan build: upload, bind, lists. */
+static halox_status_t md__gpu_after_plan_body(halox_md_t *md)
+{
+    md_gpu_t *g = md__gpu(md);
+    const int nh = md->atoms.n_home, n = md->atoms.n_total;
+    halox_status_t st;
+    /* x and f come from the transport (NVSHMEM: symmetric memory that peers store into), so
+     * they grow collectively: every rank to the largest rank's need, together */
+    double need = (double)n + 1;
+    if ((st = halox_comm_allreduce_max(md->comm, &need, 1)) != HALOX_OK)
+        return st;
+    if ((int)need > g->cap_total) {
+        int most = (int)need;
+        int cap = most + most / 5 + 64;
+        size_t have = 0, b = sizeof(float) * 3 * (size_t)cap;
+        void **bufs[] = {(void **)&g->x, (void **)&g->fnl};
+        for (int k = 0; k < 2; k++) {
+            if (*bufs[k])
+                halox_comm_device_free(md->comm, *bufs[k]);
+            *bufs[k] = NULL;
+            if ((st = halox_comm_device_alloc(md->comm, b, bufs[k])) != HALOX_OK)
+                return st;
+        }
+        have = 0;
+        if ((st = md__dev_grow(md, (void **)&g->f, b, &have)))
+            return st;
+        have = 0;
+        if ((st = md__dev_grow(md, (void **)&g->zone, (size_t)cap, &have)))
+            return st;
+        g->cap_total = cap;
+    }
+    if (nh + 1 > g->cap_home) {
+        int cap = nh + 1 + nh / 5 + 64;
+        size_t have = 0, b = sizeof(float) * 3 * (size_t)cap;
+        if ((st = md__dev_grow(md, (void **)&g->v, b, &have)))
+            return st;
+        g->cap_home = cap;
+    }
+    g->n_home = nh;
+    g->n_total = n;
+    if (g->gexec) { /* the arrays, sizes and plan it captured are gone */
+        cudaGraphExecDestroy(g->gexec);
+        g->gexec = NULL;
+    }
+    MD_CUDA(cudaStreamSynchronize(g->lo));
+    MD_CUDA(cudaMemcpyAsync(g->x, md->atoms.x, sizeof(float) * 3 * (size_t)n,
+                            cudaMemcpyHostToDevice, g->hi));
+    MD_CUDA(cudaMemcpyAsync(g->v, md->atoms.extra, sizeof(float) * 3 * (size_t)nh,
+                            cudaMemcpyHostToDevice, g->hi));
+    MD_CUDA(cudaMemcpyAsync(g->zone, md->plan.zone, (size_t)n, cudaMemcpyHostToDevice, g->hi));
+    /* the force exchange adds the returned forces into fnl; the last kick of a step zeroes it */
+    MD_CUDA(cudaMemsetAsync(g->fnl, 0, sizeof(float) * 3 * (size_t)(n > 0 ? n : 1), g->hi));
+    MD_CUDA(cudaStreamSynchronize(g->hi));
+    g->xv_fresh = 1;
+    g->uploaded = 1;
+    if ((st = halox_comm_bind(md->comm, &md->plan, g->x, g->fnl)) != HALOX_OK)
+        return st;
+    return md__gpu_lists(md);
+}
+
+/* One rank, periodic by shifts in every dimension (no pulse, no halo): a rebuild changes no
+ * owner and no plan, so it stays on the device. */
+int md__gpu_local_rebuild_ok(const halox_md_t *md)
+{
+    return md__gpu(md) && md__gpu(md)->uploaded && md->nranks == 1 && md->plan.n_pulses == 0 &&
+           md->plan.shift_dims == 7 && md__gpu(md)->n_total == md__gpu(md)->n_home;
+}
+
+/* The rebuild of a one-rank run on the device: positions wrapped into the box, the blow-up check
+ * of the host rebuild (an atom faster than half the box per step) from the largest speed, the
+ * cluster lists (whose gathers watch the displacements); the home atoms keep their order (no
+ * migration, no sort: the clusters sort themselves), the host copies go stale as after any step. */
+static halox_status_t md__gpu_rebuild_local_body(halox_md_t *md)
+{
+    md_gpu_t *g = md__gpu(md);
+    float len[3];
+    for (int d = 0; d < 3; d++)
+        len[d] = (float)md->box.len[d];
+    if (g->gexec) { /* the captured sizes (clusters, rows) change with the lists */
+        cudaGraphExecDestroy(g->gexec);
+        g->gexec = NULL;
+    }
+    MD_CUDA(cudaMemsetAsync(g->disp, 0, sizeof(unsigned), g->hi));
+    MD_CUDA(halox__md_kernel_wrap(g->x, g->v, g->n_home, len, g->disp, g->hi));
+    MD_CUDA(cudaMemcpyAsync(g->h_disp, g->disp, sizeof(unsigned), cudaMemcpyDeviceToHost, g->hi));
+    g->xv_fresh = 0;
+    halox_status_t st = md__gpu_lists(md); /* synchronises hi: h_disp is there */
+    if (st != HALOX_OK)
+        return st;
+    float v2;
+    memcpy(&v2, g->h_disp, sizeof v2);
+    double lmin = fmin(md->box.len[0], fmin(md->box.len[1], md->box.len[2]));
+    if (!(sqrt((double)v2) * md->cfg.dt < 0.5 * lmin))
+        return halox__error(HALOX_ERR_COORDINATE,
+                            "step %lld: the system blew up: an atom moves %.3g per step, more "
+                            "than half the box (%.3g): use a smaller time step, or start from a "
+                            "configuration without overlaps",
+                            md->step, sqrt((double)v2) * md->cfg.dt, 0.5 * lmin);
+    return HALOX_OK;
+}
+
+halox_status_t md__gpu_rebuild_local(halox_md_t *md)
+{
+    halox__nvtx_push("halox: rebuild on the GPU");
+    halox_status_t st = md__gpu_rebuild_local_body(md);
+    halox__nvtx_pop();
+    return st;
+}
+
+static halox_status_t md__gpu_after_plan(halox_md_t *md)
+{
+    halox__nvtx_push("halox: upload, bind, pair lists");
+    halox_status_t st = md__gpu_after_plan_body(md);
+    halox__nvtx_pop();
+    return st;
+}
+
+/* Will the outer lists expire before the host looks again? The device published, with the count
+ * of steps it finished, the largest displacement since the build and the largest of one step;
+ * the host is `lag` steps ahead of that. Rebuild when the displacement, grown by 1.5 times the
+ * last step's for every step not yet seen and the next one, reaches half the skin. Ranks agree (a
+ * rebuild is collective). The device also counts the steps where the list was exceeded
+ * (md__gpu_stats reports them): this check is what keeps that count at zero. */
+halox_status_t md__gpu_watch(halox_md_t *md, int *rebuild_p)
+{
+    md_gpu_t *g = md__gpu(md);
+    int expiring = 0;
+    const volatile md_clusters_watch_t *w = g->cl.watch;
+    if (w && g->uploaded) {
+        const long long dev = w->steps;
+        if (dev > g->gathers_at_build) {
+            const double d = sqrt((double)w->build_d2), one = sqrt((double)w->step_d2);
+            const long long lag = g->gathers - dev;
+            expiring = d + 1.5 * (double)(lag + 1) * one >= 0.5 * md->cfg.skin;
+        }
+    }
+    if (md->nranks > 1) {
+        double v = expiring;
+        halox_status_t st = halox_comm_allreduce_max(md->comm, &v, 1);
+        if (st != HALOX_OK)
+            return st;
+        expiring = v > 0;
+    }
+    *rebuild_p = expiring;
+    return HALOX_OK;
+}
+
+/* the host rebuild's hook after the plan build: upload, bind, lists (agreed), timed as the host
+ * waits for them */
+halox_status_t md__gpu_after_plan_hook(halox_md_t *md, double t_plan)
+{
+    halox_status_t st = md__agree(md, md__gpu_after_plan(md));
+    md->timer[HALOX_MD_T_NEIGHBOUR] += halox__now() - t_plan;
+    return st;
+}

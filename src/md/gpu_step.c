@@ -1,0 +1,200 @@
+/* The parts of a step on the GPU (gpu_internal.h; the order in gpu_backend.c): kick + drift,
+ * forces with the halo exchanges on two streams, the second kick, the kinetic energy, velocity
+ * scaling, and one repetition of the overlap probe over the same kernels. */
+#include "md/gpu_internal.h"
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/md_kernels.h"
+#include "transports/nvtx.h"
+
+static halox_status_t md__gpu_kick_drift_body(halox_md_t *md)
+{
+    md_gpu_t *g = md__gpu(md);
+    if (!g->uploaded) {
+        /* first step after a restart: the state (with the checkpoint's forces) is on the host,
+         * and this step rebuilds, which uploads it */
+        md__kick(md, 0.5 * md->cfg.dt);
+        md__drift(md, md->cfg.dt);
+        return HALOX_OK;
+    }
+    if (!g->capturing) {
+        g->cur = (int)(g->step_no++ % MD_GPU_SLOTS);
+        halox_status_t st = md__gpu_read_slot(md, g->cur);
+        if (st != HALOX_OK)
+            return st;
+        g->in_step = 1;
+    }
+    md__gpu_record(g, EV_K0, g->hi);
+    float dt = (float)md->cfg.dt;
+    MD_CUDA(halox__md_kernel_kick(g->v, g->f, NULL, g->x, g->n_home, 0.5f * dt, dt, g->hi));
+    md__gpu_record(g, EV_K1, g->hi);
+    g->xv_fresh = 0;
+    return HALOX_OK;
+}
+
+halox_status_t md__gpu_kick_drift(halox_md_t *md)
+{
+    halox__nvtx_push("halox: kick + drift");
+    halox_status_t st = md__gpu_kick_drift_body(md);
+    halox__nvtx_pop();
+    return st;
+}
+
+/* Forces of the current positions: local on lo, (coordinate exchange,) non-local, force
+ * exchange on hi. With want_energy the energies are read back (host sync) into pe_local and
+ * vir_local. exchange = 0 leaves both exchanges out (the overlap probe's "local" part: the same
+ * kernels on the same streams, so it times exactly what the exchanges overlap with). */
+static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_energy, int exchange)
+{
+    md_gpu_t *g = md__gpu(md);
+    const float rc2 = (float)md->rc2;
+    if (want_energy)
+        MD_CUDA(cudaMemsetAsync(g->energy, 0, 4 * sizeof(double), g->hi));
+    /* the home positions into the cluster slots (the list build did it on rebuild steps) */
+    const int halo = g->cl.ncl > g->cl.ncl_home;
+    if (coords) {
+        MD_CUDA(halox__md_clusters_gather(&g->cl, g->x, g->zone, 0, g->hi));
+        if (!halo)
+            g->gathers++; /* the step's displacements are final after the home part */
+    }
+    MD_CUDA(cudaEventRecord(g->x_ready, g->hi));
+    MD_CUDA(cudaStreamWaitEvent(g->lo, g->x_ready, 0));
+    md__gpu_record(g, EV_L0, g->lo);
+    MD_CUDA(
+        halox__md_clusters_lj(&g->cl, 0, rc2, md->eshift, want_energy ? g->energy : NULL, g->lo));
+    md__gpu_record(g, EV_L1, g->lo);
+    MD_CUDA(cudaEventRecord(g->local_done, g->lo));
+    g->f_fresh = 0;
+    md__gpu_record(g, EV_C0, g->hi);
+    halox_status_t st = HALOX_OK;
+    halox__nvtx_push("halox: coordinate exchange");
+    /* a plan without pulses (one rank, periodic by shifts) exchanges nothing: no calls */
+    const int pulses = md->plan.n_pulses > 0;
+    if (coords && exchange && pulses && (st = halox_comm_coords(md->comm)) != HALOX_OK) {
+        halox__nvtx_pop();
+        return st;
+    }
+    halox__nvtx_pop();
+    md__gpu_record(g, EV_C1, g->hi);
+    if (coords && halo) { /* the new halo positions into the cluster slots */
+        MD_CUDA(halox__md_clusters_gather(&g->cl, g->x, g->zone, 1, g->hi));
+        g->gathers++;
+    }
+    MD_CUDA(halox__md_clusters_lj(&g->cl, 1, rc2, md->eshift, want_energy ? g->energy + 2 : NULL,
+                                  g->hi));
+    /* the halo atoms' forces into fnl, where the force exchange takes them to their owners */
+    MD_CUDA(halox__md_clusters_halo_forces(&g->cl, g->fnl, g->hi));
+    md__gpu_record(g, EV_NL1, g->hi);
+    md__gpu_record(g, EV_F0, g->hi);
+    halox__nvtx_push("halox: force exchange");
+    st = exchange && pulses ? halox_comm_forces(md->comm) : HALOX_OK;
+    halox__nvtx_pop();
+    if (st != HALOX_OK)
+        return st;
+    md__gpu_record(g, EV_F1, g->hi);
+    /* the local forces join only here: the force exchange reads and adds into fnl, which they
+     * do not touch, so it overlaps them too */
+    MD_CUDA(cudaStreamWaitEvent(g->hi, g->local_done, 0));
+    if (want_energy) {
+        MD_CUDA(cudaMemcpyAsync(g->h_energy, g->energy, 4 * sizeof(double), cudaMemcpyDeviceToHost,
+                                g->hi));
+        MD_CUDA(cudaStreamSynchronize(g->hi));
+        md->pe_local = g->h_energy[0] + g->h_energy[2];
+        md->vir_local = g->h_energy[1] + g->h_energy[3];
+        md->have_energy = 1;
+        md->energy_step = md->step;
+    } else {
+        md->have_energy = 0;
+    }
+    return HALOX_OK;
+}
+
+halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
+{
+    halox__nvtx_push("halox: forces and halo exchanges");
+    halox_status_t st = md__gpu_forces_body(md, coords, want_energy, 1);
+    halox__nvtx_pop();
+    return st;
+}
+
+static halox_status_t md__gpu_kick_body(halox_md_t *md)
+{
+    md_gpu_t *g = md__gpu(md);
+    /* f = the slots' forces (+ what the force exchange returned into fnl, when the plan has
+     * pulses: other ranks hold images of our atoms), then v += dt/2 f */
+    MD_CUDA(halox__md_clusters_kick(&g->cl, g->v, g->f, md->plan.n_pulses > 0 ? g->fnl : NULL,
+                                    0.5f * (float)md->cfg.dt, g->hi));
+    md__gpu_record(g, EV_K2, g->hi);
+    if (g->in_step)
+        g->slot[g->cur].pending = 1;
+    g->in_step = 0;
+    g->xv_fresh = 0;
+    return HALOX_OK;
+}
+
+halox_status_t md__gpu_kick(halox_md_t *md)
+{
+    halox__nvtx_push("halox: kick");
+    halox_status_t st = md__gpu_kick_body(md);
+    halox__nvtx_pop();
+    return st;
+}
+
+halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p)
+{
+    md_gpu_t *g = md__gpu(md);
+    MD_CUDA(cudaMemsetAsync(g->energy + 4, 0, sizeof(double), g->hi));
+    MD_CUDA(halox__md_kernel_kinetic(g->v, g->n_home, g->energy + 4, g->hi));
+    MD_CUDA(cudaMemcpyAsync(g->h_energy + 4, g->energy + 4, sizeof(double), cudaMemcpyDeviceToHost,
+                            g->hi));
+    MD_CUDA(cudaStreamSynchronize(g->hi));
+    *ke_p = g->h_energy[4];
+    return HALOX_OK;
+}
+
+halox_status_t md__gpu_scale(halox_md_t *md, double alpha)
+{
+    md_gpu_t *g = md__gpu(md);
+    MD_CUDA(halox__md_kernel_scale(g->v, g->n_home, (float)alpha, g->hi));
+    g->xv_fresh = 0;
+    return HALOX_OK;
+}
+
+/* One repetition of the overlap probe (overlap.c) on the current state, between two events on
+ * the hi stream: the lo stream starts after the first (it waits for x_ready, recorded after it)
+ * and joins hi before the second (local_done), so the span covers both streams. Waited for here,
+ * so the host barrier before the next repetition lines the ranks up on the device too. */
+halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p)
+{
+    md_gpu_t *g = md__gpu(md);
+    *ms_p = 0;
+    for (int k = 0; k < 2; k++)
+        if (!g->ovl[k])
+            MD_CUDA(cudaEventCreate(&g->ovl[k]));
+    MD_CUDA(cudaEventRecord(g->ovl[0], g->hi));
+    halox__nvtx_push("halox: overlap probe");
+    halox_status_t st;
+    if (kind == MD_OVL_HALO) {
+        st = halox_comm_coords(md->comm);
+        if (st == HALOX_OK)
+            st = halox_comm_forces(md->comm);
+    } else {
+        st = md__gpu_forces_body(md, 1, 0, kind == MD_OVL_BOTH);
+    }
+    halox__nvtx_pop();
+    if (st != HALOX_OK)
+        return st;
+    MD_CUDA(cudaEventRecord(g->ovl[1], g->hi));
+    /* the repetitions' forces feed no kick: clear them, and what the exchange returned */
+    MD_CUDA(halox__md_clusters_clear_forces(&g->cl, g->hi));
+    MD_CUDA(cudaMemsetAsync(g->fnl, 0,
+                            sizeof(float) * 3 * (size_t)(g->n_total > 0 ? g->n_total : 1), g->hi));
+    st = md__gpu_wait(md, NULL, g->ovl[1], "a repetition of the overlap probe");
+    if (st != HALOX_OK)
+        return st;
+    float ms = 0;
+    MD_CUDA(cudaEventElapsedTime(&ms, g->ovl[0], g->ovl[1]));
+    *ms_p = (double)ms;
+    return HALOX_OK;
+}

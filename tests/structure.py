@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""The layout rules of the project (issue 16), checked on the source tree:
+- no transport name is compared outside src/transports/ (callers ask halox_transport_caps());
+- no source file of the library, the tools or the benchmarks is longer than 700 lines, and
+  tools/halox-md.c stays under 500 (policy belongs in the library);
+
+    structure.py SOURCE_DIR
+
+Exit 0 when every rule holds; 1 with each breach on a line (file:line: what)."""
+import os
+import re
+import sys
+
+ROOT = sys.argv[1] if len(sys.argv) > 1 else "."
+TRANSPORTS = ("threads", "mpi", "mpi-staged", "mpi-cuda", "nccl", "nvshmem-stream",
+              "nvshmem-pulse", "nvshmem-fused", "hybrid")
+NAME = "|".join(re.escape(t) for t in TRANSPORTS)
+# strcmp(x, "nccl") or strcmp("nccl", x), with or without '!' and '== 0'
+COMPARE = re.compile(r'strn?cmp\s*\([^;]*"(%s)"' % NAME)
+LIMIT, TOOL_LIMIT = 700, 500
+problems = []
+
+
+def sources(*tops):
+    for top in tops:
+        for root, _dirs, files in os.walk(os.path.join(ROOT, top)):
+            if "/results" in root:
+                continue
+            for f in sorted(files):
+                if f.endswith((".c", ".cu", ".h", ".cuh")):
+                    yield os.path.join(root, f)
+
+
+for path in sources("src", "tools", "bench", "include"):
+    rel = os.path.relpath(path, ROOT)
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.readlines()
+    limit = TOOL_LIMIT if rel == os.path.join("tools", "halox-md.c") else LIMIT
+    if len(lines) > limit:
+        problems.append(f"{rel}: {len(lines)} lines (at most {limit}): split it by concept")
+    if rel.startswith(os.path.join("src", "transports") + os.sep):
+        continue
+    for n, line in enumerate(lines, 1):
+        m = COMPARE.search(line)
+        if m:
+            problems.append(f"{rel}:{n}: compares the transport name \"{m.group(1)}\": ask "
+                            "halox_transport_caps() instead")
+
+for p in problems:
+    print(p)
+print(f"structure: {len(problems)} problem(s)")
+sys.exit(1 if problems else 0)
