@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/cpulist.h"
 #include "halox/comm.h"
 #include "harness.h"
 #include "transports/affinity.h"

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/env.h"
-#include "core/util.h"
 #include "halox/comm.h"
 #include "harness.h"
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/cpulist.h"
 #include "harness.h"
 
 static void parse_cases(void)

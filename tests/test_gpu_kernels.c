@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/pack.h"
 #include "halox/plan.h"
 #include "harness.h"
 #include "kernels/halo_kernels.h"

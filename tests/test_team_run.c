@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/clock.h"
 #include "halox/comm.h"
 #include "harness.h"
 

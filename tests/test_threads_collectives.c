@@ -16,8 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/transport.h"
-#include "core/util.h"
 #include "halox/comm.h"
 #include "harness.h"
 

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "check/checksys.h"
-#include "core/util.h"
+#include "core/clock.h"
 #include "halox/comm.h"
 #include "halox/plan.h"
 #include "harness.h"

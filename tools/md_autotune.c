@@ -13,6 +13,7 @@
 #include "halox/comm.h"
 #include "halox/file.h"
 #include "md_autotune.h"
+#include "tool_launch.h"
 
 enum { KEY_LEN = 256, NAME_LEN = 64, ROUNDS = 3 };
 
@@ -39,14 +40,15 @@ static void cache_path(char *path, size_t len)
 static void make_key(const halox_md_config_t *cfg, const halox_md_system_t *sys, char *key,
                      size_t len)
 {
-    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    if (!local || !*local)
-        local = getenv("SLURM_NTASKS_PER_NODE");
+    /* ranks per node, as the launcher says (tool_launch.h: the one place that reads it) */
+    char local[16] = "?";
+    const int nlocal = tool_launched_local_processes();
+    if (nlocal > 0)
+        snprintf(local, sizeof local, "%d", nlocal);
     int bucket = sys->natoms > 0 ? (int)floor(log2((double)sys->natoms)) : 0;
     snprintf(key, len, "atoms=2^%d grid=%dx%dx%d local=%s gpus=%d device=%s graph=%d", bucket,
-             cfg->grid.n[0], cfg->grid.n[1], cfg->grid.n[2], local && *local ? local : "?",
-             halox_gpu_count(), halox_md_config_device(cfg) == HALOX_MD_DEVICE_GPU ? "gpu" : "cpu",
-             cfg->graph);
+             cfg->grid.n[0], cfg->grid.n[1], cfg->grid.n[2], local, halox_gpu_count(),
+             halox_md_config_device(cfg) == HALOX_MD_DEVICE_GPU ? "gpu" : "cpu", cfg->graph);
 }
 
 /* The latest cached transport for key (rank 0), or "" */

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "halox/atoms.h"
 
 size_t halox_real_size(halox_real_t real)

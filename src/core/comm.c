@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/pack.h"
 #include "core/plan_build.h"
 #include "core/transport.h"
-#include "core/util.h"
 #include "halox/comm.h"
 
 int halox_comm_rank(const halox_comm_t *comm) { return comm->rank; }

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/util.h"
+#include "core/cpulist.h"
 
 int halox__cpulist_parse(const char *s, int *cpus, int max)
 {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/env.h"
-#include "core/util.h"
+#include "core/error.h"
 
 #define HALOX_ENV_LIST(X)                                                                          \
     X("HALOX_TRANSPORT", "string", "threads (CPU)",                                                \

@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/error.h"
 #include "core/file.h"
-#include "core/util.h"
 
 const char *halox__file_kind(mode_t mode)
 {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "halox/geometry.h"
 
 static const char halox__dim_name[3] = {'x', 'y', 'z'};

@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bits.h"
+#include "core/error.h"
+#include "core/pack.h"
 #include "core/transport.h"
-#include "core/util.h"
 #include "halox/comm.h"
 
 /* Wrap component c of atom i into [0, len) in the atoms' own precision. */
@@ -62,7 +64,7 @@ static halox_status_t halox__mig_atom(halox_atoms_t *a, int i, const halox_grid_
 
 /* First atom from i on that is not strictly inside (0, len) and inside [lo, hi) in every
  * dimension: the atoms before it need neither a wrap nor a move. Integer compares on the bits
- * (util.h): lo_b and span are halox__bits_ceil(lo) (of the least positive value where lo is
+ * (bits.h): lo_b and span are halox__bits_ceil(lo) (of the least positive value where lo is
  * 0) and bits_ceil(hi) - lo_b per dimension. */
 #define HALOX__MIG_SKIP(T, U, BITS, NAME)                                                          \
     static int NAME(const T *restrict x, size_t stride, int i, int n, const uint64_t lo_b[3],      \

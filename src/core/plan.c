@@ -4,8 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bits.h"
+#include "core/error.h"
+#include "core/grow.h"
+#include "core/pack.h"
 #include "core/plan_build.h"
-#include "core/util.h"
 #include "halox/plan.h"
 
 static const char halox__dim_name[3] = {'x', 'y', 'z'};
@@ -118,7 +121,7 @@ long long halox_plan_send_bytes(const halox_plan_t *plan, halox_real_t real, int
 /* From atom i on, while the home atoms lie inside [lo, hi) in every dimension, append to
  * idx[d] those within rh of lo[d] (x - lo < rh, in double as always; branch-free: idx[d] has
  * room for one more). Returns the first atom outside, or n. Integer compares on the bits
- * (util.h): lo_b, span and sel are halox__bits_ceil(lo), bits_ceil(hi) - lo_b and
+ * (bits.h): lo_b, span and sel are halox__bits_ceil(lo), bits_ceil(hi) - lo_b and
  * halox__bits_below(lo, rh) per dimension. */
 #define HALOX__PLAN_HOME(T, U, BITS, NAME)                                                         \
     static int NAME(const T *restrict x, size_t stride, int i, int n, const uint64_t lo_b[3],      \

@@ -1,8 +1,8 @@
 /* A bound plan's pulses checked, and what each map waits for: see pulse_deps.h. */
 #include <string.h>
 
+#include "core/error.h"
 #include "core/pulse_deps.h"
-#include "core/util.h"
 
 /* Counts, ranks, dimensions and received ranges of every pulse. */
 static halox_status_t halox__pulse_check(const halox_plan_t *plan, const char *name)

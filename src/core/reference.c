@@ -3,8 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
+#include "core/pack.h"
 #include "core/plan_build.h"
-#include "core/util.h"
 #include "halox/plan.h"
 
 halox_status_t halox_reference_build(const halox_plan_params_t *params, halox_atoms_t *atoms,

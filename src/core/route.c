@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "core/env.h"
+#include "core/error.h"
 #include "core/route.h"
-#include "core/util.h"
 
 #define HALOX__UNREACH_SYNTAX                                                                      \
     "expected 'all', 'none', 'node:N' (ranks in different blocks of N consecutive ranks) or "      \

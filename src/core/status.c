@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "halox/status.h"
 
 /* Per thread, so that threads-transport ranks never overwrite each other's messages. */

@@ -84,4 +84,9 @@ halox_status_t halox__comm_create_ops(const halox_transport_ops_t *ops,
  * own status), so no rank walks into a collective the others will never join. */
 halox_status_t halox__agree(halox_comm_t *comm, halox_status_t mine, const char *what);
 
+/* halox__agree with a payload, in one allgather: msg holds n values, msg[0] is
+ * set to `mine`; all (NULL: not wanted) receives every rank's msg, rank after rank. */
+halox_status_t halox__agree_gather(halox_comm_t *comm, halox_status_t mine, const char *what,
+                                   long long *msg, int n, long long *all);
+
 #endif

@@ -3,7 +3,7 @@
  * Each launcher enqueues one kernel on `stream` and checks the launch: it returns cudaSuccess or
  * the launch's error (the sticky error state is cleared when the error is not sticky). n == 0
  * launches nothing. The arithmetic is the very same as core's halox__pack_coords() and
- * halox__add_forces() (src/core/util.c), so results are bit-identical to the CPU reference. */
+ * halox__add_forces() (src/core/pack.c), so results are bit-identical to the CPU reference. */
 #ifndef HALOX_KERNELS_HALO_KERNELS_H
 #define HALOX_KERNELS_HALO_KERNELS_H
 

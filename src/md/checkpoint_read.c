@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/error.h"
 #include "core/file.h"
-#include "core/util.h"
 #include "halox/md.h"
 #include "md/checkpoint.h"
 

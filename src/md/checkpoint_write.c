@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/error.h"
 #include "core/file.h"
-#include "core/util.h"
 #include "md/checkpoint.h"
 #include "md/md_internal.h"
 

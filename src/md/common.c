@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "md/md_internal.h"
 
 void md__notice(halox_md_t *md, const char *fmt, ...)

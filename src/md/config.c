@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "md/md_internal.h"
 
 const char *md__source_name(halox_md_source_t s)

@@ -9,7 +9,7 @@
  *   after_plan         bind the host arrays, reference positions, cell + Verlet lists
  *   forces             (coordinate exchange,) LJ over the list (lj.c), force exchange
  * Nothing is in flight between calls: no to_host, idle, timers to flush or state to free. */
-#include "core/util.h"
+#include "core/clock.h"
 #include "md/backend.h"
 #include "md/md_internal.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "md/md_internal.h"
 
 void halox_md_result_free(halox_md_result_t *result)

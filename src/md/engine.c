@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/clock.h"
+#include "core/error.h"
 #include "md/backend.h"
 #include "md/md_internal.h"
 

@@ -18,7 +18,7 @@
 #include <limits.h>
 #include <math.h>
 
-#include "core/util.h"
+#include "core/clock.h"
 #include "md/backend.h"
 #include "md/md_internal.h"
 

@@ -3,7 +3,7 @@
  * use it (output.c: trajectory frames) and the engine. */
 #include <stdlib.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "md/backend.h"
 #include "md/md_internal.h"
 

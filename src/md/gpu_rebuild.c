@@ -1,7 +1,8 @@
 /* The GPU back end's rebuilds (gpu_internal.h): after the host plan build the upload, the
  * transport's binding and the cluster lists; a one-rank run's rebuild on the device; the watch of
  * the lists that decides when to rebuild. */
-#include "core/util.h"
+#include "core/clock.h"
+#include "core/error.h"
 #include "md/gpu_internal.h"
 
 #include <cuda_runtime_api.h>

@@ -1,8 +1,9 @@
 /* The GPU back end's device state (gpu_internal.h): create and destroy, CUDA errors, device
  * arrays, the timers' CUDA events (a ring of event sets read a few steps later), bounded waits,
  * the device's positions, velocities and forces back to the host atoms. */
+#include "core/clock.h"
 #include "core/env.h"
-#include "core/util.h"
+#include "core/error.h"
 #include "md/gpu_internal.h"
 
 #include <cuda_runtime_api.h>

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
 #include "md/md_internal.h"
 
 #define MD_DEFINE_KICK(T, NAME)                                                                    \

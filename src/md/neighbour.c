@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "md/md_internal.h"
 
 void md__nlist_free(md_nlist_t *nl)

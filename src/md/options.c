@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "halox/md_options.h"
 
 #define P 1 /* physics: a restart cannot take it */

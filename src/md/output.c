@@ -25,8 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/error.h"
 #include "core/file.h"
-#include "core/util.h"
 #include "halox/features.h"
 #include "md/md_internal.h"
 

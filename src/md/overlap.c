@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "md/backend.h"
 #include "md/md_internal.h"
 

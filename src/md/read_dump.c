@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "md/read.h"
 
 /* "ITEM: NAME" -> NAME (blanks after the colon skipped), or NULL. */

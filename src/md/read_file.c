@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/error.h"
 #include "core/file.h"
-#include "core/util.h"
 #include "md/read.h"
 #include "md/system.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "md/read.h"
 
 /* The value of KEY= on an extended-XYZ comment line (quoted, or up to a blank), copied into

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "halox/md_options.h"
 
 #define BAD(...)    halox__error(HALOX_ERR_INVALID_ARG, __VA_ARGS__)

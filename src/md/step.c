@@ -19,7 +19,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "core/util.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/pack.h"
 #include "md/backend.h"
 #include "md/md_internal.h"
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "md/md_internal.h"
 #include "md/system.h"
 

@@ -10,7 +10,7 @@
 
 #include <stdlib.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "halox/md.h"
 
 /* Positions and zeroed velocities for n atoms (on failure the caller destroys the system). */

@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "md/md_internal.h"
 #include "md/rng.h"
 #include "md/system.h"

@@ -7,7 +7,7 @@
  * Reductions happen only on thermo steps (and every step for the NVT thermostat). */
 #include <stdlib.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "md/md_internal.h"
 
 halox_status_t md__thermo_compute(halox_md_t *md, halox_md_thermo_t *rec)

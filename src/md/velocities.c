@@ -4,7 +4,7 @@
  * `velocity all create T seed` does). Sums run serially in id order: the same bits everywhere. */
 #include <math.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "md/md_internal.h"
 #include "md/rng.h"
 

@@ -5,7 +5,7 @@
 
 #include <math.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "halox/md.h"
 
 const int md__vbuf_candidates[] = {10, 20, 25, 40, 50, 80, 100};

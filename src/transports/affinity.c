@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cpulist.h"
 #include "core/env.h"
-#include "core/util.h"
+#include "core/error.h"
 #include "halox/comm.h"
 #include "transports/affinity.h"
 

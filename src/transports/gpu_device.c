@@ -8,7 +8,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/util.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/pack.h"
 #include "kernels/halo_kernels.h"
 #include "transports/gpu.h"
 

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/clock.h"
+#include "core/error.h"
 #include "transports/affinity.h"
 #include "transports/gpu.h"
 #include "transports/registry.h"

@@ -38,7 +38,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/pack.h"
 #include "transports/gpu_nvshmem.h"
 #include "transports/registry.h"
 

@@ -29,7 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/pack.h"
 #include "transports/gpu.h"
 #include "transports/gpu_staging.h"
 #include "transports/registry.h"

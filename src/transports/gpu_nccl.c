@@ -29,7 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/util.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/pack.h"
 #include "transports/gpu.h"
 #include "transports/registry.h"
 

@@ -34,8 +34,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/env.h"
-#include "core/util.h"
+#include "core/error.h"
 #include "kernels/nvshmem_halo.h"
 #include "transports/gpu.h"
 #include "transports/gpu_nvshmem.h"

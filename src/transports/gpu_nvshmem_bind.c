@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/pack.h"
 #include "kernels/nvshmem_halo.h"
 #include "transports/gpu.h"
 #include "transports/gpu_nvshmem.h"

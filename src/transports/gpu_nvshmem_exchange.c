@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "core/util.h"
+#include "core/pack.h"
 #include "kernels/nvshmem_halo.h"
 #include "transports/gpu.h"
 #include "transports/gpu_nvshmem.h"

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/clock.h"
+#include "core/error.h"
 #include "transports/gpu_staging.h"
 
 void halox__hst_clear(halox__hst_t *h)

@@ -22,8 +22,10 @@
 
 #include <mpi.h>
 
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/pack.h"
 #include "core/transport.h"
-#include "core/util.h"
 #include "transports/mpi_wait.h"
 #include "transports/pulse_host.h"
 #include "transports/registry.h"

@@ -4,7 +4,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/util.h"
+#include "core/clock.h"
+#include "core/error.h"
 #include "transports/mpi_wait.h"
 
 const char *halox__mpiw_errstr(int rc, char *buf)

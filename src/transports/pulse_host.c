@@ -1,7 +1,8 @@
 /* The halo exchange's pulses on the host, once for the CPU transports: see pulse_host.h. */
 #include <string.h>
 
-#include "core/util.h"
+#include "core/error.h"
+#include "core/pack.h"
 #include "transports/pulse_host.h"
 
 halox_status_t halox__pulse_host_prepare(halox_comm_t *comm, halox__pulse_host_t *ph,

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "core/transport.h"
-#include "core/util.h"
 #include "halox/comm.h"
 #include "transports/registry.h"
 

@@ -10,7 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/util.h"
+#include "core/clock.h"
+#include "core/error.h"
 #include "transports/team.h"
 
 halox_status_t halox_team_create(int nranks, double timeout_s, halox_team_t **team_p)

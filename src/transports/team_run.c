@@ -3,7 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "halox/comm.h"
 
 typedef struct team_thread {

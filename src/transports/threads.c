@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "core/error.h"
 #include "transports/registry.h"
 #include "transports/threads.h"
 

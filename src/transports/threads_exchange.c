@@ -11,7 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/util.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/pack.h"
 #include "transports/threads.h"
 
 static const char halox__threads_dim[3] = {'x', 'y', 'z'};
