@@ -93,55 +93,54 @@ static halox_status_t halox__gather_all(halox_comm_t *comm, const void *values, 
     return st;
 }
 
-halox_status_t halox_comm_allreduce_sum(halox_comm_t *comm, double *values, int n)
+typedef enum { HALOX__SUM, HALOX__MAX, HALOX__SUM_I64 } halox__reduce_t;
+
+/* Every rank's n values gathered, then reduced in rank order, so every rank gets the same bits. */
+static halox_status_t halox__allreduce(halox_comm_t *comm, void *values, int n, halox__reduce_t op)
 {
-    double *all;
     if (n <= 0)
         return HALOX_OK;
-    halox_status_t st = halox__gather_all(comm, values, n, sizeof(double), (void **)&all);
+    void *all;
+    size_t elem = op == HALOX__SUM_I64 ? sizeof(int64_t) : sizeof(double);
+    halox_status_t st = halox__gather_all(comm, values, n, elem, &all);
     if (st != HALOX_OK)
         return st;
     for (int i = 0; i < n; i++) {
-        double s = 0; /* rank order: every rank gets the same bits */
-        for (int r = 0; r < comm->size; r++)
-            s += all[(size_t)r * n + i];
-        values[i] = s;
+        double *d = values;
+        const double *da = all;
+        double s = 0;
+        uint64_t u = 0; /* unsigned: wrap-around is defined (used for hash sums) */
+        for (int r = 0; r < comm->size; r++) {
+            size_t at = (size_t)r * n + i;
+            if (op == HALOX__SUM)
+                s += da[at];
+            else if (op == HALOX__MAX)
+                d[i] = da[at] > d[i] ? da[at] : d[i];
+            else
+                u += (uint64_t)((const int64_t *)all)[at];
+        }
+        if (op == HALOX__SUM)
+            d[i] = s;
+        else if (op == HALOX__SUM_I64)
+            ((int64_t *)values)[i] = (int64_t)u;
     }
     free(all);
     return HALOX_OK;
+}
+
+halox_status_t halox_comm_allreduce_sum(halox_comm_t *comm, double *values, int n)
+{
+    return halox__allreduce(comm, values, n, HALOX__SUM);
 }
 
 halox_status_t halox_comm_allreduce_max(halox_comm_t *comm, double *values, int n)
 {
-    double *all;
-    if (n <= 0)
-        return HALOX_OK;
-    halox_status_t st = halox__gather_all(comm, values, n, sizeof(double), (void **)&all);
-    if (st != HALOX_OK)
-        return st;
-    for (int i = 0; i < n; i++)
-        for (int r = 0; r < comm->size; r++)
-            values[i] = all[(size_t)r * n + i] > values[i] ? all[(size_t)r * n + i] : values[i];
-    free(all);
-    return HALOX_OK;
+    return halox__allreduce(comm, values, n, HALOX__MAX);
 }
 
 halox_status_t halox_comm_allreduce_sum_i64(halox_comm_t *comm, int64_t *values, int n)
 {
-    int64_t *all;
-    if (n <= 0)
-        return HALOX_OK;
-    halox_status_t st = halox__gather_all(comm, values, n, sizeof(int64_t), (void **)&all);
-    if (st != HALOX_OK)
-        return st;
-    for (int i = 0; i < n; i++) {
-        uint64_t s = 0; /* unsigned: wrap-around is defined (used for hash sums) */
-        for (int r = 0; r < comm->size; r++)
-            s += (uint64_t)all[(size_t)r * n + i];
-        values[i] = (int64_t)s;
-    }
-    free(all);
-    return HALOX_OK;
+    return halox__allreduce(comm, values, n, HALOX__SUM_I64);
 }
 
 halox_status_t halox_comm_gatherv(halox_comm_t *comm, const void *send, size_t bytes, void *recv,

@@ -3,6 +3,7 @@
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -146,6 +147,27 @@ halox_status_t halox__output_target(const char *path, const char *what, char **t
         return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
     memcpy(copy, path, n);
     *target_p = copy;
+    return HALOX_OK;
+}
+
+halox_status_t halox__temp_next_to(const char *target, char **tmp_p, int *fd_p)
+{
+    *tmp_p = NULL;
+    *fd_p = -1;
+    size_t len = strlen(target);
+    char *tmp = malloc(len + 16);
+    if (!tmp)
+        return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
+    snprintf(tmp, len + 16, "%s.tmp.XXXXXX", target);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(tmp);
+        errno = e;
+        return HALOX_ERR_IO;
+    }
+    *tmp_p = tmp;
+    *fd_p = fd;
     return HALOX_OK;
 }
 

@@ -85,8 +85,9 @@ halox_status_t md__ckpt_check_atoms(const char *path, const md_ckpt_settings_t *
                                     const char *payload, uint64_t payload_bytes);
 
 /* checkpoint_read.c */
-/* Read and check a whole checkpoint (header, checksums, settings, atoms). On success *payload_p
- * (malloc) holds the payload: the settings, then one block per rank. */
-halox_status_t md__ckpt_read(const char *path, md_ckpt_header_t *h, char **payload_p);
+/* Read and check a whole checkpoint (header, checksums, settings, atoms). On success *s holds
+ * the settings and *payload_p (malloc) the payload: the settings, then one block per rank. */
+halox_status_t md__ckpt_read(const char *path, md_ckpt_header_t *h, md_ckpt_settings_t *s,
+                             char **payload_p);
 
 #endif

@@ -14,7 +14,8 @@
 #include "md/checkpoint.h"
 
 /* Read and check a whole checkpoint. On success *payload_p (malloc) holds the payload. */
-halox_status_t md__ckpt_read(const char *path, md_ckpt_header_t *h, char **payload_p)
+halox_status_t md__ckpt_read(const char *path, md_ckpt_header_t *h, md_ckpt_settings_t *s_out,
+                             char **payload_p)
 {
     *payload_p = NULL;
     /* before the open: opening a FIFO would wait for a writer */
@@ -108,10 +109,12 @@ halox_status_t md__ckpt_read(const char *path, md_ckpt_header_t *h, char **paylo
         st = md__ckpt_check_atoms(path, &s, payload, h->payload_bytes);
 out:
     fclose(fp);
-    if (st != HALOX_OK)
+    if (st != HALOX_OK) {
         free(payload);
-    else
+    } else {
         *payload_p = payload;
+        memcpy(s_out, payload, sizeof *s_out);
+    }
     return st;
 }
 
@@ -119,11 +122,10 @@ halox_status_t halox_md_checkpoint_probe(const char *path, halox_md_checkpoint_i
 {
     md_ckpt_header_t h;
     char *payload = NULL;
-    halox_status_t st = md__ckpt_read(path, &h, &payload);
+    md_ckpt_settings_t s;
+    halox_status_t st = md__ckpt_read(path, &h, &s, &payload);
     if (st != HALOX_OK)
         return st;
-    md_ckpt_settings_t s;
-    memcpy(&s, payload, sizeof s);
     free(payload);
     if (info_p) {
         memset(info_p, 0, sizeof *info_p);

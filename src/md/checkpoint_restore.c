@@ -43,11 +43,10 @@ halox_status_t md__checkpoint_load(halox_md_t *md, const char *path)
 {
     md_ckpt_header_t h;
     char *payload = NULL;
-    halox_status_t st = md__ckpt_read(path, &h, &payload);
+    md_ckpt_settings_t s;
+    halox_status_t st = md__ckpt_read(path, &h, &s, &payload);
     if (st != HALOX_OK)
         return st;
-    md_ckpt_settings_t s;
-    memcpy(&s, payload, sizeof s);
     size_t rs = md__rs(md);
     if ((size_t)s.real_size != rs) {
         st = halox__error(HALOX_ERR_INVALID_ARG,

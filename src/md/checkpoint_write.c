@@ -47,14 +47,13 @@ static halox_status_t md__write_atomic(const char *path, const void *a, size_t n
         st = halox__output_target(path, "the checkpoint", &target);
     if (st != HALOX_OK)
         return st;
-    size_t len = strlen(target);
-    char *tmp = malloc(len + 16);
-    if (!tmp) {
+    char *tmp = NULL;
+    int fd = -1;
+    st = halox__temp_next_to(target, &tmp, &fd);
+    if (st == HALOX_ERR_NO_MEMORY) {
         free(target);
-        return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
+        return st;
     }
-    snprintf(tmp, len + 16, "%s.tmp.XXXXXX", target);
-    int fd = mkstemp(tmp);
     if (fd < 0) {
         st = halox__error(HALOX_ERR_WRITE,
                           "cannot create a temporary file next to the checkpoint '%s': %s; the "

@@ -94,8 +94,5 @@ static halox_status_t md__gpu_graph_step_body(halox_md_t *md)
 
 halox_status_t md__gpu_graph_step(halox_md_t *md)
 {
-    halox__nvtx_push("halox: graph step");
-    halox_status_t st = md__gpu_graph_step_body(md);
-    halox__nvtx_pop();
-    return st;
+    return md__gpu_ranged("halox: graph step", md__gpu_graph_step_body, md);
 }

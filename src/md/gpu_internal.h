@@ -18,6 +18,7 @@
 
 #include "kernels/md_cluster.h"
 #include "md/md_internal.h"
+#include "transports/nvtx.h"
 
 enum { MD_GPU_SLOTS = 4, MD_GPU_EVENTS = 10 };
 
@@ -119,5 +120,15 @@ halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p);
 /* gpu_graph.c */
 int md__gpu_graph_ready(const halox_md_t *md);
 halox_status_t md__gpu_graph_step(halox_md_t *md);
+
+/* fn(md) inside an NVTX range called `name` (what profilers show of a step's parts). */
+static inline halox_status_t md__gpu_ranged(const char *name, halox_status_t (*fn)(halox_md_t *),
+                                            halox_md_t *md)
+{
+    halox__nvtx_push(name);
+    halox_status_t st = fn(md);
+    halox__nvtx_pop();
+    return st;
+}
 
 #endif

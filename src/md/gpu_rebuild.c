@@ -155,18 +155,12 @@ static halox_status_t md__gpu_rebuild_local_body(halox_md_t *md)
 
 halox_status_t md__gpu_rebuild_local(halox_md_t *md)
 {
-    halox__nvtx_push("halox: rebuild on the GPU");
-    halox_status_t st = md__gpu_rebuild_local_body(md);
-    halox__nvtx_pop();
-    return st;
+    return md__gpu_ranged("halox: rebuild on the GPU", md__gpu_rebuild_local_body, md);
 }
 
 static halox_status_t md__gpu_after_plan(halox_md_t *md)
 {
-    halox__nvtx_push("halox: upload, bind, pair lists");
-    halox_status_t st = md__gpu_after_plan_body(md);
-    halox__nvtx_pop();
-    return st;
+    return md__gpu_ranged("halox: upload, bind, pair lists", md__gpu_after_plan_body, md);
 }
 
 /* Will the outer lists expire before the host looks again? The device published, with the count

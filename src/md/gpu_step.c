@@ -35,10 +35,7 @@ static halox_status_t md__gpu_kick_drift_body(halox_md_t *md)
 
 halox_status_t md__gpu_kick_drift(halox_md_t *md)
 {
-    halox__nvtx_push("halox: kick + drift");
-    halox_status_t st = md__gpu_kick_drift_body(md);
-    halox__nvtx_pop();
-    return st;
+    return md__gpu_ranged("halox: kick + drift", md__gpu_kick_drift_body, md);
 }
 
 /* Forces of the current positions: local on lo, (coordinate exchange,) non-local, force
@@ -135,10 +132,7 @@ static halox_status_t md__gpu_kick_body(halox_md_t *md)
 
 halox_status_t md__gpu_kick(halox_md_t *md)
 {
-    halox__nvtx_push("halox: kick");
-    halox_status_t st = md__gpu_kick_body(md);
-    halox__nvtx_pop();
-    return st;
+    return md__gpu_ranged("halox: kick", md__gpu_kick_body, md);
 }
 
 halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p)

@@ -127,18 +127,13 @@ halox_status_t md__outputs_open(halox_md_t *md)
         char *target = NULL;
         if ((st = halox__output_target(c->checkpoint_path, MD_CKPT, &target)) != HALOX_OK)
             return st;
-        size_t len = strlen(target);
-        char *tmp = malloc(len + 16);
-        if (!tmp) {
-            free(target);
-            return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
-        }
-        snprintf(tmp, len + 16, "%s.tmp.XXXXXX", target);
-        int fd = mkstemp(tmp);
-        if (fd < 0)
+        char *tmp = NULL;
+        int fd = -1;
+        st = halox__temp_next_to(target, &tmp, &fd);
+        if (st == HALOX_ERR_IO)
             st = halox__error(HALOX_ERR_IO, "cannot write checkpoints to '%s': %s",
                               c->checkpoint_path, strerror(errno));
-        else {
+        else if (st == HALOX_OK) {
             close(fd);
             unlink(tmp);
         }

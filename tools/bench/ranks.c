@@ -44,25 +44,23 @@ void bench_mpi_stop(void)
 
 int bench_mpi_started(void) { return g_mpi_started; }
 
-int bench_world_size(void)
+/* The world's size (or this process's rank): 1 (0) until MPI is started. */
+static int bench_world(int size)
 {
-    int n = 1;
+    int v = size ? 1 : 0;
 #ifdef HALOX_HAVE_MPI
-    if (g_mpi_started)
-        MPI_Comm_size(MPI_COMM_WORLD, &n);
+    if (g_mpi_started) {
+        if (size)
+            MPI_Comm_size(MPI_COMM_WORLD, &v);
+        else
+            MPI_Comm_rank(MPI_COMM_WORLD, &v);
+    }
 #endif
-    return n;
+    return v;
 }
 
-int bench_world_rank(void)
-{
-    int r = 0;
-#ifdef HALOX_HAVE_MPI
-    if (g_mpi_started)
-        MPI_Comm_rank(MPI_COMM_WORLD, &r);
-#endif
-    return r;
-}
+int bench_world_size(void) { return bench_world(1); }
+int bench_world_rank(void) { return bench_world(0); }
 
 halox_status_t bench_comm_create(const bench_rank_t *who, const char *transport, halox_real_t real,
                                  int stride, double timeout_s, halox_comm_t **comm_p)
