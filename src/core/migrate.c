@@ -149,65 +149,71 @@ static int halox__mig_pack(halox_atoms_t *a, const int *leave, const int *to, in
     return keep;
 }
 
-halox_status_t halox_comm_migrate(halox_comm_t *comm, const halox_grid_t *grid,
-                                  const halox_box_t *box, halox_atoms_t *atoms,
-                                  long long expected_total, long long step)
+/* One migration's state: who leaves, the messages of every rank, the blocks of the
+ * all-to-all. */
+enum { HALOX__MIG_H = 4 }; /* message head: status, atom count, capacity, receive capacity */
+typedef struct halox__mig {
+    int P, me, n, nleave;
+    int M;          /* message length: the head, then the send count per rank */
+    size_t rec;     /* bytes of one atom's record */
+    int *leave;     /* leavers, then their destinations */
+    long long *msg; /* ours, then everybody's (all) */
+    long long *all;
+    size_t *blk; /* scount, soff, sbytes, rbytes, roff, fill: P each */
+    char *sbuf, *rbuf;
+    long long rcap; /* atoms rbuf holds */
+} halox__mig_t;
+
+/* Check the arguments, find the leavers, and size the buffers before the counts are known: the
+ * arrivals are guessed to be about as many as the departures. When every rank has room for its
+ * arrivals (every rank can tell from the messages), no agreement is needed before the
+ * all-to-all. */
+static halox_status_t halox__mig_begin(halox__mig_t *m, halox_comm_t *comm,
+                                       const halox_grid_t *grid, const halox_box_t *box,
+                                       halox_atoms_t *atoms, long long step)
 {
-    const int P = comm->size;
-    const int me = comm->rank;
+    const int P = m->P = comm->size;
+    m->me = comm->rank;
     halox_status_t st = HALOX_OK;
     if (halox_grid_check(grid) != HALOX_OK || halox_box_check(box) != HALOX_OK)
         st = HALOX_ERR_INVALID_ARG;
     else if (halox_grid_size(grid) != P)
         st = halox__error(HALOX_ERR_INVALID_ARG, "migrate: grid has %d ranks, transport runs %d",
                           halox_grid_size(grid), P);
-
-    int n = atoms->n_home;
-    size_t rec =
+    const int n = m->n = atoms->n_home;
+    m->rec =
         halox__atom_bytes(atoms->real, atoms->stride, 1) + sizeof(int32_t) + atoms->extra_bytes;
     /* room for every atom to leave; only the pages of actual leavers are ever touched */
-    int *leave = malloc(sizeof(int) * 2 * (size_t)(n > 0 ? n : 1));
-    /* message: status, atom count, capacity, receive buffer capacity (atoms), send count per
-     * rank; all: everybody's messages */
-    enum { H = 4 };
-    const int M = P + H;
-    long long *msg = calloc((size_t)M * (size_t)(P + 1), sizeof(long long));
-    size_t *blk = calloc((size_t)P * 6, sizeof(size_t));
-    char *sbuf = NULL, *rbuf = NULL;
-    if (!leave || !msg || !blk)
+    m->leave = malloc(sizeof(int) * 2 * (size_t)(n > 0 ? n : 1));
+    m->M = P + HALOX__MIG_H;
+    m->msg = calloc((size_t)m->M * (size_t)(P + 1), sizeof(long long));
+    m->all = m->msg ? m->msg + m->M : NULL;
+    m->blk = calloc((size_t)P * 6, sizeof(size_t));
+    if (!m->leave || !m->msg || !m->blk)
         st = halox__error(HALOX_ERR_NO_MEMORY, "migrate: no memory");
-    int nleave = 0;
     if (st == HALOX_OK)
-        st = halox__mig_scan(atoms, grid, box, me, step, leave, leave + n, &nleave, msg + H);
-    /* Buffers before the counts are known: the arrivals are guessed to be about as many as
-     * the departures. When every rank has room for its arrivals (every rank can tell from the
-     * messages), no agreement is needed before the all-to-all. */
-    long long rcap = P > 1 ? nleave + nleave / 2 + 64 : 0;
+        st = halox__mig_scan(atoms, grid, box, m->me, step, m->leave, m->leave + n, &m->nleave,
+                             m->msg + HALOX__MIG_H);
+    m->rcap = P > 1 ? m->nleave + m->nleave / 2 + 64 : 0;
     if (st == HALOX_OK && P > 1) {
-        sbuf = malloc(nleave ? (size_t)nleave * rec : 1);
-        rbuf = malloc((size_t)rcap * rec);
-        if (!sbuf || !rbuf)
+        m->sbuf = malloc(m->nleave ? (size_t)m->nleave * m->rec : 1);
+        m->rbuf = malloc((size_t)m->rcap * m->rec);
+        if (!m->sbuf || !m->rbuf)
             st = halox__error(HALOX_ERR_NO_MEMORY, "migrate: no memory");
     }
-    if (!msg) {
-        /* cannot take part in the allgather: at least do not crash (the others fail on the
-         * size mismatch, or wait out their timeout) */
-        st = halox__agree(comm, st, "migration");
-        goto out;
-    }
-    long long *all = msg + M;
-    msg[1] = n;
-    msg[2] = atoms->capacity;
-    msg[3] = rcap;
-    st = halox__agree_gather(comm, st, "migration", msg, M, all);
-    if (st != HALOX_OK)
-        goto out;
+    return st;
+}
 
-    /* row r of the matrix: rank r's send counts */
-    size_t *scount = blk, *soff = blk + P, *sbytes = blk + 2 * P;
-    size_t *rbytes = blk + 3 * P, *roff = blk + 4 * P, *fill = blk + 5 * P;
+/* From everybody's messages (row r: rank r's send counts): the blocks of the all-to-all, how
+ * many atoms move, and whether some rank must grow its arrays or its receive buffer. */
+static void halox__mig_blocks(halox__mig_t *m, long long *moved_p, int *tight_p)
+{
+    const int P = m->P, M = m->M, H = HALOX__MIG_H;
+    const long long *all = m->all;
+    size_t *scount = m->blk, *soff = m->blk + P, *sbytes = m->blk + 2 * P;
+    size_t *rbytes = m->blk + 3 * P, *roff = m->blk + 4 * P;
     long long moved = 0;
-    int tight = 0; /* some rank must grow its arrays or its receive buffer */
+    int tight = 0;
     for (int r = 0; r < P; r++) {
         long long keep = all[(size_t)r * M + 1], nrecv = 0;
         for (int c = 0; c < P; c++) {
@@ -221,63 +227,78 @@ halox_status_t halox_comm_migrate(halox_comm_t *comm, const halox_grid_t *grid,
     }
     size_t stotal = 0, rtotal = 0;
     for (int r = 0; r < P; r++) {
-        scount[r] = (size_t)msg[H + r];
+        scount[r] = (size_t)m->msg[H + r];
         soff[r] = stotal;
-        sbytes[r] = scount[r] * rec;
+        sbytes[r] = scount[r] * m->rec;
         stotal += sbytes[r];
-        rbytes[r] = (size_t)all[(size_t)r * M + H + me] * rec;
+        rbytes[r] = (size_t)all[(size_t)r * M + H + m->me] * m->rec;
         roff[r] = rtotal;
         rtotal += rbytes[r];
     }
-    if (moved > 0) {
-        /* the same decisions on every rank: all of them saw every message */
-        int nrecv = (int)(rtotal / rec);
-        int keep =
-            nleave ? halox__mig_pack(atoms, leave, leave + n, nleave, sbuf, soff, fill, rec) : n;
-        atoms->n_home = keep;
-        atoms->n_total = keep;
-        if (tight) {
-            if ((long long)nrecv > rcap) {
-                free(rbuf);
-                if (!(rbuf = malloc(rtotal)))
-                    st = halox__error(HALOX_ERR_NO_MEMORY, "migrate: no memory");
-            }
-            if (st == HALOX_OK)
-                st = halox_atoms_reserve(atoms, keep + nrecv > 0 ? keep + nrecv : 1);
-            st = halox__agree(comm, st, "migration");
+    *moved_p = moved;
+    *tight_p = tight;
+}
+
+/* Pack the leavers, grow where needed (the same decision on every rank: all of them saw every
+ * message), exchange, and append the arrivals in source-rank order (deterministic for every
+ * transport). */
+static halox_status_t halox__mig_move(halox__mig_t *m, halox_comm_t *comm, halox_atoms_t *atoms,
+                                      int tight)
+{
+    const int P = m->P, n = m->n;
+    size_t *soff = m->blk + P, *sbytes = m->blk + 2 * P;
+    size_t *rbytes = m->blk + 3 * P, *roff = m->blk + 4 * P, *fill = m->blk + 5 * P;
+    size_t rtotal = 0;
+    for (int r = 0; r < P; r++)
+        rtotal += rbytes[r];
+    const size_t rec = m->rec;
+    int nrecv = (int)(rtotal / rec);
+    int keep = m->nleave ? halox__mig_pack(atoms, m->leave, m->leave + n, m->nleave, m->sbuf, soff,
+                                           fill, rec)
+                         : n;
+    atoms->n_home = keep;
+    atoms->n_total = keep;
+    halox_status_t st = HALOX_OK;
+    if (tight) {
+        if ((long long)nrecv > m->rcap) {
+            free(m->rbuf);
+            if (!(m->rbuf = malloc(rtotal)))
+                st = halox__error(HALOX_ERR_NO_MEMORY, "migrate: no memory");
         }
         if (st == HALOX_OK)
-            st = comm->ops->alltoallv(comm, sbuf, sbytes, soff, rbuf, rbytes, roff);
-        if (st == HALOX_OK) {
-            /* received atoms in source-rank order: deterministic for every transport */
-            const size_t xb = halox__atom_bytes(atoms->real, atoms->stride, 1);
-            const size_t eb = atoms->extra_bytes;
-            int keep = atoms->n_home;
-            for (int j = 0; j < nrecv; j++) {
-                const char *o = rbuf + (size_t)j * rec;
-                int i = keep + j;
-                memcpy((char *)atoms->x + (size_t)i * xb, o, xb);
-                memcpy(&atoms->id[i], o + xb, sizeof(int32_t));
-                if (eb)
-                    memcpy((char *)atoms->extra + (size_t)i * eb, o + xb + sizeof(int32_t), eb);
-            }
-            atoms->n_home = keep + nrecv;
-            atoms->n_total = atoms->n_home;
-        }
-        if (st != HALOX_OK)
-            goto out;
-    } else {
-        atoms->n_total = atoms->n_home;
+            st = halox_atoms_reserve(atoms, keep + nrecv > 0 ? keep + nrecv : 1);
+        st = halox__agree(comm, st, "migration");
     }
+    if (st == HALOX_OK)
+        st = comm->ops->alltoallv(comm, m->sbuf, sbytes, soff, m->rbuf, rbytes, roff);
+    if (st != HALOX_OK)
+        return st;
+    const size_t xb = halox__atom_bytes(atoms->real, atoms->stride, 1);
+    const size_t eb = atoms->extra_bytes;
+    for (int j = 0; j < nrecv; j++) {
+        const char *o = m->rbuf + (size_t)j * rec;
+        int i = keep + j;
+        memcpy((char *)atoms->x + (size_t)i * xb, o, xb);
+        memcpy(&atoms->id[i], o + xb, sizeof(int32_t));
+        if (eb)
+            memcpy((char *)atoms->extra + (size_t)i * eb, o + xb + sizeof(int32_t), eb);
+    }
+    atoms->n_home = keep + nrecv;
+    atoms->n_total = atoms->n_home;
+    return HALOX_OK;
+}
 
-    /* the global count must not change; name the ranks if it does (every rank knows every
-     * rank's count before, and after from the matrix: nobody needs to ask again) */
+/* The global count must not change; name the ranks if it does (every rank knows every rank's
+ * count before, and after from the matrix: nobody needs to ask again). */
+static halox_status_t halox__mig_count_check(const halox__mig_t *m, long long expected_total,
+                                             long long step)
+{
+    const int P = m->P, M = m->M, H = HALOX__MIG_H;
+    const long long *all = m->all;
     long long before = 0, after = 0;
     long long *cnt = malloc(sizeof(long long) * 2 * (size_t)P);
-    if (!cnt) {
-        st = halox__error(HALOX_ERR_NO_MEMORY, "migrate: no memory");
-        goto out;
-    }
+    if (!cnt)
+        return halox__error(HALOX_ERR_NO_MEMORY, "migrate: no memory");
     for (int r = 0; r < P; r++) {
         long long b = all[(size_t)r * M + 1], a = b;
         for (int c = 0; c < P; c++) {
@@ -289,6 +310,7 @@ halox_status_t halox_comm_migrate(halox_comm_t *comm, const halox_grid_t *grid,
         before += b;
         after += a;
     }
+    halox_status_t st = HALOX_OK;
     if (after != expected_total || before != expected_total) {
         char list[512];
         size_t len = 0;
@@ -303,11 +325,40 @@ halox_status_t halox_comm_migrate(halox_comm_t *comm, const halox_grid_t *grid,
                           step, expected_total, before, after, list);
     }
     free(cnt);
-out:
-    free(sbuf);
-    free(rbuf);
-    free(leave);
-    free(msg);
-    free(blk);
+    return st;
+}
+
+halox_status_t halox_comm_migrate(halox_comm_t *comm, const halox_grid_t *grid,
+                                  const halox_box_t *box, halox_atoms_t *atoms,
+                                  long long expected_total, long long step)
+{
+    halox__mig_t m;
+    memset(&m, 0, sizeof m);
+    halox_status_t st = halox__mig_begin(&m, comm, grid, box, atoms, step);
+    if (!m.msg) {
+        /* cannot take part in the allgather: at least do not crash (the others fail on the
+         * size mismatch, or wait out their timeout) */
+        st = halox__agree(comm, st, "migration");
+    } else {
+        m.msg[1] = m.n;
+        m.msg[2] = atoms->capacity;
+        m.msg[3] = m.rcap;
+        st = halox__agree_gather(comm, st, "migration", m.msg, m.M, m.all);
+    }
+    long long moved = 0;
+    int tight = 0;
+    if (st == HALOX_OK && m.msg)
+        halox__mig_blocks(&m, &moved, &tight);
+    if (st == HALOX_OK && m.msg && moved > 0)
+        st = halox__mig_move(&m, comm, atoms, tight);
+    else if (st == HALOX_OK && m.msg)
+        atoms->n_total = atoms->n_home;
+    if (st == HALOX_OK && m.msg)
+        st = halox__mig_count_check(&m, expected_total, step);
+    free(m.sbuf);
+    free(m.rbuf);
+    free(m.leave);
+    free(m.msg);
+    free(m.blk);
     return st;
 }
