@@ -239,17 +239,20 @@ static int apply_tool_option(opts_t *o, const char *a, const char *v)
     return 0;
 }
 
-/* --autotune measures new runs of the transports between processes. */
-static int autotune_check(const opts_t *o)
+/* --autotune measures new runs of the transports between processes: what the command line
+ * says (before the settings are finished, whose errors would hide this one) and, once the
+ * device is known (after), what the launch says. */
+static int autotune_check(const opts_t *o, int finished)
 {
     const halox_md_config_t *c = &o->s.cfg;
     const int ranks = halox_grid_size(&c->grid), launched = tool_launched_processes();
-    if (halox_md_setup_given(&o->s, "--transport"))
+    if (!finished && halox_md_setup_given(&o->s, "--transport"))
         return bad("--autotune chooses the transport itself: leave out --transport (and unset "
                    "HALOX_TRANSPORT)");
-    if (c->restart_path)
+    if (!finished && c->restart_path)
         return bad("--autotune measures new runs: it cannot be combined with --restart");
-    if (halox_md_config_device(c) == HALOX_MD_DEVICE_CPU && ranks > 1 && launched != ranks)
+    if (finished && halox_md_config_device(c) == HALOX_MD_DEVICE_CPU && ranks > 1 &&
+        launched != ranks)
         return bad("--autotune measures the MPI transports: start the %d ranks with mpirun -np %d",
                    ranks, ranks);
     return 0;
@@ -303,9 +306,11 @@ static int parse_args(int argc, char **argv, opts_t *o)
                                 .local_processes = tool_launched_local_processes(),
                                 .var = var,
                                 .how = how};
+    if (o->autotune && autotune_check(o, 0))
+        return 2;
     if (halox_md_setup_finish(&o->s, &launch) != HALOX_OK)
         return bad("%s", halox_last_error());
-    if (o->autotune && autotune_check(o))
+    if (o->autotune && autotune_check(o, 1))
         return 2;
     return 0;
 }
