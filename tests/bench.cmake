@@ -45,7 +45,7 @@ halox_bench_error(bench_err_transport "unknown transport 'carrier-pigeon'" halo
 halox_bench_error(bench_err_variant "unknown variant '\\+fast'" halo --transport threads+fast)
 halox_bench_error(bench_err_option "option '--atoms' is not for this subcommand" latency
                   --atoms 5)
-halox_bench_error(bench_err_grid "expected AxBxC" halo --grid 2x2)
+halox_bench_error(bench_err_grid "cannot read grid '2x2': expected NXxNYxNZ" halo --grid 2x2)
 halox_bench_error(bench_err_grid_ranks "has 4 ranks but threads runs 2" halo --threads 2
                   --grid 2x2x1 --transport threads --atoms 3000)
 halox_bench_error(bench_err_plan "no valid plan" halo --threads 2 --transport threads --atoms 500)
@@ -143,6 +143,14 @@ halox_bench_test(bench_md_threads
                  ARGS --grep "^threads .* ok" --json ${_out}/md_threads.jsonl md --count 1 --
                  TOOL md --device cpu --transport threads --threads 2 --atoms 1500 --steps 20
                       --json ${_out}/md_threads.jsonl)
+# the engine's own settings pass through md (one table: halox-md's): applied, and in the record
+halox_bench_test(bench_md_engine_options
+                 ARGS --grep "preset water-density with --skin 0.6 --rebuild-every 5,"
+                      --json ${_out}/md_engine.jsonl md --count 1 --field rebuilds 4 --
+                 TOOL md --device cpu --transport threads --threads 2 --atoms 1500 --steps 20
+                      --skin 0.6 --rebuild-every 5 --json ${_out}/md_engine.jsonl)
+halox_bench_error(bench_err_engine_option "--skin '-1': give a number >= 0" md --skin -1)
+halox_bench_error(bench_err_engine_option_halo "halo: unknown option '--skin'" halo --skin 0.5)
 # overlap on 2 and 4 thread ranks: times positive, t_both sane, the percentage from the times
 # (not its range: on shared cores the CPU engine's percentage is noise over a small t_halo)
 foreach(np 2 4)

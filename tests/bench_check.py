@@ -2,12 +2,13 @@
 """Check the JSON lines halox-bench wrote: every line one object of the expected kind, with the
 fields every record carries and those of its kind, and results that say the case passed.
 
-    bench_check.py FILE KIND [--count N] [--csv FILE] [--overlap-range LO HI]
+    bench_check.py FILE KIND [--count N] [--csv FILE] [--overlap-range LO HI] [--field K V]...
 
 KIND: halo, latency, bandwidth, md, overlap or scaling. --count: exactly N records. --csv: the
 CSV file of the same run has a header and N rows with the same columns. --overlap-range: overlap
 records must have LO <= overlap_percent <= HI (for quiet machines: on shared cores the CPU
-engine's percentage is noise over a small t_halo). Exit 0 when all is well, 1 with the reasons
+engine's percentage is noise over a small t_halo). --field: every record's field K is V (as
+text; repeatable). Exit 0 when all is well, 1 with the reasons
 otherwise.
 """
 import csv
@@ -123,6 +124,7 @@ def main():
     if "--overlap-range" in args:
         k = args.index("--overlap-range")
         overlap_range = (float(args[k + 1]), float(args[k + 2]))
+    fields = [(args[k + 1], args[k + 2]) for k, a in enumerate(args) if a == "--field"]
     with open(path) as f:
         lines = [line for line in f if line.strip()]
     problems = []
@@ -135,6 +137,8 @@ def main():
             continue
         records.append(r)
         problems += [f"line {i}: {p}" for p in check_record(r, kind, overlap_range)]
+        problems += [f"line {i}: {k} is {r.get(k)!r}, expected {v!r}" for k, v in fields
+                     if str(r.get(k)) != v]
     if not records:
         problems.append("no records")
     if count is not None and len(records) != count:

@@ -103,6 +103,10 @@ static void check_values(void)
     CHECK(s.cfg.seed == UINT64_MAX);
     CHECK_STATUS(halox_md_setup_option(&s, "--seed", "18446744073709551616"),
                  HALOX_ERR_INVALID_ARG);
+    /* a message built on an earlier one (halox_last_error() as an argument) stays whole */
+    CHECK_STATUS(halox_md_setup_option(&s, "--grid", "2x2"), HALOX_ERR_INVALID_ARG);
+    CHECK_MSG(!strncmp(halox_last_error(), "--grid: cannot read grid '2x2': expected", 39), "%s",
+              halox_last_error());
     CHECK_STATUS(halox_md_setup_option(&s, "--frobnicate", "1"), HALOX_ERR_INVALID_ARG);
     CHECK(strstr(halox_last_error(), "unknown option '--frobnicate'"));
     /* two trajectory options */

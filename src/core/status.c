@@ -1,6 +1,7 @@
 /* Status strings and the per-thread detailed error message. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "halox/status.h"
@@ -26,9 +27,13 @@ void halox_clear_error(void) { halox__last_error[0] = '\0'; }
 
 halox_status_t halox__error(halox_status_t st, const char *fmt, ...)
 {
+    /* into a buffer of its own first: callers pass the last message as an argument ("...: %s",
+     * halox_last_error()), and formatting into the buffer being read garbles it */
+    char msg[sizeof halox__last_error];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(halox__last_error, sizeof halox__last_error, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(halox__last_error, msg, sizeof msg);
     return st;
 }

@@ -1,10 +1,11 @@
 /* Internal: what the GPU transports (src/transports/gpu_*.c) share.
  *
  * Every GPU transport keeps a halox__gpu_t as the first member of its state (comm->impl), so the
- * shared functions below can find it from the endpoint. Split in two files:
+ * shared functions below can find it from the endpoint. Split in three files:
  *   gpu_device.c    device plan, kernels, bounded waits, CUDA errors (needs CUDA only)
  *   gpu_endpoint.c  endpoint life cycle: the inner CPU `mpi` endpoint that runs the set-up
  *                   collectives, device choice, stream; bind with the peers' handshake (MPI)
+ *   pulse_gpu.c     the pulse loop of an exchange on the stream (pulse_gpu.h; CUDA only)
  * Transport logic is plain C over the CUDA runtime API; every kernel sits in src/kernels/ behind
  * a C launcher. */
 #ifndef HALOX_TRANSPORTS_GPU_H
@@ -15,6 +16,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/pulse_deps.h"
 #include "core/transport.h"
 #include "halox/plan.h"
 
@@ -38,6 +40,8 @@ typedef struct halox__gpu_plan {
     int home_prefix[HALOX_MAX_PULSES]; /* leading map entries that are home atoms */
 } halox__gpu_plan_t;
 
+typedef struct halox__pulse_gpu_leg halox__pulse_gpu_leg_t;
+
 typedef struct halox__gpu {
     const char *name;    /* transport name, for messages */
     halox_comm_t *inner; /* CPU `mpi` endpoint for the set-up collectives */
@@ -45,6 +49,8 @@ typedef struct halox__gpu {
     cudaStream_t stream; /* == comm->stream */
     int own_stream;      /* created here (destroyed in fini) */
     int failed;          /* a wait timed out or CUDA/the network failed */
+    int no_atoms;        /* pulses signal without atoms: no pack, no accumulate, empty messages
+                            (HALOX_NVSHMEM_SIGNAL_ONLY: the benchmarks' floor) */
     char failure[512];
     int bound;
     halox__gpu_plan_t plan;
@@ -58,6 +64,8 @@ typedef struct halox__gpu {
     int ev_from[2][HALOX_MAX_PULSES];
     int ev_to[2][HALOX_MAX_PULSES];
     int ev_dim[2][HALOX_MAX_PULSES];
+    /* the transport's leg of the pulse driver (pulse_gpu.h), set by its init */
+    const halox__pulse_gpu_leg_t *leg;
 } halox__gpu_t;
 
 static inline halox__gpu_t *halox__gpu(halox_comm_t *comm) { return (halox__gpu_t *)comm->impl; }
@@ -73,8 +81,9 @@ halox_status_t halox__gpu_cuda_error(halox_comm_t *comm, halox__gpu_t *g, cudaEr
 /* Upload the plan's maps and size the staging buffer (device memory on the current device,
  * work ordered on `stream`, then synchronised: the caller must have waited for earlier work).
  * Every per-pulse entry is rewritten; entries past plan->n_pulses are zeroed. Checks the plan's
- * pulses (ranks in 0..nranks-1, ranges inside the halo, maps inside 0..n_total-1 and fed only by
- * earlier pulses). On failure the device plan is empty (n_pulses 0). */
+ * pulses with halox__pulse_deps (ranks in 0..nranks-1, ranges inside the halo, maps inside
+ * 0..n_total-1 and fed only by earlier pulses), which also gives needs and home_prefix. On failure
+ * the device plan is empty (n_pulses 0). */
 halox_status_t halox__gpu_plan_upload(halox__gpu_plan_t *dp, const halox_plan_t *plan,
                                       halox_real_t real, int stride, cudaStream_t stream,
                                       const char *name);
@@ -105,14 +114,6 @@ halox_status_t halox__gpu_events_wait(halox_comm_t *comm, halox__gpu_t *g, int d
  * peers (coordinates: from recv_rank, to send_rank; forces the other way) and dimension. */
 halox_status_t halox__gpu_record(halox_comm_t *comm, halox__gpu_t *g, int dir, int k);
 
-/* Whether a pulse exchanges with this rank itself (a single rank in its dimension: both
- * neighbours are this rank). Such pulses are local copies: the pack kernel writes straight into
- * the halo, the accumulate kernel reads straight from it; no message, no staging. */
-static inline int halox__gpu_self(const halox_comm_t *comm, const halox_pulse_t *p)
-{
-    return p->send_rank == comm->rank && p->recv_rank == comm->rank;
-}
-
 /* HALOX_ERR_STATE when the endpoint failed earlier or nothing is bound. */
 halox_status_t halox__gpu_usable(halox_comm_t *comm, halox__gpu_t *g, const char *op);
 /* The start of every exchange: usable, bound to the current plan, and its device current. */
@@ -120,6 +121,10 @@ halox_status_t halox__gpu_bound(halox_comm_t *comm, halox__gpu_t *g, const char 
 
 /* Make the endpoint's device current (the caller's thread may have switched). */
 halox_status_t halox__gpu_set_device(halox_comm_t *comm, halox__gpu_t *g);
+
+/* A host poll's pause: spin-yield first (the GPU is usually microseconds away), then sleep
+ * briefly so that ranks sharing cores leave them to the ones they wait for. */
+void halox__gpu_backoff(long polls);
 
 /* halox_comm_device_alloc/free for transports that take any device memory: cudaMalloc on the
  * endpoint's device, agreed over all ranks (all succeed or none keeps memory). */
@@ -143,6 +148,17 @@ void halox__gpu_fini(halox_comm_t *comm, halox__gpu_t *g);
  * check each pulse's counts with its peers. */
 halox_status_t halox__gpu_bind(halox_comm_t *comm, halox__gpu_t *g);
 
+/* Where every rank's GPU is: host name and PCI bus id (or "device-N"). */
+typedef struct halox__gpu_who {
+    char host[64];
+    char bus[32];
+} halox__gpu_who_t;
+/* Gather every rank's halox__gpu_who_t: *all_p gets comm->size entries in rank order (the caller
+ * frees them; NULL on failure). Collective: the allocation is agreed as `what`; messages start
+ * with `name`. */
+halox_status_t halox__gpu_who(halox_comm_t *comm, const char *name, const char *what,
+                              halox__gpu_who_t **all_p);
+
 /* The set-up collectives, forwarded to the inner `mpi` endpoint. */
 halox_status_t halox__gpu_sendrecv(halox_comm_t *comm, int dst, const void *sbuf, size_t sbytes,
                                    int src, void *rbuf, size_t rbytes);
@@ -151,5 +167,11 @@ halox_status_t halox__gpu_alltoallv(halox_comm_t *comm, const void *send, const 
                                     const size_t *roffs);
 halox_status_t halox__gpu_allgather(halox_comm_t *comm, const void *send, void *recv, size_t bytes);
 halox_status_t halox__gpu_barrier(halox_comm_t *comm);
+
+/* The entries of a transport table that every GPU transport shares: GPU data, the set-up
+ * collectives over the inner `mpi` endpoint. */
+#define HALOX__GPU_OPS_SHARED                                                                      \
+    .on_gpu = 1, .sendrecv = halox__gpu_sendrecv, .alltoallv = halox__gpu_alltoallv,               \
+    .allgather = halox__gpu_allgather, .barrier = halox__gpu_barrier
 
 #endif

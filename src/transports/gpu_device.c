@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/pack.h"
+#include "core/pulse_deps.h"
 #include "kernels/halo_kernels.h"
 #include "transports/gpu.h"
 
@@ -124,71 +125,6 @@ void halox__gpu_plan_free(halox__gpu_plan_t *dp)
     memset(dp, 0, sizeof *dp);
 }
 
-/* Check the pulses and derive which earlier pulses feed each map (from the maps themselves, not
- * from the plan's dependency fields: an exchange must never read a range still in flight). */
-static halox_status_t halox__gpu_plan_check(halox__gpu_plan_t *dp, const halox_plan_t *plan,
-                                            const char *name)
-{
-    if (plan->n_pulses < 0 || plan->n_pulses > HALOX_MAX_PULSES)
-        return halox__error(HALOX_ERR_INVALID_ARG, "%s: bind: plan has %d pulses (at most %d)",
-                            name, plan->n_pulses, HALOX_MAX_PULSES);
-    int end = plan->n_home;
-    for (int k = 0; k < plan->n_pulses; k++) {
-        const halox_pulse_t *p = &plan->pulse[k];
-        if (p->send_rank < 0 || p->send_rank >= plan->nranks || p->recv_rank < 0 ||
-            p->recv_rank >= plan->nranks)
-            return halox__error(HALOX_ERR_INVALID_ARG,
-                                "%s: bind: pulse %d of rank %d names ranks %d and %d outside "
-                                "0..%d",
-                                name, k, plan->rank, p->send_rank, p->recv_rank, plan->nranks - 1);
-        if (p->send_count < 0 || p->recv_count < 0 || p->dim < 0 || p->dim > 2 ||
-            (p->send_count > 0 && !p->send_index))
-            return halox__error(HALOX_ERR_INVALID_ARG,
-                                "%s: bind: pulse %d of rank %d has negative counts, dimension %d "
-                                "or no map",
-                                name, k, plan->rank, p->dim);
-        /* received ranges: one contiguous range per pulse, in pulse order, inside the halo
-         * (PITFALLS.md 5: checked here on every bind rather than assumed) */
-        if (p->recv_offset < end || p->recv_offset + p->recv_count > plan->n_total)
-            return halox__error(HALOX_ERR_INTERNAL,
-                                "%s: bind: pulse %d of rank %d receives [%d, %d), which overlaps "
-                                "an earlier pulse's range or leaves the halo [%d, %d): the plan "
-                                "is corrupt",
-                                name, k, plan->rank, p->recv_offset, p->recv_offset + p->recv_count,
-                                plan->n_home, plan->n_total);
-        end = p->recv_offset + p->recv_count;
-    }
-    for (int k = 0; k < plan->n_pulses; k++) {
-        const halox_pulse_t *p = &plan->pulse[k];
-        dp->needs[k] = 0;
-        int h = 0;
-        while (h < p->send_count && p->send_index[h] >= 0 && p->send_index[h] < plan->n_home)
-            h++;
-        dp->home_prefix[k] = h;
-        for (int i = 0; i < p->send_count; i++) {
-            int a = p->send_index[i];
-            if (a < 0 || a >= plan->n_total)
-                return halox__error(HALOX_ERR_INVALID_ARG,
-                                    "%s: bind: pulse %d of rank %d sends local atom %d, outside "
-                                    "0..%d: the plan is corrupt",
-                                    name, k, plan->rank, a, plan->n_total - 1);
-            if (a < plan->n_home)
-                continue;
-            int j = 0;
-            while (j < k && !(a >= plan->pulse[j].recv_offset &&
-                              a < plan->pulse[j].recv_offset + plan->pulse[j].recv_count))
-                j++;
-            if (j == k)
-                return halox__error(HALOX_ERR_INTERNAL,
-                                    "%s: rank %d: pulse %d sends local atom %d, which no earlier "
-                                    "pulse received (n_home %d, n_total %d): the plan is corrupt",
-                                    name, plan->rank, k, a, plan->n_home, plan->n_total);
-            dp->needs[k] |= 1u << j;
-        }
-    }
-    return HALOX_OK;
-}
-
 halox_status_t halox__gpu_plan_upload(halox__gpu_plan_t *dp, const halox_plan_t *plan,
                                       halox_real_t real, int stride, cudaStream_t stream,
                                       const char *name)
@@ -203,9 +139,14 @@ halox_status_t halox__gpu_plan_upload(halox__gpu_plan_t *dp, const halox_plan_t 
     memset(dp->home_prefix, 0, sizeof dp->home_prefix);
     dp->send_bytes = dp->recv_bytes = 0;
 
-    halox_status_t st = halox__gpu_plan_check(dp, plan, name);
+    /* the pulses checked, and which earlier pulses feed each map (from the maps themselves, not
+     * from the plan's dependency fields: an exchange must never read a range still in flight) */
+    halox__pulse_deps_t deps;
+    halox_status_t st = halox__pulse_deps(plan, name, &deps);
     if (st != HALOX_OK)
         return st;
+    memcpy(dp->needs, deps.needs, sizeof dp->needs);
+    memcpy(dp->home_prefix, deps.home_prefix, sizeof dp->home_prefix);
     const size_t esize = halox__atom_bytes(real, stride, 1);
     size_t n_index = 0, sbytes = 0, rbytes = 0;
     int index_off[HALOX_MAX_PULSES] = {0};
@@ -307,10 +248,8 @@ cudaError_t halox__gpu_add(const halox__gpu_plan_t *dp, const halox_plan_t *plan
 
 /* ---- bounded waits ----------------------------------------------------------------------- */
 
-static void halox__gpu_backoff(long polls)
+void halox__gpu_backoff(long polls)
 {
-    /* spin-yield first (the GPU is usually microseconds away), then sleep briefly so that
-     * ranks sharing cores leave them to the ones they wait for */
     if (polls < 2000) {
         sched_yield();
     } else {

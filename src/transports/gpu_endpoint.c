@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -228,6 +229,31 @@ halox_status_t halox__gpu_bind(halox_comm_t *comm, halox__gpu_t *g)
     st = halox__agree(comm, st, "bind");
     if (st == HALOX_OK)
         g->bound = 1;
+    return st;
+}
+
+halox_status_t halox__gpu_who(halox_comm_t *comm, const char *name, const char *what,
+                              halox__gpu_who_t **all_p)
+{
+    halox__gpu_t *g = halox__gpu(comm);
+    halox__gpu_who_t me;
+    memset(&me, 0, sizeof me);
+    gethostname(me.host, sizeof me.host - 1);
+    cudaError_t e = cudaDeviceGetPCIBusId(me.bus, sizeof me.bus - 1, g->device);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(me.bus, sizeof me.bus, "device-%d", g->device);
+    }
+    halox__gpu_who_t *all = calloc((size_t)comm->size, sizeof *all);
+    halox_status_t st = all ? HALOX_OK : halox__error(HALOX_ERR_NO_MEMORY, "%s: no memory", name);
+    st = halox__agree(comm, st, what);
+    if (st == HALOX_OK)
+        st = halox__gpu_allgather(comm, &me, all, sizeof me);
+    if (st != HALOX_OK) {
+        free(all);
+        all = NULL;
+    }
+    *all_p = all;
     return st;
 }
 

@@ -42,6 +42,7 @@
 #include "core/error.h"
 #include "core/pack.h"
 #include "transports/gpu_nvshmem.h"
+#include "transports/pulse_gpu.h"
 #include "transports/registry.h"
 
 /* Endpoint creation, after NVSHMEM's: the declaration and the MPI leg's communicator. Not
@@ -95,11 +96,76 @@ static halox_status_t halox__hyb_bind(halox_comm_t *comm)
     return halox__agree(comm, st, "bind");
 }
 
-/* The end of an exchange call. A failure leaves work (and maybe peers) behind: outstanding MPI
- * requests are abandoned, and NVSHMEM is not finalised collectively at exit. */
-static halox_status_t halox__hyb_end(halox_comm_t *comm, halox_status_t st)
+/* The leg of the pulse driver (pulse_gpu.c), per pulse and route: direct legs as nvshmem-stream
+ * (gpu_nvshmem_exchange.c), staged ones through gpu_staging.c.
+ *
+ * The start of an exchange call, after the driver's bound check and drain: the deadline of its
+ * MPI waits, the launch parameters, the epochs of the messages, and the staged legs' receives
+ * posted (coordinates come in over the receive leg, forces over the send leg). */
+static halox_status_t halox__hyb_open(halox_comm_t *comm, int dir)
 {
     halox__shm_t *m = halox__shm(comm);
+    const int coords = dir == HALOX__GPU_COORDS;
+    m->hs.op = (halox__hst_op_t){coords ? "coordinate exchange" : "force exchange",
+                                 halox__now() + comm->timeout_s};
+    halox__shm_open(comm, dir);
+    uint32_t staged = 0;
+    for (int k = 0; k < m->g.plan.n_pulses; k++)
+        if ((coords ? m->route.recv[k] : m->route.send[k]) == HALOX__ROUTE_STAGED)
+            staged |= 1u << k;
+    return halox__hst_open(comm, &m->hs, dir, staged, &m->hs.op);
+}
+
+/* Coordinates: the send leg before this pulse's own wait is enqueued, so that a staged send's
+ * stream synchronisation waits only for earlier pulses; the receive leg's wait is on the stream
+ * (direct), or the pulse lands when a later pulse forwards its atoms, or at the end (staged). */
+static halox_status_t halox__hyb_send(halox_comm_t *comm, int k)
+{
+    halox__shm_t *m = halox__shm(comm);
+    halox_status_t st = m->route.send[k] == HALOX__ROUTE_DIRECT
+                            ? halox__shm_put(comm, HALOX__GPU_COORDS, k)
+                            : halox__hst_pulse_send(comm, &m->hs, HALOX__GPU_COORDS, k,
+                                                    m->rows[k].stage, &m->hs.op);
+    if (st == HALOX_OK && m->route.recv[k] == HALOX__ROUTE_DIRECT)
+        st = halox__shm_await(comm, HALOX__GPU_COORDS, k);
+    return st;
+}
+
+static halox_status_t halox__hyb_land(halox_comm_t *comm, int j)
+{
+    halox__shm_t *m = halox__shm(comm);
+    if (m->route.recv[j] != HALOX__ROUTE_STAGED)
+        return HALOX_OK; /* direct: in once its wait kernel, earlier on the stream, passed */
+    return halox__hst_pulse_land(comm, &m->hs, HALOX__GPU_COORDS, j, NULL, &m->hs.op);
+}
+
+/* Forces: the receive leg returns the forces on the atoms we received to their owner, the send
+ * leg brings those on the atoms we sent into our force buffer. */
+static halox_status_t halox__hyb_swap(halox_comm_t *comm, int k)
+{
+    halox__shm_t *m = halox__shm(comm);
+    const halox__shm_row_t *R = &m->rows[k];
+    halox_status_t st =
+        m->route.recv[k] == HALOX__ROUTE_DIRECT
+            ? halox__shm_put(comm, HALOX__GPU_FORCES, k)
+            : halox__hst_pulse_send(comm, &m->hs, HALOX__GPU_FORCES, k, R->f_src, &m->hs.op);
+    if (st == HALOX_OK)
+        st = m->route.send[k] == HALOX__ROUTE_DIRECT
+                 ? halox__shm_await(comm, HALOX__GPU_FORCES, k)
+                 : halox__hst_pulse_land(comm, &m->hs, HALOX__GPU_FORCES, k, R->fb_mine, &m->hs.op);
+    return st;
+}
+
+/* The end of an exchange call: every staged send complete (forces: the host buffers were last
+ * used by the coordinate exchange, which completed them). A failure leaves work (and maybe
+ * peers) behind: outstanding MPI requests are abandoned, and NVSHMEM is not finalised
+ * collectively at exit. */
+static halox_status_t halox__hyb_close(halox_comm_t *comm, int dir, halox_status_t st)
+{
+    (void)dir;
+    halox__shm_t *m = halox__shm(comm);
+    if (st == HALOX_OK)
+        st = halox__hst_wait(comm, &m->hs, HALOX__HST_SEND, m->g.plan.n_pulses, &m->hs.op);
     if (st == HALOX_OK)
         st = halox__shm_check(comm, NULL); /* a wait kernel of this exchange that gave up */
     if (st != HALOX_OK && m->g.failed) {
@@ -109,205 +175,19 @@ static halox_status_t halox__hyb_end(halox_comm_t *comm, halox_status_t st)
     return st;
 }
 
-/* What an exchange call works with. */
-typedef struct halox__hyb_call {
-    halox__shm_t *m;
-    halox__hst_t *h;
-    const halox__route_t *rt;
-    const halox_plan_t *plan;
-    const halox__gpu_plan_t *dp;
-    int n;
-    size_t esize; /* bytes per atom (0: HALOX_NVSHMEM_SIGNAL_ONLY, signals without atoms) */
-    halox__shm_launch_t l;
-    halox__hst_op_t op;
-} halox__hyb_call_t;
-
-/* The start of an exchange call in direction dir: a bound plan, the previous step's exchanges
- * complete (coordinates; bounded, and a kernel that gave up is reported here), the epochs of
- * the messages, and the staged legs' receives posted (coordinates come in over the receive
- * leg, forces over the send leg). */
-static halox_status_t halox__hyb_begin(halox_comm_t *comm, int dir, halox__hyb_call_t *c)
-{
-    halox__shm_t *m = halox__shm(comm);
-    const int coords = dir == HALOX__GPU_COORDS;
-    halox_status_t st =
-        halox__gpu_bound(comm, &m->g, coords ? "coordinate exchange" : "force exchange");
-    if (st == HALOX_OK && coords)
-        st = halox__shm_drain(comm, "before the next coordinate exchange");
-    if (st != HALOX_OK)
-        return st;
-    c->m = m;
-    c->h = &m->hs;
-    c->rt = &m->route;
-    c->plan = comm->plan;
-    c->dp = &m->g.plan;
-    c->n = c->dp->n_pulses;
-    c->esize = m->signal_only ? 0 : halox__atom_bytes(comm->real, comm->stride, 1);
-    c->l = halox__shm_launch_base(comm);
-    c->op = (halox__hst_op_t){coords ? "coordinate exchange" : "force exchange",
-                              halox__now() + comm->timeout_s};
-    m->h_epoch[dir]++;
-    m->step_of[dir][m->h_epoch[dir] % 64] = comm->step;
-    halox__hst_clear(&m->hs);
-    for (int k = 0; k < c->n && st == HALOX_OK; k++) {
-        const halox_pulse_t *p = &c->plan->pulse[k];
-        if ((coords ? m->route.recv[k] : m->route.send[k]) != HALOX__ROUTE_STAGED)
-            continue;
-        st = coords ? halox__hst_post(comm, &m->hs, HALOX__HST_RECV + k, 1,
-                                      m->hs.h_recv + c->dp->recv_off[k],
-                                      (size_t)p->recv_count * c->esize, p->recv_rank,
-                                      HALOX__HST_TAG_COORDS + k, k, &c->op)
-                    : halox__hst_post(comm, &m->hs, HALOX__HST_RECV + k, 1,
-                                      m->hs.h_send + c->dp->buf_off[k],
-                                      (size_t)p->send_count * c->esize, p->send_rank,
-                                      HALOX__HST_TAG_FORCES + k, k, &c->op);
-    }
-    return st;
-}
-
-/* Coordinates, pulses in order. */
-static halox_status_t halox__hyb_coords_pulses(halox_comm_t *comm, halox__hyb_call_t *c)
-{
-    halox__shm_t *m = c->m;
-    const halox__gpu_plan_t *dp = c->dp;
-    const size_t esize = c->esize;
-    char *x = comm->x;
-    halox_status_t st = HALOX_OK;
-    cudaError_t e = cudaSuccess;
-    uint32_t landed = 0; /* staged receives copied into the halo */
-    for (int k = 0; k <= c->n && st == HALOX_OK; k++) {
-        /* the staged pulses whose atoms pulse k forwards are in the halo before it packs; after
-         * the last pulse (k == c->n), every staged pulse */
-        const uint32_t want = k < c->n ? dp->needs[k] : ~0u;
-        for (int j = 0; j < k && st == HALOX_OK; j++) {
-            if (!(want & (1u << j)) || (landed & (1u << j)) ||
-                c->rt->recv[j] != HALOX__ROUTE_STAGED)
-                continue;
-            const halox_pulse_t *q = &c->plan->pulse[j];
-            st = halox__hst_land(comm, c->h, j, x + (size_t)q->recv_offset * esize,
-                                 c->h->h_recv + dp->recv_off[j], (size_t)q->recv_count * esize,
-                                 &c->op, "copying received coordinates to the device");
-            landed |= 1u << j;
-        }
-        if (k == c->n || st != HALOX_OK)
-            break;
-        const halox_pulse_t *p = &c->plan->pulse[k];
-        const halox__shm_row_t *R = &m->rows[k];
-        const size_t bytes = (size_t)p->send_count * esize;
-        if (halox__gpu_self(comm, p)) {
-            /* a single rank in this dimension: pack straight into our own halo */
-            if (bytes > 0 && (e = halox__gpu_pack(dp, c->plan, k, comm->real, comm->stride,
-                                                  x + (size_t)p->recv_offset * esize, x,
-                                                  m->g.stream)) != cudaSuccess)
-                return halox__shm_launch_error(comm, e, "pack kernel (local copy)");
-            st = halox__gpu_record(comm, &m->g, HALOX__GPU_COORDS, k);
-            continue;
-        }
-        if (bytes > 0 && (e = halox__gpu_pack(dp, c->plan, k, comm->real, comm->stride, R->stage, x,
-                                              m->g.stream)) != cudaSuccess)
-            return halox__shm_launch_error(comm, e, "pack kernel");
-        /* send leg: before this pulse's own wait is enqueued, so that a staged send's stream
-         * synchronisation waits only for earlier pulses */
-        if (c->rt->send[k] == HALOX__ROUTE_DIRECT) {
-            if ((e = halox__shm_put_signal_on_stream(R->x_sym, R->stage, bytes, m->sig + k,
-                                                     R->send_pe, m->g.stream)) != cudaSuccess)
-                return halox__shm_launch_error(comm, e, "put-with-signal on the stream");
-        } else {
-            st = halox__hst_send(comm, c->h, k, R->stage, c->h->h_send + dp->buf_off[k], bytes,
-                                 p->send_rank, HALOX__HST_TAG_COORDS + k, &c->op);
-        }
-        /* receive leg: a direct pulse's wait is on the stream; a staged one lands when a later
-         * pulse forwards its atoms, or at the end */
-        if (st == HALOX_OK && c->rt->recv[k] == HALOX__ROUTE_DIRECT) {
-            c->l.bump = k == m->last_wait[0];
-            if ((e = halox__shm_wait(&c->l, HALOX__GPU_COORDS, k, R->recv_pe, m->g.stream)) !=
-                cudaSuccess)
-                return halox__shm_launch_error(comm, e, "the signal wait kernel");
-        }
-        if (st == HALOX_OK)
-            st = halox__gpu_record(comm, &m->g, HALOX__GPU_COORDS, k);
-    }
-    return st;
-}
-
-/* Forces, pulses in reverse order. */
-static halox_status_t halox__hyb_forces_pulses(halox_comm_t *comm, halox__hyb_call_t *c)
-{
-    halox__shm_t *m = c->m;
-    const halox__gpu_plan_t *dp = c->dp;
-    const size_t esize = c->esize;
-    char *f = comm->f;
-    halox_status_t st = HALOX_OK;
-    cudaError_t e = cudaSuccess;
-    /* reverse order: pulse k's halo forces go back once the later pulses that forward its atoms
-     * added theirs (earlier on the stream), and the returned forces are added in the reference's
-     * order, so the sums are bit-identical */
-    for (int k = c->n - 1; k >= 0 && st == HALOX_OK; k--) {
-        const halox_pulse_t *p = &c->plan->pulse[k];
-        const halox__shm_row_t *R = &m->rows[k];
-        const size_t rbytes = (size_t)p->recv_count * esize, sbytes = (size_t)p->send_count * esize;
-        if (halox__gpu_self(comm, p)) {
-            /* a single rank in this dimension: add our own halo's forces straight from f */
-            if (sbytes > 0 && (e = halox__gpu_add(dp, c->plan, k, comm->real, comm->stride, f,
-                                                  f + (size_t)p->recv_offset * esize,
-                                                  m->g.stream)) != cudaSuccess)
-                return halox__shm_launch_error(comm, e, "force accumulation kernel (local)");
-            st = halox__gpu_record(comm, &m->g, HALOX__GPU_FORCES, k);
-            continue;
-        }
-        /* receive leg: the forces on the atoms we received go back to their owner */
-        if (c->rt->recv[k] == HALOX__ROUTE_DIRECT) {
-            if ((e = halox__shm_put_signal_on_stream(R->fb_sym, R->f_src, rbytes,
-                                                     m->sig + HALOX_MAX_PULSES + k, R->recv_pe,
-                                                     m->g.stream)) != cudaSuccess)
-                return halox__shm_launch_error(comm, e, "put-with-signal on the stream");
-        } else {
-            st = halox__hst_send(comm, c->h, k, R->f_src, c->h->h_recv + dp->recv_off[k], rbytes,
-                                 p->recv_rank, HALOX__HST_TAG_FORCES + k, &c->op);
-        }
-        /* send leg: the forces on the atoms we sent come back into our force buffer */
-        if (st == HALOX_OK && c->rt->send[k] == HALOX__ROUTE_DIRECT) {
-            c->l.bump = k == m->last_wait[1];
-            if ((e = halox__shm_wait(&c->l, HALOX__GPU_FORCES, HALOX_MAX_PULSES + k, R->send_pe,
-                                     m->g.stream)) != cudaSuccess)
-                return halox__shm_launch_error(comm, e, "the signal wait kernel");
-        } else if (st == HALOX_OK) {
-            st = halox__hst_land(comm, c->h, k, R->fb_mine, c->h->h_send + dp->buf_off[k], sbytes,
-                                 &c->op, "copying returned forces to the device");
-        }
-        if (st == HALOX_OK && sbytes > 0 &&
-            (e = halox__gpu_add(dp, c->plan, k, comm->real, comm->stride, f, R->fb_mine,
-                                m->g.stream)) != cudaSuccess)
-            return halox__shm_launch_error(comm, e, "force accumulation kernel");
-        if (st == HALOX_OK)
-            st = halox__gpu_record(comm, &m->g, HALOX__GPU_FORCES, k);
-    }
-    return st;
-}
-
-/* One exchange call: its pulses, then every staged send complete. (Forces: the host buffers
- * were last used by the coordinate exchange, which completed them.) */
-static halox_status_t halox__hyb_exchange(halox_comm_t *comm, int dir)
-{
-    halox__hyb_call_t c;
-    halox_status_t st = halox__hyb_begin(comm, dir, &c);
-    if (st == HALOX_OK)
-        st = dir == HALOX__GPU_COORDS ? halox__hyb_coords_pulses(comm, &c)
-                                      : halox__hyb_forces_pulses(comm, &c);
-    if (st == HALOX_OK)
-        st = halox__hst_wait(comm, &halox__shm(comm)->hs, HALOX__HST_SEND, c.n, &c.op);
-    return halox__hyb_end(comm, st);
-}
-
-static halox_status_t halox__hyb_coords(halox_comm_t *comm)
-{
-    return halox__hyb_exchange(comm, HALOX__GPU_COORDS);
-}
-
-static halox_status_t halox__hyb_forces(halox_comm_t *comm)
-{
-    return halox__hyb_exchange(comm, HALOX__GPU_FORCES);
-}
+/* Pulses in plan order (forces in reverse) on the host and on the stream; hybrid is never
+ * captured, so the driver drains before every coordinate exchange. */
+static const halox__pulse_gpu_leg_t halox__hyb_leg = {
+    .events = 1,
+    .drain = halox__shm_drain,
+    .open = halox__hyb_open,
+    .slot = halox__shm_slot,
+    .send = halox__hyb_send,
+    .land = halox__hyb_land,
+    .swap = halox__hyb_swap,
+    .fail = halox__shm_launch_error,
+    .close = halox__hyb_close,
+};
 
 static halox_status_t halox__hyb_init_endpoint(halox_comm_t *comm, const halox_comm_args_t *args)
 {
@@ -315,6 +195,7 @@ static halox_status_t halox__hyb_init_endpoint(halox_comm_t *comm, const halox_c
     if (st != HALOX_OK)
         return st;
     halox__shm(comm)->bind_routes = halox__hyb_bind;
+    halox__shm(comm)->g.leg = &halox__hyb_leg;
     st = halox__agree(comm, halox__hyb_init(comm, args), "hybrid endpoint creation");
     if (st != HALOX_OK)
         halox__shm_fini(comm);
@@ -327,4 +208,4 @@ HALOX__SHM_OPS(halox__hybrid_ops, "hybrid",
                "per pulse, GPU-initiated put-with-signal on the stream to peers reachable by loads "
                "and stores, MPI through pinned host memory to the others (and to pairs in "
                "HALOX_HYBRID_UNREACHABLE)",
-               halox__hyb_init_endpoint, 0, halox__hyb_coords, halox__hyb_forces);
+               halox__hyb_init_endpoint, 0);

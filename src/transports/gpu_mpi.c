@@ -15,8 +15,9 @@
  * Every wait polls against one deadline per call (comm->timeout_s): MPI requests with
  * MPI_Testsome, the stream with cudaStreamQuery. After a timeout or an error the endpoint refuses
  * every later exchange (HALOX_ERR_STATE); requests that could not be completed are abandoned and
- * their host buffers never freed. The MPI leg itself (pinned staging, requests, bounded waits)
- * is src/transports/gpu_staging.c, shared with `hybrid`. */
+ * their host buffers never freed. The pulse loop is the GPU pulse driver's (pulse_gpu.c); the MPI
+ * leg itself (pinned staging, requests, bounded waits) is src/transports/gpu_staging.c, shared
+ * with `hybrid`. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <mpi.h>
@@ -34,12 +35,13 @@
 #include "core/pack.h"
 #include "transports/gpu.h"
 #include "transports/gpu_staging.h"
+#include "transports/pulse_gpu.h"
 #include "transports/registry.h"
 
 typedef struct halox__gmpi {
     halox__gpu_t g;  /* first: the shared GPU part */
-    int cuda_aware;  /* MPI moves device memory (mpi-cuda) */
-    halox__hst_t hs; /* the communicator, requests and pinned staging (gpu_staging.h) */
+    halox__hst_t hs; /* the communicator, requests and pinned staging (gpu_staging.h); hs.device:
+                        MPI moves device memory (mpi-cuda) */
 } halox__gmpi_t;
 
 static halox__gmpi_t *halox__gmpi(halox_comm_t *comm) { return (halox__gmpi_t *)comm->impl; }
@@ -63,6 +65,7 @@ static int halox__gmpi_cuda_aware(const char **how_p)
 }
 
 static void halox__gmpi_fini(halox_comm_t *comm);
+static const halox__pulse_gpu_leg_t halox__gmpi_leg;
 
 static halox_status_t halox__gmpi_init_kind(halox_comm_t *comm, const halox_comm_args_t *args,
                                             int cuda_aware, const char *name)
@@ -71,7 +74,8 @@ static halox_status_t halox__gmpi_init_kind(halox_comm_t *comm, const halox_comm
     if (!m)
         return halox__error(HALOX_ERR_NO_MEMORY, "%s: no memory for the endpoint", name);
     m->hs.comm = MPI_COMM_NULL;
-    m->cuda_aware = cuda_aware;
+    m->hs.device = cuda_aware;
+    m->g.leg = &halox__gmpi_leg;
     comm->impl = m;
     halox_status_t st = halox__gpu_init(comm, args, &m->g, name);
     if (st != HALOX_OK)
@@ -130,7 +134,7 @@ static halox_status_t halox__gmpi_bind(halox_comm_t *comm)
     if (st != HALOX_OK)
         return st;
     m->g.bound = 0;
-    if (!m->cuda_aware)
+    if (!m->hs.device)
         st = halox__hst_bind(comm, &m->hs, m->g.plan.send_bytes, m->g.plan.recv_bytes);
     st = halox__agree(comm, st, "bind");
     if (st == HALOX_OK)
@@ -138,171 +142,96 @@ static halox_status_t halox__gmpi_bind(halox_comm_t *comm)
     return st;
 }
 
-/* Coordinates, pulses in order. Receives are posted first (into the halo itself for mpi-cuda,
- * into pinned host memory for mpi-staged); each pulse waits only for the earlier pulses whose
- * atoms it forwards (and copies their atoms into the halo first), packs, and sends. */
-static halox_status_t halox__gmpi_coords(halox_comm_t *comm)
+/* The leg of the pulse driver (pulse_gpu.c), every message through gpu_staging.c: receives are
+ * posted when the call opens (into the halo itself for mpi-cuda, into pinned host memory for
+ * mpi-staged); a pulse lands (its copy into the halo enqueued) before a later pulse forwards its
+ * atoms, the rest after the last pulse; forces go back once the later pulses added theirs
+ * (stream order). The host waits for every message inside the call, so no events. */
+static halox_status_t halox__gmpi_open(halox_comm_t *comm, int dir)
 {
     halox__gmpi_t *m = halox__gmpi(comm);
-    halox__gpu_t *g = &m->g;
     halox__hst_t *h = &m->hs;
-    halox_status_t st = halox__gpu_bound(comm, g, "coordinate exchange");
-    if (st != HALOX_OK)
-        return st;
-    const halox_plan_t *plan = comm->plan;
-    const halox__gpu_plan_t *dp = &g->plan;
-    const int n = dp->n_pulses;
-    const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
-    char *x = comm->x;
-    const int staged = !m->cuda_aware;
-    halox__hst_op_t op = {"coordinate exchange", halox__now() + comm->timeout_s};
-
-    /* earlier work on the stream (the caller's kernels reading the halo, the last force
-     * exchange's copies out of the staging buffers) is done before anything is overwritten */
-    st = halox__hst_sync(comm, h, &op, -1);
-    if (st != HALOX_OK)
-        return st;
-    halox__hst_clear(h);
-    for (int k = 0; k < n && st == HALOX_OK; k++) {
-        const halox_pulse_t *p = &plan->pulse[k];
-        if (halox__gpu_self(comm, p))
-            continue; /* a local copy, below */
-        void *rb = staged ? (void *)(h->h_recv + dp->recv_off[k])
-                          : (void *)(x + (size_t)p->recv_offset * esize);
-        st = halox__hst_post(comm, h, HALOX__HST_RECV + k, 1, rb, (size_t)p->recv_count * esize,
-                             p->recv_rank, HALOX__HST_TAG_COORDS + k, k, &op);
-    }
-    uint32_t landed = 0; /* received and (staged) copied into the halo */
-    for (int k = 0; k <= n && st == HALOX_OK; k++) {
-        /* k == n: land whatever is left */
-        uint32_t want = k < n ? dp->needs[k] : (n ? (1u << n) - 1 : 0);
-        for (int j = 0; j < (k < n ? k : n) && st == HALOX_OK; j++) {
-            if (!(want & (1u << j)) || (landed & (1u << j)))
-                continue;
-            const halox_pulse_t *q = &plan->pulse[j];
-            st = halox__hst_land(comm, h, j, x + (size_t)q->recv_offset * esize,
-                                 staged ? h->h_recv + dp->recv_off[j] : NULL,
-                                 (size_t)q->recv_count * esize, &op,
-                                 "copying received coordinates to the device");
-            landed |= 1u << j;
-        }
-        if (k == n || st != HALOX_OK)
-            break;
-        const halox_pulse_t *p = &plan->pulse[k];
-        const size_t bytes = (size_t)p->send_count * esize;
-        if (halox__gpu_self(comm, p)) {
-            /* a single rank in this dimension: pack straight into our own halo */
-            st = halox__hst_cuda(comm, h,
-                                 halox__gpu_pack(dp, plan, k, comm->real, comm->stride,
-                                                 x + (size_t)p->recv_offset * esize, x, g->stream),
-                                 "pack kernel (local copy)");
-            landed |= 1u << k;
-            continue;
-        }
-        if (bytes > 0)
-            st = halox__hst_cuda(
-                comm, h, halox__gpu_pack(dp, plan, k, comm->real, comm->stride, NULL, x, g->stream),
-                "pack kernel");
-        if (st == HALOX_OK)
-            st = halox__hst_send(comm, h, k, dp->d_buf + dp->buf_off[k],
-                                 staged ? h->h_send + dp->buf_off[k] : NULL, bytes, p->send_rank,
-                                 HALOX__HST_TAG_COORDS + k, &op);
-    }
+    const int coords = dir == HALOX__GPU_COORDS;
+    h->op = (halox__hst_op_t){coords ? "coordinate exchange" : "force exchange",
+                              halox__now() + comm->timeout_s};
+    /* coordinates: earlier work on the stream (the caller's kernels reading the halo, the last
+     * force exchange's copies out of the staging buffers) is done before anything is
+     * overwritten; forces: the receive buffers were last used by the coordinate exchange, which
+     * completed them */
+    halox_status_t st = coords ? halox__hst_sync(comm, h, &h->op, -1) : HALOX_OK;
+    uint32_t remote = 0; /* self pulses are the driver's local copies */
+    for (int k = 0; k < m->g.plan.n_pulses; k++)
+        if (!halox__pulse_self(comm->plan, k))
+            remote |= 1u << k;
     if (st == HALOX_OK)
-        st = halox__hst_wait(comm, h, HALOX__HST_SEND, n, &op);
+        st = halox__hst_open(comm, h, dir, remote, &h->op);
     return st;
 }
 
-/* Forces, pulses in reverse order: the forces on pulse k's received atoms go back once the later
- * pulses added theirs (stream order), and what comes back is added in reverse pulse order, as
- * the reference does. */
-static halox_status_t halox__gmpi_forces(halox_comm_t *comm)
+static halox_status_t halox__gmpi_send(halox_comm_t *comm, int k)
 {
-    halox__gmpi_t *m = halox__gmpi(comm);
-    halox__gpu_t *g = &m->g;
-    halox__hst_t *h = &m->hs;
-    halox_status_t st = halox__gpu_bound(comm, g, "force exchange");
-    if (st != HALOX_OK)
-        return st;
-    const halox_plan_t *plan = comm->plan;
-    const halox__gpu_plan_t *dp = &g->plan;
-    const int n = dp->n_pulses;
-    const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
-    char *f = comm->f;
-    const int staged = !m->cuda_aware;
-    halox__hst_op_t op = {"force exchange", halox__now() + comm->timeout_s};
-
-    /* the receive buffers were last used by the coordinate exchange, which completed them */
-    halox__hst_clear(h);
-    for (int k = 0; k < n && st == HALOX_OK; k++) {
-        const halox_pulse_t *p = &plan->pulse[k];
-        if (halox__gpu_self(comm, p))
-            continue; /* added locally, below */
-        void *rb =
-            staged ? (void *)(h->h_send + dp->buf_off[k]) : (void *)(dp->d_buf + dp->buf_off[k]);
-        st = halox__hst_post(comm, h, HALOX__HST_RECV + k, 1, rb, (size_t)p->send_count * esize,
-                             p->send_rank, HALOX__HST_TAG_FORCES + k, k, &op);
-    }
-    for (int k = n - 1; k >= 0 && st == HALOX_OK; k--) {
-        const halox_pulse_t *p = &plan->pulse[k];
-        char *fk = f + (size_t)p->recv_offset * esize;
-        if (halox__gpu_self(comm, p)) {
-            /* a single rank in this dimension: add our own halo's forces straight from f */
-            st = halox__hst_cuda(
-                comm, h, halox__gpu_add(dp, plan, k, comm->real, comm->stride, f, fk, g->stream),
-                "force accumulation kernel (local)");
-            continue;
-        }
-        st = halox__hst_send(comm, h, k, fk, staged ? h->h_recv + dp->recv_off[k] : NULL,
-                             (size_t)p->recv_count * esize, p->recv_rank, HALOX__HST_TAG_FORCES + k,
-                             &op);
-        const size_t sbytes = (size_t)p->send_count * esize;
-        if (st == HALOX_OK)
-            st = halox__hst_land(comm, h, k, dp->d_buf + dp->buf_off[k],
-                                 staged ? h->h_send + dp->buf_off[k] : NULL, sbytes, &op,
-                                 "copying returned forces to the device");
-        if (st == HALOX_OK && sbytes > 0)
-            st = halox__hst_cuda(
-                comm, h, halox__gpu_add(dp, plan, k, comm->real, comm->stride, f, NULL, g->stream),
-                "force accumulation kernel");
-    }
-    if (st == HALOX_OK)
-        st = halox__hst_wait(comm, h, HALOX__HST_SEND, n, &op);
-    return st;
+    halox__hst_t *h = &halox__gmpi(comm)->hs;
+    return halox__hst_pulse_send(comm, h, HALOX__GPU_COORDS, k, NULL, &h->op);
 }
 
-const halox_transport_ops_t halox__mpi_staged_ops = {
-    .name = "mpi-staged",
-    .description = "GPU data, CPU-driven: pack kernel, copy to pinned host memory, MPI, copy "
-                   "back (for MPI without CUDA support)",
-    .on_gpu = 1,
-    .init = halox__gmpi_init_staged,
-    .fini = halox__gmpi_fini,
-    .sendrecv = halox__gpu_sendrecv,
-    .alltoallv = halox__gpu_alltoallv,
-    .allgather = halox__gpu_allgather,
-    .barrier = halox__gpu_barrier,
-    .bind = halox__gmpi_bind,
-    .coords = halox__gmpi_coords,
-    .forces = halox__gmpi_forces,
-    .dalloc = halox__gpu_dalloc,
-    .dfree = halox__gpu_dfree,
+static halox_status_t halox__gmpi_land(halox_comm_t *comm, int j)
+{
+    halox__hst_t *h = &halox__gmpi(comm)->hs;
+    return halox__hst_pulse_land(comm, h, HALOX__GPU_COORDS, j, NULL, &h->op);
+}
+
+static halox_status_t halox__gmpi_swap(halox_comm_t *comm, int k)
+{
+    halox__hst_t *h = &halox__gmpi(comm)->hs;
+    halox_status_t st = halox__hst_pulse_send(comm, h, HALOX__GPU_FORCES, k, NULL, &h->op);
+    return st == HALOX_OK ? halox__hst_pulse_land(comm, h, HALOX__GPU_FORCES, k, NULL, &h->op) : st;
+}
+
+static halox_status_t halox__gmpi_fail(halox_comm_t *comm, cudaError_t e, const char *what)
+{
+    return halox__hst_cuda(comm, &halox__gmpi(comm)->hs, e, what);
+}
+
+/* The sends: every receive was waited for. */
+static halox_status_t halox__gmpi_close(halox_comm_t *comm, int dir, halox_status_t st)
+{
+    (void)dir;
+    halox__gmpi_t *m = halox__gmpi(comm);
+    return st == HALOX_OK
+               ? halox__hst_wait(comm, &m->hs, HALOX__HST_SEND, m->g.plan.n_pulses, &m->hs.op)
+               : st;
+}
+
+static const halox__pulse_gpu_leg_t halox__gmpi_leg = {
+    .open = halox__gmpi_open,
+    .send = halox__gmpi_send,
+    .land = halox__gmpi_land,
+    .swap = halox__gmpi_swap,
+    .fail = halox__gmpi_fail,
+    .close = halox__gmpi_close,
 };
 
-const halox_transport_ops_t halox__mpi_cuda_ops = {
-    .name = "mpi-cuda",
-    .description = "GPU data, CPU-driven: pack kernel, CUDA-aware MPI on device buffers (refused "
-                   "when MPI is not CUDA-aware)",
-    .on_gpu = 1,
-    .init = halox__gmpi_init_cuda,
-    .fini = halox__gmpi_fini,
-    .sendrecv = halox__gpu_sendrecv,
-    .alltoallv = halox__gpu_alltoallv,
-    .allgather = halox__gpu_allgather,
-    .barrier = halox__gpu_barrier,
-    .bind = halox__gmpi_bind,
-    .coords = halox__gmpi_coords,
-    .forces = halox__gmpi_forces,
-    .dalloc = halox__gpu_dalloc,
-    .dfree = halox__gpu_dfree,
-};
+/* mpi-staged and mpi-cuda: the same but for their init */
+#define HALOX__GMPI_OPS(var, nm, desc, initfn)                                                     \
+    const halox_transport_ops_t var = {                                                            \
+        .name = nm,                                                                                \
+        .description = desc,                                                                       \
+        HALOX__GPU_OPS_SHARED,                                                                     \
+        .init = initfn,                                                                            \
+        .fini = halox__gmpi_fini,                                                                  \
+        .bind = halox__gmpi_bind,                                                                  \
+        .coords = halox__pulse_gpu_coords,                                                         \
+        .forces = halox__pulse_gpu_forces,                                                         \
+        .dalloc = halox__gpu_dalloc,                                                               \
+        .dfree = halox__gpu_dfree,                                                                 \
+    }
+
+HALOX__GMPI_OPS(
+    halox__mpi_staged_ops, "mpi-staged",
+    "GPU data, CPU-driven: pack kernel, copy to pinned host memory, MPI, copy back (for "
+    "MPI without CUDA support)",
+    halox__gmpi_init_staged);
+HALOX__GMPI_OPS(halox__mpi_cuda_ops, "mpi-cuda",
+                "GPU data, CPU-driven: pack kernel, CUDA-aware MPI on device buffers (refused when "
+                "MPI is not CUDA-aware)",
+                halox__gmpi_init_cuda);

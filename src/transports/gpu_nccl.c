@@ -23,16 +23,14 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/pack.h"
 #include "transports/gpu.h"
+#include "transports/pulse_gpu.h"
 #include "transports/registry.h"
 
 typedef struct halox__nccl {
@@ -45,16 +43,6 @@ static halox__nccl_t *halox__nccl(halox_comm_t *comm) { return (halox__nccl_t *)
 static ncclDataType_t halox__nccl_type(halox_real_t real)
 {
     return real == HALOX_FLOAT ? ncclFloat32 : ncclFloat64;
-}
-
-static void halox__nccl_backoff(long polls)
-{
-    if (polls < 2000) {
-        sched_yield();
-    } else {
-        struct timespec ts = {0, 20000};
-        nanosleep(&ts, NULL);
-    }
 }
 
 static halox_status_t halox__nccl_abort(halox_comm_t *comm, halox_status_t st)
@@ -112,7 +100,7 @@ static halox_status_t halox__nccl_settle(halox_comm_t *comm, double deadline, co
                          comm->rank, comm->timeout_s, what, comm->step);
             return halox__nccl_abort(comm, HALOX_ERR_TIMEOUT);
         }
-        halox__nccl_backoff(polls);
+        halox__gpu_backoff(polls);
     }
 }
 
@@ -155,31 +143,13 @@ static halox_status_t halox__nccl_drain(halox_comm_t *comm, const char *why)
 /* ---- life cycle ------------------------------------------------------------------------- */
 
 static void halox__nccl_fini(halox_comm_t *comm);
+static const halox__pulse_gpu_leg_t halox__nccl_leg;
 
 /* NCCL refuses two ranks on one GPU: find that first and say what to do instead. */
 static halox_status_t halox__nccl_one_per_gpu(halox_comm_t *comm)
 {
-    halox__nccl_t *m = halox__nccl(comm);
-    typedef struct {
-        char host[64];
-        char bus[32];
-    } halox__who_t;
-    halox__who_t me;
-    memset(&me, 0, sizeof me);
-    gethostname(me.host, sizeof me.host - 1);
-    cudaError_t e = cudaDeviceGetPCIBusId(me.bus, sizeof me.bus - 1, m->g.device);
-    if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        snprintf(me.bus, sizeof me.bus, "device-%d", m->g.device);
-    }
-    halox__who_t *all = calloc((size_t)comm->size, sizeof *all);
-    halox_status_t st = all ? HALOX_OK : halox__error(HALOX_ERR_NO_MEMORY, "nccl: no memory");
-    st = halox__agree(comm, st, "nccl endpoint creation");
-    if (st != HALOX_OK) {
-        free(all);
-        return st;
-    }
-    st = halox__gpu_allgather(comm, &me, all, sizeof me);
+    halox__gpu_who_t *all = NULL;
+    halox_status_t st = halox__gpu_who(comm, "nccl", "nccl endpoint creation", &all);
     for (int a = 0; a < comm->size && st == HALOX_OK; a++)
         for (int b = a + 1; b < comm->size && st == HALOX_OK; b++)
             if (strcmp(all[a].host, all[b].host) == 0 && strcmp(all[a].bus, all[b].bus) == 0)
@@ -197,6 +167,7 @@ static halox_status_t halox__nccl_init(halox_comm_t *comm, const halox_comm_args
     halox__nccl_t *m = calloc(1, sizeof *m);
     if (!m)
         return halox__error(HALOX_ERR_NO_MEMORY, "nccl: no memory for the endpoint");
+    m->g.leg = &halox__nccl_leg;
     comm->impl = m;
     halox_status_t st = halox__gpu_init(comm, args, &m->g, "nccl");
     if (st == HALOX_OK)
@@ -319,7 +290,7 @@ static int halox__nccl_close(halox_comm_t *comm, ncclComm_t nccl, int device)
             }
             break; /* it finished just now */
         }
-        halox__nccl_backoff(polls);
+        halox__gpu_backoff(polls);
     }
     pthread_join(th, NULL);
     free(c);
@@ -387,111 +358,60 @@ static halox_status_t halox__nccl_pair(halox_comm_t *comm, const void *sbuf, int
     return HALOX_OK;
 }
 
-static halox_status_t halox__nccl_coords(halox_comm_t *comm)
+/* The leg of the pulse driver (pulse_gpu.c): pulse k's group, everything stream-ordered.
+ * Coordinates: the packed atoms out, the received ones straight into the halo; forces back the
+ * way the coordinates came (to recv_rank, from send_rank) into the staging buffer. */
+static halox_status_t halox__nccl_pulse(halox_comm_t *comm, int dir, int k)
 {
-    halox__nccl_t *m = halox__nccl(comm);
-    halox__gpu_t *g = &m->g;
-    halox_status_t st = halox__gpu_bound(comm, g, "coordinate exchange");
-    /* the previous step's exchanges are complete (bounded): the host runs at most one step
-     * ahead, and a missing peer turns into a timeout here. Not while a graph is captured: the
-     * replays' waits are the caller's. */
-    if (st == HALOX_OK && !comm->graph_mode)
-        st = halox__nccl_drain(comm, "before the next coordinate exchange");
-    if (st != HALOX_OK)
-        return st;
-    const halox_plan_t *plan = comm->plan;
-    const halox__gpu_plan_t *dp = &g->plan;
+    const halox_pulse_t *p = &comm->plan->pulse[k];
+    const halox__gpu_plan_t *dp = &halox__nccl(comm)->g.plan;
     const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
-    char *x = comm->x;
-    for (int k = 0; k < dp->n_pulses && st == HALOX_OK; k++) {
-        const halox_pulse_t *p = &plan->pulse[k];
-        if (halox__gpu_self(comm, p)) {
-            /* a single rank in this dimension: pack straight into our own halo */
-            cudaError_t e = halox__gpu_pack(dp, plan, k, comm->real, comm->stride,
-                                            x + (size_t)p->recv_offset * esize, x, g->stream);
-            if (e != cudaSuccess) {
-                halox__gpu_cuda_error(comm, g, e, "pack kernel (local copy)", HALOX_ERR_COMM, 1);
-                return halox__nccl_abort(comm, HALOX_ERR_COMM);
-            }
-            st = halox__gpu_record(comm, g, HALOX__GPU_COORDS, k);
-            continue;
-        }
-        if (p->send_count > 0) {
-            cudaError_t e =
-                halox__gpu_pack(dp, plan, k, comm->real, comm->stride, NULL, x, g->stream);
-            if (e != cudaSuccess) {
-                halox__gpu_cuda_error(comm, g, e, "pack kernel", HALOX_ERR_COMM, 1);
-                return halox__nccl_abort(comm, HALOX_ERR_COMM);
-            }
-        }
-        st = halox__nccl_pair(comm, dp->d_buf + dp->buf_off[k], p->send_count, p->send_rank,
-                              x + (size_t)p->recv_offset * esize, p->recv_count, p->recv_rank,
-                              "the coordinate exchange (ncclSend/ncclRecv)");
-        if (st == HALOX_OK)
-            st = halox__gpu_record(comm, g, HALOX__GPU_COORDS, k);
-    }
-    return st;
+    if (dir == HALOX__GPU_COORDS)
+        return halox__nccl_pair(comm, dp->d_buf + dp->buf_off[k], p->send_count, p->send_rank,
+                                (char *)comm->x + (size_t)p->recv_offset * esize, p->recv_count,
+                                p->recv_rank, "the coordinate exchange (ncclSend/ncclRecv)");
+    return halox__nccl_pair(comm, (char *)comm->f + (size_t)p->recv_offset * esize, p->recv_count,
+                            p->recv_rank, dp->d_buf + dp->buf_off[k], p->send_count, p->send_rank,
+                            "the force exchange (ncclSend/ncclRecv)");
 }
 
-static halox_status_t halox__nccl_forces(halox_comm_t *comm)
+static halox_status_t halox__nccl_send(halox_comm_t *comm, int k)
 {
-    halox__nccl_t *m = halox__nccl(comm);
-    halox__gpu_t *g = &m->g;
-    halox_status_t st = halox__gpu_bound(comm, g, "force exchange");
-    if (st != HALOX_OK)
-        return st;
-    const halox_plan_t *plan = comm->plan;
-    const halox__gpu_plan_t *dp = &g->plan;
-    const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
-    char *f = comm->f;
-    for (int k = dp->n_pulses - 1; k >= 0 && st == HALOX_OK; k--) {
-        const halox_pulse_t *p = &plan->pulse[k];
-        if (halox__gpu_self(comm, p)) {
-            /* a single rank in this dimension: add our own halo's forces straight from f */
-            cudaError_t e = halox__gpu_add(dp, plan, k, comm->real, comm->stride, f,
-                                           f + (size_t)p->recv_offset * esize, g->stream);
-            if (e != cudaSuccess) {
-                halox__gpu_cuda_error(comm, g, e, "force accumulation kernel (local)",
-                                      HALOX_ERR_COMM, 1);
-                return halox__nccl_abort(comm, HALOX_ERR_COMM);
-            }
-            st = halox__gpu_record(comm, g, HALOX__GPU_FORCES, k);
-            continue;
-        }
-        /* back the way the coordinates came: to recv_rank, from send_rank */
-        st = halox__nccl_pair(comm, f + (size_t)p->recv_offset * esize, p->recv_count, p->recv_rank,
-                              dp->d_buf + dp->buf_off[k], p->send_count, p->send_rank,
-                              "the force exchange (ncclSend/ncclRecv)");
-        if (st == HALOX_OK && p->send_count > 0) {
-            cudaError_t e =
-                halox__gpu_add(dp, plan, k, comm->real, comm->stride, f, NULL, g->stream);
-            if (e != cudaSuccess) {
-                halox__gpu_cuda_error(comm, g, e, "force accumulation kernel", HALOX_ERR_COMM, 1);
-                return halox__nccl_abort(comm, HALOX_ERR_COMM);
-            }
-        }
-        if (st == HALOX_OK)
-            st = halox__gpu_record(comm, g, HALOX__GPU_FORCES, k);
-    }
-    return st;
+    return halox__nccl_pulse(comm, HALOX__GPU_COORDS, k);
 }
+
+static halox_status_t halox__nccl_swap(halox_comm_t *comm, int k)
+{
+    return halox__nccl_pulse(comm, HALOX__GPU_FORCES, k);
+}
+
+/* A failed kernel launch: the communicator is aborted too. */
+static halox_status_t halox__nccl_fail(halox_comm_t *comm, cudaError_t e, const char *what)
+{
+    halox__gpu_cuda_error(comm, &halox__nccl(comm)->g, e, what, HALOX_ERR_COMM, 1);
+    return halox__nccl_abort(comm, HALOX_ERR_COMM);
+}
+
+static const halox__pulse_gpu_leg_t halox__nccl_leg = {
+    .events = 1,
+    .drain = halox__nccl_drain,
+    .send = halox__nccl_send,
+    .swap = halox__nccl_swap,
+    .fail = halox__nccl_fail,
+};
 
 const halox_transport_ops_t halox__nccl_ops = {
     .name = "nccl",
     .description = "GPU data, CPU-enqueued: pack kernel, ncclSend/ncclRecv per pulse, stream "
                    "ordered (one rank per GPU)",
-    .on_gpu = 1,
+    HALOX__GPU_OPS_SHARED,
     .capturable = 1,
     .gpu_alone = 1,
     .init = halox__nccl_init,
     .fini = halox__nccl_fini,
-    .sendrecv = halox__gpu_sendrecv,
-    .alltoallv = halox__gpu_alltoallv,
-    .allgather = halox__gpu_allgather,
-    .barrier = halox__gpu_barrier,
     .bind = halox__nccl_bind,
-    .coords = halox__nccl_coords,
-    .forces = halox__nccl_forces,
+    .coords = halox__pulse_gpu_coords,
+    .forces = halox__pulse_gpu_forces,
     .dalloc = halox__gpu_dalloc,
     .dfree = halox__gpu_dfree,
 };

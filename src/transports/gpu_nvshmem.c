@@ -29,10 +29,8 @@
  * itself runs at most one step ahead (events of the previous step, polled with a bound). */
 #define _POSIX_C_SOURCE 200809L
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/clock.h"
 #include "core/env.h"
@@ -126,26 +124,8 @@ halox_status_t halox__shm_drain(halox_comm_t *comm, const char *why)
 /* How many PEs share each GPU (host name + PCI bus id), the most of any GPU. */
 static halox_status_t halox__shm_count_per_gpu(halox_comm_t *comm, int *most_p)
 {
-    halox__shm_t *m = halox__shm(comm);
-    typedef struct {
-        char host[64];
-        char bus[32];
-    } halox__who_t;
-    halox__who_t me;
-    memset(&me, 0, sizeof me);
-    gethostname(me.host, sizeof me.host - 1);
-    if (cudaDeviceGetPCIBusId(me.bus, sizeof me.bus - 1, m->g.device) != cudaSuccess) {
-        (void)cudaGetLastError();
-        snprintf(me.bus, sizeof me.bus, "device-%d", m->g.device);
-    }
-    halox__who_t *all = calloc((size_t)comm->size, sizeof *all);
-    halox_status_t st = all ? HALOX_OK : halox__error(HALOX_ERR_NO_MEMORY, "nvshmem: no memory");
-    st = halox__agree(comm, st, "NVSHMEM endpoint creation");
-    if (st != HALOX_OK) {
-        free(all);
-        return st;
-    }
-    st = halox__gpu_allgather(comm, &me, all, sizeof me);
+    halox__gpu_who_t *all = NULL;
+    halox_status_t st = halox__gpu_who(comm, "nvshmem", "NVSHMEM endpoint creation", &all);
     int most = 1;
     for (int a = 0; a < comm->size && st == HALOX_OK; a++) {
         int n = 0;
@@ -179,7 +159,7 @@ halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t 
     if (st == HALOX_OK)
         st = halox__env_int("HALOX_NVSHMEM_BLOCKS", 0, 1 << 16, 0, &m->blocks_wanted);
     m->use_put = put;
-    m->signal_only = signal_only;
+    m->g.no_atoms = signal_only;
     m->use_tma = tma;
     if (st == HALOX_OK)
         st = halox__gpu_init(comm, args, &m->g, name);
@@ -320,7 +300,7 @@ halox__shm_launch_t halox__shm_launch_base(halox_comm_t *comm)
     l.host_flag = m->d_flag;
     l.timeout_ns = (long long)(comm->timeout_s * 1e9);
     l.use_put = m->use_put;
-    l.signal_only = m->signal_only;
+    l.signal_only = m->g.no_atoms;
     l.tma = m->use_tma;
     return l;
 }

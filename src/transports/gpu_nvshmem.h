@@ -1,5 +1,6 @@
 /* Internal: the endpoint the NVSHMEM transports share (src/transports/gpu_nvshmem.c: set-up,
- * symmetric memory, bind, the nvshmem-stream/pulse/fused exchanges and their tables). `hybrid`
+ * failure checks, launches; gpu_nvshmem_bind.c: symmetric memory, bind; gpu_nvshmem_exchange.c:
+ * the nvshmem-stream/pulse/fused exchanges and their tables). `hybrid`
  * (src/transports/gpu_hybrid.c) builds on it: its own init, routes, exchanges and table; this
  * file never calls it (its part of bind is the bind_routes hook). */
 #ifndef HALOX_TRANSPORTS_GPU_NVSHMEM_H
@@ -12,6 +13,7 @@
 #include "kernels/nvshmem_halo.h"
 #include "transports/gpu.h"
 #include "transports/gpu_staging.h"
+#include "transports/pulse_gpu.h"
 
 enum { HALOX__SHM_STREAM, HALOX__SHM_PULSE, HALOX__SHM_FUSED, HALOX__SHM_HYBRID };
 
@@ -20,8 +22,7 @@ enum { HALOX__SHM_STREAM, HALOX__SHM_PULSE, HALOX__SHM_FUSED, HALOX__SHM_HYBRID 
 typedef struct halox__shm {
     halox__gpu_t g; /* first: the shared GPU part */
     int mode;
-    int use_put;       /* HALOX_NVSHMEM_PUT */
-    int signal_only;   /* HALOX_NVSHMEM_SIGNAL_ONLY */
+    int use_put;       /* HALOX_NVSHMEM_PUT (HALOX_NVSHMEM_SIGNAL_ONLY: g.no_atoms) */
     int use_tma;       /* HALOX_NVSHMEM_TMA */
     double headroom;   /* HALOX_NVSHMEM_HEADROOM */
     int blocks_wanted; /* HALOX_NVSHMEM_BLOCKS (0: from the halo size) */
@@ -44,6 +45,7 @@ typedef struct halox__shm {
     int last_wait[2];
     unsigned long long h_epoch[2]; /* exchanges enqueued since bind, per direction (host) */
     long long step_of[2][64];      /* step of exchange e at [e % 64], for messages */
+    halox__shm_launch_t call;      /* the exchange call in progress: its launch parameters */
     struct {
         void *p;
         size_t bytes;
@@ -83,24 +85,36 @@ halox__shm_launch_t halox__shm_launch_base(halox_comm_t *comm);
 /* A failed launch or NVSHMEM call: the endpoint fails, and NVSHMEM is not finalised at exit. */
 halox_status_t halox__shm_launch_error(halox_comm_t *comm, cudaError_t e, const char *what);
 
+/* ---- gpu_nvshmem_exchange.c ---------------------------------------------------------------- */
+
+/* nvshmem-stream's legs of pulse k on the stream, also hybrid's direct ones. put: the
+ * put-with-signal of its atoms (coordinates: the packed atoms into the receiver's halo; forces:
+ * the halo forces into the owner's force buffer; no bytes under g.no_atoms). await: the
+ * one-thread kernel that waits (bounded) for this PE's own signal of the pulse (coordinates in,
+ * forces back), raising the direction's epoch when it is the last wait (last_wait). */
+halox_status_t halox__shm_put(halox_comm_t *comm, int dir, int k);
+halox_status_t halox__shm_await(halox_comm_t *comm, int dir, int k);
+/* The start of an exchange call in direction dir (the pulse driver's open): its launch
+ * parameters (call), the epoch of the messages. */
+halox_status_t halox__shm_open(halox_comm_t *comm, int dir);
+/* Where pulse k's atoms are packed (coordinates: the symmetric staging) and its returned forces
+ * are (forces: this PE's force buffer slot): the pulse driver's slot. */
+void *halox__shm_slot(halox_comm_t *comm, int dir, int k);
+
 /* The table of an NVSHMEM transport: the shared set-up, bind and symmetric memory, its own
- * init and exchanges. */
-#define HALOX__SHM_OPS(var, nm, desc, initfn, capt, coordsfn, forcesfn)                            \
+ * init (which sets its leg), the pulse driver's exchanges. */
+#define HALOX__SHM_OPS(var, nm, desc, initfn, capt)                                                \
     const halox_transport_ops_t var = {                                                            \
         .name = nm,                                                                                \
         .description = desc,                                                                       \
-        .on_gpu = 1,                                                                               \
+        HALOX__GPU_OPS_SHARED,                                                                     \
         .capturable = capt,                                                                        \
         .symmetric = 1,                                                                            \
         .init = initfn,                                                                            \
         .fini = halox__shm_fini,                                                                   \
-        .sendrecv = halox__gpu_sendrecv,                                                           \
-        .alltoallv = halox__gpu_alltoallv,                                                         \
-        .allgather = halox__gpu_allgather,                                                         \
-        .barrier = halox__gpu_barrier,                                                             \
         .bind = halox__shm_bind,                                                                   \
-        .coords = coordsfn,                                                                        \
-        .forces = forcesfn,                                                                        \
+        .coords = halox__pulse_gpu_coords,                                                         \
+        .forces = halox__pulse_gpu_forces,                                                         \
         .dalloc = halox__shm_dalloc,                                                               \
         .dfree = halox__shm_dfree,                                                                 \
         .poll = halox__shm_poll,                                                                   \

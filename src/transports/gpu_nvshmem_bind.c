@@ -279,9 +279,9 @@ static halox_status_t halox__shm_bind_rows(halox_comm_t *comm, int *maxc_p)
         /* the pulses that wait for a signal: every exchanging pulse, except hybrid's staged
          * legs (coordinates arrive over the receive leg, forces over the send leg) */
         const int hyb = m->mode == HALOX__SHM_HYBRID;
-        if (hyb ? m->route.recv[k] == HALOX__ROUTE_DIRECT : !halox__gpu_self(comm, p))
+        if (hyb ? m->route.recv[k] == HALOX__ROUTE_DIRECT : !halox__pulse_self(plan, k))
             m->last_wait[0] = k;
-        if ((hyb ? m->route.send[k] == HALOX__ROUTE_DIRECT : !halox__gpu_self(comm, p)) &&
+        if ((hyb ? m->route.send[k] == HALOX__ROUTE_DIRECT : !halox__pulse_self(plan, k)) &&
             m->last_wait[1] < 0)
             m->last_wait[1] = k; /* forces go down: the lowest pulse waits last */
     }

@@ -9,6 +9,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/pack.h"
 #include "transports/gpu_staging.h"
 
 void halox__hst_clear(halox__hst_t *h)
@@ -226,4 +227,80 @@ halox_status_t halox__hst_land(halox_comm_t *comm, halox__hst_t *h, int k, void 
             cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, halox__gpu(comm)->stream),
             what);
     return st;
+}
+
+/* ---- a pulse's leg, in the host layout ------------------------------------------------------- */
+
+static size_t halox__hst_esize(halox_comm_t *comm)
+{
+    return halox__gpu(comm)->no_atoms ? 0 : halox__atom_bytes(comm->real, comm->stride, 1);
+}
+
+/* Pulse k's device memory on the receiving side: the halo range (coordinates), the device plan's
+ * staging buffer (forces). */
+static char *halox__hst_dev_in(halox_comm_t *comm, int dir, int k, size_t esize)
+{
+    const halox__gpu_plan_t *dp = &halox__gpu(comm)->plan;
+    return dir == HALOX__GPU_COORDS
+               ? (char *)comm->x + (size_t)comm->plan->pulse[k].recv_offset * esize
+               : dp->d_buf + dp->buf_off[k];
+}
+
+halox_status_t halox__hst_open(halox_comm_t *comm, halox__hst_t *h, int dir, uint32_t which,
+                               const halox__hst_op_t *op)
+{
+    const halox_plan_t *plan = comm->plan;
+    const halox__gpu_plan_t *dp = &halox__gpu(comm)->plan;
+    const size_t esize = halox__hst_esize(comm);
+    halox_status_t st = HALOX_OK;
+    halox__hst_clear(h);
+    for (int k = 0; k < dp->n_pulses && st == HALOX_OK; k++) {
+        const halox_pulse_t *p = &plan->pulse[k];
+        if (!(which & (1u << k)))
+            continue;
+        void *dev = halox__hst_dev_in(comm, dir, k, esize);
+        st = dir == HALOX__GPU_COORDS
+                 ? halox__hst_post(comm, h, HALOX__HST_RECV + k, 1,
+                                   h->device ? dev : h->h_recv + dp->recv_off[k],
+                                   (size_t)p->recv_count * esize, p->recv_rank,
+                                   HALOX__HST_TAG_COORDS + k, k, op)
+                 : halox__hst_post(comm, h, HALOX__HST_RECV + k, 1,
+                                   h->device ? dev : h->h_send + dp->buf_off[k],
+                                   (size_t)p->send_count * esize, p->send_rank,
+                                   HALOX__HST_TAG_FORCES + k, k, op);
+    }
+    return st;
+}
+
+halox_status_t halox__hst_pulse_send(halox_comm_t *comm, halox__hst_t *h, int dir, int k,
+                                     const void *dev, const halox__hst_op_t *op)
+{
+    const halox_pulse_t *p = &comm->plan->pulse[k];
+    const halox__gpu_plan_t *dp = &halox__gpu(comm)->plan;
+    const size_t esize = halox__hst_esize(comm);
+    if (dir == HALOX__GPU_COORDS)
+        return halox__hst_send(comm, h, k, dev ? dev : dp->d_buf + dp->buf_off[k],
+                               h->device ? NULL : h->h_send + dp->buf_off[k],
+                               (size_t)p->send_count * esize, p->send_rank,
+                               HALOX__HST_TAG_COORDS + k, op);
+    return halox__hst_send(comm, h, k, dev ? dev : (char *)comm->f + (size_t)p->recv_offset * esize,
+                           h->device ? NULL : h->h_recv + dp->recv_off[k],
+                           (size_t)p->recv_count * esize, p->recv_rank, HALOX__HST_TAG_FORCES + k,
+                           op);
+}
+
+halox_status_t halox__hst_pulse_land(halox_comm_t *comm, halox__hst_t *h, int dir, int k, void *dev,
+                                     const halox__hst_op_t *op)
+{
+    const halox_pulse_t *p = &comm->plan->pulse[k];
+    const halox__gpu_plan_t *dp = &halox__gpu(comm)->plan;
+    const size_t esize = halox__hst_esize(comm);
+    void *to = dev ? dev : halox__hst_dev_in(comm, dir, k, esize);
+    if (dir == HALOX__GPU_COORDS)
+        return halox__hst_land(comm, h, k, to, h->device ? NULL : h->h_recv + dp->recv_off[k],
+                               (size_t)p->recv_count * esize, op,
+                               "copying received coordinates to the device");
+    return halox__hst_land(comm, h, k, to, h->device ? NULL : h->h_send + dp->buf_off[k],
+                           (size_t)p->send_count * esize, op,
+                           "copying returned forces to the device");
 }

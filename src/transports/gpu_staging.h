@@ -17,6 +17,7 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "transports/gpu.h"
 #include "transports/mpi_wait.h"
@@ -28,6 +29,12 @@ enum {
     HALOX__HST_SEND = HALOX_MAX_PULSES, /* of its send: HALOX__HST_SEND + k */
     HALOX__HST_NREQ = 2 * HALOX_MAX_PULSES,
 };
+
+/* One exchange call: what it is (for messages) and the deadline of all its waits. */
+typedef struct halox__hst_op {
+    const char *name; /* "coordinate exchange", "force exchange" */
+    double deadline;  /* halox__now() clock */
+} halox__hst_op_t;
 
 typedef struct halox__hst {
     MPI_Comm comm; /* our duplicate; MPI_COMM_NULL until created */
@@ -45,13 +52,9 @@ typedef struct halox__hst {
      * which name pulse and peer, report first (NULL, 0: mpi-staged, mpi-cuda) */
     halox__gpu_check_fn check;
     double stream_grace;
+    int device; /* CUDA-aware MPI (mpi-cuda): messages move device memory, no host staging */
+    halox__hst_op_t op; /* the exchange call in progress (set by its transport's open) */
 } halox__hst_t;
-
-/* One exchange call: what it is (for messages) and the deadline of all its waits. */
-typedef struct halox__hst_op {
-    const char *name; /* "coordinate exchange", "force exchange" */
-    double deadline;  /* halox__now() clock */
-} halox__hst_op_t;
 
 /* Duplicate the caller's communicator (args->mpi_comm, else world) for the halo traffic, bounded
  * by comm->timeout_s. Collective. On failure h->comm stays MPI_COMM_NULL (or is leaked). */
@@ -86,6 +89,24 @@ halox_status_t halox__hst_send(halox_comm_t *comm, halox__hst_t *h, int k, const
 halox_status_t halox__hst_land(halox_comm_t *comm, halox__hst_t *h, int k, void *dev,
                                const void *host, size_t bytes, const halox__hst_op_t *op,
                                const char *what);
+
+/* The leg of pulse k in an exchange call (dir HALOX__GPU_COORDS or HALOX__GPU_FORCES) in the
+ * host layout above, the endpoint's bytes per atom (none when it moves no atoms). dev, the
+ * pulse's device memory of that leg; NULL: the device plan's own (coordinates: the halo range at
+ * recv_offset in, the staging buffer out; forces: f at recv_offset out, the staging buffer in).
+ *
+ * Forget the previous call's requests and post the receives of the pulses in `which` (bit k:
+ * pulse k): coordinates from recv_rank into h_recv, forces from send_rank into h_send (device:
+ * straight into the device plan's own memory). */
+halox_status_t halox__hst_open(halox_comm_t *comm, halox__hst_t *h, int dir, uint32_t which,
+                               const halox__hst_op_t *op);
+/* Pulse k's send (halox__hst_send): coordinates its packed atoms to send_rank, forces those on
+ * its received atoms back to recv_rank. */
+halox_status_t halox__hst_pulse_send(halox_comm_t *comm, halox__hst_t *h, int dir, int k,
+                                     const void *dev, const halox__hst_op_t *op);
+/* Pulse k's receive completes, and its copy to dev is enqueued (halox__hst_land). */
+halox_status_t halox__hst_pulse_land(halox_comm_t *comm, halox__hst_t *h, int dir, int k, void *dev,
+                                     const halox__hst_op_t *op);
 
 /* Give up on every outstanding request after a failure (see mpi.c): receives are cancelled,
  * sends released; whatever cannot complete now may still touch its buffer (then h->leaked). The

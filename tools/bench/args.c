@@ -9,6 +9,7 @@
 
 #include "bench.h"
 #include "halox/file.h"
+#include "halox/md_options.h"
 #include "tool_seed.h"
 
 enum { C_HALO = 1, C_LAT = 2, C_BW = 4, C_MD = 8, C_SCAL = 16, C_OVL = 32, C_ALL = 63 };
@@ -105,23 +106,6 @@ static int parse_int(const char *s, long long lo, long long hi, long long *v)
         return 0;
     *v = n;
     return 1;
-}
-
-static int parse_grid(const char *s, halox_grid_t *g)
-{
-    const char *p = s;
-    for (int d = 0; d < 3; d++) {
-        char *end;
-        errno = 0;
-        long v = strtol(p, &end, 10);
-        if (end == p || errno || v < 1 || v > 4096)
-            return 0;
-        g->n[d] = (int)v;
-        p = end;
-        if (d < 2 && *p++ != 'x')
-            return 0;
-    }
-    return *p == '\0';
 }
 
 /* A transport label: a compiled-in name, optionally +put, +tma or +floor. */
@@ -244,10 +228,19 @@ static int set_value(bench_opts_t *o, const char *name, const char *v)
         return parse_transports(v, o);
     if (!strcmp(name, "--atoms"))
         return parse_atoms(v, o);
-    if (!strcmp(name, "--grid")) {
-        if (!parse_grid(v, &o->grid))
-            return bench_bad("--grid '%s': expected AxBxC with counts >= 1, e.g. 2x1x1", v);
-        o->grid_set = 1;
+    if (!strcmp(name, "--grid") || !strcmp(name, "--timeout") || !strcmp(name, "--device")) {
+        /* the same values as halox-md's, parsed and refused by the engine's table */
+        halox_md_setup_t s;
+        halox_md_setup_init(&s);
+        if (halox_md_setup_option(&s, name, v) != HALOX_OK)
+            return bench_bad("%s", halox_last_error());
+        if (name[2] == 'g')
+            o->grid = s.cfg.grid;
+        else if (name[2] == 't')
+            o->timeout_s = s.cfg.timeout_s;
+        else
+            o->device = s.cfg.device;
+        o->grid_set |= name[2] == 'g';
     } else if (!strcmp(name, "--threads")) {
         if (!parse_int(v, 1, 4096, &n))
             return bench_bad("--threads '%s': give a number of ranks from 1 to 4096", v);
@@ -280,25 +273,10 @@ static int set_value(bench_opts_t *o, const char *name, const char *v)
     } else if (!strcmp(name, "--seed")) {
         if (!tool_parse_seed(v, &o->seed))
             return bench_bad("--seed '%s': give %s", v, TOOL_SEED_RANGE);
-    } else if (!strcmp(name, "--timeout")) {
-        char *end;
-        o->timeout_s = strtod(v, &end);
-        if (end == v || *end || !(o->timeout_s > 0 && o->timeout_s <= HALOX_TIMEOUT_MAX_S))
-            return bench_bad("--timeout '%s': give seconds > 0 and at most %g", v,
-                             HALOX_TIMEOUT_MAX_S);
     } else if (!strcmp(name, "--steps")) {
         if (!parse_int(v, 1, 1000000000, &n))
             return bench_bad("--steps '%s': give a count >= 1", v);
         o->steps = n;
-    } else if (!strcmp(name, "--device")) {
-        if (!strcmp(v, "gpu"))
-            o->device = HALOX_MD_DEVICE_GPU;
-        else if (!strcmp(v, "cpu"))
-            o->device = HALOX_MD_DEVICE_CPU;
-        else if (!strcmp(v, "auto"))
-            o->device = HALOX_MD_DEVICE_AUTO;
-        else
-            return bench_bad("--device '%s': use gpu, cpu or auto", v);
     } else if (!strcmp(name, "--json") || !strcmp(name, "--csv")) {
         /* a device, a FIFO, a directory: refused before anything runs */
         if (halox_output_check(v, name[2] == 'j' ? "the --json file" : "the --csv file") !=
@@ -387,12 +365,50 @@ void bench_usage(FILE *to)
         "  --steps S                 md: steps (200); overlap: steps before the probe (20)\n"
         "  --graph                   md: CUDA graphs (GPU engine)\n"
         "  --device gpu|cpu|auto     md, overlap: engine (auto follows the transport)\n"
+        "  --skin S, --rebuild-every K, --verlet-tolerance E, --cutoff RC, --dt DT, ...\n"
+        "                            md, overlap: the engine's settings as halox-md takes them\n"
+        "                            (potential, lists, integration, --temp, --density,\n"
+        "                            --precision), after the preset; records: engine_options\n"
         "  --json FILE               append one JSON object per measured case\n"
         "  --csv FILE                append one CSV row per case (a header when FILE is new)\n"
         "  --version, --help-env, --help\n"
         "\n"
         "Exit status: 0 measured or skipped with a message, 1 a wrong result or a failure,\n"
         "2 bad usage. See docs/BENCH.md.\n");
+}
+
+/* The engine's settings halox-bench md and overlap pass on (the potential, the lists, the
+ * integration, the state; not what the benchmark fixes itself: the preset and its system, the
+ * steps, the parallel run, the output). */
+static const halox_md_option_t *engine_option(const char *a)
+{
+    const halox_md_option_t *eo = halox_md_option_find(a);
+    if (!eo)
+        return NULL;
+    static const char *const also[] = {"--temp", "--density", "--precision", NULL};
+    int ok = (eo->group == HALOX_MD_GROUP_POTENTIAL || eo->group == HALOX_MD_GROUP_INTEGRATION) &&
+             strcmp(a, "--steps") != 0;
+    for (int k = 0; also[k]; k++)
+        ok |= !strcmp(a, also[k]);
+    return ok ? eo : NULL;
+}
+
+/* Check the value now (the engine's message), keep it for every case, and say it in records. */
+static int add_engine_option(bench_opts_t *o, const halox_md_option_t *eo, const char *v)
+{
+    halox_md_setup_t s;
+    halox_md_setup_init(&s);
+    if (halox_md_setup_option(&s, eo->name, v) != HALOX_OK)
+        return bench_bad("%s", halox_last_error());
+    if (o->n_engine_opts == BENCH_MAX_LIST)
+        return bench_bad("at most %d engine options", BENCH_MAX_LIST);
+    o->engine_opt[o->n_engine_opts][0] = eo->name;
+    o->engine_opt[o->n_engine_opts][1] = v;
+    o->n_engine_opts++;
+    size_t len = strlen(o->engine_options);
+    snprintf(o->engine_options + len, sizeof o->engine_options - len, "%s%s%s%s", len ? " " : "",
+             eo->name, v ? " " : "", v ? v : "");
+    return 0;
 }
 
 int bench_parse(int argc, char **argv, bench_opts_t *o)
@@ -407,6 +423,13 @@ int bench_parse(int argc, char **argv, bench_opts_t *o)
             return 1;
         }
         const opt_t *op = find_opt(a);
+        const halox_md_option_t *eo = op ? NULL : engine_option(a);
+        if (eo && (cmd & C_MDRUN)) {
+            const char *v = eo->metavar ? (i + 1 < argc ? argv[++i] : NULL) : NULL;
+            if (add_engine_option(o, eo, v))
+                return BENCH_USAGE;
+            continue;
+        }
         if (!op) {
             if (a[0] == '-')
                 return bench_bad("%s: unknown option '%s' (see halox-bench --help)", o->cmd, a);

@@ -41,6 +41,12 @@ typedef struct bench_opts {
     int graph;
     halox_md_device_t device;
     const char *files[BENCH_MAX_LIST]; /* scaling: JSON files */
+    /* md, overlap: the engine's own settings given on the command line (name, value or NULL),
+     * applied after the preset by the engine's option table; in the records as
+     * "engine_options" */
+    const char *engine_opt[BENCH_MAX_LIST][2];
+    int n_engine_opts;
+    char engine_options[512];
     int n_files;
     const char *json_path, *csv_path;
     char cmdline[2048];
@@ -243,6 +249,9 @@ int bench_md_all(const bench_opts_t *o, int overlap_probe, bench_md_report_fn re
  * the equilibration steps before them, the preset's temperature and the timed steps' mean. */
 void bench_md_record_start(bench_record_t *r, const bench_md_case_t *c,
                            const halox_md_result_t *res);
+/* The preset, then the engine's settings given on the command line (o->engine_opt), as every
+ * case runs them; BENCH_USAGE (said) on a refused value. */
+int bench_md_preset(const bench_opts_t *o, halox_md_config_t *cfg);
 /* The run did what was asked: every atom, every step, finite energies and pressure. */
 int bench_md_sane(const halox_md_result_t *res, long long natoms, long long steps);
 

@@ -56,14 +56,15 @@ static int report(const bench_md_case_t *c, const halox_md_result_t *res)
 
 int bench_cmd_md(const bench_opts_t *o)
 {
+    halox_md_config_t p; /* every rank alike: a refusal stops them all */
+    if (bench_md_preset(o, &p))
+        return BENCH_USAGE;
     if (bench_world_rank() == 0) {
-        halox_md_config_t p;
-        halox_md_config_default(&p);
-        halox_md_config_preset(&p, "water-density");
-        printf("halox-bench md: preset water-density, %lld steps after %d of equilibration "
+        printf("halox-bench md: preset water-density%s%s, %lld steps after %d of equilibration "
                "(untimed), %d process(es), %d GPU(s) visible; ns/day at 2 fs per step; T: mean "
-               "temperature of the timed steps (every 100 and the last; the preset's: %g)\n",
-               o->steps, p.equilibrate, bench_world_size(), bench_gpu_count(), p.temp);
+               "temperature of the timed steps (every 100 and the last; the target: %g)\n",
+               o->engine_options[0] ? " with " : "", o->engine_options, o->steps, p.equilibrate,
+               bench_world_size(), bench_gpu_count(), p.temp);
         printf("%-22s %9s %5s %-6s %-6s %-5s %6s %10s %10s %9s %7s %7s %-6s\n", "transport",
                "atoms", "ranks", "grid", "device", "graph", "steps", "ms/step", "steps/s", "ns/day",
                "halo%", "T", "check");

@@ -7,14 +7,39 @@
 #include <string.h>
 
 #include "bench.h"
+#include "halox/md_options.h"
+
+int bench_md_preset(const bench_opts_t *o, halox_md_config_t *cfg)
+{
+    halox_md_config_default(cfg);
+    if (halox_md_config_preset(cfg, "water-density") != HALOX_OK)
+        return bench_bad("%s", halox_last_error());
+    /* the engine's own settings given (--skin, --rebuild-every, ...), after the preset: through
+     * the engine's table, as halox-md applies them */
+    halox_md_setup_t s;
+    halox_md_setup_init(&s);
+    s.cfg = *cfg;
+    for (int k = 0; k < o->n_engine_opts; k++)
+        if (halox_md_setup_option(&s, o->engine_opt[k][0], o->engine_opt[k][1]) != HALOX_OK)
+            return bench_bad("%s", halox_last_error());
+    *cfg = s.cfg;
+    if (cfg->verlet_tolerance > 0) { /* the buffer for the drift, as halox-md chooses it */
+        const unsigned keep =
+            (halox_md_setup_given(&s, "--skin") ? HALOX_MD_VERLET_KEEP_SKIN : 0u) |
+            (halox_md_setup_given(&s, "--rebuild-every") ? HALOX_MD_VERLET_KEEP_REBUILD : 0u);
+        halox_md_verlet_t vb;
+        if (halox_md_config_verlet(cfg, 0, keep, 0, &vb) != HALOX_OK)
+            return bench_bad("%s", halox_last_error());
+    }
+    return 0;
+}
 
 static int setup_config(bench_md_case_t *c, const char *base)
 {
     const bench_opts_t *o = c->o;
     halox_md_config_t *cfg = &c->cfg;
-    halox_md_config_default(cfg);
-    if (halox_md_config_preset(cfg, "water-density") != HALOX_OK)
-        return bench_bad("%s", halox_last_error());
+    if (bench_md_preset(o, cfg))
+        return BENCH_USAGE;
     cfg->natoms = c->natoms;
     cfg->steps = o->steps;
     /* thermo as the preset takes it (every 100 steps, and the last): the timed steps' mean
@@ -127,6 +152,7 @@ void bench_md_record_start(bench_record_t *r, const bench_md_case_t *c,
     rec_init(r);
     rec_common(r, c->o, c->label, s->nranks, &s->grid);
     rec_str(r, "preset", "water-density");
+    rec_str(r, "engine_options", c->o->engine_options); /* "" when the preset's alone */
     rec_int(r, "atoms", s->natoms);
     rec_str(r, "device", halox_md_config_device(&c->cfg) == HALOX_MD_DEVICE_GPU ? "gpu" : "cpu");
     rec_str(r, "real", s->real == HALOX_FLOAT ? "float" : "double");

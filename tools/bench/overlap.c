@@ -47,9 +47,10 @@ static int report(const bench_md_case_t *c, const halox_md_result_t *res)
 int bench_cmd_overlap(const bench_opts_t *o)
 {
     if (bench_world_rank() == 0) {
-        printf("halox-bench overlap: preset water-density, %lld steps, then %d repetitions of "
-               "local forces alone, halo alone, both; %d process(es), %d GPU(s) visible\n",
-               o->steps, o->repeats, bench_world_size(), bench_gpu_count());
+        printf("halox-bench overlap: preset water-density%s%s, %lld steps, then %d repetitions "
+               "of local forces alone, halo alone, both; %d process(es), %d GPU(s) visible\n",
+               o->engine_options[0] ? " with " : "", o->engine_options, o->steps, o->repeats,
+               bench_world_size(), bench_gpu_count());
         printf("times in microseconds (median of the slowest rank); overlap %% = 100 (t_halo + "
                "t_local - t_both) / t_halo; the CPU engine does not overlap (about 0 %%)\n");
         printf("T: mean temperature of the timed steps (thermo every 100 and the last, after the "
