@@ -17,15 +17,13 @@ function(halox_bench_test name)
   set(_cmd ${_bench})
   set(_procs 1)
   if(T_NP)
-    set(_cmd ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${T_NP} ${HALOX_BENCH_MPI_PRE}
-             ${_bench} ${MPIEXEC_POSTFLAGS})
+    halox_mpiexec(_cmd ${T_NP} ${_bench})
     set(_procs ${T_NP})
   endif()
   add_test(NAME ${name} COMMAND ${_run} ${T_ARGS} -- ${_cmd} ${T_TOOL})
   set_tests_properties(${name} PROPERTIES LABELS "bench" TIMEOUT 180 PROCESSORS ${_procs})
-  if(T_NP AND HALOX_SANITIZE MATCHES "address")
-    set_tests_properties(${name} PROPERTIES
-                         ENVIRONMENT_MODIFICATION "ASAN_OPTIONS=string_append::detect_leaks=0")
+  if(T_NP)
+    halox_mpi_leaks_off(${name})
   endif()
 endfunction()
 
@@ -164,12 +162,6 @@ foreach(np 2 4)
 endforeach()
 
 if(HALOX_HAVE_MPI)
-  set(HALOX_BENCH_MPI_PRE ${MPIEXEC_PREFLAGS})
-  execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _bench_mpiv
-                  ERROR_QUIET TIMEOUT 30)
-  if(_bench_mpiv MATCHES "Open MPI|OpenRTE")
-    list(APPEND HALOX_BENCH_MPI_PRE --oversubscribe --allow-run-as-root)
-  endif()
   halox_bench_test(bench_halo_mpi_np2 NP 2
                    ARGS --grep "^mpi .* verified" --json ${_out}/halo_mpi.jsonl halo --count 1 --
                    TOOL halo --transport mpi --atoms 3000 -r 50 --json ${_out}/halo_mpi.jsonl)
@@ -215,16 +207,10 @@ if(HALOX_HAVE_MPI)
                    ARGS --rc 2 --grep "scaling reads the JSON files of earlier runs in one process, but halox-bench was started by an MPI launcher with 2 processes .*: run it without mpirun"
                    TOOL scaling ${_out}/none.jsonl)
   # without -t under mpiexec: one process's table (one header), mpi measured
-  add_test(NAME bench_launch_default_np2
-           COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --count 1 "^halox-bench halo: "
-                   --count 1 "^halox-bench [0-9.]+, commit " --count 0 "^threads " --grep "^mpi .* verified" --
-                   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${HALOX_BENCH_MPI_PRE} ${_bench}
-                   ${MPIEXEC_POSTFLAGS} halo --atoms 3000 -r 5 -w 1)
-  set_tests_properties(bench_launch_default_np2 PROPERTIES LABELS "bench" TIMEOUT 180 PROCESSORS 2)
-  if(HALOX_SANITIZE MATCHES "address")
-    set_tests_properties(bench_launch_default_np2 PROPERTIES
-                         ENVIRONMENT_MODIFICATION "ASAN_OPTIONS=string_append::detect_leaks=0")
-  endif()
+  halox_mpi_expect(bench_launch_default_np2 2 ${_bench} LABELS bench TIMEOUT 180
+                   CHECKS --count 1 "^halox-bench halo: " --count 1 "^halox-bench [0-9.]+, commit "
+                          --count 0 "^threads " --grep "^mpi .* verified"
+                   ARGS halo --atoms 3000 -r 5 -w 1)
   # GPU transports without a GPU: a message and exit 0 (on GPU machines they run and verify)
   if(HALOX_HAVE_CUDA)
     halox_bench_test(bench_halo_gpu_skips NP 1

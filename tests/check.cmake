@@ -23,14 +23,9 @@ halox_check_test(check_threads_8x1x1_4pulse --grid 8x1x1 --box 16,14,14 --atoms 
                  --buffer 0.5)
 
 if(HALOX_HAVE_MPI)
-  set(_mpi_pre ${MPIEXEC_PREFLAGS})
-  execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _mpiv ERROR_QUIET)
-  if(_mpiv MATCHES "Open MPI|OpenRTE")
-    list(APPEND _mpi_pre --oversubscribe --allow-run-as-root)
-  endif()
   function(halox_check_mpi name np)
-    add_test(NAME ${name} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${_mpi_pre}
-             $<TARGET_FILE:halox-check> --transport mpi ${ARGN})
+    halox_mpiexec(_cmd ${np} $<TARGET_FILE:halox-check>)
+    add_test(NAME ${name} COMMAND ${_cmd} --transport mpi ${ARGN})
     set_tests_properties(${name} PROPERTIES LABELS "check;mpi" TIMEOUT 300 PROCESSORS ${np}
                          PASS_REGULAR_EXPRESSION "RESULT: PASS" FAIL_REGULAR_EXPRESSION "FAIL")
   endfunction()
@@ -38,44 +33,32 @@ if(HALOX_HAVE_MPI)
   halox_check_mpi(check_mpi_np2 2 --grid 2x1x1 --atoms 3000 --box 8 --cutoff 2.9 --buffer 1.2)
   halox_check_mpi(check_mpi_np4 4 --grid 2x2x1 --atoms 4000 --box 10 --dist clustered)
   halox_check_mpi(check_mpi_np8 8 --grid 2x2x2 --atoms 6000 --box 12 --precision double)
+  halox_mpiexec(_chk2 2 $<TARGET_FILE:halox-check>)
   add_test(NAME check_mpi_wrong_np COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_error.sh
-           "has 4 ranks but 2 MPI processes" ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2
-           ${_mpi_pre} $<TARGET_FILE:halox-check> --transport mpi --grid 2x2x1)
+           "has 4 ranks but 2 MPI processes" ${_chk2} --transport mpi --grid 2x2x1)
   set_tests_properties(check_mpi_wrong_np PROPERTIES LABELS "check;mpi" TIMEOUT 120)
   # Launched by mpiexec with P processes without --transport (issue 18): one check on mpi and
   # the default grid of P (one RESULT line, not P copies); threads refused before MPI starts.
+  # halox_check_launch(NAME NP ENV CHECKS... ARGS...): ENV "" or VAR=VALUE.
   function(halox_check_launch name np env)
-    add_test(NAME ${name} COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh ${ARGN})
-    set_tests_properties(${name} PROPERTIES LABELS "check;mpi" TIMEOUT 120 PROCESSORS ${np})
-    if(env)
-      set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}")
-    endif()
-    if(HALOX_SANITIZE MATCHES "address")
-      set_tests_properties(${name} PROPERTIES ENVIRONMENT_MODIFICATION
-                           "ASAN_OPTIONS=string_append::detect_leaks=0")
-    endif()
+    halox_mpi_expect(${name} ${np} $<TARGET_FILE:halox-check> LABELS check mpi ENV ${env} ${ARGN})
   endfunction()
-  set(_chk ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG})
   halox_check_launch(check_launch_default_np2 2 ""
-                     --count 1 "^RESULT: PASS$" --grep "grid 2x1x1, .*transport mpi$" --
-                     ${_chk} 2 ${_mpi_pre} $<TARGET_FILE:halox-check> --atoms 2000)
+                     CHECKS --count 1 "^RESULT: PASS$" --grep "grid 2x1x1, .*transport mpi$"
+                     ARGS --atoms 2000)
   halox_check_launch(check_launch_default_np4 4 ""
-                     --count 1 "^RESULT: PASS$" --grep "grid 2x2x1, .*transport mpi$" --
-                     ${_chk} 4 ${_mpi_pre} $<TARGET_FILE:halox-check> --atoms 2000)
+                     CHECKS --count 1 "^RESULT: PASS$" --grep "grid 2x2x1, .*transport mpi$"
+                     ARGS --atoms 2000)
   halox_check_launch(check_launch_threads_np2 2 ""
-                     --rc 2 --count 0 "^RESULT:"
-                     --grep "--transport threads runs its ranks in one process, but halox-check was started by an MPI launcher with 2 processes.*Use --transport mpi"
-                     -- ${_chk} 2 ${_mpi_pre} $<TARGET_FILE:halox-check> --atoms 2000
-                     --transport threads)
+                     CHECKS --rc 2 --count 0 "^RESULT:"
+                            --grep "--transport threads runs its ranks in one process, but halox-check was started by an MPI launcher with 2 processes.*Use --transport mpi"
+                     ARGS --atoms 2000 --transport threads)
   halox_check_launch(check_launch_threads_env_np4 4 "HALOX_TRANSPORT=threads"
-                     --rc 2 --count 0 "^RESULT:"
-                     --grep "HALOX_TRANSPORT=threads runs its ranks in one process.* with 4 processes.*Unset HALOX_TRANSPORT or add --transport mpi"
-                     -- ${_chk} 4 ${_mpi_pre} $<TARGET_FILE:halox-check> --atoms 2000)
-  if(HALOX_SANITIZE MATCHES "address")
-    # Open MPI leaks in MPI_Init when a run stops at once (ompi_op_base_op_select): not ours
-    set_tests_properties(check_mpi_wrong_np PROPERTIES ENVIRONMENT_MODIFICATION
-                         "ASAN_OPTIONS=string_append::detect_leaks=0")
-  endif()
+                     CHECKS --rc 2 --count 0 "^RESULT:"
+                            --grep "HALOX_TRANSPORT=threads runs its ranks in one process.* with 4 processes.*Unset HALOX_TRANSPORT or add --transport mpi"
+                     ARGS --atoms 2000)
+  # Open MPI leaks in MPI_Init when a run stops at once (ompi_op_base_op_select): not ours
+  halox_mpi_leaks_off(check_mpi_wrong_np)
 endif()
 
 # bad input: exit status 2 and a message that says what is wrong

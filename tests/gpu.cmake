@@ -1,7 +1,7 @@
 # GPU tests (label `gpu`): registered whenever CUDA is on, so CI (nvcc, no GPU) builds them; each
 # exits 77 when no GPU is visible, which CTest reports as skipped. scripts/device-suite.sh runs
-# them on the GPU machines. MPI-launched ones go through CMake's MPIEXEC_* variables, as the
-# `mpi` tests do (HALOX_MPIEXEC_PREFLAGS comes from tests/mpi.cmake).
+# them on the GPU machines. MPI-launched ones are registered as the `mpi` tests are
+# (halox_mpi_test, tests/CMakeLists.txt), labelled gpu.
 if(NOT HALOX_HAVE_CUDA)
   return()
 endif()
@@ -12,31 +12,13 @@ halox_test(test_gpu_kernels SOURCES test_gpu_kernels.c LABELS gpu TIMEOUT 120)
 halox_test(test_gpu_clusters SOURCES test_gpu_clusters.c LABELS gpu TIMEOUT 120)
 
 if(HALOX_HAVE_MPI)
-  # halox_gpu_mpi_test(NAME SOURCES a.c NP 1 2 [ARGS ...] [TIMEOUT s]): one test per count,
-  # NAME_npN, labelled gpu. Several ranks per GPU are fine (4 and 8 ranks share 2 GPUs).
-  function(halox_gpu_mpi_test name)
-    cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;NP;ARGS" ${ARGN})
-    add_executable(${name} ${T_SOURCES})
-    target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/src)
-    target_link_libraries(${name} PRIVATE halox MPI::MPI_C)
-    if(NOT T_TIMEOUT)
-      set(T_TIMEOUT 300)
-    endif()
-    foreach(np ${T_NP})
-      add_test(NAME ${name}_np${np}
-               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${HALOX_MPIEXEC_PREFLAGS}
-                       $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS} ${T_ARGS})
-      set_tests_properties(${name}_np${np} PROPERTIES LABELS "gpu" TIMEOUT ${T_TIMEOUT}
-                           SKIP_RETURN_CODE 77 PROCESSORS ${np})
-    endforeach()
-  endfunction()
-
   # every GPU transport against the reference: 1, 2 (one per GPU on 2 GPUs), 4 and 8 ranks
-  halox_gpu_mpi_test(test_gpu_exchange SOURCES test_gpu_exchange.c NP 1 2 4 8)
+  # (several ranks per GPU are fine: 4 and 8 ranks share 2 GPUs)
+  halox_mpi_test(test_gpu_exchange SOURCES test_gpu_exchange.c NP 1 2 4 8 LABELS gpu TIMEOUT 300)
   # bounded waits: a missing peer is a timeout naming rank, step, pulse and peer
-  halox_gpu_mpi_test(test_gpu_timeout SOURCES test_gpu_timeout.c NP 2 TIMEOUT 120)
+  halox_mpi_test(test_gpu_timeout SOURCES test_gpu_timeout.c NP 2 LABELS gpu TIMEOUT 120)
   # NVSHMEM memory errors: heap too small (names NVSHMEM_SYMMETRIC_SIZE), non-symmetric arrays
-  halox_gpu_mpi_test(test_gpu_nvshmem SOURCES test_gpu_nvshmem.c NP 2 TIMEOUT 120)
+  halox_mpi_test(test_gpu_nvshmem SOURCES test_gpu_nvshmem.c NP 2 LABELS gpu TIMEOUT 120)
 endif()
 
 if(HALOX_HAVE_NVSHMEM)
@@ -53,7 +35,7 @@ endif()
 # The GPU MD engine (tests/test_gpu_md.c): step 0 against LAMMPS, 100 steps against the CPU
 # engine, on 1 rank and on 2 ranks (one per GPU on 2 GPUs), every GPU transport.
 if(HALOX_HAVE_MPI)
-  halox_gpu_mpi_test(test_gpu_md SOURCES test_gpu_md.c NP 1 2 TIMEOUT 180)
+  halox_mpi_test(test_gpu_md SOURCES test_gpu_md.c NP 1 2 LABELS gpu TIMEOUT 180)
 endif()
 if(TARGET halox-md)
   # the command line of the GPU engine (runs anywhere: these are usage errors, exit 2)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "halox/atoms.h"
 #include "halox/status.h"
 
 #define HALOX_TEST_SKIP 77
@@ -29,6 +30,20 @@ static _Atomic int halox_test_failures = 0;
             fprintf(stderr, __VA_ARGS__);                                                          \
             fputc('\n', stderr);                                                                   \
             halox_test_failures++;                                                                 \
+        }                                                                                          \
+    } while (0)
+
+/* A failure seen on a rank thread: printed at once with the rank, counted in the rank's own
+ * ctx->failures (ctx: any struct with `rank` and `failures`), which the test sums when the
+ * threads are joined. */
+#define RCHECK(ctx, cond, ...)                                                                     \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: rank %d: CHECK failed: %s: ", __FILE__, __LINE__, (ctx)->rank, \
+                    #cond);                                                                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            (ctx)->failures++;                                                                     \
         }                                                                                          \
     } while (0)
 
@@ -55,6 +70,12 @@ static _Atomic int halox_test_failures = 0;
             halox_test_failures++;                                                                 \
         }                                                                                          \
     } while (0)
+
+/* A precision in words, for what a test prints. */
+static inline const char *test_real_name(halox_real_t real)
+{
+    return real == HALOX_DOUBLE ? "double" : "float";
+}
 
 /* End of main(): report and exit. */
 #define TEST_DONE()                                                                                \

@@ -1,19 +1,12 @@
 # Tests of the MD engine (label md): physics against independent references (LAMMPS' published
 # values, closed forms, serial runs, statistics), restarts, migration, the command line.
-halox_test(test_md_lattice SOURCES test_md_lattice.c LABELS md TIMEOUT 300)
-halox_test(test_md_nve SOURCES test_md_nve.c LABELS md TIMEOUT 300)
-halox_test(test_md_decomp SOURCES test_md_decomp.c LABELS md TIMEOUT 300)
-# periodic shifts in the CPU lists: few cells per shift dimension, pairs once, vs brute force
-halox_test(test_md_shifts SOURCES test_md_shifts.c LABELS md TIMEOUT 300)
-halox_test(test_md_nvt SOURCES test_md_nvt.c LABELS md TIMEOUT 300)
-halox_test(test_md_restart SOURCES test_md_restart.c LABELS md TIMEOUT 300)
-# checkpoints with matching checksums and bad settings or atoms: refused, naming the field
-halox_test(test_md_checkpoint_forged SOURCES test_md_checkpoint_forged.c LABELS md TIMEOUT 300)
-halox_test(test_md_migrate SOURCES test_md_migrate.c LABELS md TIMEOUT 300)
-halox_test(test_md_overlap SOURCES test_md_overlap.c LABELS md TIMEOUT 300)
-# equilibration before step 0 (issue 14): water-density's timed steps at its T, restarts do not
-# equilibrate again
-halox_test(test_md_equilibrate SOURCES test_md_equilibrate.c LABELS md TIMEOUT 300)
+# test_md_shifts: periodic shifts in the CPU lists, few cells per shift dimension, pairs once, vs
+# brute force; test_md_checkpoint_forged: checkpoints with matching checksums and bad settings or
+# atoms, refused naming the field; test_md_equilibrate: equilibration before step 0 (issue 14),
+# water-density's timed steps at its T, restarts do not equilibrate again
+foreach(_t lattice nve decomp shifts nvt restart checkpoint_forged migrate overlap equilibrate)
+  halox_test(test_md_${_t} SOURCES test_md_${_t}.c LABELS md TIMEOUT 300)
+endforeach()
 # boxes, coordinates and XYZ files beyond what a precision holds (a search that never ends fails)
 halox_test(test_md_ranges SOURCES test_md_ranges.c LABELS md TIMEOUT 30)
 # files for --read (issue 18): the frame read, its velocities, LAMMPS dumps, the engine's own
@@ -31,63 +24,40 @@ endif()
 # The engine on the `mpi` transport (labels md and mpi): the same trajectory as 1 rank, and the
 # same bits as the threads transport on the same grid, for the grids of the issue.
 if(HALOX_HAVE_MPI)
-  if(NOT DEFINED HALOX_MPIEXEC_PREFLAGS)
-    # normally set by tests/mpi.cmake; Open MPI refuses root and more processes than cores
-    set(HALOX_MPIEXEC_PREFLAGS ${MPIEXEC_PREFLAGS})
-    execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _md_mpiexec_version
-                    ERROR_QUIET TIMEOUT 30)
-    if(_md_mpiexec_version MATCHES "Open MPI|OpenRTE")
-      list(APPEND HALOX_MPIEXEC_PREFLAGS --oversubscribe --allow-run-as-root)
-    endif()
-  endif()
   add_executable(test_md_mpi test_md_mpi.c)
   target_include_directories(test_md_mpi PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(test_md_mpi PRIVATE halox MPI::MPI_C)
-  set(_md_mpi_env "")
-  if(HALOX_SANITIZE MATCHES "address")
-    list(APPEND _md_mpi_env "ASAN_OPTIONS=string_append::detect_leaks=0")
-  endif()
   foreach(_grid 2x2x2 3x2x1 4x1x1)
     string(REPLACE "x" ";" _dims ${_grid})
     list(GET _dims 0 _a)
     list(GET _dims 1 _b)
     list(GET _dims 2 _c)
     math(EXPR _np "${_a} * ${_b} * ${_c}")
-    add_test(NAME test_md_mpi_${_grid}
-             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${_np} ${HALOX_MPIEXEC_PREFLAGS}
-                     $<TARGET_FILE:test_md_mpi> ${MPIEXEC_POSTFLAGS} ${_grid})
+    halox_mpiexec(_cmd ${_np} $<TARGET_FILE:test_md_mpi>)
+    add_test(NAME test_md_mpi_${_grid} COMMAND ${_cmd} ${_grid})
     set_tests_properties(test_md_mpi_${_grid} PROPERTIES LABELS "md;mpi" TIMEOUT 300
                          SKIP_RETURN_CODE 77 PROCESSORS ${_np})
-    if(_md_mpi_env)
-      set_tests_properties(test_md_mpi_${_grid} PROPERTIES ENVIRONMENT_MODIFICATION "${_md_mpi_env}")
-    endif()
+    halox_mpi_leaks_off(test_md_mpi_${_grid})
   endforeach()
   # the tool under mpiexec: 2 processes, a short run, its summary printed by rank 0
   if(TARGET halox-md)
+    halox_mpiexec(_md2 2 $<TARGET_FILE:halox-md>)
     add_test(NAME test_md_tool_mpi
-             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${HALOX_MPIEXEC_PREFLAGS}
-                     $<TARGET_FILE:halox-md> ${MPIEXEC_POSTFLAGS} --cells 6,6,6 --grid 2x1x1
-                     --transport mpi --steps 40 --thermo-every 20)
+             COMMAND ${_md2} --cells 6,6,6 --grid 2x1x1 --transport mpi --steps 40 --thermo-every 20)
     set_tests_properties(test_md_tool_mpi PROPERTIES LABELS "md;mpi" TIMEOUT 120 PROCESSORS 2
                          PASS_REGULAR_EXPRESSION "Summary.*transport mpi")
-    if(_md_mpi_env)
-      set_tests_properties(test_md_tool_mpi PROPERTIES ENVIRONMENT_MODIFICATION "${_md_mpi_env}")
-    endif()
+    halox_mpi_leaks_off(test_md_tool_mpi)
     # --autotune: the first run measures and caches (a fresh cache file), the second reads it
     set(_at_cache ${CMAKE_CURRENT_BINARY_DIR}/autotune-test.tsv)
     add_test(NAME test_md_autotune_reset COMMAND ${CMAKE_COMMAND} -E rm -f ${_at_cache})
     set_tests_properties(test_md_autotune_reset PROPERTIES LABELS "md;mpi" FIXTURES_SETUP md_at)
     foreach(_at measure cached)
       add_test(NAME test_md_autotune_${_at}
-               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${HALOX_MPIEXEC_PREFLAGS}
-                       $<TARGET_FILE:halox-md> ${MPIEXEC_POSTFLAGS} --cells 4,4,4 --grid 2x1x1
-                       --device cpu --autotune --autotune-steps 20 --steps 20)
+               COMMAND ${_md2} --cells 4,4,4 --grid 2x1x1 --device cpu --autotune
+                       --autotune-steps 20 --steps 20)
       set_tests_properties(test_md_autotune_${_at} PROPERTIES LABELS "md;mpi" TIMEOUT 120
                            PROCESSORS 2 ENVIRONMENT "HALOX_AUTOTUNE_CACHE=${_at_cache}")
-      if(_md_mpi_env)
-        set_tests_properties(test_md_autotune_${_at} PROPERTIES
-                             ENVIRONMENT_MODIFICATION "${_md_mpi_env}")
-      endif()
+      halox_mpi_leaks_off(test_md_autotune_${_at})
     endforeach()
     set_tests_properties(test_md_autotune_measure PROPERTIES FIXTURES_REQUIRED md_at
                          FIXTURES_SETUP md_at_cached PASS_REGULAR_EXPRESSION
@@ -98,18 +68,7 @@ if(HALOX_HAVE_MPI)
     # Summary), or a refusal before MPI starts (exit 2 from every process, which mpiexec
     # returns). halox_md_launch(NAME NP ENV CHECKS... -- ARGS...): ENV "" or VAR=VALUE.
     function(halox_md_launch name np env)
-      cmake_parse_arguments(L "" "" "CHECKS;ARGS" ${ARGN})
-      add_test(NAME ${name}
-               COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh ${L_CHECKS} --
-                       ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${HALOX_MPIEXEC_PREFLAGS}
-                       $<TARGET_FILE:halox-md> ${MPIEXEC_POSTFLAGS} ${L_ARGS})
-      set_tests_properties(${name} PROPERTIES LABELS "md;mpi" TIMEOUT 120 PROCESSORS ${np})
-      if(env)
-        set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}")
-      endif()
-      if(_md_mpi_env)
-        set_tests_properties(${name} PROPERTIES ENVIRONMENT_MODIFICATION "${_md_mpi_env}")
-      endif()
+      halox_mpi_expect(${name} ${np} $<TARGET_FILE:halox-md> LABELS md mpi ENV ${env} ${ARGN})
     endfunction()
     # no --transport, no --grid: mpi on the default grid of P (the CPU engine)
     halox_md_launch(md_launch_default_np2 2 "HALOX_DEVICE=cpu"

@@ -1,15 +1,21 @@
 /* Helpers shared by the MPI tests: one random global system generated identically on every
  * rank from a seed, split into the owners' home atoms, so each rank can run the serial reference
- * for all ranks and compare its own share with what the transport produced. */
+ * for all ranks and compare its own share with what the transport produced. With <mpi.h>
+ * included first, also what every MPI test program does: start, print on rank 0, skip, finish,
+ * and one case of the exchange tests (test_mpi_exchange, test_gpu_exchange). */
 #ifndef HALOX_TEST_MPI_COMMON_H
 #define HALOX_TEST_MPI_COMMON_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "halox/atoms.h"
+#include "halox/comm.h"
 #include "halox/geometry.h"
+#include "halox/plan.h"
+#include "harness.h"
 
 /* splitmix64: tiny, portable, the same sequence on every rank */
 static inline uint64_t tm_next(uint64_t *s)
@@ -98,5 +104,211 @@ static inline int tm_copy_home(halox_atoms_t *dst, const halox_atoms_t *src)
     dst->n_home = dst->n_total = src->n_home;
     return 0;
 }
+
+/* tm_make_system into ref[0..P) (P = the grid's ranks), then *mine a copy of rank me's home
+ * atoms: every rank holds the whole system and its own share. Free with tm_free_ranks. */
+static inline int tm_make_ranks(const halox_grid_t *grid, const halox_box_t *box, halox_real_t real,
+                                int stride, size_t extra_bytes, int natoms, uint64_t seed, int me,
+                                halox_atoms_t *ref, halox_atoms_t *mine)
+{
+    int rc = tm_make_system(grid, box, real, stride, extra_bytes, natoms, seed, ref);
+    if (tm_copy_home(mine, &ref[me]) != 0)
+        rc = -1;
+    return rc;
+}
+
+static inline void tm_free_ranks(halox_atoms_t *ref, int P, halox_atoms_t *mine)
+{
+    if (mine)
+        halox_atoms_free(mine);
+    for (int r = 0; r < P; r++)
+        halox_atoms_free(&ref[r]);
+}
+
+/* The grids the exchange tests run on P ranks, in this order (the seeds follow it): `gpu` 0 for
+ * the mpi transport, 1 for the GPU transports (fewer: their cases are slower); P ranks in x
+ * where P has none listed. Returns how many (at most 3). */
+static inline int tm_grids_for(int P, int gpu, halox_grid_t *g)
+{
+    static const struct {
+        int P, n[3], sets; /* sets: bit 0 mpi, bit 1 GPU */
+    } list[] = {
+        {1, {1, 1, 1}, 3}, {2, {2, 1, 1}, 3}, {2, {1, 2, 1}, 1}, {2, {1, 1, 2}, 3},
+        {4, {2, 2, 1}, 3}, {4, {4, 1, 1}, 1}, {4, {1, 2, 2}, 3}, {8, {2, 2, 2}, 3},
+        {8, {8, 1, 1}, 1}, {8, {2, 1, 4}, 1}, {8, {4, 2, 1}, 2},
+    };
+    int n = 0;
+    for (size_t k = 0; k < sizeof list / sizeof list[0]; k++)
+        if (list[k].P == P && (list[k].sets >> (gpu ? 1 : 0) & 1))
+            g[n++] = (halox_grid_t){{list[k].n[0], list[k].n[1], list[k].n[2]}};
+    if (n == 0)
+        g[n++] = (halox_grid_t){{P, 1, 1}};
+    return n;
+}
+
+/* New home coordinates on every rank of ref[0..P) (any values: a plan stays valid), each
+ * component moved by up to 0.1 either way; the same on every process for the same *s. */
+static inline void tm_move_home(halox_atoms_t *ref, int P, uint64_t *s)
+{
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < ref[r].n_home; i++)
+            for (int c = 0; c < ref[r].stride; c++)
+                halox_atoms_set(&ref[r], i, c,
+                                halox_atoms_get(&ref[r], i, c) + tm_uniform(s) * 0.2 - 0.1);
+}
+
+/* Random forces in [-10, 10) on every local atom (home and halo) of every rank: fs[r] holds
+ * ref[r].n_total entries of ref[r]'s precision and stride. */
+static inline void tm_random_forces(const halox_atoms_t *ref, void **fs, int P, uint64_t *s)
+{
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < ref[r].n_total; i++)
+            for (int c = 0; c < ref[r].stride; c++) {
+                double v = tm_uniform(s) * 20 - 10;
+                if (ref[r].real == HALOX_FLOAT)
+                    ((float *)fs[r])[(size_t)i * ref[r].stride + c] = (float)v;
+                else
+                    ((double *)fs[r])[(size_t)i * ref[r].stride + c] = v;
+            }
+}
+
+/* The reference side of an exchange test on P ranks: plans[r] from halox_reference_build over
+ * ref (every rank's home atoms, in one layout; the build adds their halo), xs[r] = ref[r].x,
+ * fs[r] zeroed forces for ref[r].n_total atoms. Returns the build's status; free with
+ * tm_reference_free, also after a failure. */
+typedef struct tm_reference {
+    int P, stride;
+    halox_real_t real;
+    halox_plan_t *plans;
+    void **xs, **fs;
+} tm_reference_t;
+
+static inline halox_status_t
+tm_reference_build(tm_reference_t *t, const halox_plan_params_t *params, halox_atoms_t *ref, int P)
+{
+    t->P = P;
+    t->real = ref[0].real;
+    t->stride = ref[0].stride;
+    t->plans = calloc((size_t)P, sizeof *t->plans);
+    t->xs = calloc((size_t)P, sizeof *t->xs);
+    t->fs = calloc((size_t)P, sizeof *t->fs);
+    if (!t->plans || !t->xs || !t->fs)
+        return HALOX_ERR_NO_MEMORY;
+    for (int r = 0; r < P; r++)
+        halox_plan_init(&t->plans[r]);
+    halox_status_t st = halox_reference_build(params, ref, t->plans);
+    for (int r = 0; r < P; r++) {
+        size_t esize = halox_real_size(ref[r].real) * (size_t)ref[r].stride;
+        t->xs[r] = ref[r].x;
+        t->fs[r] = calloc((size_t)(ref[r].n_total > 0 ? ref[r].n_total : 1), esize);
+        if (!t->fs[r] && st == HALOX_OK)
+            st = HALOX_ERR_NO_MEMORY;
+    }
+    return st;
+}
+
+/* The serial reference's coordinate exchange (halo of xs from the home atoms) and force
+ * exchange (halo forces of fs added into their owners') on every rank. */
+static inline void tm_reference_coords(tm_reference_t *t)
+{
+    halox_reference_coords(t->plans, t->P, t->real, t->stride, t->xs);
+}
+
+static inline void tm_reference_forces(tm_reference_t *t)
+{
+    halox_reference_forces(t->plans, t->P, t->real, t->stride, t->fs);
+}
+
+static inline void tm_reference_free(tm_reference_t *t)
+{
+    for (int r = 0; r < t->P && t->plans; r++)
+        halox_plan_free(&t->plans[r]);
+    for (int r = 0; r < t->P && t->fs; r++)
+        free(t->fs[r]);
+    free(t->plans);
+    free(t->xs);
+    free(t->fs);
+}
+
+#ifdef MPI_VERSION /* <mpi.h> included before this header */
+
+static inline int tm_world_rank(void)
+{
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return rank;
+}
+
+/* printf on rank 0 of MPI_COMM_WORLD only, flushed at once (so that ranks' lines interleave in
+ * the order they happen) */
+#define ROOT_PRINTF(...)                                                                           \
+    do {                                                                                           \
+        if (tm_world_rank() == 0) {                                                                \
+            printf(__VA_ARGS__);                                                                   \
+            fflush(stdout);                                                                        \
+        }                                                                                          \
+    } while (0)
+
+/* MPI_Init, then this process's rank and the number of processes. */
+static inline void tm_mpi_init(int *argc, char ***argv, int *rank, int *size)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
+/* The end of a skipped MPI test: says why on rank 0 and finalises MPI; main() returns this (77,
+ * or 1 where a check before the skip failed). */
+static inline int tm_mpi_skip(const char *why)
+{
+    ROOT_PRINTF("skipped: %s\n", why);
+    MPI_Finalize();
+    return halox_test_failures ? 1 : HALOX_TEST_SKIP;
+}
+
+/* Before TEST_DONE() at the end of an MPI test's main(): the failed checks of every rank summed
+ * and said by rank 0, then MPI_Finalize. Returns the sum (each rank's exit status is still its
+ * own checks': mpiexec fails when any rank does). */
+static inline int tm_mpi_finish(void)
+{
+    int failed = halox_test_failures, any = 0;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    ROOT_PRINTF("%d check(s) failed over all ranks\n", any);
+    MPI_Finalize();
+    return any;
+}
+
+/* One case of the exchange tests: natoms random atoms (seed) in box on grid, the plan of cutoff
+ * and buffer, then run(): the plan built through comm and 3 exchanges against the reference
+ * (ref: every rank's home atoms, mine: this rank's copy, ctx: the case in words, after `label`
+ * where given). Returns 0 where the planner refuses the case (too many pulses: skipped on every
+ * rank), else 1. */
+typedef void (*tm_exchange_fn)(halox_comm_t *comm, const halox_plan_params_t *params,
+                               halox_atoms_t *ref, halox_atoms_t *mine, int steps, uint64_t seed,
+                               const char *ctx);
+
+static inline int tm_exchange_case(halox_comm_t *comm, tm_exchange_fn run, const char *label,
+                                   halox_grid_t grid, halox_box_t box, double cutoff, double buffer,
+                                   int natoms, uint64_t seed, halox_real_t real, int stride)
+{
+    const int P = halox_comm_size(comm), me = halox_comm_rank(comm);
+    halox_plan_params_t params = {grid, box, cutoff, buffer, 0};
+    int np[3];
+    if (halox_plan_check(&params, np) != HALOX_OK)
+        return 0;
+    char ctx[200];
+    snprintf(ctx, sizeof ctx, "%s%sgrid %dx%dx%d cutoff %g buffer %g pulses %d,%d,%d %s stride %d",
+             label ? label : "", label ? ": " : "", grid.n[0], grid.n[1], grid.n[2], cutoff, buffer,
+             np[0], np[1], np[2], test_real_name(real), stride);
+    halox_atoms_t *ref = calloc((size_t)P, sizeof *ref), mine;
+    CHECK(tm_make_ranks(&grid, &box, real, stride, 0, natoms, seed, me, ref, &mine) == 0);
+    run(comm, &params, ref, &mine, 3, seed * 7 + 1, ctx);
+    ROOT_PRINTF("  %s: %d halo atoms on rank 0\n", ctx, mine.n_total - mine.n_home);
+    tm_free_ranks(ref, P, &mine);
+    free(ref);
+    return 1;
+}
+
+#endif /* MPI_VERSION */
 
 #endif

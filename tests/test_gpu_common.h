@@ -1,4 +1,5 @@
-/* Helpers of the GPU tests: the skip rule (no GPU: exit 77), CUDA checks, device arrays. */
+/* Helpers of the GPU tests: the skip rule (no GPU: exit 77), CUDA checks, device arrays. With
+ * <mpi.h> included first, also the skip rule of the MPI-launched ones. */
 #ifndef HALOX_TEST_GPU_COMMON_H
 #define HALOX_TEST_GPU_COMMON_H
 
@@ -29,5 +30,15 @@ static inline int tg_device_count(void)
             halox_test_failures++;                                                                 \
         }                                                                                          \
     } while (0)
+
+#ifdef MPI_VERSION
+/* The fewest CUDA devices a process of MPI_COMM_WORLD sees (collective; 0: skip the test). */
+static inline int tg_min_device_count(void)
+{
+    int ndev = tg_device_count(), min_dev = 0;
+    MPI_Allreduce(&ndev, &min_dev, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return min_dev;
+}
+#endif
 
 #endif

@@ -34,56 +34,24 @@
 
 static int g_rank, g_quick;
 
-#define ROOT_PRINTF(...)                                                                           \
-    do {                                                                                           \
-        if (g_rank == 0) {                                                                         \
-            printf(__VA_ARGS__);                                                                   \
-            fflush(stdout);                                                                        \
-        }                                                                                          \
-    } while (0)
-
-static const char *real_name(halox_real_t real) { return real == HALOX_FLOAT ? "float" : "double"; }
-
-static void randomise_forces(halox_atoms_t *ref, void **fs, int P, uint64_t *s)
-{
-    for (int r = 0; r < P; r++)
-        for (int i = 0; i < ref[r].n_total; i++)
-            for (int c = 0; c < ref[r].stride; c++) {
-                double v = tm_uniform(s) * 20 - 10;
-                if (ref[r].real == HALOX_FLOAT)
-                    ((float *)fs[r])[(size_t)i * ref[r].stride + c] = (float)v;
-                else
-                    ((double *)fs[r])[(size_t)i * ref[r].stride + c] = v;
-            }
-}
-
 /* Plan build through the endpoint, then `steps` exchanges on device arrays. */
 static void run_exchange(halox_comm_t *comm, const halox_plan_params_t *params, halox_atoms_t *ref,
                          halox_atoms_t *mine, int steps, uint64_t seed, const char *ctx)
 {
     const int P = halox_comm_size(comm), me = halox_comm_rank(comm);
-    const halox_real_t real = mine->real;
-    const int stride = mine->stride;
-    const size_t esize = halox_real_size(real) * (size_t)stride;
+    const size_t esize = halox_real_size(mine->real) * (size_t)mine->stride;
     cudaStream_t stream = (cudaStream_t)halox_comm_stream(comm);
-    halox_plan_t *plans = calloc((size_t)P, sizeof *plans);
-    void **xs = calloc((size_t)P, sizeof *xs), **fs = calloc((size_t)P, sizeof *fs);
+    tm_reference_t t;
+    CHECK_OK(tm_reference_build(&t, params, ref, P));
     halox_plan_t plan;
     halox_plan_init(&plan);
-    for (int r = 0; r < P; r++)
-        halox_plan_init(&plans[r]);
-    CHECK_OK(halox_reference_build(params, ref, plans));
     halox_status_t st = halox_comm_build_plan(comm, params, mine, &plan);
     CHECK_MSG(st == HALOX_OK, "%s: build_plan: %s", ctx, halox_last_error());
     if (st != HALOX_OK) {
-        for (int r = 0; r < P; r++)
-            halox_plan_free(&plans[r]);
-        free(plans);
-        free(xs);
-        free(fs);
+        tm_reference_free(&t);
         return;
     }
-    CHECK_MSG(plan.n_pulses == plans[me].n_pulses && plan.n_total == plans[me].n_total,
+    CHECK_MSG(plan.n_pulses == t.plans[me].n_pulses && plan.n_total == t.plans[me].n_total,
               "%s: plan differs from the reference", ctx);
     if (strcmp(halox_comm_transport(comm), "hybrid") == 0) {
         /* the legs each route takes when every GPU reaches every other (one node) */
@@ -107,10 +75,6 @@ static void run_exchange(halox_comm_t *comm, const halox_plan_params_t *params, 
     CHECK_OK(halox_comm_device_alloc(comm, esize * (size_t)nt, &d_x));
     CHECK_OK(halox_comm_device_alloc(comm, esize * (size_t)nt, &d_f));
     void *hx = malloc(esize * (size_t)nt), *hf = malloc(esize * (size_t)nt);
-    for (int r = 0; r < P; r++) {
-        xs[r] = ref[r].x;
-        fs[r] = calloc((size_t)(ref[r].n_total > 0 ? ref[r].n_total : 1), esize);
-    }
     TG_CUDA(cudaMemcpyAsync(d_x, mine->x, esize * (size_t)plan.n_total, cudaMemcpyHostToDevice,
                             stream));
     st = halox_comm_bind(comm, &plan, d_x, d_f);
@@ -118,26 +82,22 @@ static void run_exchange(halox_comm_t *comm, const halox_plan_params_t *params, 
     uint64_t s = seed;
     if (st == HALOX_OK && same) {
         /* straight after a bind the halo is the plan build's: a force exchange may come first */
-        randomise_forces(ref, fs, P, &s);
-        TG_CUDA(cudaMemcpyAsync(d_f, fs[me], esize * (size_t)plan.n_total, cudaMemcpyHostToDevice,
+        tm_random_forces(ref, t.fs, P, &s);
+        TG_CUDA(cudaMemcpyAsync(d_f, t.fs[me], esize * (size_t)plan.n_total, cudaMemcpyHostToDevice,
                                 stream));
         TG_CUDA(cudaStreamSynchronize(stream));
-        halox_reference_forces(plans, P, real, stride, fs);
+        tm_reference_forces(&t);
         st = halox_comm_forces(comm);
         CHECK_MSG(st == HALOX_OK, "%s: forces after bind: %s", ctx, halox_last_error());
         TG_CUDA(cudaStreamSynchronize(stream));
         TG_CUDA(cudaMemcpy(hf, d_f, esize * (size_t)plan.n_total, cudaMemcpyDeviceToHost));
-        CHECK_MSG(st != HALOX_OK || memcmp(hf, fs[me], esize * (size_t)plan.n_total) == 0,
+        CHECK_MSG(st != HALOX_OK || memcmp(hf, t.fs[me], esize * (size_t)plan.n_total) == 0,
                   "%s: forces straight after bind differ from the reference", ctx);
     }
     const size_t halo_bytes = esize * (size_t)(plan.n_total - plan.n_home);
     for (int step = 0; step < steps && st == HALOX_OK && same; step++) {
-        for (int r = 0; r < P; r++)
-            for (int i = 0; i < ref[r].n_home; i++)
-                for (int c = 0; c < stride; c++)
-                    halox_atoms_set(&ref[r], i, c,
-                                    halox_atoms_get(&ref[r], i, c) + tm_uniform(&s) * 0.2 - 0.1);
-        halox_reference_coords(plans, P, real, stride, xs);
+        tm_move_home(ref, P, &s);
+        tm_reference_coords(&t);
         /* on the exchange stream: the endpoint orders its work after ours */
         TG_CUDA(cudaMemcpyAsync(d_x, ref[me].x, esize * (size_t)plan.n_home, cudaMemcpyHostToDevice,
                                 stream));
@@ -157,20 +117,20 @@ static void run_exchange(halox_comm_t *comm, const halox_plan_params_t *params, 
         CHECK_MSG(memcmp(hx, ref[me].x, esize * (size_t)plan.n_total) == 0,
                   "%s: step %d: halo coordinates differ from the reference", ctx, step);
 
-        randomise_forces(ref, fs, P, &s);
-        TG_CUDA(cudaMemcpyAsync(d_f, fs[me], esize * (size_t)plan.n_total, cudaMemcpyHostToDevice,
+        tm_random_forces(ref, t.fs, P, &s);
+        TG_CUDA(cudaMemcpyAsync(d_f, t.fs[me], esize * (size_t)plan.n_total, cudaMemcpyHostToDevice,
                                 stream));
         TG_CUDA(cudaStreamSynchronize(stream)); /* fs[me] is overwritten by the reference next */
-        halox_reference_forces(plans, P, real, stride, fs);
+        tm_reference_forces(&t);
         st = halox_comm_forces(comm);
         CHECK_MSG(st == HALOX_OK, "%s: forces step %d: %s", ctx, step, halox_last_error());
         if (st != HALOX_OK)
             break;
         TG_CUDA(cudaStreamSynchronize(stream));
         TG_CUDA(cudaMemcpy(hf, d_f, esize * (size_t)plan.n_total, cudaMemcpyDeviceToHost));
-        CHECK_MSG(memcmp(hf, fs[me], esize * (size_t)plan.n_home) == 0,
+        CHECK_MSG(memcmp(hf, t.fs[me], esize * (size_t)plan.n_home) == 0,
                   "%s: step %d: home forces differ from the reference", ctx, step);
-        CHECK_MSG(memcmp(hf, fs[me], esize * (size_t)plan.n_total) == 0,
+        CHECK_MSG(memcmp(hf, t.fs[me], esize * (size_t)plan.n_total) == 0,
                   "%s: step %d: halo forces differ from the reference", ctx, step);
     }
     TG_CUDA(cudaStreamSynchronize(stream));
@@ -178,67 +138,17 @@ static void run_exchange(halox_comm_t *comm, const halox_plan_params_t *params, 
     halox_comm_device_free(comm, d_f);
     free(hx);
     free(hf);
-    for (int r = 0; r < P; r++) {
-        free(fs[r]);
-        halox_plan_free(&plans[r]);
-    }
     halox_plan_free(&plan);
-    free(plans);
-    free(xs);
-    free(fs);
+    tm_reference_free(&t);
 }
 
+/* one case in the box of every case */
 static int exchange_case(halox_comm_t *comm, halox_grid_t grid, double cutoff, double buffer,
                          int natoms, uint64_t seed, halox_real_t real, int stride)
 {
-    const int P = halox_comm_size(comm), me = halox_comm_rank(comm);
     halox_box_t box = {{9.0, 8.0, 7.0}};
-    halox_plan_params_t params = {grid, box, cutoff, buffer, 0};
-    int np[3];
-    if (halox_plan_check(&params, np) != HALOX_OK)
-        return 0;
-    char ctx[200];
-    snprintf(ctx, sizeof ctx, "%s: grid %dx%dx%d cutoff %g buffer %g pulses %d,%d,%d %s stride %d",
-             halox_comm_transport(comm), grid.n[0], grid.n[1], grid.n[2], cutoff, buffer, np[0],
-             np[1], np[2], real_name(real), stride);
-    halox_atoms_t *ref = calloc((size_t)P, sizeof *ref), mine;
-    CHECK(tm_make_system(&grid, &box, real, stride, 0, natoms, seed, ref) == 0);
-    CHECK(tm_copy_home(&mine, &ref[me]) == 0);
-    run_exchange(comm, &params, ref, &mine, 3, seed * 7 + 1, ctx);
-    ROOT_PRINTF("  %s: %d halo atoms on rank 0\n", ctx, mine.n_total - mine.n_home);
-    halox_atoms_free(&mine);
-    for (int r = 0; r < P; r++)
-        halox_atoms_free(&ref[r]);
-    free(ref);
-    return 1;
-}
-
-static int grids_for(int P, halox_grid_t *g)
-{
-    int n = 0;
-#define G(a, b, c) (g[n++] = (halox_grid_t){{a, b, c}})
-    switch (P) {
-    case 1:
-        G(1, 1, 1);
-        break;
-    case 2:
-        G(2, 1, 1);
-        G(1, 1, 2);
-        break;
-    case 4:
-        G(2, 2, 1);
-        G(1, 2, 2);
-        break;
-    case 8:
-        G(2, 2, 2);
-        G(4, 2, 1);
-        break;
-    default:
-        G(P, 1, 1);
-        break;
-    }
-#undef G
-    return n;
+    return tm_exchange_case(comm, run_exchange, halox_comm_transport(comm), grid, box, cutoff,
+                            buffer, natoms, seed, real, stride);
 }
 
 /* Create an endpoint; NULL with *refused set when the transport refuses this machine. */
@@ -288,7 +198,7 @@ static void test_transport(const char *name, int P)
     /* 1 pulse, 2 pulses in split dimensions, then 1 again (fewer pulses on the same endpoint) */
     static const double cb[][2] = {{2.0, 0.5}, {3.2, 1.5}, {0.8, 0.2}};
     halox_grid_t grids[4];
-    int ng = grids_for(P, grids);
+    int ng = tm_grids_for(P, 1, grids);
     int nk = g_quick ? 1 : (int)(sizeof kinds / sizeof kinds[0]);
     int ncb = g_quick ? 2 : (int)(sizeof cb / sizeof cb[0]);
     int cases = 0;
@@ -347,18 +257,11 @@ int main(int argc, char **argv)
     }
     /* NVLink multicast stays off (it can take shared GPUs out of service), unless set already */
     setenv("NCCL_NVLS_ENABLE", "0", 0);
-    MPI_Init(&argc, &argv);
     int P;
-    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &P);
-    int ndev = tg_device_count(), min_dev = 0;
-    MPI_Allreduce(&ndev, &min_dev, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (min_dev == 0) {
-        ROOT_PRINTF("no CUDA device visible: skipped\n");
-        MPI_Finalize();
-        return HALOX_TEST_SKIP;
-    }
-    ROOT_PRINTF("%d process(es), %d CUDA device(s) visible\n", P, ndev);
+    tm_mpi_init(&argc, &argv, &g_rank, &P);
+    if (tg_min_device_count() == 0)
+        return tm_mpi_skip("no CUDA device visible");
+    ROOT_PRINTF("%d process(es), %d CUDA device(s) visible\n", P, tg_device_count());
     /* "+put": the same transport with HALOX_NVSHMEM_PUT=1 (put-with-signal to every peer, the
      * path of peers without load/store access, forced on this node); "+tma": HALOX_NVSHMEM_TMA=1
      * (coordinates to NVLink peers by bulk asynchronous copies from shared memory); hybrid: on
@@ -399,9 +302,6 @@ int main(int argc, char **argv)
             unsetenv(runs[t].var);
     }
 
-    int failed = halox_test_failures, any = 0;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    ROOT_PRINTF("%d check(s) failed over all ranks\n", any);
-    MPI_Finalize();
+    tm_mpi_finish();
     TEST_DONE();
 }

@@ -24,8 +24,6 @@
 #include "test_gpu_common.h"
 #include "transports/gpu.h"
 
-static const char *real_name(halox_real_t real) { return real == HALOX_FLOAT ? "float" : "double"; }
-
 /* n distinct indices in [0, N), in random order (as maps are after forwarding) */
 static void random_map(uint64_t *s, int *index, int n, int N)
 {
@@ -98,10 +96,10 @@ static void test_pack_add(halox_real_t real, int stride, int N, int n, int dim, 
     memcpy(fwant, f, esize * (size_t)N);
     halox__add_forces(real, stride, fwant, index, n, src);
     CHECK_MSG(memcmp(got, want, esize * (size_t)(n + 1)) == 0,
-              "pack %s stride %d n %d dim %d shift %g differs from the CPU", real_name(real),
+              "pack %s stride %d n %d dim %d shift %g differs from the CPU", test_real_name(real),
               stride, n, dim, shift);
     CHECK_MSG(memcmp(fgot, fwant, esize * (size_t)N) == 0,
-              "add %s stride %d n %d differs from the CPU", real_name(real), stride, n);
+              "add %s stride %d n %d differs from the CPU", test_real_name(real), stride, n);
 
     cudaStreamDestroy(stream);
     cudaFree(d_x);
@@ -265,7 +263,7 @@ static void test_device_plan(halox_real_t real, int stride)
         char ctx[128];
         snprintf(ctx, sizeof ctx, "device plan %dx%dx%d cutoff %g %s stride %d (%d pulses)",
                  cases[c].grid.n[0], cases[c].grid.n[1], cases[c].grid.n[2], cases[c].cutoff,
-                 real_name(real), stride, plan.n_pulses);
+                 test_real_name(real), stride, plan.n_pulses);
         halox_status_t st = halox__gpu_plan_upload(&dp, &plan, real, stride, stream, "test");
         CHECK_MSG(st == HALOX_OK, "%s: upload: %s", ctx, halox_last_error());
         if (st == HALOX_OK)

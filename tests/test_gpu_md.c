@@ -30,16 +30,11 @@
 
 #include "halox/comm.h"
 #include "halox/md.h"
+#include "mpi_common.h"
 #include "test_gpu_common.h"
+#include "test_md_common.h"
 
 static int g_rank;
-#define ROOT_PRINTF(...)                                                                           \
-    do {                                                                                           \
-        if (g_rank == 0)                                                                           \
-            printf(__VA_ARGS__);                                                                   \
-    } while (0)
-
-static double rel(double a, double b) { return fabs(a - b) / fmax(fabs(b), 1e-300); }
 
 /* A GPU run of cfg on the transport; result on rank 0. Returns nonzero on failure. */
 static int gpu_run(halox_md_config_t *cfg, const char *transport, int P, int want_state,
@@ -67,12 +62,10 @@ static int gpu_run(halox_md_config_t *cfg, const char *transport, int P, int wan
 
 static void test_lammps_step0(const char *transport, int P)
 {
-    halox_md_config_t cfg;
-    halox_md_config_default(&cfg);
-    halox_md_config_preset(&cfg, "lammps-lj");
     /* LAMMPS' bench/in.lj: 20x20x20 cells, 32000 atoms (the pressure's kinetic part depends on
      * N through the 3N-3 degrees of freedom) */
-    cfg.cells[0] = cfg.cells[1] = cfg.cells[2] = 20;
+    halox_md_config_t cfg;
+    md_test_preset(&cfg, "lammps-lj", 20);
     cfg.steps = 0;
     halox_md_result_t r;
     if (gpu_run(&cfg, transport, P, 0, &r) == 0 && g_rank == 0) {
@@ -80,9 +73,10 @@ static void test_lammps_step0(const char *transport, int P)
         const halox_md_thermo_t *t = &r.thermo[0];
         printf("%s, %d rank(s): step 0 pe %.8f (LAMMPS -6.7733681, rel %.2e), press %.8f "
                "(LAMMPS -5.0197073, rel %.2e)\n",
-               transport, P, t->pe, rel(t->pe, -6.7733681), t->press, rel(t->press, -5.0197073));
-        CHECK_MSG(rel(t->pe, -6.7733681) < 1e-5, "pe %.10f", t->pe);
-        CHECK_MSG(rel(t->press, -5.0197073) < 1e-5, "press %.10f", t->press);
+               transport, P, t->pe, md_rel(t->pe, -6.7733681), t->press,
+               md_rel(t->press, -5.0197073));
+        CHECK_MSG(md_rel(t->pe, -6.7733681) < 1e-5, "pe %.10f", t->pe);
+        CHECK_MSG(md_rel(t->press, -5.0197073) < 1e-5, "press %.10f", t->press);
         CHECK_NEAR(t->temp, 1.44, 1e-6);
     }
     halox_md_result_free(&r);
@@ -91,9 +85,7 @@ static void test_lammps_step0(const char *transport, int P)
 static void test_trajectory(const char *transport, int P)
 {
     halox_md_config_t cfg;
-    halox_md_config_default(&cfg);
-    halox_md_config_preset(&cfg, "lammps-lj");
-    cfg.cells[0] = cfg.cells[1] = cfg.cells[2] = 8;
+    md_test_preset(&cfg, "lammps-lj", 8);
     cfg.steps = 100;
     cfg.thermo_every = 10;
     cfg.rebuild_every = 10;
@@ -119,8 +111,9 @@ static void test_trajectory(const char *transport, int P)
             for (int k = 0; k < gr.n_thermo && k < cr.n_thermo; k++) {
                 const halox_md_thermo_t *g = &gr.thermo[k], *c = &cr.thermo[k];
                 CHECK(g->step == c->step);
-                double d[5] = {rel(g->pe, c->pe), rel(g->ke, c->ke), rel(g->etotal, c->etotal),
-                               rel(g->temp, c->temp), rel(g->press, c->press)};
+                double d[5] = {md_rel(g->pe, c->pe), md_rel(g->ke, c->ke),
+                               md_rel(g->etotal, c->etotal), md_rel(g->temp, c->temp),
+                               md_rel(g->press, c->press)};
                 for (int q = 0; q < 5; q++) {
                     CHECK_MSG(d[q] < 2e-4, "step %lld quantity %d: GPU vs CPU rel %.3e", g->step, q,
                               d[q]);
@@ -165,9 +158,9 @@ static void test_trajectory(const char *transport, int P)
         CHECK(gg.x && gg.v && gg.natoms == gr.natoms);
         CHECK(gg.n_thermo == gr.n_thermo);
         for (int k = 0; k < gg.n_thermo && k < gr.n_thermo; k++)
-            dth = fmax(dth, fmax(rel(gg.thermo[k].pe, gr.thermo[k].pe),
-                                 fmax(rel(gg.thermo[k].ke, gr.thermo[k].ke),
-                                      rel(gg.thermo[k].press, gr.thermo[k].press))));
+            dth = fmax(dth, fmax(md_rel(gg.thermo[k].pe, gr.thermo[k].pe),
+                                 fmax(md_rel(gg.thermo[k].ke, gr.thermo[k].ke),
+                                      md_rel(gg.thermo[k].press, gr.thermo[k].press))));
         printf("%s, %d rank(s): --graph: %lld of %lld steps as graphs, positions max %.2e, "
                "thermo max rel %.2e from the run without; %.4f ms/step (without: %.4f)\n",
                transport, P, gg.summary.graph_steps, gg.summary.steps, dx, dth,
@@ -191,17 +184,11 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--transport") == 0 && i + 1 < argc)
             only = argv[++i];
     setenv("NCCL_NVLS_ENABLE", "0", 0);
-    MPI_Init(&argc, &argv);
     int P;
-    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &P);
-    int ndev = tg_device_count(), min_dev = 0;
-    MPI_Allreduce(&ndev, &min_dev, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (min_dev == 0) {
-        ROOT_PRINTF("no CUDA device visible: skipped\n");
-        MPI_Finalize();
-        return HALOX_TEST_SKIP;
-    }
+    tm_mpi_init(&argc, &argv, &g_rank, &P);
+    const int min_dev = tg_min_device_count();
+    if (min_dev == 0)
+        return tm_mpi_skip("no CUDA device visible");
     static const char *const names[] = {"mpi-staged",    "nccl",          "nvshmem-stream",
                                         "nvshmem-pulse", "nvshmem-fused", "hybrid"};
     for (size_t t = 0; t < sizeof names / sizeof names[0]; t++) {
@@ -217,9 +204,6 @@ int main(int argc, char **argv)
         test_lammps_step0(names[t], P);
         test_trajectory(names[t], P);
     }
-    int failed = halox_test_failures, any = 0;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    ROOT_PRINTF("%d check(s) failed over all ranks\n", any);
-    MPI_Finalize();
+    tm_mpi_finish();
     TEST_DONE();
 }

@@ -44,8 +44,7 @@ static void test_memory_errors(const char *name, int me)
     halox_box_t box = {{9.0, 8.0, 7.0}};
     halox_plan_params_t params = {grid, box, 2.0, 0.5, 0};
     halox_atoms_t ref[2], mine;
-    CHECK(tm_make_system(&grid, &box, HALOX_FLOAT, 3, 0, 900, 7, ref) == 0);
-    CHECK(tm_copy_home(&mine, &ref[me]) == 0);
+    CHECK(tm_make_ranks(&grid, &box, HALOX_FLOAT, 3, 0, 900, 7, me, ref, &mine) == 0);
     halox_plan_t plan, plans[2];
     halox_plan_init(&plan);
     halox_plan_init(&plans[0]);
@@ -91,19 +90,15 @@ static void test_memory_errors(const char *name, int me)
     halox_plan_free(&plan);
     halox_plan_free(&plans[0]);
     halox_plan_free(&plans[1]);
-    halox_atoms_free(&mine);
-    halox_atoms_free(&ref[0]);
-    halox_atoms_free(&ref[1]);
+    tm_free_ranks(ref, 2, &mine);
 }
 
 int main(int argc, char **argv)
 {
     /* before NVSHMEM starts: a heap small enough to overflow on purpose */
     setenv("NVSHMEM_SYMMETRIC_SIZE", "64M", 1);
-    MPI_Init(&argc, &argv);
     int me, P;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    tm_mpi_init(&argc, &argv, &me, &P);
 
     /* a CPU transport has no device memory (runs without a GPU too) */
     {
@@ -116,21 +111,13 @@ int main(int argc, char **argv)
         halox_comm_destroy(c);
     }
 
-    int ndev = tg_device_count(), min_dev = 0;
-    MPI_Allreduce(&ndev, &min_dev, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (min_dev == 0 || P != 2 || !halox_transport_available("nvshmem-fused")) {
-        if (me == 0)
-            printf("skipped: %s\n", min_dev == 0 ? "no CUDA device visible"
-                                    : P != 2     ? "needs 2 processes"
-                                                 : "no NVSHMEM in this build");
-        MPI_Finalize();
-        return halox_test_failures ? 1 : HALOX_TEST_SKIP;
-    }
+    if (tg_min_device_count() == 0)
+        return tm_mpi_skip("no CUDA device visible");
+    if (P != 2)
+        return tm_mpi_skip("needs 2 processes");
+    if (!halox_transport_available("nvshmem-fused"))
+        return tm_mpi_skip("no NVSHMEM in this build");
     test_memory_errors("nvshmem-fused", me);
-    int failed = halox_test_failures, any = 0;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (me == 0)
-        printf("%d check(s) failed over all ranks\n", any);
-    MPI_Finalize();
+    tm_mpi_finish();
     TEST_DONE();
 }

@@ -47,8 +47,7 @@ static void test_transport(const char *name, int me)
     halox_box_t box = {{9.0, 8.0, 7.0}};
     halox_plan_params_t params = {grid, box, 2.0, 0.5, 0};
     halox_atoms_t ref[2], mine;
-    CHECK(tm_make_system(&grid, &box, HALOX_FLOAT, 3, 0, 800, 42, ref) == 0);
-    CHECK(tm_copy_home(&mine, &ref[me]) == 0);
+    CHECK(tm_make_ranks(&grid, &box, HALOX_FLOAT, 3, 0, 800, 42, me, ref, &mine) == 0);
     halox_plan_t plan;
     halox_plan_init(&plan);
     CHECK_OK(halox_comm_build_plan(comm, &params, &mine, &plan));
@@ -96,26 +95,18 @@ static void test_transport(const char *name, int me)
     if (me == 0)
         printf("%s: destroyed after the timeout\n", name);
     halox_plan_free(&plan);
-    halox_atoms_free(&mine);
-    halox_atoms_free(&ref[0]);
-    halox_atoms_free(&ref[1]);
+    tm_free_ranks(ref, 2, &mine);
 }
 
 int main(int argc, char **argv)
 {
     setenv("NCCL_NVLS_ENABLE", "0", 0); /* NVLink multicast stays off */
-    MPI_Init(&argc, &argv);
     int me, P;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &P);
-    int ndev = tg_device_count(), min_dev = 0;
-    MPI_Allreduce(&ndev, &min_dev, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (min_dev == 0 || P != 2) {
-        if (me == 0)
-            printf("%s: skipped\n", min_dev == 0 ? "no CUDA device visible" : "needs 2 processes");
-        MPI_Finalize();
-        return HALOX_TEST_SKIP;
-    }
+    tm_mpi_init(&argc, &argv, &me, &P);
+    if (tg_min_device_count() == 0)
+        return tm_mpi_skip("no CUDA device visible");
+    if (P != 2)
+        return tm_mpi_skip("needs 2 processes");
     test_transport("mpi-staged", me);
     test_transport("nccl", me);
     test_transport("nvshmem-stream", me);
@@ -128,10 +119,6 @@ int main(int argc, char **argv)
         printf("hybrid with HALOX_HYBRID_UNREACHABLE=all:\n");
     test_transport("hybrid", me);
     unsetenv("HALOX_HYBRID_UNREACHABLE");
-    int failed = halox_test_failures, any = 0;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (me == 0)
-        printf("%d check(s) failed over all ranks\n", any);
-    MPI_Finalize();
+    tm_mpi_finish();
     TEST_DONE();
 }

@@ -36,24 +36,6 @@ static void base_config(halox_md_config_t *cfg)
     cfg->grid = (halox_grid_t){{2, 1, 1}};
 }
 
-static unsigned char *slurp(const char *p, size_t *n)
-{
-    FILE *fp = fopen(p, "rb");
-    if (!fp)
-        return NULL;
-    fseek(fp, 0, SEEK_END);
-    long len = ftell(fp);
-    rewind(fp);
-    unsigned char *buf = malloc((size_t)len);
-    if (buf && fread(buf, 1, (size_t)len, fp) != (size_t)len) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(fp);
-    *n = (size_t)len;
-    return buf;
-}
-
 /* The payload of the base file, for a forger to change, then sealed and written to g_forge. */
 typedef void (*forge_fn)(md_ckpt_settings_t *s, unsigned char *payload);
 
@@ -272,7 +254,7 @@ int main(void)
     halox_md_result_t r;
     if (md_test_run(&cfg, NULL, 0, &r) == 0) {
         halox_md_result_free(&r);
-        g_file = slurp(g_base, &g_size);
+        g_file = (unsigned char *)md_test_slurp(g_base, &g_size);
         CHECK(g_file && g_size > sizeof(md_ckpt_header_t) + sizeof(md_ckpt_settings_t));
         if (g_file)
             forged_settings_and_atoms();

@@ -135,21 +135,6 @@ static int run(cmd_t *c, const char *const args[])
 
 static void path(char *out, size_t n, const char *name) { snprintf(out, n, "%s/%s", g_dir, name); }
 
-static char *slurp(const char *p)
-{
-    FILE *fp = fopen(p, "rb");
-    if (!fp)
-        return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    rewind(fp);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, fp);
-    s[got] = '\0';
-    fclose(fp);
-    return s;
-}
-
 /* ---- a minimal JSON syntax check ---------------------------------------------------------- */
 static const char *js_ws(const char *p)
 {
@@ -239,7 +224,7 @@ static void presets_and_files(void)
     CHECK(strstr(c.out, "4000 atoms") != NULL); /* the override of the cells */
     CHECK(strstr(c.out, "Summary") != NULL);
     cmd_free(&c);
-    char *j = slurp(json);
+    char *j = md_test_slurp(json, NULL);
     CHECK(j && json_valid(j));
     if (j) {
         CHECK(strstr(j, "\"settings\"") && strstr(j, "\"thermo\"") && strstr(j, "\"summary\""));
@@ -264,7 +249,7 @@ static void presets_and_files(void)
             CHECK_MSG(strstr(j, keys[k]) != NULL, "JSON lacks %s", keys[k]);
     }
     free(j);
-    char *s = slurp(csv);
+    char *s = md_test_slurp(csv, NULL);
     CHECK(s && !strncmp(s, "step,time,temp,pe,ke,etotal,press\n0,", 36));
     free(s);
     /* the XYZ file reads back (box from its Lattice) to the same energy */
@@ -328,7 +313,7 @@ static int send_sigint(const char *out, pid_t pid, void *vp)
 
 static char *last_frame(const char *file)
 {
-    char *s = slurp(file);
+    char *s = md_test_slurp(file, NULL);
     if (!s)
         return NULL;
     /* frames start with the atom count on its own line: find the last "\n500\nLattice" */
@@ -571,15 +556,10 @@ static void bad_input(void)
     expect_bad(r4, "give --steps >=");
     char bad[256];
     path(bad, sizeof bad, "corrupt.chk");
-    char *whole = slurp(ck);
-    if (whole) {
-        FILE *in = fopen(ck, "rb");
-        fseek(in, 0, SEEK_END);
-        long n = ftell(in);
-        rewind(in);
-        char *buf = malloc((size_t)n);
-        CHECK(fread(buf, 1, (size_t)n, in) == (size_t)n);
-        fclose(in);
+    size_t n = 0;
+    char *buf = md_test_slurp(ck, &n);
+    CHECK(buf != NULL);
+    if (buf) {
         buf[n / 2] ^= 1;
         FILE *out = fopen(bad, "wb");
         fwrite(buf, 1, (size_t)n, out);
@@ -591,7 +571,6 @@ static void bad_input(void)
         fclose(out);
         expect_bad(r5, "is truncated");
         free(buf);
-        free(whole);
     }
     const char *f0[] = {"--read", "/no/such/file.xyz", NULL};
     expect_bad(f0, "cannot open '/no/such/file.xyz'");

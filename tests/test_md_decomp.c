@@ -21,22 +21,15 @@ static void compare_grids(halox_real_t real, halox_md_ensemble_t ens)
 {
     const char *grids[] = {"2x2x2", "3x2x1", "4x1x1"};
     halox_md_config_t cfg;
-    md_test_config(&cfg, 10);
-    cfg.steps = 100;
-    cfg.thermo_every = 50;
-    cfg.real = real;
-    cfg.ensemble = ens;
-    cfg.tau = 0.05;
+    md_test_decomp_config(&cfg, real, ens);
     cfg.temp = 1.44;
     halox_md_result_t ref;
     if (md_test_run(&cfg, NULL, 1, &ref))
         return;
     int dbl = real == HALOX_DOUBLE;
-    double tol_x = dbl ? 1e-11 : 5e-4, tol_v = dbl ? 1e-11 : 5e-3, tol_e = dbl ? 1e-12 : 2e-5;
-    double box[3];
-    double a = cbrt(4.0 / cfg.density);
-    for (int d = 0; d < 3; d++)
-        box[d] = a * cfg.cells[d];
+    double tol_x, tol_v, tol_e, box[3];
+    md_test_decomp_tolerances(real, &tol_x, &tol_v, &tol_e);
+    md_test_fcc_box(&cfg, box);
     for (int g = 0; g < 3; g++) {
         halox_md_config_t c2 = cfg;
         halox_grid_parse(grids[g], &c2.grid);
@@ -54,8 +47,8 @@ static void compare_grids(halox_real_t real, halox_md_ensemble_t ens)
         }
         printf("%s %s grid %s vs 1 rank after %lld steps: max |dx| %.3e, max |dv| %.3e, max "
                "rel. energy difference %.3e (%lld atoms migrated)\n",
-               dbl ? "double" : "float", ens == HALOX_MD_NVT ? "NVT" : "NVE", grids[g], cfg.steps,
-               dx, dv, de, r.summary.migrated);
+               test_real_name(real), ens == HALOX_MD_NVT ? "NVT" : "NVE", grids[g], cfg.steps, dx,
+               dv, de, r.summary.migrated);
         CHECK_MSG(dx <= tol_x, "positions differ by %.3e > %.1e", dx, tol_x);
         CHECK_MSG(dv <= tol_v, "velocities differ by %.3e > %.1e", dv, tol_v);
         CHECK_MSG(de <= tol_e, "energies differ by %.3e > %.1e", de, tol_e);

@@ -110,9 +110,7 @@ static void counts_exclude_equilibration(void)
         cfg.natoms = 2000;
         cfg.steps = 40;
         cfg.thermo_every = 20;
-        cfg.rebuild_every = 10;
-        cfg.rebuild_check = 0;
-        cfg.skin = 0.5;
+        md_test_lists(&cfg, 0.5, 10, 0);
         halox_md_result_t res;
         if (md_test_run(&cfg, NULL, 0, &res))
             return;

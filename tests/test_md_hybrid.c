@@ -39,7 +39,7 @@ static void compare(halox_real_t real, const char *grid, const char *decl)
         diff += memcmp(&direct.thermo[k], &routed.thermo[k], sizeof direct.thermo[k]) != 0;
     printf("%s grid %s, HALOX_HYBRID_UNREACHABLE=%s: %lld atoms, %d thermo records, %lld atoms "
            "migrated, %lld values differ from the run without\n",
-           real == HALOX_FLOAT ? "float" : "double", grid, decl, routed.natoms, routed.n_thermo,
+           test_real_name(real), grid, decl, routed.natoms, routed.n_thermo,
            routed.summary.migrated, diff);
     CHECK_MSG(diff == 0, "%s %s: the routes changed %lld values", grid, decl, diff);
     CHECK(routed.summary.migrated > 0); /* the plans were rebuilt with atoms moved */

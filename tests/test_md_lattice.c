@@ -20,22 +20,18 @@
 static void lammps_step0(int cells, halox_real_t real, const char *grid, double *pe_p)
 {
     halox_md_config_t cfg;
-    halox_md_config_default(&cfg);
-    halox_md_config_preset(&cfg, "lammps-lj");
-    cfg.cells[0] = cfg.cells[1] = cfg.cells[2] = cells;
+    md_test_preset(&cfg, "lammps-lj", cells);
     cfg.steps = 0;
-    cfg.real = real;
-    halox_grid_parse(grid, &cfg.grid);
     halox_md_result_t r;
-    if (md_test_run(&cfg, NULL, 0, &r))
+    if (md_test_run_on(&cfg, real, grid, 0, &r))
         return;
     CHECK(r.n_thermo == 1);
     const halox_md_thermo_t *t = &r.thermo[0];
     double tol = real == HALOX_DOUBLE ? 1e-7 : 1e-5;
     printf("lammps-lj %d^3 cells (%lld atoms), %s, grid %s: pe %.10f (rel. err %.2e), press "
            "%.10f (rel. err %.2e), temp %.12f\n",
-           cells, r.summary.natoms, real == HALOX_DOUBLE ? "double" : "float", grid, t->pe,
-           md_rel(t->pe, LAMMPS_PE), t->press, md_rel(t->press, LAMMPS_PRESS), t->temp);
+           cells, r.summary.natoms, test_real_name(real), grid, t->pe, md_rel(t->pe, LAMMPS_PE),
+           t->press, md_rel(t->press, LAMMPS_PRESS), t->temp);
     CHECK(r.summary.natoms == 4LL * cells * cells * cells);
     CHECK_MSG(md_rel(t->pe, LAMMPS_PE) < tol, "pe %.10f vs LAMMPS %.7f", t->pe, LAMMPS_PE);
     if (cells == 20)
@@ -56,23 +52,17 @@ static void analytic_fcc(halox_real_t real, int shift, int tail, const char *gri
     double pe = 6 * (u - (shift ? uc : 0)) + (tail ? halox_md_tail_energy(rho, rc) : 0);
     double press = 6 * rf * rho / 3 + (tail ? halox_md_tail_pressure(rho, rc) : 0);
     halox_md_config_t cfg;
-    md_test_config(&cfg, 5);
-    cfg.temp = 0;
-    cfg.cutoff = rc;
-    cfg.skin = 0.3;
+    md_test_cold(&cfg, 5, rc, 0.3);
     cfg.shift = shift;
     cfg.tail = tail;
-    cfg.steps = 0;
-    cfg.real = real;
-    halox_grid_parse(grid, &cfg.grid);
     halox_md_result_t res;
-    if (md_test_run(&cfg, NULL, 0, &res))
+    if (md_test_run_on(&cfg, real, grid, 0, &res))
         return;
     const halox_md_thermo_t *t = &res.thermo[0];
     double tol = real == HALOX_DOUBLE ? 1e-12 : 2e-6;
     printf("fcc T=0 rc=%.1f %s%s %s grid %s: pe %.12f (exact %.12f), press %.12f (exact %.12f)\n",
-           rc, shift ? "shifted" : "unshifted", tail ? " +tail" : "",
-           real == HALOX_DOUBLE ? "double" : "float", grid, t->pe, pe, t->press, press);
+           rc, shift ? "shifted" : "unshifted", tail ? " +tail" : "", test_real_name(real), grid,
+           t->pe, pe, t->press, press);
     CHECK_MSG(md_rel(t->pe, pe) < tol, "pe %.15g vs exact %.15g", t->pe, pe);
     CHECK_MSG(md_rel(t->press, press) < tol, "press %.15g vs exact %.15g", t->press, press);
     CHECK(t->temp == 0 && t->ke == 0);
@@ -125,11 +115,7 @@ static void velocities(void)
 static void placement_cache(void)
 {
     halox_md_config_t cfg;
-    halox_md_config_default(&cfg);
-    cfg.source = HALOX_MD_RANDOM;
-    cfg.natoms = 3000;
-    cfg.density = 0.8;
-    cfg.seed = 99;
+    md_test_random(&cfg, 3000, 0.8, 99);
     char dir[] = "/tmp/halox-cache-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
     halox_md_system_t *plain = NULL, *wrote = NULL, *read = NULL, *fixed = NULL;
@@ -173,11 +159,7 @@ static void placement_cache(void)
 static void placement_blocks(void)
 {
     halox_md_config_t cfg;
-    halox_md_config_default(&cfg);
-    cfg.source = HALOX_MD_RANDOM;
-    cfg.natoms = 160000;
-    cfg.density = 0.8;
-    cfg.seed = 7;
+    md_test_random(&cfg, 160000, 0.8, 7);
     unsetenv("HALOX_SYSTEM_CACHE");
     halox_md_system_t *sys = NULL;
     CHECK_OK(halox_md_system_create(&cfg, &sys));

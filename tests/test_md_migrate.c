@@ -14,26 +14,28 @@
 
 #include "test_md_common.h"
 
+/* 1000 steps of dt of natoms at the density and temp (seed), in double, thermo every 100: the
+ * cut-off and the lists (md_test_lists) as given. */
+static void gas_config(halox_md_config_t *cfg, long long natoms, double density, double temp,
+                       uint64_t seed, double cutoff, double skin, int rebuild_every,
+                       int rebuild_check, double dt)
+{
+    md_test_random(cfg, natoms, density, seed);
+    cfg->temp = temp;
+    cfg->cutoff = cutoff;
+    md_test_lists(cfg, skin, rebuild_every, rebuild_check);
+    cfg->dt = dt;
+    cfg->steps = 1000;
+    cfg->thermo_every = 100;
+    cfg->real = HALOX_DOUBLE;
+}
+
 static void gas(const char *grid, const halox_md_result_t *ref, halox_md_result_t *out)
 {
     halox_md_config_t cfg;
-    halox_md_config_default(&cfg);
-    cfg.source = HALOX_MD_RANDOM;
-    cfg.natoms = 172;
-    cfg.density = 0.1;
-    cfg.temp = 20.0;
-    cfg.seed = 11;
-    cfg.cutoff = 1.5;
+    gas_config(&cfg, 172, 0.1, 20.0, 11, 1.5, 6.0, 100000, 1, 0.002);
     cfg.shift = 1;
-    cfg.skin = 6.0;
-    cfg.rebuild_every = 100000;
-    cfg.rebuild_check = 1;
-    cfg.dt = 0.002;
-    cfg.steps = 1000;
-    cfg.thermo_every = 100;
-    cfg.real = HALOX_DOUBLE;
-    halox_grid_parse(grid, &cfg.grid);
-    if (md_test_run(&cfg, NULL, 1, out))
+    if (md_test_run_on(&cfg, HALOX_DOUBLE, grid, 1, out))
         return;
     const halox_md_summary_t *s = &out->summary;
     double e0 = out->thermo[0].etotal, dev = 0;
@@ -61,19 +63,7 @@ static void gas(const char *grid, const halox_md_result_t *ref, halox_md_result_
 static void ballistic(void)
 {
     halox_md_config_t cfg;
-    halox_md_config_default(&cfg);
-    cfg.source = HALOX_MD_RANDOM;
-    cfg.natoms = 16;
-    cfg.density = 0.001;
-    cfg.temp = 100.0;
-    cfg.seed = 5;
-    cfg.cutoff = 1.0;
-    cfg.skin = 0.3;
-    cfg.rebuild_every = 100;
-    cfg.dt = 0.005;
-    cfg.steps = 1000;
-    cfg.thermo_every = 100;
-    cfg.real = HALOX_DOUBLE;
+    gas_config(&cfg, 16, 0.001, 100.0, 5, 1.0, 0.3, 100, 0, 0.005);
     halox_md_result_t ref, r;
     if (md_test_run(&cfg, NULL, 1, &ref))
         return;

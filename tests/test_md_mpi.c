@@ -14,12 +14,7 @@
 static void one(const halox_grid_t *grid, halox_real_t real, halox_md_ensemble_t ens, int rank)
 {
     halox_md_config_t cfg;
-    md_test_config(&cfg, 10);
-    cfg.steps = 100;
-    cfg.thermo_every = 50;
-    cfg.real = real;
-    cfg.ensemble = ens;
-    cfg.tau = 0.05;
+    md_test_decomp_config(&cfg, real, ens);
     cfg.timeout_s = 120;
     halox_md_result_t ref, same, got;
     memset(&ref, 0, sizeof ref);
@@ -46,11 +41,9 @@ static void one(const halox_grid_t *grid, halox_real_t real, halox_md_ensemble_t
     }
     halox_comm_destroy(comm);
     if (rank == 0 && st == HALOX_OK && ref.x && same.x) {
-        int dbl = real == HALOX_DOUBLE;
-        double tol_x = dbl ? 1e-11 : 5e-4, tol_v = dbl ? 1e-11 : 5e-3, tol_e = dbl ? 1e-12 : 2e-5;
-        double box[3], dx, dv, de = 0;
-        for (int d = 0; d < 3; d++)
-            box[d] = cbrt(4.0 / cfg.density) * cfg.cells[d];
+        double tol_x, tol_v, tol_e, box[3], dx, dv, de = 0;
+        md_test_decomp_tolerances(real, &tol_x, &tol_v, &tol_e);
+        md_test_fcc_box(&cfg, box);
         md_test_compare(&ref, &got, box, &dx, &dv);
         for (int k = 0; k < got.n_thermo && k < ref.n_thermo; k++) {
             de = fmax(de, md_rel(got.thermo[k].pe, ref.thermo[k].pe));
@@ -62,7 +55,7 @@ static void one(const halox_grid_t *grid, halox_real_t real, halox_md_ensemble_t
                    !memcmp(got.thermo, same.thermo, sizeof *got.thermo * (size_t)got.n_thermo);
         printf("mpi %dx%dx%d %s %s after 100 steps: vs 1 rank max |dx| %.3e |dv| %.3e energy "
                "%.3e; vs threads on the same grid: %s\n",
-               grid->n[0], grid->n[1], grid->n[2], dbl ? "double" : "float",
+               grid->n[0], grid->n[1], grid->n[2], test_real_name(real),
                ens == HALOX_MD_NVT ? "NVT" : "NVE", dx, dv, de,
                bits ? "bit-identical" : "DIFFERENT");
         CHECK(got.n_thermo == ref.n_thermo);

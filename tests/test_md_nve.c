@@ -24,12 +24,9 @@ static void conservation(halox_real_t real, const char *grid)
     cfg.shift = 1;
     cfg.steps = 5000;
     cfg.thermo_every = 50;
-    cfg.rebuild_every = 10;
-    cfg.rebuild_check = 1;
-    cfg.real = real;
-    halox_grid_parse(grid, &cfg.grid);
+    md_test_lists(&cfg, 0.3, 10, 1);
     halox_md_result_t r;
-    if (md_test_run(&cfg, NULL, 0, &r))
+    if (md_test_run_on(&cfg, real, grid, 0, &r))
         return;
     int n = r.n_thermo;
     double mt = 0, me = 0, sxy = 0, sxx = 0, dev = 0;
@@ -47,9 +44,8 @@ static void conservation(halox_real_t real, const char *grid)
     printf(
         "NVE %s on %s, %lld atoms, %d samples over %.1f tau: E0 %.8f, drift %.3e per atom per tau "
         "(bound %.0e), max |E - E0| %.3e per atom (bound %.0e), final T %.4f, %lld rebuilds\n",
-        real == HALOX_DOUBLE ? "double" : "float", grid, r.summary.natoms, n, r.thermo[n - 1].time,
-        r.thermo[0].etotal, slope, DRIFT_BOUND, dev, DEV_BOUND, r.thermo[n - 1].temp,
-        r.summary.rebuilds);
+        test_real_name(real), grid, r.summary.natoms, n, r.thermo[n - 1].time, r.thermo[0].etotal,
+        slope, DRIFT_BOUND, dev, DEV_BOUND, r.thermo[n - 1].temp, r.summary.rebuilds);
     CHECK(n == 101);
     CHECK_MSG(fabs(slope) < DRIFT_BOUND, "energy drift %.3e per atom per tau", slope);
     CHECK_MSG(dev < DEV_BOUND, "energy strayed %.3e per atom from the start", dev);

@@ -145,8 +145,8 @@ static void probe_case(const char *what, halox_real_t real, const char *grid, lo
         const halox_md_summary_t *s = &probed.summary;
         printf("%s (%s, %s, %lld steps): t_local %.4f ms, t_halo %.4f ms, t_both %.4f ms, "
                "overlap %.1f %% over %d repetitions\n",
-               what, real == HALOX_DOUBLE ? "double" : "float", grid, steps, s->overlap_local_ms,
-               s->overlap_halo_ms, s->overlap_both_ms, s->overlap_percent, s->overlap_reps);
+               what, test_real_name(real), grid, steps, s->overlap_local_ms, s->overlap_halo_ms,
+               s->overlap_both_ms, s->overlap_percent, s->overlap_reps);
         CHECK(plain.summary.overlap_reps == 0);
         CHECK(s->overlap_reps == 7);
         CHECK(isfinite(s->overlap_local_ms) && s->overlap_local_ms > 0);

@@ -22,6 +22,7 @@
 #include "halox/md.h"
 #include "harness.h"
 #include "md/md_internal.h"
+#include "test_md_common.h"
 
 static int contains(const char *s, const char *what) { return s && strstr(s, what) != NULL; }
 
@@ -88,33 +89,6 @@ static void settings_boxes(void)
     CHECK_OK(halox_md_config_check(&c));
 }
 
-/* A one-rank engine on the threads transport for cfg and sys; NULL on failure (st_p set). */
-typedef struct {
-    halox_team_t *team;
-    halox_comm_t *comm;
-    halox_md_t *md;
-} engine_t;
-
-static halox_status_t engine_create(const halox_md_config_t *cfg, const halox_md_system_t *sys,
-                                    engine_t *e)
-{
-    memset(e, 0, sizeof *e);
-    halox_status_t st = halox_team_create(1, 30, &e->team);
-    if (st != HALOX_OK)
-        return st;
-    halox_comm_args_t args = {.real = cfg->real, .stride = 3, .team = e->team, .rank = 0};
-    if ((st = halox_comm_create("threads", &args, &e->comm)) != HALOX_OK)
-        return st;
-    return halox_md_create(cfg, e->comm, sys, NULL, &e->md);
-}
-
-static void engine_destroy(engine_t *e)
-{
-    halox_md_destroy(e->md);
-    halox_comm_destroy(e->comm);
-    halox_team_destroy(e->team);
-}
-
 /* A caller's own system with a box beyond float: refused at create (it hung). */
 static void caller_system(void)
 {
@@ -126,10 +100,10 @@ static void caller_system(void)
         return;
     for (int d = 0; d < 3; d++)
         sys->box.len[d] = 1e39;
-    engine_t e;
-    CHECK_STATUS(engine_create(&c, sys, &e), HALOX_ERR_INVALID_ARG);
+    md_test_engine_t e;
+    CHECK_STATUS(md_test_engine_create(&c, sys, 30, &e), HALOX_ERR_INVALID_ARG);
     CHECK_MSG(contains(halox_last_error(), "the system's box"), "message: %s", halox_last_error());
-    engine_destroy(&e);
+    md_test_engine_destroy(&e);
     halox_md_system_destroy(sys);
 }
 
@@ -143,8 +117,8 @@ static void cell_search(halox_real_t real)
     CHECK_OK(halox_md_system_create(&c, &sys));
     if (!sys)
         return;
-    engine_t e;
-    CHECK_OK(engine_create(&c, sys, &e));
+    md_test_engine_t e;
+    CHECK_OK(md_test_engine_create(&c, sys, 30, &e));
     if (e.md) {
         halox_md_t *md = e.md;
         const double rl = md->prm.cutoff + md->prm.buffer;
@@ -172,7 +146,7 @@ static void cell_search(halox_real_t real)
         CHECK_OK(md__nlist_build(md, rl));
         CHECK(md->nl.npairs > 0);
     }
-    engine_destroy(&e);
+    md_test_engine_destroy(&e);
     halox_md_system_destroy(sys);
 }
 
@@ -260,24 +234,13 @@ static void xyz_files(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "%s/halox-md-ranges-XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir)) {
-        fprintf(stderr, "cannot make a temporary directory\n");
+    if (md_test_make_dir(dir, sizeof dir, "halox-md-ranges") != 0)
         return 1;
-    }
     settings_boxes();
     caller_system();
     cell_search(HALOX_FLOAT);
     cell_search(HALOX_DOUBLE);
     xyz_files();
-    const char *names[] = {"trailing", "stray", "blank", "frames",
-                           "header",   "huge",  "far",   "unwrapped"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char p[512];
-        snprintf(p, sizeof p, "%s/%s.xyz", dir, names[i]);
-        remove(p);
-    }
-    rmdir(dir);
+    md_test_remove_dir(dir);
     TEST_DONE();
 }

@@ -12,6 +12,7 @@
 
 #include "halox/md.h"
 #include "harness.h"
+#include "test_md_common.h"
 
 static char dir[256];
 
@@ -282,24 +283,11 @@ static void round_trip(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "%s/halox-md-read-XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir)) {
-        fprintf(stderr, "cannot make a temporary directory\n");
+    if (md_test_make_dir(dir, sizeof dir, "halox-md-read") != 0)
         return 1;
-    }
     xyz_frames_and_velocities();
     lammps_dumps();
     round_trip();
-    const char *names[] = {"velo.xyz",      "vel.xyz",    "momenta.xyz", "none.xyz",   "plain7.xyz",
-                           "badv.xyz",      "nopos.xyz",  "badprop.xyz", "extra2.xyz", "boxes.xyz",
-                           "two.lammpstrj", "dup.dump",   "tri.dump",    "nopos.dump", "short.dump",
-                           "more.dump",     "order.dump", "item.dump",   "cols.dump"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char p[512];
-        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        remove(p);
-    }
-    rmdir(dir);
+    md_test_remove_dir(dir);
     TEST_DONE();
 }

@@ -267,17 +267,16 @@ static void bad_files(void)
     halox_md_result_free(&r);
 }
 
-/* An engine of one threads rank on cfg's system (NULL when a step of its set-up failed). */
-static halox_md_t *one_rank_engine(const halox_md_config_t *cfg, halox_md_system_t **sys,
-                                   halox_team_t **team, halox_comm_t **comm)
+/* base_config's NVE system (1x1x1) in the precision on one threads rank (md_test_engine_create):
+ * the engine, or NULL (e destroyed) when a step of its set-up failed. */
+static halox_md_t *one_rank(halox_md_config_t *cfg, halox_real_t real, md_test_engine_t *e)
 {
-    halox_md_t *md = NULL;
-    CHECK_OK(halox_md_system_create(cfg, sys));
-    CHECK_OK(halox_team_create(1, 0, team));
-    halox_comm_args_t args = {.real = cfg->real, .stride = 3, .team = *team, .rank = 0};
-    CHECK_OK(halox_comm_create("threads", &args, comm));
-    CHECK_OK(halox_md_create(cfg, *comm, *sys, NULL, &md));
-    return md;
+    base_config(cfg, real, HALOX_MD_NVE);
+    cfg->grid = (halox_grid_t){{1, 1, 1}};
+    CHECK_OK(md_test_engine_create(cfg, NULL, 0, e));
+    if (!e->md)
+        md_test_engine_destroy(e);
+    return e->md;
 }
 
 static void boundary_and_other_grid(void)
@@ -285,12 +284,8 @@ static void boundary_and_other_grid(void)
     char ck[256];
     path_in_dir(ck, sizeof ck, "b.chk");
     halox_md_config_t cfg;
-    base_config(&cfg, HALOX_DOUBLE, HALOX_MD_NVE);
-    cfg.grid = (halox_grid_t){{1, 1, 1}};
-    halox_md_system_t *sys = NULL;
-    halox_team_t *team = NULL;
-    halox_comm_t *comm = NULL;
-    halox_md_t *md = one_rank_engine(&cfg, &sys, &team, &comm);
+    md_test_engine_t e;
+    halox_md_t *md = one_rank(&cfg, HALOX_DOUBLE, &e);
     if (!md)
         return;
     CHECK_OK(halox_md_run_until(md, 15));
@@ -303,10 +298,7 @@ static void boundary_and_other_grid(void)
     CHECK_OK(halox_md_run_until(md, 200));
     double *xa = malloc(sizeof(double) * 3 * 500), *va = malloc(sizeof(double) * 3 * 500);
     CHECK_OK(halox_md_gather(md, xa, va, NULL, 0));
-    halox_md_destroy(md);
-    halox_comm_destroy(comm);
-    halox_team_destroy(team);
-    halox_md_system_destroy(sys);
+    md_test_engine_destroy(&e);
     /* continue the 1-rank checkpoint on 2x2x1 ranks: the same physics within rounding */
     halox_md_config_t c2 = cfg;
     c2.restart_path = ck;
@@ -317,8 +309,7 @@ static void boundary_and_other_grid(void)
         return;
     halox_md_result_t a = {.natoms = 500, .x = xa, .v = va};
     double box[3], dx, dv;
-    double l = cbrt(4.0 / cfg.density) * 5;
-    box[0] = box[1] = box[2] = l;
+    md_test_fcc_box(&cfg, box);
     md_test_compare(&a, &r, box, &dx, &dv);
     printf(
         "1-rank checkpoint at 20 continued on 2x2x1 to 200 vs 1 rank: max |dx| %.3g, |dv| %.3g\n",
@@ -335,12 +326,8 @@ static void boundary_and_other_grid(void)
 static void special_targets(void)
 {
     halox_md_config_t cfg;
-    base_config(&cfg, HALOX_FLOAT, HALOX_MD_NVE);
-    cfg.grid = (halox_grid_t){{1, 1, 1}};
-    halox_md_system_t *sys = NULL;
-    halox_team_t *team = NULL;
-    halox_comm_t *comm = NULL;
-    halox_md_t *md = one_rank_engine(&cfg, &sys, &team, &comm);
+    md_test_engine_t e;
+    halox_md_t *md = one_rank(&cfg, HALOX_FLOAT, &e);
     if (!md)
         return;
     CHECK_OK(halox_md_run_until(md, 10));
@@ -373,10 +360,7 @@ static void special_targets(void)
     CHECK_STATUS(halox__rename_check(fifo, "the checkpoint"), HALOX_ERR_WRITE);
     printf("rename over a FIFO: %s\n", halox_last_error());
     CHECK_OK(halox__rename_check(target, "the checkpoint"));
-    halox_md_destroy(md);
-    halox_comm_destroy(comm);
-    halox_team_destroy(team);
-    halox_md_system_destroy(sys);
+    md_test_engine_destroy(&e);
     unlink(fifo);
     rmdir(dir);
     /* /dev/full, opened by hand (halox_output_open refuses it): the failed write is reported */

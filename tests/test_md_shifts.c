@@ -115,23 +115,17 @@ static void run(const sys_t *s, const char *grid, halox_real_t real, int expect_
     long long np;
     brute(s, x, &pe, &press, &np);
     halox_md_config_t cfg;
-    md_test_config(&cfg, 4);
+    md_test_cold(&cfg, 4, RC, SKIN);
     cfg.source = HALOX_MD_READ;
     cfg.read_path = path;
-    cfg.temp = 0;
-    cfg.cutoff = RC;
-    cfg.skin = SKIN;
-    cfg.steps = 0;
-    cfg.real = real;
-    halox_grid_parse(grid, &cfg.grid);
     halox_md_result_t res;
-    if (md_test_run(&cfg, NULL, 0, &res) == 0) {
+    if (md_test_run_on(&cfg, real, grid, 0, &res) == 0) {
         const halox_md_thermo_t *t = &res.thermo[0];
         double tol = real == HALOX_DOUBLE ? 1e-10 : 2e-5;
         printf("box %gx%gx%g, %d atoms, grid %s, %s: pe %.12f (brute %.12f), press %.12f (brute "
                "%.12f), pairs %.0f (brute %lld), halo atoms %.1f per rank\n",
-               s->L[0], s->L[1], s->L[2], s->n, grid, real == HALOX_DOUBLE ? "double" : "float",
-               t->pe, pe, t->press, press, res.summary.pairs, np, res.summary.halo_atoms);
+               s->L[0], s->L[1], s->L[2], s->n, grid, test_real_name(real), t->pe, pe, t->press,
+               press, res.summary.pairs, np, res.summary.halo_atoms);
         CHECK_MSG(md_rel(t->pe, pe) < tol, "pe %.15g vs brute force %.15g", t->pe, pe);
         CHECK_MSG(fabs(t->press - press) < tol * (fabs(press) + 1), "press %.15g vs %.15g",
                   t->press, press);
@@ -163,20 +157,24 @@ int main(void)
     const sys_t rod1 = {{5.7, 5.7, 600}, 300};     /* 1 x 1 x 175 cells: the own cell */
     const sys_t big = {{12, 13, 11}, 1100};        /* ordinary */
     const sys_t thin = {{rl2 - 0.1, 12, 12}, 500}; /* x too short for shifts */
-    run(&cube4, "1x1x1", HALOX_DOUBLE, 0, 1);
-    run(&cube4, "1x1x1", HALOX_FLOAT, 0, 1);
-    run(&odd, "1x1x1", HALOX_DOUBLE, 0, 2);
-    run(&odd, "1x1x2", HALOX_DOUBLE, 0, 2);
-    run(&rod2, "1x1x1", HALOX_DOUBLE, 0, 3);
-    run(&rod2, "1x1x4", HALOX_DOUBLE, 0, 3);
-    run(&rod2, "1x1x1", HALOX_FLOAT, 0, 3);
-    run(&rod1, "1x1x1", HALOX_DOUBLE, 0, 4);
-    run(&rod1, "1x1x3", HALOX_DOUBLE, 0, 4);
-    run(&big, "1x1x1", HALOX_DOUBLE, 0, 5);
-    run(&big, "2x1x1", HALOX_DOUBLE, 0, 5);
-    run(&big, "1x2x2", HALOX_FLOAT, 0, 5);
-    run(&big, "2x2x2", HALOX_DOUBLE, 0, 5); /* no shift dimension */
-    run(&thin, "1x1x1", HALOX_DOUBLE, 1, 6);
-    run(&thin, "1x2x2", HALOX_DOUBLE, 1, 6);
+    /* system, grid, precision, copies expected, seed */
+    const struct {
+        const sys_t *s;
+        const char *grid;
+        halox_real_t real;
+        int copies;
+        uint64_t seed;
+    } cases[] = {
+        {&cube4, "1x1x1", HALOX_DOUBLE, 0, 1}, {&cube4, "1x1x1", HALOX_FLOAT, 0, 1},
+        {&odd, "1x1x1", HALOX_DOUBLE, 0, 2},   {&odd, "1x1x2", HALOX_DOUBLE, 0, 2},
+        {&rod2, "1x1x1", HALOX_DOUBLE, 0, 3},  {&rod2, "1x1x4", HALOX_DOUBLE, 0, 3},
+        {&rod2, "1x1x1", HALOX_FLOAT, 0, 3},   {&rod1, "1x1x1", HALOX_DOUBLE, 0, 4},
+        {&rod1, "1x1x3", HALOX_DOUBLE, 0, 4},  {&big, "1x1x1", HALOX_DOUBLE, 0, 5},
+        {&big, "2x1x1", HALOX_DOUBLE, 0, 5},   {&big, "1x2x2", HALOX_FLOAT, 0, 5},
+        {&big, "2x2x2", HALOX_DOUBLE, 0, 5}, /* no shift dimension */
+        {&thin, "1x1x1", HALOX_DOUBLE, 1, 6},  {&thin, "1x2x2", HALOX_DOUBLE, 1, 6},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        run(cases[k].s, cases[k].grid, cases[k].real, cases[k].copies, cases[k].seed);
     TEST_DONE();
 }

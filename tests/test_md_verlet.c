@@ -286,16 +286,19 @@ static void drift_test(void)
 
 /* ---- the tool ----------------------------------------------------------------------------- */
 
-static char *slurp(const char *path)
+/* halox-md (path) on the CPU with the arguments and --json js, its output into out: it exits 0;
+ * *o and *j (freed first) are what it wrote there (NULL where a file cannot be read). */
+static void run_tool(const char *path, const char *args, const char *js, const char *out, char **o,
+                     char **j)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "HALOX_DEVICE=cpu '%s' %s --json '%s' > '%s' 2>&1", path, args, js,
+             out);
+    CHECK_MSG(system(cmd) == 0, "%s", cmd);
+    free(*o);
+    free(*j);
+    *o = md_test_slurp(out, NULL);
+    *j = md_test_slurp(js, NULL);
 }
 
 static void tool(const char *path)
@@ -305,50 +308,36 @@ static void tool(const char *path)
         CHECK(!"mkdtemp");
         return;
     }
-    char cmd[4096], out[128], js[128];
+    char out[128], js[128], *o = NULL, *j = NULL;
     snprintf(out, sizeof out, "%s/out.txt", dir);
     snprintf(js, sizeof js, "%s/run.json", dir);
     /* the preset's skin 0.3 and interval 20 are replaced (not given on the command line) */
-    snprintf(cmd, sizeof cmd,
-             "HALOX_DEVICE=cpu '%s' --preset lammps-lj --cells 5,5,5 --shift --steps 0 "
-             "--verlet-tolerance 1e-3 --json '%s' > '%s' 2>&1",
-             path, js, out);
-    CHECK(system(cmd) == 0);
-    const char *o = slurp(out);
+    run_tool(path, "--preset lammps-lj --cells 5,5,5 --shift --steps 0 --verlet-tolerance 1e-3", js,
+             out, &o, &j);
     CHECK(o && strstr(o, "skin 0.175, rebuild every 10 steps\n"));
     CHECK(o && strstr(o, "Verlet buffer: skin and rebuild interval chosen, estimated drift by "
                          "missed pairs 0.000509 <= the tolerance 0.001"));
-    const char *j = slurp(js);
     CHECK(j && strstr(j, "\"skin\": 0.175,"));
     CHECK(j && strstr(j, "\"rebuild_every\": 10,"));
     CHECK(j && strstr(j, "\"verlet_tolerance\": 0.001,"));
     CHECK(j && strstr(j, "\"verlet_drift_estimate\": 0.000509"));
     /* --skin given: only the interval is chosen */
-    snprintf(cmd, sizeof cmd,
-             "HALOX_DEVICE=cpu '%s' --cells 5,5,5 --shift --steps 0 --skin 0.3 "
-             "--verlet-tolerance 1e-3 --json '%s' > '%s' 2>&1",
-             path, js, out);
-    CHECK(system(cmd) == 0);
-    o = slurp(out);
+    run_tool(path, "--cells 5,5,5 --shift --steps 0 --skin 0.3 --verlet-tolerance 1e-3", js, out,
+             &o, &j);
     CHECK(o && strstr(o, "skin 0.3, rebuild every 10 steps\n"));
     CHECK(o && strstr(o, "Verlet buffer: rebuild interval chosen (--skin given)"));
     /* both given: nothing chosen, the estimate said to be above */
-    snprintf(cmd, sizeof cmd,
-             "HALOX_DEVICE=cpu '%s' --cells 5,5,5 --shift --steps 0 --skin 0 --rebuild-every 20 "
-             "--verlet-tolerance 1e-3 --json '%s' > '%s' 2>&1",
-             path, js, out);
-    CHECK(system(cmd) == 0);
-    o = slurp(out);
+    run_tool(path,
+             "--cells 5,5,5 --shift --steps 0 --skin 0 --rebuild-every 20 --verlet-tolerance 1e-3",
+             js, out, &o, &j);
     CHECK(o && strstr(o, "skin 0, rebuild every 20 steps\n"));
     CHECK(o && strstr(o, "--skin and --rebuild-every given, nothing chosen, estimated drift by "
                          "missed pairs 0.118 ABOVE the tolerance 0.001"));
     /* without the option: null in the JSON */
-    snprintf(cmd, sizeof cmd,
-             "HALOX_DEVICE=cpu '%s' --cells 5,5,5 --steps 0 --json '%s' > '%s' 2>&1", path, js,
-             out);
-    CHECK(system(cmd) == 0);
-    j = slurp(js);
+    run_tool(path, "--cells 5,5,5 --steps 0", js, out, &o, &j);
     CHECK(j && strstr(j, "\"verlet_tolerance\": null,\n    \"verlet_drift_estimate\": null"));
+    free(o);
+    free(j);
     md_test_remove_dir(dir);
 }
 

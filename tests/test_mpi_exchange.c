@@ -21,16 +21,6 @@
 
 static int g_rank;
 
-#define ROOT_PRINTF(...)                                                                           \
-    do {                                                                                           \
-        if (g_rank == 0) {                                                                         \
-            printf(__VA_ARGS__);                                                                   \
-            fflush(stdout);                                                                        \
-        }                                                                                          \
-    } while (0)
-
-static const char *real_name(halox_real_t real) { return real == HALOX_FLOAT ? "float" : "double"; }
-
 static halox_comm_t *make_comm(MPI_Comm *mc, halox_real_t real, int stride)
 {
     halox_comm_args_t args = {0};
@@ -90,21 +80,17 @@ static void run_exchange(halox_comm_t *comm, const halox_plan_params_t *params, 
                          halox_atoms_t *mine, int steps, uint64_t seed, const char *ctx)
 {
     const int P = halox_comm_size(comm), me = halox_comm_rank(comm);
-    const halox_real_t real = mine->real;
-    const int stride = mine->stride;
-    const size_t esize = halox_real_size(real) * (size_t)stride;
-    halox_plan_t *plans = calloc((size_t)P, sizeof *plans);
-    void **xs = calloc((size_t)P, sizeof *xs), **fs = calloc((size_t)P, sizeof *fs);
+    const size_t esize = halox_real_size(mine->real) * (size_t)mine->stride;
+    tm_reference_t t;
+    CHECK_OK(tm_reference_build(&t, params, ref, P));
     halox_plan_t plan;
     halox_plan_init(&plan);
-    for (int r = 0; r < P; r++)
-        halox_plan_init(&plans[r]);
-    CHECK_OK(halox_reference_build(params, ref, plans));
+    void *f = NULL;
     halox_status_t st = halox_comm_build_plan(comm, params, mine, &plan);
     CHECK_MSG(st == HALOX_OK, "%s: build_plan: %s", ctx, halox_last_error());
     if (st != HALOX_OK) /* failed on every rank (the build agrees on failure) */
         goto out;
-    check_plan(&plan, &plans[me], ctx);
+    check_plan(&plan, &t.plans[me], ctx);
     CHECK_MSG(mine->n_total == ref[me].n_total, "%s: n_total", ctx);
     if (mine->n_total != ref[me].n_total || plan.n_total != mine->n_total)
         goto out_bind; /* keep the collective calls below in step with the other ranks */
@@ -113,29 +99,20 @@ static void run_exchange(halox_comm_t *comm, const halox_plan_params_t *params, 
     CHECK_MSG(memcmp(mine->id, ref[me].id, sizeof(int32_t) * (size_t)mine->n_total) == 0,
               "%s: halo ids differ", ctx);
 
-out_bind:;
-    int nt = plan.n_total > 0 ? plan.n_total : 1;
-    void *f = calloc((size_t)nt, esize);
-    for (int r = 0; r < P; r++) {
-        xs[r] = ref[r].x;
-        fs[r] = calloc((size_t)(ref[r].n_total > 0 ? ref[r].n_total : 1), esize);
-    }
+out_bind:
+    f = calloc((size_t)(plan.n_total > 0 ? plan.n_total : 1), esize);
     st = halox_comm_bind(comm, &plan, mine->x, f);
     CHECK_MSG(st == HALOX_OK, "%s: bind: %s", ctx, halox_last_error());
     if (st != HALOX_OK)
-        goto out_f;
+        goto out;
     halox_comm_stats_t s0, s1;
     halox_comm_get_stats(comm, &s0);
     uint64_t s = seed;
     for (int step = 0; step < steps; step++) {
-        /* new home coordinates everywhere (any values: the plan stays), the same on every rank */
-        for (int r = 0; r < P; r++)
-            for (int i = 0; i < ref[r].n_home; i++)
-                for (int c = 0; c < stride; c++)
-                    halox_atoms_set(&ref[r], i, c,
-                                    halox_atoms_get(&ref[r], i, c) + tm_uniform(&s) * 0.2 - 0.1);
+        /* new home coordinates everywhere, the same on every rank */
+        tm_move_home(ref, P, &s);
         memcpy(mine->x, ref[me].x, esize * (size_t)mine->n_home);
-        halox_reference_coords(plans, P, real, stride, xs);
+        tm_reference_coords(&t);
         st = halox_comm_coords(comm);
         CHECK_MSG(st == HALOX_OK, "%s: coords step %d: %s", ctx, step, halox_last_error());
         if (st != HALOX_OK)
@@ -143,25 +120,16 @@ out_bind:;
         CHECK_MSG(memcmp(mine->x, ref[me].x, esize * (size_t)plan.n_total) == 0,
                   "%s: step %d: halo coordinates differ from the reference", ctx, step);
 
-        /* random forces on every local atom, home and halo */
-        for (int r = 0; r < P; r++)
-            for (int i = 0; i < ref[r].n_total; i++)
-                for (int c = 0; c < stride; c++) {
-                    double v = tm_uniform(&s) * 20 - 10;
-                    if (real == HALOX_FLOAT)
-                        ((float *)fs[r])[(size_t)i * stride + c] = (float)v;
-                    else
-                        ((double *)fs[r])[(size_t)i * stride + c] = v;
-                }
-        memcpy(f, fs[me], esize * (size_t)plan.n_total);
-        halox_reference_forces(plans, P, real, stride, fs);
+        tm_random_forces(ref, t.fs, P, &s);
+        memcpy(f, t.fs[me], esize * (size_t)plan.n_total);
+        tm_reference_forces(&t);
         st = halox_comm_forces(comm);
         CHECK_MSG(st == HALOX_OK, "%s: forces step %d: %s", ctx, step, halox_last_error());
         if (st != HALOX_OK)
             break;
-        CHECK_MSG(memcmp(f, fs[me], esize * (size_t)plan.n_home) == 0,
+        CHECK_MSG(memcmp(f, t.fs[me], esize * (size_t)plan.n_home) == 0,
                   "%s: step %d: home forces differ from the reference", ctx, step);
-        CHECK_MSG(memcmp(f, fs[me], esize * (size_t)plan.n_total) == 0,
+        CHECK_MSG(memcmp(f, t.fs[me], esize * (size_t)plan.n_total) == 0,
                   "%s: step %d: halo forces differ from the reference", ctx, step);
     }
     halox_comm_get_stats(comm, &s1);
@@ -175,81 +143,25 @@ out_bind:;
                   "%s: bytes_sent grew by %lld, expected %lld", ctx, s1.bytes_sent - s0.bytes_sent,
                   steps * atoms_per_step * (long long)esize);
     }
-out_f:
-    free(f);
-    for (int r = 0; r < P; r++)
-        free(fs[r]);
 out:
+    free(f);
     halox_plan_free(&plan);
-    for (int r = 0; r < P; r++)
-        halox_plan_free(&plans[r]);
-    free(plans);
-    free(xs);
-    free(fs);
+    tm_reference_free(&t);
 }
 
+/* one case of the exchange tests in the endpoint's precision and stride */
 static void exchange_case(halox_comm_t *comm, halox_grid_t grid, halox_box_t box, double cutoff,
                           double buffer, int natoms, uint64_t seed)
 {
-    const int P = halox_comm_size(comm), me = halox_comm_rank(comm);
-    halox_plan_params_t params = {grid, box, cutoff, buffer, 0};
-    int np[3];
-    if (halox_plan_check(&params, np) != HALOX_OK)
-        return; /* not a valid case for this grid (too many pulses): skipped on every rank */
-    halox_real_t real = comm->real;
-    int stride = comm->stride;
-    char ctx[160];
-    snprintf(ctx, sizeof ctx, "grid %dx%dx%d cutoff %g buffer %g pulses %d,%d,%d %s stride %d",
-             grid.n[0], grid.n[1], grid.n[2], cutoff, buffer, np[0], np[1], np[2], real_name(real),
-             stride);
-    halox_atoms_t *ref = calloc((size_t)P, sizeof *ref), mine;
-    CHECK(tm_make_system(&grid, &box, real, stride, 0, natoms, seed, ref) == 0);
-    CHECK(tm_copy_home(&mine, &ref[me]) == 0);
-    run_exchange(comm, &params, ref, &mine, 3, seed * 7 + 1, ctx);
-    ROOT_PRINTF("  %s: %d halo atoms on rank 0\n", ctx, mine.n_total - mine.n_home);
-    halox_atoms_free(&mine);
-    for (int r = 0; r < P; r++)
-        halox_atoms_free(&ref[r]);
-    free(ref);
-}
-
-/* Grids for P ranks; returns how many. */
-static int grids_for(int P, halox_grid_t *g)
-{
-    int n = 0;
-#define G(a, b, c) (g[n++] = (halox_grid_t){{a, b, c}})
-    switch (P) {
-    case 1:
-        G(1, 1, 1);
-        break;
-    case 2:
-        G(2, 1, 1);
-        G(1, 2, 1);
-        G(1, 1, 2);
-        break;
-    case 4:
-        G(2, 2, 1);
-        G(4, 1, 1);
-        G(1, 2, 2);
-        break;
-    case 8:
-        G(2, 2, 2);
-        G(8, 1, 1);
-        G(2, 1, 4);
-        break;
-    default:
-        G(P, 1, 1);
-        break;
-    }
-#undef G
-    return n;
+    tm_exchange_case(comm, run_exchange, NULL, grid, box, cutoff, buffer, natoms, seed, comm->real,
+                     comm->stride);
 }
 
 static void test_exchanges(halox_comm_t *comm)
 {
     const int P = halox_comm_size(comm);
     halox_grid_t grids[4];
-    int ng = grids_for(P, grids);
+    int ng = tm_grids_for(P, 0, grids);
     halox_box_t box = {{9.0, 8.0, 7.0}};
     /* halo distances from a fraction of a domain to more than the box edge: 1 to 3 pulses
      * (a single rank in a dimension exchanges with itself, several times for the large ones) */
@@ -394,8 +306,7 @@ static void test_migrate(halox_comm_t *comm, halox_grid_t grid, uint64_t seed)
     const int natoms = 400;
     halox_atoms_t *ref = calloc((size_t)P, sizeof *ref), *want = calloc((size_t)P, sizeof *want);
     halox_atoms_t mine;
-    CHECK(tm_make_system(&grid, &box, real, stride, xb, natoms, seed, ref) == 0);
-    CHECK(tm_copy_home(&mine, &ref[me]) == 0);
+    CHECK(tm_make_ranks(&grid, &box, real, stride, xb, natoms, seed, me, ref, &mine) == 0);
 
     /* displacements by id: none, random up to 1.5 domains, across the periodic boundary, and
      * into a diagonal neighbour (a corner) */
@@ -486,17 +397,14 @@ static void test_migrate(halox_comm_t *comm, halox_grid_t grid, uint64_t seed)
     halox_plan_params_t params = {grid, box, 2.0, 0.4, 0};
     char ctx[128];
     snprintf(ctx, sizeof ctx, "after migration, grid %dx%dx%d %s stride %d", grid.n[0], grid.n[1],
-             grid.n[2], real_name(real), stride);
+             grid.n[2], test_real_name(real), stride);
     run_exchange(comm, &params, want, &mine, 2, seed + 99, ctx);
     ROOT_PRINTF("  migration on %dx%dx%d %s stride %d: %d atoms moved\n", grid.n[0], grid.n[1],
-                grid.n[2], real_name(real), stride, total_moved);
+                grid.n[2], test_real_name(real), stride, total_moved);
 
     free(disp);
-    halox_atoms_free(&mine);
-    for (int r = 0; r < P; r++) {
-        halox_atoms_free(&ref[r]);
-        halox_atoms_free(&want[r]);
-    }
+    tm_free_ranks(ref, P, &mine);
+    tm_free_ranks(want, P, NULL);
     free(ref);
     free(want);
 }
@@ -511,10 +419,8 @@ int main(int argc, char **argv)
     CHECK_STATUS(halox_comm_create("mpi", &args, &early), HALOX_ERR_STATE);
     CHECK(strstr(halox_last_error(), "MPI_Init") != NULL);
 
-    MPI_Init(&argc, &argv);
     int P;
-    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    tm_mpi_init(&argc, &argv, &g_rank, &P);
     CHECK(halox_transport_available("mpi"));
     ROOT_PRINTF("mpi transport on %d process(es): %s\n", P, halox_transport_description("mpi"));
 
@@ -532,7 +438,7 @@ int main(int argc, char **argv)
             test_collectives(comm);
         test_exchanges(comm);
         halox_grid_t grids[4];
-        int ng = grids_for(P, grids);
+        int ng = tm_grids_for(P, 0, grids);
         test_migrate(comm, grids[k % (size_t)ng], 500 + k);
         halox_comm_destroy(comm);
     }
@@ -556,9 +462,6 @@ int main(int argc, char **argv)
         MPI_Comm_free(&half);
     }
 
-    int failed = halox_test_failures, any = 0;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    ROOT_PRINTF("%d check(s) failed over all ranks\n", any);
-    MPI_Finalize();
+    tm_mpi_finish();
     TEST_DONE();
 }

@@ -36,10 +36,8 @@ static int set_up(setup_t *s, int rank)
     halox_plan_params_t params = {grid, box, 1.5, 0.2, 0};
     halox_atoms_t all[2];
     /* few atoms: every message stays small (eager), so a send completes without its receive */
-    CHECK(tm_make_system(&grid, &box, HALOX_DOUBLE, 3, 0, 60, 11, all) == 0);
-    CHECK(tm_copy_home(&s->atoms, &all[rank]) == 0);
-    halox_atoms_free(&all[0]);
-    halox_atoms_free(&all[1]);
+    CHECK(tm_make_ranks(&grid, &box, HALOX_DOUBLE, 3, 0, 60, 11, rank, all, &s->atoms) == 0);
+    tm_free_ranks(all, 2, NULL);
     halox_plan_init(&s->plan);
     CHECK_OK(halox_comm_build_plan(s->comm, &params, &s->atoms, &s->plan));
     s->f = calloc((size_t)s->plan.n_total + 1, 3 * sizeof(double));
@@ -74,16 +72,10 @@ static void check_timeout(halox_status_t st, double elapsed, const char *what, l
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2) {
-        if (rank == 0)
-            fprintf(stderr, "run with 2 processes (got %d): skipped\n", size);
-        MPI_Finalize();
-        return HALOX_TEST_SKIP;
-    }
+    tm_mpi_init(&argc, &argv, &rank, &size);
+    if (size != 2)
+        return tm_mpi_skip("needs 2 processes");
 
     /* round 1: rank 1 never joins the coordinate exchange */
     setup_t s;
@@ -135,8 +127,6 @@ int main(int argc, char **argv)
         tear_down(&s);
     }
 
-    int failed = halox_test_failures, any = 0;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Finalize();
+    tm_mpi_finish();
     TEST_DONE();
 }

@@ -15,11 +15,7 @@
 #include "harness.h"
 
 typedef struct {
-    int g[3];
-    double L[3];
-    int n;
-    double rc, buf;
-    chk_dist_t dist;
+    chk_case_t c;
     int expect_pulses_max;
 } tcase_t;
 
@@ -129,10 +125,10 @@ static void check_plan_invariants(const halox_plan_t *plan, const halox_plan_t *
         CHECK(plan->pulse[k].send_count == 0 && plan->pulse[k].recv_count == 0);
 }
 
-static void run_case(const tcase_t *tc, halox_real_t real, int stride, uint64_t seed)
+static void run_case(const tcase_t *t, halox_real_t real, int stride, uint64_t seed)
 {
-    halox_plan_params_t prm = {
-        {{tc->g[0], tc->g[1], tc->g[2]}}, {{tc->L[0], tc->L[1], tc->L[2]}}, tc->rc, tc->buf, 0};
+    const chk_case_t *tc = &t->c;
+    halox_plan_params_t prm = chk_case_params(tc, 0);
     chk_world_t w;
     CHECK_OK(chk_world_make(&w, &prm, tc->n, tc->dist, seed, real, stride));
     const int P = w.P;
@@ -140,8 +136,7 @@ static void run_case(const tcase_t *tc, halox_real_t real, int stride, uint64_t 
     halox_atoms_t *atoms = w.atoms;
     halox_plan_t *plans = w.plans;
     CHECK_OK(halox_reference_build(&prm, atoms, plans));
-    double Lmax = fmax(tc->L[0], fmax(tc->L[1], tc->L[2]));
-    double tol = (real == HALOX_FLOAT ? 4e-7 : 1e-14) * (Lmax + tc->rc + tc->buf) * 4;
+    double tol = chk_case_tol(tc, real);
 
     int empty = 0;
     for (int r = 0; r < P; r++) {
@@ -149,7 +144,7 @@ static void run_case(const tcase_t *tc, halox_real_t real, int stride, uint64_t 
         check_images(&sys, &plans[r], &atoms[r], tol);
         empty += atoms[r].n_home == 0;
     }
-    CHECK(max_pulses(&plans[0]) == tc->expect_pulses_max);
+    CHECK(max_pulses(&plans[0]) == t->expect_pulses_max);
 
     /* pairs: union over ranks vs brute force */
     chk_pairs_t got = {0}, strict = {0}, loose = {0};
@@ -172,27 +167,19 @@ static void run_case(const tcase_t *tc, halox_real_t real, int stride, uint64_t 
         chk_rank_forces(&plans[r], &atoms[r], tc->rc, f[r]);
     }
     halox_reference_forces(plans, P, real, stride, f);
-    double *fg = malloc(sizeof(double) * 3 * (size_t)sys.n);
-    CHECK(chk_global_forces(&sys, tc->rc, fg) == 0);
-    double fscale = 0;
-    double maxerr =
-        chk_home_force_error(atoms, (void *const *)f, P, real, stride, fg, sys.n, &fscale);
+    double fscale, maxerr = chk_force_error(&sys, tc->rc, atoms, f, P, real, stride, &fscale);
     double ftol = (real == HALOX_FLOAT ? 2e-4 : 1e-10) * (fscale + 1);
-    CHECK_MSG(maxerr <= ftol, "force error %g > %g", maxerr, ftol);
+    CHECK_MSG(maxerr >= 0 && maxerr <= ftol, "force error %g > %g", maxerr, ftol);
 
     printf("grid %dx%dx%d box %gx%gx%g n %d rc %g buf %g %s %s stride %d: pulses %d/%d/%d, "
            "pairs %lld, empty ranks %d, max force err %.2e\n",
            tc->g[0], tc->g[1], tc->g[2], tc->L[0], tc->L[1], tc->L[2], tc->n, tc->rc, tc->buf,
-           tc->dist == CHK_UNIFORM     ? "uniform"
-           : tc->dist == CHK_CLUSTERED ? "clustered"
-                                       : "slab",
-           real == HALOX_FLOAT ? "float" : "double", stride, plans[0].pulses_per_dim[0],
+           chk_dist_name(tc->dist), test_real_name(real), stride, plans[0].pulses_per_dim[0],
            plans[0].pulses_per_dim[1], plans[0].pulses_per_dim[2], got.n, empty, maxerr);
 
     for (int r = 0; r < P; r++)
         free(f[r]);
     free(f);
-    free(fg);
     chk_pairs_free(&got);
     chk_pairs_free(&strict);
     chk_pairs_free(&loose);
@@ -203,33 +190,33 @@ int main(void)
 {
     const tcase_t cases[] = {
         /* grid, box, atoms, rc, buffer, distribution, most pulses in a dimension */
-        {{1, 1, 1}, {8, 8, 8}, 1500, 2.5, 0.3, CHK_UNIFORM, 1},
-        {{2, 1, 1}, {8, 8, 8}, 1500, 2.5, 0.3, CHK_UNIFORM, 1},
-        {{1, 2, 1}, {8, 8, 8}, 1500, 2.5, 0.3, CHK_UNIFORM, 1},
-        {{1, 1, 2}, {8, 8, 8}, 1500, 2.5, 0.3, CHK_CLUSTERED, 1},
-        {{2, 2, 2}, {10, 10, 10}, 2500, 2.0, 0.2, CHK_UNIFORM, 1},
-        {{3, 2, 1}, {12, 10, 8}, 2500, 2.0, 0.3, CHK_UNIFORM, 1},
-        {{4, 3, 2}, {16, 12, 10}, 3000, 2.5, 0.3, CHK_UNIFORM, 1},
-        {{3, 3, 3}, {12, 12, 12}, 3000, 3.5, 0.5, CHK_UNIFORM, 1},
-        {{5, 1, 1}, {20, 8, 8}, 2000, 3.0, 0.4, CHK_UNIFORM, 1},
-        {{4, 1, 1}, {12, 9, 9}, 2000, 4.0, 0.3, CHK_UNIFORM, 2}, /* w=3, rh=4.3 */
-        {{6, 1, 1}, {12, 9, 9}, 2000, 4.0, 0.5, CHK_UNIFORM, 3}, /* w=2, rh=4.5 */
-        {{2, 2, 1}, {6, 6, 8}, 1200, 2.9, 0.4, CHK_UNIFORM, 2},  /* 2 ranks, 2 pulses */
-        {{3, 3, 2}, {9, 9, 8}, 2500, 3.5, 0.5, CHK_UNIFORM, 2},
-        {{1, 1, 1}, {6, 6, 6}, 800, 2.9, 3.5, CHK_UNIFORM, 2},     /* self, 2 pulses */
-        {{4, 3, 2}, {12, 9, 8}, 2500, 3.5, 0.4, CHK_CLUSTERED, 2}, /* empty domains */
-        {{4, 2, 2}, {16, 8, 8}, 2000, 2.5, 0.3, CHK_SLAB, 1},      /* half the ranks empty */
-        {{2, 3, 4}, {6, 30, 40}, 3000, 2.5, 0.5, CHK_UNIFORM, 1},  /* elongated */
-        {{6, 2, 1}, {30, 6, 6}, 3000, 2.8, 0.2, CHK_UNIFORM, 1},   /* elongated the other way */
-        {{3, 1, 3}, {6, 7, 6}, 1500, 2.9, 0.9, CHK_UNIFORM, 2},
-        {{8, 1, 1}, {16, 8, 8}, 1500, 3.8, 0.2, CHK_UNIFORM, 2},
-        {{2, 2, 2}, {9, 9, 9}, 1500, 4.4, 1.5, CHK_UNIFORM, 2}, /* w=4.5 rh=5.9 */
-        {{5, 4, 3}, {15, 12, 9}, 4000, 2.9, 0.3, CHK_UNIFORM, 2},
-        {{4, 4, 4}, {12, 12, 12}, 5000, 4.0, 0.3, CHK_UNIFORM, 2}, /* 64 ranks, 3D 2 pulses */
-        {{9, 1, 1}, {18, 8, 8}, 1500, 3.9, 1.0, CHK_UNIFORM, 3},
-        {{3, 3, 3}, {9, 9, 9}, 1200, 4.4, 2.0, CHK_UNIFORM, 3},    /* 3 pulses in 3D */
-        {{8, 1, 1}, {16, 14, 14}, 1000, 6.5, 0.5, CHK_UNIFORM, 4}, /* the most pulses: 4 */
-        {{2, 1, 1}, {10, 10, 10}, 0, 2.5, 0.3, CHK_UNIFORM, 1},    /* no atoms at all */
+        {{{1, 1, 1}, {8, 8, 8}, 1500, 2.5, 0.3, CHK_UNIFORM}, 1},
+        {{{2, 1, 1}, {8, 8, 8}, 1500, 2.5, 0.3, CHK_UNIFORM}, 1},
+        {{{1, 2, 1}, {8, 8, 8}, 1500, 2.5, 0.3, CHK_UNIFORM}, 1},
+        {{{1, 1, 2}, {8, 8, 8}, 1500, 2.5, 0.3, CHK_CLUSTERED}, 1},
+        {{{2, 2, 2}, {10, 10, 10}, 2500, 2.0, 0.2, CHK_UNIFORM}, 1},
+        {{{3, 2, 1}, {12, 10, 8}, 2500, 2.0, 0.3, CHK_UNIFORM}, 1},
+        {{{4, 3, 2}, {16, 12, 10}, 3000, 2.5, 0.3, CHK_UNIFORM}, 1},
+        {{{3, 3, 3}, {12, 12, 12}, 3000, 3.5, 0.5, CHK_UNIFORM}, 1},
+        {{{5, 1, 1}, {20, 8, 8}, 2000, 3.0, 0.4, CHK_UNIFORM}, 1},
+        {{{4, 1, 1}, {12, 9, 9}, 2000, 4.0, 0.3, CHK_UNIFORM}, 2}, /* w=3, rh=4.3 */
+        {{{6, 1, 1}, {12, 9, 9}, 2000, 4.0, 0.5, CHK_UNIFORM}, 3}, /* w=2, rh=4.5 */
+        {{{2, 2, 1}, {6, 6, 8}, 1200, 2.9, 0.4, CHK_UNIFORM}, 2},  /* 2 ranks, 2 pulses */
+        {{{3, 3, 2}, {9, 9, 8}, 2500, 3.5, 0.5, CHK_UNIFORM}, 2},
+        {{{1, 1, 1}, {6, 6, 6}, 800, 2.9, 3.5, CHK_UNIFORM}, 2},     /* self, 2 pulses */
+        {{{4, 3, 2}, {12, 9, 8}, 2500, 3.5, 0.4, CHK_CLUSTERED}, 2}, /* empty domains */
+        {{{4, 2, 2}, {16, 8, 8}, 2000, 2.5, 0.3, CHK_SLAB}, 1},      /* half the ranks empty */
+        {{{2, 3, 4}, {6, 30, 40}, 3000, 2.5, 0.5, CHK_UNIFORM}, 1},  /* elongated */
+        {{{6, 2, 1}, {30, 6, 6}, 3000, 2.8, 0.2, CHK_UNIFORM}, 1},   /* elongated the other way */
+        {{{3, 1, 3}, {6, 7, 6}, 1500, 2.9, 0.9, CHK_UNIFORM}, 2},
+        {{{8, 1, 1}, {16, 8, 8}, 1500, 3.8, 0.2, CHK_UNIFORM}, 2},
+        {{{2, 2, 2}, {9, 9, 9}, 1500, 4.4, 1.5, CHK_UNIFORM}, 2}, /* w=4.5 rh=5.9 */
+        {{{5, 4, 3}, {15, 12, 9}, 4000, 2.9, 0.3, CHK_UNIFORM}, 2},
+        {{{4, 4, 4}, {12, 12, 12}, 5000, 4.0, 0.3, CHK_UNIFORM}, 2}, /* 64 ranks, 3D 2 pulses */
+        {{{9, 1, 1}, {18, 8, 8}, 1500, 3.9, 1.0, CHK_UNIFORM}, 3},
+        {{{3, 3, 3}, {9, 9, 9}, 1200, 4.4, 2.0, CHK_UNIFORM}, 3},    /* 3 pulses in 3D */
+        {{{8, 1, 1}, {16, 14, 14}, 1000, 6.5, 0.5, CHK_UNIFORM}, 4}, /* the most pulses: 4 */
+        {{{2, 1, 1}, {10, 10, 10}, 0, 2.5, 0.3, CHK_UNIFORM}, 1},    /* no atoms at all */
     };
     int nc = (int)(sizeof cases / sizeof cases[0]);
     for (int c = 0; c < nc; c++) {

@@ -25,14 +25,6 @@
 #include "halox/plan.h"
 #include "harness.h"
 
-typedef struct {
-    int g[3];
-    double L[3];
-    int n;
-    double rc, buf;
-    chk_dist_t dist;
-} tcase_t;
-
 /* A pair of global atoms a < b and the image of b, n in -2..2 per dimension: the pair vector is
  * x_a - (x_b + n L). */
 static uint64_t pair_key(int a, int b, const int n[3])
@@ -51,41 +43,12 @@ static uint64_t pair_key(int a, int b, const int n[3])
     return (uint64_t)a << 40 | (uint64_t)b << 8 | code;
 }
 
-typedef struct {
-    uint64_t *k;
-    long long n, cap;
-} keys_t;
-
-static void keys_push(keys_t *s, uint64_t k)
+static void keys_push(chk_pairs_t *s, uint64_t k)
 {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 4096;
-        s->k = realloc(s->k, sizeof(uint64_t) * (size_t)s->cap);
-        if (!s->k) {
-            fprintf(stderr, "no memory\n");
-            exit(1);
-        }
+    if (chk_pairs_add(s, k) != 0) {
+        fprintf(stderr, "no memory\n");
+        exit(1);
     }
-    s->k[s->n++] = k;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int keys_has(const keys_t *s, uint64_t k)
-{
-    long long lo = 0, hi = s->n;
-    while (lo < hi) {
-        long long mid = (lo + hi) / 2;
-        if (s->k[mid] < k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < s->n && s->k[lo] == k;
 }
 
 /* The pair vector of local atoms a, b as the caller computes it: minimum image in the shift
@@ -108,7 +71,7 @@ static double local_dx(const halox_plan_t *plan, const halox_atoms_t *at, int a,
 /* The pairs a rank computes (zone rule, minimum image in its shift dimensions, < rc), as keys;
  * with f, the check's pair force (F = (1 - r^2/rc^2)^2 dx) on its local atoms, in double. */
 static void rank_pairs(const chk_system_t *sys, const halox_plan_t *plan, const halox_atoms_t *at,
-                       double rc, keys_t *out, double *f)
+                       double rc, chk_pairs_t *out, double *f)
 {
     const double *L = sys->box.len;
     for (int a = 0; a < at->n_total; a++)
@@ -137,7 +100,7 @@ static void rank_pairs(const chk_system_t *sys, const halox_plan_t *plan, const 
 }
 
 /* Every minimum-image pair of the global system below rc, brute force, as keys. */
-static void global_pairs(const chk_system_t *sys, double rc, keys_t *out)
+static void global_pairs(const chk_system_t *sys, double rc, chk_pairs_t *out)
 {
     const double *L = sys->box.len;
     for (int i = 0; i < sys->n; i++)
@@ -265,12 +228,11 @@ static void check_images(const chk_system_t *sys, const halox_plan_t *plan, cons
 
 static int edge_fits(double len, double rh) { return len > 2.0 * rh; }
 
-static long long run_case(const tcase_t *tc0, halox_real_t real, int stride, uint64_t seed)
+static long long run_case(const chk_case_t *tc0, halox_real_t real, int stride, uint64_t seed)
 {
-    tcase_t tc = *tc0;
+    chk_case_t tc = *tc0;
     double rh = tc.rc + tc.buf;
-    halox_plan_params_t prm = {
-        {{tc.g[0], tc.g[1], tc.g[2]}}, {{tc.L[0], tc.L[1], tc.L[2]}}, tc.rc, tc.buf, 1};
+    halox_plan_params_t prm = chk_case_params(&tc, 1);
     /* a one-rank edge too short for shifts: refused with its numbers (copies still plan), then
      * lengthened so that the grid is covered in shift mode too */
     int refused = 0;
@@ -299,8 +261,7 @@ static long long run_case(const tcase_t *tc0, halox_real_t real, int stride, uin
     halox_atoms_t *atoms = w.atoms;
     halox_plan_t *plans = w.plans;
     CHECK_OK(halox_reference_build(&prm, atoms, plans));
-    double Lmax = fmax(tc.L[0], fmax(tc.L[1], tc.L[2]));
-    double tol = (real == HALOX_FLOAT ? 4e-7 : 1e-14) * (Lmax + rh) * 4;
+    double tol = chk_case_tol(&tc, real);
 
     long long halo = 0;
     for (int r = 0; r < P; r++) {
@@ -310,7 +271,7 @@ static long long run_case(const tcase_t *tc0, halox_real_t real, int stride, uin
     }
 
     /* pairs and forces over all ranks vs brute force */
-    keys_t got = {0}, strict = {0}, loose = {0};
+    chk_pairs_t got = {0}, strict = {0}, loose = {0};
     size_t rs = halox_real_size(real) * (size_t)stride;
     void **f = calloc(P > 0 ? (size_t)P : 1, sizeof *f); /* P >= 1: the bound tells gcc so */
     for (int r = 0; r < P; r++) {
@@ -329,26 +290,24 @@ static long long run_case(const tcase_t *tc0, halox_real_t real, int stride, uin
     }
     global_pairs(&sys, tc.rc - tol, &strict);
     global_pairs(&sys, tc.rc + tol, &loose);
-    if (got.n > 0) /* no pairs: no array (qsort wants one even for none) */
-        qsort(got.k, (size_t)got.n, sizeof *got.k, cmp_u64);
-    if (loose.n > 0)
-        qsort(loose.k, (size_t)loose.n, sizeof *loose.k, cmp_u64);
+    chk_pairs_sort(&got);
+    chk_pairs_sort(&loose);
     long long bad = 0;
     for (long long i = 1; i < got.n; i++)
-        if (got.k[i] >> 8 == got.k[i - 1] >> 8) { /* the same atoms twice, any image */
+        if (got.key[i] >> 8 == got.key[i - 1] >> 8) { /* the same atoms twice, any image */
             if (bad++ < 5)
-                fprintf(stderr, "pair (%d, %d) computed twice\n", (int)(got.k[i] >> 40),
-                        (int)(got.k[i] >> 8 & 0xffffffff));
+                fprintf(stderr, "pair (%d, %d) computed twice\n", (int)(got.key[i] >> 40),
+                        (int)(got.key[i] >> 8 & 0xffffffff));
         }
     for (long long i = 0; i < strict.n; i++)
-        if (!keys_has(&got, strict.k[i]) && bad++ < 5)
-            fprintf(stderr, "pair (%d, %d) image %d missing\n", (int)(strict.k[i] >> 40),
-                    (int)(strict.k[i] >> 8 & 0xffffffff), (int)(strict.k[i] & 0xff));
+        if (!chk_pairs_has(&got, strict.key[i]) && bad++ < 5)
+            fprintf(stderr, "pair (%d, %d) image %d missing\n", (int)(strict.key[i] >> 40),
+                    (int)(strict.key[i] >> 8 & 0xffffffff), (int)(strict.key[i] & 0xff));
     for (long long i = 0; i < got.n; i++)
-        if (!keys_has(&loose, got.k[i]) && bad++ < 5)
+        if (!chk_pairs_has(&loose, got.key[i]) && bad++ < 5)
             fprintf(stderr, "pair (%d, %d) image %d is not a pair of the system\n",
-                    (int)(got.k[i] >> 40), (int)(got.k[i] >> 8 & 0xffffffff),
-                    (int)(got.k[i] & 0xff));
+                    (int)(got.key[i] >> 40), (int)(got.key[i] >> 8 & 0xffffffff),
+                    (int)(got.key[i] & 0xff));
     CHECK_MSG(bad == 0, "%lld pair violations", bad);
     CHECK(strict.n > 0 || tc.n < 2);
 
@@ -370,24 +329,16 @@ static long long run_case(const tcase_t *tc0, halox_real_t real, int stride, uin
 
     /* forces: reverse exchange, then home forces against serial brute force */
     halox_reference_forces(plans, P, real, stride, f);
-    double *fg = malloc(sizeof(double) * 3 * (size_t)(sys.n > 0 ? sys.n : 1));
-    CHECK(chk_global_forces(&sys, tc.rc, fg) == 0);
-    double fscale = 0;
-    double maxerr =
-        chk_home_force_error(atoms, (void *const *)f, P, real, stride, fg, sys.n, &fscale);
+    double fscale, maxerr = chk_force_error(&sys, tc.rc, atoms, f, P, real, stride, &fscale);
     double ftol = (real == HALOX_FLOAT ? 2e-4 : 1e-10) * (fscale + 1);
-    CHECK_MSG(maxerr <= ftol, "force error %g > %g", maxerr, ftol);
+    CHECK_MSG(maxerr >= 0 && maxerr <= ftol, "force error %g > %g", maxerr, ftol);
 
     printf("grid %dx%dx%d box %gx%gx%g%s n %d rc %g buf %g %s %s stride %d: pulses %d/%d/%d, "
            "shift dims 0x%x, halo atoms %lld, pairs %lld, max force err %.2e\n",
            tc.g[0], tc.g[1], tc.g[2], tc.L[0], tc.L[1], tc.L[2], refused ? " (lengthened)" : "",
-           tc.n, tc.rc, tc.buf,
-           tc.dist == CHK_UNIFORM     ? "uniform"
-           : tc.dist == CHK_CLUSTERED ? "clustered"
-                                      : "slab",
-           real == HALOX_FLOAT ? "float" : "double", stride, plans[0].pulses_per_dim[0],
-           plans[0].pulses_per_dim[1], plans[0].pulses_per_dim[2], plans[0].shift_dims, halo, got.n,
-           maxerr);
+           tc.n, tc.rc, tc.buf, chk_dist_name(tc.dist), test_real_name(real), stride,
+           plans[0].pulses_per_dim[0], plans[0].pulses_per_dim[1], plans[0].pulses_per_dim[2],
+           plans[0].shift_dims, halo, got.n, maxerr);
 
     for (int r = 0; r < P; r++) {
         free(f[r]);
@@ -396,10 +347,9 @@ static long long run_case(const tcase_t *tc0, halox_real_t real, int stride, uin
     free(f);
     free(x);
     free(x0);
-    free(fg);
-    free(got.k);
-    free(strict.k);
-    free(loose.k);
+    chk_pairs_free(&got);
+    chk_pairs_free(&strict);
+    chk_pairs_free(&loose);
     chk_world_free(&w);
     return halo;
 }
@@ -450,7 +400,7 @@ static void check_errors(void)
 int main(void)
 {
     check_errors();
-    const tcase_t cases[] = {
+    const chk_case_t cases[] = {
         /* test_plan_reference's grids */
         {{1, 1, 1}, {8, 8, 8}, 1500, 2.5, 0.3, CHK_UNIFORM},
         {{2, 1, 1}, {8, 8, 8}, 1500, 2.5, 0.3, CHK_UNIFORM},

@@ -23,18 +23,6 @@
 
 #define MAX_RANKS 16
 
-/* A failure seen on a rank thread: printed at once, counted per rank. */
-#define RCHECK(ctx, cond, ...)                                                                     \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: rank %d: CHECK failed: %s: ", __FILE__, __LINE__, (ctx)->rank, \
-                    #cond);                                                                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            (ctx)->failures++;                                                                     \
-        }                                                                                          \
-    } while (0)
-
 typedef struct rank_ctx {
     int rank;
     int nranks;

@@ -66,19 +66,6 @@ typedef struct rank_arg {
     int failures;
 } rank_arg_t;
 
-/* A failure seen on a rank thread: printed at once, counted per rank (the harness counter is not
- * thread-safe). */
-#define RCHECK(a, cond, ...)                                                                       \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: rank %d: CHECK failed: %s: ", __FILE__, __LINE__, (a)->rank,   \
-                    #cond);                                                                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            (a)->failures++;                                                                       \
-        }                                                                                          \
-    } while (0)
-
 static uint64_t mix(uint64_t z)
 {
     z += 0x9e3779b97f4a7c15ull;
@@ -393,8 +380,8 @@ static void run_case(const tcase_t *tc, int index)
               bad_x, bad_f);
     printf("case %d: grid %dx%dx%d, %s stride %d, pulses %d+%d+%d, %d atoms, %d empty domains, "
            "%d empty pulses",
-           index, tc->g[0], tc->g[1], tc->g[2], tc->real == HALOX_FLOAT ? "float" : "double",
-           tc->stride, np[0], np[1], np[2], tc->n, empty, empty_pulses);
+           index, tc->g[0], tc->g[1], tc->g[2], test_real_name(tc->real), tc->stride, np[0], np[1],
+           np[2], tc->n, empty, empty_pulses);
     if (tc->unreach)
         printf(", unreachable '%s': %d direct and %d staged legs (%d staged and empty)",
                tc->unreach, legs[0], legs[1], empty_staged);

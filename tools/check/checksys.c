@@ -60,6 +60,11 @@ int chk_system_make(chk_system_t *sys, const halox_box_t *box, int n, chk_dist_t
     return 0;
 }
 
+const char *chk_dist_name(chk_dist_t dist)
+{
+    return dist == CHK_UNIFORM ? "uniform" : dist == CHK_CLUSTERED ? "clustered" : "slab";
+}
+
 void chk_system_free(chk_system_t *sys)
 {
     free(sys->x);
@@ -117,13 +122,29 @@ halox_status_t chk_distribute(const chk_system_t *sys, const halox_grid_t *grid,
     return st;
 }
 
+halox_plan_params_t chk_case_params(const chk_case_t *c, int periodic_shifts)
+{
+    halox_plan_params_t prm = {{{c->g[0], c->g[1], c->g[2]}},
+                               {{c->L[0], c->L[1], c->L[2]}},
+                               c->rc,
+                               c->buf,
+                               periodic_shifts};
+    return prm;
+}
+
+double chk_case_tol(const chk_case_t *c, halox_real_t real)
+{
+    double Lmax = fmax(c->L[0], fmax(c->L[1], c->L[2]));
+    return (real == HALOX_FLOAT ? 4e-7 : 1e-14) * (Lmax + c->rc + c->buf) * 4;
+}
+
 void chk_pairs_free(chk_pairs_t *p)
 {
     free(p->key);
     memset(p, 0, sizeof *p);
 }
 
-static int chk_pairs_push(chk_pairs_t *p, int a, int b)
+int chk_pairs_add(chk_pairs_t *p, uint64_t key)
 {
     if (p->n == p->cap) {
         long long cap = p->cap ? 2 * p->cap : 1024;
@@ -133,9 +154,14 @@ static int chk_pairs_push(chk_pairs_t *p, int a, int b)
         p->key = k;
         p->cap = cap;
     }
-    uint32_t lo = (uint32_t)(a < b ? a : b), hi = (uint32_t)(a < b ? b : a);
-    p->key[p->n++] = ((uint64_t)lo << 32) | hi;
+    p->key[p->n++] = key;
     return 0;
+}
+
+static int chk_pairs_push(chk_pairs_t *p, int a, int b)
+{
+    uint32_t lo = (uint32_t)(a < b ? a : b), hi = (uint32_t)(a < b ? b : a);
+    return chk_pairs_add(p, ((uint64_t)lo << 32) | hi);
 }
 
 static int chk_cmp_u64(const void *a, const void *b)
@@ -299,22 +325,28 @@ int chk_rank_pairs(const halox_plan_t *plan, const halox_atoms_t *atoms, double 
     return rv != 0 || ctx.fail ? -1 : 0;
 }
 
+/* The minimum-image vector x_i - x_j of the global system and its square. */
+static double chk_min_image(const chk_system_t *sys, int i, int j, double dx[3])
+{
+    const double *L = sys->box.len;
+    double r2 = 0;
+    for (int d = 0; d < 3; d++) {
+        dx[d] = sys->x[3 * i + d] - sys->x[3 * j + d];
+        dx[d] -= L[d] * round(dx[d] / L[d]);
+        r2 += dx[d] * dx[d];
+    }
+    return r2;
+}
+
 int chk_global_pairs(const chk_system_t *sys, double rc, long long brute_limit, chk_pairs_t *out)
 {
     const double *L = sys->box.len;
-    double rc2 = rc * rc;
+    double rc2 = rc * rc, dx[3];
     if (sys->n <= brute_limit) {
         for (int i = 0; i < sys->n; i++)
-            for (int j = i + 1; j < sys->n; j++) {
-                double r2 = 0;
-                for (int d = 0; d < 3; d++) {
-                    double dx = sys->x[3 * i + d] - sys->x[3 * j + d];
-                    dx -= L[d] * round(dx / L[d]);
-                    r2 += dx * dx;
-                }
-                if (r2 < rc2 && chk_pairs_push(out, i, j) != 0)
+            for (int j = i + 1; j < sys->n; j++)
+                if (chk_min_image(sys, i, j, dx) < rc2 && chk_pairs_push(out, i, j) != 0)
                     return -1;
-            }
         return 0;
     }
     /* Large systems: a periodic cell grid, independent of the planner: cells of at least rc,
@@ -364,18 +396,10 @@ int chk_global_pairs(const chk_system_t *sys, double rc, long long brute_limit, 
                     int k1 = (cellof[i][1] + b + nc[1]) % nc[1];
                     int k2 = (cellof[i][2] + e + nc[2]) % nc[2];
                     long long c = k0 + (long long)nc[0] * (k1 + (long long)nc[1] * k2);
-                    for (int j = head[c]; j >= 0; j = next[j]) {
-                        if (j <= i)
-                            continue;
-                        double r2 = 0;
-                        for (int d = 0; d < 3; d++) {
-                            double dx = sys->x[3 * i + d] - sys->x[3 * j + d];
-                            dx -= L[d] * round(dx / L[d]);
-                            r2 += dx * dx;
-                        }
-                        if (r2 < rc2 && chk_pairs_push(out, i, j) != 0)
+                    for (int j = head[c]; j >= 0; j = next[j])
+                        if (j > i && chk_min_image(sys, i, j, dx) < rc2 &&
+                            chk_pairs_push(out, i, j) != 0)
                             rv = -1;
-                    }
                 }
     }
     free(head);
@@ -477,6 +501,18 @@ double chk_home_force_error(const halox_atoms_t *atoms, void *const *f, int P, h
     return maxerr;
 }
 
+double chk_force_error(const chk_system_t *sys, double rc, const halox_atoms_t *atoms,
+                       void *const *f, int P, halox_real_t real, int stride, double *fscale)
+{
+    *fscale = 0;
+    double *fg = malloc(sizeof(double) * 3 * (size_t)(sys->n > 0 ? sys->n : 1));
+    double err = fg && chk_global_forces(sys, rc, fg) == 0
+                     ? chk_home_force_error(atoms, f, P, real, stride, fg, sys->n, fscale)
+                     : -1;
+    free(fg);
+    return err;
+}
+
 int chk_global_forces(const chk_system_t *sys, double rc, double *f)
 {
     chk_pairs_t p = {0};
@@ -485,15 +521,9 @@ int chk_global_forces(const chk_system_t *sys, double rc, double *f)
         return -1;
     }
     memset(f, 0, sizeof(double) * 3 * (size_t)sys->n);
-    const double *L = sys->box.len;
     for (long long k = 0; k < p.n; k++) {
         int i = (int)(p.key[k] >> 32), j = (int)(p.key[k] & 0xffffffffu);
-        double dx[3], r2 = 0;
-        for (int d = 0; d < 3; d++) {
-            dx[d] = sys->x[3 * i + d] - sys->x[3 * j + d];
-            dx[d] -= L[d] * round(dx[d] / L[d]);
-            r2 += dx[d] * dx[d];
-        }
+        double dx[3], r2 = chk_min_image(sys, i, j, dx);
         double s = 1 - r2 / (rc * rc);
         s *= s;
         for (int d = 0; d < 3; d++) {
@@ -505,7 +535,7 @@ int chk_global_forces(const chk_system_t *sys, double rc, double *f)
     return 0;
 }
 
-static int chk_has(const chk_pairs_t *p, uint64_t key)
+int chk_pairs_has(const chk_pairs_t *p, uint64_t key)
 {
     long long lo = 0, hi = p->n;
     while (lo < hi) {
@@ -529,13 +559,13 @@ long long chk_compare_pairs(const chk_pairs_t *got, const chk_pairs_t *strict,
                         (unsigned)(got->key[k] >> 32), (unsigned)(got->key[k] & 0xffffffffu));
         }
     for (long long k = 0; k < strict->n; k++)
-        if (!chk_has(got, strict->key[k])) {
+        if (!chk_pairs_has(got, strict->key[k])) {
             if (bad++ < report)
                 fprintf(stderr, "pair (%u, %u) within the cut-off was never computed\n",
                         (unsigned)(strict->key[k] >> 32), (unsigned)(strict->key[k] & 0xffffffffu));
         }
     for (long long k = 0; k < got->n; k++)
-        if (!chk_has(loose, got->key[k])) {
+        if (!chk_pairs_has(loose, got->key[k])) {
             if (bad++ < report)
                 fprintf(stderr, "pair (%u, %u) computed but not within the cut-off\n",
                         (unsigned)(got->key[k] >> 32), (unsigned)(got->key[k] & 0xffffffffu));

@@ -23,6 +23,8 @@ typedef struct chk_system {
 int chk_system_make(chk_system_t *sys, const halox_box_t *box, int n, chk_dist_t dist,
                     uint64_t seed);
 void chk_system_free(chk_system_t *sys);
+/** "uniform", "clustered" or "slab". */
+const char *chk_dist_name(chk_dist_t dist);
 
 /** Give every rank its home atoms (positions rounded to atoms[r].real, ids = global index).
  *  atoms[r] must be initialised. */
@@ -47,6 +49,20 @@ halox_status_t chk_world_make(chk_world_t *w, const halox_plan_params_t *prm, in
                               chk_dist_t dist, uint64_t seed, halox_real_t real, int stride);
 void chk_world_free(chk_world_t *w);
 
+/** A case of the plan tests: grid, box edges, atoms, cut-off, buffer, distribution. */
+typedef struct chk_case {
+    int g[3];
+    double L[3];
+    int n;
+    double rc, buf;
+    chk_dist_t dist;
+} chk_case_t;
+/** The plan parameters of a case (periodic_shifts as given). */
+halox_plan_params_t chk_case_params(const chk_case_t *c, int periodic_shifts);
+/** How far a case's rounding may move a pair across a distance: a few units in the last place
+ *  of the largest coordinate plus the halo distance, in the precision. */
+double chk_case_tol(const chk_case_t *c, halox_real_t real);
+
 /** A sorted list of pairs, each (min id << 32 | max id). */
 typedef struct chk_pairs {
     uint64_t *key;
@@ -54,6 +70,10 @@ typedef struct chk_pairs {
 } chk_pairs_t;
 void chk_pairs_free(chk_pairs_t *p);
 void chk_pairs_sort(chk_pairs_t *p);
+/** Append a key (any 64 bits); -1 when out of memory. */
+int chk_pairs_add(chk_pairs_t *p, uint64_t key);
+/** Whether the sorted list holds the key (binary search). */
+int chk_pairs_has(const chk_pairs_t *p, uint64_t key);
 
 /** Pairs of one rank's local atoms that the zone rule gives to this rank with distance < rc,
  *  distances computed in double from the stored (local-frame) coordinates. Appends to out.
@@ -82,6 +102,11 @@ int chk_global_forces(const chk_system_t *sys, double rc, double *f);
  *  atom id); *fscale: the largest component of fg. */
 double chk_home_force_error(const halox_atoms_t *atoms, void *const *f, int P, halox_real_t real,
                             int stride, const double *fg, int n, double *fscale);
+
+/** chk_home_force_error against chk_global_forces(sys, rc): the largest difference, or -1
+ *  (and *fscale 0) when out of memory or a coordinate is not finite. */
+double chk_force_error(const chk_system_t *sys, double rc, const halox_atoms_t *atoms,
+                       void *const *f, int P, halox_real_t real, int stride, double *fscale);
 
 /** Compare: every pair of `strict` in `got`, every pair of `got` in `loose`, no duplicates in
  *  `got`. Returns the number of violations; prints up to `report` of them to stderr. */
