@@ -195,6 +195,17 @@ GROMACS_NOTE = ("GROMACS: " + L.GROMACS["label"] + ", reaction-field, 1.0 nm cut
 FLOOR_NOTE = "signals only, no data"
 
 
+def figure_of(plt, data, log_bytes=False):
+    """A figure of the usual size with the series drawn: (fig, ax, keys); log_bytes: a log y
+    axis over message sizes in bytes on x."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    keys = draw(ax, data)
+    if log_bytes:
+        ax.set_yscale("log")
+        bytes_axis(ax, [p[0] for v in data.values() for p in v])
+    return fig, ax, keys
+
+
 # --- one function per figure: each returns a matplotlib Figure, or None without data --------
 def fig_latency(by, machine=None):
     plt = L.pyplot()
@@ -202,10 +213,7 @@ def fig_latency(by, machine=None):
     data = summaries(L.collect(rs, "bytes", lambda r: r["latency_us"]["median"], "latency_us"))
     if not data:
         return None
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    keys = draw(ax, data)
-    ax.set_yscale("log")
-    bytes_axis(ax, [p[0] for v in data.values() for p in v])
+    fig, ax, keys = figure_of(plt, data, log_bytes=True)
     style_axes(ax, "Latency: half round trip (coordinates out, forces back), one pulse",
                "message bytes (one way)", "microseconds")
     finish(fig, ax, keys,
@@ -225,10 +233,7 @@ def fig_bandwidth(by, machine=None):
     data = summaries(L.collect(rs, "bytes", lambda r: r.get("bandwidth_GBps")))
     if not data:
         return None
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    keys = draw(ax, data)
-    ax.set_yscale("log")
-    bytes_axis(ax, [p[0] for v in data.values() for p in v])
+    fig, ax, keys = figure_of(plt, data, log_bytes=True)
     style_axes(ax, "Bandwidth: one pulse, exchanges back to back",
                "message bytes (one way)", "GB/s  (2 x message bytes / time per exchange)")
     refs = []
@@ -399,8 +404,7 @@ def fig_scaling(by, machine=None):
     data = scaling_series(rs)
     if not data:
         return None
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    keys = draw(ax, data)
+    fig, ax, keys = figure_of(plt, data)
     xs = [p[0] for v in data.values() for p in v]
     refs = [reference_line(ax, 1.0, "1: perfect scaling", "reference|ideal", "-")]
     refs += gromacs(ax, rs, xs, efficiency=True)

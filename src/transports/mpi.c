@@ -358,6 +358,22 @@ static halox_status_t halox__mpi_alltoallv(halox_comm_t *comm, const void *send,
     return halox__mpi_wait(comm, 0, n, n, &op);
 }
 
+/* A nonblocking collective in request 0: begin before posting it, end with its MPI_I* call's
+ * return code (a failed post is reported, else the bounded wait). */
+static void halox__mpi_collective_begin(halox__mpi_t *m)
+{
+    halox__mpi_clear(m, 1);
+    m->info[0] = (halox__mpiw_info_t){HALOX__MPIW_COLLECTIVE, -1, -1, 0};
+}
+
+static halox_status_t halox__mpi_collective_end(halox_comm_t *comm, halox__mpi_op_t *op,
+                                                const char *call, int rc)
+{
+    if (rc != MPI_SUCCESS)
+        return halox__mpi_post_failed(comm, 0, op, call, -1, rc);
+    return halox__mpi_wait(comm, 0, 1, 1, op);
+}
+
 static halox_status_t halox__mpi_allgather(halox_comm_t *comm, const void *send, void *recv,
                                            size_t bytes)
 {
@@ -370,13 +386,10 @@ static halox_status_t halox__mpi_allgather(halox_comm_t *comm, const void *send,
     halox__mpi_op_t op = {"allgather", halox__mpi_deadline(comm)};
     /* MPI forbids overlapping buffers; our own block already in place is MPI_IN_PLACE */
     const void *s = send == (const char *)recv + (size_t)comm->rank * bytes ? MPI_IN_PLACE : send;
-    halox__mpi_clear(m, 1);
-    m->info[0] = (halox__mpiw_info_t){HALOX__MPIW_COLLECTIVE, -1, -1, 0};
+    halox__mpi_collective_begin(m);
     int rc =
         MPI_Iallgather(s, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, m->comm, &m->req[0]);
-    if (rc != MPI_SUCCESS)
-        return halox__mpi_post_failed(comm, 0, &op, "MPI_Iallgather", -1, rc);
-    return halox__mpi_wait(comm, 0, 1, 1, &op);
+    return halox__mpi_collective_end(comm, &op, "MPI_Iallgather", rc);
 }
 
 static halox_status_t halox__mpi_barrier(halox_comm_t *comm)
@@ -386,12 +399,9 @@ static halox_status_t halox__mpi_barrier(halox_comm_t *comm)
         return st;
     halox__mpi_t *m = halox__mpi(comm);
     halox__mpi_op_t op = {"barrier", halox__mpi_deadline(comm)};
-    halox__mpi_clear(m, 1);
-    m->info[0] = (halox__mpiw_info_t){HALOX__MPIW_COLLECTIVE, -1, -1, 0};
+    halox__mpi_collective_begin(m);
     int rc = MPI_Ibarrier(m->comm, &m->req[0]);
-    if (rc != MPI_SUCCESS)
-        return halox__mpi_post_failed(comm, 0, &op, "MPI_Ibarrier", -1, rc);
-    return halox__mpi_wait(comm, 0, 1, 1, &op);
+    return halox__mpi_collective_end(comm, &op, "MPI_Ibarrier", rc);
 }
 
 /* ---- halo exchange ---------------------------------------------------------------------- */
