@@ -3,6 +3,8 @@
 - no transport name is compared outside src/transports/ (callers ask halox_transport_caps());
 - no source file of the library, the tools or the benchmarks is longer than 700 lines, and
   tools/halox-md.c stays under 500 (policy belongs in the library);
+- every file the README's layout table names exists (the table follows the tree), and every
+  folder of src/ has a row;
 
     structure.py SOURCE_DIR
 
@@ -45,6 +47,28 @@ for path in sources("src", "tools", "bench", "include"):
         if m:
             problems.append(f"{rel}:{n}: compares the transport name \"{m.group(1)}\": ask "
                             "halox_transport_caps() instead")
+
+# the README's layout table names only files that exist, and has a row per folder of src/
+GENERATED = {"features.h"}  # written by the build
+with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+    readme = fh.read()
+start = readme.find("## Layout")
+table = readme[start:readme.find("\n## ", start + 5)] if start >= 0 else ""
+if not table:
+    problems.append("README.md: no '## Layout' section")
+names = set(re.findall(r"`([A-Za-z0-9_./-]+\.(?:c|h|cu|cuh|py|sh|cmake))`", table))
+present = set()
+for root, _dirs, files in os.walk(ROOT):
+    if "/.git" in root or "/build" in root or "/.devtree" in root:
+        continue
+    present.update(files)
+    present.update(os.path.relpath(os.path.join(root, f), ROOT) for f in files)
+for name in sorted(names - GENERATED):
+    if name not in present:
+        problems.append(f"README.md: the layout table names {name}, which is not in the tree")
+for d in sorted(os.listdir(os.path.join(ROOT, "src"))):
+    if os.path.isdir(os.path.join(ROOT, "src", d)) and f"`src/{d}/`" not in table:
+        problems.append(f"README.md: the layout table has no row for src/{d}/")
 
 for p in problems:
     print(p)
