@@ -479,3 +479,13 @@ void halox_comm_destroy(halox_comm_t *comm)
     comm->ops->fini(comm);
     free(comm);
 }
+
+halox_status_t halox__endpoint_refused(const char *name, int rank, const char *op,
+                                       const char *failure, const char *pending)
+{
+    return halox__error(HALOX_ERR_STATE,
+                        "%s: rank %d: %s refused: an earlier operation on this endpoint failed "
+                        "(%s); %s may still be in flight, so the endpoint cannot be used again: "
+                        "destroy it and end the job (MPI_Abort)",
+                        name, rank, op, failure, pending);
+}

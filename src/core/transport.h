@@ -84,6 +84,12 @@ halox_status_t halox__comm_create_ops(const halox_transport_ops_t *ops,
  * own status), so no rank walks into a collective the others will never join. */
 halox_status_t halox__agree(halox_comm_t *comm, halox_status_t mine, const char *what);
 
+/* HALOX_ERR_STATE for a call `op` on an endpoint of transport `name` that an earlier failure
+ * (`failure`) left unusable: what may still be in flight (`pending`: "work", "its messages")
+ * keeps it from being used again. */
+halox_status_t halox__endpoint_refused(const char *name, int rank, const char *op,
+                                       const char *failure, const char *pending);
+
 /* halox__agree with a payload, in one allgather: msg holds n values, msg[0] is
  * set to `mine`; all (NULL: not wanted) receives every rank's msg, rank after rank. */
 halox_status_t halox__agree_gather(halox_comm_t *comm, halox_status_t mine, const char *what,

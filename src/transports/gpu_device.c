@@ -41,11 +41,7 @@ halox_status_t halox__gpu_usable(halox_comm_t *comm, halox__gpu_t *g, const char
     if (!g)
         return halox__error(HALOX_ERR_STATE, "gpu: %s on an endpoint that was not created", op);
     if (g->failed)
-        return halox__error(HALOX_ERR_STATE,
-                            "%s: rank %d: %s refused: an earlier operation on this endpoint "
-                            "failed (%s); work may still be in flight, so the endpoint cannot be "
-                            "used again: destroy it and end the job (MPI_Abort)",
-                            g->name, comm->rank, op, g->failure);
+        return halox__endpoint_refused(g->name, comm->rank, op, g->failure, "work");
     return HALOX_OK;
 }
 

@@ -81,11 +81,7 @@ static halox_status_t halox__mpi_usable(halox_comm_t *comm, const char *op)
     if (!m || m->comm == MPI_COMM_NULL)
         return halox__error(HALOX_ERR_STATE, "mpi: %s on an endpoint that was not created", op);
     if (m->failed)
-        return halox__error(HALOX_ERR_STATE,
-                            "mpi: rank %d: %s refused: an earlier operation on this endpoint "
-                            "failed (%s); its messages may still be in flight, so the endpoint "
-                            "cannot be used again: destroy it and end the job (MPI_Abort)",
-                            comm->rank, op, m->failure);
+        return halox__endpoint_refused("mpi", comm->rank, op, m->failure, "its messages");
     return HALOX_OK;
 }
 
