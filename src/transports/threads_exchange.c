@@ -140,6 +140,28 @@ static halox_status_t halox__threads_storage(halox_comm_t *comm)
     return HALOX_OK;
 }
 
+/* Our pulse k against pulse k of a peer's plan pp: our send leg must be its receive leg, or
+ * (receiving) our receive leg its send leg, with the same count and dimension. */
+static halox_status_t halox__threads_mirror(const halox_comm_t *comm, int k, const halox_plan_t *pp,
+                                            int receiving)
+{
+    const halox_pulse_t *p = &comm->plan->pulse[k], *q = &pp->pulse[k];
+    const int count = receiving ? p->recv_count : p->send_count;
+    const int peer = receiving ? p->recv_rank : p->send_rank;
+    const int their_rank = receiving ? q->send_rank : q->recv_rank;
+    const int their_count = receiving ? q->send_count : q->recv_count;
+    if (pp->n_pulses == comm->plan->n_pulses && their_rank == comm->rank && their_count == count &&
+        q->dim == p->dim)
+        return HALOX_OK;
+    return halox__error(HALOX_ERR_INVALID_ARG,
+                        "rank %d: pulse %d %s %d atoms %s rank %d, whose plan (%d pulses) %s %d "
+                        "atoms %s rank %d there: bind plans from the same build on every rank",
+                        comm->rank, k, receiving ? "receives" : "sends", count,
+                        receiving ? "from" : "to", peer, pp->n_pulses,
+                        receiving ? "sends" : "receives", their_count, receiving ? "to" : "from",
+                        their_rank);
+}
+
 /* Check that the peers' plans mirror ours and cache where our stores go (our own pulses were
  * checked by halox__pulse_host_prepare, every rank's before the first barrier). */
 static halox_status_t halox__threads_resolve(halox_comm_t *comm)
@@ -160,14 +182,9 @@ static halox_status_t halox__threads_resolve(halox_comm_t *comm)
                                 "%d-byte reals with stride %d: every rank must use the same",
                                 me, (int)comm->real, comm->stride, p->send_rank, (int)to->real,
                                 to->stride);
-        if (tp->n_pulses != plan->n_pulses || tp->pulse[k].recv_rank != me ||
-            tp->pulse[k].recv_count != p->send_count || tp->pulse[k].dim != p->dim)
-            return halox__error(HALOX_ERR_INVALID_ARG,
-                                "rank %d: pulse %d sends %d atoms to rank %d, whose plan "
-                                "(%d pulses) receives %d atoms from rank %d there: bind plans "
-                                "from the same build on every rank",
-                                me, k, p->send_count, p->send_rank, tp->n_pulses,
-                                tp->pulse[k].recv_count, tp->pulse[k].recv_rank);
+        halox_status_t st = halox__threads_mirror(comm, k, tp, 0);
+        if (st != HALOX_OK)
+            return st;
         const halox__route_t *rt = &impl->self->route;
         if (to->route.recv[k] != rt->send[k])
             return halox__threads_route_error(comm, k, p->send_rank, rt->send[k],
@@ -180,14 +197,8 @@ static halox_status_t halox__threads_resolve(halox_comm_t *comm)
         /* sender of the atoms we receive: our forces on them go to its staging */
         const halox__threads_slot_t *from = &team->slot[p->recv_rank];
         const halox_plan_t *fp = from->plan;
-        if (fp->n_pulses != plan->n_pulses || fp->pulse[k].send_rank != me ||
-            fp->pulse[k].send_count != p->recv_count)
-            return halox__error(HALOX_ERR_INVALID_ARG,
-                                "rank %d: pulse %d receives %d atoms from rank %d, whose plan "
-                                "(%d pulses) sends %d atoms to rank %d there: bind plans from "
-                                "the same build on every rank",
-                                me, k, p->recv_count, p->recv_rank, fp->n_pulses,
-                                fp->pulse[k].send_count, fp->pulse[k].send_rank);
+        if ((st = halox__threads_mirror(comm, k, fp, 1)) != HALOX_OK)
+            return st;
         if (from->route.send[k] != rt->recv[k])
             return halox__threads_route_error(comm, k, p->recv_rank, rt->recv[k],
                                               from->route.send[k]);
