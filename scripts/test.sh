@@ -151,15 +151,22 @@ suite_main() {
     halox_log "[main] done in $((SECONDS - t0)) s"
 }
 
-suite_asan() {
-    local t0=$SECONDS prefix
-    prefix="$(sanitizer_prefix address,undefined)"
-    case "$prefix" in
+# sanitizer_ready SUITE SANITIZERS NAME: the run prefix in SAN_PREFIX, or the suite recorded as
+# failed (returns 1) when the sanitizer does not work on this machine.
+sanitizer_ready() {
+    SAN_PREFIX="$(sanitizer_prefix "$2")"
+    case "$SAN_PREFIX" in
         NOCOMPILE | BROKEN)
-            record asan FAILED "AddressSanitizer does not work on this machine ($prefix)"
-            return 0
+            record "$1" FAILED "$3 does not work on this machine ($SAN_PREFIX)"
+            return 1
             ;;
     esac
+}
+
+suite_asan() {
+    local t0=$SECONDS prefix
+    sanitizer_ready asan address,undefined AddressSanitizer || return 0
+    prefix=$SAN_PREFIX
     if build_suite asan build-asan "${COMMON_ARGS[@]}" -DHALOX_WERROR="$SAN_WERROR" "$MPI_OPT" \
         "-DHALOX_SANITIZE=address;undefined"; then
         ASAN_OPTIONS="$ASAN_BASE:detect_leaks=1" \
@@ -175,13 +182,8 @@ suite_asan() {
 
 suite_tsan() {
     local t0=$SECONDS prefix
-    prefix="$(sanitizer_prefix thread)"
-    case "$prefix" in
-        NOCOMPILE | BROKEN)
-            record tsan FAILED "ThreadSanitizer does not work on this machine ($prefix)"
-            return 0
-            ;;
-    esac
+    sanitizer_ready tsan thread ThreadSanitizer || return 0
+    prefix=$SAN_PREFIX
     if build_suite tsan build-tsan "${COMMON_ARGS[@]}" -DHALOX_WERROR="$SAN_WERROR" \
         -DHALOX_ENABLE_MPI=OFF -DHALOX_ENABLE_CUDA=OFF -DHALOX_ENABLE_NVSHMEM=OFF \
         -DHALOX_SANITIZE=thread; then
