@@ -118,15 +118,22 @@ out:
     return st;
 }
 
-halox_status_t halox_md_checkpoint_probe(const char *path, halox_md_checkpoint_info_t *info_p)
+/* The settings of a whole, checked checkpoint (what a probe needs, not the atoms). */
+static halox_status_t md__ckpt_read_settings(const char *path, md_ckpt_settings_t *s)
 {
     md_ckpt_header_t h;
     char *payload = NULL;
+    halox_status_t st = md__ckpt_read(path, &h, s, &payload);
+    free(payload);
+    return st;
+}
+
+halox_status_t halox_md_checkpoint_probe(const char *path, halox_md_checkpoint_info_t *info_p)
+{
     md_ckpt_settings_t s;
-    halox_status_t st = md__ckpt_read(path, &h, &s, &payload);
+    halox_status_t st = md__ckpt_read_settings(path, &s);
     if (st != HALOX_OK)
         return st;
-    free(payload);
     if (info_p) {
         memset(info_p, 0, sizeof *info_p);
         info_p->step = s.step;
