@@ -16,3 +16,7 @@ halox_test(test_md_hybrid SOURCES test_md_hybrid.c LABELS threads md TIMEOUT 300
 # wait bounds and numeric environment variables refused where they are read (a bound of 1e20 s
 # spun forever before): the timeout catches a regression that hangs
 halox_test(test_bounds_env SOURCES test_bounds_env.c LABELS threads unit TIMEOUT 30)
+# plans that do not mirror each other (another halo width on one rank) refused at bind on every
+# rank, naming pulse, ranks and counts
+halox_test(test_threads_bind_mismatch SOURCES test_threads_bind_mismatch.c LIBS halox_checksys
+           LABELS threads TIMEOUT 60)
