@@ -6,7 +6,8 @@
 # For every size of HALOX_SET_SIZES (water-density, default 45k 180k 720k 3M 12M 23M atoms) on 1
 # and 2 GPUs (one rank per GPU), every GPU transport side by side in one process per rank count:
 #   latency/bandwidth  2 ranks, one pulse, every GPU path and the signal-only floor
-#   halo               the exchange alone (coordinates + forces), with its floor
+#   halo               the exchange alone (coordinates + forces), with its floor; host-launched
+#                      and in-step (--mode in-step: captured in one graph, capturable transports)
 #   md                 full steps: ms/step, ns/day, halo share; with and without CUDA graphs;
 #                      "auto" (no --transport: the automatic choice) as its own row (above 3M
 #                      atoms: no graph and auto rows, 1 GPU runs nccl only: set-up dominates)
@@ -69,6 +70,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort | uniq -
 
 GPU_T="mpi-staged,nccl,nvshmem-stream,nvshmem-pulse,nvshmem-fused,hybrid"
 HALO_T="$GPU_T,nvshmem-fused+put,nvshmem-fused+tma,nvshmem-fused+floor"
+INSTEP_T="nccl,nvshmem-stream,nvshmem-pulse,nvshmem-fused,nvshmem-fused+put,nvshmem-fused+tma,nvshmem-fused+floor"
 csv() { echo "$*" | tr ' ' ','; }
 
 if has latency; then
@@ -85,6 +87,11 @@ if has halo; then
         step 400 "halo $run" "${MPIRUN[@]}" -np "$np" "$HB" halo $(grid_of "$run") \
             --atoms "$(csv $SIZES)" \
             -t "$HALO_T" -r 50 -w 10 --json "$SET/halo.jsonl"
+        # the same exchanges as the MD step's graph enqueues them (capturable transports)
+        # shellcheck disable=SC2046
+        step 400 "halo in-step $run" "${MPIRUN[@]}" -np "$np" "$HB" halo $(grid_of "$run") \
+            --atoms "$(csv $SIZES)" --mode in-step \
+            -t "$INSTEP_T" -r 50 -w 10 --json "$SET/halo.jsonl"
     done
 fi
 

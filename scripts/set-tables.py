@@ -38,24 +38,31 @@ def fmt(x, nd=1):
 
 
 def halo_tables(recs):
+    """One table per rank count and mode: host-launched exchanges (records without a mode are
+    from before --mode existed: host) and, where recorded, in-step (captured in one graph)."""
     t = defaultdict(list)
     for r in recs:
         if r.get("available") is False:
             continue
-        t[(r["ranks"], r["atoms"], r["transport"])].append(r["time_us"]["median"])
+        mode = r.get("mode", "host")
+        t[(r["ranks"], mode, r["atoms"], r["transport"])].append(r["time_us"]["median"])
     names = ["mpi-staged", "nccl", "nvshmem-stream", "nvshmem-pulse", "nvshmem-fused", "hybrid",
              "nvshmem-fused+put", "nvshmem-fused+tma", "nvshmem-fused+floor"]
-    for ranks in sorted({k[0] for k in t}):
+    how = {"host": "each exchange launched by the host",
+           "in-step": "captured in one CUDA graph, 20 back to back, as the MD step enqueues them"}
+    for ranks, mode in sorted({k[:2] for k in t}, key=lambda k: (k[0], k[1] != "host")):
+        cols = [x for x in names if mode == "host" or any(
+            k[0] == ranks and k[1] == mode and k[3] == x for k in t)]
         print(f"\n#### Halo exchange alone, {ranks} rank{'s' if ranks > 1 else ''} "
               f"({'one per GPU' if ranks > 1 else 'local copies on one GPU'}), microseconds per "
-              "step (coordinates + forces, slowest rank, median of 50)\n")
-        print("| atoms | " + " | ".join(names) + " | fused/floor | nccl/fused | mpi-staged/fused |")
-        print("|---" * (len(names) + 4) + "|")
-        for n in sorted({k[1] for k in t if k[0] == ranks}):
-            v = {x: med(t.get((ranks, n, x))) for x in names}
+              f"step (coordinates + forces, slowest rank, median of 50){'' if mode == 'host' else ', ' + mode + ': ' + how[mode]}\n")
+        print("| atoms | " + " | ".join(cols) + " | fused/floor | nccl/fused | mpi-staged/fused |")
+        print("|---" * (len(cols) + 4) + "|")
+        for n in sorted({k[2] for k in t if k[:2] == (ranks, mode)}):
+            v = {x: med(t.get((ranks, mode, n, x))) for x in names}
             f, fl = v["nvshmem-fused"], v["nvshmem-fused+floor"]
             ratio = lambda a, b: f"{a / b:.2f}" if a and b else "-"
-            print(f"| {n:,} | " + " | ".join(fmt(v[x]) for x in names) +
+            print(f"| {n:,} | " + " | ".join(fmt(v[x]) for x in cols) +
                   f" | {ratio(f, fl)} | {ratio(v['nccl'], f)} | {ratio(v['mpi-staged'], f)} |")
 
 

@@ -108,11 +108,18 @@ halox_bench_test(bench_halo_threads
                       --json ${_out}/halo_threads.jsonl --csv ${_out}/halo_threads.csv)
 # exchanges enqueued back to back: verified, recorded in the JSON
 halox_bench_test(bench_halo_back_to_back
-                 ARGS --grep "^threads .* verified" --json ${_out}/halo_b2b.jsonl halo --count 1 --
+                 ARGS --grep "^threads .* verified .* host$" --json ${_out}/halo_b2b.jsonl halo --count 1
+                      --field mode host --
                  TOOL halo --threads 2 --transport threads --atoms 3000 -r 10 --back-to-back 8
                       --json ${_out}/halo_b2b.jsonl)
 halox_bench_error(bench_err_back_to_back "--back-to-back '0': give a count" halo
                   --back-to-back 0)
+halox_bench_error(bench_err_mode "--mode 'graph': use host .* or in-step" halo --mode graph)
+# --mode in-step on a transport that cannot be captured in a CUDA graph: a record that says so
+# (mode in-step, unavailable, what to use), exit 0
+halox_bench_test(bench_halo_in_step_refused
+                 ARGS --grep "^threads .* refused: --mode in-step captures the exchanges in a CUDA graph, and threads cannot be captured \\(it runs on the host\\): use a capturable GPU transport"
+                 TOOL halo --threads 2 --transport threads --atoms 3000 -r 5 --mode in-step)
 # a wrong exchange (here: a spoilt reference) fails with exit status 1 and says so
 halox_bench_test(bench_halo_wrong_fails ARGS --rc 1 --grep "WRONG"
                  TOOL halo --threads 2 --transport threads --atoms 3000 -r 5)
@@ -216,6 +223,19 @@ if(HALOX_HAVE_MPI)
     halox_bench_test(bench_halo_gpu_skips NP 1
                      ARGS --grep "mpi-staged +skipped: no GPU visible|^mpi-staged .* verified"
                      TOOL halo --transport mpi-staged --atoms 3000 -r 5)
+    # in-step: captured exchanges verified against the reference and timed (label gpu: the
+    # device suite's GPU phase runs it on a GPU; here it skips)
+    halox_bench_test(bench_halo_in_step_gpu NP 1
+                     ARGS --grep "nccl +skipped: no GPU visible|^nccl .* verified .* in-step$"
+                     TOOL halo --transport nccl --atoms 3000 -r 5 --mode in-step)
+    set_tests_properties(bench_halo_in_step_gpu PROPERTIES LABELS "bench;gpu")
+    if(HALOX_HAVE_NVSHMEM)
+      halox_bench_test(bench_halo_in_step_nvshmem NP 1
+                       ARGS --grep "nvshmem-fused +skipped: no GPU visible|^nvshmem-fused .* verified .* in-step$"
+                       TOOL halo --transport nvshmem-fused,nvshmem-fused+floor --atoms 3000 -r 5
+                            --mode in-step)
+      set_tests_properties(bench_halo_in_step_nvshmem PROPERTIES LABELS "bench;gpu")
+    endif()
     # the GPU engine's probe: skipped here, measured and checked on a GPU machine
     halox_bench_test(bench_overlap_gpu NP 1
                      ARGS --grep "mpi-staged +skipped: no GPU visible|^mpi-staged .* ok"

@@ -20,7 +20,7 @@ COMMON = ["bench", "transport", "ranks", "hardware", "commit", "build", "options
 HARDWARE = ["cpu", "cores", "gpu_count", "gpus", "cuda_driver", "cuda_runtime"]
 BUILD = ["type", "c_flags", "cuda_flags", "optimised"]
 KIND = {
-    "halo": ["grid", "atoms", "available", "real", "stride", "pulses", "max_halo_atoms",
+    "halo": ["grid", "atoms", "mode", "available", "real", "stride", "pulses", "max_halo_atoms",
              "max_send_bytes", "bytes_per_step", "verified", "floor", "repeats", "back_to_back",
              "time_us",
              "host_us", "bandwidth_GBps", "timing"],
@@ -84,6 +84,8 @@ def check_record(r, kind, overlap_range=None):
         if not (r["available"] and r["verified"] and positive(t["median"])
                 and t["min"] <= t["median"] <= t["max"] and positive(r["bytes_per_step"])):
             bad.append("halo: not available, not verified or bad times/bytes")
+        if r["mode"] not in ("host", "in-step"):
+            bad.append(f"halo: mode {r['mode']!r} is neither host nor in-step")
     elif kind == "latency":
         t = r["latency_us"]
         if not (r["verified"] and positive(t["median"]) and t["min"] <= t["median"] <= t["max"]):

@@ -30,6 +30,7 @@ static const opt_t k_opts[] = {
     {"--threads", NULL, 1, C_RUN},
     {"--repeats", "-r", 1, C_HALO | C_OVL},
     {"--back-to-back", NULL, 1, C_HALO},
+    {"--mode", NULL, 1, C_HALO},
     {"--warmup", "-w", 1, C_EXCH},
     {"--iters", "-n", 1, C_LAT | C_BW},
     {"--minbytes", "-b", 1, C_LAT | C_BW},
@@ -253,6 +254,14 @@ static int set_value(bench_opts_t *o, const char *name, const char *v)
         if (!parse_int(v, 1, 100000, &n))
             return bench_bad("--back-to-back '%s': give a count from 1 to 100000", v);
         o->back_to_back = (int)n;
+        o->back_to_back_set = 1;
+    } else if (!strcmp(name, "--mode")) {
+        if (strcmp(v, "host") && strcmp(v, "in-step"))
+            return bench_bad("--mode '%s': use host (each exchange launched by the host) or "
+                             "in-step (the exchanges captured in one CUDA graph, as an MD step "
+                             "enqueues them)",
+                             v);
+        o->in_step = v[0] == 'i';
     } else if (!strcmp(name, "--warmup")) {
         if (!parse_int(v, 0, 100000000, &n))
             return bench_bad("--warmup '%s': give a count >= 0", v);
@@ -310,6 +319,10 @@ static int check_combinations(bench_opts_t *o, int cmd)
     /* HALOX_TIMEOUT_S too: a bad bound is refused here, not after the ranks have started */
     if (cmd != C_SCAL && halox_timeout_resolve(o->timeout_s, NULL) != HALOX_OK)
         return bench_bad("%s", halox_last_error());
+    /* in-step: K captured exchanges per launch, so that the graph launch is paid once as in
+     * the MD step's graph */
+    if (o->in_step && !o->back_to_back_set)
+        o->back_to_back = 20;
     if (cmd == C_SCAL && o->n_files == 0)
         return bench_bad("scaling needs the JSON files of md runs: halox-bench scaling A.json "
                          "B.json ...");
@@ -352,7 +365,12 @@ void bench_usage(FILE *to)
         "  --threads P               ranks of the threads transport (default: the grid's, or 2)\n"
         "  -r, --repeats R           halo: timed repeats (200); overlap: repetitions (50)\n"
         "  --back-to-back K          halo: K exchanges per repeat, enqueued one after the other,\n"
-        "                            time / K (1: a barrier before every exchange)\n"
+        "                            time / K (1: a barrier before every exchange; 20 with\n"
+        "                            --mode in-step)\n"
+        "  --mode host|in-step       halo: each exchange launched by the host (host), or the K\n"
+        "                            exchanges of a repeat captured in one CUDA graph and\n"
+        "                            launched at once, as the MD step enqueues them (in-step;\n"
+        "                            transports capturable in graphs only)\n"
         "  -w, --warmup W            untimed repeats first (halo 20, latency/bandwidth 10)\n"
         "  -b, --minbytes B          latency/bandwidth: smallest message (8; K, M, G suffixes)\n"
         "  -e, --maxbytes B          largest message (16M)\n"

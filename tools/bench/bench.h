@@ -30,6 +30,9 @@ typedef struct bench_opts {
     int repeats, warmup, iters;     /* halo: -r -w; latency/bandwidth: -n -w */
     int back_to_back;               /* halo: exchanges per timed repeat, enqueued one after
                                        the other (1: a barrier before each) */
+    int back_to_back_set;           /* given on the command line (in-step's default is 20) */
+    int in_step;                    /* halo --mode in-step: the K exchanges of a repeat
+                                       captured in one CUDA graph, launched at once */
     long long min_bytes, max_bytes; /* -b -e */
     double factor;                  /* -f */
     int verify;
@@ -118,6 +121,14 @@ int bench_gpu_get(void *dst, const void *src, size_t bytes, void *stream);
 int bench_gpu_fill(void *dst, int byte, size_t bytes, void *stream);
 int bench_gpu_sync(void *stream);
 const char *bench_gpu_error(void);
+/* CUDA graphs: capture what is enqueued on `stream` between begin and end (thread-local mode),
+ * instantiated into *g_p; launch on a stream; destroy (NULL is fine). -1 on failure
+ * (bench_gpu_error says why); end always ends the capture, also after a failed enqueue. */
+typedef struct bench_graph bench_graph_t;
+int bench_graph_begin(void *stream);
+int bench_graph_end(void *stream, bench_graph_t **g_p);
+int bench_graph_launch(bench_graph_t *g, void *stream);
+void bench_graph_destroy(bench_graph_t *g);
 /* The link the transports move data over, measured once by the calling process: with two
  * visible GPUs that can access each other, a 256 MiB GPU 0 -> GPU 1 peer copy (median of 5,
  * CUDA events); else a 256 MiB host memcpy. GB/s, what was measured in what[]; 0 on failure. */
@@ -154,10 +165,14 @@ typedef struct bench_arrays {
 } bench_arrays_t;
 halox_status_t bench_arrays_alloc(halox_comm_t *comm, size_t bytes, bench_arrays_t *a);
 void bench_arrays_free(bench_arrays_t *a);
+/* One coordinate and one force exchange as a benchmark runs them (bench_exchange_host: the two
+ * calls; halo --mode in-step: a captured graph launched). */
+typedef halox_status_t (*bench_exchange_fn)(halox_comm_t *comm, void *ctx);
+halox_status_t bench_exchange_host(halox_comm_t *comm, void *ctx);
 /* Load rank `me`'s expected home coordinates (halo poisoned) and input forces, barrier, one
- * coordinate and one force exchange, compare bit for bit. *ok_p: 1 on every rank when every
- * rank matched. */
-halox_status_t bench_verify(bench_arrays_t *a, const bench_expect_t *e, int me, int *ok_p);
+ * exchange by `run`, compare bit for bit. *ok_p: 1 on every rank when every rank matched. */
+halox_status_t bench_verify(bench_arrays_t *a, const bench_expect_t *e, int me,
+                            bench_exchange_fn run, void *ctx, int *ok_p);
 
 /* ---- systems and plans (system.c) --------------------------------------------------------- */
 

@@ -110,6 +110,50 @@ int bench_gpu_sync(void *stream)
     return check(cudaStreamSynchronize((cudaStream_t)stream), "cudaStreamSynchronize");
 }
 
+struct bench_graph {
+    cudaGraphExec_t exec;
+};
+
+int bench_graph_begin(void *stream)
+{
+    return check(cudaStreamBeginCapture((cudaStream_t)stream, cudaStreamCaptureModeThreadLocal),
+                 "cudaStreamBeginCapture");
+}
+
+int bench_graph_end(void *stream, bench_graph_t **g_p)
+{
+    *g_p = NULL;
+    cudaGraph_t graph = NULL;
+    bench_graph_t *g = NULL;
+    int bad = check(cudaStreamEndCapture((cudaStream_t)stream, &graph), "cudaStreamEndCapture");
+    if (!bad && !(g = calloc(1, sizeof *g))) {
+        snprintf(g_error, sizeof g_error, "no memory for a graph");
+        bad = -1;
+    }
+    if (!bad && check(cudaGraphInstantiate(&g->exec, graph, 0), "cudaGraphInstantiate")) {
+        free(g);
+        g = NULL;
+        bad = -1;
+    }
+    if (graph)
+        cudaGraphDestroy(graph);
+    *g_p = g;
+    return bad ? -1 : 0;
+}
+
+int bench_graph_launch(bench_graph_t *g, void *stream)
+{
+    return check(cudaGraphLaunch(g->exec, (cudaStream_t)stream), "cudaGraphLaunch");
+}
+
+void bench_graph_destroy(bench_graph_t *g)
+{
+    if (!g)
+        return;
+    cudaGraphExecDestroy(g->exec);
+    free(g);
+}
+
 double bench_link_peak(char *what, size_t len)
 {
     int n = bench_gpu_count(), ok01 = 0, ok10 = 0, cur = 0;

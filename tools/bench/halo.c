@@ -1,6 +1,12 @@
 /* halo: the halo exchange alone (coordinates + forces) on the plan of a water-density-like
  * system, per transport and size: checked bit for bit against the serial reference first, then
- * timed (the slowest rank of each repeat; median, minimum and maximum over repeats). */
+ * timed (the slowest rank of each repeat; median, minimum and maximum over repeats).
+ *
+ * Two modes. host: the host calls halox_comm_coords() and halox_comm_forces() for every exchange
+ * (the launch latency of an idle GPU is inside the time unless --back-to-back K > 1). in-step:
+ * the K exchanges of a repeat are captured in one CUDA graph and launched at once, as the MD
+ * step's graph enqueues them (no host work between them); the check runs a captured exchange
+ * too, so graphs are verified against the same reference. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +35,10 @@ typedef struct halo_rank {
     bench_arrays_t arr;
     bench_timer_t *timer;
     double *dev_ms, *host_ms;
+    /* in-step: the captured exchanges (one for the check, K for the timing) */
+    bench_graph_t *graph[2];
+    int graph_k[2];
+    int failed_gpu; /* a GPU helper failed: bench_gpu_error() says why */
 } halo_rank_t;
 
 static void rank_free(halo_rank_t *h)
@@ -36,6 +46,8 @@ static void rank_free(halo_rank_t *h)
     if (h->arr.comm)
         bench_arrays_free(&h->arr);
     bench_timer_destroy(h->timer);
+    bench_graph_destroy(h->graph[0]);
+    bench_graph_destroy(h->graph[1]);
     halox_comm_destroy(h->comm);
     halox_plan_free(&h->plan);
     halox_atoms_free(&h->mine);
@@ -45,23 +57,26 @@ static void rank_free(halo_rank_t *h)
 
 static void print_header(void)
 {
-    printf("%-22s %9s %-6s %6s %10s %9s %-8s %10s %10s %10s %10s %8s\n", "transport", "atoms",
+    printf("%-22s %9s %-6s %6s %10s %9s %-8s %10s %10s %10s %10s %8s %s\n", "transport", "atoms",
            "grid", "pulses", "halo_atoms", "KB/step", "check", "median_us", "min_us", "max_us",
-           "host_us", "GB/s");
+           "host_us", "GB/s", "mode");
     fflush(stdout);
 }
 
-static void record_refused(halo_case_t *c, halox_status_t st)
+static const char *mode_name(const bench_opts_t *o) { return o->in_step ? "in-step" : "host"; }
+
+static void record_refused(halo_case_t *c, halox_status_t st, const char *why)
 {
-    printf("%-22s %9lld refused: %s\n", c->label, c->natoms, halox_last_error());
+    printf("%-22s %9lld refused: %s\n", c->label, c->natoms, why);
     fflush(stdout);
     bench_record_t r;
     rec_init(&r);
     rec_common(&r, c->o, c->label, c->nranks, &c->params.grid);
     rec_int(&r, "atoms", c->natoms);
+    rec_str(&r, "mode", mode_name(c->o));
     rec_bool(&r, "available", 0);
     rec_str(&r, "why", halox_status_string(st));
-    rec_str(&r, "message", halox_last_error());
+    rec_str(&r, "message", why);
     if (rec_write(&r, c->o)) /* a record that could not be written fails the run */
         c->failed = 1;
 }
@@ -100,6 +115,58 @@ static halox_status_t setup(const bench_rank_t *who, const halo_case_t *c, halo_
     return halox_comm_bind(h->comm, &h->plan, h->arr.x, h->arr.f);
 }
 
+/* in-step: K coordinate + force exchanges captured in graph slot `which` on the first call
+ * (the capture counts as their calls, as halox_comm_coords/forces do), replays counted with
+ * halox_comm_graph_replayed; then launched on the transport's stream. */
+static halox_status_t in_step_launch(halo_rank_t *h, int which, int k_exchanges)
+{
+    halox_status_t st = HALOX_OK;
+    void *stream = h->arr.stream;
+    if (!h->graph[which]) {
+        if ((st = halox_comm_graph_mode(h->comm, 1)) != HALOX_OK)
+            return st;
+        if (bench_graph_begin(stream)) {
+            h->failed_gpu = 1;
+            halox_comm_graph_mode(h->comm, 0);
+            return HALOX_ERR_INTERNAL;
+        }
+        for (int k = 0; k < k_exchanges && st == HALOX_OK; k++)
+            st = bench_exchange_host(h->comm, NULL);
+        int bad = bench_graph_end(stream, &h->graph[which]); /* also after a failed capture */
+        halox_comm_graph_mode(h->comm, 0);
+        if (st != HALOX_OK)
+            return st;
+        if (bad) {
+            h->failed_gpu = 1;
+            return HALOX_ERR_INTERNAL;
+        }
+        h->graph_k[which] = k_exchanges;
+    } else {
+        for (int k = 0; k < h->graph_k[which] && st == HALOX_OK; k++)
+            st = halox_comm_graph_replayed(h->comm);
+        if (st != HALOX_OK)
+            return st;
+    }
+    if (bench_graph_launch(h->graph[which], stream)) {
+        h->failed_gpu = 1;
+        return HALOX_ERR_INTERNAL;
+    }
+    return HALOX_OK;
+}
+
+/* The check's exchange in in-step mode: one captured exchange, launched and completed. */
+static halox_status_t in_step_check(halox_comm_t *comm, void *ctx)
+{
+    halo_rank_t *h = ctx;
+    (void)comm;
+    halox_status_t st = in_step_launch(h, 0, 1);
+    if (st == HALOX_OK && bench_gpu_sync(h->arr.stream)) {
+        h->failed_gpu = 1;
+        st = HALOX_ERR_INTERNAL;
+    }
+    return st;
+}
+
 /* -w untimed then -r timed repeats, each a barrier then coordinates + forces (--back-to-back K:
  * K of them enqueued one after the other, time / K: the launch latency and the ranks' skew after
  * the barrier are paid once, as in an MD run where the host runs ahead); the slowest rank of
@@ -116,11 +183,10 @@ static halox_status_t time_repeats(const bench_opts_t *o, halo_rank_t *h)
         double t0 = bench_now(), v[2] = {0, 0};
         if (st == HALOX_OK && h->arr.on_gpu && bench_timer_start(h->timer, h->arr.stream))
             st = HALOX_ERR_INTERNAL;
-        for (int k = 0; k < o->back_to_back && st == HALOX_OK; k++) {
-            st = halox_comm_coords(h->comm);
-            if (st == HALOX_OK)
-                st = halox_comm_forces(h->comm);
-        }
+        if (o->in_step && st == HALOX_OK)
+            st = in_step_launch(h, 1, o->back_to_back);
+        for (int k = 0; !o->in_step && k < o->back_to_back && st == HALOX_OK; k++)
+            st = bench_exchange_host(h->comm, NULL);
         if (st == HALOX_OK && h->arr.on_gpu && bench_timer_stop(h->timer, h->arr.stream, &v[0]))
             st = HALOX_ERR_INTERNAL;
         v[1] = (bench_now() - t0) * 1e3;
@@ -158,14 +224,15 @@ static void report(const bench_rank_t *who, halo_case_t *c, halo_rank_t *h, int 
     const halox_grid_t *gr = &c->params.grid;
     char grid[32];
     snprintf(grid, sizeof grid, "%dx%dx%d", gr->n[0], gr->n[1], gr->n[2]);
-    printf("%-22s %9lld %-6s %6d %10.0f %9.1f %-8s %10.1f %10.1f %10.1f %10.1f %8.2f\n", c->label,
-           c->natoms, grid, pulses, mx[0], step_bytes / 1024.0, check, g.median * 1e3, g.min * 1e3,
-           g.max * 1e3, t.median * 1e3, gbps);
+    printf("%-22s %9lld %-6s %6d %10.0f %9.1f %-8s %10.1f %10.1f %10.1f %10.1f %8.2f %s\n",
+           c->label, c->natoms, grid, pulses, mx[0], step_bytes / 1024.0, check, g.median * 1e3,
+           g.min * 1e3, g.max * 1e3, t.median * 1e3, gbps, mode_name(o));
     fflush(stdout);
     bench_record_t r;
     rec_init(&r);
     rec_common(&r, o, c->label, c->nranks, gr);
     rec_int(&r, "atoms", c->natoms);
+    rec_str(&r, "mode", mode_name(o));
     rec_bool(&r, "available", 1);
     rec_str(&r, "real", o->real == HALOX_FLOAT ? "float" : "double");
     rec_int(&r, "stride", o->stride);
@@ -192,8 +259,10 @@ static void report(const bench_rank_t *who, halo_case_t *c, halo_rank_t *h, int 
     }
     rec_num(&r, "plan_build_s", build_s);
     rec_str(&r, "timing",
-            h->arr.on_gpu ? "cuda events around coords+forces, slowest rank"
-                          : "host clock around coords+forces, slowest rank");
+            o->in_step      ? "cuda events around one graph launch of back_to_back captured "
+                              "coords+forces, divided by back_to_back, slowest rank"
+            : h->arr.on_gpu ? "cuda events around coords+forces, slowest rank"
+                            : "host clock around coords+forces, slowest rank");
     if (rec_write(&r, o))
         c->failed = 1;
     if (o->verify && !verified && !c->floor_run)
@@ -210,7 +279,7 @@ static halox_status_t halo_rank(const bench_rank_t *who, void *arg)
     halox_status_t st = bench_comm_create(who, c->label, o->real, o->stride, o->timeout_s, &h.comm);
     if (st == HALOX_ERR_UNAVAILABLE || st == HALOX_ERR_UNKNOWN_TRANSPORT) {
         if (who->rank == 0)
-            record_refused(c, st); /* refused on every rank alike */
+            record_refused(c, st, halox_last_error()); /* refused on every rank alike */
         return HALOX_OK;
     }
     double build_s = 0;
@@ -218,7 +287,8 @@ static halox_status_t halo_rank(const bench_rank_t *who, void *arg)
     if (st == HALOX_OK)
         st = setup(who, c, &h, &build_s);
     if (st == HALOX_OK && c->expect)
-        st = bench_verify(&h.arr, c->expect, who->rank, &verified);
+        st = bench_verify(&h.arr, c->expect, who->rank,
+                          o->in_step ? in_step_check : bench_exchange_host, &h, &verified);
     if (st == HALOX_OK)
         st = time_repeats(o, &h);
     if (st == HALOX_OK)
@@ -226,7 +296,8 @@ static halox_status_t halo_rank(const bench_rank_t *who, void *arg)
     if (st != HALOX_OK) {
         char what[1200];
         snprintf(what, sizeof what, "%s: %s%s%s", c->label, halox_last_error(),
-                 h.arr.on_gpu ? " " : "", h.arr.on_gpu ? bench_gpu_error() : "");
+                 h.arr.on_gpu || h.failed_gpu ? " " : "",
+                 h.arr.on_gpu || h.failed_gpu ? bench_gpu_error() : "");
         bench_rank_fail(who, what);
     }
     rank_free(&h);
@@ -282,6 +353,18 @@ static int run_case(const bench_opts_t *o, const char *label, long long natoms)
     if (halox_plan_check(&c.params, NULL) != HALOX_OK)
         return bench_bad("%lld atoms on grid %dx%dx%d: no valid plan: %s", natoms, grid.n[0],
                          grid.n[1], grid.n[2], halox_last_error());
+    if (o->in_step && !bench_label_caps(label).capturable) {
+        char why[256];
+        snprintf(why, sizeof why,
+                 "--mode in-step captures the exchanges in a CUDA graph, and %s cannot be "
+                 "captured (%s): use a capturable GPU transport (nccl, nvshmem-*) or --mode host",
+                 label,
+                 bench_label_caps(label).on_gpu ? "it waits on the host inside every exchange"
+                                                : "it runs on the host");
+        if (bench_world_rank() == 0)
+            record_refused(&c, HALOX_ERR_UNAVAILABLE, why);
+        return c.failed ? BENCH_FAILED : BENCH_OK;
+    }
     halox_atoms_t *home = calloc((size_t)c.nranks, sizeof *home);
     bench_expect_t e;
     memset(&e, 0, sizeof e);

@@ -97,7 +97,7 @@ static halox_status_t bind_size(const bench_rank_t *who, pp_case_t *c, pp_rank_t
     if (who->team) /* rank 0's reference is complete before rank 1 reads it */
         st = halox_comm_barrier(h->comm) == HALOX_OK ? st : HALOX_ERR_ABORTED;
     if (st == HALOX_OK)
-        st = bench_verify(&h->arr, &c->expect, who->rank, verified);
+        st = bench_verify(&h->arr, &c->expect, who->rank, bench_exchange_host, NULL, verified);
     if (who->team && st == HALOX_OK)
         st = halox_comm_barrier(h->comm);
     if (makes)

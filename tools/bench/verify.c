@@ -145,7 +145,15 @@ static int compare(bench_arrays_t *a, const bench_expect_t *e, int me, int *matc
     return 0;
 }
 
-halox_status_t bench_verify(bench_arrays_t *a, const bench_expect_t *e, int me, int *ok_p)
+halox_status_t bench_exchange_host(halox_comm_t *comm, void *ctx)
+{
+    (void)ctx;
+    halox_status_t st = halox_comm_coords(comm);
+    return st == HALOX_OK ? halox_comm_forces(comm) : st;
+}
+
+halox_status_t bench_verify(bench_arrays_t *a, const bench_expect_t *e, int me,
+                            bench_exchange_fn run, void *ctx, int *ok_p)
 {
     *ok_p = 0;
     if (load(a, e, me))
@@ -153,9 +161,7 @@ halox_status_t bench_verify(bench_arrays_t *a, const bench_expect_t *e, int me, 
     /* GPU-initiated transports store into this halo as soon as a peer starts */
     halox_status_t st = halox_comm_barrier(a->comm);
     if (st == HALOX_OK)
-        st = halox_comm_coords(a->comm);
-    if (st == HALOX_OK)
-        st = halox_comm_forces(a->comm);
+        st = run(a->comm, ctx);
     if (st != HALOX_OK)
         return st;
     int match = 0;
