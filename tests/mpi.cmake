@@ -5,4 +5,6 @@ if(HALOX_HAVE_MPI)
   halox_mpi_test(test_mpi_exchange SOURCES test_mpi_exchange.c NP 1 2 4 8)
   # bounded waits: a peer that skips an exchange gives HALOX_ERR_TIMEOUT, not a hang
   halox_mpi_test(test_mpi_timeout SOURCES test_mpi_timeout.c NP 2 TIMEOUT 60)
+  # halox_comm_build_plan_device on host arrays (the CPU transports' store) against the reference
+  halox_mpi_test(test_plan_device SOURCES test_plan_device.c NP 1 2 4 8)
 endif()

@@ -176,6 +176,31 @@ const char *halox_comm_transport(const halox_comm_t *comm);
 halox_status_t halox_comm_build_plan(halox_comm_t *comm, const halox_plan_params_t *params,
                                      halox_atoms_t *atoms, halox_plan_t *plan);
 
+/** A rank's atoms where its transport keeps them: device memory for the GPU transports (x from
+ *  halox_comm_device_alloc() where the transport needs symmetric memory), host memory for the CPU
+ *  transports. Arrays of `capacity` entries; the caller owns them and they never move. */
+typedef struct halox_device_atoms {
+    void *x;       /**< capacity atoms of the endpoint's precision and stride; home atoms first */
+    int32_t *id;   /**< capacity ids */
+    uint8_t *zone; /**< capacity zones, written by the build (home atoms 0) */
+    int n_home;    /**< home atoms, in [0, capacity] */
+    int capacity;
+    int n_total; /**< out: home + halo atoms */
+    int need;    /**< out, after HALOX_ERR_NO_MEMORY for want of room: the capacity this rank
+                      needed at least (0 when it had room); grow the arrays and build again */
+} halox_device_atoms_t;
+
+/** halox_comm_build_plan() for atoms in the transport's memory (collective): the halo part of x,
+ *  id and zone is filled where the atoms are (on the GPU for GPU transports: selection, packing
+ *  and placement run as kernels; only counts and the set-up messages' bytes cross to the host
+ *  for the MPI transports), and the plan (maps, counts, offsets, zones) is complete on the host,
+ *  identical to halox_reference_build() for this rank, ready for halox_comm_bind(). The arrays
+ *  cannot grow here: when a rank's halo does not fit, every rank returns HALOX_ERR_NO_MEMORY and
+ *  that rank's atoms->need says how many entries it needs (the later pulses may need more: grow
+ *  with head-room). The home atoms are unchanged then; call again after growing (every rank). */
+halox_status_t halox_comm_build_plan_device(halox_comm_t *comm, const halox_plan_params_t *params,
+                                            halox_device_atoms_t *atoms, halox_plan_t *plan);
+
 /** Bind the coordinate and force arrays that the following exchanges use (collective): x as
  *  filled by the plan build, f with room for plan->n_total forces. Call after every plan build
  *  and whenever an array moves. The plan build filled the halo, so the first exchange after a

@@ -173,24 +173,24 @@ static halox_status_t halox__plan_check_real(const halox_plan_params_t *params, 
     return HALOX_OK;
 }
 
-halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *params, int rank,
-                                 const halox_atoms_t *atoms)
+halox_status_t halox__plan_geometry(halox_plan_t *plan, const halox_plan_params_t *params, int rank,
+                                    halox_real_t real, int stride, int n_home, int capacity)
 {
     int np[3];
     halox_status_t st = halox_plan_check(params, np);
     if (st != HALOX_OK)
         return st;
-    if (!atoms || halox_real_size(atoms->real) == 0 || (atoms->stride != 3 && atoms->stride != 4))
+    if (halox_real_size(real) == 0 || (stride != 3 && stride != 4))
         return halox__error(HALOX_ERR_INVALID_ARG,
                             "atoms not initialised: call halox_atoms_init() first");
     int nranks = halox_grid_size(&params->grid);
     if (rank < 0 || rank >= nranks)
         return halox__error(HALOX_ERR_INVALID_ARG, "rank %d is outside the grid of %d ranks", rank,
                             nranks);
-    if (atoms->n_home < 0 || atoms->n_home > atoms->capacity)
+    if (n_home < 0 || n_home > capacity)
         return halox__error(HALOX_ERR_INVALID_ARG, "rank %d: %d home atoms but capacity %d", rank,
-                            atoms->n_home, atoms->capacity);
-    if ((st = halox__plan_check_real(params, atoms->real)) != HALOX_OK)
+                            n_home, capacity);
+    if ((st = halox__plan_check_real(params, real)) != HALOX_OK)
         return st;
 
     plan->params = *params;
@@ -199,8 +199,8 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
     plan->nranks = nranks;
     halox_grid_coords(&params->grid, rank, plan->coord);
     halox_domain_bounds(&params->grid, &params->box, rank, plan->lo, plan->hi);
-    plan->n_home = atoms->n_home;
-    plan->n_total = atoms->n_home;
+    plan->n_home = n_home;
+    plan->n_total = n_home;
     /* Reset every pulse slot, not only the ones used now: stale entries from a plan with more
      * pulses must never survive (a pitfall of the field's reference implementation). */
     plan->n_pulses = 0;
@@ -225,11 +225,53 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
             p->shift = plan->coord[d] == 0 ? params->box.len[d] : 0.0;
         }
     }
-    st = halox__grow((void **)&plan->zone, &plan->zone_capacity,
-                     atoms->n_home > 0 ? atoms->n_home : 1, 1);
+    st = halox__grow((void **)&plan->zone, &plan->zone_capacity, n_home > 0 ? n_home : 1, 1);
     if (st != HALOX_OK)
         return st;
-    memset(plan->zone, 0, (size_t)atoms->n_home);
+    memset(plan->zone, 0, (size_t)n_home);
+    return HALOX_OK;
+}
+
+int halox__plan_first_pulse(const halox_plan_t *plan, int d)
+{
+    int first = 0;
+    for (int e = 0; e < d; e++)
+        first += plan->pulses_per_dim[e];
+    return plan->pulses_per_dim[d] > 0 ? first : -1;
+}
+
+halox_status_t halox__plan_home_check(const halox_plan_t *plan, int i, int id, const double x[3])
+{
+    const halox_plan_params_t *params = &plan->params;
+    for (int d = 0; d < 3; d++) {
+        if (!isfinite(x[d]))
+            return halox__error(HALOX_ERR_COORDINATE,
+                                "rank %d: home atom %d (id %d) has a non-finite %c "
+                                "coordinate: the system blew up or the input is broken",
+                                plan->rank, i, id, halox__dim_name[d]);
+        if (x[d] < 0 || x[d] >= params->box.len[d] ||
+            halox_owner_coord(&params->grid, &params->box, d, x[d]) != plan->coord[d])
+            return halox__error(HALOX_ERR_COORDINATE,
+                                "rank %d: home atom %d (id %d) has %c = %.9g outside the "
+                                "rank's domain [%.9g, %.9g): wrap positions into the box and "
+                                "migrate atoms (halox_comm_migrate) before building the plan",
+                                plan->rank, i, id, halox__dim_name[d], x[d], plan->lo[d],
+                                plan->hi[d]);
+    }
+    return HALOX_OK;
+}
+
+halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *params, int rank,
+                                 const halox_atoms_t *atoms)
+{
+    if (!atoms)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "atoms not initialised: call halox_atoms_init() first");
+    halox_status_t st = halox__plan_geometry(plan, params, rank, atoms->real, atoms->stride,
+                                             atoms->n_home, atoms->capacity);
+    if (st != HALOX_OK)
+        return st;
+    const int *np = plan->pulses_per_dim;
 
     /* One pass over the home atoms checks them and picks, for the first pulse of every
      * dimension, the home atoms it sends: the part of its map before dep_offset, which
@@ -267,26 +309,15 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
         if (i == atoms->n_home)
             break;
         /* atom i lies outside [lo, hi) somewhere: the full check, for its message */
-        for (int d = 0; d < 3; d++) {
-            double x = halox_atoms_get(atoms, i, d);
-            if (!isfinite(x))
-                return halox__error(HALOX_ERR_COORDINATE,
-                                    "rank %d: home atom %d (id %d) has a non-finite %c "
-                                    "coordinate: the system blew up or the input is broken",
-                                    rank, i, atoms->id ? atoms->id[i] : -1, halox__dim_name[d]);
-            if (x < 0 || x >= params->box.len[d] ||
-                halox_owner_coord(&params->grid, &params->box, d, x) != plan->coord[d])
-                return halox__error(HALOX_ERR_COORDINATE,
-                                    "rank %d: home atom %d (id %d) has %c = %.9g outside the "
-                                    "rank's domain [%.9g, %.9g): wrap positions into the box and "
-                                    "migrate atoms (halox_comm_migrate) before building the plan",
-                                    rank, i, atoms->id ? atoms->id[i] : -1, halox__dim_name[d], x,
-                                    plan->lo[d], plan->hi[d]);
-        }
+        double x[3];
+        for (int d = 0; d < 3; d++)
+            x[d] = halox_atoms_get(atoms, i, d);
+        if ((st = halox__plan_home_check(plan, i, atoms->id ? atoms->id[i] : -1, x)) != HALOX_OK)
+            return st;
         /* passed (-0 does, where lo is 0): selected like the others */
         for (int d = 0; d < 3; d++) {
             idx[d][cnt[d]] = i;
-            cnt[d] += np[d] > 0 && halox_atoms_get(atoms, i, d) - lo[d] < rh;
+            cnt[d] += np[d] > 0 && x[d] - lo[d] < rh;
         }
     }
     first = 0;
@@ -390,10 +421,14 @@ halox_status_t halox__plan_recv(halox_plan_t *plan, int k, halox_atoms_t *atoms,
     return HALOX_OK;
 }
 
+size_t halox__plan_setup_bytes_of(halox_real_t real, int stride, int count)
+{
+    return halox__atom_bytes(real, stride, count) + (size_t)count * sizeof(int32_t) + (size_t)count;
+}
+
 size_t halox__plan_setup_bytes(const halox_atoms_t *atoms, int count)
 {
-    return halox__atom_bytes(atoms->real, atoms->stride, count) + (size_t)count * sizeof(int32_t) +
-           (size_t)count;
+    return halox__plan_setup_bytes_of(atoms->real, atoms->stride, count);
 }
 
 void halox__plan_pack_setup(const halox_plan_t *plan, int k, const halox_atoms_t *atoms, void *buf)

@@ -8,6 +8,8 @@
 
 #include "halox/comm.h"
 
+struct halox__plan_store; /* plan_build.h */
+
 typedef struct halox_transport_ops {
     const char *name;
     const char *description;
@@ -50,6 +52,10 @@ typedef struct halox_transport_ops {
     halox_status_t (*dfree)(halox_comm_t *comm, void *ptr);
     /* Optional: report failures of exchanges already enqueued (graph replays); cheap. */
     halox_status_t (*poll)(halox_comm_t *comm);
+    /* GPU transports: the store of a plan build over device atoms
+     * (halox_comm_build_plan_device; plan_build.h). NULL: host arrays (core's store). */
+    halox_status_t (*plan_store)(halox_comm_t *comm, halox_device_atoms_t *atoms,
+                                 struct halox__plan_store *store);
 } halox_transport_ops_t;
 
 /* The endpoint: core's part plus the transport's private state. */

@@ -41,6 +41,7 @@ typedef struct halox__gpu_plan {
 } halox__gpu_plan_t;
 
 typedef struct halox__pulse_gpu_leg halox__pulse_gpu_leg_t;
+typedef struct halox__plan_dev halox__plan_dev_t; /* plan_device.c */
 
 typedef struct halox__gpu {
     const char *name;    /* transport name, for messages */
@@ -66,6 +67,8 @@ typedef struct halox__gpu {
     int ev_dim[2][HALOX_MAX_PULSES];
     /* the transport's leg of the pulse driver (pulse_gpu.h), set by its init */
     const halox__pulse_gpu_leg_t *leg;
+    /* device scratch of halox_comm_build_plan_device (plan_device.c), kept between builds */
+    halox__plan_dev_t *plan_dev;
 } halox__gpu_t;
 
 static inline halox__gpu_t *halox__gpu(halox_comm_t *comm) { return (halox__gpu_t *)comm->impl; }
@@ -134,6 +137,16 @@ halox_status_t halox__gpu_dfree(halox_comm_t *comm, void *ptr);
 /* Mark failed, keeping the current error message as the reason. */
 void halox__gpu_fail(halox__gpu_t *g);
 
+/* ---- plan_device.c ----------------------------------------------------------------------- */
+
+struct halox__plan_store;
+/* The device store of halox_comm_build_plan_device (core/plan_build.h): kernels on the
+ * endpoint's stream over the caller's device arrays. */
+halox_status_t halox__gpu_plan_store(halox_comm_t *comm, halox_device_atoms_t *atoms,
+                                     struct halox__plan_store *store);
+/* Free the store's device scratch (the stream must be idle). */
+void halox__gpu_plan_dev_free(halox__gpu_t *g);
+
 /* ---- gpu_endpoint.c (MPI) ---------------------------------------------------------------- */
 
 /* Create the inner `mpi` endpoint (rank, size), choose the device, set up the stream and the
@@ -172,6 +185,7 @@ halox_status_t halox__gpu_barrier(halox_comm_t *comm);
  * collectives over the inner `mpi` endpoint. */
 #define HALOX__GPU_OPS_SHARED                                                                      \
     .on_gpu = 1, .sendrecv = halox__gpu_sendrecv, .alltoallv = halox__gpu_alltoallv,               \
-    .allgather = halox__gpu_allgather, .barrier = halox__gpu_barrier
+    .allgather = halox__gpu_allgather, .barrier = halox__gpu_barrier,                              \
+    .plan_store = halox__gpu_plan_store
 
 #endif

@@ -148,8 +148,10 @@ void halox__gpu_fini(halox_comm_t *comm, halox__gpu_t *g)
     }
     /* memory that work still in flight may touch is never freed (cudaFree would also wait for
      * that work without a bound): leaked after a failure */
-    if (idle)
+    if (idle) {
         halox__gpu_plan_free(&g->plan);
+        halox__gpu_plan_dev_free(g);
+    }
     for (int d = 0; d < 2; d++)
         for (int k = 0; k < HALOX_MAX_PULSES; k++)
             if (g->ev[d][k]) {

@@ -1,0 +1,346 @@
+/* One rank's plan build through its transport (plan_build.h): the driver over a store of atoms,
+ * the host store (host arrays: plan.c's steps), halox_comm_build_plan on growing host atoms and
+ * halox_comm_build_plan_device on the caller's fixed arrays (device memory through the GPU
+ * transport's store, host memory through the host store for the CPU transports). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/grow.h"
+#include "core/plan_build.h"
+#include "core/transport.h"
+#include "halox/comm.h"
+
+/* ---- the driver ----------------------------------------------------------------------------- */
+
+/* halox__agree_gather of the driver's message (msg[0..M), every rank's into msg + M), where a
+ * rank whose arrays cannot grow lacked room in a pulse within itself (msg[4]: the atoms it
+ * needs): then every rank returns HALOX_ERR_NO_MEMORY (that rank its own message), so every rank
+ * knows to grow and build again rather than stop. */
+static halox_status_t halox__plan_agree_room(halox_comm_t *comm, const halox__plan_store_t *S,
+                                             halox_status_t st, long long *msg, int M)
+{
+    st = halox__agree_gather(comm, st, "plan build", msg, M, msg + M);
+    if (st != HALOX_ERR_ABORTED || !S->fixed)
+        return st;
+    for (int r = 0; r < comm->size; r++) {
+        const long long *m = msg + (size_t)(r + 1) * (size_t)M; /* rank r's, after ours */
+        if (m[0] == HALOX_ERR_NO_MEMORY && m[4] > 0)
+            return halox__error(HALOX_ERR_NO_MEMORY,
+                                "plan build stopped on rank %d: rank %d needs room for %lld atoms "
+                                "(its halo within itself does not fit its arrays); its arrays "
+                                "must grow (its message says to what): build again after",
+                                comm->rank, r, m[4]);
+    }
+    return st;
+}
+
+/* Per pulse: one allgather of (status, send count, room) agrees on failures so far and gives the
+ * receive count; the set-up message. The buffer is sized before the counts are known (arrivals
+ * guessed from departures); only when some rank lacks room for its arrivals (every rank can tell
+ * from the messages) do all grow and agree once more. A pulse within one rank (a single rank in
+ * its dimension, so on every rank alike) needs no collective: its atoms are copied straight into
+ * place, and a failure there waits for the next agreement (that of a later pulse, or the last
+ * one). A failure after a pulse's agreement (a store's pack or unpack) still sends and receives,
+ * so that no peer waits for a message that never comes, and is agreed at the end. */
+halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *params,
+                                 const halox__plan_store_t *S, halox_plan_t *plan)
+{
+    halox_status_t st = HALOX_OK;
+    int nranks = halox_grid_size(&params->grid);
+    if (halox_grid_check(&params->grid) == HALOX_OK && nranks != comm->size)
+        st = halox__error(HALOX_ERR_INVALID_ARG,
+                          "grid %dx%dx%d has %d ranks but the %s transport runs %d: start as "
+                          "many ranks as the grid has",
+                          params->grid.n[0], params->grid.n[1], params->grid.n[2], nranks,
+                          comm->ops->name, comm->size);
+    if (st == HALOX_OK && (S->real != comm->real || S->stride != comm->stride))
+        st = halox__error(HALOX_ERR_INVALID_ARG,
+                          "atoms use %d-byte reals with stride %d but the endpoint was created "
+                          "for %d-byte reals with stride %d",
+                          (int)S->real, S->stride, (int)comm->real, comm->stride);
+    if (st == HALOX_OK)
+        st = S->begin(S->ctx, plan, params, comm->rank);
+    /* per rank and pulse: status, send count, room for arrivals (atoms), receive buffer
+     * (bytes), and what a rank whose arrays cannot grow lacked in a pulse within itself */
+    enum { M = 5 };
+    long long *cnt = malloc(sizeof(long long) * M * (size_t)(comm->size + 1));
+    if (st == HALOX_OK && !cnt)
+        st = halox__error(HALOX_ERR_NO_MEMORY, "plan build: no memory");
+    st = halox__agree(comm, st, "plan build");
+    if (st != HALOX_OK) {
+        free(cnt);
+        return st;
+    }
+    void *buf = NULL; /* send and receive halves, reused by every pulse (the store's memory) */
+    size_t cap = 0;
+    int pending = 0;                /* a pulse within the rank since the last agreement */
+    long long lacked = 0;           /* such a pulse did not fit: the atoms this rank needs */
+    halox_status_t late = HALOX_OK; /* a failure after an agreement: agreed at the end */
+    for (int k = 0; k < plan->n_pulses; k++) {
+        halox_pulse_t *p = &plan->pulse[k];
+        if (p->send_rank == comm->rank && p->recv_rank == comm->rank) {
+            if (st == HALOX_OK)
+                st = S->select(S->ctx, plan, k);
+            if (st == HALOX_OK && S->fixed && p->send_count > S->room(S->ctx, plan))
+                lacked = (long long)plan->n_total + p->send_count;
+            if (st == HALOX_OK)
+                st = S->recv(S->ctx, plan, k, p->send_count); /* says what it lacks */
+            if (st == HALOX_OK)
+                st = S->copy(S->ctx, plan, k);
+            pending = 1;
+            continue;
+        }
+        if (st == HALOX_OK)
+            st = S->select(S->ctx, plan, k);
+        size_t sbytes =
+            st == HALOX_OK ? halox__plan_setup_bytes_of(S->real, S->stride, p->send_count) : 0;
+        size_t want = sbytes + sbytes / 2 + 4096;
+        if (st == HALOX_OK && want > cap)
+            st = S->reserve(S->ctx, want, &buf, &cap);
+        long long room = st == HALOX_OK ? S->room(S->ctx, plan) : 0;
+        cnt[1] = st == HALOX_OK ? p->send_count : 0;
+        cnt[2] = room;
+        cnt[3] = st == HALOX_OK ? (long long)(cap - sbytes) : 0;
+        cnt[4] = lacked;
+        st = halox__plan_agree_room(comm, S, st, cnt, M);
+        pending = 0;
+        if (st != HALOX_OK)
+            break;
+        const long long *all = cnt + M;
+        int tight = 0, short_rank = -1;
+        long long more = 0;
+        for (int r = 0; r < comm->size; r++) {
+            int src = halox_grid_neighbour(&plan->params.grid, r, p->dim, +1);
+            long long rc = all[(size_t)src * M + 1];
+            tight |= rc > all[(size_t)r * M + 2] ||
+                     (long long)halox__plan_setup_bytes_of(S->real, S->stride, (int)rc) >
+                         all[(size_t)r * M + 3];
+            if (short_rank < 0 && rc > all[(size_t)r * M + 2]) {
+                short_rank = r;
+                more = rc - all[(size_t)r * M + 2];
+            }
+        }
+        int recv_count = (int)all[(size_t)p->recv_rank * M + 1];
+        if (S->fixed && short_rank >= 0) {
+            /* arrays that cannot grow: a rank without room for its arrivals stops everyone
+             * here, alike on every rank (all see the same counts), without another message */
+            st = (long long)recv_count > room
+                     ? S->recv(S->ctx, plan, k, recv_count) /* fails, saying what it needs */
+                     : halox__error(HALOX_ERR_NO_MEMORY,
+                                    "plan build stopped on rank %d: rank %d has room for %lld "
+                                    "atoms fewer than pulse %d brings it; its arrays must grow "
+                                    "(its message says to what): build again after",
+                                    comm->rank, short_rank, more, k);
+            break;
+        }
+        st = S->recv(S->ctx, plan, k, recv_count);
+        size_t rbytes = halox__plan_setup_bytes_of(S->real, S->stride, recv_count);
+        if (tight) {
+            if (st == HALOX_OK && sbytes + rbytes > cap)
+                st = S->reserve(S->ctx, sbytes + rbytes, &buf, &cap);
+            st = halox__agree(comm, st, "plan build");
+            if (st != HALOX_OK)
+                break;
+        }
+        /* else nothing above could fail: every rank had room (checked alike everywhere) */
+        void *sbuf = buf, *rbuf = (char *)buf + sbytes;
+        halox_status_t pst = late == HALOX_OK ? S->pack(S->ctx, plan, k, sbuf) : late;
+        if (pst != HALOX_OK && late == HALOX_OK)
+            late = pst;
+        st = S->sendrecv(S->ctx, comm, p->send_rank, sbuf, sbytes, p->recv_rank, rbuf, rbytes);
+        if (st != HALOX_OK)
+            break;
+        if (late == HALOX_OK)
+            late = S->unpack(S->ctx, plan, k, rbuf);
+    }
+    if (st == HALOX_OK)
+        st = late;
+    if (st == HALOX_OK)
+        st = S->end(S->ctx, plan);
+    /* a store whose steps can fail after an agreement (device kernels) agrees once more */
+    if (pending || S->may_fail_late) {
+        cnt[4] = lacked;
+        st = halox__plan_agree_room(comm, S, st, cnt, M);
+    }
+    free(cnt);
+    if (st != HALOX_OK)
+        return st;
+    plan->generation++;
+    comm->plan = NULL; /* arrays may have moved: the caller binds again */
+    return HALOX_OK;
+}
+
+/* ---- the host store: plan.c's steps on halox_atoms_t ---------------------------------------- */
+
+typedef struct halox__host_store {
+    halox_atoms_t *atoms;
+    int fixed;                 /* the caller's arrays: no growth, zones copied out at the end */
+    halox_device_atoms_t *out; /* fixed: the caller's view */
+    void *buf;
+} halox__host_store_t;
+
+static halox_status_t halox__hs_begin(void *ctx, halox_plan_t *plan,
+                                      const halox_plan_params_t *params, int rank)
+{
+    return halox__plan_begin(plan, params, rank, ((halox__host_store_t *)ctx)->atoms);
+}
+
+static halox_status_t halox__hs_select(void *ctx, halox_plan_t *plan, int k)
+{
+    return halox__plan_select(plan, k, ((halox__host_store_t *)ctx)->atoms);
+}
+
+static long long halox__hs_room(void *ctx, const halox_plan_t *plan)
+{
+    const halox_atoms_t *a = ((halox__host_store_t *)ctx)->atoms;
+    int lim = a->capacity < plan->zone_capacity ? a->capacity : plan->zone_capacity;
+    if (((halox__host_store_t *)ctx)->fixed)
+        lim = a->capacity;
+    return (long long)(lim < 0x7ffffff0 ? lim : 0x7ffffff0) - plan->n_total;
+}
+
+static halox_status_t halox__hs_recv(void *ctx, halox_plan_t *plan, int k, int count)
+{
+    halox__host_store_t *h = ctx;
+    if (h->fixed && count >= 0 && (long long)plan->n_total + count > h->atoms->capacity) {
+        long long need = (long long)plan->n_total + count;
+        h->out->need = need < 0x7ffffff0 ? (int)need : 0x7ffffff0;
+        return halox__error(HALOX_ERR_NO_MEMORY,
+                            "rank %d: pulse %d brings %d halo atoms, %lld atoms in all, but the "
+                            "arrays hold %d: grow x, id and zone to at least %lld entries (with "
+                            "head-room: later pulses may bring more) and build again",
+                            plan->rank, k, count, need, h->atoms->capacity, need);
+    }
+    return halox__plan_recv(plan, k, h->atoms, count);
+}
+
+static halox_status_t halox__hs_reserve(void *ctx, size_t bytes, void **buf_p, size_t *cap_p)
+{
+    halox__host_store_t *h = ctx;
+    free(h->buf);
+    h->buf = malloc(bytes);
+    *buf_p = h->buf;
+    *cap_p = h->buf ? bytes : 0;
+    return h->buf ? HALOX_OK
+                  : halox__error(HALOX_ERR_NO_MEMORY, "plan build: no memory for %zu bytes", bytes);
+}
+
+static halox_status_t halox__hs_pack(void *ctx, const halox_plan_t *plan, int k, void *buf)
+{
+    halox__plan_pack_setup(plan, k, ((halox__host_store_t *)ctx)->atoms, buf);
+    return HALOX_OK;
+}
+
+static halox_status_t halox__hs_unpack(void *ctx, halox_plan_t *plan, int k, const void *buf)
+{
+    halox__plan_unpack_setup(plan, k, ((halox__host_store_t *)ctx)->atoms, buf);
+    return HALOX_OK;
+}
+
+static halox_status_t halox__hs_copy(void *ctx, halox_plan_t *plan, int k)
+{
+    halox__plan_copy_setup(plan, k, ((halox__host_store_t *)ctx)->atoms);
+    return HALOX_OK;
+}
+
+static halox_status_t halox__hs_sendrecv(void *ctx, halox_comm_t *comm, int dst, const void *sbuf,
+                                         size_t sbytes, int src, void *rbuf, size_t rbytes)
+{
+    (void)ctx;
+    return comm->ops->sendrecv(comm, dst, sbuf, sbytes, src, rbuf, rbytes);
+}
+
+static halox_status_t halox__hs_end(void *ctx, halox_plan_t *plan)
+{
+    halox__host_store_t *h = ctx;
+    h->atoms->n_total = plan->n_total;
+    if (h->fixed) {
+        memcpy(h->out->zone, plan->zone, (size_t)plan->n_total);
+        h->out->n_total = plan->n_total;
+    }
+    return HALOX_OK;
+}
+
+static void halox__hs_done(void *ctx) { free(((halox__host_store_t *)ctx)->buf); }
+
+static halox__plan_store_t halox__host_store(halox__host_store_t *h)
+{
+    halox__plan_store_t s = {
+        .ctx = h,
+        .real = h->atoms->real,
+        .stride = h->atoms->stride,
+        .n_home = h->atoms->n_home,
+        .capacity = h->atoms->capacity,
+        .fixed = h->fixed,
+        .begin = halox__hs_begin,
+        .select = halox__hs_select,
+        .room = halox__hs_room,
+        .recv = halox__hs_recv,
+        .reserve = halox__hs_reserve,
+        .pack = halox__hs_pack,
+        .unpack = halox__hs_unpack,
+        .copy = halox__hs_copy,
+        .sendrecv = halox__hs_sendrecv,
+        .end = halox__hs_end,
+        .done = halox__hs_done,
+    };
+    return s;
+}
+
+/* ---- the entry points ----------------------------------------------------------------------- */
+
+halox_status_t halox_comm_build_plan(halox_comm_t *comm, const halox_plan_params_t *params,
+                                     halox_atoms_t *atoms, halox_plan_t *plan)
+{
+    if (!comm || !params || !atoms || !plan)
+        return halox__error(HALOX_ERR_INVALID_ARG, "build_plan: NULL argument");
+    halox__host_store_t h = {.atoms = atoms};
+    halox__plan_store_t s = halox__host_store(&h);
+    halox_status_t st = halox__plan_drive(comm, params, &s, plan);
+    s.done(s.ctx);
+    return st;
+}
+
+halox_status_t halox_comm_build_plan_device(halox_comm_t *comm, const halox_plan_params_t *params,
+                                            halox_device_atoms_t *atoms, halox_plan_t *plan)
+{
+    if (!comm || !params || !atoms || !plan)
+        return halox__error(HALOX_ERR_INVALID_ARG, "build_plan_device: NULL argument");
+    atoms->need = 0;
+    atoms->n_total = 0;
+    halox_status_t st = HALOX_OK;
+    if (!atoms->x || !atoms->id || !atoms->zone || atoms->capacity < 1)
+        st = halox__error(HALOX_ERR_INVALID_ARG,
+                          "build_plan_device: rank %d: x, id and zone are required, with a "
+                          "capacity of at least 1 (capacity %d)",
+                          comm->rank, atoms->capacity);
+    else if (atoms->n_home < 0 || atoms->n_home > atoms->capacity)
+        st = halox__error(HALOX_ERR_INVALID_ARG,
+                          "build_plan_device: rank %d: %d home atoms but capacity %d", comm->rank,
+                          atoms->n_home, atoms->capacity);
+    if (st != HALOX_OK)
+        return halox__agree(comm, st, "plan build");
+    halox__plan_store_t s;
+    memset(&s, 0, sizeof s);
+    halox_atoms_t view; /* CPU transports: the caller's host arrays, as atoms that cannot grow */
+    halox__host_store_t h = {.atoms = &view, .fixed = 1, .out = atoms};
+    if (comm->ops->plan_store) {
+        st = comm->ops->plan_store(comm, atoms, &s);
+    } else {
+        memset(&view, 0, sizeof view);
+        view.real = comm->real;
+        view.stride = comm->stride;
+        view.x = atoms->x;
+        view.id = atoms->id;
+        view.n_home = view.n_total = atoms->n_home;
+        view.capacity = atoms->capacity;
+        s = halox__host_store(&h);
+    }
+    st = halox__agree(comm, st, "plan build");
+    if (st == HALOX_OK)
+        st = halox__plan_drive(comm, params, &s, plan);
+    if (s.done)
+        s.done(s.ctx);
+    return st;
+}

@@ -1,0 +1,62 @@
+/* C entry points of the plan build's kernels (src/kernels/plan_select.cu): the selection of the
+ * atoms a pulse sends, the home atoms' domain check, and the ids and zones that travel with the
+ * set-up messages. Used by the device store of src/transports/plan_device.c.
+ *
+ * The selection test is core's (plan.c): (double)x - lo < rh in double, so a device build
+ * selects exactly the atoms of a host build; the selected indices keep their ascending order
+ * (a stable compaction: counts per block, their scan, a scatter in index order), so the maps
+ * are identical too. Every launcher enqueues on `stream` and returns the launch's error. */
+#ifndef HALOX_KERNELS_PLAN_SELECT_H
+#define HALOX_KERNELS_PLAN_SELECT_H
+
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+#include "halox/atoms.h"
+#include "halox/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Which atoms to select: indices i in [begin, end) with (double)x[i * stride + dim] - lo < rh.
+ * Range j ([range_lo[j], range_hi[j])) is pulse range_pulse[j]'s received atoms: a selected atom
+ * there sets bit range_pulse[j] of the mask (the dependency mask of the map). */
+typedef struct halox_plan_select_args {
+    const void *x;
+    halox_real_t real;
+    int stride;
+    int dim;
+    double lo, rh;
+    int begin, end;
+    int n_ranges;
+    int range_lo[HALOX_MAX_PULSES], range_hi[HALOX_MAX_PULSES], range_pulse[HALOX_MAX_PULSES];
+} halox_plan_select_args_t;
+
+/* Scratch ints the selection over n atoms needs. */
+size_t halox_kernel_plan_select_scratch(int n);
+
+/* Write the selected indices to out[0 ..), ascending; *count (device) = how many; *mask
+ * (device, not cleared here) |= the bits of the ranges that hold a selected atom. */
+cudaError_t halox_kernel_plan_select(const halox_plan_select_args_t *a, int *out, int *count,
+                                     unsigned *mask, int *scratch, cudaStream_t stream);
+
+/* *first_bad (device, set by the caller above n) = the smallest i < n whose position is not
+ * inside [lo, hi) in every dimension (in double; a NaN is not inside). */
+cudaError_t halox_kernel_plan_check_home(halox_real_t real, int stride, const void *x, int n,
+                                         const double lo[3], const double hi[3], int *first_bad,
+                                         cudaStream_t stream);
+
+/* id_out[i] = id[index[i]], zone_out[i] = zone[index[i]] | bit, for i < n. */
+cudaError_t halox_kernel_plan_gather_meta(const int32_t *id, const uint8_t *zone, const int *index,
+                                          int n, uint8_t bit, int32_t *id_out, uint8_t *zone_out,
+                                          cudaStream_t stream);
+
+/* dst[i] = src[i] | bit, for i < n. */
+cudaError_t halox_kernel_plan_zone_or(uint8_t *dst, const uint8_t *src, int n, uint8_t bit,
+                                      cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

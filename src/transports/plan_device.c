@@ -1,0 +1,487 @@
+/* The device store of a plan build (core/plan_build.h) for the GPU transports: the atoms stay in
+ * device memory; the home check, the selection of every pulse's atoms, the set-up messages'
+ * packing and their placement run as kernels (src/kernels/plan_select.h) on the endpoint's
+ * stream. What crosses to the host per pulse: the selection's count and dependency mask (the
+ * driver's allgather needs them), and the set-up message's bytes, staged through pinned memory
+ * for the transport's host sendrecv. At the end the maps and zones come back so the host plan is
+ * complete (bind uploads the maps as after a host build). Device scratch lives with the endpoint
+ * (halox__gpu_t.plan_dev) and grows, so a rebuild allocates nothing once sizes settle. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/grow.h"
+#include "core/pack.h"
+#include "core/plan_build.h"
+#include "kernels/halo_kernels.h"
+#include "kernels/plan_select.h"
+#include "transports/gpu.h"
+
+enum { PD_COUNT = 0, PD_MASK, PD_BAD, PD_HOME, PD_SMALL = PD_HOME + 3 };
+
+struct halox__plan_dev {
+    halox_comm_t *comm;
+    halox__gpu_t *g;
+    halox_device_atoms_t *atoms;
+    int *d_map[HALOX_MAX_PULSES]; /* pulse k's map on the device */
+    size_t map_cap[HALOX_MAX_PULSES];
+    int *d_scratch; /* the selection's block counts */
+    size_t scratch_cap;
+    int *d_small, *h_small; /* PD_* counters; pinned mirror */
+    void *d_msg, *h_msg;    /* the message buffer and its pinned staging, msg_cap bytes each */
+    size_t msg_cap;
+};
+
+static halox_status_t pd_cuda(halox__plan_dev_t *pd, cudaError_t e, const char *what)
+{
+    return e == cudaSuccess ? HALOX_OK
+                            : halox__gpu_cuda_error(pd->comm, pd->g, e, what, HALOX_ERR_COMM, 0);
+}
+
+/* device memory of at least `bytes` in *p (contents not kept) */
+static halox_status_t pd_grow(halox__plan_dev_t *pd, void **p, size_t *cap, size_t bytes,
+                              const char *what)
+{
+    if (bytes <= *cap && *p)
+        return HALOX_OK;
+    if (*p)
+        cudaFree(*p);
+    *p = NULL;
+    *cap = 0;
+    size_t want = bytes + bytes / 4 + 256;
+    cudaError_t e = cudaMalloc(p, want);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        return pd_cuda(pd, e, what);
+    }
+    *cap = want;
+    return HALOX_OK;
+}
+
+/* the stream's work done, within the timeout (an exchange still queued before the build may
+ * wait for a peer that never comes) */
+static halox_status_t pd_sync(halox__plan_dev_t *pd, const char *what)
+{
+    halox_comm_t *comm = pd->comm;
+    halox_status_t st =
+        halox__gpu_stream_wait(comm, pd->g, halox__now() + comm->timeout_s, NULL, NULL, what);
+    if (st == HALOX_ERR_TIMEOUT)
+        return halox__error(HALOX_ERR_TIMEOUT,
+                            "%s: rank %d: the plan build waited %.3g s for %s: work queued on "
+                            "the endpoint's stream before the build did not complete (a peer "
+                            "that stopped?); raise HALOX_TIMEOUT_S if it is only slow",
+                            pd->g->name, comm->rank, comm->timeout_s, what);
+    return st;
+}
+
+static size_t pd_esize(const halox__plan_dev_t *pd)
+{
+    return halox_real_size(pd->comm->real) * (size_t)pd->comm->stride;
+}
+
+/* Select into pulse k's device map from entry `at` on: [begin, end) with the ranges' mask;
+ * the count lands in h_small[slot] after the caller synchronises. */
+static halox_status_t pd_select(halox__plan_dev_t *pd, halox_plan_t *plan, int k, int at, int begin,
+                                int end, int slot)
+{
+    const halox_pulse_t *p = &plan->pulse[k];
+    halox_plan_select_args_t a;
+    memset(&a, 0, sizeof a);
+    a.x = pd->atoms->x;
+    a.real = pd->comm->real;
+    a.stride = pd->comm->stride;
+    a.dim = p->dim;
+    a.lo = plan->lo[p->dim];
+    a.rh = plan->halo_dist;
+    a.begin = begin;
+    a.end = end;
+    for (int j = 0; j < k && begin < end; j++) {
+        const halox_pulse_t *q = &plan->pulse[j];
+        int b = q->recv_offset > begin ? q->recv_offset : begin;
+        int e = q->recv_offset + q->recv_count < end ? q->recv_offset + q->recv_count : end;
+        if (b >= e)
+            continue;
+        a.range_lo[a.n_ranges] = b;
+        a.range_hi[a.n_ranges] = e;
+        a.range_pulse[a.n_ranges++] = j;
+    }
+    const int n = end > begin ? end - begin : 0;
+    halox_status_t st = pd_grow(pd, (void **)&pd->d_map[k], &pd->map_cap[k],
+                                sizeof(int) * ((size_t)at + (size_t)n + 1), "the device map");
+    size_t sb = sizeof(int) * halox_kernel_plan_select_scratch(n);
+    if (st == HALOX_OK)
+        st = pd_grow(pd, (void **)&pd->d_scratch, &pd->scratch_cap, sb, "the selection scratch");
+    if (st != HALOX_OK)
+        return st;
+    return pd_cuda(pd,
+                   halox_kernel_plan_select(&a, pd->d_map[k] + at, pd->d_small + slot,
+                                            (unsigned *)(pd->d_small + PD_MASK), pd->d_scratch,
+                                            pd->g->stream),
+                   "the selection kernels");
+}
+
+static halox_status_t pd_begin(void *ctx, halox_plan_t *plan, const halox_plan_params_t *params,
+                               int rank)
+{
+    halox__plan_dev_t *pd = ctx;
+    halox_device_atoms_t *A = pd->atoms;
+    halox_status_t st = halox__plan_geometry(plan, params, rank, pd->comm->real, pd->comm->stride,
+                                             A->n_home, A->capacity);
+    if (st != HALOX_OK)
+        return st;
+    cudaStream_t s = pd->g->stream;
+    const int nh = A->n_home;
+    if ((st = pd_cuda(pd, cudaMemsetAsync(A->zone, 0, (size_t)(nh > 0 ? nh : 1), s),
+                      "zeroing the home zones")) != HALOX_OK ||
+        (st = pd_cuda(pd, cudaMemsetAsync(pd->d_small, 0x7f, sizeof(int) * PD_SMALL, s),
+                      "resetting the counters")) != HALOX_OK ||
+        (st = pd_cuda(pd,
+                      halox_kernel_plan_check_home(pd->comm->real, pd->comm->stride, A->x, nh,
+                                                   plan->lo, plan->hi, pd->d_small + PD_BAD, s),
+                      "the home check kernel")) != HALOX_OK)
+        return st;
+    for (int d = 0; d < 3 && st == HALOX_OK; d++) {
+        int k = halox__plan_first_pulse(plan, d);
+        if (k >= 0)
+            st = pd_select(pd, plan, k, 0, 0, nh, PD_HOME + d);
+    }
+    if (st == HALOX_OK)
+        st = pd_cuda(pd,
+                     cudaMemcpyAsync(pd->h_small, pd->d_small, sizeof(int) * PD_SMALL,
+                                     cudaMemcpyDeviceToHost, s),
+                     "reading the counters");
+    if (st == HALOX_OK)
+        st = pd_sync(pd, "the home selection");
+    if (st != HALOX_OK)
+        return st;
+    const int bad = pd->h_small[PD_BAD];
+    if (bad >= 0 && bad < nh) {
+        /* that atom's message, as the host build gives it */
+        char one[32];
+        int32_t id = -1;
+        const size_t es = pd_esize(pd);
+        if ((st = pd_cuda(
+                 pd, cudaMemcpy(one, (char *)A->x + (size_t)bad * es, es, cudaMemcpyDeviceToHost),
+                 "reading a home atom")) != HALOX_OK ||
+            (st = pd_cuda(pd, cudaMemcpy(&id, A->id + bad, sizeof id, cudaMemcpyDeviceToHost),
+                          "reading a home atom's id")) != HALOX_OK)
+            return st;
+        double x[3];
+        for (int c = 0; c < 3; c++)
+            x[c] = pd->comm->real == HALOX_FLOAT ? (double)((float *)one)[c] : ((double *)one)[c];
+        st = halox__plan_home_check(plan, bad, id, x);
+        return st != HALOX_OK ? st
+                              : halox__error(HALOX_ERR_INTERNAL,
+                                             "rank %d: the device home check refused atom %d (id "
+                                             "%d), which the host check accepts: report this",
+                                             rank, bad, id);
+    }
+    for (int d = 0; d < 3; d++) {
+        int k = halox__plan_first_pulse(plan, d);
+        if (k >= 0)
+            plan->pulse[k].dep_offset = pd->h_small[PD_HOME + d];
+    }
+    return HALOX_OK;
+}
+
+static halox_status_t pd_select_pulse(void *ctx, halox_plan_t *plan, int k)
+{
+    halox__plan_dev_t *pd = ctx;
+    halox_pulse_t *p = &plan->pulse[k];
+    int begin, end, dep = 0;
+    if (p->pulse_in_dim == 0) {
+        /* home atoms (picked at the start) and everything received in earlier dimensions */
+        begin = plan->n_home;
+        end = plan->n_total;
+        dep = p->dep_offset;
+    } else {
+        /* forward what the previous pulse of this dimension delivered */
+        begin = plan->pulse[k - 1].recv_offset;
+        end = begin + plan->pulse[k - 1].recv_count;
+    }
+    cudaStream_t s = pd->g->stream;
+    halox_status_t st = pd_cuda(pd, cudaMemsetAsync(pd->d_small + PD_MASK, 0, sizeof(int), s),
+                                "resetting the mask");
+    if (st == HALOX_OK && p->pulse_in_dim == 0 && dep > 0 &&
+        pd->map_cap[k] < sizeof(int) * ((size_t)end + 1)) {
+        /* the home part is in the map already: keep it while the map grows */
+        int *old = pd->d_map[k];
+        size_t oldcap = pd->map_cap[k];
+        pd->d_map[k] = NULL;
+        pd->map_cap[k] = 0;
+        st = pd_grow(pd, (void **)&pd->d_map[k], &pd->map_cap[k], sizeof(int) * ((size_t)end + 1),
+                     "the device map");
+        if (st == HALOX_OK)
+            st = pd_cuda(pd,
+                         cudaMemcpyAsync(pd->d_map[k], old, sizeof(int) * (size_t)dep,
+                                         cudaMemcpyDeviceToDevice, s),
+                         "keeping the home part of a map");
+        if (st == HALOX_OK)
+            st = pd_sync(pd, "keeping the home part of a map");
+        if (old)
+            cudaFree(old);
+        (void)oldcap;
+    }
+    if (st == HALOX_OK)
+        st = pd_select(pd, plan, k, dep, begin, end, PD_COUNT);
+    if (st == HALOX_OK)
+        st = pd_cuda(
+            pd,
+            cudaMemcpyAsync(pd->h_small, pd->d_small, sizeof(int) * 2, cudaMemcpyDeviceToHost, s),
+            "reading the counters");
+    if (st == HALOX_OK)
+        st = pd_sync(pd, "the selection");
+    if (st != HALOX_OK)
+        return st;
+    p->send_count = dep + pd->h_small[PD_COUNT];
+    p->dep_offset = dep;
+    p->dep_mask = (uint32_t)pd->h_small[PD_MASK];
+    return HALOX_OK;
+}
+
+static long long pd_room(void *ctx, const halox_plan_t *plan)
+{
+    const halox__plan_dev_t *pd = ctx;
+    return (long long)pd->atoms->capacity - plan->n_total;
+}
+
+static halox_status_t pd_recv(void *ctx, halox_plan_t *plan, int k, int count)
+{
+    halox__plan_dev_t *pd = ctx;
+    if (count < 0)
+        return halox__error(HALOX_ERR_COMM, "rank %d: negative receive count %d in pulse %d",
+                            plan->rank, count, k);
+    const long long need = (long long)plan->n_total + count;
+    if (need > pd->atoms->capacity) {
+        pd->atoms->need = need < 0x7ffffff0 ? (int)need : 0x7ffffff0;
+        return halox__error(HALOX_ERR_NO_MEMORY,
+                            "rank %d: pulse %d brings %d halo atoms, %lld atoms in all, but the "
+                            "device arrays hold %d: grow x, id and zone to at least %lld entries "
+                            "(with head-room: later pulses may bring more) and build again",
+                            plan->rank, k, count, need, pd->atoms->capacity, need);
+    }
+    halox_pulse_t *p = &plan->pulse[k];
+    p->recv_count = count;
+    p->recv_offset = plan->n_total; /* appended in pulse order */
+    plan->n_total = (int)need;
+    return HALOX_OK;
+}
+
+static halox_status_t pd_reserve(void *ctx, size_t bytes, void **buf_p, size_t *cap_p)
+{
+    halox__plan_dev_t *pd = ctx;
+    halox_status_t st = HALOX_OK;
+    if (bytes > pd->msg_cap || !pd->d_msg) {
+        if (pd->h_msg)
+            cudaFreeHost(pd->h_msg);
+        pd->h_msg = NULL;
+        size_t cap = 0;
+        st = pd_grow(pd, &pd->d_msg, &cap, bytes, "the set-up message buffer");
+        if (st == HALOX_OK)
+            st = pd_cuda(pd, cudaMallocHost(&pd->h_msg, cap), "the pinned set-up buffer");
+        pd->msg_cap = st == HALOX_OK ? cap : 0;
+    }
+    *buf_p = pd->d_msg;
+    *cap_p = pd->msg_cap;
+    return st;
+}
+
+/* the message: coordinates, ids, zones, as the host build packs it */
+static halox_status_t pd_meta(halox__plan_dev_t *pd, const halox_plan_t *plan, int k, char *coords,
+                              int32_t *ids, uint8_t *zones, uint8_t bit)
+{
+    const halox_pulse_t *p = &plan->pulse[k];
+    cudaStream_t s = pd->g->stream;
+    halox_status_t st =
+        pd_cuda(pd,
+                halox_kernel_pack_coords(pd->comm->real, pd->comm->stride, coords, pd->atoms->x,
+                                         pd->d_map[k], p->send_count, p->dim, p->shift, s),
+                "the set-up pack kernel");
+    if (st == HALOX_OK)
+        st = pd_cuda(pd,
+                     halox_kernel_plan_gather_meta(pd->atoms->id, pd->atoms->zone, pd->d_map[k],
+                                                   p->send_count, bit, ids, zones, s),
+                     "the set-up gather kernel");
+    return st;
+}
+
+static halox_status_t pd_pack(void *ctx, const halox_plan_t *plan, int k, void *buf)
+{
+    halox__plan_dev_t *pd = ctx;
+    const int n = plan->pulse[k].send_count;
+    char *b = buf;
+    const size_t cb = halox__atom_bytes(pd->comm->real, pd->comm->stride, n);
+    return pd_meta(pd, plan, k, b, (int32_t *)(void *)(b + cb),
+                   (uint8_t *)(b + cb + (size_t)n * sizeof(int32_t)), 0);
+}
+
+static halox_status_t pd_unpack(void *ctx, halox_plan_t *plan, int k, const void *buf)
+{
+    halox__plan_dev_t *pd = ctx;
+    const halox_pulse_t *p = &plan->pulse[k];
+    const int n = p->recv_count, off = p->recv_offset;
+    if (n == 0)
+        return HALOX_OK;
+    cudaStream_t s = pd->g->stream;
+    const char *b = buf;
+    const size_t cb = halox__atom_bytes(pd->comm->real, pd->comm->stride, n);
+    const size_t at = halox__atom_bytes(pd->comm->real, pd->comm->stride, off);
+    halox_status_t st =
+        pd_cuda(pd, cudaMemcpyAsync((char *)pd->atoms->x + at, b, cb, cudaMemcpyDeviceToDevice, s),
+                "placing the halo coordinates");
+    if (st == HALOX_OK)
+        st = pd_cuda(pd,
+                     cudaMemcpyAsync(pd->atoms->id + off, b + cb, sizeof(int32_t) * (size_t)n,
+                                     cudaMemcpyDeviceToDevice, s),
+                     "placing the halo ids");
+    if (st == HALOX_OK)
+        st = pd_cuda(
+            pd,
+            halox_kernel_plan_zone_or(pd->atoms->zone + off,
+                                      (const uint8_t *)(b + cb + (size_t)n * sizeof(int32_t)), n,
+                                      (uint8_t)(1u << p->dim), s),
+            "the zone kernel");
+    return st;
+}
+
+static halox_status_t pd_copy(void *ctx, halox_plan_t *plan, int k)
+{
+    halox__plan_dev_t *pd = ctx;
+    const halox_pulse_t *p = &plan->pulse[k];
+    const int off = p->recv_offset;
+    /* the sources lie below recv_offset: no overlap with the range written */
+    return pd_meta(pd, plan, k,
+                   (char *)pd->atoms->x + halox__atom_bytes(pd->comm->real, pd->comm->stride, off),
+                   pd->atoms->id + off, pd->atoms->zone + off, (uint8_t)(1u << p->dim));
+}
+
+static halox_status_t pd_sendrecv(void *ctx, halox_comm_t *comm, int dst, const void *sbuf,
+                                  size_t sbytes, int src, void *rbuf, size_t rbytes)
+{
+    halox__plan_dev_t *pd = ctx;
+    cudaStream_t s = pd->g->stream;
+    /* the buffer's two halves, in the same places of the pinned staging */
+    char *hs = (char *)pd->h_msg + ((const char *)sbuf - (const char *)pd->d_msg);
+    char *hr = (char *)pd->h_msg + ((char *)rbuf - (char *)pd->d_msg);
+    halox_status_t st = HALOX_OK;
+    if (sbytes)
+        st = pd_cuda(pd, cudaMemcpyAsync(hs, sbuf, sbytes, cudaMemcpyDeviceToHost, s),
+                     "staging a set-up message");
+    if (st == HALOX_OK)
+        st = pd_sync(pd, "staging a set-up message");
+    /* a failure above still takes part, so that the peers are not left waiting */
+    halox_status_t mst = comm->ops->sendrecv(comm, dst, hs, sbytes, src, hr, rbytes);
+    if (st == HALOX_OK)
+        st = mst;
+    if (st == HALOX_OK && rbytes)
+        st = pd_cuda(pd, cudaMemcpyAsync(rbuf, hr, rbytes, cudaMemcpyHostToDevice, s),
+                     "placing a set-up message");
+    return st;
+}
+
+static halox_status_t pd_end(void *ctx, halox_plan_t *plan)
+{
+    halox__plan_dev_t *pd = ctx;
+    cudaStream_t s = pd->g->stream;
+    halox_status_t st = halox__grow((void **)&plan->zone, &plan->zone_capacity,
+                                    plan->n_total > 0 ? plan->n_total : 1, 1);
+    for (int k = 0; k < plan->n_pulses && st == HALOX_OK; k++) {
+        halox_pulse_t *p = &plan->pulse[k];
+        st = halox__grow((void **)&p->send_index, &plan->send_capacity[k], p->send_count + 1,
+                         sizeof(int));
+        if (st == HALOX_OK && p->send_count > 0)
+            st = pd_cuda(pd,
+                         cudaMemcpyAsync(p->send_index, pd->d_map[k],
+                                         sizeof(int) * (size_t)p->send_count,
+                                         cudaMemcpyDeviceToHost, s),
+                         "reading a map");
+    }
+    if (st == HALOX_OK && plan->n_total > 0)
+        st = pd_cuda(pd,
+                     cudaMemcpyAsync(plan->zone, pd->atoms->zone, (size_t)plan->n_total,
+                                     cudaMemcpyDeviceToHost, s),
+                     "reading the zones");
+    if (st == HALOX_OK)
+        st = pd_sync(pd, "reading the plan");
+    if (st == HALOX_OK)
+        pd->atoms->n_total = plan->n_total;
+    return st;
+}
+
+static void pd_done(void *ctx)
+{
+    halox__plan_dev_t *pd = ctx;
+    pd->atoms = NULL;
+}
+
+void halox__gpu_plan_dev_free(halox__gpu_t *g)
+{
+    halox__plan_dev_t *pd = g->plan_dev;
+    if (!pd)
+        return;
+    for (int k = 0; k < HALOX_MAX_PULSES; k++)
+        if (pd->d_map[k])
+            cudaFree(pd->d_map[k]);
+    if (pd->d_scratch)
+        cudaFree(pd->d_scratch);
+    if (pd->d_small)
+        cudaFree(pd->d_small);
+    if (pd->h_small)
+        cudaFreeHost(pd->h_small);
+    if (pd->d_msg)
+        cudaFree(pd->d_msg);
+    if (pd->h_msg)
+        cudaFreeHost(pd->h_msg);
+    free(pd);
+    g->plan_dev = NULL;
+}
+
+halox_status_t halox__gpu_plan_store(halox_comm_t *comm, halox_device_atoms_t *atoms,
+                                     halox__plan_store_t *store)
+{
+    halox__gpu_t *g = halox__gpu(comm);
+    memset(store, 0, sizeof *store);
+    halox_status_t st = halox__gpu_usable(comm, g, "build_plan_device");
+    if (st == HALOX_OK)
+        st = halox__gpu_set_device(comm, g);
+    if (st != HALOX_OK)
+        return st;
+    if (!g->plan_dev) {
+        halox__plan_dev_t *pd = calloc(1, sizeof *pd);
+        if (!pd)
+            return halox__error(HALOX_ERR_NO_MEMORY, "build_plan_device: no memory");
+        g->plan_dev = pd;
+        pd->comm = comm;
+        pd->g = g;
+        cudaError_t e = cudaMalloc((void **)&pd->d_small, sizeof(int) * PD_SMALL);
+        if (e == cudaSuccess)
+            e = cudaMallocHost((void **)&pd->h_small, sizeof(int) * PD_SMALL);
+        if (e != cudaSuccess) {
+            st = halox__gpu_cuda_error(comm, g, e, "the plan build's counters", HALOX_ERR_COMM, 0);
+            halox__gpu_plan_dev_free(g);
+            return st;
+        }
+    }
+    halox__plan_dev_t *pd = g->plan_dev;
+    pd->atoms = atoms;
+    store->ctx = pd;
+    store->real = comm->real;
+    store->stride = comm->stride;
+    store->n_home = atoms->n_home;
+    store->capacity = atoms->capacity;
+    store->may_fail_late = 1;
+    store->fixed = 1;
+    store->begin = pd_begin;
+    store->select = pd_select_pulse;
+    store->room = pd_room;
+    store->recv = pd_recv;
+    store->reserve = pd_reserve;
+    store->pack = pd_pack;
+    store->unpack = pd_unpack;
+    store->copy = pd_copy;
+    store->sendrecv = pd_sendrecv;
+    store->end = pd_end;
+    store->done = pd_done;
+    return HALOX_OK;
+}
