@@ -20,6 +20,11 @@ if(HALOX_HAVE_MPI)
   halox_mpi_test(test_gpu_plan_device SOURCES test_plan_device.c NP 1 2 4 8 LABELS gpu
                  TIMEOUT 300)
   target_compile_definitions(test_gpu_plan_device PRIVATE HALOX_TEST_GPU=1)
+  # the migration on device arrays (scan, pack, compaction, placement kernels) against the host
+  # migration, every GPU transport
+  halox_mpi_test(test_gpu_migrate_device SOURCES test_migrate_device.c NP 1 2 4 8 LABELS gpu
+                 TIMEOUT 300)
+  target_compile_definitions(test_gpu_migrate_device PRIVATE HALOX_TEST_GPU=1)
   # bounded waits: a missing peer is a timeout naming rank, step, pulse and peer
   halox_mpi_test(test_gpu_timeout SOURCES test_gpu_timeout.c NP 2 LABELS gpu TIMEOUT 120)
   # NVSHMEM memory errors: heap too small (names NVSHMEM_SYMMETRIC_SIZE), non-symmetric arrays

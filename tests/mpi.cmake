@@ -7,4 +7,6 @@ if(HALOX_HAVE_MPI)
   halox_mpi_test(test_mpi_timeout SOURCES test_mpi_timeout.c NP 2 TIMEOUT 60)
   # halox_comm_build_plan_device on host arrays (the CPU transports' store) against the reference
   halox_mpi_test(test_plan_device SOURCES test_plan_device.c NP 1 2 4 8)
+  # halox_comm_migrate_device on host arrays against halox_comm_migrate
+  halox_mpi_test(test_migrate_device SOURCES test_migrate_device.c NP 1 2 4 8)
 endif()

@@ -183,7 +183,10 @@ typedef struct halox_device_atoms {
     void *x;       /**< capacity atoms of the endpoint's precision and stride; home atoms first */
     int32_t *id;   /**< capacity ids */
     uint8_t *zone; /**< capacity zones, written by the build (home atoms 0) */
-    int n_home;    /**< home atoms, in [0, capacity] */
+    void *extra;   /**< migration: capacity records of extra_bytes that travel with each atom
+                        (velocities, ...); NULL with extra_bytes 0 */
+    size_t extra_bytes;
+    int n_home; /**< home atoms, in [0, capacity]; migration updates it */
     int capacity;
     int n_total; /**< out: home + halo atoms */
     int need;    /**< out, after HALOX_ERR_NO_MEMORY for want of room: the capacity this rank
@@ -226,6 +229,18 @@ halox_status_t halox_comm_forces(halox_comm_t *comm);
 halox_status_t halox_comm_migrate(halox_comm_t *comm, const halox_grid_t *grid,
                                   const halox_box_t *box, halox_atoms_t *atoms,
                                   long long expected_total, long long step);
+
+/** halox_comm_migrate() for atoms in the transport's memory (collective): the wrap, the owners,
+ *  the packing of the leavers and the placement of the arrivals run where the atoms are (on the
+ *  GPU for GPU transports, as kernels; the leavers' indices and the records that move cross to
+ *  the host for the transport's all-to-all). The result is halox_comm_migrate()'s on the same
+ *  atoms, bit for bit: the same atoms in the same order, wrapped alike. The arrays cannot grow:
+ *  when a rank's arrivals do not fit, every rank returns HALOX_ERR_NO_MEMORY before any atom
+ *  moves (positions may be wrapped already: harmless) and that rank's atoms->need says how many
+ *  entries it needs; grow and migrate again. */
+halox_status_t halox_comm_migrate_device(halox_comm_t *comm, const halox_grid_t *grid,
+                                         const halox_box_t *box, halox_device_atoms_t *atoms,
+                                         long long expected_total, long long step);
 
 /** Sum n doubles over all ranks; every rank gets the same bits (summed in rank order). */
 halox_status_t halox_comm_allreduce_sum(halox_comm_t *comm, double *values, int n);

@@ -15,6 +15,7 @@
 
 #include "core/bits.h"
 #include "core/error.h"
+#include "core/migrate_store.h"
 #include "core/pack.h"
 #include "core/transport.h"
 #include "halox/comm.h"
@@ -149,19 +150,154 @@ static int halox__mig_pack(halox_atoms_t *a, const int *leave, const int *to, in
     return keep;
 }
 
-/* One migration's state: who leaves, the messages of every rank, the blocks of the
- * all-to-all. */
+/* ---- the host store: halox_atoms_t ------------------------------------------------------- */
+
+typedef struct halox__mig_host {
+    halox_atoms_t *atoms;
+    halox_device_atoms_t *out; /* fixed: the caller's arrays (halox_comm_migrate_device) */
+    int *leave;                /* leavers, then their destinations */
+    int nleave;
+    char *sbuf, *rbuf;
+    long long scap, rcap; /* records the buffers hold */
+    size_t rec;
+} halox__mig_host_t;
+
+static halox_status_t halox__mh_scan(void *ctx, const halox_grid_t *grid, const halox_box_t *box,
+                                     int me, long long step, long long *scount, int *nleave_p)
+{
+    halox__mig_host_t *h = ctx;
+    const int n = h->atoms->n_home;
+    /* room for every atom to leave; only the pages of actual leavers are ever touched */
+    h->leave = malloc(sizeof(int) * 2 * (size_t)(n > 0 ? n : 1));
+    if (!h->leave)
+        return halox__error(HALOX_ERR_NO_MEMORY, "migrate: no memory");
+    halox_status_t st =
+        halox__mig_scan(h->atoms, grid, box, me, step, h->leave, h->leave + n, &h->nleave, scount);
+    *nleave_p = h->nleave;
+    return st;
+}
+
+static halox_status_t halox__mh_buf(char **buf, long long *cap, long long want, size_t rec)
+{
+    if (want <= *cap && *buf)
+        return HALOX_OK;
+    free(*buf);
+    *buf = malloc(want > 0 ? (size_t)want * rec : 1);
+    *cap = *buf ? want : 0;
+    return *buf ? HALOX_OK : halox__error(HALOX_ERR_NO_MEMORY, "migrate: no memory");
+}
+
+static halox_status_t halox__mh_reserve(void *ctx, long long nsend, long long nrecv)
+{
+    halox__mig_host_t *h = ctx;
+    halox_status_t st = halox__mh_buf(&h->sbuf, &h->scap, nsend, h->rec);
+    return st == HALOX_OK ? halox__mh_buf(&h->rbuf, &h->rcap, nrecv, h->rec) : st;
+}
+
+static halox_status_t halox__mh_pack(void *ctx, const size_t *soff, size_t *fill, int *keep_p)
+{
+    halox__mig_host_t *h = ctx;
+    const int n = h->atoms->n_home;
+    *keep_p = h->nleave ? halox__mig_pack(h->atoms, h->leave, h->leave + n, h->nleave, h->sbuf,
+                                          soff, fill, h->rec)
+                        : n;
+    h->atoms->n_home = h->atoms->n_total = *keep_p;
+    if (h->out)
+        h->out->n_home = h->out->n_total = *keep_p;
+    return HALOX_OK;
+}
+
+static halox_status_t halox__mh_alltoallv(void *ctx, halox_comm_t *comm, const size_t *sbytes,
+                                          const size_t *soffs, const size_t *rbytes,
+                                          const size_t *roffs)
+{
+    halox__mig_host_t *h = ctx;
+    return comm->ops->alltoallv(comm, h->sbuf, sbytes, soffs, h->rbuf, rbytes, roffs);
+}
+
+static halox_status_t halox__mh_grow(void *ctx, int atoms)
+{
+    return halox_atoms_reserve(((halox__mig_host_t *)ctx)->atoms, atoms > 0 ? atoms : 1);
+}
+
+static halox_status_t halox__mh_append(void *ctx, int keep, int nrecv)
+{
+    halox__mig_host_t *h = ctx;
+    halox_atoms_t *atoms = h->atoms;
+    const size_t xb = halox__atom_bytes(atoms->real, atoms->stride, 1);
+    const size_t eb = atoms->extra_bytes;
+    for (int j = 0; j < nrecv; j++) {
+        const char *o = h->rbuf + (size_t)j * h->rec;
+        int i = keep + j;
+        memcpy((char *)atoms->x + (size_t)i * xb, o, xb);
+        memcpy(&atoms->id[i], o + xb, sizeof(int32_t));
+        if (eb)
+            memcpy((char *)atoms->extra + (size_t)i * eb, o + xb + sizeof(int32_t), eb);
+    }
+    atoms->n_home = keep + nrecv;
+    atoms->n_total = atoms->n_home;
+    if (h->out)
+        h->out->n_home = h->out->n_total = atoms->n_home;
+    return HALOX_OK;
+}
+
+static void halox__mh_still(void *ctx)
+{
+    halox__mig_host_t *h = ctx;
+    h->atoms->n_total = h->atoms->n_home;
+    if (h->out)
+        h->out->n_total = h->out->n_home;
+}
+
+static void halox__mh_need(void *ctx, long long atoms)
+{
+    halox__mig_host_t *h = ctx;
+    if (h->out)
+        h->out->need = atoms < 0x7ffffff0 ? (int)atoms : 0x7ffffff0;
+}
+
+static void halox__mh_done(void *ctx)
+{
+    halox__mig_host_t *h = ctx;
+    free(h->leave);
+    free(h->sbuf);
+    free(h->rbuf);
+}
+
+static halox__mig_store_t halox__mig_host_store(halox__mig_host_t *h, int fixed)
+{
+    h->rec = halox__atom_bytes(h->atoms->real, h->atoms->stride, 1) + sizeof(int32_t) +
+             h->atoms->extra_bytes;
+    halox__mig_store_t s = {
+        .ctx = h,
+        .fixed = fixed,
+        .n = h->atoms->n_home,
+        .capacity = h->atoms->capacity,
+        .rec = h->rec,
+        .scan = halox__mh_scan,
+        .reserve = halox__mh_reserve,
+        .pack = halox__mh_pack,
+        .alltoallv = halox__mh_alltoallv,
+        .grow = fixed ? NULL : halox__mh_grow,
+        .append = halox__mh_append,
+        .still = halox__mh_still,
+        .need = halox__mh_need,
+        .done = halox__mh_done,
+    };
+    return s;
+}
+
+/* ---- the driver ----------------------------------------------------------------------------- */
+
+/* One migration's state: the messages of every rank, the blocks of the all-to-all. */
 enum { HALOX__MIG_H = 4 }; /* message head: status, atom count, capacity, receive capacity */
 typedef struct halox__mig {
     int P, me, n, nleave;
     int M;          /* message length: the head, then the send count per rank */
-    size_t rec;     /* bytes of one atom's record */
-    int *leave;     /* leavers, then their destinations */
     long long *msg; /* ours, then everybody's (all) */
     long long *all;
-    size_t *blk; /* scount, soff, sbytes, rbytes, roff, fill: P each */
-    char *sbuf, *rbuf;
-    long long rcap; /* atoms rbuf holds */
+    size_t *blk;    /* scount, soff, sbytes, rbytes, roff, fill: P each */
+    long long rcap; /* records the receive buffer holds */
 } halox__mig_t;
 
 /* Check the arguments, find the leavers, and size the buffers before the counts are known: the
@@ -170,7 +306,7 @@ typedef struct halox__mig {
  * all-to-all. */
 static halox_status_t halox__mig_begin(halox__mig_t *m, halox_comm_t *comm,
                                        const halox_grid_t *grid, const halox_box_t *box,
-                                       halox_atoms_t *atoms, long long step)
+                                       const halox__mig_store_t *S, long long step)
 {
     const int P = m->P = comm->size;
     m->me = comm->rank;
@@ -180,33 +316,26 @@ static halox_status_t halox__mig_begin(halox__mig_t *m, halox_comm_t *comm,
     else if (halox_grid_size(grid) != P)
         st = halox__error(HALOX_ERR_INVALID_ARG, "migrate: grid has %d ranks, transport runs %d",
                           halox_grid_size(grid), P);
-    const int n = m->n = atoms->n_home;
-    m->rec =
-        halox__atom_bytes(atoms->real, atoms->stride, 1) + sizeof(int32_t) + atoms->extra_bytes;
-    /* room for every atom to leave; only the pages of actual leavers are ever touched */
-    m->leave = malloc(sizeof(int) * 2 * (size_t)(n > 0 ? n : 1));
+    m->n = S->n;
     m->M = P + HALOX__MIG_H;
     m->msg = calloc((size_t)m->M * (size_t)(P + 1), sizeof(long long));
     m->all = m->msg ? m->msg + m->M : NULL;
     m->blk = calloc((size_t)P * 6, sizeof(size_t));
-    if (!m->leave || !m->msg || !m->blk)
+    if (!m->msg || !m->blk)
         st = halox__error(HALOX_ERR_NO_MEMORY, "migrate: no memory");
     if (st == HALOX_OK)
-        st = halox__mig_scan(atoms, grid, box, m->me, step, m->leave, m->leave + n, &m->nleave,
-                             m->msg + HALOX__MIG_H);
+        st = S->scan(S->ctx, grid, box, m->me, step, m->msg + HALOX__MIG_H, &m->nleave);
     m->rcap = P > 1 ? m->nleave + m->nleave / 2 + 64 : 0;
-    if (st == HALOX_OK && P > 1) {
-        m->sbuf = malloc(m->nleave ? (size_t)m->nleave * m->rec : 1);
-        m->rbuf = malloc((size_t)m->rcap * m->rec);
-        if (!m->sbuf || !m->rbuf)
-            st = halox__error(HALOX_ERR_NO_MEMORY, "migrate: no memory");
-    }
+    if (st == HALOX_OK && P > 1)
+        st = S->reserve(S->ctx, m->nleave, m->rcap);
     return st;
 }
 
 /* From everybody's messages (row r: rank r's send counts): the blocks of the all-to-all, how
- * many atoms move, and whether some rank must grow its arrays or its receive buffer. */
-static void halox__mig_blocks(halox__mig_t *m, long long *moved_p, int *tight_p)
+ * many atoms move, whether some rank must grow its arrays or its receive buffer, and the first
+ * rank whose arrays are too small for its arrivals (*short_p, -1: none; *need_p its need). */
+static void halox__mig_blocks(halox__mig_t *m, long long *moved_p, int *tight_p, int *short_p,
+                              long long *need_p, size_t rec)
 {
     const int P = m->P, M = m->M, H = HALOX__MIG_H;
     const long long *all = m->all;
@@ -214,6 +343,8 @@ static void halox__mig_blocks(halox__mig_t *m, long long *moved_p, int *tight_p)
     size_t *rbytes = m->blk + 3 * P, *roff = m->blk + 4 * P;
     long long moved = 0;
     int tight = 0;
+    *short_p = -1;
+    *need_p = 0;
     for (int r = 0; r < P; r++) {
         long long keep = all[(size_t)r * M + 1], nrecv = 0;
         for (int c = 0; c < P; c++) {
@@ -222,6 +353,10 @@ static void halox__mig_blocks(halox__mig_t *m, long long *moved_p, int *tight_p)
         }
         moved += nrecv;
         long long need = keep + nrecv > 0 ? keep + nrecv : 1;
+        if (need > all[(size_t)r * M + 2] && *short_p < 0) {
+            *short_p = r;
+            *need_p = need;
+        }
         if (need > all[(size_t)r * M + 2] || nrecv > all[(size_t)r * M + 3])
             tight = 1;
     }
@@ -229,9 +364,9 @@ static void halox__mig_blocks(halox__mig_t *m, long long *moved_p, int *tight_p)
     for (int r = 0; r < P; r++) {
         scount[r] = (size_t)m->msg[H + r];
         soff[r] = stotal;
-        sbytes[r] = scount[r] * m->rec;
+        sbytes[r] = scount[r] * rec;
         stotal += sbytes[r];
-        rbytes[r] = (size_t)all[(size_t)r * M + H + m->me] * m->rec;
+        rbytes[r] = (size_t)all[(size_t)r * M + H + m->me] * rec;
         roff[r] = rtotal;
         rtotal += rbytes[r];
     }
@@ -242,50 +377,30 @@ static void halox__mig_blocks(halox__mig_t *m, long long *moved_p, int *tight_p)
 /* Pack the leavers, grow where needed (the same decision on every rank: all of them saw every
  * message), exchange, and append the arrivals in source-rank order (deterministic for every
  * transport). */
-static halox_status_t halox__mig_move(halox__mig_t *m, halox_comm_t *comm, halox_atoms_t *atoms,
-                                      int tight)
+static halox_status_t halox__mig_move(halox__mig_t *m, halox_comm_t *comm,
+                                      const halox__mig_store_t *S, int tight)
 {
-    const int P = m->P, n = m->n;
+    const int P = m->P;
     size_t *soff = m->blk + P, *sbytes = m->blk + 2 * P;
     size_t *rbytes = m->blk + 3 * P, *roff = m->blk + 4 * P, *fill = m->blk + 5 * P;
     size_t rtotal = 0;
     for (int r = 0; r < P; r++)
         rtotal += rbytes[r];
-    const size_t rec = m->rec;
-    int nrecv = (int)(rtotal / rec);
-    int keep = m->nleave ? halox__mig_pack(atoms, m->leave, m->leave + n, m->nleave, m->sbuf, soff,
-                                           fill, rec)
-                         : n;
-    atoms->n_home = keep;
-    atoms->n_total = keep;
-    halox_status_t st = HALOX_OK;
+    int nrecv = (int)(rtotal / S->rec);
+    int keep = m->n;
+    halox_status_t st = S->pack(S->ctx, soff, fill, &keep);
     if (tight) {
-        if ((long long)nrecv > m->rcap) {
-            free(m->rbuf);
-            if (!(m->rbuf = malloc(rtotal)))
-                st = halox__error(HALOX_ERR_NO_MEMORY, "migrate: no memory");
-        }
-        if (st == HALOX_OK)
-            st = halox_atoms_reserve(atoms, keep + nrecv > 0 ? keep + nrecv : 1);
+        if (st == HALOX_OK && (long long)nrecv > m->rcap)
+            st = S->reserve(S->ctx, m->nleave, nrecv);
+        if (st == HALOX_OK && S->grow)
+            st = S->grow(S->ctx, keep + nrecv);
         st = halox__agree(comm, st, "migration");
     }
     if (st == HALOX_OK)
-        st = comm->ops->alltoallv(comm, m->sbuf, sbytes, soff, m->rbuf, rbytes, roff);
-    if (st != HALOX_OK)
-        return st;
-    const size_t xb = halox__atom_bytes(atoms->real, atoms->stride, 1);
-    const size_t eb = atoms->extra_bytes;
-    for (int j = 0; j < nrecv; j++) {
-        const char *o = m->rbuf + (size_t)j * rec;
-        int i = keep + j;
-        memcpy((char *)atoms->x + (size_t)i * xb, o, xb);
-        memcpy(&atoms->id[i], o + xb, sizeof(int32_t));
-        if (eb)
-            memcpy((char *)atoms->extra + (size_t)i * eb, o + xb + sizeof(int32_t), eb);
-    }
-    atoms->n_home = keep + nrecv;
-    atoms->n_total = atoms->n_home;
-    return HALOX_OK;
+        st = S->alltoallv(S->ctx, comm, sbytes, soff, rbytes, roff);
+    if (st == HALOX_OK)
+        st = S->append(S->ctx, keep, nrecv);
+    return st;
 }
 
 /* The global count must not change; name the ranks if it does (every rank knows every rank's
@@ -328,37 +443,112 @@ static halox_status_t halox__mig_count_check(const halox__mig_t *m, long long ex
     return st;
 }
 
-halox_status_t halox_comm_migrate(halox_comm_t *comm, const halox_grid_t *grid,
-                                  const halox_box_t *box, halox_atoms_t *atoms,
-                                  long long expected_total, long long step)
+halox_status_t halox__migrate_drive(halox_comm_t *comm, const halox_grid_t *grid,
+                                    const halox_box_t *box, const halox__mig_store_t *S,
+                                    long long expected_total, long long step)
 {
     halox__mig_t m;
     memset(&m, 0, sizeof m);
-    halox_status_t st = halox__mig_begin(&m, comm, grid, box, atoms, step);
+    halox_status_t st = halox__mig_begin(&m, comm, grid, box, S, step);
     if (!m.msg) {
         /* cannot take part in the allgather: at least do not crash (the others fail on the
          * size mismatch, or wait out their timeout) */
         st = halox__agree(comm, st, "migration");
     } else {
         m.msg[1] = m.n;
-        m.msg[2] = atoms->capacity;
+        m.msg[2] = S->capacity;
         m.msg[3] = m.rcap;
         st = halox__agree_gather(comm, st, "migration", m.msg, m.M, m.all);
     }
-    long long moved = 0;
-    int tight = 0;
+    long long moved = 0, need = 0;
+    int tight = 0, short_rank = -1;
     if (st == HALOX_OK && m.msg)
-        halox__mig_blocks(&m, &moved, &tight);
-    if (st == HALOX_OK && m.msg && moved > 0)
-        st = halox__mig_move(&m, comm, atoms, tight);
-    else if (st == HALOX_OK && m.msg)
-        atoms->n_total = atoms->n_home;
+        halox__mig_blocks(&m, &moved, &tight, &short_rank, &need, S->rec);
+    if (st == HALOX_OK && m.msg && moved > 0 && S->fixed && short_rank >= 0) {
+        /* arrays that cannot grow: every rank stops before any atom moves (all saw the counts),
+         * each short one saying what it needs */
+        long long mine = m.n;
+        const long long *all = m.all;
+        for (int c = 0; c < m.P; c++)
+            mine += all[(size_t)c * m.M + HALOX__MIG_H + m.me] - m.msg[HALOX__MIG_H + c];
+        if (mine > S->capacity) {
+            S->need(S->ctx, mine);
+            st = halox__error(HALOX_ERR_NO_MEMORY,
+                              "migration at step %lld: rank %d receives atoms for %lld home atoms "
+                              "but its arrays hold %lld: grow x, id (and the extra data) to at "
+                              "least %lld entries, with head-room, and migrate again",
+                              step, m.me, mine, S->capacity, mine);
+        } else {
+            st = halox__error(HALOX_ERR_NO_MEMORY,
+                              "migration at step %lld stopped on rank %d: rank %d needs room for "
+                              "%lld home atoms; its arrays must grow (its message says to what): "
+                              "migrate again after",
+                              step, m.me, short_rank, need);
+        }
+    } else if (st == HALOX_OK && m.msg && moved > 0) {
+        st = halox__mig_move(&m, comm, S, tight);
+    } else if (st == HALOX_OK && m.msg) {
+        S->still(S->ctx);
+    }
     if (st == HALOX_OK && m.msg)
         st = halox__mig_count_check(&m, expected_total, step);
-    free(m.sbuf);
-    free(m.rbuf);
-    free(m.leave);
     free(m.msg);
     free(m.blk);
+    return st;
+}
+
+halox_status_t halox_comm_migrate(halox_comm_t *comm, const halox_grid_t *grid,
+                                  const halox_box_t *box, halox_atoms_t *atoms,
+                                  long long expected_total, long long step)
+{
+    halox__mig_host_t h = {.atoms = atoms};
+    halox__mig_store_t s = halox__mig_host_store(&h, 0);
+    halox_status_t st = halox__migrate_drive(comm, grid, box, &s, expected_total, step);
+    s.done(s.ctx);
+    return st;
+}
+
+halox_status_t halox_comm_migrate_device(halox_comm_t *comm, const halox_grid_t *grid,
+                                         const halox_box_t *box, halox_device_atoms_t *atoms,
+                                         long long expected_total, long long step)
+{
+    if (!comm || !grid || !box || !atoms)
+        return halox__error(HALOX_ERR_INVALID_ARG, "migrate_device: NULL argument");
+    atoms->need = 0;
+    halox_status_t st = HALOX_OK;
+    if (!atoms->x || !atoms->id || atoms->capacity < 1 || (atoms->extra_bytes && !atoms->extra))
+        st = halox__error(HALOX_ERR_INVALID_ARG,
+                          "migrate_device: rank %d: x and id (and extra, with extra_bytes) are "
+                          "required, with a capacity of at least 1 (capacity %d)",
+                          comm->rank, atoms->capacity);
+    else if (atoms->n_home < 0 || atoms->n_home > atoms->capacity)
+        st = halox__error(HALOX_ERR_INVALID_ARG,
+                          "migrate_device: rank %d: %d home atoms but capacity %d", comm->rank,
+                          atoms->n_home, atoms->capacity);
+    if (st != HALOX_OK)
+        return halox__agree(comm, st, "migration");
+    halox__mig_store_t s;
+    memset(&s, 0, sizeof s);
+    halox_atoms_t view; /* CPU transports: the caller's host arrays, as atoms that cannot grow */
+    halox__mig_host_t h = {.atoms = &view, .out = atoms};
+    if (comm->ops->mig_store) {
+        st = comm->ops->mig_store(comm, atoms, &s);
+    } else {
+        memset(&view, 0, sizeof view);
+        view.real = comm->real;
+        view.stride = comm->stride;
+        view.x = atoms->x;
+        view.id = atoms->id;
+        view.extra = atoms->extra;
+        view.extra_bytes = atoms->extra_bytes;
+        view.n_home = view.n_total = atoms->n_home;
+        view.capacity = atoms->capacity;
+        s = halox__mig_host_store(&h, 1);
+    }
+    st = halox__agree(comm, st, "migration");
+    if (st == HALOX_OK)
+        st = halox__migrate_drive(comm, grid, box, &s, expected_total, step);
+    if (s.done)
+        s.done(s.ctx);
     return st;
 }

@@ -9,6 +9,7 @@
 #include "halox/comm.h"
 
 struct halox__plan_store; /* plan_build.h */
+struct halox__mig_store;  /* migrate_store.h */
 
 typedef struct halox_transport_ops {
     const char *name;
@@ -56,6 +57,10 @@ typedef struct halox_transport_ops {
      * (halox_comm_build_plan_device; plan_build.h). NULL: host arrays (core's store). */
     halox_status_t (*plan_store)(halox_comm_t *comm, halox_device_atoms_t *atoms,
                                  struct halox__plan_store *store);
+    /* GPU transports: the store of a migration over device atoms (halox_comm_migrate_device;
+     * migrate_store.h). NULL: host arrays (core's store). */
+    halox_status_t (*mig_store)(halox_comm_t *comm, halox_device_atoms_t *atoms,
+                                struct halox__mig_store *store);
 } halox_transport_ops_t;
 
 /* The endpoint: core's part plus the transport's private state. */

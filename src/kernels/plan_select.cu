@@ -1,149 +1,40 @@
-/* The plan build's kernels (plan_select.h).
- *
- * The selection is a stable compaction in three kernels: every block counts its selected atoms
- * (HALOX__SEL_ITEMS per thread), one block scans the counts into offsets, every block writes its
- * atoms' indices from its offset in index order (each thread takes consecutive atoms, so a scan
- * over the block's threads orders them). No atomics decide positions, so the maps come out in
- * the host planner's order. */
+/* The plan build's kernels (plan_select.h). The selection is a stable compaction (compact.cuh),
+ * so the maps come out in the host planner's order. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "kernels/compact.cuh"
 #include "kernels/plan_select.h"
 
-#define HALOX__SEL_THREADS  256
-#define HALOX__SEL_ITEMS    4
-#define HALOX__SEL_BLOCK    (HALOX__SEL_THREADS * HALOX__SEL_ITEMS)
-#define HALOX__SCAN_THREADS 1024
-#define HALOX__FULL         0xffffffffu
+#define HALOX__SEL_THREADS 256
 
-static int halox__sel_blocks(int n) { return (n + HALOX__SEL_BLOCK - 1) / HALOX__SEL_BLOCK; }
-
-/* the planner's test: in double, as core's halox__plan_scan */
-__device__ static int halox__sel_flag(const halox_plan_select_args_t &a, int i)
-{
-    const size_t at = (size_t)i * (size_t)a.stride + (size_t)a.dim;
-    const double v =
-        a.real == HALOX_FLOAT ? (double)((const float *)a.x)[at] : ((const double *)a.x)[at];
-    return v - a.lo < a.rh;
-}
-
-__device__ static unsigned halox__sel_range_bit(const halox_plan_select_args_t &a, int i)
-{
-    for (int j = 0; j < a.n_ranges; j++)
-        if (i >= a.range_lo[j] && i < a.range_hi[j])
-            return 1u << a.range_pulse[j];
-    return 0;
-}
-
-/* the sum of v over the block (every thread gets it) */
-__device__ static int halox__block_sum(int v)
-{
-    __shared__ int part[HALOX__SEL_THREADS / 32];
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_down_sync(HALOX__FULL, v, o);
-    if ((threadIdx.x & 31) == 0)
-        part[threadIdx.x >> 5] = v;
-    __syncthreads();
-    int t = 0;
-    for (int w = 0; w < HALOX__SEL_THREADS / 32; w++)
-        t += part[w];
-    return t;
-}
-
-__global__ void halox__sel_count_kernel(halox_plan_select_args_t a, int *block_count)
-{
-    const int base = a.begin + blockIdx.x * HALOX__SEL_BLOCK;
-    int c = 0;
-    for (int k = 0; k < HALOX__SEL_ITEMS; k++) {
-        const int i = base + k * HALOX__SEL_THREADS + threadIdx.x;
-        if (i < a.end)
-            c += halox__sel_flag(a, i);
+/* the planner's test: in double, as core's halox__plan_scan; the range bit for the mask */
+struct halox__sel_flag {
+    halox_plan_select_args_t a;
+    __device__ int operator()(int i) const
+    {
+        const size_t at = (size_t)i * (size_t)a.stride + (size_t)a.dim;
+        const double v =
+            a.real == HALOX_FLOAT ? (double)((const float *)a.x)[at] : ((const double *)a.x)[at];
+        return v - a.lo < a.rh;
     }
-    c = halox__block_sum(c);
-    if (threadIdx.x == 0)
-        block_count[blockIdx.x] = c;
-}
-
-/* one block: block_count[] into exclusive offsets, the total into *count */
-__global__ void halox__sel_scan_kernel(int *block_count, int nb, int *count)
-{
-    __shared__ int sh[HALOX__SCAN_THREADS];
-    const int t = threadIdx.x;
-    int carry = 0;
-    for (int base = 0; base < nb; base += HALOX__SCAN_THREADS) {
-        const int i = base + t;
-        const int v = i < nb ? block_count[i] : 0;
-        sh[t] = v;
-        __syncthreads();
-        for (int o = 1; o < HALOX__SCAN_THREADS; o <<= 1) {
-            const int add = t >= o ? sh[t - o] : 0;
-            __syncthreads();
-            sh[t] += add;
-            __syncthreads();
-        }
-        if (i < nb)
-            block_count[i] = carry + sh[t] - v;
-        carry += sh[HALOX__SCAN_THREADS - 1];
-        __syncthreads(); /* everyone read the total before the next round writes sh */
+    __device__ unsigned bit(int i) const
+    {
+        for (int j = 0; j < a.n_ranges; j++)
+            if (i >= a.range_lo[j] && i < a.range_hi[j])
+                return 1u << a.range_pulse[j];
+        return 0;
     }
-    if (t == 0)
-        *count = carry;
-}
+};
 
-__global__ void halox__sel_scatter_kernel(halox_plan_select_args_t a, const int *block_off,
-                                          int *out, unsigned *mask)
-{
-    const int base = a.begin + blockIdx.x * HALOX__SEL_BLOCK + threadIdx.x * HALOX__SEL_ITEMS;
-    int f[HALOX__SEL_ITEMS], c = 0;
-    for (int k = 0; k < HALOX__SEL_ITEMS; k++) {
-        f[k] = base + k < a.end ? halox__sel_flag(a, base + k) : 0;
-        c += f[k];
-    }
-    /* exclusive scan of c over the block's threads, in thread order */
-    __shared__ int wsum[HALOX__SEL_THREADS / 32];
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    int v = c;
-    for (int o = 1; o < 32; o <<= 1) {
-        const int y = __shfl_up_sync(HALOX__FULL, v, o);
-        if (lane >= o)
-            v += y;
-    }
-    if (lane == 31)
-        wsum[w] = v;
-    __syncthreads();
-    int before = 0;
-    for (int q = 0; q < w; q++)
-        before += wsum[q];
-    int pos = block_off[blockIdx.x] + before + v - c;
-    unsigned m = 0;
-    for (int k = 0; k < HALOX__SEL_ITEMS; k++)
-        if (f[k]) {
-            out[pos++] = base + k;
-            m |= halox__sel_range_bit(a, base + k);
-        }
-    for (int o = 16; o > 0; o >>= 1)
-        m |= __shfl_xor_sync(HALOX__FULL, m, o);
-    if (lane == 0 && m)
-        atomicOr(mask, m);
-}
-
-extern "C" size_t halox_kernel_plan_select_scratch(int n)
-{
-    return (size_t)(n > 0 ? halox__sel_blocks(n) : 1);
-}
+extern "C" size_t halox_kernel_plan_select_scratch(int n) { return halox__cmp_scratch(n); }
 
 extern "C" cudaError_t halox_kernel_plan_select(const halox_plan_select_args_t *a, int *out,
                                                 int *count, unsigned *mask, int *scratch,
                                                 cudaStream_t stream)
 {
-    const int n = a->end - a->begin;
-    if (n <= 0)
-        return cudaMemsetAsync(count, 0, sizeof(int), stream);
-    const int nb = halox__sel_blocks(n);
-    halox__sel_count_kernel<<<nb, HALOX__SEL_THREADS, 0, stream>>>(*a, scratch);
-    halox__sel_scan_kernel<<<1, HALOX__SCAN_THREADS, 0, stream>>>(scratch, nb, count);
-    halox__sel_scatter_kernel<<<nb, HALOX__SEL_THREADS, 0, stream>>>(*a, scratch, out, mask);
-    return cudaPeekAtLastError();
+    halox__sel_flag f = {*a};
+    return halox__compact(f, a->begin, a->end, out, count, mask, scratch, stream);
 }
 
 template <typename T>

@@ -42,6 +42,7 @@ typedef struct halox__gpu_plan {
 
 typedef struct halox__pulse_gpu_leg halox__pulse_gpu_leg_t;
 typedef struct halox__plan_dev halox__plan_dev_t; /* plan_device.c */
+typedef struct halox__mig_dev halox__mig_dev_t;   /* migrate_device.c */
 
 typedef struct halox__gpu {
     const char *name;    /* transport name, for messages */
@@ -69,6 +70,8 @@ typedef struct halox__gpu {
     const halox__pulse_gpu_leg_t *leg;
     /* device scratch of halox_comm_build_plan_device (plan_device.c), kept between builds */
     halox__plan_dev_t *plan_dev;
+    /* device scratch of halox_comm_migrate_device (migrate_device.c) */
+    halox__mig_dev_t *mig_dev;
 } halox__gpu_t;
 
 static inline halox__gpu_t *halox__gpu(halox_comm_t *comm) { return (halox__gpu_t *)comm->impl; }
@@ -147,6 +150,15 @@ halox_status_t halox__gpu_plan_store(halox_comm_t *comm, halox_device_atoms_t *a
 /* Free the store's device scratch (the stream must be idle). */
 void halox__gpu_plan_dev_free(halox__gpu_t *g);
 
+/* ---- migrate_device.c --------------------------------------------------------------------- */
+
+struct halox__mig_store;
+/* The device store of halox_comm_migrate_device (core/migrate_store.h). */
+halox_status_t halox__gpu_mig_store(halox_comm_t *comm, halox_device_atoms_t *atoms,
+                                    struct halox__mig_store *store);
+/* Free the store's scratch (the stream must be idle). */
+void halox__gpu_mig_dev_free(halox__gpu_t *g);
+
 /* ---- gpu_endpoint.c (MPI) ---------------------------------------------------------------- */
 
 /* Create the inner `mpi` endpoint (rank, size), choose the device, set up the stream and the
@@ -186,6 +198,6 @@ halox_status_t halox__gpu_barrier(halox_comm_t *comm);
 #define HALOX__GPU_OPS_SHARED                                                                      \
     .on_gpu = 1, .sendrecv = halox__gpu_sendrecv, .alltoallv = halox__gpu_alltoallv,               \
     .allgather = halox__gpu_allgather, .barrier = halox__gpu_barrier,                              \
-    .plan_store = halox__gpu_plan_store
+    .plan_store = halox__gpu_plan_store, .mig_store = halox__gpu_mig_store
 
 #endif

@@ -1,0 +1,50 @@
+/* Internal: where a rank's atoms live during a migration, and the steps that touch them: host
+ * arrays (migrate.c) or a GPU transport's device arrays (src/transports/migrate_device.c:
+ * kernels). The driver, halox__migrate_drive (migrate.c), owns the counts, the agreements, the
+ * all-to-all's blocks and the count check, so both move the same atoms to the same places.
+ * Records are the atom's coordinates, its id, then its extra bytes. */
+#ifndef HALOX_CORE_MIGRATE_STORE_H
+#define HALOX_CORE_MIGRATE_STORE_H
+
+#include <stddef.h>
+
+#include "halox/comm.h"
+
+typedef struct halox__mig_store {
+    void *ctx;
+    int fixed;          /* the arrays cannot grow: a rank short of room stops every rank with
+                           HALOX_ERR_NO_MEMORY before any atom moves */
+    int n;              /* home atoms before */
+    long long capacity; /* atoms the arrays hold */
+    size_t rec;         /* bytes of one atom's record */
+    /* Wrap every home atom into the box and find the leavers, in index order, with their
+     * owners; scount[r] (P entries, zeroed) = leavers for rank r. HALOX_ERR_COORDINATE on a
+     * non-finite position. */
+    halox_status_t (*scan)(void *ctx, const halox_grid_t *grid, const halox_box_t *box, int me,
+                           long long step, long long *scount, int *nleave_p);
+    /* send and receive buffers for at least nsend and nrecv records (contents need not
+     * survive a call that grows them) */
+    halox_status_t (*reserve)(void *ctx, long long nsend, long long nrecv);
+    /* leavers packed by destination (index order within one) at soff[r] bytes (fill: P zeroed
+     * counters, bytes), stayers moved down in order; *keep_p = stayers */
+    halox_status_t (*pack)(void *ctx, const size_t *soff, size_t *fill, int *keep_p);
+    /* the all-to-all of the buffers (blocks as transport.h's alltoallv) */
+    halox_status_t (*alltoallv)(void *ctx, halox_comm_t *comm, const size_t *sbytes,
+                                const size_t *soffs, const size_t *rbytes, const size_t *roffs);
+    /* room for `atoms` home atoms (NULL where the arrays cannot grow) */
+    halox_status_t (*grow)(void *ctx, int atoms);
+    /* the nrecv arrivals after the keep stayers, in buffer order; n_home = keep + nrecv */
+    halox_status_t (*append)(void *ctx, int keep, int nrecv);
+    /* no atom moved: the arrays as they are (n_total = n_home) */
+    void (*still)(void *ctx);
+    /* a store whose arrays cannot grow: the capacity this rank needs (when it was short) */
+    void (*need)(void *ctx, long long atoms);
+    void (*done)(void *ctx);
+} halox__mig_store_t;
+
+/* Migrate over `store` (collective): halox_comm_migrate's steps, whatever holds the atoms. */
+halox_status_t halox__migrate_drive(halox_comm_t *comm, const halox_grid_t *grid,
+                                    const halox_box_t *box, const halox__mig_store_t *store,
+                                    long long expected_total, long long step);
+
+#endif

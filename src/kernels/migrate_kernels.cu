@@ -1,0 +1,216 @@
+/* The migration's kernels (migrate_kernels.h). */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels/compact.cuh"
+#include "kernels/migrate_kernels.h"
+
+#define HALOX__MIG_THREADS 256
+
+static unsigned halox__mig_grid(int n)
+{
+    int b = (n + HALOX__MIG_THREADS - 1) / HALOX__MIG_THREADS;
+    return (unsigned)(b < 4096 ? (b > 0 ? b : 1) : 4096);
+}
+
+/* geometry.c's halox_owner_coord, operation by operation */
+__device__ static int halox__mig_owner_coord(int n, double len, double x)
+{
+    int c = (int)floor(__ddiv_rn(__dmul_rn(x, (double)n), len));
+    if (c < 0)
+        c = 0;
+    if (c >= n)
+        c = n - 1;
+    while (c > 0 && x < __ddiv_rn(__dmul_rn(len, (double)c), (double)n))
+        c--;
+    while (c + 1 < n && x >= __ddiv_rn(__dmul_rn(len, (double)(c + 1)), (double)n))
+        c++;
+    return c;
+}
+
+template <typename T>
+__global__ void halox__mig_scan_kernel(T *__restrict__ x, int n, int stride, halox_mig_geometry_t g,
+                                       int *__restrict__ dest, uint8_t *__restrict__ leaves,
+                                       int *first_bad)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        T *p = x + (size_t)i * stride;
+        double v[3];
+        int bad = 0;
+        for (int c = 0; c < 3; c++) {
+            v[c] = (double)p[c];
+            const double len = g.len[c];
+            /* inside (0, len) the wrap is the identity: untouched, as on the host */
+            if (v[c] > 0 && v[c] < len)
+                continue;
+            if (!isfinite(v[c])) {
+                bad = 1;
+                break;
+            }
+            /* geometry.c's halox_wrap, then migrate.c's store in the atoms' precision */
+            double w = __dsub_rn(v[c], __dmul_rn(floor(__ddiv_rn(v[c], len)), len));
+            if (w >= len || w < 0)
+                w = 0.0;
+            p[c] = (T)w;
+            if ((double)p[c] >= len)
+                p[c] = (T)0.0;
+            v[c] = (double)p[c];
+        }
+        if (bad) {
+            atomicMin(first_bad, i);
+            dest[i] = g.me;
+            leaves[i] = 0;
+            continue;
+        }
+        int r = g.me;
+        if (!(v[0] >= g.lo[0] && v[0] < g.hi[0] && v[1] >= g.lo[1] && v[1] < g.hi[1] &&
+              v[2] >= g.lo[2] && v[2] < g.hi[2])) {
+            const int c0 = halox__mig_owner_coord(g.n[0], g.len[0], v[0]);
+            const int c1 = halox__mig_owner_coord(g.n[1], g.len[1], v[1]);
+            const int c2 = halox__mig_owner_coord(g.n[2], g.len[2], v[2]);
+            r = c0 + g.n[0] * (c1 + g.n[1] * c2);
+        }
+        dest[i] = r;
+        leaves[i] = r != g.me;
+    }
+}
+
+extern "C" cudaError_t halox_kernel_mig_scan(halox_real_t real, int stride, void *x, int n,
+                                             const halox_mig_geometry_t *geo, int *dest,
+                                             uint8_t *leaves, int *first_bad, cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    if (real == HALOX_FLOAT)
+        halox__mig_scan_kernel<float><<<halox__mig_grid(n), HALOX__MIG_THREADS, 0, stream>>>(
+            (float *)x, n, stride, *geo, dest, leaves, first_bad);
+    else
+        halox__mig_scan_kernel<double><<<halox__mig_grid(n), HALOX__MIG_THREADS, 0, stream>>>(
+            (double *)x, n, stride, *geo, dest, leaves, first_bad);
+    return cudaPeekAtLastError();
+}
+
+struct halox__mig_flag {
+    const uint8_t *flags;
+    int want;
+    __device__ int operator()(int i) const { return (flags[i] != 0) == want; }
+    __device__ unsigned bit(int) const { return 0; }
+};
+
+extern "C" size_t halox_kernel_mig_scratch(int n) { return halox__cmp_scratch(n); }
+
+extern "C" cudaError_t halox_kernel_mig_compact(const uint8_t *flags, int n, int want, int *out,
+                                                int *count, int *scratch, cudaStream_t stream)
+{
+    halox__mig_flag f = {flags, want != 0};
+    return halox__compact(f, 0, n, out, count, NULL, scratch, stream);
+}
+
+__global__ void halox__mig_gather_int_kernel(const int *__restrict__ src,
+                                             const int *__restrict__ index, int n,
+                                             int *__restrict__ out)
+{
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x)
+        out[j] = src[index[j]];
+}
+
+extern "C" cudaError_t halox_kernel_mig_gather_int(const int *src, const int *index, int n,
+                                                   int *out, cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    halox__mig_gather_int_kernel<<<halox__mig_grid(n), HALOX__MIG_THREADS, 0, stream>>>(src, index,
+                                                                                        n, out);
+    return cudaPeekAtLastError();
+}
+
+__device__ static void halox__mig_bytes(unsigned char *dst, const unsigned char *src, size_t n)
+{
+    for (size_t b = 0; b < n; b++)
+        dst[b] = src[b];
+}
+
+__global__ void halox__mig_pack_kernel(const unsigned char *__restrict__ x,
+                                       const unsigned char *__restrict__ id,
+                                       const unsigned char *__restrict__ extra, size_t xb,
+                                       size_t eb, const int *__restrict__ index,
+                                       const int *__restrict__ slot, int n, size_t rec,
+                                       unsigned char *__restrict__ buf)
+{
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
+        const size_t i = (size_t)index[j];
+        unsigned char *o = buf + (size_t)slot[j] * rec;
+        halox__mig_bytes(o, x + i * xb, xb);
+        halox__mig_bytes(o + xb, id + i * sizeof(int32_t), sizeof(int32_t));
+        if (eb)
+            halox__mig_bytes(o + xb + sizeof(int32_t), extra + i * eb, eb);
+    }
+}
+
+extern "C" cudaError_t halox_kernel_mig_pack(const void *x, const int32_t *id, const void *extra,
+                                             size_t xb, size_t eb, const int *index,
+                                             const int *slot, int n, size_t rec, void *buf,
+                                             cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    halox__mig_pack_kernel<<<halox__mig_grid(n), HALOX__MIG_THREADS, 0, stream>>>(
+        (const unsigned char *)x, (const unsigned char *)id, (const unsigned char *)extra, xb, eb,
+        index, slot, n, rec, (unsigned char *)buf);
+    return cudaPeekAtLastError();
+}
+
+__global__ void
+halox__mig_gather_kernel(const unsigned char *__restrict__ x, const int32_t *__restrict__ id,
+                         const unsigned char *__restrict__ extra, size_t xb, size_t eb,
+                         const int *__restrict__ index, int n, unsigned char *__restrict__ x_out,
+                         int32_t *__restrict__ id_out, unsigned char *__restrict__ extra_out)
+{
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
+        const size_t i = (size_t)index[j];
+        halox__mig_bytes(x_out + (size_t)j * xb, x + i * xb, xb);
+        id_out[j] = id[i];
+        if (eb)
+            halox__mig_bytes(extra_out + (size_t)j * eb, extra + i * eb, eb);
+    }
+}
+
+extern "C" cudaError_t halox_kernel_mig_gather(const void *x, const int32_t *id, const void *extra,
+                                               size_t xb, size_t eb, const int *index, int n,
+                                               void *x_out, int32_t *id_out, void *extra_out,
+                                               cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    halox__mig_gather_kernel<<<halox__mig_grid(n), HALOX__MIG_THREADS, 0, stream>>>(
+        (const unsigned char *)x, id, (const unsigned char *)extra, xb, eb, index, n,
+        (unsigned char *)x_out, id_out, (unsigned char *)extra_out);
+    return cudaPeekAtLastError();
+}
+
+__global__ void halox__mig_unpack_kernel(const unsigned char *__restrict__ buf, size_t rec, int n,
+                                         size_t xb, size_t eb, unsigned char *__restrict__ x,
+                                         unsigned char *__restrict__ id,
+                                         unsigned char *__restrict__ extra)
+{
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
+        const unsigned char *o = buf + (size_t)j * rec;
+        halox__mig_bytes(x + (size_t)j * xb, o, xb);
+        halox__mig_bytes(id + (size_t)j * sizeof(int32_t), o + xb, sizeof(int32_t));
+        if (eb)
+            halox__mig_bytes(extra + (size_t)j * eb, o + xb + sizeof(int32_t), eb);
+    }
+}
+
+extern "C" cudaError_t halox_kernel_mig_unpack(const void *buf, size_t rec, int n, size_t xb,
+                                               size_t eb, void *x, int32_t *id, void *extra,
+                                               cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    halox__mig_unpack_kernel<<<halox__mig_grid(n), HALOX__MIG_THREADS, 0, stream>>>(
+        (const unsigned char *)buf, rec, n, xb, eb, (unsigned char *)x, (unsigned char *)id,
+        (unsigned char *)extra);
+    return cudaPeekAtLastError();
+}

@@ -1,0 +1,62 @@
+/* C entry points of the migration's kernels (src/kernels/migrate_kernels.cu), for the device
+ * store of src/transports/migrate_device.c. The wrap and the owner are core's arithmetic
+ * (geometry.c, migrate.c) step by step in double (explicit round-to-nearest products, no fused
+ * multiply-add), so a device migration wraps and moves exactly the atoms a host one does; the
+ * compaction is stable (compact.cuh), so stayers keep their order. Every launcher enqueues on
+ * `stream` and returns the launch's error. */
+#ifndef HALOX_KERNELS_MIGRATE_KERNELS_H
+#define HALOX_KERNELS_MIGRATE_KERNELS_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "halox/atoms.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The box, the grid and this rank's domain, by value. */
+typedef struct halox_mig_geometry {
+    double len[3], lo[3], hi[3];
+    int n[3];
+    int me;
+} halox_mig_geometry_t;
+
+/* For every home atom i < n: components outside (0, len) wrapped into [0, len) in place (as
+ * core's halox__wrap_store), dest[i] = its owner, leaves[i] = dest[i] != me; *first_bad (set by
+ * the caller above n) = the smallest i with a non-finite component. */
+cudaError_t halox_kernel_mig_scan(halox_real_t real, int stride, void *x, int n,
+                                  const halox_mig_geometry_t *geo, int *dest, uint8_t *leaves,
+                                  int *first_bad, cudaStream_t stream);
+
+/* Scratch ints a compaction over n flags needs. */
+size_t halox_kernel_mig_scratch(int n);
+/* out[0 ..) = the indices i < n with (flags[i] != 0) == want, ascending; *count (device). */
+cudaError_t halox_kernel_mig_compact(const uint8_t *flags, int n, int want, int *out, int *count,
+                                     int *scratch, cudaStream_t stream);
+
+/* out[j] = src[index[j]] for j < n. */
+cudaError_t halox_kernel_mig_gather_int(const int *src, const int *index, int n, int *out,
+                                        cudaStream_t stream);
+
+/* Atom index[j]'s record (xb bytes of coordinates, its id, eb extra bytes) at buf + slot[j] *
+ * rec, for j < n. */
+cudaError_t halox_kernel_mig_pack(const void *x, const int32_t *id, const void *extra, size_t xb,
+                                  size_t eb, const int *index, const int *slot, int n, size_t rec,
+                                  void *buf, cudaStream_t stream);
+
+/* Atom index[j]'s coordinates, id and extra bytes to entry j of the outputs, for j < n. */
+cudaError_t halox_kernel_mig_gather(const void *x, const int32_t *id, const void *extra, size_t xb,
+                                    size_t eb, const int *index, int n, void *x_out,
+                                    int32_t *id_out, void *extra_out, cudaStream_t stream);
+
+/* Record j of buf (rec bytes each) to entry j of x, id, extra, for j < n. */
+cudaError_t halox_kernel_mig_unpack(const void *buf, size_t rec, int n, size_t xb, size_t eb,
+                                    void *x, int32_t *id, void *extra, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,396 @@
+/* The device store of a migration (core/migrate_store.h) for the GPU transports: the atoms stay
+ * in device memory. The wrap, the owners and the leavers' list (a stable compaction) are kernels;
+ * the leavers' indices and owners come to the host, which orders them by destination exactly as
+ * the host migration does (migrate.c) and sends the slots back; the pack, the compaction of the
+ * stayers and the placement of the arrivals are kernels again. The records that move are staged
+ * through pinned memory for the transport's host all-to-all. Scratch lives with the endpoint
+ * (halox__gpu_t.mig_dev) and grows. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/migrate_store.h"
+#include "core/pack.h"
+#include "halox/geometry.h"
+#include "kernels/migrate_kernels.h"
+#include "transports/gpu.h"
+
+enum { MD_COUNT = 0, MD_BAD, MD_SMALL };
+
+struct halox__mig_dev {
+    halox_comm_t *comm;
+    halox__gpu_t *g;
+    halox_device_atoms_t *atoms;
+    size_t xb, rec;
+    int nleave;
+    /* device scratch, grown: per home atom, per leaver, the records */
+    int *d_dest, *d_index, *d_scratch, *d_to, *d_slot, *d_small;
+    uint8_t *d_flags;
+    void *d_tmp; /* stayers' coordinates, ids and extra bytes while they move down */
+    void *d_sbuf, *d_rbuf;
+    size_t cap_dest, cap_index, cap_scratch, cap_to, cap_slot, cap_flags, cap_tmp, cap_sbuf,
+        cap_rbuf;
+    /* host: the pinned counters and buffers, the leavers and their owners */
+    int *h_small;
+    void *h_sbuf, *h_rbuf;
+    size_t hcap_sbuf, hcap_rbuf;
+    int *h_leave, *h_to, *h_slot;
+    size_t hcap_leave;
+};
+
+static halox_status_t md_cuda(halox__mig_dev_t *m, cudaError_t e, const char *what)
+{
+    return e == cudaSuccess ? HALOX_OK
+                            : halox__gpu_cuda_error(m->comm, m->g, e, what, HALOX_ERR_COMM, 0);
+}
+
+static halox_status_t md_grow(halox__mig_dev_t *m, void **p, size_t *cap, size_t bytes,
+                              const char *what)
+{
+    if (bytes <= *cap && *p)
+        return HALOX_OK;
+    if (*p)
+        cudaFree(*p);
+    *p = NULL;
+    *cap = 0;
+    size_t want = bytes + bytes / 4 + 256;
+    cudaError_t e = cudaMalloc(p, want);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        return md_cuda(m, e, what);
+    }
+    *cap = want;
+    return HALOX_OK;
+}
+
+static halox_status_t md_grow_pinned(halox__mig_dev_t *m, void **p, size_t *cap, size_t bytes,
+                                     const char *what)
+{
+    if (bytes <= *cap && *p)
+        return HALOX_OK;
+    if (*p)
+        cudaFreeHost(*p);
+    *p = NULL;
+    *cap = 0;
+    size_t want = bytes + bytes / 4 + 256;
+    cudaError_t e = cudaMallocHost(p, want);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        return md_cuda(m, e, what);
+    }
+    *cap = want;
+    return HALOX_OK;
+}
+
+static halox_status_t md_sync(halox__mig_dev_t *m, const char *what)
+{
+    halox_comm_t *comm = m->comm;
+    halox_status_t st =
+        halox__gpu_stream_wait(comm, m->g, halox__now() + comm->timeout_s, NULL, NULL, what);
+    if (st == HALOX_ERR_TIMEOUT)
+        return halox__error(HALOX_ERR_TIMEOUT,
+                            "%s: rank %d: the migration waited %.3g s for %s: work queued on the "
+                            "endpoint's stream before it did not complete (a peer that "
+                            "stopped?); raise HALOX_TIMEOUT_S if it is only slow",
+                            m->g->name, comm->rank, comm->timeout_s, what);
+    return st;
+}
+
+static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_box_t *box, int me,
+                              long long step, long long *scount, int *nleave_p)
+{
+    halox__mig_dev_t *m = ctx;
+    halox_device_atoms_t *A = m->atoms;
+    cudaStream_t s = m->g->stream;
+    const int n = A->n_home;
+    const size_t nn = (size_t)(n > 0 ? n : 1);
+    halox_mig_geometry_t geo;
+    memset(&geo, 0, sizeof geo);
+    halox_domain_bounds(grid, box, me, geo.lo, geo.hi);
+    for (int d = 0; d < 3; d++) {
+        geo.len[d] = box->len[d];
+        geo.n[d] = grid->n[d];
+    }
+    geo.me = me;
+    halox_status_t st = md_grow(m, (void **)&m->d_dest, &m->cap_dest, sizeof(int) * nn, "owners");
+    if (st == HALOX_OK)
+        st = md_grow(m, (void **)&m->d_flags, &m->cap_flags, nn, "flags");
+    if (st == HALOX_OK)
+        st = md_grow(m, (void **)&m->d_index, &m->cap_index, sizeof(int) * nn, "indices");
+    if (st == HALOX_OK)
+        st = md_grow(m, (void **)&m->d_scratch, &m->cap_scratch,
+                     sizeof(int) * halox_kernel_mig_scratch(n), "the compaction's scratch");
+    if (st == HALOX_OK)
+        st = md_cuda(m, cudaMemsetAsync(m->d_small + MD_BAD, 0x7f, sizeof(int), s),
+                     "resetting the counters");
+    if (st == HALOX_OK)
+        st = md_cuda(m,
+                     halox_kernel_mig_scan(m->comm->real, m->comm->stride, A->x, n, &geo, m->d_dest,
+                                           m->d_flags, m->d_small + MD_BAD, s),
+                     "the migration's scan kernel");
+    if (st == HALOX_OK)
+        st = md_cuda(m,
+                     halox_kernel_mig_compact(m->d_flags, n, 1, m->d_index, m->d_small + MD_COUNT,
+                                              m->d_scratch, s),
+                     "the leavers' compaction");
+    if (st == HALOX_OK)
+        st = md_cuda(m,
+                     cudaMemcpyAsync(m->h_small, m->d_small, sizeof(int) * MD_SMALL,
+                                     cudaMemcpyDeviceToHost, s),
+                     "reading the counters");
+    if (st == HALOX_OK)
+        st = md_sync(m, "the migration's scan");
+    if (st != HALOX_OK)
+        return st;
+    const int bad = m->h_small[MD_BAD];
+    if (bad >= 0 && bad < n) {
+        int32_t id = -1;
+        (void)cudaMemcpy(&id, A->id + bad, sizeof id, cudaMemcpyDeviceToHost);
+        return halox__error(HALOX_ERR_COORDINATE,
+                            "step %lld, rank %d: atom id %d has a non-finite position: the "
+                            "system blew up (time step too large, overlapping atoms?)",
+                            step, me, id);
+    }
+    const int nl = m->nleave = m->h_small[MD_COUNT];
+    *nleave_p = nl;
+    if (nl == 0)
+        return HALOX_OK;
+    /* the leavers and their owners to the host, which orders them by destination */
+    if ((size_t)nl > m->hcap_leave) {
+        free(m->h_leave);
+        size_t cap = (size_t)nl + (size_t)nl / 4 + 64;
+        m->h_leave = malloc(sizeof(int) * 3 * cap);
+        m->hcap_leave = m->h_leave ? cap : 0;
+        if (!m->h_leave)
+            return halox__error(HALOX_ERR_NO_MEMORY, "migrate: no memory");
+    }
+    m->h_to = m->h_leave + m->hcap_leave;
+    m->h_slot = m->h_to + m->hcap_leave;
+    st = md_grow(m, (void **)&m->d_to, &m->cap_to, sizeof(int) * (size_t)nl, "owners of leavers");
+    if (st == HALOX_OK)
+        st = md_cuda(m, halox_kernel_mig_gather_int(m->d_dest, m->d_index, nl, m->d_to, s),
+                     "the owners' gather");
+    if (st == HALOX_OK)
+        st = md_cuda(m,
+                     cudaMemcpyAsync(m->h_leave, m->d_index, sizeof(int) * (size_t)nl,
+                                     cudaMemcpyDeviceToHost, s),
+                     "reading the leavers");
+    if (st == HALOX_OK)
+        st = md_cuda(
+            m,
+            cudaMemcpyAsync(m->h_to, m->d_to, sizeof(int) * (size_t)nl, cudaMemcpyDeviceToHost, s),
+            "reading their owners");
+    if (st == HALOX_OK)
+        st = md_sync(m, "reading the leavers");
+    if (st != HALOX_OK)
+        return st;
+    for (int j = 0; j < nl; j++)
+        scount[m->h_to[j]]++;
+    return HALOX_OK;
+}
+
+static halox_status_t md_reserve(void *ctx, long long nsend, long long nrecv)
+{
+    halox__mig_dev_t *m = ctx;
+    const size_t sb = (size_t)(nsend > 0 ? nsend : 1) * m->rec;
+    const size_t rb = (size_t)(nrecv > 0 ? nrecv : 1) * m->rec;
+    halox_status_t st = md_grow(m, &m->d_sbuf, &m->cap_sbuf, sb, "the migration's send buffer");
+    if (st == HALOX_OK)
+        st = md_grow(m, &m->d_rbuf, &m->cap_rbuf, rb, "the migration's receive buffer");
+    if (st == HALOX_OK)
+        st = md_grow_pinned(m, &m->h_sbuf, &m->hcap_sbuf, sb, "the pinned send buffer");
+    if (st == HALOX_OK)
+        st = md_grow_pinned(m, &m->h_rbuf, &m->hcap_rbuf, rb, "the pinned receive buffer");
+    return st;
+}
+
+static halox_status_t md_pack(void *ctx, const size_t *soff, size_t *fill, int *keep_p)
+{
+    halox__mig_dev_t *m = ctx;
+    halox_device_atoms_t *A = m->atoms;
+    cudaStream_t s = m->g->stream;
+    const int n = A->n_home, nl = m->nleave, keep = n - nl;
+    *keep_p = keep;
+    if (nl == 0)
+        return HALOX_OK;
+    /* slots by destination, index order within one: migrate.c's halox__mig_pack */
+    for (int j = 0; j < nl; j++) {
+        const int r = m->h_to[j];
+        m->h_slot[j] = (int)((soff[r] + fill[r]) / m->rec);
+        fill[r] += m->rec;
+    }
+    const size_t eb = A->extra_bytes;
+    const size_t tmp = (m->xb + sizeof(int32_t) + eb) * (size_t)(keep > 0 ? keep : 1);
+    halox_status_t st =
+        md_grow(m, (void **)&m->d_slot, &m->cap_slot, sizeof(int) * (size_t)nl, "slots");
+    if (st == HALOX_OK)
+        st = md_grow(m, &m->d_tmp, &m->cap_tmp, tmp, "the stayers' scratch");
+    if (st == HALOX_OK)
+        st = md_cuda(m,
+                     cudaMemcpyAsync(m->d_slot, m->h_slot, sizeof(int) * (size_t)nl,
+                                     cudaMemcpyHostToDevice, s),
+                     "the slots");
+    if (st == HALOX_OK)
+        st = md_cuda(m,
+                     halox_kernel_mig_pack(A->x, A->id, A->extra, m->xb, eb, m->d_index, m->d_slot,
+                                           nl, m->rec, m->d_sbuf, s),
+                     "the migration's pack kernel");
+    /* the stayers, in order, through the scratch and back to the front */
+    if (st == HALOX_OK)
+        st = md_cuda(m,
+                     halox_kernel_mig_compact(m->d_flags, n, 0, m->d_index, m->d_small + MD_COUNT,
+                                              m->d_scratch, s),
+                     "the stayers' compaction");
+    char *tx = m->d_tmp;
+    int32_t *tid = (int32_t *)(void *)(tx + m->xb * (size_t)keep);
+    char *te = (char *)(tid + keep);
+    if (st == HALOX_OK)
+        st = md_cuda(m,
+                     halox_kernel_mig_gather(A->x, A->id, A->extra, m->xb, eb, m->d_index, keep, tx,
+                                             tid, te, s),
+                     "the stayers' gather");
+    if (st == HALOX_OK && keep > 0)
+        st =
+            md_cuda(m, cudaMemcpyAsync(A->x, tx, m->xb * (size_t)keep, cudaMemcpyDeviceToDevice, s),
+                    "moving the stayers");
+    if (st == HALOX_OK && keep > 0)
+        st = md_cuda(m,
+                     cudaMemcpyAsync(A->id, tid, sizeof(int32_t) * (size_t)keep,
+                                     cudaMemcpyDeviceToDevice, s),
+                     "moving the stayers' ids");
+    if (st == HALOX_OK && keep > 0 && eb)
+        st = md_cuda(m,
+                     cudaMemcpyAsync(A->extra, te, eb * (size_t)keep, cudaMemcpyDeviceToDevice, s),
+                     "moving the stayers' extra data");
+    if (st == HALOX_OK)
+        A->n_home = A->n_total = keep;
+    return st;
+}
+
+static halox_status_t md_alltoallv(void *ctx, halox_comm_t *comm, const size_t *sbytes,
+                                   const size_t *soffs, const size_t *rbytes, const size_t *roffs)
+{
+    halox__mig_dev_t *m = ctx;
+    cudaStream_t s = m->g->stream;
+    size_t stotal = 0, rtotal = 0;
+    for (int r = 0; r < comm->size; r++) {
+        if (soffs[r] + sbytes[r] > stotal)
+            stotal = soffs[r] + sbytes[r];
+        if (roffs[r] + rbytes[r] > rtotal)
+            rtotal = roffs[r] + rbytes[r];
+    }
+    halox_status_t st = HALOX_OK;
+    if (stotal)
+        st = md_cuda(m, cudaMemcpyAsync(m->h_sbuf, m->d_sbuf, stotal, cudaMemcpyDeviceToHost, s),
+                     "staging the leavers");
+    if (st == HALOX_OK)
+        st = md_sync(m, "staging the leavers");
+    /* a failure above still takes part, so that the peers are not left waiting */
+    halox_status_t mst =
+        comm->ops->alltoallv(comm, m->h_sbuf, sbytes, soffs, m->h_rbuf, rbytes, roffs);
+    if (st == HALOX_OK)
+        st = mst;
+    if (st == HALOX_OK && rtotal)
+        st = md_cuda(m, cudaMemcpyAsync(m->d_rbuf, m->h_rbuf, rtotal, cudaMemcpyHostToDevice, s),
+                     "placing the arrivals");
+    return st;
+}
+
+static halox_status_t md_append(void *ctx, int keep, int nrecv)
+{
+    halox__mig_dev_t *m = ctx;
+    halox_device_atoms_t *A = m->atoms;
+    const size_t eb = A->extra_bytes;
+    halox_status_t st =
+        md_cuda(m,
+                halox_kernel_mig_unpack(
+                    m->d_rbuf, m->rec, nrecv, m->xb, eb, (char *)A->x + m->xb * (size_t)keep,
+                    A->id + keep, eb ? (char *)A->extra + eb * (size_t)keep : NULL, m->g->stream),
+                "the arrivals' unpack kernel");
+    if (st == HALOX_OK)
+        st = md_sync(m, "placing the arrivals");
+    if (st == HALOX_OK)
+        A->n_home = A->n_total = keep + nrecv;
+    return st;
+}
+
+static void md_still(void *ctx)
+{
+    halox__mig_dev_t *m = ctx;
+    m->atoms->n_total = m->atoms->n_home;
+}
+
+static void md_need(void *ctx, long long atoms)
+{
+    halox__mig_dev_t *m = ctx;
+    m->atoms->need = atoms < 0x7ffffff0 ? (int)atoms : 0x7ffffff0;
+}
+
+static void md_done(void *ctx) { ((halox__mig_dev_t *)ctx)->atoms = NULL; }
+
+void halox__gpu_mig_dev_free(halox__gpu_t *g)
+{
+    halox__mig_dev_t *m = g->mig_dev;
+    if (!m)
+        return;
+    void *dev[] = {m->d_dest,  m->d_index, m->d_scratch, m->d_to,   m->d_slot,
+                   m->d_small, m->d_flags, m->d_tmp,     m->d_sbuf, m->d_rbuf};
+    for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
+        if (dev[k])
+            cudaFree(dev[k]);
+    void *pinned[] = {m->h_small, m->h_sbuf, m->h_rbuf};
+    for (size_t k = 0; k < sizeof pinned / sizeof pinned[0]; k++)
+        if (pinned[k])
+            cudaFreeHost(pinned[k]);
+    free(m->h_leave);
+    free(m);
+    g->mig_dev = NULL;
+}
+
+halox_status_t halox__gpu_mig_store(halox_comm_t *comm, halox_device_atoms_t *atoms,
+                                    halox__mig_store_t *store)
+{
+    halox__gpu_t *g = halox__gpu(comm);
+    memset(store, 0, sizeof *store);
+    halox_status_t st = halox__gpu_usable(comm, g, "migrate_device");
+    if (st == HALOX_OK)
+        st = halox__gpu_set_device(comm, g);
+    if (st != HALOX_OK)
+        return st;
+    if (!g->mig_dev) {
+        halox__mig_dev_t *m = calloc(1, sizeof *m);
+        if (!m)
+            return halox__error(HALOX_ERR_NO_MEMORY, "migrate_device: no memory");
+        g->mig_dev = m;
+        m->comm = comm;
+        m->g = g;
+        cudaError_t e = cudaMalloc((void **)&m->d_small, sizeof(int) * MD_SMALL);
+        if (e == cudaSuccess)
+            e = cudaMallocHost((void **)&m->h_small, sizeof(int) * MD_SMALL);
+        if (e != cudaSuccess) {
+            st = halox__gpu_cuda_error(comm, g, e, "the migration's counters", HALOX_ERR_COMM, 0);
+            halox__gpu_mig_dev_free(g);
+            return st;
+        }
+    }
+    halox__mig_dev_t *m = g->mig_dev;
+    m->atoms = atoms;
+    m->nleave = 0;
+    m->xb = halox__atom_bytes(comm->real, comm->stride, 1);
+    m->rec = m->xb + sizeof(int32_t) + atoms->extra_bytes;
+    store->ctx = m;
+    store->fixed = 1;
+    store->n = atoms->n_home;
+    store->capacity = atoms->capacity;
+    store->rec = m->rec;
+    store->scan = md_scan;
+    store->reserve = md_reserve;
+    store->pack = md_pack;
+    store->alltoallv = md_alltoallv;
+    store->append = md_append;
+    store->still = md_still;
+    store->need = md_need;
+    store->done = md_done;
+    return HALOX_OK;
+}
