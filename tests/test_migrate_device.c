@@ -196,6 +196,22 @@ static void run_case(halox_comm_t *comm, int on_gpu, halox_grid_t grid, halox_re
                   "%s: rank %d: %d atoms, the host migration %d: not the same atoms, order or bits",
                   ctx, me, got.n_home, want.n_home);
         CHECK(arr.a.n_total == arr.a.n_home);
+        /* the leavers: mine that are not among the stayers at the front */
+        char *was = calloc((size_t)natoms, 1);
+        for (int i = 0; i < mine.n_home; i++)
+            was[mine.id[i]] = 1;
+        int stayed = 0;
+        while (stayed < want.n_home && was[want.id[stayed]])
+            stayed++;
+        free(was);
+        const int most = (grid.n[0] > grid.n[1] ? grid.n[0] : grid.n[1]) > grid.n[2]
+                             ? (grid.n[0] > grid.n[1] ? grid.n[0] : grid.n[1])
+                             : grid.n[2];
+        CHECK_MSG(arr.a.moved == mine.n_home - stayed &&
+                      (arr.a.moved == 0 ? arr.a.max_hops == 0
+                                        : arr.a.max_hops >= 1 && arr.a.max_hops <= most / 2),
+                  "%s: rank %d: moved %d (expected %d), max hops %d", ctx, me, arr.a.moved,
+                  mine.n_home - stayed, arr.a.max_hops);
         double lo[3], hi[3];
         halox_domain_bounds(&grid, &box, me, lo, hi);
         int outside = 0;

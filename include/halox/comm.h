@@ -188,9 +188,12 @@ typedef struct halox_device_atoms {
     size_t extra_bytes;
     int n_home; /**< home atoms, in [0, capacity]; migration updates it */
     int capacity;
-    int n_total; /**< out: home + halo atoms */
-    int need;    /**< out, after HALOX_ERR_NO_MEMORY for want of room: the capacity this rank
-                      needed at least (0 when it had room); grow the arrays and build again */
+    int n_total;  /**< out: home + halo atoms */
+    int need;     /**< out, after HALOX_ERR_NO_MEMORY for want of room: the capacity this rank
+                       needed at least (0 when it had room); grow the arrays and build again */
+    int moved;    /**< out, migration: home atoms that left this rank */
+    int max_hops; /**< out, migration: the most domains (periodic grid steps in one dimension)
+                       one of them crossed */
 } halox_device_atoms_t;
 
 /** halox_comm_build_plan() for atoms in the transport's memory (collective): the halo part of x,

@@ -162,8 +162,26 @@ typedef struct halox__mig_host {
     size_t rec;
 } halox__mig_host_t;
 
+int halox__mig_hops(const halox_grid_t *grid, int me, const int *to, int n)
+{
+    int c[3], hops = 0;
+    halox_grid_coords(grid, me, c);
+    for (int j = 0; j < n; j++) {
+        int t[3];
+        halox_grid_coords(grid, to[j], t);
+        for (int d = 0; d < 3; d++) {
+            int dist = abs(t[d] - c[d]);
+            if (grid->n[d] - dist < dist)
+                dist = grid->n[d] - dist;
+            hops = dist > hops ? dist : hops;
+        }
+    }
+    return hops;
+}
+
 static halox_status_t halox__mh_scan(void *ctx, const halox_grid_t *grid, const halox_box_t *box,
-                                     int me, long long step, long long *scount, int *nleave_p)
+                                     int me, long long step, long long *scount, int *nleave_p,
+                                     int *hops_p)
 {
     halox__mig_host_t *h = ctx;
     const int n = h->atoms->n_home;
@@ -174,6 +192,8 @@ static halox_status_t halox__mh_scan(void *ctx, const halox_grid_t *grid, const 
     halox_status_t st =
         halox__mig_scan(h->atoms, grid, box, me, step, h->leave, h->leave + n, &h->nleave, scount);
     *nleave_p = h->nleave;
+    /* only the caller's arrays report it (halox_comm_migrate_device) */
+    *hops_p = h->out ? halox__mig_hops(grid, me, h->leave + n, h->nleave) : 0;
     return st;
 }
 
@@ -292,7 +312,7 @@ static halox__mig_store_t halox__mig_host_store(halox__mig_host_t *h, int fixed)
 /* One migration's state: the messages of every rank, the blocks of the all-to-all. */
 enum { HALOX__MIG_H = 4 }; /* message head: status, atom count, capacity, receive capacity */
 typedef struct halox__mig {
-    int P, me, n, nleave;
+    int P, me, n, nleave, hops;
     int M;          /* message length: the head, then the send count per rank */
     long long *msg; /* ours, then everybody's (all) */
     long long *all;
@@ -324,7 +344,7 @@ static halox_status_t halox__mig_begin(halox__mig_t *m, halox_comm_t *comm,
     if (!m->msg || !m->blk)
         st = halox__error(HALOX_ERR_NO_MEMORY, "migrate: no memory");
     if (st == HALOX_OK)
-        st = S->scan(S->ctx, grid, box, m->me, step, m->msg + HALOX__MIG_H, &m->nleave);
+        st = S->scan(S->ctx, grid, box, m->me, step, m->msg + HALOX__MIG_H, &m->nleave, &m->hops);
     m->rcap = P > 1 ? m->nleave + m->nleave / 2 + 64 : 0;
     if (st == HALOX_OK && P > 1)
         st = S->reserve(S->ctx, m->nleave, m->rcap);
@@ -445,7 +465,8 @@ static halox_status_t halox__mig_count_check(const halox__mig_t *m, long long ex
 
 halox_status_t halox__migrate_drive(halox_comm_t *comm, const halox_grid_t *grid,
                                     const halox_box_t *box, const halox__mig_store_t *S,
-                                    long long expected_total, long long step)
+                                    long long expected_total, long long step, int *moved_p,
+                                    int *hops_p)
 {
     halox__mig_t m;
     memset(&m, 0, sizeof m);
@@ -492,6 +513,10 @@ halox_status_t halox__migrate_drive(halox_comm_t *comm, const halox_grid_t *grid
     }
     if (st == HALOX_OK && m.msg)
         st = halox__mig_count_check(&m, expected_total, step);
+    if (moved_p)
+        *moved_p = m.nleave;
+    if (hops_p)
+        *hops_p = m.hops;
     free(m.msg);
     free(m.blk);
     return st;
@@ -503,7 +528,7 @@ halox_status_t halox_comm_migrate(halox_comm_t *comm, const halox_grid_t *grid,
 {
     halox__mig_host_t h = {.atoms = atoms};
     halox__mig_store_t s = halox__mig_host_store(&h, 0);
-    halox_status_t st = halox__migrate_drive(comm, grid, box, &s, expected_total, step);
+    halox_status_t st = halox__migrate_drive(comm, grid, box, &s, expected_total, step, NULL, NULL);
     s.done(s.ctx);
     return st;
 }
@@ -514,7 +539,7 @@ halox_status_t halox_comm_migrate_device(halox_comm_t *comm, const halox_grid_t 
 {
     if (!comm || !grid || !box || !atoms)
         return halox__error(HALOX_ERR_INVALID_ARG, "migrate_device: NULL argument");
-    atoms->need = 0;
+    atoms->need = atoms->moved = atoms->max_hops = 0;
     halox_status_t st = HALOX_OK;
     if (!atoms->x || !atoms->id || atoms->capacity < 1 || (atoms->extra_bytes && !atoms->extra))
         st = halox__error(HALOX_ERR_INVALID_ARG,
@@ -547,7 +572,8 @@ halox_status_t halox_comm_migrate_device(halox_comm_t *comm, const halox_grid_t 
     }
     st = halox__agree(comm, st, "migration");
     if (st == HALOX_OK)
-        st = halox__migrate_drive(comm, grid, box, &s, expected_total, step);
+        st = halox__migrate_drive(comm, grid, box, &s, expected_total, step, &atoms->moved,
+                                  &atoms->max_hops);
     if (s.done)
         s.done(s.ctx);
     return st;

@@ -18,10 +18,10 @@ typedef struct halox__mig_store {
     long long capacity; /* atoms the arrays hold */
     size_t rec;         /* bytes of one atom's record */
     /* Wrap every home atom into the box and find the leavers, in index order, with their
-     * owners; scount[r] (P entries, zeroed) = leavers for rank r. HALOX_ERR_COORDINATE on a
-     * non-finite position. */
+     * owners; scount[r] (P entries, zeroed) = leavers for rank r; *hops_p = halox__mig_hops of
+     * their owners. HALOX_ERR_COORDINATE on a non-finite position. */
     halox_status_t (*scan)(void *ctx, const halox_grid_t *grid, const halox_box_t *box, int me,
-                           long long step, long long *scount, int *nleave_p);
+                           long long step, long long *scount, int *nleave_p, int *hops_p);
     /* send and receive buffers for at least nsend and nrecv records (contents need not
      * survive a call that grows them) */
     halox_status_t (*reserve)(void *ctx, long long nsend, long long nrecv);
@@ -42,9 +42,15 @@ typedef struct halox__mig_store {
     void (*done)(void *ctx);
 } halox__mig_store_t;
 
-/* Migrate over `store` (collective): halox_comm_migrate's steps, whatever holds the atoms. */
+/* The most domains, in any dimension (periodic grid steps), that the n leavers going to ranks
+ * to[] cross from rank me. */
+int halox__mig_hops(const halox_grid_t *grid, int me, const int *to, int n);
+
+/* Migrate over `store` (collective): halox_comm_migrate's steps, whatever holds the atoms.
+ * *moved_p and *hops_p (may be NULL): this rank's leavers and halox__mig_hops of them. */
 halox_status_t halox__migrate_drive(halox_comm_t *comm, const halox_grid_t *grid,
                                     const halox_box_t *box, const halox__mig_store_t *store,
-                                    long long expected_total, long long step);
+                                    long long expected_total, long long step, int *moved_p,
+                                    int *hops_p);
 
 #endif

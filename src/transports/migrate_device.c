@@ -98,7 +98,7 @@ static halox_status_t md_sync(halox__mig_dev_t *m, const char *what)
 }
 
 static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_box_t *box, int me,
-                              long long step, long long *scount, int *nleave_p)
+                              long long step, long long *scount, int *nleave_p, int *hops_p)
 {
     halox__mig_dev_t *m = ctx;
     halox_device_atoms_t *A = m->atoms;
@@ -154,6 +154,7 @@ static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_b
     }
     const int nl = m->nleave = m->h_small[MD_COUNT];
     *nleave_p = nl;
+    *hops_p = 0;
     if (nl == 0)
         return HALOX_OK;
     /* the leavers and their owners to the host, which orders them by destination */
@@ -187,6 +188,7 @@ static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_b
         return st;
     for (int j = 0; j < nl; j++)
         scount[m->h_to[j]]++;
+    *hops_p = halox__mig_hops(grid, me, m->h_to, nl);
     return HALOX_OK;
 }
 
