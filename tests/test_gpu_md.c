@@ -18,6 +18,11 @@
  *      (atomics make any two GPU runs differ in rounding); on nccl most steps must have run as
  *      graphs (nccl, NVSHMEM), on mpi-staged and hybrid none (they cannot be captured: the run
  *      goes on without graphs).
+ *   4. the same 100 steps with HALOX_MD_DEVICE_REBUILD=1 (every rebuild after the first on the
+ *      device: the library's migration and plan build on the device arrays): positions and
+ *      thermo records as with host rebuilds, to rounding; as many rebuilds; atoms migrated on 2
+ *      ranks as on the host path, within a few (rounding moves an atom across a boundary or
+ *      not).
  * Usage: test_gpu_md [--transport NAME] (default: every GPU transport in the build; hybrid with
  * HALOX_HYBRID_UNREACHABLE=all in the environment sends every pair through MPI). Exit 77
  * (skipped) when no GPU is visible. */
@@ -174,6 +179,39 @@ static void test_trajectory(const char *transport, int P)
             CHECK(gg.summary.graph_steps == 0);
     }
     halox_md_result_free(&gg);
+
+    /* 4. rebuilds on the device against rebuilds through the host */
+    halox_md_result_t gd;
+    cfg.graph = 0;
+    setenv("HALOX_MD_DEVICE_REBUILD", "1", 1);
+    int drc = gpu_run(&cfg, transport, P, 1, &gd);
+    unsetenv("HALOX_MD_DEVICE_REBUILD");
+    if (drc == 0 && g_rank == 0) {
+        double dx = 0, dth = 0;
+        double L = cbrt((double)gr.natoms / 0.8442);
+        for (long long i = 0; i < 3 * gr.natoms && gr.x && gd.x; i++) {
+            double e = fabs(gr.x[i] - gd.x[i]);
+            dx = fmax(dx, fmin(e, fabs(L - e)));
+        }
+        CHECK(gd.x && gd.v && gd.natoms == gr.natoms);
+        CHECK(gd.n_thermo == gr.n_thermo);
+        for (int k = 0; k < gd.n_thermo && k < gr.n_thermo; k++)
+            dth = fmax(dth, fmax(md_rel(gd.thermo[k].pe, gr.thermo[k].pe),
+                                 fmax(md_rel(gd.thermo[k].ke, gr.thermo[k].ke),
+                                      md_rel(gd.thermo[k].press, gr.thermo[k].press))));
+        printf("%s, %d rank(s): rebuilds on the device: positions max %.2e, thermo max rel %.2e "
+               "from host rebuilds; %lld rebuilds (host path %lld), %lld atoms migrated (host "
+               "path %lld); %.4f ms/step (host path %.4f)\n",
+               transport, P, dx, dth, gd.summary.rebuilds, gr.summary.rebuilds, gd.summary.migrated,
+               gr.summary.migrated, gd.summary.ms_per_step, gr.summary.ms_per_step);
+        CHECK_MSG(dx < 2e-3 && dth < 2e-4, "device rebuilds: positions %.3e, thermo %.3e", dx, dth);
+        CHECK(gd.summary.rebuilds == gr.summary.rebuilds);
+        CHECK_MSG(llabs(gd.summary.migrated - gr.summary.migrated) <= 8 &&
+                      (P == 1 || gd.summary.migrated > 0),
+                  "migrated %lld on the device, %lld through the host", gd.summary.migrated,
+                  gr.summary.migrated);
+    }
+    halox_md_result_free(&gd);
     halox_md_result_free(&gr);
 }
 

@@ -35,6 +35,10 @@
     X("HALOX_MD_INNER_BUFFER", "length", "5 % of the cut-off",                                     \
       "GPU engine: buffer of the inner pair lists pruned on the GPU from the outer ones (cut-off " \
       "+ skin); 0 turns pruning off; values not below --skin do too")                              \
+    X("HALOX_MD_DEVICE_REBUILD", "0/1", "0",                                                       \
+      "GPU engine: 1 keeps every rebuild on the device (migration and plan build by "              \
+      "halox_comm_migrate_device / halox_comm_build_plan_device on the device arrays, no "         \
+      "positions through the host); new, not yet the default")                                     \
     X("HALOX_SYSTEM_CACHE", "directory", "(none)",                                                 \
       "halox-md: keep random placements there (raw doubles keyed by atoms, density and seed) "     \
       "and read them back bit for bit: millions of atoms start in seconds instead of minutes")     \

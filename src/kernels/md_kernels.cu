@@ -217,3 +217,28 @@ extern "C" cudaError_t halox__md_kernel_wrap(float *x, const float *v, int n, co
                                                             max_v2);
     return md__launched();
 }
+
+/* the largest v^2 of n atoms (NaN as the largest float) into out[0] as float bits */
+static __global__ void md__max_v2_kernel(const float *__restrict__ v, int n, unsigned *out)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    float v2 = 0;
+    for (int d = 0; d < 3; d++) {
+        float c = v[3 * (size_t)i + d];
+        v2 += c * c;
+    }
+    if (!(v2 == v2))
+        v2 = 3.0e38f;
+    atomicMax(out, __float_as_uint(v2));
+}
+
+extern "C" cudaError_t halox__md_kernel_max_v2(const float *v, int n, unsigned *max_v2,
+                                               cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    md__max_v2_kernel<<<md__blocks(n, 256), 256, 0, stream>>>(v, n, max_v2);
+    return md__launched();
+}

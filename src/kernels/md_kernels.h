@@ -42,6 +42,10 @@ cudaError_t halox__md_kernel_kinetic(const float *v, int n, double *out, cudaStr
 cudaError_t halox__md_kernel_wrap(float *x, const float *v, int n, const float len[3],
                                   unsigned *max_v2, cudaStream_t stream);
 
+/** max_v2[0] = max(max_v2[0], largest |v|^2 of the n atoms) as float bits (NaN as the largest
+ *  float; set it to 0 first): the blow-up check of a rebuild that leaves positions alone. */
+cudaError_t halox__md_kernel_max_v2(const float *v, int n, unsigned *max_v2, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -26,8 +26,9 @@ struct md_backend {
      * cfg.rebuild_check (collective); leaves *rebuild_p alone when off. NULL: none (GPU, whose
      * watch stands for it) */
     halox_status_t (*rebuild_check)(halox_md_t *md, int *rebuild_p);
-    /* the one-rank rebuild without the host (GPU: on the device, when local_rebuild_ok says the
-     * plan cannot change). NULL: always on the host */
+    /* the rebuild without the host (GPU: on the device, when local_rebuild_ok says so: one rank
+     * whose plan cannot change, or HALOX_MD_DEVICE_REBUILD; the same answer on every rank).
+     * NULL: always on the host */
     int (*local_rebuild_ok)(const halox_md_t *md);
     halox_status_t (*rebuild_local)(halox_md_t *md);
     /* host rebuild, between migration and the plan build (CPU: sort home atoms by cell; agreed

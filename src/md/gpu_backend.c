@@ -18,7 +18,9 @@
  * synchronising, what the gathers published (md__gpu_watch).
  *
  * Rebuild steps: one rank periodic by shifts in every dimension rebuilds on the device
- * (md__gpu_rebuild_local: wrap, blow-up check, cluster lists). Otherwise the home positions and
+ * (md__gpu_rebuild_local: wrap, blow-up check, cluster lists); with HALOX_MD_DEVICE_REBUILD every
+ * rebuild after the first does (md__gpu_rebuild_resident: the library's migration and plan build
+ * on the device arrays, bind, lists). Otherwise the home positions and
  * velocities come back to the host, the CPU engine migrates and builds the plan as usual, and
  * md__gpu_after_plan uploads positions (home + halo), velocities and zones, binds the device
  * arrays to the transport and rebuilds the cluster lists on the GPU.
@@ -59,13 +61,25 @@ static halox_status_t md__gpu_stats(halox_md_t *md)
     return HALOX_OK;
 }
 
+/* Rebuilds without the host: one rank periodic by shifts (the plan cannot change), or any run
+ * with HALOX_MD_DEVICE_REBUILD once the device holds the state (gpu_resident.c). */
+static int md__gpu_device_rebuild_ok(const halox_md_t *md)
+{
+    return md__gpu_local_rebuild_ok(md) || md__gpu_resident_ok(md);
+}
+
+static halox_status_t md__gpu_device_rebuild(halox_md_t *md)
+{
+    return md__gpu_local_rebuild_ok(md) ? md__gpu_rebuild_local(md) : md__gpu_rebuild_resident(md);
+}
+
 static const md_backend_t md__gpu_backend = {
     .name = "gpu",
     .host_timers = 0, /* CUDA events (md__gpu_read_slot) */
     .kick_drift = md__gpu_kick_drift,
     .watch = md__gpu_watch,
-    .local_rebuild_ok = md__gpu_local_rebuild_ok,
-    .rebuild_local = md__gpu_rebuild_local,
+    .local_rebuild_ok = md__gpu_device_rebuild_ok,
+    .rebuild_local = md__gpu_device_rebuild,
     .after_plan = md__gpu_after_plan_hook,
     .forces = md__gpu_forces,
     .kick = md__gpu_kick,

@@ -3,8 +3,10 @@
  * only those listed before them (no circles), as md_internal.h orders src/md:
  *   gpu_state.c    create and destroy, CUDA errors, device arrays, the timers' events, bounded
  *                  waits, the device state back to the host
- *   gpu_rebuild.c  after the host plan build (upload, bind, lists), the rebuild on the device,
- *                  the watch of the lists
+ *   gpu_rebuild.c  after the host plan build (upload, bind, lists), the one-rank rebuild on the
+ *                  device, the watch of the lists
+ *   gpu_resident.c HALOX_MD_DEVICE_REBUILD: every rebuild on the device (migration and plan
+ *                  build by the library on the device arrays, bind, lists)
  *   gpu_step.c     the parts of a step: kick + drift, forces with the halo exchanges, kick,
  *                  kinetic energy, velocity scaling, a repetition of the overlap probe
  *   gpu_graph.c    --graph: the plain step captured as a CUDA graph and launched
@@ -47,8 +49,11 @@ typedef struct md_gpu {
     float *x, *v, *f, *fnl;
     int cap_total, cap_home;
     uint8_t *zone;
-    md_clusters_t cl;                    /* cluster pair lists (kernels/md_cluster.h) */
-    int grown_seen;                      /* list growths already reported */
+    int32_t *id;      /* cap_total ids (home and halo), for the rebuilds on the device */
+    int resident;     /* HALOX_MD_DEVICE_REBUILD: rebuilds stay on the device */
+    int ids_fresh;    /* the host atoms' ids (and n_home) are the device's */
+    md_clusters_t cl; /* cluster pair lists (kernels/md_cluster.h) */
+    int grown_seen;   /* list growths already reported */
     long long gathers, gathers_at_build; /* final gathers enqueued: steps the watch covers */
     long long graph_gathers;             /* final gathers in the captured step */
     double inner_buffer;                 /* HALOX_MD_INNER_BUFFER */
@@ -104,10 +109,18 @@ halox_status_t md__gpu_idle(halox_md_t *md);
 halox_status_t md__gpu_to_host(halox_md_t *md, int forces);
 
 /* gpu_rebuild.c */
+/* Cluster pair lists over the local atoms' extent (the plan bound, the arrays uploaded). */
+halox_status_t md__gpu_lists(halox_md_t *md);
 int md__gpu_local_rebuild_ok(const halox_md_t *md);
 halox_status_t md__gpu_rebuild_local(halox_md_t *md);
 halox_status_t md__gpu_after_plan_hook(halox_md_t *md, double t_plan);
 halox_status_t md__gpu_watch(halox_md_t *md, int *rebuild_p);
+
+/* gpu_resident.c */
+/* A rebuild can stay on the device: HALOX_MD_DEVICE_REBUILD and the device holds the state. */
+int md__gpu_resident_ok(const halox_md_t *md);
+/* Blow-up check, migration, plan build, bind and lists on the device (collective). */
+halox_status_t md__gpu_rebuild_resident(halox_md_t *md);
 
 /* gpu_step.c */
 halox_status_t md__gpu_kick_drift(halox_md_t *md);

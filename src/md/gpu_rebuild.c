@@ -22,7 +22,7 @@ static double md__gpu_inner_buffer(const halox_md_t *md)
 
 /* Cluster pair lists over the local atoms' extent [lo, hi + halo), which is the periodic box in
  * the plan's shift dimensions. */
-static halox_status_t md__gpu_lists(halox_md_t *md)
+halox_status_t md__gpu_lists(halox_md_t *md)
 {
     md_gpu_t *g = md__gpu(md);
     const double rl = md->cfg.cutoff + md->cfg.skin;
@@ -81,6 +81,9 @@ static halox_status_t md__gpu_after_plan_body(halox_md_t *md)
         have = 0;
         if ((st = md__dev_grow(md, (void **)&g->zone, (size_t)cap, &have)))
             return st;
+        have = 0;
+        if ((st = md__dev_grow(md, (void **)&g->id, sizeof(int32_t) * (size_t)cap, &have)))
+            return st;
         g->cap_total = cap;
     }
     if (nh + 1 > g->cap_home) {
@@ -102,10 +105,14 @@ static halox_status_t md__gpu_after_plan_body(halox_md_t *md)
     MD_CUDA(cudaMemcpyAsync(g->v, md->atoms.extra, sizeof(float) * 3 * (size_t)nh,
                             cudaMemcpyHostToDevice, g->hi));
     MD_CUDA(cudaMemcpyAsync(g->zone, md->plan.zone, (size_t)n, cudaMemcpyHostToDevice, g->hi));
+    /* the ids too: a rebuild on the device (gpu_resident.c) migrates them with the atoms */
+    MD_CUDA(cudaMemcpyAsync(g->id, md->atoms.id, sizeof(int32_t) * (size_t)n,
+                            cudaMemcpyHostToDevice, g->hi));
     /* the force exchange adds the returned forces into fnl; the last kick of a step zeroes it */
     MD_CUDA(cudaMemsetAsync(g->fnl, 0, sizeof(float) * 3 * (size_t)(n > 0 ? n : 1), g->hi));
     MD_CUDA(cudaStreamSynchronize(g->hi));
     g->xv_fresh = 1;
+    g->ids_fresh = 1;
     g->uploaded = 1;
     if ((st = halox_comm_bind(md->comm, &md->plan, g->x, g->fnl)) != HALOX_OK)
         return st;

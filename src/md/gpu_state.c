@@ -57,6 +57,19 @@ halox_status_t md__gpu_create(halox_md_t *md)
         return halox__error(HALOX_ERR_NO_MEMORY, "no memory for the GPU engine");
     g->inner_buffer = inner;
     md->be_state = g;
+    /* HALOX_MD_DEVICE_REBUILD: rebuilds on the device (gpu_resident.c) */
+    if ((est = halox__env_flag("HALOX_MD_DEVICE_REBUILD", &g->resident)) != HALOX_OK)
+        return est;
+    /* the rebuilds are collective: every rank must take the same path */
+    double on[2] = {g->resident, -g->resident};
+    if ((est = halox_comm_allreduce_max(md->comm, on, 2)) != HALOX_OK)
+        return est;
+    if (on[0] != -on[1])
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "HALOX_MD_DEVICE_REBUILD differs between the ranks (rank %d has %d): "
+                            "set it alike for every rank (mpirun -x HALOX_MD_DEVICE_REBUILD)",
+                            md->rank, g->resident);
+    g->ids_fresh = 1;
     g->hi = (cudaStream_t)s;
     int least = 0, greatest = 0;
     MD_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
@@ -119,7 +132,7 @@ void md__gpu_destroy(halox_md_t *md)
         halox_comm_device_free(md->comm, g->x);
     if (g->fnl)
         halox_comm_device_free(md->comm, g->fnl);
-    void *dev[] = {g->v, g->f, g->zone, g->energy, g->disp};
+    void *dev[] = {g->v, g->f, g->zone, g->id, g->energy, g->disp};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
         if (dev[k])
             cudaFree(dev[k]);
@@ -220,6 +233,15 @@ halox_status_t md__gpu_to_host(halox_md_t *md, int forces)
         halox_status_t st = md__gpu_idle(md);
         if (st != HALOX_OK)
             return st;
+    }
+    if (!g->ids_fresh) {
+        /* a rebuild on the device moved atoms between ranks: their ids come back too */
+        halox_status_t st = halox_atoms_reserve(&md->atoms, md->atoms.n_total + 1);
+        if (st != HALOX_OK)
+            return st;
+        MD_CUDA(cudaMemcpy(md->atoms.id, g->id, sizeof(int32_t) * (size_t)md->atoms.n_home,
+                           cudaMemcpyDeviceToHost));
+        g->ids_fresh = 1;
     }
     if (!g->xv_fresh) {
         MD_CUDA(cudaMemcpy(md->atoms.x, g->x, sizeof(float) * n3, cudaMemcpyDeviceToHost));

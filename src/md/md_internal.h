@@ -16,7 +16,7 @@
  *   common.c      agreement on failure, notices, the force array
  *   cpu_backend.c the CPU back end of the step (backend.h): kick/drift, LJ + force exchange,
  *                 the exact rebuild check, the host rebuild's hooks, timers
- *   gpu_state.c, gpu_rebuild.c, gpu_step.c, gpu_graph.c, gpu_backend.c
+ *   gpu_state.c, gpu_rebuild.c, gpu_resident.c, gpu_step.c, gpu_graph.c, gpu_backend.c
  *                 the GPU back end of the step (backend.h; CUDA builds only), in that order
  *                 (gpu_internal.h)
  *   gather.c      the state of all ranks on one (halox_md_gather)

@@ -80,14 +80,15 @@ static halox_status_t md__check_speeds(halox_md_t *md)
 halox_status_t md__rebuild(halox_md_t *md)
 {
     const md_backend_t *be = md->be;
-    if (be->local_rebuild_ok && be->local_rebuild_ok(md)) { /* one rank, no halo: no host */
+    if (be->local_rebuild_ok && be->local_rebuild_ok(md)) { /* on the device: no host */
         /* the queued steps first, untimed: they are the steps', not the rebuild's */
         halox_status_t ist = md__be_idle(md);
         if (ist != HALOX_OK)
             return ist;
-        double t = halox__now();
+        double t = halox__now(), mig = md->timer[HALOX_MD_T_MIGRATE];
         halox_status_t lst = be->rebuild_local(md);
-        md->timer[HALOX_MD_T_NEIGHBOUR] += halox__now() - t;
+        /* a device migration timed itself (HALOX_MD_T_MIGRATE): the rest is the lists' */
+        md->timer[HALOX_MD_T_NEIGHBOUR] += halox__now() - t - (md->timer[HALOX_MD_T_MIGRATE] - mig);
         if (lst == HALOX_OK) {
             md->last_rebuild = md->step;
             md->rebuilds++;

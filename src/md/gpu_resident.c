@@ -1,0 +1,218 @@
+/* Rebuilds that stay on the device (HALOX_MD_DEVICE_REBUILD=1; gpu_internal.h), for any rank
+ * count: the blow-up check from the largest speed, the migration and the plan build by the
+ * library on the device arrays (halox_comm_migrate_device, halox_comm_build_plan_device: only
+ * counts, the leavers' indices and records and the set-up messages cross to the host), then the
+ * bind and the cluster lists as after a host plan build. Positions, velocities and ids stay on
+ * the GPU; the host atoms follow only when asked (md__gpu_to_host: thermo, output, checkpoints).
+ * The arrays cannot grow inside the library: when a rank's atoms do not fit, every rank grows
+ * (the transport's memory collectively) keeping the home atoms, and the step is tried again. */
+#include "core/clock.h"
+#include "core/error.h"
+#include "md/gpu_internal.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels/md_kernels.h"
+
+int md__gpu_resident_ok(const halox_md_t *md)
+{
+    const md_gpu_t *g = md__gpu(md);
+    return g && g->resident && g->uploaded && g->id;
+}
+
+/* *p to at least `bytes` (cudaMalloc), the first `keep` bytes kept. */
+static halox_status_t md__gpu_grow_keep(halox_md_t *md, void **p, size_t bytes, size_t keep)
+{
+    void *q = NULL;
+    MD_CUDA(cudaMalloc(&q, bytes > 0 ? bytes : 16));
+    if (*p && keep)
+        MD_CUDA(cudaMemcpy(q, *p, keep, cudaMemcpyDeviceToDevice));
+    if (*p)
+        cudaFree(*p);
+    *p = q;
+    return HALOX_OK;
+}
+
+/* Room for `need_home` home atoms (velocities: this rank's) and `need_total` local atoms on
+ * every rank (collective: x and fnl are the transport's memory, grown alike everywhere to the
+ * largest need), keeping the home atoms' positions, velocities and ids. */
+static halox_status_t md__gpu_grow(halox_md_t *md, int need_home, int need_total)
+{
+    md_gpu_t *g = md__gpu(md);
+    const int nh = g->n_home;
+    halox_status_t st = HALOX_OK;
+    if (need_home > g->cap_home) {
+        int cap = need_home + need_home / 5 + 64;
+        st = md__gpu_grow_keep(md, (void **)&g->v, sizeof(float) * 3 * (size_t)cap,
+                               sizeof(float) * 3 * (size_t)nh);
+        if (st == HALOX_OK)
+            g->cap_home = cap;
+    }
+    /* agreed first: what follows is collective on every rank or on none */
+    if ((st = md__agree(md, st)) != HALOX_OK)
+        return st;
+    double most = need_total > need_home ? need_total : need_home;
+    if ((st = halox_comm_allreduce_max(md->comm, &most, 1)) != HALOX_OK)
+        return st;
+    if ((int)most <= g->cap_total) /* the same on every rank: cap_total is */
+        return HALOX_OK;
+    const int cap = (int)most + (int)most / 5 + 64;
+    const size_t b = sizeof(float) * 3 * (size_t)cap;
+    /* the transport's memory: every rank, in the same order */
+    void *x = NULL, *fnl = NULL;
+    st = halox_comm_device_alloc(md->comm, b, &x);
+    if (st == HALOX_OK)
+        st = halox_comm_device_alloc(md->comm, b, &fnl);
+    if (st == HALOX_OK && nh > 0 &&
+        cudaMemcpy(x, g->x, sizeof(float) * 3 * (size_t)nh, cudaMemcpyDeviceToDevice) !=
+            cudaSuccess)
+        st = md__gpu_error(md, cudaGetLastError(), "keeping the positions");
+    if (st == HALOX_OK) {
+        halox_comm_device_free(md->comm, g->x);
+        halox_comm_device_free(md->comm, g->fnl);
+        g->x = x;
+        g->fnl = fnl;
+    } else {
+        /* the same frees on every rank: none keeps a half-made pair */
+        if (x)
+            halox_comm_device_free(md->comm, x);
+        if (fnl)
+            halox_comm_device_free(md->comm, fnl);
+    }
+    if (st == HALOX_OK)
+        st = md__gpu_grow_keep(md, (void **)&g->id, sizeof(int32_t) * (size_t)cap,
+                               sizeof(int32_t) * (size_t)nh);
+    if (st == HALOX_OK)
+        st = md__gpu_grow_keep(md, (void **)&g->zone, (size_t)cap, 0);
+    if (st == HALOX_OK)
+        st = md__gpu_grow_keep(md, (void **)&g->f, b, 0);
+    if (st == HALOX_OK)
+        g->cap_total = cap;
+    return md__agree(md, st);
+}
+
+/* the host rebuild's blow-up check, from the device's velocities */
+static halox_status_t md__gpu_check_speeds(halox_md_t *md)
+{
+    md_gpu_t *g = md__gpu(md);
+    MD_CUDA(cudaMemsetAsync(g->disp, 0, sizeof(unsigned), g->hi));
+    MD_CUDA(halox__md_kernel_max_v2(g->v, g->n_home, g->disp, g->hi));
+    MD_CUDA(cudaMemcpyAsync(g->h_disp, g->disp, sizeof(unsigned), cudaMemcpyDeviceToHost, g->hi));
+    halox_status_t st = md__gpu_wait(md, g->hi, NULL, "the blow-up check");
+    if (st != HALOX_OK)
+        return st;
+    float v2;
+    memcpy(&v2, g->h_disp, sizeof v2);
+    double lmin = fmin(md->box.len[0], fmin(md->box.len[1], md->box.len[2]));
+    if (!(sqrt((double)v2) * md->cfg.dt < 0.5 * lmin))
+        return halox__error(HALOX_ERR_COORDINATE,
+                            "step %lld: the system blew up: an atom on rank %d moves %.3g per "
+                            "step, more than half the box (%.3g): use a smaller time step, or "
+                            "start from a configuration without overlaps",
+                            md->step, md->rank, sqrt((double)v2) * md->cfg.dt, 0.5 * lmin);
+    return HALOX_OK;
+}
+
+/* the migration, grown and tried again while some rank lacks room */
+static halox_status_t md__gpu_migrate(halox_md_t *md)
+{
+    md_gpu_t *g = md__gpu(md);
+    halox_status_t st = HALOX_OK;
+    for (int tries = 0; tries < 4; tries++) {
+        halox_device_atoms_t a;
+        memset(&a, 0, sizeof a);
+        a.x = g->x;
+        a.id = g->id;
+        a.extra = g->v;
+        a.extra_bytes = sizeof(float) * 3;
+        a.n_home = g->n_home;
+        a.capacity = g->cap_home < g->cap_total ? g->cap_home : g->cap_total;
+        st = halox_comm_migrate_device(md->comm, &md->cfg.grid, &md->box, &a, md->natoms, md->step);
+        g->n_home = a.n_home;
+        if (st == HALOX_OK) {
+            md->migrated += a.moved;
+            if (a.max_hops > md->max_hops)
+                md->max_hops = a.max_hops;
+            return HALOX_OK;
+        }
+        if (st != HALOX_ERR_NO_MEMORY) /* every rank returns it alike */
+            return st;
+        int need = a.need > 0 ? a.need : 0;
+        if ((st = md__gpu_grow(md, need, need)) != HALOX_OK)
+            return st;
+    }
+    return st;
+}
+
+/* the plan build, grown and tried again while some rank lacks room for its halo */
+static halox_status_t md__gpu_plan(halox_md_t *md)
+{
+    md_gpu_t *g = md__gpu(md);
+    halox_status_t st = HALOX_OK;
+    for (int tries = 0; tries < 6; tries++) {
+        halox_device_atoms_t a;
+        memset(&a, 0, sizeof a);
+        a.x = g->x;
+        a.id = g->id;
+        a.zone = g->zone;
+        a.n_home = g->n_home;
+        a.capacity = g->cap_total;
+        st = halox_comm_build_plan_device(md->comm, &md->prm, &a, &md->plan);
+        if (st == HALOX_OK) {
+            g->n_total = a.n_total;
+            return HALOX_OK;
+        }
+        if (st != HALOX_ERR_NO_MEMORY)
+            return st;
+        /* later pulses may need more than the first short one said: head-room */
+        int need = a.need > 0 ? a.need + a.need / 4 + 64 : 0;
+        if ((st = md__gpu_grow(md, 0, need)) != HALOX_OK)
+            return st;
+    }
+    return st;
+}
+
+static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
+{
+    md_gpu_t *g = md__gpu(md);
+    if (g->gexec) { /* the arrays, sizes and plan it captured change */
+        cudaGraphExecDestroy(g->gexec);
+        g->gexec = NULL;
+    }
+    halox_status_t st = md__agree(md, md__gpu_check_speeds(md));
+    if (st != HALOX_OK)
+        return st;
+    const double t0 = halox__now();
+    if ((st = md__gpu_migrate(md)) != HALOX_OK)
+        return st;
+    const double t1 = halox__now();
+    md->timer[HALOX_MD_T_MIGRATE] += t1 - t0;
+    if ((st = md__gpu_plan(md)) != HALOX_OK)
+        return st;
+    /* the host atoms follow the device's layout; their contents come when asked */
+    g->xv_fresh = 0;
+    g->ids_fresh = 0;
+    g->f_fresh = 0;
+    st = halox_atoms_reserve(&md->atoms, g->n_total + 1);
+    if (st == HALOX_OK) {
+        md->atoms.n_home = g->n_home;
+        md->atoms.n_total = g->n_total;
+        st = md__ensure_forces(md, g->n_total + 1);
+    }
+    if ((st = md__agree(md, st)) != HALOX_OK)
+        return st;
+    /* the force exchange adds the returned forces into fnl; the last kick of a step zeroes it */
+    MD_CUDA(cudaMemsetAsync(g->fnl, 0,
+                            sizeof(float) * 3 * (size_t)(g->n_total > 0 ? g->n_total : 1), g->hi));
+    if ((st = halox_comm_bind(md->comm, &md->plan, g->x, g->fnl)) != HALOX_OK)
+        return st;
+    return md__agree(md, md__gpu_lists(md));
+}
+
+halox_status_t md__gpu_rebuild_resident(halox_md_t *md)
+{
+    return md__gpu_ranged("halox: rebuild on the device (migration, plan, lists)",
+                          md__gpu_rebuild_resident_body, md);
+}
