@@ -111,6 +111,21 @@ typedef halox_status_t (*halox__gpu_check_fn)(halox_comm_t *comm, void *ctx);
 halox_status_t halox__gpu_stream_wait(halox_comm_t *comm, halox__gpu_t *g, double deadline,
                                       halox__gpu_check_fn check, void *ctx, const char *what);
 
+/* halox__gpu_stream_wait within the endpoint's timeout, a timeout as an error saying that `who`
+ * (a plan build, a migration) waited for `what`. */
+halox_status_t halox__gpu_drain(halox_comm_t *comm, halox__gpu_t *g, const char *who,
+                                const char *what);
+
+/* HALOX_OK, or the CUDA error e as the error message (HALOX_ERR_COMM; out of memory as
+ * HALOX_ERR_NO_MEMORY), naming `what`. */
+halox_status_t halox__gpu_check(halox_comm_t *comm, halox__gpu_t *g, cudaError_t e,
+                                const char *what);
+
+/* Device (pinned: pinned host) memory of at least `bytes` in *p, *cap what it holds, with
+ * head-room; the contents are not kept when it grows. */
+halox_status_t halox__gpu_scratch(halox_comm_t *comm, halox__gpu_t *g, void **p, size_t *cap,
+                                  size_t bytes, int pinned, const char *what);
+
 /* Poll the live events of one direction in the order they were recorded; on HALOX_ERR_TIMEOUT
  * *pulse_p is the first pulse whose work did not complete. Completed events are retired. */
 halox_status_t halox__gpu_events_wait(halox_comm_t *comm, halox__gpu_t *g, int dir, double deadline,

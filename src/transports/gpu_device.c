@@ -274,6 +274,47 @@ halox_status_t halox__gpu_stream_wait(halox_comm_t *comm, halox__gpu_t *g, doubl
     }
 }
 
+halox_status_t halox__gpu_drain(halox_comm_t *comm, halox__gpu_t *g, const char *who,
+                                const char *what)
+{
+    halox_status_t st =
+        halox__gpu_stream_wait(comm, g, halox__now() + comm->timeout_s, NULL, NULL, what);
+    if (st == HALOX_ERR_TIMEOUT)
+        return halox__error(HALOX_ERR_TIMEOUT,
+                            "%s: rank %d: %s waited %.3g s for %s: work queued on the endpoint's "
+                            "stream before it did not complete (a peer that stopped?); raise "
+                            "HALOX_TIMEOUT_S if it is only slow",
+                            g->name, comm->rank, who, comm->timeout_s, what);
+    return st;
+}
+
+/* ---- scratch memory ---------------------------------------------------------------------- */
+
+halox_status_t halox__gpu_check(halox_comm_t *comm, halox__gpu_t *g, cudaError_t e,
+                                const char *what)
+{
+    return e == cudaSuccess ? HALOX_OK : halox__gpu_cuda_error(comm, g, e, what, HALOX_ERR_COMM, 0);
+}
+
+halox_status_t halox__gpu_scratch(halox_comm_t *comm, halox__gpu_t *g, void **p, size_t *cap,
+                                  size_t bytes, int pinned, const char *what)
+{
+    if (bytes <= *cap && *p)
+        return HALOX_OK;
+    if (*p)
+        (void)(pinned ? cudaFreeHost(*p) : cudaFree(*p));
+    *p = NULL;
+    *cap = 0;
+    const size_t want = bytes + bytes / 4 + 256; /* head-room: rebuilds grow a little each time */
+    cudaError_t e = pinned ? cudaMallocHost(p, want) : cudaMalloc(p, want);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        return halox__gpu_check(comm, g, e, what);
+    }
+    *cap = want;
+    return HALOX_OK;
+}
+
 halox_status_t halox__gpu_events_wait(halox_comm_t *comm, halox__gpu_t *g, int dir, double deadline,
                                       halox__gpu_check_fn check, void *ctx, int *pulse_p)
 {

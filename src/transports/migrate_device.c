@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
 #include "core/error.h"
 #include "core/migrate_store.h"
 #include "core/pack.h"
@@ -41,60 +40,24 @@ struct halox__mig_dev {
 
 static halox_status_t md_cuda(halox__mig_dev_t *m, cudaError_t e, const char *what)
 {
-    return e == cudaSuccess ? HALOX_OK
-                            : halox__gpu_cuda_error(m->comm, m->g, e, what, HALOX_ERR_COMM, 0);
+    return halox__gpu_check(m->comm, m->g, e, what);
 }
 
 static halox_status_t md_grow(halox__mig_dev_t *m, void **p, size_t *cap, size_t bytes,
                               const char *what)
 {
-    if (bytes <= *cap && *p)
-        return HALOX_OK;
-    if (*p)
-        cudaFree(*p);
-    *p = NULL;
-    *cap = 0;
-    size_t want = bytes + bytes / 4 + 256;
-    cudaError_t e = cudaMalloc(p, want);
-    if (e != cudaSuccess) {
-        *p = NULL;
-        return md_cuda(m, e, what);
-    }
-    *cap = want;
-    return HALOX_OK;
+    return halox__gpu_scratch(m->comm, m->g, p, cap, bytes, 0, what);
 }
 
 static halox_status_t md_grow_pinned(halox__mig_dev_t *m, void **p, size_t *cap, size_t bytes,
                                      const char *what)
 {
-    if (bytes <= *cap && *p)
-        return HALOX_OK;
-    if (*p)
-        cudaFreeHost(*p);
-    *p = NULL;
-    *cap = 0;
-    size_t want = bytes + bytes / 4 + 256;
-    cudaError_t e = cudaMallocHost(p, want);
-    if (e != cudaSuccess) {
-        *p = NULL;
-        return md_cuda(m, e, what);
-    }
-    *cap = want;
-    return HALOX_OK;
+    return halox__gpu_scratch(m->comm, m->g, p, cap, bytes, 1, what);
 }
 
 static halox_status_t md_sync(halox__mig_dev_t *m, const char *what)
 {
-    halox_comm_t *comm = m->comm;
-    halox_status_t st =
-        halox__gpu_stream_wait(comm, m->g, halox__now() + comm->timeout_s, NULL, NULL, what);
-    if (st == HALOX_ERR_TIMEOUT)
-        return halox__error(HALOX_ERR_TIMEOUT,
-                            "%s: rank %d: the migration waited %.3g s for %s: work queued on the "
-                            "endpoint's stream before it did not complete (a peer that "
-                            "stopped?); raise HALOX_TIMEOUT_S if it is only slow",
-                            m->g->name, comm->rank, comm->timeout_s, what);
-    return st;
+    return halox__gpu_drain(m->comm, m->g, "the migration", what);
 }
 
 static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_box_t *box, int me,

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
 #include "core/error.h"
 #include "core/grow.h"
 #include "core/pack.h"
@@ -35,44 +34,18 @@ struct halox__plan_dev {
 
 static halox_status_t pd_cuda(halox__plan_dev_t *pd, cudaError_t e, const char *what)
 {
-    return e == cudaSuccess ? HALOX_OK
-                            : halox__gpu_cuda_error(pd->comm, pd->g, e, what, HALOX_ERR_COMM, 0);
+    return halox__gpu_check(pd->comm, pd->g, e, what);
 }
 
-/* device memory of at least `bytes` in *p (contents not kept) */
 static halox_status_t pd_grow(halox__plan_dev_t *pd, void **p, size_t *cap, size_t bytes,
                               const char *what)
 {
-    if (bytes <= *cap && *p)
-        return HALOX_OK;
-    if (*p)
-        cudaFree(*p);
-    *p = NULL;
-    *cap = 0;
-    size_t want = bytes + bytes / 4 + 256;
-    cudaError_t e = cudaMalloc(p, want);
-    if (e != cudaSuccess) {
-        *p = NULL;
-        return pd_cuda(pd, e, what);
-    }
-    *cap = want;
-    return HALOX_OK;
+    return halox__gpu_scratch(pd->comm, pd->g, p, cap, bytes, 0, what);
 }
 
-/* the stream's work done, within the timeout (an exchange still queued before the build may
- * wait for a peer that never comes) */
 static halox_status_t pd_sync(halox__plan_dev_t *pd, const char *what)
 {
-    halox_comm_t *comm = pd->comm;
-    halox_status_t st =
-        halox__gpu_stream_wait(comm, pd->g, halox__now() + comm->timeout_s, NULL, NULL, what);
-    if (st == HALOX_ERR_TIMEOUT)
-        return halox__error(HALOX_ERR_TIMEOUT,
-                            "%s: rank %d: the plan build waited %.3g s for %s: work queued on "
-                            "the endpoint's stream before the build did not complete (a peer "
-                            "that stopped?); raise HALOX_TIMEOUT_S if it is only slow",
-                            pd->g->name, comm->rank, comm->timeout_s, what);
-    return st;
+    return halox__gpu_drain(pd->comm, pd->g, "the plan build", what);
 }
 
 static size_t pd_esize(const halox__plan_dev_t *pd)
@@ -273,14 +246,16 @@ static halox_status_t pd_reserve(void *ctx, size_t bytes, void **buf_p, size_t *
     halox__plan_dev_t *pd = ctx;
     halox_status_t st = HALOX_OK;
     if (bytes > pd->msg_cap || !pd->d_msg) {
-        if (pd->h_msg)
-            cudaFreeHost(pd->h_msg);
-        pd->h_msg = NULL;
-        size_t cap = 0;
-        st = pd_grow(pd, &pd->d_msg, &cap, bytes, "the set-up message buffer");
+        /* the two the same size: a message's halves sit at the same offsets in both */
+        size_t dcap = 0, hcap = 0;
+        if (pd->d_msg)
+            cudaFree(pd->d_msg);
+        pd->d_msg = NULL;
+        st = pd_grow(pd, &pd->d_msg, &dcap, bytes, "the set-up message buffer");
         if (st == HALOX_OK)
-            st = pd_cuda(pd, cudaMallocHost(&pd->h_msg, cap), "the pinned set-up buffer");
-        pd->msg_cap = st == HALOX_OK ? cap : 0;
+            st = halox__gpu_scratch(pd->comm, pd->g, &pd->h_msg, &hcap, bytes, 1,
+                                    "the pinned set-up buffer");
+        pd->msg_cap = st == HALOX_OK ? (dcap < hcap ? dcap : hcap) : 0;
     }
     *buf_p = pd->d_msg;
     *cap_p = pd->msg_cap;
