@@ -27,7 +27,7 @@ KIND = {
     "latency": ["grid", "bytes", "atoms", "iters", "verified", "floor", "latency_us"],
     "bandwidth": ["grid", "bytes", "atoms", "iters", "verified", "time_us", "bandwidth_GBps"],
     "md": ["grid", "atoms", "device", "graph", "steps", "ms_per_step", "steps_per_second",
-           "ns_per_day", "halo_ms_per_step", "halo_share", "checked"],
+           "ns_per_day", "halo_ms_per_step", "halo_share", "rebuild_ms", "checked"],
     "overlap": ["grid", "atoms", "device", "steps", "repeats", "t_local_us", "t_halo_us",
                 "t_both_us", "overlap_percent", "timing", "checked"],
     "scaling": ["atoms", "device", "graph", "ms_per_step", "base_ranks", "speedup",
@@ -104,6 +104,11 @@ def check_record(r, kind, overlap_range=None):
             bad.append("md: ns/day is not 2 fs/step at this ms/step")
         if r["halo_share"] is not None and not 0 <= r["halo_share"] <= 1:
             bad.append("md: halo share outside [0, 1]")
+        parts = ["drain", "to_host", "migration", "plan", "bind", "lists"]
+        if sorted(r["rebuild_ms"]) != sorted(parts) or any(
+                not (isinstance(r["rebuild_ms"][k], (int, float)) and r["rebuild_ms"][k] >= 0)
+                for k in parts):
+            bad.append(f"md: rebuild_ms {r['rebuild_ms']!r}: want {parts}, each >= 0")
     elif kind == "overlap":
         bad += check_overlap(r, overlap_range)
     elif kind == "scaling":

@@ -7,7 +7,9 @@ Runs halox-md with ARGS and --json, then checks that
   - JSON: sum of the timers' ms_per_step - concurrent_ms_per_step == ms_per_step (0.5 %);
   - the printed table's "total" row equals the printed ms/step (to its 4 decimals);
   - under --graph the table is replaced by the sentence that the split is not measured;
-  - the JSON names the build (type, flags, optimised).
+  - the JSON names the build (type, flags, optimised);
+  - the rebuilds' parts (rebuild_ms_per_rebuild) are all there and, drain aside, add up to the
+    rebuild timers (migration + plan, neighbour search), and the summary prints them.
 Exit 77 (skipped) when the tool says no GPU is visible.
 """
 import json
@@ -58,6 +60,21 @@ def main():
             bad.append("no total row")
         elif head and abs(float(row.group(1)) - float(head.group(1))) > 1.5e-3:
             bad.append(f"total row {row.group(1)} ms/step, headline {head.group(1)} ms/step")
+    # the rebuilds' parts (issue 14, item 4): every part there, and, drain aside, they add up to
+    # the two rebuild timers (the small rest: the host force array, the agreements)
+    rp = s.get("rebuild_ms_per_rebuild", {})
+    keys = ["drain", "to_host", "migration", "plan", "bind", "lists"]
+    if sorted(rp) != sorted(keys) or any(not (rp[k] >= 0) for k in keys):
+        bad.append(f"JSON rebuild parts {rp!r}: want {keys}, each >= 0")
+    elif s["rebuilds"] > 0:
+        parts = s["rebuilds"] * sum(rp[k] for k in keys if k != "drain")
+        timers = 1e3 * (s["timers"]["migration_plan"]["seconds"]
+                        + s["timers"]["neighbour_search"]["seconds"])
+        if not (0.8 * timers - 0.05 <= parts <= 1.02 * timers + 0.05):
+            bad.append(f"rebuild parts add up to {parts:.4f} ms, the rebuild timers to "
+                       f"{timers:.4f} ms")
+        if not re.search(r"rebuilds, ms each \(mean of ranks\): drain [0-9.]+, to host", p.stdout):
+            bad.append("the summary does not print the rebuilds' parts")
     print(p.stdout)
     for b in bad:
         print("FAIL:", b)

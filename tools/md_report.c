@@ -165,6 +165,14 @@ void md_print_summary(const halox_md_result_t *res)
     printf("  set-up %.3f s; %lld rebuilds, %lld atoms migrated, %.0f halo atoms per rank, "
            "%.0f pairs in the lists\n",
            s->setup_seconds, s->rebuilds, s->migrated, s->halo_atoms, s->pairs);
+    if (s->rebuilds > 0) {
+        printf("  rebuilds, ms each (mean of ranks):");
+        for (int k = 0; k < HALOX_MD_R_COUNT; k++)
+            printf("%s %s %.3f", k ? "," : "",
+                   halox_md_rebuild_part_name((halox_md_rebuild_part_t)k),
+                   1e3 * s->rebuild_seconds[k] / (double)s->rebuilds);
+        printf("\n");
+    }
     if (s->graph_steps > 0)
         printf("  CUDA graphs: %lld of %lld steps replayed as a graph\n", s->graph_steps, s->steps);
     if (s->device_bytes > 0)

@@ -249,6 +249,24 @@ typedef enum halox_md_timer {
 /** Name of a timer ("pair forces", ...). */
 const char *halox_md_timer_name(halox_md_timer_t t);
 
+/** Parts of the rebuilds (host wall time of rebuild steps). Together, DRAIN aside, they make up
+ *  the timers "migration + plan" and "neighbour search" of the rebuild steps (which of the two
+ *  holds the plan build and the bind differs between the engines' paths); DRAIN is in no timer:
+ *  it is the GPU finishing the steps queued before the rebuild, their time, not the rebuild's. */
+typedef enum halox_md_rebuild_part {
+    HALOX_MD_R_DRAIN = 0, /**< the steps still queued on the GPU completing (GPU engine) */
+    HALOX_MD_R_TO_HOST,   /**< positions and velocities copied to the host (GPU engine, host
+                               rebuilds) */
+    HALOX_MD_R_MIGRATE,   /**< blow-up check, wrap, owners, atoms to their owners */
+    HALOX_MD_R_PLAN,      /**< the plan build: halo selection and set-up messages */
+    HALOX_MD_R_BIND,      /**< upload to the GPU (host rebuilds) and the transport's bind */
+    HALOX_MD_R_LISTS,     /**< sort, cell and pair lists (GPU: clusters and their lists) */
+    HALOX_MD_R_COUNT
+} halox_md_rebuild_part_t;
+
+/** Name of a rebuild part ("migration", ...). */
+const char *halox_md_rebuild_part_name(halox_md_rebuild_part_t p);
+
 /** What a run did and how fast. Timers are averaged over ranks. */
 typedef struct halox_md_summary {
     long long natoms;
@@ -273,7 +291,9 @@ typedef struct halox_md_summary {
                                     forces); parts - concurrent = wall time, as "other" fills the
                                     rest when the parts fall short */
     long long rebuilds;        /**< neighbour-list rebuilds (with migration and plan build) */
-    long long migrated;        /**< atoms that changed rank, summed over rebuilds */
+    double rebuild_seconds[HALOX_MD_R_COUNT]; /**< the rebuilds' parts over the run, mean over
+                                                   ranks (halox_md_rebuild_part_t) */
+    long long migrated;                       /**< atoms that changed rank, summed over rebuilds */
     int max_hops;              /**< most domains an atom crossed in one dimension between two
                                     rebuilds (periodic distance in grid coordinates) */
     double halo_atoms;         /**< mean halo atoms per rank at the last rebuild */

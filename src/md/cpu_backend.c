@@ -40,16 +40,19 @@ static halox_status_t md__cpu_before_plan(halox_md_t *md)
 
 static halox_status_t md__cpu_after_plan(halox_md_t *md, double t2)
 {
+    double tb = halox__now();
     halox_status_t st = halox_comm_bind(md->comm, &md->plan, md->atoms.x, md->f);
     if (st != HALOX_OK)
         return st;
     double t3 = halox__now();
     md->timer[HALOX_MD_T_MIGRATE] += t3 - t2;
+    md->rpart[HALOX_MD_R_BIND] += t3 - tb;
     md__save_reference(md);
     st = md__agree(md, md__nlist_build(md, md->cfg.cutoff + md->cfg.skin));
     if (st != HALOX_OK)
         return st;
     md->timer[HALOX_MD_T_NEIGHBOUR] += halox__now() - t3;
+    md->rpart[HALOX_MD_R_LISTS] += halox__now() - t3;
     return st;
 }
 

@@ -26,6 +26,14 @@ const char *halox_md_timer_name(halox_md_timer_t t)
     return (int)t >= 0 && t < HALOX_MD_T_COUNT ? md__timer_names[t] : "unknown";
 }
 
+static const char *const md__rpart_names[HALOX_MD_R_COUNT] = {"drain", "to host",       "migration",
+                                                              "plan",  "upload + bind", "lists"};
+
+const char *halox_md_rebuild_part_name(halox_md_rebuild_part_t p)
+{
+    return (int)p >= 0 && p < HALOX_MD_R_COUNT ? md__rpart_names[p] : "unknown";
+}
+
 static halox_status_t md__thermo_output(halox_md_t *md)
 {
     halox_md_thermo_t rec;
@@ -201,6 +209,8 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
     /* set-up time is not part of the step timers */
     for (int t = 0; t < HALOX_MD_T_COUNT; t++)
         md->timer[t] = 0;
+    for (int p = 0; p < HALOX_MD_R_COUNT; p++)
+        md->rpart[p] = 0;
     md->rebuilds = 0;
     md->migrated = 0;
     md->max_hops = 0;
@@ -357,7 +367,8 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     s.graph_steps = md->graph_steps; /* 0 without graphs */
     halox_comm_stats_t cs;
     halox_comm_get_stats(md->comm, &cs);
-    double sum[NT + 4], mx[NT + 3];
+    enum { NR = HALOX_MD_R_COUNT };
+    double sum[NT + 4 + NR], mx[NT + 3];
     /* "other" is what the named parts leave of this rank's loop time (thermo, output,
      * checkpoints, checks, waiting), so the parts add up to the wall time */
     double named = 0;
@@ -372,10 +383,12 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     sum[NT + 2] = (double)md->nl.npairs;
     /* the run's, not the probe's or the equilibration's */
     sum[NT + 3] = (double)(cs.bytes_sent - md->ovl_bytes - md->eq_bytes);
+    for (int p = 0; p < NR; p++)
+        sum[NT + 4 + p] = md->rpart[p];
     mx[NT] = md->max_hops;
     mx[NT + 1] = md->loop_seconds;
     mx[NT + 2] = (double)cs.device_bytes;
-    halox_status_t st = halox_comm_allreduce_sum(md->comm, sum, NT + 4);
+    halox_status_t st = halox_comm_allreduce_sum(md->comm, sum, NT + 4 + NR);
     if (st == HALOX_OK)
         st = halox_comm_allreduce_max(md->comm, mx, NT + 3);
     if (st != HALOX_OK)
@@ -411,6 +424,8 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
         s.loop_seconds > named_mean ? s.loop_seconds - named_mean : 0.0;
     s.concurrent_seconds = named_mean > s.loop_seconds ? named_mean - s.loop_seconds : 0.0;
     s.rebuilds = md->rebuilds;
+    for (int p = 0; p < NR; p++)
+        s.rebuild_seconds[p] = sum[NT + 4 + p] / md->nranks;
     s.migrated = (long long)sum[NT];
     s.max_hops = (int)mx[NT];
     s.halo_atoms = sum[NT + 1] / md->nranks;

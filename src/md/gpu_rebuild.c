@@ -55,6 +55,7 @@ halox_status_t md__gpu_lists(halox_md_t *md)
 /* After the host plan build: upload, bind, lists. */
 static halox_status_t md__gpu_after_plan_body(halox_md_t *md)
 {
+    const double tb = halox__now();
     md_gpu_t *g = md__gpu(md);
     const int nh = md->atoms.n_home, n = md->atoms.n_total;
     halox_status_t st;
@@ -116,7 +117,11 @@ static halox_status_t md__gpu_after_plan_body(halox_md_t *md)
     g->uploaded = 1;
     if ((st = halox_comm_bind(md->comm, &md->plan, g->x, g->fnl)) != HALOX_OK)
         return st;
-    return md__gpu_lists(md);
+    const double tl = halox__now();
+    md->rpart[HALOX_MD_R_BIND] += tl - tb;
+    st = md__gpu_lists(md);
+    md->rpart[HALOX_MD_R_LISTS] += halox__now() - tl;
+    return st;
 }
 
 /* One rank, periodic by shifts in every dimension (no pulse, no halo): a rebuild changes no
@@ -145,7 +150,10 @@ static halox_status_t md__gpu_rebuild_local_body(halox_md_t *md)
     MD_CUDA(halox__md_kernel_wrap(g->x, g->v, g->n_home, len, g->disp, g->hi));
     MD_CUDA(cudaMemcpyAsync(g->h_disp, g->disp, sizeof(unsigned), cudaMemcpyDeviceToHost, g->hi));
     g->xv_fresh = 0;
+    const double tl = halox__now();
     halox_status_t st = md__gpu_lists(md); /* synchronises hi: h_disp is there */
+    /* the wrap and the blow-up check ride along: one rank has nothing else to rebuild */
+    md->rpart[HALOX_MD_R_LISTS] += halox__now() - tl;
     if (st != HALOX_OK)
         return st;
     float v2;

@@ -181,16 +181,19 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
         cudaGraphExecDestroy(g->gexec);
         g->gexec = NULL;
     }
+    const double t0 = halox__now();
     halox_status_t st = md__agree(md, md__gpu_check_speeds(md));
     if (st != HALOX_OK)
         return st;
-    const double t0 = halox__now();
     if ((st = md__gpu_migrate(md)) != HALOX_OK)
         return st;
     const double t1 = halox__now();
     md->timer[HALOX_MD_T_MIGRATE] += t1 - t0;
+    md->rpart[HALOX_MD_R_MIGRATE] += t1 - t0;
     if ((st = md__gpu_plan(md)) != HALOX_OK)
         return st;
+    const double t2 = halox__now();
+    md->rpart[HALOX_MD_R_PLAN] += t2 - t1;
     /* the host atoms follow the device's layout; their contents come when asked */
     g->xv_fresh = 0;
     g->ids_fresh = 0;
@@ -208,7 +211,11 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
                             sizeof(float) * 3 * (size_t)(g->n_total > 0 ? g->n_total : 1), g->hi));
     if ((st = halox_comm_bind(md->comm, &md->plan, g->x, g->fnl)) != HALOX_OK)
         return st;
-    return md__agree(md, md__gpu_lists(md));
+    const double t3 = halox__now();
+    md->rpart[HALOX_MD_R_BIND] += t3 - t2;
+    st = md__agree(md, md__gpu_lists(md));
+    md->rpart[HALOX_MD_R_LISTS] += halox__now() - t3;
+    return st;
 }
 
 halox_status_t md__gpu_rebuild_resident(halox_md_t *md)

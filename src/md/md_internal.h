@@ -122,6 +122,7 @@ struct halox_md {
     long long migrated;
     int max_hops;
     double timer[HALOX_MD_T_COUNT];
+    double rpart[HALOX_MD_R_COUNT]; /* the rebuilds' parts (halox_md_rebuild_part_t) */
     double setup_seconds;
     double loop_seconds;
     long long loop_steps;

@@ -208,6 +208,9 @@ static const char *const md__timer_keys[HALOX_MD_T_COUNT] = {
     "pair_forces",      "halo_coords",    "halo_forces", "integration",
     "neighbour_search", "migration_plan", "other"};
 
+static const char *const md__rpart_keys[HALOX_MD_R_COUNT] = {"drain", "to_host", "migration",
+                                                             "plan",  "bind",    "lists"};
+
 halox_status_t md__json_write(const halox_md_t *md, const char *path)
 {
     FILE *fp = NULL;
@@ -358,8 +361,13 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
         md__json_kv(fp, "percent", total > 0 ? 100.0 * s->timer_seconds[t] / total : 0.0);
         fprintf(fp, "}");
     }
+    fprintf(fp, "\n    },\n    \"rebuild_ms_per_rebuild\": {");
+    for (int k = 0; k < HALOX_MD_R_COUNT; k++) {
+        fprintf(fp, "%s\"%s\": ", k ? ", " : "", md__rpart_keys[k]);
+        md__json_num(fp, s->rebuilds > 0 ? 1e3 * s->rebuild_seconds[k] / (double)s->rebuilds : 0.0);
+    }
     fprintf(fp,
-            "\n    },\n    \"rebuilds\": %lld,\n    \"migrated_atoms\": %lld,\n"
+            "},\n    \"rebuilds\": %lld,\n    \"migrated_atoms\": %lld,\n"
             "    \"max_hops\": %d,\n    \"halo_atoms_per_rank\": ",
             s->rebuilds, s->migrated, s->max_hops);
     md__json_num(fp, s->halo_atoms);

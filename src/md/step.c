@@ -82,11 +82,13 @@ halox_status_t md__rebuild(halox_md_t *md)
     const md_backend_t *be = md->be;
     if (be->local_rebuild_ok && be->local_rebuild_ok(md)) { /* on the device: no host */
         /* the queued steps first, untimed: they are the steps', not the rebuild's */
+        double td = halox__now();
         halox_status_t ist = md__be_idle(md);
         if (ist != HALOX_OK)
             return ist;
         double t = halox__now(), mig = md->timer[HALOX_MD_T_MIGRATE];
-        halox_status_t lst = be->rebuild_local(md);
+        md->rpart[HALOX_MD_R_DRAIN] += t - td;
+        halox_status_t lst = be->rebuild_local(md); /* records its parts in md->rpart */
         /* a device migration timed itself (HALOX_MD_T_MIGRATE): the rest is the lists' */
         md->timer[HALOX_MD_T_NEIGHBOUR] += halox__now() - t - (md->timer[HALOX_MD_T_MIGRATE] - mig);
         if (lst == HALOX_OK) {
@@ -97,13 +99,17 @@ halox_status_t md__rebuild(halox_md_t *md)
         return lst;
     }
     /* the steps still queued on the GPU are theirs, not the rebuild's: wait for them first */
+    double td = halox__now();
     halox_status_t st = md__be_idle(md);
     if (st != HALOX_OK)
         return st;
     double t0 = halox__now();
+    md->rpart[HALOX_MD_R_DRAIN] += t0 - td;
     /* the home atoms come back to the host: migration and plan as on the CPU */
     if ((st = md__be_to_host(md, 0)) != HALOX_OK)
         return st;
+    double th = halox__now();
+    md->rpart[HALOX_MD_R_TO_HOST] += th - t0;
     halox_status_t cst = md__agree(md, md__check_speeds(md));
     if (cst != HALOX_OK)
         return cst;
@@ -113,20 +119,23 @@ halox_status_t md__rebuild(halox_md_t *md)
         return st;
     double t1 = halox__now();
     md->timer[HALOX_MD_T_MIGRATE] += t1 - t0;
+    md->rpart[HALOX_MD_R_MIGRATE] += t1 - th;
     /* the CPU lists want home atoms in cell order; the GPU sorts them into clusters itself */
     st = be->before_plan ? be->before_plan(md) : HALOX_OK;
     if (st != HALOX_OK)
         return st;
     double t2 = halox__now();
     md->timer[HALOX_MD_T_NEIGHBOUR] += t2 - t1;
+    md->rpart[HALOX_MD_R_LISTS] += t2 - t1;
     st = halox_comm_build_plan(md->comm, &md->prm, &md->atoms, &md->plan);
     if (st != HALOX_OK)
         return st;
+    md->rpart[HALOX_MD_R_PLAN] += halox__now() - t2;
     st = md__agree(md, md__ensure_forces(md, md->atoms.n_total + 1));
     if (st != HALOX_OK)
         return st;
-    /* bind, lists (GPU: upload first); the plan build filled the halo: no coordinate exchange
-     * on rebuild steps */
+    /* bind, lists (GPU: upload first; both record their parts); the plan build filled the
+     * halo: no coordinate exchange on rebuild steps */
     st = be->after_plan(md, t2);
     if (st != HALOX_OK)
         return st;

@@ -45,6 +45,13 @@ static int report(const bench_md_case_t *c, const halox_md_result_t *res)
     rec_num(&r, "neighbour_ms_per_step", s->timer_seconds[HALOX_MD_T_NEIGHBOUR] * per);
     rec_num(&r, "migration_plan_ms_per_step", s->timer_seconds[HALOX_MD_T_MIGRATE] * per);
     rec_int(&r, "rebuilds", s->rebuilds);
+    /* the rebuilds' parts, ms per rebuild (mean of ranks) */
+    static const char *const parts[HALOX_MD_R_COUNT] = {
+        "rebuild_ms.drain", "rebuild_ms.to_host", "rebuild_ms.migration",
+        "rebuild_ms.plan",  "rebuild_ms.bind",    "rebuild_ms.lists"};
+    for (int k = 0; k < HALOX_MD_R_COUNT; k++)
+        rec_num(&r, parts[k],
+                s->rebuilds > 0 ? 1e3 * s->rebuild_seconds[k] / (double)s->rebuilds : 0.0);
     rec_num(&r, "halo_atoms", s->halo_atoms);
     rec_int(&r, "halo_bytes", s->halo_bytes);
     rec_num(&r, "setup_s", s->setup_seconds);
