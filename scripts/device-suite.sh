@@ -18,8 +18,10 @@
 #    engine's cluster kernel: pairs/s, bytes/s, flop/s
 #    against copy bandwidth and fp32 FMA rate measured in the same run; 1 GPU
 # 4c. benchmark: halo exchange time per transport (tools/halox-bench halo, with a barrier before
-#    every exchange and with 20 exchanges back to back) at 45k and 176k atoms
-#    on 1, 2 (one rank per GPU), 4 and 8 ranks (MPS for several ranks per GPU)
+#    every exchange, with 20 exchanges back to back, and --mode in-step: 20 captured in one
+#    graph) at 45k and 176k atoms on 1, 2 (one rank per GPU), 4 and 8 ranks (MPS for several
+#    ranks per GPU); on one GPU also the MD engine on 2 ranks under MPS with host rebuilds and
+#    with HALOX_MD_DEVICE_REBUILD=1
 # 5. CPU tests (ctest -LE gpu, in parallel)
 #
 # Writes into $OUT (at most 8 files, flat): suite.log (everything printed), summary.json
@@ -352,15 +354,17 @@ MD="$BUILD/tools/halox-md"
 export HALOX_SYSTEM_CACHE="${HALOX_SYSTEM_CACHE:-$WORK/systems}"
 mkdir -p "$HALOX_SYSTEM_CACHE"
 MD_REPEATS="${HALOX_MD_REPEATS:-1}"
-md_bench() { # md_bench NP TRANSPORT ATOMS [--graph]: HALOX_MD_REPEATS runs, one line each
-    local np="$1" tr="$2" n="$3" g="${4:-}" r j name
+# md_bench NP TRANSPORT ATOMS [--graph]: HALOX_MD_REPEATS runs, one line each; MD_DEVREB=1: with
+# HALOX_MD_DEVICE_REBUILD=1 (rebuilds on the device)
+md_bench() {
+    local np="$1" tr="$2" n="$3" g="${4:-}" r j name dr="${MD_DEVREB:-0}"
     for ((r = 1; r <= MD_REPEATS; r++)); do
-        name="md-np$np-$tr${g:+-graph}-$n-r$r"
+        name="md-np$np-$tr${g:+-graph}${MD_DEVREB:+-devrebuild}-$n-r$r"
         j="$LOGS/$name.json"
-        phase "$name" "${HALOX_MD_PHASE_TIMEOUT:-120}" "${MPIRUN[@]}" -np "$np" "$MD" --preset water-density \
+        phase "$name" "${HALOX_MD_PHASE_TIMEOUT:-120}" env HALOX_MD_DEVICE_REBUILD="$dr" "${MPIRUN[@]}" -np "$np" "$MD" --preset water-density \
             --atoms "$n" --steps "${HALOX_MD_STEPS:-200}" --grid "${np}x1x1" --transport "$tr" \
             --device gpu $g --json "$j" --no-progress || return 0
-        python3 - "$j" "$np" "$tr" "$n" "${g:+1}" "$r" >>"$OUT/bench.jsonl" <<'PY' || true
+        python3 - "$j" "$np" "$tr" "$n" "${g:+1}" "$r" "$dr" >>"$OUT/bench.jsonl" <<'PY' || true
 import json, sys
 s = json.load(open(sys.argv[1]))["summary"]
 t = s["timers"]
@@ -378,7 +382,9 @@ print(json.dumps({"bench": "halox-md", "preset": "water-density", "atoms": s["at
                   "pair_ms_per_step": t["pair_forces"]["ms_per_step"],
                   "neighbour_ms_per_step": t["neighbour_search"]["ms_per_step"],
                   "migration_plan_ms_per_step": t["migration_plan"]["ms_per_step"],
-                  "rebuilds": s["rebuilds"], "ns_per_day": s.get("ns_per_day", 0)}))
+                  "rebuilds": s["rebuilds"], "ns_per_day": s.get("ns_per_day", 0),
+                  "device_rebuild": sys.argv[7] == "1",
+                  "rebuild_ms": s.get("rebuild_ms_per_rebuild")}))
 PY
         tail -n 1 "$OUT/bench.jsonl" | sed "s/^/md  /" >>"$LOGS/bench-table.txt"
     done
@@ -395,6 +401,15 @@ else
         if [[ " ${HALOX_MD_GPUS:-1 2} " == *" 1 "* ]]; then
             md_bench 1 nccl "$n"
             md_bench 1 nccl "$n" --graph
+        fi
+        if [ "$NGPU" -eq 1 ] && [[ " ${HALOX_MD_GPUS:-1 2} " == *" 2 "* ]] && ! over_budget; then
+            # one GPU: 2 ranks share it under MPS; host rebuilds against rebuilds on the device
+            mps_start
+            for t in ${HALOX_MD_MPS_TRANSPORTS:-mpi-staged nvshmem-fused}; do
+                md_bench 2 "$t" "$n"
+                MD_DEVREB=1 md_bench 2 "$t" "$n"
+            done
+            mps_stop
         fi
         if [ "$NGPU" -ge 2 ] && [[ " ${HALOX_MD_GPUS:-1 2} " == *" 2 "* ]]; then
             # HALOX_MD_TRANSPORTS: the 2-GPU transports; "T+graph" runs T with --graph
@@ -440,6 +455,13 @@ bench() { # bench NP: halox-bench halo runs (one per HALOX_BENCH_B2B value), to 
             --json "$OUT/bench.jsonl"
         grep -E "^(mpi|nccl|mpi-|nvshmem)" "$LOGS/$name.log" | sed "s/^/np$np b2b$b  /" >>"$LOGS/bench-table.txt"
     done
+    # in-step: 20 exchanges captured in one graph and launched at once, as the MD step does
+    # (capturable transports; records carry "mode": "in-step")
+    name="bench-np$np-instep"
+    phase "$name" "${HALOX_BENCH_PHASE_TIMEOUT:-240}" "${MPIRUN[@]}" -np "$np" "$BENCH" halo \
+        --atoms "$SIZES" -t "${HALOX_BENCH_INSTEP_TRANSPORTS:-nccl,nvshmem-stream,nvshmem-pulse,nvshmem-fused,nvshmem-fused+floor}" \
+        -r "$REPEATS" -w 20 --mode in-step --json "$OUT/bench.jsonl"
+    grep -E "^(nccl|nvshmem)" "$LOGS/$name.log" | sed "s/^/np$np in-step  /" >>"$LOGS/bench-table.txt"
 }
 if ! want bench; then
     :
