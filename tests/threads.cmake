@@ -20,3 +20,6 @@ halox_test(test_bounds_env SOURCES test_bounds_env.c LABELS threads unit TIMEOUT
 # rank, naming pulse, ranks and counts
 halox_test(test_threads_bind_mismatch SOURCES test_threads_bind_mismatch.c LIBS halox_checksys
            LABELS threads TIMEOUT 60)
+# the plan build and the migration over the caller's fixed arrays (halox_comm_build_plan_device,
+# halox_comm_migrate_device) on thread ranks: as the host versions, bit for bit
+halox_test(test_device_threads SOURCES test_device_threads.c LABELS threads TIMEOUT 120)
