@@ -156,14 +156,20 @@ static halox_status_t rank_fn(int rank, halox_team_t *team, void *arg)
     return HALOX_OK;
 }
 
-static void run_team(halox_grid_t grid, double L, double rc, double buf, int shifts, int natoms,
-                     uint64_t seed)
+static void run_team(halox_grid_t grid, const double L[3], double rc, double buf, int shifts,
+                     int natoms, uint64_t seed)
 {
     shared_t *sh = calloc(1, sizeof *sh);
     sh->P = halox_grid_size(&grid);
     sh->natoms = natoms;
     sh->seed = seed;
-    sh->params = (halox_plan_params_t){grid, {{L, L, L}}, rc, buf, shifts};
+    sh->params = (halox_plan_params_t){grid, {{L[0], L[1], L[2]}}, rc, buf, shifts};
+    if (halox_plan_check(&sh->params, NULL) != HALOX_OK) {
+        CHECK_MSG(0, "grid %dx%dx%d: the planner refuses the case: %s", grid.n[0], grid.n[1],
+                  grid.n[2], halox_last_error());
+        free(sh);
+        return;
+    }
     sh->ref = calloc((size_t)sh->P, sizeof *sh->ref);
     CHECK(tm_make_system(&grid, &sh->params.box, HALOX_FLOAT, 3, 12, natoms, seed, sh->ref) == 0);
     tm_reference_t t;
@@ -177,8 +183,12 @@ static void run_team(halox_grid_t grid, double L, double rc, double buf, int shi
     for (int r = 0; r < sh->P; r++)
         CHECK_MSG(sh->bad[r] == 0, "grid %dx%dx%d rank %d: %d failed, first: %s", grid.n[0],
                   grid.n[1], grid.n[2], r, sh->bad[r], sh->why[r]);
-    printf("grid %dx%dx%d, %s, %d atoms: plan and migration on fixed arrays as the host's\n",
-           grid.n[0], grid.n[1], grid.n[2], shifts ? "shifts" : "copies", natoms);
+    int np[3];
+    halox_plan_check(&sh->params, np);
+    printf("grid %dx%dx%d, %s, pulses %d,%d,%d, %d atoms: plan and migration on fixed arrays as "
+           "the host's\n",
+           grid.n[0], grid.n[1], grid.n[2], shifts ? "shifts" : "copies", np[0], np[1], np[2],
+           natoms);
     halox_team_destroy(team);
     tm_reference_free(&t);
     for (int r = 0; r < sh->P; r++)
@@ -189,9 +199,24 @@ static void run_team(halox_grid_t grid, double L, double rc, double buf, int shi
 
 int main(void)
 {
-    run_team((halox_grid_t){{1, 1, 1}}, 10, 2.0, 0.5, 0, 800, 11);
-    run_team((halox_grid_t){{3, 1, 1}}, 12, 2.0, 0.5, 1, 1500, 12);
-    run_team((halox_grid_t){{2, 2, 1}}, 8, 3.2, 0.6, 0, 1500, 13);
-    run_team((halox_grid_t){{2, 2, 1}}, 12, 2.0, 0.5, 1, 20, 14);
+    /* grids, boxes, cut-offs and buffers of the planner's own tests (test_plan_reference): 1 to 4
+     * pulses per dimension, up to 64 ranks, elongated boxes, empty domains (few atoms) */
+    static const struct {
+        int g[3];
+        double L[3], rc, buf;
+        int shifts, natoms;
+    } cases[] = {
+        {{1, 1, 1}, {10, 10, 10}, 2.0, 0.5, 0, 800},  {{3, 1, 1}, {12, 12, 12}, 2.0, 0.5, 1, 1500},
+        {{2, 2, 1}, {8, 8, 8}, 3.2, 0.6, 0, 1500},    {{2, 2, 1}, {12, 12, 12}, 2.0, 0.5, 1, 20},
+        {{2, 2, 2}, {10, 10, 10}, 2.0, 0.2, 0, 2500}, {{4, 3, 2}, {16, 12, 10}, 2.5, 0.3, 0, 3000},
+        {{6, 1, 1}, {12, 9, 9}, 4.0, 0.5, 0, 2000},   {{2, 2, 1}, {6, 6, 8}, 2.9, 0.4, 0, 1200},
+        {{1, 1, 1}, {6, 6, 6}, 2.9, 3.5, 0, 800},     {{2, 3, 4}, {6, 30, 40}, 2.5, 0.5, 0, 3000},
+        {{4, 4, 4}, {12, 12, 12}, 4.0, 0.3, 0, 5000}, {{3, 3, 3}, {9, 9, 9}, 4.4, 2.0, 0, 1200},
+        {{8, 1, 1}, {16, 14, 14}, 6.5, 0.5, 0, 1000}, {{4, 2, 1}, {16, 8, 30}, 2.5, 0.5, 1, 2000},
+        {{2, 1, 1}, {10, 10, 10}, 2.5, 0.3, 0, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        run_team((halox_grid_t){{cases[c].g[0], cases[c].g[1], cases[c].g[2]}}, cases[c].L,
+                 cases[c].rc, cases[c].buf, cases[c].shifts, cases[c].natoms, 11 + c);
     TEST_DONE();
 }
