@@ -21,3 +21,24 @@ halox_test(test_affinity SOURCES test_affinity.c LABELS unit)
 # the automatic choice of transport: the documented rule on the topologies that matter
 halox_test(test_choose SOURCES test_choose.c LABELS unit)
 halox_test(test_migrate_threads SOURCES test_migrate_threads.c LABELS threads TIMEOUT 120)
+# the device-data rebuild's kernels (plan_select.cu, migrate_kernels.cu, compact.cuh) on the CPU
+# through the host emulation of tests/emu, against host references: needs a C++14 compiler, no
+# CUDA (the GPU runs of the same code: test_gpu_plan_device, test_gpu_migrate_device)
+include(CheckLanguage)
+check_language(CXX)
+if(CMAKE_CXX_COMPILER)
+  enable_language(CXX)
+  add_executable(test_kernels_emu test_kernels_emu.cpp)
+  # the emulation's cuda_runtime*.h first, so the kernels include it instead of CUDA's
+  target_include_directories(test_kernels_emu BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/emu)
+  target_include_directories(test_kernels_emu PRIVATE ${PROJECT_SOURCE_DIR}/src
+                             ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)
+  set_target_properties(test_kernels_emu PROPERTIES CXX_STANDARD 14 CXX_STANDARD_REQUIRED ON)
+  # round-to-nearest operations as the kernels state them: no contraction into fused ones
+  target_compile_options(test_kernels_emu PRIVATE -ffp-contract=off)
+  target_link_libraries(test_kernels_emu PRIVATE halox_core Threads::Threads m)
+  add_test(NAME test_kernels_emu COMMAND test_kernels_emu)
+  set_tests_properties(test_kernels_emu PROPERTIES LABELS unit TIMEOUT 300)
+else()
+  message(STATUS "halox tests: no C++ compiler, test_kernels_emu not built")
+endif()

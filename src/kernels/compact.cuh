@@ -10,6 +10,8 @@
 
 #include <cuda_runtime.h>
 
+#include "kernels/launch.cuh"
+
 #define HALOX__CMP_THREADS 256
 #define HALOX__CMP_ITEMS   4
 #define HALOX__CMP_BLOCK   (HALOX__CMP_THREADS * HALOX__CMP_ITEMS)
@@ -130,10 +132,11 @@ static cudaError_t halox__compact(F f, int begin, int end, int *out, int *count,
     if (n <= 0)
         return cudaMemsetAsync(count, 0, sizeof(int), stream);
     const int nb = halox__cmp_blocks(n);
-    halox__cmp_count_kernel<F><<<nb, HALOX__CMP_THREADS, 0, stream>>>(f, begin, end, scratch);
-    halox__cmp_scan_kernel<<<1, HALOX__CMP_SCAN, 0, stream>>>(scratch, nb, count);
-    halox__cmp_scatter_kernel<F>
-        <<<nb, HALOX__CMP_THREADS, 0, stream>>>(f, begin, end, scratch, out, mask);
+    HALOX__LAUNCH(halox__cmp_count_kernel<F>, nb, HALOX__CMP_THREADS, stream)
+    (f, begin, end, scratch);
+    HALOX__LAUNCH(halox__cmp_scan_kernel, 1, HALOX__CMP_SCAN, stream)(scratch, nb, count);
+    HALOX__LAUNCH(halox__cmp_scatter_kernel<F>, nb, HALOX__CMP_THREADS, stream)
+    (f, begin, end, scratch, out, mask);
     return cudaPeekAtLastError();
 }
 

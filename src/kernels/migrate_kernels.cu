@@ -1,5 +1,7 @@
 /* The migration's kernels (migrate_kernels.h). */
 #include <cuda_runtime.h>
+
+#include "kernels/launch.cuh"
 #include <math.h>
 #include <stdint.h>
 
@@ -83,11 +85,12 @@ extern "C" cudaError_t halox_kernel_mig_scan(halox_real_t real, int stride, void
     if (n <= 0)
         return cudaSuccess;
     if (real == HALOX_FLOAT)
-        halox__mig_scan_kernel<float><<<halox__mig_grid(n), HALOX__MIG_THREADS, 0, stream>>>(
-            (float *)x, n, stride, *geo, dest, leaves, first_bad);
+        HALOX__LAUNCH(halox__mig_scan_kernel<float>, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
+        ((float *)x, n, stride, *geo, dest, leaves, first_bad);
     else
-        halox__mig_scan_kernel<double><<<halox__mig_grid(n), HALOX__MIG_THREADS, 0, stream>>>(
-            (double *)x, n, stride, *geo, dest, leaves, first_bad);
+        HALOX__LAUNCH(halox__mig_scan_kernel<double>, halox__mig_grid(n), HALOX__MIG_THREADS,
+                      stream)
+        ((double *)x, n, stride, *geo, dest, leaves, first_bad);
     return cudaPeekAtLastError();
 }
 
@@ -120,8 +123,8 @@ extern "C" cudaError_t halox_kernel_mig_gather_int(const int *src, const int *in
 {
     if (n <= 0)
         return cudaSuccess;
-    halox__mig_gather_int_kernel<<<halox__mig_grid(n), HALOX__MIG_THREADS, 0, stream>>>(src, index,
-                                                                                        n, out);
+    HALOX__LAUNCH(halox__mig_gather_int_kernel, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
+    (src, index, n, out);
     return cudaPeekAtLastError();
 }
 
@@ -155,9 +158,9 @@ extern "C" cudaError_t halox_kernel_mig_pack(const void *x, const int32_t *id, c
 {
     if (n <= 0)
         return cudaSuccess;
-    halox__mig_pack_kernel<<<halox__mig_grid(n), HALOX__MIG_THREADS, 0, stream>>>(
-        (const unsigned char *)x, (const unsigned char *)id, (const unsigned char *)extra, xb, eb,
-        index, slot, n, rec, (unsigned char *)buf);
+    HALOX__LAUNCH(halox__mig_pack_kernel, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
+    ((const unsigned char *)x, (const unsigned char *)id, (const unsigned char *)extra, xb, eb,
+     index, slot, n, rec, (unsigned char *)buf);
     return cudaPeekAtLastError();
 }
 
@@ -183,9 +186,9 @@ extern "C" cudaError_t halox_kernel_mig_gather(const void *x, const int32_t *id,
 {
     if (n <= 0)
         return cudaSuccess;
-    halox__mig_gather_kernel<<<halox__mig_grid(n), HALOX__MIG_THREADS, 0, stream>>>(
-        (const unsigned char *)x, id, (const unsigned char *)extra, xb, eb, index, n,
-        (unsigned char *)x_out, id_out, (unsigned char *)extra_out);
+    HALOX__LAUNCH(halox__mig_gather_kernel, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
+    ((const unsigned char *)x, id, (const unsigned char *)extra, xb, eb, index, n,
+     (unsigned char *)x_out, id_out, (unsigned char *)extra_out);
     return cudaPeekAtLastError();
 }
 
@@ -209,8 +212,8 @@ extern "C" cudaError_t halox_kernel_mig_unpack(const void *buf, size_t rec, int 
 {
     if (n <= 0)
         return cudaSuccess;
-    halox__mig_unpack_kernel<<<halox__mig_grid(n), HALOX__MIG_THREADS, 0, stream>>>(
-        (const unsigned char *)buf, rec, n, xb, eb, (unsigned char *)x, (unsigned char *)id,
-        (unsigned char *)extra);
+    HALOX__LAUNCH(halox__mig_unpack_kernel, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
+    ((const unsigned char *)buf, rec, n, xb, eb, (unsigned char *)x, (unsigned char *)id,
+     (unsigned char *)extra);
     return cudaPeekAtLastError();
 }

@@ -1,6 +1,8 @@
 /* The plan build's kernels (plan_select.h). The selection is a stable compaction (compact.cuh),
  * so the maps come out in the host planner's order. */
 #include <cuda_runtime.h>
+
+#include "kernels/launch.cuh"
 #include <stdint.h>
 
 #include "kernels/compact.cuh"
@@ -65,11 +67,11 @@ extern "C" cudaError_t halox_kernel_plan_check_home(halox_real_t real, int strid
     if (n <= 0)
         return cudaSuccess;
     if (real == HALOX_FLOAT)
-        halox__check_home_kernel<float><<<halox__grid(n), HALOX__SEL_THREADS, 0, stream>>>(
-            (const float *)x, n, stride, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], first_bad);
+        HALOX__LAUNCH(halox__check_home_kernel<float>, halox__grid(n), HALOX__SEL_THREADS, stream)
+        ((const float *)x, n, stride, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], first_bad);
     else
-        halox__check_home_kernel<double><<<halox__grid(n), HALOX__SEL_THREADS, 0, stream>>>(
-            (const double *)x, n, stride, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], first_bad);
+        HALOX__LAUNCH(halox__check_home_kernel<double>, halox__grid(n), HALOX__SEL_THREADS, stream)
+        ((const double *)x, n, stride, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], first_bad);
     return cudaPeekAtLastError();
 }
 
@@ -93,8 +95,8 @@ extern "C" cudaError_t halox_kernel_plan_gather_meta(const int32_t *id, const ui
 {
     if (n <= 0)
         return cudaSuccess;
-    halox__gather_meta_kernel<<<halox__grid(n), HALOX__SEL_THREADS, 0, stream>>>(
-        id, zone, index, n, bit, id_out, zone_out);
+    HALOX__LAUNCH(halox__gather_meta_kernel, halox__grid(n), HALOX__SEL_THREADS, stream)
+    (id, zone, index, n, bit, id_out, zone_out);
     return cudaPeekAtLastError();
 }
 
@@ -110,6 +112,7 @@ extern "C" cudaError_t halox_kernel_plan_zone_or(uint8_t *dst, const uint8_t *sr
 {
     if (n <= 0)
         return cudaSuccess;
-    halox__zone_or_kernel<<<halox__grid(n), HALOX__SEL_THREADS, 0, stream>>>(dst, src, n, bit);
+    HALOX__LAUNCH(halox__zone_or_kernel, halox__grid(n), HALOX__SEL_THREADS, stream)
+    (dst, src, n, bit);
     return cudaPeekAtLastError();
 }

@@ -1,0 +1,411 @@
+/* The device-data rebuild's kernels (src/kernels/plan_select.cu, migrate_kernels.cu and their
+ * stable compaction, compact.cuh) run on the CPU through the host emulation of tests/emu, against
+ * host references, in every build (no GPU, no CUDA needed): so their logic (block counts, the
+ * scan of the offsets, the scatter in index order, the warp reductions of the masks, the wrap and
+ * owner arithmetic) is checked in CI, and the GPU runs (test_gpu_plan_device,
+ * test_gpu_migrate_device) check the same code on the device.
+ *   - selection: (double)x - lo < rh over [begin, end), float and double, strides 3 and 4, every
+ *     dimension, sizes around the block (1024) and scan (1024 blocks) boundaries, the mask of the
+ *     ranges that hold a selected atom; the compaction of flags both ways;
+ *   - the home check's first atom outside [lo, hi), NaN included;
+ *   - the migration's scan: components wrapped exactly as core's halox_wrap and the store in the
+ *     atoms' precision (-0, 0, the edge, far outside, NaN), owners as halox_owner_rank;
+ *   - pack, gather, unpack of records, the ids and zones of the set-up messages. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vector>
+
+#include "kernels/migrate_kernels.cu"
+#include "kernels/plan_select.cu"
+
+#include "halox/geometry.h"
+
+thread_local halox_emu_dim threadIdx, blockIdx;
+halox_emu_dim blockDim, gridDim;
+halox_emu_block *halox_emu_cur;
+
+namespace {
+
+struct emu_arg {
+    unsigned b, t;
+    const std::function<void()> *fn;
+};
+
+void *emu_thread(void *p)
+{
+    const emu_arg *a = static_cast<const emu_arg *>(p);
+    threadIdx = {a->t, 0, 0};
+    blockIdx = {a->b, 0, 0};
+    (*a->fn)();
+    return nullptr;
+}
+
+} // namespace
+
+void halox_emu_run(unsigned blocks, unsigned threads, const std::function<void()> &fn)
+{
+    blockDim = {threads, 1, 1};
+    gridDim = {blocks, 1, 1};
+    const unsigned warps = (threads + 31) / 32;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    for (unsigned b = 0; b < blocks; b++) {
+        halox_emu_block blk;
+        pthread_barrier_init(&blk.block, nullptr, threads);
+        blk.warp.resize(warps);
+        for (unsigned w = 0; w < warps; w++)
+            pthread_barrier_init(&blk.warp[w], nullptr, 32);
+        blk.slot.assign(32 * (size_t)warps, 0);
+        halox_emu_cur = &blk;
+        std::vector<pthread_t> th(threads);
+        std::vector<emu_arg> args(threads);
+        for (unsigned t = 0; t < threads; t++) {
+            args[t] = {b, t, &fn};
+            if (pthread_create(&th[t], &attr, emu_thread, &args[t]) != 0) {
+                fprintf(stderr, "emulation: cannot start thread %u of block %u\n", t, b);
+                abort();
+            }
+        }
+        for (unsigned t = 0; t < threads; t++)
+            pthread_join(th[t], nullptr);
+        pthread_barrier_destroy(&blk.block);
+        for (unsigned w = 0; w < warps; w++)
+            pthread_barrier_destroy(&blk.warp[w]);
+    }
+    pthread_attr_destroy(&attr);
+}
+
+static int g_fail;
+#define EXPECT(cond, ...)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            if (g_fail++ < 20) {                                                                   \
+                fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                    \
+                fprintf(stderr, __VA_ARGS__);                                                      \
+                fprintf(stderr, "\n");                                                             \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
+static uint64_t g_s = 2026;
+static double uni()
+{
+    uint64_t z = (g_s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-53;
+}
+
+static double get(const void *x, halox_real_t real, int stride, int i, int c)
+{
+    const size_t k = (size_t)i * (size_t)stride + (size_t)c;
+    return real == HALOX_FLOAT ? (double)((const float *)x)[k] : ((const double *)x)[k];
+}
+
+static void put(void *x, halox_real_t real, int stride, int i, int c, double v)
+{
+    const size_t k = (size_t)i * (size_t)stride + (size_t)c;
+    if (real == HALOX_FLOAT)
+        ((float *)x)[k] = (float)v;
+    else
+        ((double *)x)[k] = v;
+}
+
+/* the selection and the flag compaction against host loops */
+static void test_select(halox_real_t real, int stride, int n, int dim)
+{
+    const size_t es = halox_real_size(real) * (size_t)stride;
+    std::vector<unsigned char> x(es * (size_t)(n > 0 ? n : 1));
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < stride; c++)
+            put(x.data(), real, stride, i, c, uni() * 10.0);
+    halox_plan_select_args_t a;
+    memset(&a, 0, sizeof a);
+    a.x = x.data();
+    a.real = real;
+    a.stride = stride;
+    a.dim = dim;
+    a.lo = 2.5;
+    a.rh = 3.0; /* about half the atoms */
+    a.begin = n / 7;
+    a.end = n;
+    /* three ranges of "pulses" 0, 2 and 5 over [begin, end) */
+    const int len = a.end - a.begin;
+    a.n_ranges = 3;
+    const int cut[4] = {a.begin, a.begin + len / 3, a.begin + len / 2, a.end};
+    const int pulse[3] = {0, 2, 5};
+    for (int j = 0; j < 3; j++) {
+        a.range_lo[j] = cut[j];
+        a.range_hi[j] = cut[j + 1];
+        a.range_pulse[j] = pulse[j];
+    }
+    std::vector<int> want;
+    unsigned want_mask = 0;
+    for (int i = a.begin; i < a.end; i++)
+        if (get(x.data(), real, stride, i, dim) - a.lo < a.rh) {
+            want.push_back(i);
+            for (int j = 0; j < 3; j++)
+                if (i >= cut[j] && i < cut[j + 1])
+                    want_mask |= 1u << pulse[j];
+        }
+    std::vector<int> out((size_t)n + 1, -7), scratch(halox_kernel_plan_select_scratch(len) + 1);
+    int count = -1;
+    unsigned mask = 0;
+    EXPECT(halox_kernel_plan_select(&a, out.data(), &count, &mask, scratch.data(), nullptr) ==
+               cudaSuccess,
+           "launch");
+    EXPECT(count == (int)want.size(), "select n %d: count %d, want %zu", n, count, want.size());
+    EXPECT(count != (int)want.size() || std::equal(want.begin(), want.end(), out.begin()),
+           "select n %d: indices differ", n);
+    EXPECT(mask == want_mask, "select n %d: mask %#x, want %#x", n, mask, want_mask);
+    /* the flags of the migration's compaction, both ways */
+    std::vector<uint8_t> fl((size_t)(n > 0 ? n : 1));
+    for (int i = 0; i < n; i++)
+        fl[(size_t)i] = uni() < 0.3 ? (uint8_t)(1 + (i % 3)) : 0;
+    for (int w = 0; w < 2; w++) {
+        std::vector<int> ref;
+        for (int i = 0; i < n; i++)
+            if ((fl[(size_t)i] != 0) == w)
+                ref.push_back(i);
+        std::vector<int> o((size_t)n + 1, -7), sc(halox_kernel_mig_scratch(n) + 1);
+        int c = -1;
+        EXPECT(halox_kernel_mig_compact(fl.data(), n, w, o.data(), &c, sc.data(), nullptr) ==
+                   cudaSuccess,
+               "launch");
+        EXPECT(c == (int)ref.size() && std::equal(ref.begin(), ref.end(), o.begin()),
+               "compact n %d want %d: %d of %zu", n, w, c, ref.size());
+    }
+}
+
+static void test_check_home(halox_real_t real, int n)
+{
+    const int stride = 3;
+    const double lo[3] = {1, 2, 3}, hi[3] = {4, 5, 6};
+    std::vector<unsigned char> x(halox_real_size(real) * 3 * (size_t)n);
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < 3; c++)
+            put(x.data(), real, stride, i, c, lo[c] + uni() * (hi[c] - lo[c]) * 0.999);
+    for (int round = 0; round < 3; round++) {
+        int bad = n;
+        if (round == 1 && n > 10) {
+            put(x.data(), real, stride, n - 3, 1, 5.0); /* on hi: outside */
+            put(x.data(), real, stride, n / 2, 2, NAN);
+            bad = n / 2;
+        } else if (round == 2 && n > 10) {
+            put(x.data(), real, stride, 3, 0, 0.999999); /* just below lo */
+            bad = 3;
+        }
+        int first = 0x7f7f7f7f;
+        EXPECT(halox_kernel_plan_check_home(real, stride, x.data(), n, lo, hi, &first, nullptr) ==
+                   cudaSuccess,
+               "launch");
+        EXPECT((bad == n && first == 0x7f7f7f7f) || first == bad,
+               "check home n %d round %d: first %d, want %d", n, round, first, bad);
+    }
+}
+
+/* core's wrap and store (migrate.c's halox__wrap_store), then the owner */
+static int host_scan(halox_real_t real, int stride, void *x, int i, const halox_grid_t *g,
+                     const halox_box_t *box, int me, int *bad)
+{
+    double lo[3], hi[3], v[3];
+    halox_domain_bounds(g, box, me, lo, hi);
+    for (int c = 0; c < 3; c++) {
+        v[c] = get(x, real, stride, i, c);
+        if (v[c] > 0 && v[c] < box->len[c])
+            continue;
+        if (!isfinite(v[c])) {
+            *bad = 1;
+            return me;
+        }
+        put(x, real, stride, i, c, halox_wrap(v[c], box->len[c]));
+        if (get(x, real, stride, i, c) >= box->len[c])
+            put(x, real, stride, i, c, 0.0);
+        v[c] = get(x, real, stride, i, c);
+    }
+    if (v[0] >= lo[0] && v[0] < hi[0] && v[1] >= lo[1] && v[1] < hi[1] && v[2] >= lo[2] &&
+        v[2] < hi[2])
+        return me;
+    return halox_owner_rank(g, box, v);
+}
+
+static void test_mig_scan(halox_real_t real, int stride, int n)
+{
+    const halox_grid_t g = {{3, 2, 2}};
+    const halox_box_t box = {{9.3, 7.1, 5.0}};
+    const int me = 7;
+    const size_t es = halox_real_size(real) * (size_t)stride;
+    std::vector<unsigned char> x(es * (size_t)n), y;
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < stride; c++) {
+            const double L = c < 3 ? box.len[c] : 1.0, u = uni();
+            double v = u < 0.6    ? uni() * L
+                       : u < 0.8  ? (uni() - 0.5) * 4.4 * L
+                       : u < 0.85 ? -0.0
+                       : u < 0.9  ? L
+                       : u < 0.93 ? -L * 1e-17
+                       : u < 0.96 ? 0.0
+                                  : L * (1 - 1e-16);
+            put(x.data(), real, stride, i, c, v);
+        }
+    if (n > 5)
+        put(x.data(), real, stride, n - 2, 1, NAN);
+    y = x;
+    int want_bad = n;
+    std::vector<int> want(n);
+    for (int i = 0; i < n; i++) {
+        int bad = 0;
+        want[(size_t)i] = host_scan(real, stride, y.data(), i, &g, &box, me, &bad);
+        if (bad && want_bad == n)
+            want_bad = i;
+    }
+    halox_mig_geometry_t geo;
+    memset(&geo, 0, sizeof geo);
+    halox_domain_bounds(&g, &box, me, geo.lo, geo.hi);
+    for (int d = 0; d < 3; d++) {
+        geo.len[d] = box.len[d];
+        geo.n[d] = g.n[d];
+    }
+    geo.me = me;
+    std::vector<int> dest((size_t)n);
+    std::vector<uint8_t> leaves((size_t)n);
+    int first = 0x7f7f7f7f;
+    EXPECT(halox_kernel_mig_scan(real, stride, x.data(), n, &geo, dest.data(), leaves.data(),
+                                 &first, nullptr) == cudaSuccess,
+           "launch");
+    EXPECT(memcmp(x.data(), y.data(), x.size()) == 0,
+           "mig scan n %d: positions not wrapped as "
+           "the host wraps them",
+           n);
+    int wrong = 0;
+    for (int i = 0; i < n; i++)
+        if (i != want_bad &&
+            (dest[(size_t)i] != want[(size_t)i] || leaves[(size_t)i] != (want[(size_t)i] != me)))
+            wrong++;
+    EXPECT(wrong == 0, "mig scan n %d: %d owners differ", n, wrong);
+    EXPECT(want_bad == n ? first == 0x7f7f7f7f : first == want_bad, "mig scan: first bad %d, %d",
+           first, want_bad);
+}
+
+static void test_records(void)
+{
+    const int n = 700, m = 300;
+    const size_t xb = 12, eb = 24, rec = xb + 4 + eb;
+    std::vector<float> x(3 * (size_t)n);
+    std::vector<int32_t> id((size_t)n);
+    std::vector<unsigned char> ex(eb * (size_t)n);
+    std::vector<uint8_t> zone((size_t)n);
+    for (int i = 0; i < n; i++) {
+        for (int c = 0; c < 3; c++)
+            x[3 * (size_t)i + (size_t)c] = (float)uni();
+        id[(size_t)i] = 1000 + i;
+        zone[(size_t)i] = (uint8_t)(i % 7);
+        for (size_t b = 0; b < eb; b++)
+            ex[eb * (size_t)i + b] = (unsigned char)(i * 3 + (int)b);
+    }
+    std::vector<int> index((size_t)m), slot((size_t)m);
+    for (int j = 0; j < m; j++) {
+        index[(size_t)j] = (j * 37) % n;
+        slot[(size_t)j] = m - 1 - j;
+    }
+    std::vector<unsigned char> buf(rec * (size_t)m);
+    EXPECT(halox_kernel_mig_pack(x.data(), id.data(), ex.data(), xb, eb, index.data(), slot.data(),
+                                 m, rec, buf.data(), nullptr) == cudaSuccess,
+           "launch");
+    int wrong = 0;
+    for (int j = 0; j < m; j++) {
+        const unsigned char *o = buf.data() + rec * (size_t)slot[(size_t)j];
+        const int i = index[(size_t)j];
+        wrong += memcmp(o, &x[3 * (size_t)i], xb) != 0 || memcmp(o + xb, &id[(size_t)i], 4) != 0 ||
+                 memcmp(o + xb + 4, &ex[eb * (size_t)i], eb) != 0;
+    }
+    EXPECT(wrong == 0, "pack: %d records wrong", wrong);
+    std::vector<float> x2(3 * (size_t)m);
+    std::vector<int32_t> id2((size_t)m);
+    std::vector<unsigned char> ex2(eb * (size_t)m);
+    EXPECT(halox_kernel_mig_unpack(buf.data(), rec, m, xb, eb, x2.data(), id2.data(), ex2.data(),
+                                   nullptr) == cudaSuccess,
+           "launch");
+    std::vector<float> x3(3 * (size_t)m);
+    std::vector<int32_t> id3((size_t)m);
+    std::vector<unsigned char> ex3(eb * (size_t)m);
+    std::vector<int> inv((size_t)m);
+    for (int j = 0; j < m; j++)
+        inv[(size_t)slot[(size_t)j]] = index[(size_t)j];
+    EXPECT(halox_kernel_mig_gather(x.data(), id.data(), ex.data(), xb, eb, inv.data(), m, x3.data(),
+                                   id3.data(), ex3.data(), nullptr) == cudaSuccess,
+           "launch");
+    EXPECT(x2 == x3 && id2 == id3 && ex2 == ex3, "unpack and gather disagree");
+    std::vector<int> gi((size_t)m);
+    std::vector<int> src((size_t)n);
+    for (int i = 0; i < n; i++)
+        src[(size_t)i] = 5 * i + 1;
+    EXPECT(halox_kernel_mig_gather_int(src.data(), index.data(), m, gi.data(), nullptr) ==
+               cudaSuccess,
+           "launch");
+    wrong = 0;
+    for (int j = 0; j < m; j++)
+        wrong += gi[(size_t)j] != src[(size_t)index[(size_t)j]];
+    EXPECT(wrong == 0, "gather_int: %d wrong", wrong);
+    std::vector<int32_t> ido((size_t)m);
+    std::vector<uint8_t> zo((size_t)m), zz((size_t)m);
+    EXPECT(halox_kernel_plan_gather_meta(id.data(), zone.data(), index.data(), m, 4, ido.data(),
+                                         zo.data(), nullptr) == cudaSuccess,
+           "launch");
+    EXPECT(halox_kernel_plan_zone_or(zz.data(), zo.data(), m, 2, nullptr) == cudaSuccess, "launch");
+    wrong = 0;
+    for (int j = 0; j < m; j++) {
+        const int i = index[(size_t)j];
+        wrong += ido[(size_t)j] != id[(size_t)i] ||
+                 zo[(size_t)j] != (uint8_t)(zone[(size_t)i] | 4) ||
+                 zz[(size_t)j] != (uint8_t)(zone[(size_t)i] | 6);
+    }
+    EXPECT(wrong == 0, "set-up ids and zones: %d wrong", wrong);
+}
+
+int main()
+{
+    /* sizes around one block of the compaction (1024 indices) and a few blocks */
+    const int sizes[] = {0, 1, 31, 1023, 1024, 1025, 3000, 5000};
+    int which = 0;
+    for (int n : sizes) {
+        test_select(HALOX_FLOAT, 3, n, which++ % 3);
+        if (n == 1025 || n == 5000) {
+            test_select(HALOX_DOUBLE, 3, n, 1);
+            test_select(HALOX_FLOAT, 4, n, 2);
+        }
+    }
+    /* the offsets' scan over more blocks than one round of its 1024 threads takes (over 1 M
+     * indices: a compaction that large would take minutes here), directly */
+    for (int nb : {1, 1024, 1025, 2500}) {
+        std::vector<int> counts((size_t)nb), want((size_t)nb);
+        int total = 0;
+        for (int b = 0; b < nb; b++) {
+            counts[(size_t)b] = (int)(uni() * 1025);
+            want[(size_t)b] = total;
+            total += counts[(size_t)b];
+        }
+        int got = -1;
+        HALOX__LAUNCH(halox__cmp_scan_kernel, 1, HALOX__CMP_SCAN, nullptr)(counts.data(), nb, &got);
+        EXPECT(got == total && counts == want, "scan of %d blocks: total %d, want %d", nb, got,
+               total);
+    }
+    for (int n : {1, 40, 3000}) {
+        test_check_home(HALOX_FLOAT, n);
+        test_check_home(HALOX_DOUBLE, n);
+        test_mig_scan(HALOX_FLOAT, 3, n);
+        test_mig_scan(HALOX_DOUBLE, 3, n);
+        test_mig_scan(HALOX_FLOAT, 4, n);
+    }
+    test_records();
+    if (g_fail)
+        printf("%d check(s) failed\n", g_fail);
+    else
+        printf("all checks passed\n");
+    return g_fail ? 1 : 0;
+}
