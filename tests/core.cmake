@@ -28,7 +28,7 @@ include(CheckLanguage)
 check_language(CXX)
 if(CMAKE_CXX_COMPILER)
   enable_language(CXX)
-  add_executable(test_kernels_emu test_kernels_emu.cpp)
+  add_executable(test_kernels_emu test_kernels_emu.cpp emu/emu_runtime.cpp)
   # the emulation's cuda_runtime*.h first, so the kernels include it instead of CUDA's
   target_include_directories(test_kernels_emu BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/emu)
   target_include_directories(test_kernels_emu PRIVATE ${PROJECT_SOURCE_DIR}/src
@@ -38,7 +38,26 @@ if(CMAKE_CXX_COMPILER)
   target_compile_options(test_kernels_emu PRIVATE -ffp-contract=off)
   target_link_libraries(test_kernels_emu PRIVATE halox_core Threads::Threads m)
   add_test(NAME test_kernels_emu COMMAND test_kernels_emu)
-  set_tests_properties(test_kernels_emu PROPERTIES LABELS unit TIMEOUT 300)
+  set_tests_properties(test_kernels_emu PROPERTIES LABELS emu TIMEOUT 300)
 else()
   message(STATUS "halox tests: no C++ compiler, test_kernels_emu not built")
+endif()
+# the GPU transports' device stores (plan_device.c, migrate_device.c, gpu_device.c and their
+# kernels) on the CPU over the emulation, through test_device_threads' checks
+if(CMAKE_CXX_COMPILER)
+  set(_src ${PROJECT_SOURCE_DIR}/src/transports)
+  add_executable(test_device_stores_emu test_device_threads.c emu/emu_transport.c
+                 emu/emu_kernels.cpp emu/emu_runtime.cpp ${_src}/gpu_device.c
+                 ${_src}/plan_device.c ${_src}/migrate_device.c ${_src}/threads.c
+                 ${_src}/threads_exchange.c ${_src}/team.c ${_src}/team_run.c ${_src}/pulse_host.c)
+  target_compile_definitions(test_device_stores_emu PRIVATE HALOX_TEST_EMU_GPU=1)
+  target_include_directories(test_device_stores_emu BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/emu)
+  target_include_directories(test_device_stores_emu PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+                             ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include
+                             ${PROJECT_BINARY_DIR}/include)
+  set_target_properties(test_device_stores_emu PROPERTIES CXX_STANDARD 14 CXX_STANDARD_REQUIRED ON)
+  target_compile_options(test_device_stores_emu PRIVATE -ffp-contract=off)
+  target_link_libraries(test_device_stores_emu PRIVATE halox_core Threads::Threads m)
+  add_test(NAME test_device_stores_emu COMMAND test_device_stores_emu)
+  set_tests_properties(test_device_stores_emu PROPERTIES LABELS emu TIMEOUT 300)
 endif()

@@ -7,7 +7,11 @@
  *   - the migration of moved atoms over arrays too small for a rank that gains atoms: refused
  *     on every rank before any atom moves; grown, the same atoms, order and bits as
  *     halox_comm_migrate on a copy, with the leavers counted.
- * Rank threads record what they saw; the main thread judges (the checks are not thread-safe). */
+ * Rank threads record what they saw; the main thread judges (the checks are not thread-safe).
+ * Built twice: test_device_threads (the `threads` transport: the host store) and, with
+ * HALOX_TEST_EMU_GPU, test_device_stores_emu: the same checks through the GPU transports' device
+ * stores (src/transports/plan_device.c, migrate_device.c, their kernels) on the CPU, over the
+ * host emulation of tests/emu. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +21,20 @@
 #include "halox/plan.h"
 #include "harness.h"
 #include "mpi_common.h"
+#ifdef HALOX_TEST_EMU_GPU
+#include "emu_transport.h"
+#endif
+
+/* the endpoint under test: `threads` (the host store), or with HALOX_TEST_EMU_GPU the GPU
+ * transports' device stores over emulated device memory (tests/emu) */
+static halox_status_t make_comm(const halox_comm_args_t *args, halox_comm_t **comm_p)
+{
+#ifdef HALOX_TEST_EMU_GPU
+    return emu_gpu_create(args, comm_p);
+#else
+    return halox_comm_create("threads", args, comm_p);
+#endif
+}
 
 typedef struct shared {
     halox_plan_params_t params;
@@ -77,7 +95,7 @@ static halox_status_t rank_fn(int rank, halox_team_t *team, void *arg)
     const halox_plan_params_t *prm = &sh->params;
     halox_comm_args_t args = {.real = HALOX_FLOAT, .stride = 3, .team = team, .rank = rank};
     halox_comm_t *comm = NULL;
-    halox_status_t st = halox_comm_create("threads", &args, &comm);
+    halox_status_t st = make_comm(&args, &comm);
     if (st != HALOX_OK)
         return st;
     /* this rank's home atoms, as the reference had them before its build */
@@ -215,8 +233,18 @@ int main(void)
         {{8, 1, 1}, {16, 14, 14}, 6.5, 0.5, 0, 1000}, {{4, 2, 1}, {16, 8, 30}, 2.5, 0.5, 1, 2000},
         {{2, 1, 1}, {10, 10, 10}, 2.5, 0.3, 0, 0},
     };
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+#ifdef HALOX_TEST_EMU_GPU
+    /* the emulation starts a POSIX thread per GPU thread: a few small teams are enough to run
+     * every step of the device stores (self pulses, 2 pulses, shifts, empty domains) */
+    static const size_t pick[] = {0, 1, 2, 3, 7, 14};
+    for (size_t q = 0; q < sizeof pick / sizeof pick[0]; q++) {
+        const size_t c = pick[q];
+#else
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+#endif
         run_team((halox_grid_t){{cases[c].g[0], cases[c].g[1], cases[c].g[2]}}, cases[c].L,
                  cases[c].rc, cases[c].buf, cases[c].shifts, cases[c].natoms, 11 + c);
+        fflush(stdout);
+    }
     TEST_DONE();
 }

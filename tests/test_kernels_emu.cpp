@@ -23,62 +23,6 @@
 
 #include "halox/geometry.h"
 
-thread_local halox_emu_dim threadIdx, blockIdx;
-halox_emu_dim blockDim, gridDim;
-halox_emu_block *halox_emu_cur;
-
-namespace {
-
-struct emu_arg {
-    unsigned b, t;
-    const std::function<void()> *fn;
-};
-
-void *emu_thread(void *p)
-{
-    const emu_arg *a = static_cast<const emu_arg *>(p);
-    threadIdx = {a->t, 0, 0};
-    blockIdx = {a->b, 0, 0};
-    (*a->fn)();
-    return nullptr;
-}
-
-} // namespace
-
-void halox_emu_run(unsigned blocks, unsigned threads, const std::function<void()> &fn)
-{
-    blockDim = {threads, 1, 1};
-    gridDim = {blocks, 1, 1};
-    const unsigned warps = (threads + 31) / 32;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
-    for (unsigned b = 0; b < blocks; b++) {
-        halox_emu_block blk;
-        pthread_barrier_init(&blk.block, nullptr, threads);
-        blk.warp.resize(warps);
-        for (unsigned w = 0; w < warps; w++)
-            pthread_barrier_init(&blk.warp[w], nullptr, 32);
-        blk.slot.assign(32 * (size_t)warps, 0);
-        halox_emu_cur = &blk;
-        std::vector<pthread_t> th(threads);
-        std::vector<emu_arg> args(threads);
-        for (unsigned t = 0; t < threads; t++) {
-            args[t] = {b, t, &fn};
-            if (pthread_create(&th[t], &attr, emu_thread, &args[t]) != 0) {
-                fprintf(stderr, "emulation: cannot start thread %u of block %u\n", t, b);
-                abort();
-            }
-        }
-        for (unsigned t = 0; t < threads; t++)
-            pthread_join(th[t], nullptr);
-        pthread_barrier_destroy(&blk.block);
-        for (unsigned w = 0; w < warps; w++)
-            pthread_barrier_destroy(&blk.warp[w]);
-    }
-    pthread_attr_destroy(&attr);
-}
-
 static int g_fail;
 #define EXPECT(cond, ...)                                                                          \
     do {                                                                                           \

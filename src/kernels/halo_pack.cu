@@ -7,6 +7,8 @@
  * into +0.0); forces one add per component. Neither contracts into anything else, so the results
  * are bit-identical to the CPU reference. */
 #include <cuda_runtime.h>
+
+#include "kernels/launch.cuh"
 #include <stdint.h>
 
 #include "kernels/halo_kernels.h"
@@ -62,13 +64,13 @@ extern "C" cudaError_t halox_kernel_pack_coords(halox_real_t real, int stride, v
     const int64_t total = (int64_t)n * stride;
     const int add = shift != 0.0;
     if (real == HALOX_FLOAT)
-        halox__pack_coords_kernel<float>
-            <<<halox__blocks(total), HALOX__KERNEL_THREADS, 0, stream>>>(
-                (float *)dst, (const float *)x, index, total, stride, dim, add, (float)shift);
+        HALOX__LAUNCH(halox__pack_coords_kernel<float>, halox__blocks(total), HALOX__KERNEL_THREADS,
+                      stream)
+        ((float *)dst, (const float *)x, index, total, stride, dim, add, (float)shift);
     else if (real == HALOX_DOUBLE)
-        halox__pack_coords_kernel<double>
-            <<<halox__blocks(total), HALOX__KERNEL_THREADS, 0, stream>>>(
-                (double *)dst, (const double *)x, index, total, stride, dim, add, shift);
+        HALOX__LAUNCH(halox__pack_coords_kernel<double>, halox__blocks(total),
+                      HALOX__KERNEL_THREADS, stream)
+        ((double *)dst, (const double *)x, index, total, stride, dim, add, shift);
     else
         return cudaErrorInvalidValue;
     return cudaGetLastError();
@@ -84,12 +86,13 @@ extern "C" cudaError_t halox_kernel_add_forces(halox_real_t real, int stride, vo
         return cudaErrorInvalidValue;
     const int64_t total = (int64_t)n * 3;
     if (real == HALOX_FLOAT)
-        halox__add_forces_kernel<float><<<halox__blocks(total), HALOX__KERNEL_THREADS, 0, stream>>>(
-            (float *)f, index, total, stride, (const float *)src);
+        HALOX__LAUNCH(halox__add_forces_kernel<float>, halox__blocks(total), HALOX__KERNEL_THREADS,
+                      stream)
+        ((float *)f, index, total, stride, (const float *)src);
     else if (real == HALOX_DOUBLE)
-        halox__add_forces_kernel<double>
-            <<<halox__blocks(total), HALOX__KERNEL_THREADS, 0, stream>>>(
-                (double *)f, index, total, stride, (const double *)src);
+        HALOX__LAUNCH(halox__add_forces_kernel<double>, halox__blocks(total), HALOX__KERNEL_THREADS,
+                      stream)
+        ((double *)f, index, total, stride, (const double *)src);
     else
         return cudaErrorInvalidValue;
     return cudaGetLastError();

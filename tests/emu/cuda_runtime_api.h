@@ -1,2 +1,53 @@
-/* the host emulation's stand-in for the CUDA runtime header (tests/emu/halox_emu.h) */
-#include "halox_emu.h"
+/* The host emulation's stand-in for the CUDA runtime API (tests/emu): the types and the calls the
+ * GPU transports' shared parts and device stores use (src/transports/gpu_device.c,
+ * plan_device.c, migrate_device.c), over host memory, every call complete on return (one
+ * in-order "stream"). C and C++; the implementations are tests/emu/emu_runtime.cpp. */
+#ifndef HALOX_TESTS_EMU_API_H
+#define HALOX_TESTS_EMU_API_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum cudaError {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorNotReady = 600
+} cudaError_t;
+typedef struct CUstream_st *cudaStream_t;
+typedef struct CUevent_st *cudaEvent_t;
+enum cudaMemcpyKind {
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
+    cudaMemcpyDeviceToDevice = 3,
+    cudaMemcpyDefault = 4
+};
+
+cudaError_t cudaMalloc(void **p, size_t bytes);
+cudaError_t cudaFree(void *p);
+cudaError_t cudaMallocHost(void **p, size_t bytes);
+cudaError_t cudaFreeHost(void *p);
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind);
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+                            cudaStream_t s);
+cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s);
+cudaError_t cudaStreamQuery(cudaStream_t s);
+cudaError_t cudaEventQuery(cudaEvent_t e);
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s);
+cudaError_t cudaGetDevice(int *d);
+cudaError_t cudaSetDevice(int d);
+cudaError_t cudaGetLastError(void);
+cudaError_t cudaPeekAtLastError(void);
+const char *cudaGetErrorString(cudaError_t e);
+const char *cudaGetErrorName(cudaError_t e);
+/* test hook: the next n cudaMalloc calls succeed, the one after fails (negative: never) */
+void halox_emu_malloc_fail_after(long n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -17,8 +17,7 @@
 #include <functional>
 #include <vector>
 
-typedef enum cudaError { cudaSuccess = 0, cudaErrorInvalidValue = 1 } cudaError_t;
-typedef struct CUstream_st *cudaStream_t;
+#include "cuda_runtime_api.h"
 
 struct halox_emu_dim {
     unsigned x, y, z;
@@ -108,13 +107,5 @@ static inline halox_emu_launcher<K> halox_emu_launch(unsigned blocks, unsigned t
 }
 #define HALOX__LAUNCH(kernel, blocks, threads, stream)                                             \
     halox_emu_launch((unsigned)(blocks), (unsigned)(threads), [](auto... a) { kernel(a...); })
-
-static inline cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t)
-{
-    memset(p, v, n);
-    return cudaSuccess;
-}
-static inline cudaError_t cudaPeekAtLastError(void) { return cudaSuccess; }
-static inline cudaError_t cudaGetLastError(void) { return cudaSuccess; }
 
 #endif
