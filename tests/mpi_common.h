@@ -278,6 +278,29 @@ static inline int tm_mpi_finish(void)
     return any;
 }
 
+/* Create the endpoint of `name` for real/stride (timeout 30 s) on every rank: 1 with *comm_p,
+ * or 0 when the transport refused this machine (HALOX_ERR_UNAVAILABLE on every rank alike, said
+ * on rank 0) or failed (a failed check). */
+static inline int tm_comm_create(const char *name, halox_real_t real, int stride,
+                                 halox_comm_t **comm_p)
+{
+    halox_comm_args_t args = {0};
+    args.real = real;
+    args.stride = stride;
+    args.timeout_s = 30;
+    *comm_p = NULL;
+    halox_status_t st = halox_comm_create(name, &args, comm_p);
+    int refused = st == HALOX_ERR_UNAVAILABLE, any = 0;
+    MPI_Allreduce(&refused, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK_MSG(any == refused, "%s: refused on some ranks only", name);
+    if (refused) {
+        ROOT_PRINTF("%s: refused here: %s\n", name, halox_last_error());
+        return 0;
+    }
+    CHECK_MSG(st == HALOX_OK, "%s: create: %s", name, halox_last_error());
+    return st == HALOX_OK;
+}
+
 /* One case of the exchange tests: natoms random atoms (seed) in box on grid, the plan of cutoff
  * and buffer, then run(): the plan built through comm and 3 exchanges against the reference
  * (ref: every rank's home atoms, mine: this rank's copy, ctx: the case in words, after `label`

@@ -305,20 +305,8 @@ static void test_transport(const char *name)
     halox_grid_t grids[4];
     int ng = tm_grids_for(g_size, 1, grids), cases = 0;
     for (int k = 0; k < (int)(sizeof kinds / sizeof kinds[0]); k++) {
-        halox_comm_args_t args = {0};
-        args.real = kinds[k].real;
-        args.stride = kinds[k].stride;
-        args.timeout_s = 30;
         halox_comm_t *comm = NULL;
-        halox_status_t st = halox_comm_create(name, &args, &comm);
-        int refused = st == HALOX_ERR_UNAVAILABLE;
-        CHECK_MSG(all_max(refused) == refused, "%s: refused on some ranks only", name);
-        if (refused) {
-            ROOT_PRINTF("%s: refused here: %s\n", name, halox_last_error());
-            return;
-        }
-        CHECK_MSG(st == HALOX_OK, "%s: create: %s", name, halox_last_error());
-        if (st != HALOX_OK)
+        if (!tm_comm_create(name, kinds[k].real, kinds[k].stride, &comm))
             return;
         for (int g = 0; g < ng; g++)
             for (int c = 0; c < (int)(sizeof cb / sizeof cb[0]); c++)

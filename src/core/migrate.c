@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/bits.h"
+#include "core/device_atoms.h"
 #include "core/error.h"
 #include "core/migrate_store.h"
 #include "core/pack.h"
@@ -540,16 +541,7 @@ halox_status_t halox_comm_migrate_device(halox_comm_t *comm, const halox_grid_t 
     if (!comm || !grid || !box || !atoms)
         return halox__error(HALOX_ERR_INVALID_ARG, "migrate_device: NULL argument");
     atoms->need = atoms->moved = atoms->max_hops = 0;
-    halox_status_t st = HALOX_OK;
-    if (!atoms->x || !atoms->id || atoms->capacity < 1 || (atoms->extra_bytes && !atoms->extra))
-        st = halox__error(HALOX_ERR_INVALID_ARG,
-                          "migrate_device: rank %d: x and id (and extra, with extra_bytes) are "
-                          "required, with a capacity of at least 1 (capacity %d)",
-                          comm->rank, atoms->capacity);
-    else if (atoms->n_home < 0 || atoms->n_home > atoms->capacity)
-        st = halox__error(HALOX_ERR_INVALID_ARG,
-                          "migrate_device: rank %d: %d home atoms but capacity %d", comm->rank,
-                          atoms->n_home, atoms->capacity);
+    halox_status_t st = halox__device_atoms_check(atoms, comm->rank, "migrate_device", 0);
     if (st != HALOX_OK)
         return halox__agree(comm, st, "migration");
     halox__mig_store_t s;
@@ -559,15 +551,7 @@ halox_status_t halox_comm_migrate_device(halox_comm_t *comm, const halox_grid_t 
     if (comm->ops->mig_store) {
         st = comm->ops->mig_store(comm, atoms, &s);
     } else {
-        memset(&view, 0, sizeof view);
-        view.real = comm->real;
-        view.stride = comm->stride;
-        view.x = atoms->x;
-        view.id = atoms->id;
-        view.extra = atoms->extra;
-        view.extra_bytes = atoms->extra_bytes;
-        view.n_home = view.n_total = atoms->n_home;
-        view.capacity = atoms->capacity;
+        halox__device_atoms_view(&view, comm->real, comm->stride, atoms);
         s = halox__mig_host_store(&h, 1);
     }
     st = halox__agree(comm, st, "migration");

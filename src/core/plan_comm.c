@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/device_atoms.h"
 #include "core/error.h"
 #include "core/grow.h"
 #include "core/plan_build.h"
@@ -309,16 +310,7 @@ halox_status_t halox_comm_build_plan_device(halox_comm_t *comm, const halox_plan
         return halox__error(HALOX_ERR_INVALID_ARG, "build_plan_device: NULL argument");
     atoms->need = 0;
     atoms->n_total = 0;
-    halox_status_t st = HALOX_OK;
-    if (!atoms->x || !atoms->id || !atoms->zone || atoms->capacity < 1)
-        st = halox__error(HALOX_ERR_INVALID_ARG,
-                          "build_plan_device: rank %d: x, id and zone are required, with a "
-                          "capacity of at least 1 (capacity %d)",
-                          comm->rank, atoms->capacity);
-    else if (atoms->n_home < 0 || atoms->n_home > atoms->capacity)
-        st = halox__error(HALOX_ERR_INVALID_ARG,
-                          "build_plan_device: rank %d: %d home atoms but capacity %d", comm->rank,
-                          atoms->n_home, atoms->capacity);
+    halox_status_t st = halox__device_atoms_check(atoms, comm->rank, "build_plan_device", 1);
     if (st != HALOX_OK)
         return halox__agree(comm, st, "plan build");
     halox__plan_store_t s;
@@ -328,13 +320,7 @@ halox_status_t halox_comm_build_plan_device(halox_comm_t *comm, const halox_plan
     if (comm->ops->plan_store) {
         st = comm->ops->plan_store(comm, atoms, &s);
     } else {
-        memset(&view, 0, sizeof view);
-        view.real = comm->real;
-        view.stride = comm->stride;
-        view.x = atoms->x;
-        view.id = atoms->id;
-        view.n_home = view.n_total = atoms->n_home;
-        view.capacity = atoms->capacity;
+        halox__device_atoms_view(&view, comm->real, comm->stride, atoms);
         s = halox__host_store(&h);
     }
     st = halox__agree(comm, st, "plan build");

@@ -107,6 +107,9 @@ halox_status_t md__gpu_flush_timers(halox_md_t *md);
 halox_status_t md__gpu_wait(halox_md_t *md, cudaStream_t s, cudaEvent_t ev, const char *what);
 halox_status_t md__gpu_idle(halox_md_t *md);
 halox_status_t md__gpu_to_host(halox_md_t *md, int forces);
+/* The blow-up check of a rebuild on the device: the largest v^2 the device left in h_disp (as
+ * float bits, read already) against half the box per step. */
+halox_status_t md__gpu_speed_verdict(halox_md_t *md);
 
 /* gpu_rebuild.c */
 /* Cluster pair lists over the local atoms' extent (the plan bound, the arrays uploaded). */

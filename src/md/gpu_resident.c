@@ -103,16 +103,7 @@ static halox_status_t md__gpu_check_speeds(halox_md_t *md)
     halox_status_t st = md__gpu_wait(md, g->hi, NULL, "the blow-up check");
     if (st != HALOX_OK)
         return st;
-    float v2;
-    memcpy(&v2, g->h_disp, sizeof v2);
-    double lmin = fmin(md->box.len[0], fmin(md->box.len[1], md->box.len[2]));
-    if (!(sqrt((double)v2) * md->cfg.dt < 0.5 * lmin))
-        return halox__error(HALOX_ERR_COORDINATE,
-                            "step %lld: the system blew up: an atom on rank %d moves %.3g per "
-                            "step, more than half the box (%.3g): use a smaller time step, or "
-                            "start from a configuration without overlaps",
-                            md->step, md->rank, sqrt((double)v2) * md->cfg.dt, 0.5 * lmin);
-    return HALOX_OK;
+    return md__gpu_speed_verdict(md);
 }
 
 /* the migration, grown and tried again while some rank lacks room */

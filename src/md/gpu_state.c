@@ -7,8 +7,10 @@
 #include "md/gpu_internal.h"
 
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 halox_status_t md__gpu_error(halox_md_t *md, cudaError_t e, const char *what)
 {
@@ -225,6 +227,21 @@ halox_status_t md__gpu_idle(halox_md_t *md)
 
 /* Bring the home positions and velocities (and with forces, the home forces f + fnl) to the
  * host atoms, when the device holds newer ones. */
+halox_status_t md__gpu_speed_verdict(halox_md_t *md)
+{
+    md_gpu_t *g = md__gpu(md);
+    float v2;
+    memcpy(&v2, g->h_disp, sizeof v2);
+    double lmin = fmin(md->box.len[0], fmin(md->box.len[1], md->box.len[2]));
+    if (!(sqrt((double)v2) * md->cfg.dt < 0.5 * lmin))
+        return halox__error(HALOX_ERR_COORDINATE,
+                            "step %lld: the system blew up: an atom on rank %d moves %.3g per "
+                            "step, more than half the box (%.3g): use a smaller time step, or "
+                            "start from a configuration without overlaps",
+                            md->step, md->rank, sqrt((double)v2) * md->cfg.dt, 0.5 * lmin);
+    return HALOX_OK;
+}
+
 halox_status_t md__gpu_to_host(halox_md_t *md, int forces)
 {
     md_gpu_t *g = md__gpu(md);

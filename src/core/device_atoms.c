@@ -1,0 +1,33 @@
+/* The caller's fixed arrays of the device-data plan build and migration (device_atoms.h). */
+#include <string.h>
+
+#include "core/device_atoms.h"
+#include "core/error.h"
+
+halox_status_t halox__device_atoms_check(const halox_device_atoms_t *a, int rank, const char *op,
+                                         int zone)
+{
+    if (!a->x || !a->id || (zone && !a->zone) || (a->extra_bytes && !a->extra) || a->capacity < 1)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "%s: rank %d: x and id%s (and extra, with extra_bytes) are required, "
+                            "with a capacity of at least 1 (capacity %d)",
+                            op, rank, zone ? ", zone" : "", a->capacity);
+    if (a->n_home < 0 || a->n_home > a->capacity)
+        return halox__error(HALOX_ERR_INVALID_ARG, "%s: rank %d: %d home atoms but capacity %d", op,
+                            rank, a->n_home, a->capacity);
+    return HALOX_OK;
+}
+
+void halox__device_atoms_view(halox_atoms_t *view, halox_real_t real, int stride,
+                              const halox_device_atoms_t *a)
+{
+    memset(view, 0, sizeof *view);
+    view->real = real;
+    view->stride = stride;
+    view->x = a->x;
+    view->id = a->id;
+    view->extra = a->extra;
+    view->extra_bytes = a->extra_bytes;
+    view->n_home = view->n_total = a->n_home;
+    view->capacity = a->capacity;
+}
