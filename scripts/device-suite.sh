@@ -39,7 +39,9 @@
 # (2-GPU runs; T+graph adds --graph), HALOX_BENCH_SIZES
 # (45000,176000), HALOX_BENCH_REPEATS (200), HALOX_ROOF_SIZES (45000,360000,3000000),
 # HALOX_MD_SIZES ("45000 360000 3000000"), HALOX_MD_REPEATS (1), HALOX_MD_STEPS (200),
-# HALOX_MD_GPUS ("1 2"), HALOX_SUITE_ONLY (a subset of: gpu-tests md roofline mps bench
+# HALOX_SUITE_TESTS (ctest -R pattern for the GPU tests), HALOX_ENGINE_SIZES/STEPS/REPEATS (the
+# engine phase: halox-bench md records into engine.jsonl),
+# HALOX_MD_GPUS ("1 2"), HALOX_SUITE_ONLY (a subset of: gpu-tests md engine roofline mps bench
 # sanitizer cpu-tests; machine facts and the build always run),
 # (plus "nvshmem" and "tools": halox-bench latency/bandwidth/halo and halox-md auto/--autotune on
 # 2 GPUs), HALOX_COMMIT (else git rev-parse, for the roofline JSON), NVSHMEM_HOME (else the python wheel
@@ -295,7 +297,9 @@ fi
 # ---- 3. GPU tests ---------------------------------------------------------------------------
 # one or two ranks: one rank per GPU where there are two; no MPS
 if want gpu-tests; then
-    ctest_phase ctest-gpu 240 -L gpu -E "_np[48]$" --output-on-failure --timeout 200
+    # HALOX_SUITE_TESTS: a ctest -R pattern that narrows this phase (a quick check of a fix)
+    ctest_phase ctest-gpu 240 -L gpu -E "_np[48]$" ${HALOX_SUITE_TESTS:+-R "$HALOX_SUITE_TESTS"} \
+        --output-on-failure --timeout 200
 fi
 
 # ---- 3a. four and eight ranks on the GPUs: several per GPU, under MPS
@@ -422,6 +426,38 @@ else
             done
         fi
     done
+fi
+
+# ---- 4a. engine records: halox-bench md (records carry commit, hardware, date) -----------------
+# HALOX_ENGINE_SIZES (45000), HALOX_ENGINE_STEPS (500), HALOX_ENGINE_REPEATS (3): one rank with
+# --graph and without; on one GPU also 2 ranks under MPS (mpi-staged, nvshmem-fused) with host
+# rebuilds and with HALOX_MD_DEVICE_REBUILD=1; records into $OUT/engine.jsonl
+if want engine && [ -x "$BUILD/tools/halox-bench" ] && [ "$NGPU" -ge 1 ]; then
+    eng() { # eng NAME NP DEVREB ARGS...: one halox-bench md phase
+        local name="$1" np="$2" dr="$3"
+        shift 3
+        phase "$name" "${HALOX_MD_PHASE_TIMEOUT:-120}" env HALOX_MD_DEVICE_REBUILD="$dr" \
+            "${MPIRUN[@]}" -x HALOX_MD_DEVICE_REBUILD -np "$np" "$BUILD/tools/halox-bench" md \
+            --device gpu --atoms "${HALOX_ENGINE_SIZES:-45000}" \
+            --steps "${HALOX_ENGINE_STEPS:-500}" --json "$OUT/engine.jsonl" "$@" || true
+        grep -E "^(label|[a-z0-9+-]+ +[0-9]+ )" "$LOGS/$name.log" | sed "s/^/engine  /" >>"$LOGS/bench-table.txt"
+    }
+    for ((r = 1; r <= ${HALOX_ENGINE_REPEATS:-3}; r++)); do
+        over_budget && break
+        eng "engine-np1-graph-r$r" 1 0 -t nccl --graph
+        eng "engine-np1-r$r" 1 0 -t nccl
+    done
+    if [ "$NGPU" -eq 1 ] && ! over_budget; then
+        mps_start
+        for ((r = 1; r <= ${HALOX_ENGINE_REPEATS:-3}; r++)); do
+            over_budget && break
+            for t in mpi-staged nvshmem-fused; do
+                eng "engine-np2-$t-r$r" 2 0 -t "$t"
+                eng "engine-np2-$t-devrebuild-r$r" 2 1 -t "$t"
+            done
+        done
+        mps_stop
+    fi
 fi
 
 # ---- 4b. pair-force roofline: LJ kernels against measured copy bandwidth and fp32 FMA rate ----

@@ -23,6 +23,12 @@
  *      thermo records as with host rebuilds, to rounding; as many rebuilds; atoms migrated on 2
  *      ranks as on the host path, within a few (rounding moves an atom across a boundary or
  *      not).
+ *   5. a start WITH forces (2048 atoms placed at random, without overlaps: a lattice has none,
+ *      which hid a first half kick that read forces never written): the step-0 forces of
+ *      halox_md_gather within 1e-4 (relative to the largest) of a brute-force double sum over
+ *      all pairs, then 30 steps with a halox_md_thermo_now in the middle (a recomputation must
+ *      not add into the next step's forces): every thermo record within 2e-4 of the CPU engine
+ *      and the final positions within 2e-3.
  * Usage: test_gpu_md [--transport NAME] (default: every GPU transport in the build; hybrid with
  * HALOX_HYBRID_UNREACHABLE=all in the environment sends every pair through MPI). Exit 77
  * (skipped) when no GPU is visible. */
@@ -144,6 +150,11 @@ static void test_trajectory(const char *transport, int P)
             CHECK_MSG(dx < 2e-3, "positions differ by %.3e", dx);
             CHECK_MSG(fabs(drift - cdrift) < 1e-4, "energy drift GPU %.3e vs CPU %.3e", drift,
                       cdrift);
+            /* the skin holds (no atom moves skin / 2 between rebuilds here): no step on
+             * outgrown lists, as the device counts them; the CPU engine does not count */
+            CHECK_MSG(gr.summary.stale_steps == 0, "%lld steps on outgrown lists",
+                      gr.summary.stale_steps);
+            CHECK(cr.summary.stale_steps == -1);
         }
     }
     halox_md_result_free(&cr);
@@ -215,6 +226,121 @@ static void test_trajectory(const char *transport, int P)
     halox_md_result_free(&gr);
 }
 
+/* The LJ forces (unit epsilon and sigma, cut at rc, minimum image in a cube of edge L) of every
+ * atom, by a double loop over all pairs, in double precision: the independent reference. */
+static void brute_forces(const double *x, long long n, double L, double rc, double *f)
+{
+    memset(f, 0, sizeof(double) * 3 * (size_t)n);
+    for (long long i = 0; i < n; i++)
+        for (long long j = i + 1; j < n; j++) {
+            double d[3], r2 = 0;
+            for (int k = 0; k < 3; k++) {
+                d[k] = x[3 * i + k] - x[3 * j + k];
+                d[k] -= L * nearbyint(d[k] / L);
+                r2 += d[k] * d[k];
+            }
+            if (r2 >= rc * rc)
+                continue;
+            const double s2 = 1.0 / r2, s6 = s2 * s2 * s2, fr = (48.0 * s6 - 24.0) * s6 * s2;
+            for (int k = 0; k < 3; k++) {
+                f[3 * i + k] += fr * d[k];
+                f[3 * j + k] -= fr * d[k];
+            }
+        }
+}
+
+static void test_start_with_forces(const char *transport, int P)
+{
+    halox_md_config_t cfg;
+    md_test_random(&cfg, 2048, 0.8, 11);
+    cfg.cutoff = 2.5;
+    md_test_lists(&cfg, 1.0, 10, 0);
+    cfg.steps = 30;
+    cfg.thermo_every = 10;
+    cfg.transport = transport;
+    cfg.device = HALOX_MD_DEVICE_GPU;
+    char grid[32];
+    snprintf(grid, sizeof grid, "%dx1x1", P);
+    halox_grid_parse(grid, &cfg.grid);
+    const long long n = cfg.natoms;
+    const double L = cbrt((double)n / cfg.density);
+    double *x0 = calloc(3 * (size_t)n, sizeof(double)), *f0 = calloc(3 * (size_t)n, sizeof(double));
+    double *fb = calloc(3 * (size_t)n, sizeof(double)), *x1 = calloc(3 * (size_t)n, sizeof(double));
+    CHECK(x0 && f0 && fb && x1);
+    halox_comm_args_t args = {.real = HALOX_FLOAT, .stride = 3, .device = -1};
+    halox_comm_t *comm = NULL;
+    halox_md_system_t *sys = NULL;
+    halox_md_t *md = NULL;
+    halox_md_thermo_t mid;
+    halox_status_t st = halox_comm_create(transport, &args, &comm);
+    if (st == HALOX_OK)
+        st = halox_md_system_create(&cfg, &sys);
+    if (st == HALOX_OK)
+        st = halox_md_create(&cfg, comm, sys, NULL, &md);
+    if (st == HALOX_OK)
+        st = halox_md_gather(md, x0, NULL, f0, 0);
+    if (st == HALOX_OK)
+        st = halox_md_run_until(md, 15);
+    if (st == HALOX_OK)
+        st = halox_md_thermo_now(md, &mid);
+    if (st == HALOX_OK)
+        st = halox_md_run_until(md, cfg.steps);
+    if (st == HALOX_OK)
+        st = halox_md_gather(md, x1, NULL, NULL, 0);
+    CHECK_MSG(st == HALOX_OK, "%s: %s", transport, halox_last_error());
+    halox_md_result_t cr;
+    memset(&cr, 0, sizeof cr);
+    if (st == HALOX_OK && g_rank == 0) {
+        brute_forces(x0, n, L, cfg.cutoff, fb);
+        double big = 0, df = 0;
+        for (long long i = 0; i < 3 * n; i++) {
+            big = fmax(big, fabs(fb[i]));
+            df = fmax(df, fabs(f0[i] - fb[i]));
+        }
+        halox_md_config_t cc = cfg;
+        cc.transport = "threads";
+        cc.device = HALOX_MD_DEVICE_CPU;
+        halox_grid_parse("1x1x1", &cc.grid);
+        cr.want_state = 1;
+        halox_status_t cst = halox_md_threads_run(&cc, NULL, &cr);
+        CHECK_MSG(cst == HALOX_OK, "CPU run: %s", cr.error);
+        int nrec = 0;
+        const halox_md_thermo_t *rec = halox_md_thermo_records(md, &nrec);
+        double worst = 0, dx = 0;
+        if (cst == HALOX_OK) {
+            CHECK(nrec == cr.n_thermo);
+            for (int k = 0; k < nrec && k < cr.n_thermo; k++) {
+                const halox_md_thermo_t *g = &rec[k], *c = &cr.thermo[k];
+                CHECK(g->step == c->step);
+                double d = fmax(fmax(md_rel(g->pe, c->pe), md_rel(g->ke, c->ke)),
+                                fmax(md_rel(g->etotal, c->etotal), md_rel(g->press, c->press)));
+                CHECK_MSG(d < 2e-4, "start with forces: step %lld: GPU vs CPU rel %.3e", g->step,
+                          d);
+                worst = fmax(worst, d);
+            }
+            for (long long i = 0; i < 3 * n && cr.x; i++) {
+                double e = fabs(x1[i] - cr.x[i]);
+                dx = fmax(dx, fmin(e, fabs(L - e)));
+            }
+        }
+        printf("%s, %d rank(s): start with forces (largest %.3g): step-0 forces max %.2e from "
+               "the brute-force sum; 30 steps with a thermo_now at step 15: thermo max rel "
+               "%.2e, positions max %.2e from the CPU engine\n",
+               transport, P, big, df, worst, dx);
+        CHECK_MSG(big > 1.0, "the start has forces (largest %.3g)", big);
+        CHECK_MSG(df < 1e-4 * big, "step-0 forces differ from the brute-force sum by %.3e", df);
+        CHECK_MSG(dx < 2e-3, "start with forces: positions differ by %.3e", dx);
+    }
+    halox_md_result_free(&cr);
+    halox_md_destroy(md);
+    halox_md_system_destroy(sys);
+    halox_comm_destroy(comm);
+    free(x0);
+    free(f0);
+    free(fb);
+    free(x1);
+}
+
 int main(int argc, char **argv)
 {
     const char *only = NULL;
@@ -241,6 +367,7 @@ int main(int argc, char **argv)
         }
         test_lammps_step0(names[t], P);
         test_trajectory(names[t], P);
+        test_start_with_forces(names[t], P);
     }
     tm_mpi_finish();
     TEST_DONE();

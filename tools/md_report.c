@@ -165,6 +165,11 @@ void md_print_summary(const halox_md_result_t *res)
     printf("  set-up %.3f s; %lld rebuilds, %lld atoms migrated, %.0f halo atoms per rank, "
            "%.0f pairs in the lists\n",
            s->setup_seconds, s->rebuilds, s->migrated, s->halo_atoms, s->pairs);
+    if (s->stale_steps > 0)
+        printf("  LISTS OUTGROWN in %lld step(s): an atom had moved more than half the buffer "
+               "since the list build, so pairs may have been missed: use a larger --skin, a "
+               "smaller --rebuild-every or --rebuild-check\n",
+               s->stale_steps);
     if (s->rebuilds > 0) {
         printf("  rebuilds, ms each (mean of ranks):");
         for (int k = 0; k < HALOX_MD_R_COUNT; k++)

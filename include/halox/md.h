@@ -291,11 +291,18 @@ typedef struct halox_md_summary {
                                     forces); parts - concurrent = wall time, as "other" fills the
                                     rest when the parts fall short */
     long long rebuilds;        /**< neighbour-list rebuilds (with migration and plan build) */
+    long long device_rebuilds; /**< of those, done on the GPU without the host (one rank
+                                    periodic by shifts; HALOX_MD_DEVICE_REBUILD) */
     double rebuild_seconds[HALOX_MD_R_COUNT]; /**< the rebuilds' parts over the run, mean over
                                                    ranks (halox_md_rebuild_part_t) */
     long long migrated;                       /**< atoms that changed rank, summed over rebuilds */
     int max_hops;              /**< most domains an atom crossed in one dimension between two
                                     rebuilds (periodic distance in grid coordinates) */
+    long long stale_steps;     /**< steps of the run (not the equilibration's) on lists that an
+                                    atom had outgrown on some rank (it had moved more than half
+                                    the buffer since their build: pairs may have been missed;
+                                    use a larger skin or rebuild_check); -1 where not counted
+                                    (the CPU engine, whose rebuild_check is exact) */
     double halo_atoms;         /**< mean halo atoms per rank at the last rebuild */
     double pairs;              /**< pairs in the Verlet lists at the last rebuild, all ranks */
     long long halo_bytes;      /**< bytes sent by the halo exchanges, all ranks */

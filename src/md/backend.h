@@ -60,6 +60,10 @@ struct md_backend {
      * and that plus the list statistics for the summary. NULL: the timers are current */
     halox_status_t (*flush_timers)(halox_md_t *md);
     halox_status_t (*stats)(halox_md_t *md);
+    /* steps so far (equilibration included) that ran on lists some atom had outgrown: it had
+     * moved more than half the buffer since their build, so pairs may have been missed (waits
+     * for the work enqueued). NULL: not counted (the CPU engine's rebuild check is exact) */
+    halox_status_t (*stale_steps)(halox_md_t *md, long long *n_p);
     /* free the back end's state (NULL: none) */
     void (*destroy)(halox_md_t *md);
 };

@@ -212,6 +212,7 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
     for (int p = 0; p < HALOX_MD_R_COUNT; p++)
         md->rpart[p] = 0;
     md->rebuilds = 0;
+    md->device_rebuilds = 0;
     md->migrated = 0;
     md->max_hops = 0;
     md->setup_seconds = halox__now() - t_start - md->eq_seconds;
@@ -368,7 +369,14 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     halox_comm_stats_t cs;
     halox_comm_get_stats(md->comm, &cs);
     enum { NR = HALOX_MD_R_COUNT };
-    double sum[NT + 4 + NR], mx[NT + 3];
+    double sum[NT + 4 + NR], mx[NT + 4];
+    long long stale = -1;
+    if (md->be->stale_steps) {
+        halox_status_t sst = md__agree(md, md->be->stale_steps(md, &stale));
+        if (sst != HALOX_OK)
+            return sst;
+        stale -= md->eq_stale;
+    }
     /* "other" is what the named parts leave of this rank's loop time (thermo, output,
      * checkpoints, checks, waiting), so the parts add up to the wall time */
     double named = 0;
@@ -388,9 +396,10 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     mx[NT] = md->max_hops;
     mx[NT + 1] = md->loop_seconds;
     mx[NT + 2] = (double)cs.device_bytes;
+    mx[NT + 3] = (double)stale;
     halox_status_t st = halox_comm_allreduce_sum(md->comm, sum, NT + 4 + NR);
     if (st == HALOX_OK)
-        st = halox_comm_allreduce_max(md->comm, mx, NT + 3);
+        st = halox_comm_allreduce_max(md->comm, mx, NT + 4);
     if (st != HALOX_OK)
         return st;
     s.natoms = md->natoms;
@@ -424,10 +433,12 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
         s.loop_seconds > named_mean ? s.loop_seconds - named_mean : 0.0;
     s.concurrent_seconds = named_mean > s.loop_seconds ? named_mean - s.loop_seconds : 0.0;
     s.rebuilds = md->rebuilds;
+    s.device_rebuilds = md->device_rebuilds;
     for (int p = 0; p < NR; p++)
         s.rebuild_seconds[p] = sum[NT + 4 + p] / md->nranks;
     s.migrated = (long long)sum[NT];
     s.max_hops = (int)mx[NT];
+    s.stale_steps = (long long)mx[NT + 3];
     s.halo_atoms = sum[NT + 1] / md->nranks;
     s.pairs = sum[NT + 2];
     s.halo_bytes = (long long)sum[NT + 3];

@@ -60,6 +60,9 @@ halox_status_t md__equilibrate(halox_md_t *md)
      * them, or the run's first steps would count these */
     if (st == HALOX_OK)
         st = md__be_flush_timers(md);
+    /* the run reports its own stale-list steps, not these (a random start moves atoms fast) */
+    if (st == HALOX_OK && md->be->stale_steps)
+        st = md->be->stale_steps(md, &md->eq_stale);
     st = md__agree(md, st);
     md->cfg = keep;
     halox_comm_get_stats(md->comm, &cs1);

@@ -46,19 +46,25 @@ static halox_status_t md__gpu_stats(halox_md_t *md)
     md->graph_steps = g->graph_steps;
     /* half lists: each cluster pair once, 64 atom pairs each (the outer lists) */
     md->nl.npairs = (size_t)((loc + nl) * MD_CLUSTER_SIZE * MD_CLUSTER_SIZE);
+    /* steps on outgrown lists: in the summary (stale_steps) */
     const volatile md_clusters_watch_t *w = g->cl.watch;
-    if (w && w->exceeded > 0)
-        md__notice(md,
-                   "rank %d: in %lld step(s) an atom had moved more than half the skin (%g) since "
-                   "the last list build, so pairs may have been missed: use a larger --skin, a "
-                   "smaller --rebuild-every or --rebuild-check",
-                   md->rank, w->exceeded, md->cfg.skin);
     if (md->rank == 0 && w)
         md__notice(md,
                    "GPU pair lists (rank 0): %lld outer + %lld inner cluster pairs, %lld + %lld "
                    "prunes over %lld steps, %lld rebuilds",
                    loc + nl, loc_in + nl_in, w->prunes[0], w->prunes[1], w->steps, md->rebuilds);
     return HALOX_OK;
+}
+
+/* What the gathers counted (kernels/md_cluster_watch.cu), once the enqueued steps have run. */
+static halox_status_t md__gpu_stale_steps(halox_md_t *md, long long *n_p)
+{
+    md_gpu_t *g = md__gpu(md);
+    *n_p = 0;
+    halox_status_t st = md__gpu_idle(md);
+    if (st == HALOX_OK && g->cl.watch)
+        *n_p = ((const volatile md_clusters_watch_t *)g->cl.watch)->exceeded;
+    return st;
 }
 
 /* Rebuilds without the host: one rank periodic by shifts (the plan cannot change), or any run
@@ -92,6 +98,7 @@ static const md_backend_t md__gpu_backend = {
     .overlap_rep = md__gpu_overlap_rep,
     .flush_timers = md__gpu_flush_timers,
     .stats = md__gpu_stats,
+    .stale_steps = md__gpu_stale_steps,
     .destroy = md__gpu_destroy,
 };
 

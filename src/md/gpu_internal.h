@@ -65,6 +65,10 @@ typedef struct md_gpu {
     int n_home, n_total;
     int xv_fresh, f_fresh; /* the host atoms (x, v) / md->f hold the current device state */
     int in_step;
+    /* between a step's first half kick and its second: the forces being computed feed the
+     * second kick; outside (step 0, a recomputation for the thermo) md__gpu_forces gathers them
+     * into f itself, which the next step's first half kick reads */
+    int mid_step;
     int uploaded; /* the device holds a state (after the first upload) */
     /* --graph: the plain step as a CUDA graph, captured after each rebuild */
     int graph;             /* graphs on (the transport can be captured) */

@@ -11,6 +11,7 @@
 static halox_status_t md__gpu_kick_drift_body(halox_md_t *md)
 {
     md_gpu_t *g = md__gpu(md);
+    g->mid_step = 1;
     if (!g->uploaded) {
         /* first step after a restart: the state (with the checkpoint's forces) is on the host,
          * and this step rebuilds, which uploads it */
@@ -112,6 +113,14 @@ halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
     halox__nvtx_push("halox: forces and halo exchanges");
     halox_status_t st = md__gpu_forces_body(md, coords, want_energy, 1);
     halox__nvtx_pop();
+    md_gpu_t *g = md__gpu(md);
+    if (st == HALOX_OK && !g->mid_step) {
+        /* no second kick follows (step 0, a recomputation for the thermo): the forces go to f
+         * now, where the next step's first half kick reads them, and the slots are left clear
+         * for that step's forces (which accumulate into them) */
+        MD_CUDA(halox__md_clusters_kick(&g->cl, NULL, g->f, md->plan.n_pulses > 0 ? g->fnl : NULL,
+                                        0.0f, g->hi));
+    }
     return st;
 }
 
@@ -126,6 +135,7 @@ static halox_status_t md__gpu_kick_body(halox_md_t *md)
     if (g->in_step)
         g->slot[g->cur].pending = 1;
     g->in_step = 0;
+    g->mid_step = 0;
     g->xv_fresh = 0;
     return HALOX_OK;
 }

@@ -118,7 +118,8 @@ struct halox_md {
 
     /* statistics */
     long long rebuilds;
-    long long graph_steps; /* GPU back end: steps run as a replayed CUDA graph */
+    long long device_rebuilds; /* of those, without the host (backend.h rebuild_local) */
+    long long graph_steps;     /* GPU back end: steps run as a replayed CUDA graph */
     long long migrated;
     int max_hops;
     double timer[HALOX_MD_T_COUNT];
@@ -139,6 +140,7 @@ struct halox_md {
 
     /* equilibration before step 0 (equilibrate.c): not the run's, the summary reports it apart */
     long long eq_steps;
+    long long eq_stale; /* stale_steps (backend.h) at the end of the equilibration */
     double eq_seconds;
     long long eq_bytes; /* sent by its exchanges: the summary drops them */
 

@@ -367,9 +367,11 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
         md__json_num(fp, s->rebuilds > 0 ? 1e3 * s->rebuild_seconds[k] / (double)s->rebuilds : 0.0);
     }
     fprintf(fp,
-            "},\n    \"rebuilds\": %lld,\n    \"migrated_atoms\": %lld,\n"
-            "    \"max_hops\": %d,\n    \"halo_atoms_per_rank\": ",
-            s->rebuilds, s->migrated, s->max_hops);
+            "},\n    \"rebuilds\": %lld,\n    \"device_rebuilds\": %lld,\n"
+            "    \"migrated_atoms\": %lld,\n"
+            "    \"max_hops\": %d,\n    \"stale_list_steps\": %lld,\n"
+            "    \"halo_atoms_per_rank\": ",
+            s->rebuilds, s->device_rebuilds, s->migrated, s->max_hops, s->stale_steps);
     md__json_num(fp, s->halo_atoms);
     fprintf(fp, ",\n    \"pairs_in_lists\": ");
     md__json_num(fp, s->pairs);

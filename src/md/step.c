@@ -94,6 +94,7 @@ halox_status_t md__rebuild(halox_md_t *md)
         if (lst == HALOX_OK) {
             md->last_rebuild = md->step;
             md->rebuilds++;
+            md->device_rebuilds++;
             md->force_rebuild = 0;
         }
         return lst;

@@ -45,6 +45,9 @@ static int report(const bench_md_case_t *c, const halox_md_result_t *res)
     rec_num(&r, "neighbour_ms_per_step", s->timer_seconds[HALOX_MD_T_NEIGHBOUR] * per);
     rec_num(&r, "migration_plan_ms_per_step", s->timer_seconds[HALOX_MD_T_MIGRATE] * per);
     rec_int(&r, "rebuilds", s->rebuilds);
+    rec_int(&r, "device_rebuilds", s->device_rebuilds); /* without the host */
+    /* steps on lists an atom had outgrown (pairs may have been missed); -1: not counted (CPU) */
+    rec_int(&r, "stale_list_steps", s->stale_steps);
     /* the rebuilds' parts, ms per rebuild (mean of ranks) */
     static const char *const parts[HALOX_MD_R_COUNT] = {
         "rebuild_ms.drain", "rebuild_ms.to_host", "rebuild_ms.migration",
