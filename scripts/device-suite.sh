@@ -39,8 +39,8 @@
 # (2-GPU runs; T+graph adds --graph), HALOX_BENCH_SIZES
 # (45000,176000), HALOX_BENCH_REPEATS (200), HALOX_ROOF_SIZES (45000,360000,3000000),
 # HALOX_MD_SIZES ("45000 360000 3000000"), HALOX_MD_REPEATS (1), HALOX_MD_STEPS (200),
-# HALOX_SUITE_TESTS (ctest -R pattern for the GPU tests), HALOX_ENGINE_SIZES/STEPS/REPEATS (the
-# engine phase: halox-bench md records into engine.jsonl),
+# HALOX_SUITE_TESTS (ctest -R pattern for the GPU tests), HALOX_ENGINE_SIZES/STEPS/REPEATS/NP
+# (the engine phase: halox-bench md records into engine.jsonl; NP: rank counts on one GPU, "2"),
 # HALOX_MD_GPUS ("1 2"), HALOX_SUITE_ONLY (a subset of: gpu-tests md engine roofline mps bench
 # sanitizer cpu-tests; machine facts and the build always run),
 # (plus "nvshmem" and "tools": halox-bench latency/bandwidth/halo and halox-md auto/--autotune on
@@ -63,6 +63,12 @@ SIZES="${HALOX_BENCH_SIZES:-45000,176000}"
 REPEATS="${HALOX_BENCH_REPEATS:-200}"
 BENCH_TRANSPORTS="${HALOX_BENCH_TRANSPORTS:-mpi-staged,nccl,mpi,nvshmem-stream,nvshmem-pulse,nvshmem-fused,nvshmem-pulse+put,nvshmem-fused+put,nvshmem-fused+floor}"
 T0=$SECONDS
+# a tree from `git archive` has no .git of its own (git would answer for whatever repository
+# encloses it): the commit it was made from, written beside it, is what the records carry
+if [ -z "${HALOX_COMMIT:-}" ] && [ -f "$ROOT/.halox-commit" ]; then
+    HALOX_COMMIT="$(cat "$ROOT/.halox-commit")"
+    export HALOX_COMMIT
+fi
 
 # NVLink multicast off for NCCL, NVSHMEM and PyTorch, in every process we start
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
@@ -450,10 +456,12 @@ if want engine && [ -x "$BUILD/tools/halox-bench" ] && [ "$NGPU" -ge 1 ]; then
     if [ "$NGPU" -eq 1 ] && ! over_budget; then
         mps_start
         for ((r = 1; r <= ${HALOX_ENGINE_REPEATS:-3}; r++)); do
-            over_budget && break
-            for t in mpi-staged nvshmem-fused; do
-                eng "engine-np2-$t-r$r" 2 0 -t "$t"
-                eng "engine-np2-$t-devrebuild-r$r" 2 1 -t "$t"
+            for np in ${HALOX_ENGINE_NP:-2}; do
+                for t in mpi-staged nvshmem-fused; do
+                    over_budget && break 3
+                    eng "engine-np$np-$t-r$r" "$np" 0 -t "$t"
+                    eng "engine-np$np-$t-devrebuild-r$r" "$np" 1 -t "$t"
+                done
             done
         done
         mps_stop

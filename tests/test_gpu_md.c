@@ -18,8 +18,9 @@
  *      (atomics make any two GPU runs differ in rounding); on nccl most steps must have run as
  *      graphs (nccl, NVSHMEM), on mpi-staged and hybrid none (they cannot be captured: the run
  *      goes on without graphs).
- *   4. the same 100 steps with HALOX_MD_DEVICE_REBUILD=1 (every rebuild after the first on the
- *      device: the library's migration and plan build on the device arrays): positions and
+ *   4. the same 100 steps with HALOX_MD_DEVICE_REBUILD=1 (the default: every rebuild after the
+ *      first on the device, the library's migration and plan build on the device arrays; parts
+ *      2 and 3 run with 0, rebuilds through the host): positions and
  *      thermo records as with host rebuilds, to rounding; as many rebuilds; atoms migrated on 2
  *      ranks as on the host path, within a few (rounding moves an atom across a boundary or
  *      not).
@@ -196,7 +197,7 @@ static void test_trajectory(const char *transport, int P)
     cfg.graph = 0;
     setenv("HALOX_MD_DEVICE_REBUILD", "1", 1);
     int drc = gpu_run(&cfg, transport, P, 1, &gd);
-    unsetenv("HALOX_MD_DEVICE_REBUILD");
+    setenv("HALOX_MD_DEVICE_REBUILD", "0", 1); /* parts 2 and 3 of the next transport */
     if (drc == 0 && g_rank == 0) {
         double dx = 0, dth = 0;
         double L = cbrt((double)gr.natoms / 0.8442);
@@ -348,6 +349,9 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--transport") == 0 && i + 1 < argc)
             only = argv[++i];
     setenv("NCCL_NVLS_ENABLE", "0", 0);
+    /* parts 2 and 3 rebuild through the host, part 4 on the device (the default), part 5 as
+     * the default does */
+    setenv("HALOX_MD_DEVICE_REBUILD", "0", 1);
     int P;
     tm_mpi_init(&argc, &argv, &g_rank, &P);
     const int min_dev = tg_min_device_count();
@@ -367,7 +371,9 @@ int main(int argc, char **argv)
         }
         test_lammps_step0(names[t], P);
         test_trajectory(names[t], P);
+        unsetenv("HALOX_MD_DEVICE_REBUILD"); /* part 5: the default */
         test_start_with_forces(names[t], P);
+        setenv("HALOX_MD_DEVICE_REBUILD", "0", 1);
     }
     tm_mpi_finish();
     TEST_DONE();

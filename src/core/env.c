@@ -35,10 +35,11 @@
     X("HALOX_MD_INNER_BUFFER", "length", "5 % of the cut-off",                                     \
       "GPU engine: buffer of the inner pair lists pruned on the GPU from the outer ones (cut-off " \
       "+ skin); 0 turns pruning off; values not below --skin do too")                              \
-    X("HALOX_MD_DEVICE_REBUILD", "0/1", "0",                                                       \
-      "GPU engine: 1 keeps every rebuild on the device (migration and plan build by "              \
-      "halox_comm_migrate_device / halox_comm_build_plan_device on the device arrays, no "         \
-      "positions through the host); new, not yet the default")                                     \
+    X("HALOX_MD_DEVICE_REBUILD", "0/1", "1",                                                       \
+      "GPU engine: 1 keeps every rebuild after the first on the device (migration and plan "       \
+      "build by halox_comm_migrate_device / halox_comm_build_plan_device on the device arrays, "   \
+      "no positions through the host); 0 brings them through the host (the CPU engine's "          \
+      "migration and plan build)")                                                                 \
     X("HALOX_SYSTEM_CACHE", "directory", "(none)",                                                 \
       "halox-md: keep random placements there (raw doubles keyed by atoms, density and seed) "     \
       "and read them back bit for bit: millions of atoms start in seconds instead of minutes")     \
@@ -130,8 +131,13 @@ halox_status_t halox__env_int(const char *name, int lo, int hi, int def, int *ou
 
 halox_status_t halox__env_flag(const char *name, int *out)
 {
+    return halox__env_flag_or(name, 0, out);
+}
+
+halox_status_t halox__env_flag_or(const char *name, int dflt, int *out)
+{
     const char *v = halox__env_string(name);
-    *out = 0;
+    *out = dflt;
     if (!v)
         return HALOX_OK;
     if (!strcmp(v, "0") || !strcmp(v, "1")) {

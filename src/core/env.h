@@ -15,5 +15,7 @@ halox_status_t halox__env_number(const char *name, double lo, double hi, double 
 halox_status_t halox__env_int(const char *name, int lo, int hi, int def, int *out);
 /* A 0/1 switch: unset or empty is 0; anything but "0" and "1" is an error. */
 halox_status_t halox__env_flag(const char *name, int *out);
+/* As halox__env_flag, with *out = dflt when the variable is unset or empty. */
+halox_status_t halox__env_flag_or(const char *name, int dflt, int *out);
 
 #endif

@@ -60,7 +60,7 @@ halox_status_t md__gpu_create(halox_md_t *md)
     g->inner_buffer = inner;
     md->be_state = g;
     /* HALOX_MD_DEVICE_REBUILD: rebuilds on the device (gpu_resident.c) */
-    if ((est = halox__env_flag("HALOX_MD_DEVICE_REBUILD", &g->resident)) != HALOX_OK)
+    if ((est = halox__env_flag_or("HALOX_MD_DEVICE_REBUILD", 1, &g->resident)) != HALOX_OK)
         return est;
     /* the rebuilds are collective: every rank must take the same path */
     double on[2] = {g->resident, -g->resident};
