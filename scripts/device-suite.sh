@@ -337,6 +337,17 @@ else
     done
     phase sanitizer-memcheck-mpi-staged 150 "${MPIRUN[@]}" -np 2 "$CS" --tool memcheck \
         --error-exitcode 3 "$BUILD/tests/test_gpu_exchange" --transport mpi-staged --quick
+    # the rebuild's kernels on device data (selection, compaction, migration records) on 2
+    # ranks, and the engine's reads of memory it never wrote (an uninitialised force array
+    # hid behind fresh, zeroed allocations until the NVSHMEM heap was reused)
+    for tool in memcheck racecheck; do
+        for t in plan migrate; do
+            phase "sanitizer-$tool-$t-device" 150 "${MPIRUN[@]}" -np 2 "$CS" --tool "$tool" \
+                --error-exitcode 3 "$BUILD/tests/test_gpu_${t}_device" --transport mpi-staged
+        done
+    done
+    phase sanitizer-initcheck-md 150 "${MPIRUN[@]}" -np 1 "$CS" --tool initcheck \
+        --error-exitcode 3 "$BUILD/tests/test_gpu_md" --transport nccl
     # NVSHMEM: its VMM-mapped heap is not tracked by the sanitizer; plain cudaMalloc'ed heap.
     # About 70 s a case: the most telling first (HALOX_SUITE_SANITIZE_CASES, TOOL:TRANSPORT), the
     # deadline cuts the rest

@@ -326,6 +326,11 @@ static void test_transport(const char *name)
 
 int main(int argc, char **argv)
 {
+    /* --transport NAME: that one only (a sanitizer run of one transport) */
+    const char *only = NULL;
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--transport") == 0)
+            only = argv[i + 1];
     setenv("NCCL_NVLS_ENABLE", "0", 0);
     setenv("NVSHMEM_DISABLE_NVLS", "1", 0);
     tm_mpi_init(&argc, &argv, &g_rank, &g_size);
@@ -338,7 +343,8 @@ int main(int argc, char **argv)
     static const char *const names[] = {"mpi"};
 #endif
     for (size_t t = 0; t < sizeof names / sizeof names[0]; t++)
-        test_transport(names[t]);
+        if (!only || strcmp(only, names[t]) == 0)
+            test_transport(names[t]);
     tm_mpi_finish();
     TEST_DONE();
 }
