@@ -278,6 +278,44 @@ static inline int tm_mpi_finish(void)
     return any;
 }
 
+/* tm_transports_main's devices() where a test is built for the GPU transports (test_gpu_common.h)
+ */
+#ifdef HALOX_TEST_GPU
+#define TM_DEVICES tg_min_device_count
+#else
+#define TM_DEVICES NULL
+#endif
+
+/* main() of an MPI test over transports: fn(name) for each of names compiled in (--transport
+ * NAME: that one only, as a sanitizer run wants); devices() (NULL for CPU transports) returns 0
+ * where no GPU is visible, which skips the test. rank and size: this process's, set first. */
+static inline int tm_transports_main(int argc, char **argv, const char *const *names, size_t n,
+                                     int (*devices)(void), void (*fn)(const char *name), int *rank,
+                                     int *size)
+{
+    const char *only = NULL;
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--transport") == 0)
+            only = argv[i + 1];
+#if defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200112L /* setenv */
+    setenv("NCCL_NVLS_ENABLE", "0", 0); /* NVLink multicast stays off */
+    setenv("NVSHMEM_DISABLE_NVLS", "1", 0);
+#endif
+    tm_mpi_init(&argc, &argv, rank, size);
+    if (devices && devices() == 0)
+        return tm_mpi_skip("no CUDA device visible");
+    for (size_t t = 0; t < n; t++) {
+        if (only && strcmp(only, names[t]) != 0)
+            continue;
+        if (!halox_transport_available(names[t]))
+            ROOT_PRINTF("%s: not compiled in\n", names[t]);
+        else
+            fn(names[t]);
+    }
+    tm_mpi_finish();
+    TEST_DONE();
+}
+
 /* Create the endpoint of `name` for real/stride (timeout 30 s) on every rank: 1 with *comm_p,
  * or 0 when the transport refused this machine (HALOX_ERR_UNAVAILABLE on every rank alike, said
  * on rank 0) or failed (a failed check). */

@@ -94,6 +94,39 @@ static void test_lammps_step0(const char *transport, int P)
     halox_md_result_free(&r);
 }
 
+/* The reference: the CPU engine, 1 rank on the threads transport, cfg's settings otherwise;
+ * with its final state. */
+static halox_status_t cpu_run(const halox_md_config_t *cfg, halox_md_result_t *cr)
+{
+    halox_md_config_t cc = *cfg;
+    cc.transport = "threads";
+    cc.device = HALOX_MD_DEVICE_CPU;
+    halox_grid_parse("1x1x1", &cc.grid);
+    cr->want_state = 1;
+    halox_status_t st = halox_md_threads_run(&cc, NULL, cr);
+    CHECK_MSG(st == HALOX_OK, "CPU run: %s", cr->error);
+    return st;
+}
+
+/* How far run b ends from run a (lammps-lj at density 0.8442): the largest periodic distance of
+ * a final position, and the largest relative difference of pe, ke or press over the records. */
+static void run_diff(const halox_md_result_t *a, const halox_md_result_t *b, double *dx,
+                     double *dth)
+{
+    const double L = cbrt((double)a->natoms / 0.8442);
+    *dx = *dth = 0;
+    for (long long i = 0; i < 3 * a->natoms && a->x && b->x; i++) {
+        double e = fabs(a->x[i] - b->x[i]);
+        *dx = fmax(*dx, fmin(e, fabs(L - e)));
+    }
+    CHECK(b->x && b->v && b->natoms == a->natoms);
+    CHECK(b->n_thermo == a->n_thermo);
+    for (int k = 0; k < b->n_thermo && k < a->n_thermo; k++)
+        *dth = fmax(*dth, fmax(md_rel(b->thermo[k].pe, a->thermo[k].pe),
+                               fmax(md_rel(b->thermo[k].ke, a->thermo[k].ke),
+                                    md_rel(b->thermo[k].press, a->thermo[k].press))));
+}
+
 static void test_trajectory(const char *transport, int P)
 {
     halox_md_config_t cfg;
@@ -109,14 +142,7 @@ static void test_trajectory(const char *transport, int P)
         return;
     }
     if (g_rank == 0) {
-        /* the CPU engine, 1 rank on the threads transport, same settings */
-        halox_md_config_t cc = cfg;
-        cc.transport = "threads";
-        cc.device = HALOX_MD_DEVICE_CPU;
-        halox_grid_parse("1x1x1", &cc.grid);
-        cr.want_state = 1;
-        halox_status_t st = halox_md_threads_run(&cc, NULL, &cr);
-        CHECK_MSG(st == HALOX_OK, "CPU run: %s", cr.error);
+        halox_status_t st = cpu_run(&cfg, &cr);
         if (st == HALOX_OK) {
             CHECK(gr.n_thermo == cr.n_thermo);
             double worst = 0;
@@ -167,17 +193,7 @@ static void test_trajectory(const char *transport, int P)
     cfg.graph = 1;
     if (gpu_run(&cfg, transport, P, 1, &gg) == 0 && g_rank == 0) {
         double dx = 0, dth = 0;
-        double L = cbrt((double)gr.natoms / 0.8442);
-        for (long long i = 0; i < 3 * gr.natoms && gr.x && gg.x; i++) {
-            double e = fabs(gr.x[i] - gg.x[i]);
-            dx = fmax(dx, fmin(e, fabs(L - e)));
-        }
-        CHECK(gg.x && gg.v && gg.natoms == gr.natoms);
-        CHECK(gg.n_thermo == gr.n_thermo);
-        for (int k = 0; k < gg.n_thermo && k < gr.n_thermo; k++)
-            dth = fmax(dth, fmax(md_rel(gg.thermo[k].pe, gr.thermo[k].pe),
-                                 fmax(md_rel(gg.thermo[k].ke, gr.thermo[k].ke),
-                                      md_rel(gg.thermo[k].press, gr.thermo[k].press))));
+        run_diff(&gr, &gg, &dx, &dth);
         printf("%s, %d rank(s): --graph: %lld of %lld steps as graphs, positions max %.2e, "
                "thermo max rel %.2e from the run without; %.4f ms/step (without: %.4f)\n",
                transport, P, gg.summary.graph_steps, gg.summary.steps, dx, dth,
@@ -200,17 +216,7 @@ static void test_trajectory(const char *transport, int P)
     setenv("HALOX_MD_DEVICE_REBUILD", "0", 1); /* parts 2 and 3 of the next transport */
     if (drc == 0 && g_rank == 0) {
         double dx = 0, dth = 0;
-        double L = cbrt((double)gr.natoms / 0.8442);
-        for (long long i = 0; i < 3 * gr.natoms && gr.x && gd.x; i++) {
-            double e = fabs(gr.x[i] - gd.x[i]);
-            dx = fmax(dx, fmin(e, fabs(L - e)));
-        }
-        CHECK(gd.x && gd.v && gd.natoms == gr.natoms);
-        CHECK(gd.n_thermo == gr.n_thermo);
-        for (int k = 0; k < gd.n_thermo && k < gr.n_thermo; k++)
-            dth = fmax(dth, fmax(md_rel(gd.thermo[k].pe, gr.thermo[k].pe),
-                                 fmax(md_rel(gd.thermo[k].ke, gr.thermo[k].ke),
-                                      md_rel(gd.thermo[k].press, gr.thermo[k].press))));
+        run_diff(&gr, &gd, &dx, &dth);
         printf("%s, %d rank(s): rebuilds on the device: positions max %.2e, thermo max rel %.2e "
                "from host rebuilds; %lld rebuilds (host path %lld), %lld atoms migrated (host "
                "path %lld); %.4f ms/step (host path %.4f)\n",
@@ -298,13 +304,7 @@ static void test_start_with_forces(const char *transport, int P)
             big = fmax(big, fabs(fb[i]));
             df = fmax(df, fabs(f0[i] - fb[i]));
         }
-        halox_md_config_t cc = cfg;
-        cc.transport = "threads";
-        cc.device = HALOX_MD_DEVICE_CPU;
-        halox_grid_parse("1x1x1", &cc.grid);
-        cr.want_state = 1;
-        halox_status_t cst = halox_md_threads_run(&cc, NULL, &cr);
-        CHECK_MSG(cst == HALOX_OK, "CPU run: %s", cr.error);
+        halox_status_t cst = cpu_run(&cfg, &cr);
         int nrec = 0;
         const halox_md_thermo_t *rec = halox_md_thermo_records(md, &nrec);
         double worst = 0, dx = 0;

@@ -288,10 +288,6 @@ static void bad_atom_case(halox_comm_t *comm, halox_real_t real, int stride)
 
 static void test_transport(const char *name)
 {
-    if (!halox_transport_available(name)) {
-        ROOT_PRINTF("%s: not compiled in\n", name);
-        return;
-    }
     static const struct {
         halox_real_t real;
         int stride;
@@ -326,25 +322,12 @@ static void test_transport(const char *name)
 
 int main(int argc, char **argv)
 {
-    /* --transport NAME: that one only (a sanitizer run of one transport) */
-    const char *only = NULL;
-    for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "--transport") == 0)
-            only = argv[i + 1];
-    setenv("NCCL_NVLS_ENABLE", "0", 0);
-    setenv("NVSHMEM_DISABLE_NVLS", "1", 0);
-    tm_mpi_init(&argc, &argv, &g_rank, &g_size);
 #ifdef HALOX_TEST_GPU
-    if (tg_min_device_count() == 0)
-        return tm_mpi_skip("no CUDA device visible");
     static const char *const names[] = {"mpi-staged", "nccl", "mpi-cuda", "nvshmem-fused",
                                         "hybrid"};
 #else
     static const char *const names[] = {"mpi"};
 #endif
-    for (size_t t = 0; t < sizeof names / sizeof names[0]; t++)
-        if (!only || strcmp(only, names[t]) == 0)
-            test_transport(names[t]);
-    tm_mpi_finish();
-    TEST_DONE();
+    return tm_transports_main(argc, argv, names, sizeof names / sizeof names[0], TM_DEVICES,
+                              test_transport, &g_rank, &g_size);
 }

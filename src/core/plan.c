@@ -398,6 +398,20 @@ halox_status_t halox__plan_select(halox_plan_t *plan, int k, const halox_atoms_t
     return HALOX_OK;
 }
 
+halox_status_t halox__plan_room(const halox_plan_t *plan, int k, int count, int capacity,
+                                const char *arrays, int *need)
+{
+    const long long want = (long long)plan->n_total + count;
+    if (want <= capacity)
+        return HALOX_OK;
+    *need = want < 0x7ffffff0 ? (int)want : 0x7ffffff0;
+    return halox__error(HALOX_ERR_NO_MEMORY,
+                        "rank %d: pulse %d brings %d halo atoms, %lld atoms in all, but the %s "
+                        "hold %d: grow x, id and zone to at least %lld entries (with head-room: "
+                        "later pulses may bring more) and build again",
+                        plan->rank, k, count, want, arrays, capacity, want);
+}
+
 halox_status_t halox__plan_recv(halox_plan_t *plan, int k, halox_atoms_t *atoms, int recv_count)
 {
     if (recv_count < 0)

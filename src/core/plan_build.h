@@ -26,6 +26,11 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
 halox_status_t halox__plan_select(halox_plan_t *plan, int k, const halox_atoms_t *atoms);
 /* Make room for recv_count atoms received in pulse k (appended at n_total). */
 halox_status_t halox__plan_recv(halox_plan_t *plan, int k, halox_atoms_t *atoms, int recv_count);
+/* Room in arrays of fixed `capacity` for pulse k's `count` atoms after the plan's n_total:
+ * HALOX_OK, or HALOX_ERR_NO_MEMORY saying what to grow (`arrays` names them) with *need set to
+ * the entries wanted. */
+halox_status_t halox__plan_room(const halox_plan_t *plan, int k, int count, int capacity,
+                                const char *arrays, int *need);
 /* Bytes of the set-up message for count atoms: coordinates, ids, zones. */
 size_t halox__plan_setup_bytes(const halox_atoms_t *atoms, int count);
 size_t halox__plan_setup_bytes_of(halox_real_t real, int stride, int count);

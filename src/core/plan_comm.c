@@ -204,16 +204,11 @@ static long long halox__hs_room(void *ctx, const halox_plan_t *plan)
 static halox_status_t halox__hs_recv(void *ctx, halox_plan_t *plan, int k, int count)
 {
     halox__host_store_t *h = ctx;
-    if (h->fixed && count >= 0 && (long long)plan->n_total + count > h->atoms->capacity) {
-        long long need = (long long)plan->n_total + count;
-        h->out->need = need < 0x7ffffff0 ? (int)need : 0x7ffffff0;
-        return halox__error(HALOX_ERR_NO_MEMORY,
-                            "rank %d: pulse %d brings %d halo atoms, %lld atoms in all, but the "
-                            "arrays hold %d: grow x, id and zone to at least %lld entries (with "
-                            "head-room: later pulses may bring more) and build again",
-                            plan->rank, k, count, need, h->atoms->capacity, need);
-    }
-    return halox__plan_recv(plan, k, h->atoms, count);
+    halox_status_t st =
+        h->fixed && count >= 0
+            ? halox__plan_room(plan, k, count, h->atoms->capacity, "arrays", &h->out->need)
+            : HALOX_OK;
+    return st == HALOX_OK ? halox__plan_recv(plan, k, h->atoms, count) : st;
 }
 
 static halox_status_t halox__hs_reserve(void *ctx, size_t bytes, void **buf_p, size_t *cap_p)

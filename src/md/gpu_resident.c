@@ -106,39 +106,9 @@ static halox_status_t md__gpu_check_speeds(halox_md_t *md)
     return md__gpu_speed_verdict(md);
 }
 
-/* the migration, grown and tried again while some rank lacks room */
-static halox_status_t md__gpu_migrate(halox_md_t *md)
-{
-    md_gpu_t *g = md__gpu(md);
-    halox_status_t st = HALOX_OK;
-    for (int tries = 0; tries < 4; tries++) {
-        halox_device_atoms_t a;
-        memset(&a, 0, sizeof a);
-        a.x = g->x;
-        a.id = g->id;
-        a.extra = g->v;
-        a.extra_bytes = sizeof(float) * 3;
-        a.n_home = g->n_home;
-        a.capacity = g->cap_home < g->cap_total ? g->cap_home : g->cap_total;
-        st = halox_comm_migrate_device(md->comm, &md->cfg.grid, &md->box, &a, md->natoms, md->step);
-        g->n_home = a.n_home;
-        if (st == HALOX_OK) {
-            md->migrated += a.moved;
-            if (a.max_hops > md->max_hops)
-                md->max_hops = a.max_hops;
-            return HALOX_OK;
-        }
-        if (st != HALOX_ERR_NO_MEMORY) /* every rank returns it alike */
-            return st;
-        int need = a.need > 0 ? a.need : 0;
-        if ((st = md__gpu_grow(md, need, need)) != HALOX_OK)
-            return st;
-    }
-    return st;
-}
-
-/* the plan build, grown and tried again while some rank lacks room for its halo */
-static halox_status_t md__gpu_plan(halox_md_t *md)
+/* The migration (plan 0) or the plan build (plan 1) on the device arrays, grown and tried again
+ * while some rank lacks room (every rank returns HALOX_ERR_NO_MEMORY alike). */
+static halox_status_t md__gpu_on_device(halox_md_t *md, int plan)
 {
     md_gpu_t *g = md__gpu(md);
     halox_status_t st = HALOX_OK;
@@ -147,19 +117,31 @@ static halox_status_t md__gpu_plan(halox_md_t *md)
         memset(&a, 0, sizeof a);
         a.x = g->x;
         a.id = g->id;
-        a.zone = g->zone;
         a.n_home = g->n_home;
-        a.capacity = g->cap_total;
-        st = halox_comm_build_plan_device(md->comm, &md->prm, &a, &md->plan);
-        if (st == HALOX_OK) {
-            g->n_total = a.n_total;
-            return HALOX_OK;
+        if (plan) {
+            a.zone = g->zone;
+            a.capacity = g->cap_total;
+            st = halox_comm_build_plan_device(md->comm, &md->prm, &a, &md->plan);
+            if (st == HALOX_OK)
+                g->n_total = a.n_total;
+        } else {
+            a.extra = g->v;
+            a.extra_bytes = sizeof(float) * 3;
+            a.capacity = g->cap_home < g->cap_total ? g->cap_home : g->cap_total;
+            st = halox_comm_migrate_device(md->comm, &md->cfg.grid, &md->box, &a, md->natoms,
+                                           md->step);
+            g->n_home = a.n_home;
+            if (st == HALOX_OK) {
+                md->migrated += a.moved;
+                md->max_hops = a.max_hops > md->max_hops ? a.max_hops : md->max_hops;
+            }
         }
         if (st != HALOX_ERR_NO_MEMORY)
             return st;
-        /* later pulses may need more than the first short one said: head-room */
-        int need = a.need > 0 ? a.need + a.need / 4 + 64 : 0;
-        if ((st = md__gpu_grow(md, 0, need)) != HALOX_OK)
+        /* the plan: later pulses may need more than the first short one said (head-room) */
+        const int need = a.need > 0 ? a.need : 0;
+        if ((st = plan ? md__gpu_grow(md, 0, need > 0 ? need + need / 4 + 64 : 0)
+                       : md__gpu_grow(md, need, need)) != HALOX_OK)
             return st;
     }
     return st;
@@ -176,12 +158,12 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
     halox_status_t st = md__agree(md, md__gpu_check_speeds(md));
     if (st != HALOX_OK)
         return st;
-    if ((st = md__gpu_migrate(md)) != HALOX_OK)
+    if ((st = md__gpu_on_device(md, 0)) != HALOX_OK)
         return st;
     const double t1 = halox__now();
     md->timer[HALOX_MD_T_MIGRATE] += t1 - t0;
     md->rpart[HALOX_MD_R_MIGRATE] += t1 - t0;
-    if ((st = md__gpu_plan(md)) != HALOX_OK)
+    if ((st = md__gpu_on_device(md, 1)) != HALOX_OK)
         return st;
     const double t2 = halox__now();
     md->rpart[HALOX_MD_R_PLAN] += t2 - t1;

@@ -196,6 +196,14 @@ static void md__json_kv(FILE *fp, const char *key, double v)
     md__json_num(fp, v);
 }
 
+/* md__json_kv for each of the n pairs, then the object's end */
+static void md__json_kvs_end(FILE *fp, const char *const *keys, const double *vals, int n)
+{
+    for (int i = 0; i < n; i++)
+        md__json_kv(fp, keys[i], vals[i]);
+    fprintf(fp, "}");
+}
+
 static void md__json_path(FILE *fp, const char *p)
 {
     if (p)
@@ -309,13 +317,10 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
     fprintf(fp, "  \"thermo\": [");
     for (int i = 0; i < md->nrec; i++) {
         const halox_md_thermo_t *r = &md->rec[i];
+        static const char *const keys[] = {"temp", "pe", "ke", "etotal", "press"};
+        const double vals[] = {r->temp, r->pe, r->ke, r->etotal, r->press};
         fprintf(fp, "%s\n    {\"step\": %lld", i ? "," : "", r->step);
-        md__json_kv(fp, "temp", r->temp);
-        md__json_kv(fp, "pe", r->pe);
-        md__json_kv(fp, "ke", r->ke);
-        md__json_kv(fp, "etotal", r->etotal);
-        md__json_kv(fp, "press", r->press);
-        fprintf(fp, "}");
+        md__json_kvs_end(fp, keys, vals, 5);
     }
     fprintf(fp, "%s],\n", md->nrec ? "\n  " : "");
 
@@ -380,12 +385,11 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
             "    \"device_bytes\": %lld",
             s->halo_bytes, s->checkpoints, s->graph_steps, s->device_bytes);
     if (s->overlap_reps > 0) { /* the overlap probe (cfg.overlap_probe) ran */
+        static const char *const keys[] = {"local_ms", "halo_ms", "both_ms", "percent"};
+        const double vals[] = {s->overlap_local_ms, s->overlap_halo_ms, s->overlap_both_ms,
+                               s->overlap_percent};
         fprintf(fp, ",\n    \"overlap\": {\"repetitions\": %d", s->overlap_reps);
-        md__json_kv(fp, "local_ms", s->overlap_local_ms);
-        md__json_kv(fp, "halo_ms", s->overlap_halo_ms);
-        md__json_kv(fp, "both_ms", s->overlap_both_ms);
-        md__json_kv(fp, "percent", s->overlap_percent);
-        fprintf(fp, "}");
+        md__json_kvs_end(fp, keys, vals, 4);
     }
     fprintf(fp, "\n  }\n}\n");
     return halox_output_close(fp, path, MD_JSON);

@@ -121,6 +121,20 @@ halox_status_t halox__gpu_drain(halox_comm_t *comm, halox__gpu_t *g, const char 
 halox_status_t halox__gpu_check(halox_comm_t *comm, halox__gpu_t *g, cudaError_t e,
                                 const char *what);
 
+/* What the scratch of each device store (plan_device.c, migrate_device.c) begins with: its
+ * endpoint and the small counters it reads back (on the device, and their pinned mirror). */
+typedef struct halox__gpu_store_head {
+    halox_comm_t *comm;
+    halox__gpu_t *g;
+    int *d_small, *h_small;
+} halox__gpu_store_head_t;
+
+/* The start of a device store's call `what`: the endpoint usable, its device current, and its
+ * scratch *slot (a struct of `bytes` beginning with a halox__gpu_store_head_t) made zeroed on
+ * first use with n_small counters. On failure nothing is made. */
+halox_status_t halox__gpu_store_open(halox_comm_t *comm, const char *what, void **slot,
+                                     size_t bytes, int n_small);
+
 /* Device (pinned: pinned host) memory of at least `bytes` in *p, *cap what it holds, with
  * head-room; the contents are not kept when it grows. */
 halox_status_t halox__gpu_scratch(halox_comm_t *comm, halox__gpu_t *g, void **p, size_t *cap,

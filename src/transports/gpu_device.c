@@ -296,6 +296,34 @@ halox_status_t halox__gpu_check(halox_comm_t *comm, halox__gpu_t *g, cudaError_t
     return e == cudaSuccess ? HALOX_OK : halox__gpu_cuda_error(comm, g, e, what, HALOX_ERR_COMM, 0);
 }
 
+halox_status_t halox__gpu_store_open(halox_comm_t *comm, const char *what, void **slot,
+                                     size_t bytes, int n_small)
+{
+    halox__gpu_t *g = halox__gpu(comm);
+    halox_status_t st = halox__gpu_usable(comm, g, what);
+    if (st == HALOX_OK)
+        st = halox__gpu_set_device(comm, g);
+    if (st != HALOX_OK || *slot)
+        return st;
+    halox__gpu_store_head_t *h = calloc(1, bytes);
+    if (!h)
+        return halox__error(HALOX_ERR_NO_MEMORY, "%s: %s: no memory", g->name, what);
+    h->comm = comm;
+    h->g = g;
+    const size_t nb = sizeof(int) * (size_t)n_small;
+    cudaError_t e = cudaMalloc((void **)&h->d_small, nb);
+    if (e == cudaSuccess)
+        e = cudaMallocHost((void **)&h->h_small, nb);
+    if (e != cudaSuccess) {
+        if (h->d_small)
+            cudaFree(h->d_small);
+        free(h);
+        return halox__gpu_cuda_error(comm, g, e, "a device store's counters", HALOX_ERR_COMM, 0);
+    }
+    *slot = h;
+    return HALOX_OK;
+}
+
 halox_status_t halox__gpu_scratch(halox_comm_t *comm, halox__gpu_t *g, void **p, size_t *cap,
                                   size_t bytes, int pinned, const char *what)
 {

@@ -18,20 +18,18 @@
 enum { MD_COUNT = 0, MD_BAD, MD_SMALL };
 
 struct halox__mig_dev {
-    halox_comm_t *comm;
-    halox__gpu_t *g;
+    halox__gpu_store_head_t h; /* endpoint; MD_* counters and their pinned mirror */
     halox_device_atoms_t *atoms;
     size_t xb, rec;
     int nleave;
     /* device scratch, grown: per home atom, per leaver, the records */
-    int *d_dest, *d_index, *d_scratch, *d_to, *d_slot, *d_small;
+    int *d_dest, *d_index, *d_scratch, *d_to, *d_slot;
     uint8_t *d_flags;
     void *d_tmp; /* stayers' coordinates, ids and extra bytes while they move down */
     void *d_sbuf, *d_rbuf;
     size_t cap_dest, cap_index, cap_scratch, cap_to, cap_slot, cap_flags, cap_tmp, cap_sbuf,
         cap_rbuf;
-    /* host: the pinned counters and buffers, the leavers and their owners */
-    int *h_small;
+    /* host: the pinned buffers, the leavers and their owners */
     void *h_sbuf, *h_rbuf;
     size_t hcap_sbuf, hcap_rbuf;
     int *h_leave, *h_to, *h_slot;
@@ -40,24 +38,34 @@ struct halox__mig_dev {
 
 static halox_status_t md_cuda(halox__mig_dev_t *m, cudaError_t e, const char *what)
 {
-    return halox__gpu_check(m->comm, m->g, e, what);
+    return halox__gpu_check(m->h.comm, m->h.g, e, what);
+}
+
+/* The indices of the leavers (leave 1) or of the stayers (0) of the n home atoms, in order, into
+ * d_index, their count into the counters. */
+static halox_status_t mig_compact(halox__mig_dev_t *m, int n, int leave, cudaStream_t s)
+{
+    return md_cuda(m,
+                   halox_kernel_mig_compact(m->d_flags, n, leave, m->d_index,
+                                            m->h.d_small + MD_COUNT, m->d_scratch, s),
+                   leave ? "the leavers' compaction" : "the stayers' compaction");
 }
 
 static halox_status_t md_grow(halox__mig_dev_t *m, void **p, size_t *cap, size_t bytes,
                               const char *what)
 {
-    return halox__gpu_scratch(m->comm, m->g, p, cap, bytes, 0, what);
+    return halox__gpu_scratch(m->h.comm, m->h.g, p, cap, bytes, 0, what);
 }
 
 static halox_status_t md_grow_pinned(halox__mig_dev_t *m, void **p, size_t *cap, size_t bytes,
                                      const char *what)
 {
-    return halox__gpu_scratch(m->comm, m->g, p, cap, bytes, 1, what);
+    return halox__gpu_scratch(m->h.comm, m->h.g, p, cap, bytes, 1, what);
 }
 
 static halox_status_t md_sync(halox__mig_dev_t *m, const char *what)
 {
-    return halox__gpu_drain(m->comm, m->g, "the migration", what);
+    return halox__gpu_drain(m->h.comm, m->h.g, "the migration", what);
 }
 
 static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_box_t *box, int me,
@@ -65,7 +73,7 @@ static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_b
 {
     halox__mig_dev_t *m = ctx;
     halox_device_atoms_t *A = m->atoms;
-    cudaStream_t s = m->g->stream;
+    cudaStream_t s = m->h.g->stream;
     const int n = A->n_home;
     const size_t nn = (size_t)(n > 0 ? n : 1);
     halox_mig_geometry_t geo;
@@ -85,28 +93,25 @@ static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_b
         st = md_grow(m, (void **)&m->d_scratch, &m->cap_scratch,
                      sizeof(int) * halox_kernel_mig_scratch(n), "the compaction's scratch");
     if (st == HALOX_OK)
-        st = md_cuda(m, cudaMemsetAsync(m->d_small + MD_BAD, 0x7f, sizeof(int), s),
+        st = md_cuda(m, cudaMemsetAsync(m->h.d_small + MD_BAD, 0x7f, sizeof(int), s),
                      "resetting the counters");
     if (st == HALOX_OK)
         st = md_cuda(m,
-                     halox_kernel_mig_scan(m->comm->real, m->comm->stride, A->x, n, &geo, m->d_dest,
-                                           m->d_flags, m->d_small + MD_BAD, s),
+                     halox_kernel_mig_scan(m->h.comm->real, m->h.comm->stride, A->x, n, &geo,
+                                           m->d_dest, m->d_flags, m->h.d_small + MD_BAD, s),
                      "the migration's scan kernel");
     if (st == HALOX_OK)
-        st = md_cuda(m,
-                     halox_kernel_mig_compact(m->d_flags, n, 1, m->d_index, m->d_small + MD_COUNT,
-                                              m->d_scratch, s),
-                     "the leavers' compaction");
+        st = mig_compact(m, n, 1, s);
     if (st == HALOX_OK)
         st = md_cuda(m,
-                     cudaMemcpyAsync(m->h_small, m->d_small, sizeof(int) * MD_SMALL,
+                     cudaMemcpyAsync(m->h.h_small, m->h.d_small, sizeof(int) * MD_SMALL,
                                      cudaMemcpyDeviceToHost, s),
                      "reading the counters");
     if (st == HALOX_OK)
         st = md_sync(m, "the migration's scan");
     if (st != HALOX_OK)
         return st;
-    const int bad = m->h_small[MD_BAD];
+    const int bad = m->h.h_small[MD_BAD];
     if (bad >= 0 && bad < n) {
         int32_t id = -1;
         (void)cudaMemcpy(&id, A->id + bad, sizeof id, cudaMemcpyDeviceToHost);
@@ -115,7 +120,7 @@ static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_b
                             "system blew up (time step too large, overlapping atoms?)",
                             step, me, id);
     }
-    const int nl = m->nleave = m->h_small[MD_COUNT];
+    const int nl = m->nleave = m->h.h_small[MD_COUNT];
     *nleave_p = nl;
     *hops_p = 0;
     if (nl == 0)
@@ -174,7 +179,7 @@ static halox_status_t md_pack(void *ctx, const size_t *soff, size_t *fill, int *
 {
     halox__mig_dev_t *m = ctx;
     halox_device_atoms_t *A = m->atoms;
-    cudaStream_t s = m->g->stream;
+    cudaStream_t s = m->h.g->stream;
     const int n = A->n_home, nl = m->nleave, keep = n - nl;
     *keep_p = keep;
     if (nl == 0)
@@ -203,10 +208,7 @@ static halox_status_t md_pack(void *ctx, const size_t *soff, size_t *fill, int *
                      "the migration's pack kernel");
     /* the stayers, in order, through the scratch and back to the front */
     if (st == HALOX_OK)
-        st = md_cuda(m,
-                     halox_kernel_mig_compact(m->d_flags, n, 0, m->d_index, m->d_small + MD_COUNT,
-                                              m->d_scratch, s),
-                     "the stayers' compaction");
+        st = mig_compact(m, n, 0, s);
     char *tx = m->d_tmp;
     int32_t *tid = (int32_t *)(void *)(tx + m->xb * (size_t)keep);
     char *te = (char *)(tid + keep);
@@ -237,7 +239,7 @@ static halox_status_t md_alltoallv(void *ctx, halox_comm_t *comm, const size_t *
                                    const size_t *soffs, const size_t *rbytes, const size_t *roffs)
 {
     halox__mig_dev_t *m = ctx;
-    cudaStream_t s = m->g->stream;
+    cudaStream_t s = m->h.g->stream;
     size_t stotal = 0, rtotal = 0;
     for (int r = 0; r < comm->size; r++) {
         if (soffs[r] + sbytes[r] > stotal)
@@ -271,7 +273,7 @@ static halox_status_t md_append(void *ctx, int keep, int nrecv)
         md_cuda(m,
                 halox_kernel_mig_unpack(
                     m->d_rbuf, m->rec, nrecv, m->xb, eb, (char *)A->x + m->xb * (size_t)keep,
-                    A->id + keep, eb ? (char *)A->extra + eb * (size_t)keep : NULL, m->g->stream),
+                    A->id + keep, eb ? (char *)A->extra + eb * (size_t)keep : NULL, m->h.g->stream),
                 "the arrivals' unpack kernel");
     if (st == HALOX_OK)
         st = md_sync(m, "placing the arrivals");
@@ -299,12 +301,12 @@ void halox__gpu_mig_dev_free(halox__gpu_t *g)
     halox__mig_dev_t *m = g->mig_dev;
     if (!m)
         return;
-    void *dev[] = {m->d_dest,  m->d_index, m->d_scratch, m->d_to,   m->d_slot,
-                   m->d_small, m->d_flags, m->d_tmp,     m->d_sbuf, m->d_rbuf};
+    void *dev[] = {m->d_dest,    m->d_index, m->d_scratch, m->d_to,   m->d_slot,
+                   m->h.d_small, m->d_flags, m->d_tmp,     m->d_sbuf, m->d_rbuf};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
         if (dev[k])
             cudaFree(dev[k]);
-    void *pinned[] = {m->h_small, m->h_sbuf, m->h_rbuf};
+    void *pinned[] = {m->h.h_small, m->h_sbuf, m->h_rbuf};
     for (size_t k = 0; k < sizeof pinned / sizeof pinned[0]; k++)
         if (pinned[k])
             cudaFreeHost(pinned[k]);
@@ -318,27 +320,10 @@ halox_status_t halox__gpu_mig_store(halox_comm_t *comm, halox_device_atoms_t *at
 {
     halox__gpu_t *g = halox__gpu(comm);
     memset(store, 0, sizeof *store);
-    halox_status_t st = halox__gpu_usable(comm, g, "migrate_device");
-    if (st == HALOX_OK)
-        st = halox__gpu_set_device(comm, g);
+    halox_status_t st = halox__gpu_store_open(comm, "migrate_device", (void **)&g->mig_dev,
+                                              sizeof *g->mig_dev, MD_SMALL);
     if (st != HALOX_OK)
         return st;
-    if (!g->mig_dev) {
-        halox__mig_dev_t *m = calloc(1, sizeof *m);
-        if (!m)
-            return halox__error(HALOX_ERR_NO_MEMORY, "migrate_device: no memory");
-        g->mig_dev = m;
-        m->comm = comm;
-        m->g = g;
-        cudaError_t e = cudaMalloc((void **)&m->d_small, sizeof(int) * MD_SMALL);
-        if (e == cudaSuccess)
-            e = cudaMallocHost((void **)&m->h_small, sizeof(int) * MD_SMALL);
-        if (e != cudaSuccess) {
-            st = halox__gpu_cuda_error(comm, g, e, "the migration's counters", HALOX_ERR_COMM, 0);
-            halox__gpu_mig_dev_free(g);
-            return st;
-        }
-    }
     halox__mig_dev_t *m = g->mig_dev;
     m->atoms = atoms;
     m->nleave = 0;

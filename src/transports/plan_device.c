@@ -20,37 +20,35 @@
 enum { PD_COUNT = 0, PD_MASK, PD_BAD, PD_HOME, PD_SMALL = PD_HOME + 3 };
 
 struct halox__plan_dev {
-    halox_comm_t *comm;
-    halox__gpu_t *g;
+    halox__gpu_store_head_t h; /* endpoint; PD_* counters and their pinned mirror */
     halox_device_atoms_t *atoms;
     int *d_map[HALOX_MAX_PULSES]; /* pulse k's map on the device */
     size_t map_cap[HALOX_MAX_PULSES];
     int *d_scratch; /* the selection's block counts */
     size_t scratch_cap;
-    int *d_small, *h_small; /* PD_* counters; pinned mirror */
-    void *d_msg, *h_msg;    /* the message buffer and its pinned staging, msg_cap bytes each */
+    void *d_msg, *h_msg; /* the message buffer and its pinned staging, msg_cap bytes each */
     size_t msg_cap;
 };
 
 static halox_status_t pd_cuda(halox__plan_dev_t *pd, cudaError_t e, const char *what)
 {
-    return halox__gpu_check(pd->comm, pd->g, e, what);
+    return halox__gpu_check(pd->h.comm, pd->h.g, e, what);
 }
 
 static halox_status_t pd_grow(halox__plan_dev_t *pd, void **p, size_t *cap, size_t bytes,
                               const char *what)
 {
-    return halox__gpu_scratch(pd->comm, pd->g, p, cap, bytes, 0, what);
+    return halox__gpu_scratch(pd->h.comm, pd->h.g, p, cap, bytes, 0, what);
 }
 
 static halox_status_t pd_sync(halox__plan_dev_t *pd, const char *what)
 {
-    return halox__gpu_drain(pd->comm, pd->g, "the plan build", what);
+    return halox__gpu_drain(pd->h.comm, pd->h.g, "the plan build", what);
 }
 
 static size_t pd_esize(const halox__plan_dev_t *pd)
 {
-    return halox_real_size(pd->comm->real) * (size_t)pd->comm->stride;
+    return halox_real_size(pd->h.comm->real) * (size_t)pd->h.comm->stride;
 }
 
 /* Select into pulse k's device map from entry `at` on: [begin, end) with the ranges' mask;
@@ -62,8 +60,8 @@ static halox_status_t pd_select(halox__plan_dev_t *pd, halox_plan_t *plan, int k
     halox_plan_select_args_t a;
     memset(&a, 0, sizeof a);
     a.x = pd->atoms->x;
-    a.real = pd->comm->real;
-    a.stride = pd->comm->stride;
+    a.real = pd->h.comm->real;
+    a.stride = pd->h.comm->stride;
     a.dim = p->dim;
     a.lo = plan->lo[p->dim];
     a.rh = plan->halo_dist;
@@ -88,9 +86,9 @@ static halox_status_t pd_select(halox__plan_dev_t *pd, halox_plan_t *plan, int k
     if (st != HALOX_OK)
         return st;
     return pd_cuda(pd,
-                   halox_kernel_plan_select(&a, pd->d_map[k] + at, pd->d_small + slot,
-                                            (unsigned *)(pd->d_small + PD_MASK), pd->d_scratch,
-                                            pd->g->stream),
+                   halox_kernel_plan_select(&a, pd->d_map[k] + at, pd->h.d_small + slot,
+                                            (unsigned *)(pd->h.d_small + PD_MASK), pd->d_scratch,
+                                            pd->h.g->stream),
                    "the selection kernels");
 }
 
@@ -99,19 +97,19 @@ static halox_status_t pd_begin(void *ctx, halox_plan_t *plan, const halox_plan_p
 {
     halox__plan_dev_t *pd = ctx;
     halox_device_atoms_t *A = pd->atoms;
-    halox_status_t st = halox__plan_geometry(plan, params, rank, pd->comm->real, pd->comm->stride,
-                                             A->n_home, A->capacity);
+    halox_status_t st = halox__plan_geometry(plan, params, rank, pd->h.comm->real,
+                                             pd->h.comm->stride, A->n_home, A->capacity);
     if (st != HALOX_OK)
         return st;
-    cudaStream_t s = pd->g->stream;
+    cudaStream_t s = pd->h.g->stream;
     const int nh = A->n_home;
     if ((st = pd_cuda(pd, cudaMemsetAsync(A->zone, 0, (size_t)(nh > 0 ? nh : 1), s),
                       "zeroing the home zones")) != HALOX_OK ||
-        (st = pd_cuda(pd, cudaMemsetAsync(pd->d_small, 0x7f, sizeof(int) * PD_SMALL, s),
+        (st = pd_cuda(pd, cudaMemsetAsync(pd->h.d_small, 0x7f, sizeof(int) * PD_SMALL, s),
                       "resetting the counters")) != HALOX_OK ||
         (st = pd_cuda(pd,
-                      halox_kernel_plan_check_home(pd->comm->real, pd->comm->stride, A->x, nh,
-                                                   plan->lo, plan->hi, pd->d_small + PD_BAD, s),
+                      halox_kernel_plan_check_home(pd->h.comm->real, pd->h.comm->stride, A->x, nh,
+                                                   plan->lo, plan->hi, pd->h.d_small + PD_BAD, s),
                       "the home check kernel")) != HALOX_OK)
         return st;
     for (int d = 0; d < 3 && st == HALOX_OK; d++) {
@@ -121,14 +119,14 @@ static halox_status_t pd_begin(void *ctx, halox_plan_t *plan, const halox_plan_p
     }
     if (st == HALOX_OK)
         st = pd_cuda(pd,
-                     cudaMemcpyAsync(pd->h_small, pd->d_small, sizeof(int) * PD_SMALL,
+                     cudaMemcpyAsync(pd->h.h_small, pd->h.d_small, sizeof(int) * PD_SMALL,
                                      cudaMemcpyDeviceToHost, s),
                      "reading the counters");
     if (st == HALOX_OK)
         st = pd_sync(pd, "the home selection");
     if (st != HALOX_OK)
         return st;
-    const int bad = pd->h_small[PD_BAD];
+    const int bad = pd->h.h_small[PD_BAD];
     if (bad >= 0 && bad < nh) {
         /* that atom's message, as the host build gives it */
         char one[32];
@@ -142,7 +140,7 @@ static halox_status_t pd_begin(void *ctx, halox_plan_t *plan, const halox_plan_p
             return st;
         double x[3];
         for (int c = 0; c < 3; c++)
-            x[c] = pd->comm->real == HALOX_FLOAT ? (double)((float *)one)[c] : ((double *)one)[c];
+            x[c] = pd->h.comm->real == HALOX_FLOAT ? (double)((float *)one)[c] : ((double *)one)[c];
         st = halox__plan_home_check(plan, bad, id, x);
         return st != HALOX_OK ? st
                               : halox__error(HALOX_ERR_INTERNAL,
@@ -153,7 +151,7 @@ static halox_status_t pd_begin(void *ctx, halox_plan_t *plan, const halox_plan_p
     for (int d = 0; d < 3; d++) {
         int k = halox__plan_first_pulse(plan, d);
         if (k >= 0)
-            plan->pulse[k].dep_offset = pd->h_small[PD_HOME + d];
+            plan->pulse[k].dep_offset = pd->h.h_small[PD_HOME + d];
     }
     return HALOX_OK;
 }
@@ -173,8 +171,8 @@ static halox_status_t pd_select_pulse(void *ctx, halox_plan_t *plan, int k)
         begin = plan->pulse[k - 1].recv_offset;
         end = begin + plan->pulse[k - 1].recv_count;
     }
-    cudaStream_t s = pd->g->stream;
-    halox_status_t st = pd_cuda(pd, cudaMemsetAsync(pd->d_small + PD_MASK, 0, sizeof(int), s),
+    cudaStream_t s = pd->h.g->stream;
+    halox_status_t st = pd_cuda(pd, cudaMemsetAsync(pd->h.d_small + PD_MASK, 0, sizeof(int), s),
                                 "resetting the mask");
     if (st == HALOX_OK && p->pulse_in_dim == 0 && dep > 0 &&
         pd->map_cap[k] < sizeof(int) * ((size_t)end + 1)) {
@@ -199,17 +197,17 @@ static halox_status_t pd_select_pulse(void *ctx, halox_plan_t *plan, int k)
     if (st == HALOX_OK)
         st = pd_select(pd, plan, k, dep, begin, end, PD_COUNT);
     if (st == HALOX_OK)
-        st = pd_cuda(
-            pd,
-            cudaMemcpyAsync(pd->h_small, pd->d_small, sizeof(int) * 2, cudaMemcpyDeviceToHost, s),
-            "reading the counters");
+        st = pd_cuda(pd,
+                     cudaMemcpyAsync(pd->h.h_small, pd->h.d_small, sizeof(int) * 2,
+                                     cudaMemcpyDeviceToHost, s),
+                     "reading the counters");
     if (st == HALOX_OK)
         st = pd_sync(pd, "the selection");
     if (st != HALOX_OK)
         return st;
-    p->send_count = dep + pd->h_small[PD_COUNT];
+    p->send_count = dep + pd->h.h_small[PD_COUNT];
     p->dep_offset = dep;
-    p->dep_mask = (uint32_t)pd->h_small[PD_MASK];
+    p->dep_mask = (uint32_t)pd->h.h_small[PD_MASK];
     return HALOX_OK;
 }
 
@@ -225,19 +223,14 @@ static halox_status_t pd_recv(void *ctx, halox_plan_t *plan, int k, int count)
     if (count < 0)
         return halox__error(HALOX_ERR_COMM, "rank %d: negative receive count %d in pulse %d",
                             plan->rank, count, k);
-    const long long need = (long long)plan->n_total + count;
-    if (need > pd->atoms->capacity) {
-        pd->atoms->need = need < 0x7ffffff0 ? (int)need : 0x7ffffff0;
-        return halox__error(HALOX_ERR_NO_MEMORY,
-                            "rank %d: pulse %d brings %d halo atoms, %lld atoms in all, but the "
-                            "device arrays hold %d: grow x, id and zone to at least %lld entries "
-                            "(with head-room: later pulses may bring more) and build again",
-                            plan->rank, k, count, need, pd->atoms->capacity, need);
-    }
+    halox_status_t rst =
+        halox__plan_room(plan, k, count, pd->atoms->capacity, "device arrays", &pd->atoms->need);
+    if (rst != HALOX_OK)
+        return rst;
     halox_pulse_t *p = &plan->pulse[k];
     p->recv_count = count;
     p->recv_offset = plan->n_total; /* appended in pulse order */
-    plan->n_total = (int)need;
+    plan->n_total += count;
     return HALOX_OK;
 }
 
@@ -253,7 +246,7 @@ static halox_status_t pd_reserve(void *ctx, size_t bytes, void **buf_p, size_t *
         pd->d_msg = NULL;
         st = pd_grow(pd, &pd->d_msg, &dcap, bytes, "the set-up message buffer");
         if (st == HALOX_OK)
-            st = halox__gpu_scratch(pd->comm, pd->g, &pd->h_msg, &hcap, bytes, 1,
+            st = halox__gpu_scratch(pd->h.comm, pd->h.g, &pd->h_msg, &hcap, bytes, 1,
                                     "the pinned set-up buffer");
         pd->msg_cap = st == HALOX_OK ? (dcap < hcap ? dcap : hcap) : 0;
     }
@@ -267,10 +260,10 @@ static halox_status_t pd_meta(halox__plan_dev_t *pd, const halox_plan_t *plan, i
                               int32_t *ids, uint8_t *zones, uint8_t bit)
 {
     const halox_pulse_t *p = &plan->pulse[k];
-    cudaStream_t s = pd->g->stream;
+    cudaStream_t s = pd->h.g->stream;
     halox_status_t st =
         pd_cuda(pd,
-                halox_kernel_pack_coords(pd->comm->real, pd->comm->stride, coords, pd->atoms->x,
+                halox_kernel_pack_coords(pd->h.comm->real, pd->h.comm->stride, coords, pd->atoms->x,
                                          pd->d_map[k], p->send_count, p->dim, p->shift, s),
                 "the set-up pack kernel");
     if (st == HALOX_OK)
@@ -286,7 +279,7 @@ static halox_status_t pd_pack(void *ctx, const halox_plan_t *plan, int k, void *
     halox__plan_dev_t *pd = ctx;
     const int n = plan->pulse[k].send_count;
     char *b = buf;
-    const size_t cb = halox__atom_bytes(pd->comm->real, pd->comm->stride, n);
+    const size_t cb = halox__atom_bytes(pd->h.comm->real, pd->h.comm->stride, n);
     return pd_meta(pd, plan, k, b, (int32_t *)(void *)(b + cb),
                    (uint8_t *)(b + cb + (size_t)n * sizeof(int32_t)), 0);
 }
@@ -298,10 +291,10 @@ static halox_status_t pd_unpack(void *ctx, halox_plan_t *plan, int k, const void
     const int n = p->recv_count, off = p->recv_offset;
     if (n == 0)
         return HALOX_OK;
-    cudaStream_t s = pd->g->stream;
+    cudaStream_t s = pd->h.g->stream;
     const char *b = buf;
-    const size_t cb = halox__atom_bytes(pd->comm->real, pd->comm->stride, n);
-    const size_t at = halox__atom_bytes(pd->comm->real, pd->comm->stride, off);
+    const size_t cb = halox__atom_bytes(pd->h.comm->real, pd->h.comm->stride, n);
+    const size_t at = halox__atom_bytes(pd->h.comm->real, pd->h.comm->stride, off);
     halox_status_t st =
         pd_cuda(pd, cudaMemcpyAsync((char *)pd->atoms->x + at, b, cb, cudaMemcpyDeviceToDevice, s),
                 "placing the halo coordinates");
@@ -327,7 +320,8 @@ static halox_status_t pd_copy(void *ctx, halox_plan_t *plan, int k)
     const int off = p->recv_offset;
     /* the sources lie below recv_offset: no overlap with the range written */
     return pd_meta(pd, plan, k,
-                   (char *)pd->atoms->x + halox__atom_bytes(pd->comm->real, pd->comm->stride, off),
+                   (char *)pd->atoms->x +
+                       halox__atom_bytes(pd->h.comm->real, pd->h.comm->stride, off),
                    pd->atoms->id + off, pd->atoms->zone + off, (uint8_t)(1u << p->dim));
 }
 
@@ -335,7 +329,7 @@ static halox_status_t pd_sendrecv(void *ctx, halox_comm_t *comm, int dst, const 
                                   size_t sbytes, int src, void *rbuf, size_t rbytes)
 {
     halox__plan_dev_t *pd = ctx;
-    cudaStream_t s = pd->g->stream;
+    cudaStream_t s = pd->h.g->stream;
     /* the buffer's two halves, in the same places of the pinned staging */
     char *hs = (char *)pd->h_msg + ((const char *)sbuf - (const char *)pd->d_msg);
     char *hr = (char *)pd->h_msg + ((char *)rbuf - (char *)pd->d_msg);
@@ -358,7 +352,7 @@ static halox_status_t pd_sendrecv(void *ctx, halox_comm_t *comm, int dst, const 
 static halox_status_t pd_end(void *ctx, halox_plan_t *plan)
 {
     halox__plan_dev_t *pd = ctx;
-    cudaStream_t s = pd->g->stream;
+    cudaStream_t s = pd->h.g->stream;
     halox_status_t st = halox__grow((void **)&plan->zone, &plan->zone_capacity,
                                     plan->n_total > 0 ? plan->n_total : 1, 1);
     for (int k = 0; k < plan->n_pulses && st == HALOX_OK; k++) {
@@ -400,10 +394,10 @@ void halox__gpu_plan_dev_free(halox__gpu_t *g)
             cudaFree(pd->d_map[k]);
     if (pd->d_scratch)
         cudaFree(pd->d_scratch);
-    if (pd->d_small)
-        cudaFree(pd->d_small);
-    if (pd->h_small)
-        cudaFreeHost(pd->h_small);
+    if (pd->h.d_small)
+        cudaFree(pd->h.d_small);
+    if (pd->h.h_small)
+        cudaFreeHost(pd->h.h_small);
     if (pd->d_msg)
         cudaFree(pd->d_msg);
     if (pd->h_msg)
@@ -417,46 +411,29 @@ halox_status_t halox__gpu_plan_store(halox_comm_t *comm, halox_device_atoms_t *a
 {
     halox__gpu_t *g = halox__gpu(comm);
     memset(store, 0, sizeof *store);
-    halox_status_t st = halox__gpu_usable(comm, g, "build_plan_device");
-    if (st == HALOX_OK)
-        st = halox__gpu_set_device(comm, g);
+    halox_status_t st = halox__gpu_store_open(comm, "build_plan_device", (void **)&g->plan_dev,
+                                              sizeof *g->plan_dev, PD_SMALL);
     if (st != HALOX_OK)
         return st;
-    if (!g->plan_dev) {
-        halox__plan_dev_t *pd = calloc(1, sizeof *pd);
-        if (!pd)
-            return halox__error(HALOX_ERR_NO_MEMORY, "build_plan_device: no memory");
-        g->plan_dev = pd;
-        pd->comm = comm;
-        pd->g = g;
-        cudaError_t e = cudaMalloc((void **)&pd->d_small, sizeof(int) * PD_SMALL);
-        if (e == cudaSuccess)
-            e = cudaMallocHost((void **)&pd->h_small, sizeof(int) * PD_SMALL);
-        if (e != cudaSuccess) {
-            st = halox__gpu_cuda_error(comm, g, e, "the plan build's counters", HALOX_ERR_COMM, 0);
-            halox__gpu_plan_dev_free(g);
-            return st;
-        }
-    }
     halox__plan_dev_t *pd = g->plan_dev;
     pd->atoms = atoms;
-    store->ctx = pd;
-    store->real = comm->real;
-    store->stride = comm->stride;
-    store->n_home = atoms->n_home;
-    store->capacity = atoms->capacity;
-    store->may_fail_late = 1;
-    store->fixed = 1;
-    store->begin = pd_begin;
-    store->select = pd_select_pulse;
-    store->room = pd_room;
-    store->recv = pd_recv;
-    store->reserve = pd_reserve;
-    store->pack = pd_pack;
-    store->unpack = pd_unpack;
-    store->copy = pd_copy;
-    store->sendrecv = pd_sendrecv;
-    store->end = pd_end;
-    store->done = pd_done;
+    *store = (halox__plan_store_t){.ctx = pd,
+                                   .real = comm->real,
+                                   .stride = comm->stride,
+                                   .n_home = atoms->n_home,
+                                   .capacity = atoms->capacity,
+                                   .may_fail_late = 1,
+                                   .fixed = 1,
+                                   .begin = pd_begin,
+                                   .select = pd_select_pulse,
+                                   .room = pd_room,
+                                   .recv = pd_recv,
+                                   .reserve = pd_reserve,
+                                   .pack = pd_pack,
+                                   .unpack = pd_unpack,
+                                   .copy = pd_copy,
+                                   .sendrecv = pd_sendrecv,
+                                   .end = pd_end,
+                                   .done = pd_done};
     return HALOX_OK;
 }
