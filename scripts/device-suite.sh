@@ -20,8 +20,8 @@
 # 4c. benchmark: halo exchange time per transport (tools/halox-bench halo, with a barrier before
 #    every exchange, with 20 exchanges back to back, and --mode in-step: 20 captured in one
 #    graph) at 45k and 176k atoms on 1, 2 (one rank per GPU), 4 and 8 ranks (MPS for several
-#    ranks per GPU); on one GPU also the MD engine on 2 ranks under MPS with host rebuilds and
-#    with HALOX_MD_DEVICE_REBUILD=1
+#    ranks per GPU); on one GPU also the MD engine on 2 ranks under MPS with rebuilds on the
+#    device (the default) and with HALOX_MD_DEVICE_REBUILD=0
 # 5. CPU tests (ctest -LE gpu, in parallel)
 #
 # Writes into $OUT (at most 8 files, flat): suite.log (everything printed), summary.json
@@ -376,12 +376,12 @@ MD="$BUILD/tools/halox-md"
 export HALOX_SYSTEM_CACHE="${HALOX_SYSTEM_CACHE:-$WORK/systems}"
 mkdir -p "$HALOX_SYSTEM_CACHE"
 MD_REPEATS="${HALOX_MD_REPEATS:-1}"
-# md_bench NP TRANSPORT ATOMS [--graph]: HALOX_MD_REPEATS runs, one line each; MD_DEVREB=1: with
-# HALOX_MD_DEVICE_REBUILD=1 (rebuilds on the device)
+# md_bench NP TRANSPORT ATOMS [--graph]: HALOX_MD_REPEATS runs, one line each; rebuilds on the
+# device (the engine's default), MD_DEVREB=0: HALOX_MD_DEVICE_REBUILD=0 (through the host)
 md_bench() {
-    local np="$1" tr="$2" n="$3" g="${4:-}" r j name dr="${MD_DEVREB:-0}"
+    local np="$1" tr="$2" n="$3" g="${4:-}" r j name dr="${MD_DEVREB:-1}"
     for ((r = 1; r <= MD_REPEATS; r++)); do
-        name="md-np$np-$tr${g:+-graph}${MD_DEVREB:+-devrebuild}-$n-r$r"
+        name="md-np$np-$tr${g:+-graph}${MD_DEVREB:+-hostrebuild}-$n-r$r"
         j="$LOGS/$name.json"
         phase "$name" "${HALOX_MD_PHASE_TIMEOUT:-120}" env HALOX_MD_DEVICE_REBUILD="$dr" "${MPIRUN[@]}" -np "$np" "$MD" --preset water-density \
             --atoms "$n" --steps "${HALOX_MD_STEPS:-200}" --grid "${np}x1x1" --transport "$tr" \
@@ -429,7 +429,7 @@ else
             mps_start
             for t in ${HALOX_MD_MPS_TRANSPORTS:-mpi-staged nvshmem-fused}; do
                 md_bench 2 "$t" "$n"
-                MD_DEVREB=1 md_bench 2 "$t" "$n"
+                MD_DEVREB=0 md_bench 2 "$t" "$n"
             done
             mps_stop
         fi
