@@ -285,26 +285,28 @@ static void halox__mh_done(void *ctx)
     free(h->rbuf);
 }
 
+static const halox__mig_store_ops_t halox__mh_ops = {
+    .scan = halox__mh_scan,
+    .reserve = halox__mh_reserve,
+    .pack = halox__mh_pack,
+    .alltoallv = halox__mh_alltoallv,
+    .grow = halox__mh_grow,
+    .append = halox__mh_append,
+    .still = halox__mh_still,
+    .need = halox__mh_need,
+    .done = halox__mh_done,
+};
+
 static halox__mig_store_t halox__mig_host_store(halox__mig_host_t *h, int fixed)
 {
     h->rec = halox__atom_bytes(h->atoms->real, h->atoms->stride, 1) + sizeof(int32_t) +
              h->atoms->extra_bytes;
-    halox__mig_store_t s = {
-        .ctx = h,
-        .fixed = fixed,
-        .n = h->atoms->n_home,
-        .capacity = h->atoms->capacity,
-        .rec = h->rec,
-        .scan = halox__mh_scan,
-        .reserve = halox__mh_reserve,
-        .pack = halox__mh_pack,
-        .alltoallv = halox__mh_alltoallv,
-        .grow = fixed ? NULL : halox__mh_grow,
-        .append = halox__mh_append,
-        .still = halox__mh_still,
-        .need = halox__mh_need,
-        .done = halox__mh_done,
-    };
+    halox__mig_store_t s = {.ops = &halox__mh_ops,
+                            .ctx = h,
+                            .fixed = fixed,
+                            .n = h->atoms->n_home,
+                            .capacity = h->atoms->capacity,
+                            .rec = h->rec};
     return s;
 }
 
@@ -345,10 +347,11 @@ static halox_status_t halox__mig_begin(halox__mig_t *m, halox_comm_t *comm,
     if (!m->msg || !m->blk)
         st = halox__error(HALOX_ERR_NO_MEMORY, "migrate: no memory");
     if (st == HALOX_OK)
-        st = S->scan(S->ctx, grid, box, m->me, step, m->msg + HALOX__MIG_H, &m->nleave, &m->hops);
+        st = S->ops->scan(S->ctx, grid, box, m->me, step, m->msg + HALOX__MIG_H, &m->nleave,
+                          &m->hops);
     m->rcap = P > 1 ? m->nleave + m->nleave / 2 + 64 : 0;
     if (st == HALOX_OK && P > 1)
-        st = S->reserve(S->ctx, m->nleave, m->rcap);
+        st = S->ops->reserve(S->ctx, m->nleave, m->rcap);
     return st;
 }
 
@@ -409,18 +412,18 @@ static halox_status_t halox__mig_move(halox__mig_t *m, halox_comm_t *comm,
         rtotal += rbytes[r];
     int nrecv = (int)(rtotal / S->rec);
     int keep = m->n;
-    halox_status_t st = S->pack(S->ctx, soff, fill, &keep);
+    halox_status_t st = S->ops->pack(S->ctx, soff, fill, &keep);
     if (tight) {
         if (st == HALOX_OK && (long long)nrecv > m->rcap)
-            st = S->reserve(S->ctx, m->nleave, nrecv);
-        if (st == HALOX_OK && S->grow)
-            st = S->grow(S->ctx, keep + nrecv);
+            st = S->ops->reserve(S->ctx, m->nleave, nrecv);
+        if (st == HALOX_OK && !S->fixed)
+            st = S->ops->grow(S->ctx, keep + nrecv);
         st = halox__agree(comm, st, "migration");
     }
     if (st == HALOX_OK)
-        st = S->alltoallv(S->ctx, comm, sbytes, soff, rbytes, roff);
+        st = S->ops->alltoallv(S->ctx, comm, sbytes, soff, rbytes, roff);
     if (st == HALOX_OK)
-        st = S->append(S->ctx, keep, nrecv);
+        st = S->ops->append(S->ctx, keep, nrecv);
     return st;
 }
 
@@ -494,7 +497,7 @@ halox_status_t halox__migrate_drive(halox_comm_t *comm, const halox_grid_t *grid
         for (int c = 0; c < m.P; c++)
             mine += all[(size_t)c * m.M + HALOX__MIG_H + m.me] - m.msg[HALOX__MIG_H + c];
         if (mine > S->capacity) {
-            S->need(S->ctx, mine);
+            S->ops->need(S->ctx, mine);
             st = halox__error(HALOX_ERR_NO_MEMORY,
                               "migration at step %lld: rank %d receives atoms for %lld home atoms "
                               "but its arrays hold %lld: grow x, id (and the extra data) to at "
@@ -510,7 +513,7 @@ halox_status_t halox__migrate_drive(halox_comm_t *comm, const halox_grid_t *grid
     } else if (st == HALOX_OK && m.msg && moved > 0) {
         st = halox__mig_move(&m, comm, S, tight);
     } else if (st == HALOX_OK && m.msg) {
-        S->still(S->ctx);
+        S->ops->still(S->ctx);
     }
     if (st == HALOX_OK && m.msg)
         st = halox__mig_count_check(&m, expected_total, step);
@@ -530,7 +533,7 @@ halox_status_t halox_comm_migrate(halox_comm_t *comm, const halox_grid_t *grid,
     halox__mig_host_t h = {.atoms = atoms};
     halox__mig_store_t s = halox__mig_host_store(&h, 0);
     halox_status_t st = halox__migrate_drive(comm, grid, box, &s, expected_total, step, NULL, NULL);
-    s.done(s.ctx);
+    s.ops->done(s.ctx);
     return st;
 }
 
@@ -558,7 +561,7 @@ halox_status_t halox_comm_migrate_device(halox_comm_t *comm, const halox_grid_t 
     if (st == HALOX_OK)
         st = halox__migrate_drive(comm, grid, box, &s, expected_total, step, &atoms->moved,
                                   &atoms->max_hops);
-    if (s.done)
-        s.done(s.ctx);
+    if (s.ops)
+        s.ops->done(s.ctx);
     return st;
 }

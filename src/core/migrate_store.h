@@ -10,13 +10,7 @@
 
 #include "halox/comm.h"
 
-typedef struct halox__mig_store {
-    void *ctx;
-    int fixed;          /* the arrays cannot grow: a rank short of room stops every rank with
-                           HALOX_ERR_NO_MEMORY before any atom moves */
-    int n;              /* home atoms before */
-    long long capacity; /* atoms the arrays hold */
-    size_t rec;         /* bytes of one atom's record */
+typedef struct halox__mig_store_ops {
     /* Wrap every home atom into the box and find the leavers, in index order, with their
      * owners; scount[r] (P entries, zeroed) = leavers for rank r; *hops_p = halox__mig_hops of
      * their owners. HALOX_ERR_COORDINATE on a non-finite position. */
@@ -31,7 +25,7 @@ typedef struct halox__mig_store {
     /* the all-to-all of the buffers (blocks as transport.h's alltoallv) */
     halox_status_t (*alltoallv)(void *ctx, halox_comm_t *comm, const size_t *sbytes,
                                 const size_t *soffs, const size_t *rbytes, const size_t *roffs);
-    /* room for `atoms` home atoms (NULL where the arrays cannot grow) */
+    /* room for `atoms` home atoms (not called where the store is fixed) */
     halox_status_t (*grow)(void *ctx, int atoms);
     /* the nrecv arrivals after the keep stayers, in buffer order; n_home = keep + nrecv */
     halox_status_t (*append)(void *ctx, int keep, int nrecv);
@@ -40,6 +34,16 @@ typedef struct halox__mig_store {
     /* a store whose arrays cannot grow: the capacity this rank needs (when it was short) */
     void (*need)(void *ctx, long long atoms);
     void (*done)(void *ctx);
+} halox__mig_store_ops_t;
+
+typedef struct halox__mig_store {
+    const halox__mig_store_ops_t *ops; /* its steps */
+    void *ctx;
+    int fixed;          /* the arrays cannot grow: a rank short of room stops every rank with
+                           HALOX_ERR_NO_MEMORY before any atom moves */
+    int n;              /* home atoms before */
+    long long capacity; /* atoms the arrays hold */
+    size_t rec;         /* bytes of one atom's record */
 } halox__mig_store_t;
 
 /* The most domains, in any dimension (periodic grid steps), that the n leavers going to ranks

@@ -51,15 +51,7 @@ void halox__plan_end(halox_plan_t *plan, halox_atoms_t *atoms);
  * (src/transports/plan_device.c: kernels). The driver, halox__plan_drive, owns everything else:
  * the counts, the agreements, the order of the messages; so both give the same plan. Each step
  * returns HALOX_OK or an error with its message. */
-typedef struct halox__plan_store {
-    void *ctx;
-    halox_real_t real;
-    int stride;
-    int n_home, capacity;
-    int may_fail_late; /* pack, unpack or end can fail (the driver agrees once more at the end) */
-    int fixed;         /* the arrays cannot grow: when a rank lacks room for a pulse's arrivals
-                          (every rank sees it in the counts), every rank stops there with
-                          HALOX_ERR_NO_MEMORY, the short ones saying what they need */
+typedef struct halox__plan_store_ops {
     /* halox__plan_begin on these atoms (geometry, home check, first pulses' home atoms) */
     halox_status_t (*begin)(void *ctx, halox_plan_t *plan, const halox_plan_params_t *params,
                             int rank);
@@ -83,6 +75,18 @@ typedef struct halox__plan_store {
     halox_status_t (*end)(void *ctx, halox_plan_t *plan);
     /* release what the build held (always called) */
     void (*done)(void *ctx);
+} halox__plan_store_ops_t;
+
+typedef struct halox__plan_store {
+    const halox__plan_store_ops_t *ops; /* its steps */
+    void *ctx;
+    halox_real_t real;
+    int stride;
+    int n_home, capacity;
+    int may_fail_late; /* pack, unpack or end can fail (the driver agrees once more at the end) */
+    int fixed;         /* the arrays cannot grow: when a rank lacks room for a pulse's arrivals
+                          (every rank sees it in the counts), every rank stops there with
+                          HALOX_ERR_NO_MEMORY, the short ones saying what they need */
 } halox__plan_store_t;
 
 /* Build rank comm->rank's plan through the transport over `store`. Collective. */

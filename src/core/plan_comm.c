@@ -61,7 +61,7 @@ halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *
                           "for %d-byte reals with stride %d",
                           (int)S->real, S->stride, (int)comm->real, comm->stride);
     if (st == HALOX_OK)
-        st = S->begin(S->ctx, plan, params, comm->rank);
+        st = S->ops->begin(S->ctx, plan, params, comm->rank);
     /* per rank and pulse: status, send count, room for arrivals (atoms), receive buffer
      * (bytes), and what a rank whose arrays cannot grow lacked in a pulse within itself */
     enum { M = 5 };
@@ -82,24 +82,24 @@ halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *
         halox_pulse_t *p = &plan->pulse[k];
         if (p->send_rank == comm->rank && p->recv_rank == comm->rank) {
             if (st == HALOX_OK)
-                st = S->select(S->ctx, plan, k);
-            if (st == HALOX_OK && S->fixed && p->send_count > S->room(S->ctx, plan))
+                st = S->ops->select(S->ctx, plan, k);
+            if (st == HALOX_OK && S->fixed && p->send_count > S->ops->room(S->ctx, plan))
                 lacked = (long long)plan->n_total + p->send_count;
             if (st == HALOX_OK)
-                st = S->recv(S->ctx, plan, k, p->send_count); /* says what it lacks */
+                st = S->ops->recv(S->ctx, plan, k, p->send_count); /* says what it lacks */
             if (st == HALOX_OK)
-                st = S->copy(S->ctx, plan, k);
+                st = S->ops->copy(S->ctx, plan, k);
             pending = 1;
             continue;
         }
         if (st == HALOX_OK)
-            st = S->select(S->ctx, plan, k);
+            st = S->ops->select(S->ctx, plan, k);
         size_t sbytes =
             st == HALOX_OK ? halox__plan_setup_bytes_of(S->real, S->stride, p->send_count) : 0;
         size_t want = sbytes + sbytes / 2 + 4096;
         if (st == HALOX_OK && want > cap)
-            st = S->reserve(S->ctx, want, &buf, &cap);
-        long long room = st == HALOX_OK ? S->room(S->ctx, plan) : 0;
+            st = S->ops->reserve(S->ctx, want, &buf, &cap);
+        long long room = st == HALOX_OK ? S->ops->room(S->ctx, plan) : 0;
         cnt[1] = st == HALOX_OK ? p->send_count : 0;
         cnt[2] = room;
         cnt[3] = st == HALOX_OK ? (long long)(cap - sbytes) : 0;
@@ -127,7 +127,7 @@ halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *
             /* arrays that cannot grow: a rank without room for its arrivals stops everyone
              * here, alike on every rank (all see the same counts), without another message */
             st = (long long)recv_count > room
-                     ? S->recv(S->ctx, plan, k, recv_count) /* fails, saying what it needs */
+                     ? S->ops->recv(S->ctx, plan, k, recv_count) /* fails, saying what it needs */
                      : halox__error(HALOX_ERR_NO_MEMORY,
                                     "plan build stopped on rank %d: rank %d has room for %lld "
                                     "atoms fewer than pulse %d brings it; its arrays must grow "
@@ -135,30 +135,30 @@ halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *
                                     comm->rank, short_rank, more, k);
             break;
         }
-        st = S->recv(S->ctx, plan, k, recv_count);
+        st = S->ops->recv(S->ctx, plan, k, recv_count);
         size_t rbytes = halox__plan_setup_bytes_of(S->real, S->stride, recv_count);
         if (tight) {
             if (st == HALOX_OK && sbytes + rbytes > cap)
-                st = S->reserve(S->ctx, sbytes + rbytes, &buf, &cap);
+                st = S->ops->reserve(S->ctx, sbytes + rbytes, &buf, &cap);
             st = halox__agree(comm, st, "plan build");
             if (st != HALOX_OK)
                 break;
         }
         /* else nothing above could fail: every rank had room (checked alike everywhere) */
         void *sbuf = buf, *rbuf = (char *)buf + sbytes;
-        halox_status_t pst = late == HALOX_OK ? S->pack(S->ctx, plan, k, sbuf) : late;
+        halox_status_t pst = late == HALOX_OK ? S->ops->pack(S->ctx, plan, k, sbuf) : late;
         if (pst != HALOX_OK && late == HALOX_OK)
             late = pst;
-        st = S->sendrecv(S->ctx, comm, p->send_rank, sbuf, sbytes, p->recv_rank, rbuf, rbytes);
+        st = S->ops->sendrecv(S->ctx, comm, p->send_rank, sbuf, sbytes, p->recv_rank, rbuf, rbytes);
         if (st != HALOX_OK)
             break;
         if (late == HALOX_OK)
-            late = S->unpack(S->ctx, plan, k, rbuf);
+            late = S->ops->unpack(S->ctx, plan, k, rbuf);
     }
     if (st == HALOX_OK)
         st = late;
     if (st == HALOX_OK)
-        st = S->end(S->ctx, plan);
+        st = S->ops->end(S->ctx, plan);
     /* a store whose steps can fail after an agreement (device kernels) agrees once more */
     if (pending || S->may_fail_late) {
         cnt[4] = lacked;
@@ -260,27 +260,29 @@ static halox_status_t halox__hs_end(void *ctx, halox_plan_t *plan)
 
 static void halox__hs_done(void *ctx) { free(((halox__host_store_t *)ctx)->buf); }
 
+static const halox__plan_store_ops_t halox__hs_ops = {
+    .begin = halox__hs_begin,
+    .select = halox__hs_select,
+    .room = halox__hs_room,
+    .recv = halox__hs_recv,
+    .reserve = halox__hs_reserve,
+    .pack = halox__hs_pack,
+    .unpack = halox__hs_unpack,
+    .copy = halox__hs_copy,
+    .sendrecv = halox__hs_sendrecv,
+    .end = halox__hs_end,
+    .done = halox__hs_done,
+};
+
 static halox__plan_store_t halox__host_store(halox__host_store_t *h)
 {
-    halox__plan_store_t s = {
-        .ctx = h,
-        .real = h->atoms->real,
-        .stride = h->atoms->stride,
-        .n_home = h->atoms->n_home,
-        .capacity = h->atoms->capacity,
-        .fixed = h->fixed,
-        .begin = halox__hs_begin,
-        .select = halox__hs_select,
-        .room = halox__hs_room,
-        .recv = halox__hs_recv,
-        .reserve = halox__hs_reserve,
-        .pack = halox__hs_pack,
-        .unpack = halox__hs_unpack,
-        .copy = halox__hs_copy,
-        .sendrecv = halox__hs_sendrecv,
-        .end = halox__hs_end,
-        .done = halox__hs_done,
-    };
+    halox__plan_store_t s = {.ops = &halox__hs_ops,
+                             .ctx = h,
+                             .real = h->atoms->real,
+                             .stride = h->atoms->stride,
+                             .n_home = h->atoms->n_home,
+                             .capacity = h->atoms->capacity,
+                             .fixed = h->fixed};
     return s;
 }
 
@@ -294,7 +296,7 @@ halox_status_t halox_comm_build_plan(halox_comm_t *comm, const halox_plan_params
     halox__host_store_t h = {.atoms = atoms};
     halox__plan_store_t s = halox__host_store(&h);
     halox_status_t st = halox__plan_drive(comm, params, &s, plan);
-    s.done(s.ctx);
+    s.ops->done(s.ctx);
     return st;
 }
 
@@ -321,7 +323,7 @@ halox_status_t halox_comm_build_plan_device(halox_comm_t *comm, const halox_plan
     st = halox__agree(comm, st, "plan build");
     if (st == HALOX_OK)
         st = halox__plan_drive(comm, params, &s, plan);
-    if (s.done)
-        s.done(s.ctx);
+    if (s.ops)
+        s.ops->done(s.ctx);
     return st;
 }

@@ -315,6 +315,18 @@ void halox__gpu_mig_dev_free(halox__gpu_t *g)
     g->mig_dev = NULL;
 }
 
+/* fixed arrays: no grow */
+static const halox__mig_store_ops_t md_ops = {
+    .scan = md_scan,
+    .reserve = md_reserve,
+    .pack = md_pack,
+    .alltoallv = md_alltoallv,
+    .append = md_append,
+    .still = md_still,
+    .need = md_need,
+    .done = md_done,
+};
+
 halox_status_t halox__gpu_mig_store(halox_comm_t *comm, halox_device_atoms_t *atoms,
                                     halox__mig_store_t *store)
 {
@@ -329,18 +341,11 @@ halox_status_t halox__gpu_mig_store(halox_comm_t *comm, halox_device_atoms_t *at
     m->nleave = 0;
     m->xb = halox__atom_bytes(comm->real, comm->stride, 1);
     m->rec = m->xb + sizeof(int32_t) + atoms->extra_bytes;
-    store->ctx = m;
-    store->fixed = 1;
-    store->n = atoms->n_home;
-    store->capacity = atoms->capacity;
-    store->rec = m->rec;
-    store->scan = md_scan;
-    store->reserve = md_reserve;
-    store->pack = md_pack;
-    store->alltoallv = md_alltoallv;
-    store->append = md_append;
-    store->still = md_still;
-    store->need = md_need;
-    store->done = md_done;
+    *store = (halox__mig_store_t){.ops = &md_ops,
+                                  .ctx = m,
+                                  .fixed = 1,
+                                  .n = atoms->n_home,
+                                  .capacity = atoms->capacity,
+                                  .rec = m->rec};
     return HALOX_OK;
 }

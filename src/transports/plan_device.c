@@ -406,6 +406,20 @@ void halox__gpu_plan_dev_free(halox__gpu_t *g)
     g->plan_dev = NULL;
 }
 
+static const halox__plan_store_ops_t pd_ops = {
+    .begin = pd_begin,
+    .select = pd_select_pulse,
+    .room = pd_room,
+    .recv = pd_recv,
+    .reserve = pd_reserve,
+    .pack = pd_pack,
+    .unpack = pd_unpack,
+    .copy = pd_copy,
+    .sendrecv = pd_sendrecv,
+    .end = pd_end,
+    .done = pd_done,
+};
+
 halox_status_t halox__gpu_plan_store(halox_comm_t *comm, halox_device_atoms_t *atoms,
                                      halox__plan_store_t *store)
 {
@@ -417,23 +431,13 @@ halox_status_t halox__gpu_plan_store(halox_comm_t *comm, halox_device_atoms_t *a
         return st;
     halox__plan_dev_t *pd = g->plan_dev;
     pd->atoms = atoms;
-    *store = (halox__plan_store_t){.ctx = pd,
+    *store = (halox__plan_store_t){.ops = &pd_ops,
+                                   .ctx = pd,
                                    .real = comm->real,
                                    .stride = comm->stride,
                                    .n_home = atoms->n_home,
                                    .capacity = atoms->capacity,
                                    .may_fail_late = 1,
-                                   .fixed = 1,
-                                   .begin = pd_begin,
-                                   .select = pd_select_pulse,
-                                   .room = pd_room,
-                                   .recv = pd_recv,
-                                   .reserve = pd_reserve,
-                                   .pack = pd_pack,
-                                   .unpack = pd_unpack,
-                                   .copy = pd_copy,
-                                   .sendrecv = pd_sendrecv,
-                                   .end = pd_end,
-                                   .done = pd_done};
+                                   .fixed = 1};
     return HALOX_OK;
 }
