@@ -7,11 +7,15 @@
 # Knobs: ENGINE_TESTS ("test_gpu_clusters test_gpu_md": tests/ binaries to run),
 # ENGINE_ROOF_ATOMS ("45000,360000,3000000"; empty: no roofline), ENGINE_MD ("45000 180000":
 # atom counts), ENGINE_MD_ARGS (extra halox-md arguments, ';'-separated variants: each size runs
-# every variant, e.g. "--graph;--graph --skin 1.0 --rebuild-every 50"), ENGINE_REPEATS (3),
+# every variant, e.g. "--graph;--graph --skin 1.0 --rebuild-every 50"; leading NAME=value words
+# set the variant's environment, e.g. "HALOX_MD_SORT=0 --graph"), ENGINE_REPEATS (3),
 # ENGINE_STEPS (500), ENGINE_SANITIZE (1: compute-sanitizer memcheck on test_gpu_clusters),
 # ENGINE_BENCH (sizes for halox-bench md records; ENGINE_BENCH_BIG: one record each),
 # ENGINE_SANITIZE_TOOLS ("memcheck racecheck synccheck"), ENGINE_PEER (1: GROMACS side by side from
-# .peer/, see ../shared/peer/README.md; ENGINE_PEER_BOXES, ENGINE_PEER_ARGS).
+# .peer/, see ../shared/peer/README.md; ENGINE_PEER_BOXES, ENGINE_PEER_ARGS), ENGINE_NCU (atom
+# counts: ncu --clock-control none times every kernel of a short halox-md run, ENGINE_NCU_ARGS
+# its halox-md arguments, ENGINE_NCU_OPTS its ncu options instead of the per-kernel times; the
+# report goes to ncu.txt).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-/tmp/engine-out}
@@ -66,9 +70,13 @@ for n in ${ENGINE_MD-45000 180000}; do
     for ((r = 1; r <= ${ENGINE_REPEATS:-3}; r++)); do
         for v in "${VARIANTS[@]}"; do
             j=/tmp/md-$n-$r.json
-            # shellcheck disable=SC2086
-            timeout 200 "$B/tools/halox-md" --preset water-density --atoms "$n" \
-                --steps "${ENGINE_STEPS:-500}" --transport nccl --device gpu $v --json "$j" \
+            # a variant's leading NAME=value words are its environment
+            envs=() args=()
+            for w in $v; do
+                if [ ${#args[@]} -eq 0 ] && [[ $w =~ ^[A-Z_][A-Z0-9_]*= ]]; then envs+=("$w"); else args+=("$w"); fi
+            done
+            timeout 200 env "${envs[@]}" "$B/tools/halox-md" --preset water-density --atoms "$n" \
+                --steps "${ENGINE_STEPS:-500}" --transport nccl --device gpu "${args[@]}" --json "$j" \
                 --no-progress >>"$OUT/md.log" 2>&1
             rc=$?
             python3 - "$j" "$n" "$r" "$v" "$rc" >>"$OUT/md.jsonl" <<'PY'
@@ -86,6 +94,7 @@ try:
                       "ns_ms": t["neighbour_search"]["ms_per_step"],
                       "plan_ms": t["migration_plan"]["ms_per_step"],
                       "mean_temp": sum(temps) / len(temps) if temps else None,
+                      "stale": s.get("stale_list_steps"),
                       "graph_steps": s.get("graph_steps", 0)}))
 except Exception as e:
     print(json.dumps({"atoms": int(n), "repeat": int(r), "args": v, "rc": int(rc), "error": str(e)}))
@@ -107,8 +116,20 @@ for (n, a), xs in groups.items():
         continue
     med = lambda k: st.median([x[k] for x in ok if x.get(k) is not None]) if any(x.get(k) is not None for x in ok) else None
     print(f"{n:>8} {a!r:40} ms/step median {med('ms_per_step'):.4f} of {[round(x['ms_per_step'],4) for x in ok]}"
-          f"  pair {med('pair_ms'):.4f} ns {med('ns_ms'):.4f} plan {med('plan_ms'):.4f} rebuilds {med('rebuilds')} T {med('mean_temp')}")
+          f"  pair {med('pair_ms'):.4f} ns {med('ns_ms'):.4f} plan {med('plan_ms'):.4f} rebuilds {med('rebuilds')} stale {med('stale')} T {med('mean_temp')}")
 PY
+# every kernel's time on the device (ncu replays each launch; clocks left as they are)
+if [ -n "${ENGINE_NCU-}" ] && command -v ncu >/dev/null; then
+    : >"$OUT/ncu.txt"
+    for n in $ENGINE_NCU; do
+        # shellcheck disable=SC2086
+        timeout 240 ncu --clock-control none ${ENGINE_NCU_OPTS:---metrics gpu__time_duration.sum --print-summary per-kernel} \
+            "$B/tools/halox-md" --preset water-density --atoms "$n" --steps "${ENGINE_NCU_STEPS:-100}" \
+            --transport nccl --device gpu ${ENGINE_NCU_ARGS-} --no-progress >/tmp/ncu-$n.txt 2>&1
+        echo "$(el) ncu $n rc=$?"
+        { echo "== ncu $n ${ENGINE_NCU_ARGS-}"; grep -vE "^==PROF==" /tmp/ncu-$n.txt | tail -n 2000; } >>"$OUT/ncu.txt"
+    done
+fi
 # halox-bench md records (hardware, commit, date in every line): ENGINE_BENCH sizes, 3 repeats
 : >"$OUT/bench.jsonl"
 for n in ${ENGINE_BENCH-} ${ENGINE_BENCH_BIG-}; do

@@ -40,6 +40,10 @@
       "build by halox_comm_migrate_device / halox_comm_build_plan_device on the device arrays, "   \
       "no positions through the host); 0 brings them through the host (the CPU engine's "          \
       "migration and plan build)")                                                                 \
+    X("HALOX_MD_SORT", "0/1", "1",                                                                 \
+      "GPU engine: 1 lays each rank's home atoms out in the last build's cluster order at every "  \
+      "rebuild on the device, and by cell at a rebuild through the host (as the CPU engine "       \
+      "does), so the per-atom kernels read in runs; 0 keeps the order the atoms came in")          \
     X("HALOX_SYSTEM_CACHE", "directory", "(none)",                                                 \
       "halox-md: keep random placements there (raw doubles keyed by atoms, density and seed) "     \
       "and read them back bit for bit: millions of atoms start in seconds instead of minutes")     \

@@ -93,7 +93,8 @@ typedef struct md_clusters {
     int *slot_of; /* slot of each atom */
     float *bbox;  /* 8 per cluster: lo x y z, zone mask; hi x y z, unused */
     int *key;     /* per atom: sort key */
-    int *sorted;  /* atoms by key */
+    int *sorted;  /* atoms by key; after a build its first n_home are the home atoms in the
+                     order of their slots */
     int *bin;     /* key bins: start offsets (nkeys + 1) */
     int *cursor;  /* scratch (nkeys + 1) */
     int *scan;    /* scan scratch */

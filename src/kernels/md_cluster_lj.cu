@@ -37,9 +37,11 @@ __device__ static inline float cl_reduce8(float v[MD_CLUSTER_SIZE], int il)
  * (padding, the self pair's lower triangle, beyond the cut-off, and with ZONES the zone rule),
  * so the warp never diverges; 1/r^2 is the fast reciprocal (__fdividef: 2 ulp).
  *
- * With *prune_flag set (decided by the gathers) the warp runs over the outer row instead and
- * writes the entries with some atom pair within rl_in (rlin2) as the inner row, and the row's
- * positions as the reference of the next prune decision. */
+ * With *prune_flag set (decided by the gathers) the warp first runs over the outer row testing
+ * distances only, writes the entries with some atom pair within rl_in (rlin2) as the inner row
+ * and the row's positions as the reference of the next prune decision, then computes the forces
+ * over that inner row as on any step: the entries dropped cost a distance test, not the pair
+ * term (the prune steps took twice a plain step when they computed forces over the outer row). */
 template <int ENERGY, int ZONES>
 static __global__ void __launch_bounds__(CL_THREADS)
     cl_lj(const float4 *__restrict__ xq, const int *__restrict__ jl_out,
@@ -64,16 +66,66 @@ static __global__ void __launch_bounds__(CL_THREADS)
                 ref[(size_t)row * MD_CLUSTER_SIZE + lane] = xi;
         }
         __syncwarp();
+        int *in_row = jl_in + (size_t)row * max_row;
+        int m = 0;   /* entries of the inner row (uniform over the warp) */
+        if (prune) { /* the outer row, distances only, into the inner row */
+            const int mo = cnt_out[row];
+            const int *out_row = jl_out + (size_t)row * max_row;
+            int kept = 0;
+            for (int base = 0; base < mo; base += 32) {
+                const int mye = base + lane < mo ? __ldg(&out_row[base + lane]) : -1;
+                const int nb = mo - base < 32 ? mo - base : 32;
+                for (int q = 0; q < nb; q += 4) {
+                    const int ent = __shfl_sync(CL_FULL, mye, q + g);
+                    const int jc = ent >= 0 ? (ent & ((1 << MD_CLUSTER_SHIFT_BIT) - 1)) : -1;
+                    const int sh = ent >= 0 ? (ent >> MD_CLUSTER_SHIFT_BIT) : MD_CLUSTER_NO_SHIFT;
+                    int near = 0;
+                    if (jc >= 0) {
+                        float4 xj = __ldg(&xq[(size_t)jc * MD_CLUSTER_SIZE + jl]);
+                        xj.x += (float)(sh % 3 - 1) * bx;
+                        xj.y += (float)((sh / 3) % 3 - 1) * by;
+                        xj.z += (float)(sh / 9 - 1) * bz;
+                        const int zj = __float_as_int(xj.w) & 0xff;
+                        const int self = jc == row && sh == MD_CLUSTER_NO_SHIFT;
+#pragma unroll
+                        for (int k = 0; k < MD_CLUSTER_SIZE; k++) {
+                            const float4 a = si[warp][k];
+                            const float dx = a.x - xj.x, dy = a.y - xj.y, dz = a.z - xj.z;
+                            const float r2 = dx * dx + dy * dy + dz * dz;
+                            int ok = r2 > 0.0f && (!self || k < jl);
+                            if (ZONES)
+                                ok = ok && ((__float_as_int(a.w) & zj & 0xff) == 0);
+                            near |= ok && r2 < rlin2;
+                        }
+                    }
+                    const unsigned b = __ballot_sync(CL_FULL, near);
+                    unsigned groups = 0;
+#pragma unroll
+                    for (int t = 0; t < 4; t++)
+                        if ((b >> (8 * t)) & 0xffu)
+                            groups |= 1u << t;
+                    if (jl == 0 && ((groups >> g) & 1u))
+                        in_row[kept + __popc(groups & ((1u << g) - 1u))] = ent;
+                    kept += __popc(groups);
+                }
+            }
+            if (lane == 0)
+                cnt_in[row] = kept;
+            m = kept;
+            __syncwarp(); /* the row's entries, written by its lanes, seen by all of them */
+        }
         float fix[MD_CLUSTER_SIZE], fiy[MD_CLUSTER_SIZE], fiz[MD_CLUSTER_SIZE];
 #pragma unroll
         for (int k = 0; k < MD_CLUSTER_SIZE; k++)
             fix[k] = fiy[k] = fiz[k] = 0.0f;
-        const int m = prune ? cnt_out[row] : cnt_in[row];
-        const int *lst = (prune ? jl_out : jl_in) + (size_t)row * max_row;
-        int *keep_row = jl_in + (size_t)row * max_row;
-        int kept = 0;
+        /* the inner row: written above on a prune step (plain loads: not through the read-only
+         * cache), by an earlier kernel otherwise */
+        if (!prune)
+            m = cnt_in[row];
         for (int base = 0; base < m; base += 32) {
-            const int mye = base + lane < m ? __ldg(&lst[base + lane]) : -1;
+            const int mye = base + lane < m ? (prune ? ((volatile const int *)in_row)[base + lane]
+                                                     : __ldg(&in_row[base + lane]))
+                                            : -1;
             const int nb = m - base < 32 ? m - base : 32;
             for (int q = 0; q < nb; q += 4) {
                 const int ent = __shfl_sync(CL_FULL, mye, q + g);
@@ -89,17 +141,14 @@ static __global__ void __launch_bounds__(CL_THREADS)
                 const int zj = __float_as_int(xj.w) & 0xff;
                 const int self = jc == row && sh == MD_CLUSTER_NO_SHIFT;
                 float fjx = 0.0f, fjy = 0.0f, fjz = 0.0f;
-                int near = 0;
 #pragma unroll
                 for (int k = 0; k < MD_CLUSTER_SIZE; k++) {
                     const float4 a = si[warp][k];
                     const float dx = a.x - xj.x, dy = a.y - xj.y, dz = a.z - xj.z;
                     const float r2 = dx * dx + dy * dy + dz * dz;
-                    int valid = r2 > 0.0f && (!self || k < jl);
+                    int ok = r2 > 0.0f && (!self || k < jl) && r2 < rc2;
                     if (ZONES)
-                        valid = valid && ((__float_as_int(a.w) & zj & 0xff) == 0);
-                    near |= valid && r2 < rlin2;
-                    const int ok = valid && r2 < rc2;
+                        ok = ok && ((__float_as_int(a.w) & zj & 0xff) == 0);
                     const float sr2 = ok ? __fdividef(1.0f, r2) : 0.0f;
                     const float sr6 = sr2 * sr2 * sr2;
                     const float fp = 48.0f * sr6 * (sr6 - 0.5f) * sr2;
@@ -120,21 +169,8 @@ static __global__ void __launch_bounds__(CL_THREADS)
                     atomicAdd(o + 1, fjy);
                     atomicAdd(o + 2, fjz);
                 }
-                if (prune) {
-                    const unsigned b = __ballot_sync(CL_FULL, near);
-                    unsigned groups = 0;
-#pragma unroll
-                    for (int t = 0; t < 4; t++)
-                        if ((b >> (8 * t)) & 0xffu)
-                            groups |= 1u << t;
-                    if (jl == 0 && ((groups >> g) & 1u))
-                        keep_row[kept + __popc(groups & ((1u << g) - 1u))] = ent;
-                    kept += __popc(groups);
-                }
             }
         }
-        if (prune && lane == 0)
-            cnt_in[row] = kept;
         /* the i forces: over the 8 lanes of each group (lane jl takes i atom jl), then over the
          * four groups */
         float fx = cl_reduce8(fix, jl), fy = cl_reduce8(fiy, jl), fz = cl_reduce8(fiz, jl);

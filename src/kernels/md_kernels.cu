@@ -1,7 +1,7 @@
 /* MD kernels of the GPU engine: scans, velocity-Verlet kicks and drift, velocity scaling, the
- * kinetic energy, the wrap of a one-rank rebuild. Plain C-like CUDA behind the C launchers of
- * md_kernels.h; every launch is checked. The kernels are static: only the launchers leave the
- * file. */
+ * kinetic energy, the wrap of a one-rank rebuild, the layout of atoms in a given order. Plain
+ * C-like CUDA behind the C launchers of md_kernels.h; every launch is checked. The kernels are
+ * static: only the launchers leave the file. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -241,4 +241,41 @@ extern "C" cudaError_t halox__md_kernel_max_v2(const float *v, int n, unsigned *
         return cudaSuccess;
     md__max_v2_kernel<<<md__blocks(n, 256), 256, 0, stream>>>(v, n, max_v2);
     return md__launched();
+}
+
+/* row k of the gathered copies from atom order[k] */
+static __global__ void md__permute_kernel(const int *__restrict__ order, int n,
+                                          const float *__restrict__ x, const float *__restrict__ v,
+                                          const int32_t *__restrict__ id, float *__restrict__ xo,
+                                          float *__restrict__ vo, int32_t *__restrict__ ido)
+{
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n)
+        return;
+    const int a = order[k];
+    for (int d = 0; d < 3; d++) {
+        xo[3 * (size_t)k + d] = x[3 * (size_t)a + d];
+        if (v)
+            vo[3 * (size_t)k + d] = v[3 * (size_t)a + d];
+    }
+    if (id)
+        ido[k] = id[a];
+}
+
+extern "C" cudaError_t halox__md_kernel_permute(const int *order, int n, float *x, float *v,
+                                                int32_t *id, void *scratch, cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    float *xo = (float *)scratch, *vo = xo + 3 * (size_t)n;
+    int32_t *ido = (int32_t *)(vo + 3 * (size_t)n);
+    md__permute_kernel<<<md__blocks(n, 256), 256, 0, stream>>>(order, n, x, v, id, xo, vo, ido);
+    cudaError_t e = md__launched();
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(x, xo, sizeof(float) * 3 * (size_t)n, cudaMemcpyDeviceToDevice, stream);
+    if (e == cudaSuccess && v)
+        e = cudaMemcpyAsync(v, vo, sizeof(float) * 3 * (size_t)n, cudaMemcpyDeviceToDevice, stream);
+    if (e == cudaSuccess && id)
+        e = cudaMemcpyAsync(id, ido, sizeof(int32_t) * (size_t)n, cudaMemcpyDeviceToDevice, stream);
+    return e;
 }

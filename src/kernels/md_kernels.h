@@ -46,6 +46,12 @@ cudaError_t halox__md_kernel_wrap(float *x, const float *v, int n, const float l
  *  float; set it to 0 first): the blow-up check of a rebuild that leaves positions alone. */
 cudaError_t halox__md_kernel_max_v2(const float *v, int n, unsigned *max_v2, cudaStream_t stream);
 
+/** Lay the n atoms out in `order` (order[k]: the atom that moves to k, a permutation of 0..n-1):
+ *  x and v (3 floats each; v may be NULL) and id (may be NULL) gathered into scratch (7 n
+ *  floats' room) and copied back. */
+cudaError_t halox__md_kernel_permute(const int *order, int n, float *x, float *v, int32_t *id,
+                                     void *scratch, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -148,13 +148,16 @@ halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name)
         cfg->density = 0.8;
         cfg->temp = 1.2;
         cfg->cutoff = 5.0;
-        /* a Verlet buffer for long-lived lists (issue 14): at T 1.2 the fastest of 45k atoms
-         * moves half of a 1.5 skin in about 25 steps, so the lists are rebuilt when an atom
+        /* a Verlet buffer for long-lived lists (issue 14): the lists are rebuilt when an atom
          * has moved skin / 2 (rebuild check: exact on the CPU engine, from the displacements
-         * the device publishes on the GPU engine), at the latest every 100 steps; the GPU
-         * prunes inner lists at cut-off + 5 % in between (kernels/md_cluster.h). Measured
-         * on one H200 against skins 1.0 (every 50) and 2.0: within 3 % (bench/results) */
-        cfg->skin = 1.5;
+         * the device publishes on the GPU engine), at the latest every 100 steps; at T 1.2 the
+         * fastest of 45k atoms moves half of a 2.5 skin in about 50 steps (1.5: 25). The GPU
+         * prunes inner lists at cut-off + 5 % in between (kernels/md_cluster.h), so the outer
+         * buffer costs a prune now and then, not pair terms. rc + skin = 7.5 is GROMACS'
+         * rlist (1.498 nm at nstlist 100) in these units. Measured on one H200 against skins
+         * 1.5 and 2.2: 45k 0.092 against 0.094 ms/step, 180k 0.281 against 0.274
+         * (bench/results/2026-12-02-h200) */
+        cfg->skin = 2.5;
         cfg->shift = 0;
         cfg->tail = 0;
         cfg->rebuild_every = 100;

@@ -86,6 +86,7 @@ static const md_backend_t md__gpu_backend = {
     .watch = md__gpu_watch,
     .local_rebuild_ok = md__gpu_device_rebuild_ok,
     .rebuild_local = md__gpu_device_rebuild,
+    .before_plan = md__gpu_before_plan,
     .after_plan = md__gpu_after_plan_hook,
     .forces = md__gpu_forces,
     .kick = md__gpu_kick,

@@ -57,8 +57,11 @@ typedef struct md_gpu {
     long long gathers, gathers_at_build; /* final gathers enqueued: steps the watch covers */
     long long graph_gathers;             /* final gathers in the captured step */
     double inner_buffer;                 /* HALOX_MD_INNER_BUFFER */
-    double *energy;                      /* [5]: local pe, vir; non-local pe, vir; kinetic */
-    unsigned *disp;                      /* [1] */
+    int sort;                            /* HALOX_MD_SORT: home atoms in cluster order */
+    void *sort_tmp;                      /* its scratch (md__gpu_sort_home) */
+    size_t sort_tmp_bytes;
+    double *energy; /* [5]: local pe, vir; non-local pe, vir; kinetic */
+    unsigned *disp; /* [1] */
     /* pinned host mirrors */
     double *h_energy;
     unsigned *h_disp;
@@ -118,6 +121,11 @@ halox_status_t md__gpu_speed_verdict(halox_md_t *md);
 /* gpu_rebuild.c */
 /* Cluster pair lists over the local atoms' extent (the plan bound, the arrays uploaded). */
 halox_status_t md__gpu_lists(halox_md_t *md);
+/* HALOX_MD_SORT: the home atoms (positions, velocities, ids) laid out in the order of the last
+ * build's slots (the atoms the lists were built for), before a plan refers to their indices; the
+ * host copies go stale. md__gpu_before_plan: the host atoms sorted by cell (a host rebuild). */
+halox_status_t md__gpu_sort_home(halox_md_t *md);
+halox_status_t md__gpu_before_plan(halox_md_t *md);
 int md__gpu_local_rebuild_ok(const halox_md_t *md);
 halox_status_t md__gpu_rebuild_local(halox_md_t *md);
 halox_status_t md__gpu_after_plan_hook(halox_md_t *md, double t_plan);

@@ -158,6 +158,10 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
     halox_status_t st = md__agree(md, md__gpu_check_speeds(md));
     if (st != HALOX_OK)
         return st;
+    /* the home atoms in the last build's cluster order, then the migration (which keeps the
+     * order of those that stay) and the plan build refer to that layout */
+    if ((st = md__agree(md, md__gpu_sort_home(md))) != HALOX_OK)
+        return st;
     if ((st = md__gpu_on_device(md, 0)) != HALOX_OK)
         return st;
     const double t1 = halox__now();

@@ -71,6 +71,9 @@ halox_status_t md__gpu_create(halox_md_t *md)
                             "HALOX_MD_DEVICE_REBUILD differs between the ranks (rank %d has %d): "
                             "set it alike for every rank (mpirun -x HALOX_MD_DEVICE_REBUILD)",
                             md->rank, g->resident);
+    /* HALOX_MD_SORT: home atoms in cluster order (md__gpu_sort_home; per rank, no agreement) */
+    if ((est = halox__env_flag_or("HALOX_MD_SORT", 1, &g->sort)) != HALOX_OK)
+        return est;
     g->ids_fresh = 1;
     g->hi = (cudaStream_t)s;
     int least = 0, greatest = 0;
@@ -134,7 +137,7 @@ void md__gpu_destroy(halox_md_t *md)
         halox_comm_device_free(md->comm, g->x);
     if (g->fnl)
         halox_comm_device_free(md->comm, g->fnl);
-    void *dev[] = {g->v, g->f, g->zone, g->id, g->energy, g->disp};
+    void *dev[] = {g->v, g->f, g->zone, g->id, g->energy, g->disp, g->sort_tmp};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
         if (dev[k])
             cudaFree(dev[k]);

@@ -121,7 +121,8 @@ halox_status_t md__rebuild(halox_md_t *md)
     double t1 = halox__now();
     md->timer[HALOX_MD_T_MIGRATE] += t1 - t0;
     md->rpart[HALOX_MD_R_MIGRATE] += t1 - th;
-    /* the CPU lists want home atoms in cell order; the GPU sorts them into clusters itself */
+    /* home atoms in cell order (the CPU lists read neighbours close in memory; the GPU's
+     * per-atom kernels read runs) */
     st = be->before_plan ? be->before_plan(md) : HALOX_OK;
     if (st != HALOX_OK)
         return st;
