@@ -14,7 +14,7 @@ halox_test(test_md_ranges SOURCES test_md_ranges.c LABELS md TIMEOUT 30)
 halox_test(test_md_read SOURCES test_md_read.c LABELS md TIMEOUT 60)
 # the command line, end to end (runs the tool as a child process)
 if(TARGET halox-md)
-  halox_test(test_md_cli SOURCES test_md_cli.c LABELS md TIMEOUT 300
+  halox_test(test_md_cli SOURCES test_md_cli.c child_run.c json_syntax.c LABELS md TIMEOUT 300
              ARGS $<TARGET_FILE:halox-md>)
   add_dependencies(test_md_cli halox-md)
   # the CPU engine's command line, also on GPU machines (where auto would pick the GPU engine)

@@ -22,180 +22,32 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child_run.h"
+#include "json_syntax.h"
 #include "test_md_common.h"
 
 static const char *g_tool;
 static char g_dir[64];
-static long g_fsize_limit; /* > 0: the child's RLIMIT_FSIZE in bytes (a disk that fills up) */
 
-typedef struct {
-    int code; /* exit code, or 128 + signal */
-    char *out;
-    char *err;
-} cmd_t;
+typedef child_cmd_t cmd_t;
 
-static void cmd_free(cmd_t *c)
-{
-    free(c->out);
-    free(c->err);
-    memset(c, 0, sizeof *c);
-}
+static void cmd_free(cmd_t *c) { child_cmd_free(c); }
 
-static void append(char **buf, size_t *len, size_t *cap, const char *data, size_t n)
-{
-    if (*len + n + 1 > *cap) {
-        *cap = (*len + n + 1) * 2;
-        *buf = realloc(*buf, *cap);
-    }
-    memcpy(*buf + *len, data, n);
-    *len += n;
-    (*buf)[*len] = '\0';
-}
-
-/* Start the tool with args (NULL-terminated); returns the pid, with pipes for stdout/stderr. */
 static pid_t start(const char *const args[], int *out_fd, int *err_fd)
 {
-    int po[2], pe[2];
-    if (pipe(po) || pipe(pe))
-        return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(po[1], 1);
-        dup2(pe[1], 2);
-        close(po[0]);
-        close(pe[0]);
-        close(po[1]);
-        close(pe[1]);
-        if (g_fsize_limit > 0) {
-            /* writes past the limit fail with EFBIG, as on a full disk (SIGXFSZ ignored) */
-            struct rlimit rl = {(rlim_t)g_fsize_limit, (rlim_t)g_fsize_limit};
-            signal(SIGXFSZ, SIG_IGN);
-            setrlimit(RLIMIT_FSIZE, &rl);
-        }
-        const char *argv[64];
-        int n = 0;
-        argv[n++] = g_tool;
-        for (int i = 0; args[i] && n < 63; i++)
-            argv[n++] = args[i];
-        argv[n] = NULL;
-        execv(g_tool, (char *const *)argv);
-        _exit(127);
-    }
-    close(po[1]);
-    close(pe[1]);
-    *out_fd = po[0];
-    *err_fd = pe[0];
-    return pid;
+    return child_start(g_tool, args, out_fd, err_fd);
 }
 
-/* Read both pipes to the end (optionally calling back on stdout growth), then reap. */
 static void finish(pid_t pid, int ofd, int efd, cmd_t *c,
                    int (*on_out)(const char *out, pid_t pid, void *user), void *user)
 {
-    size_t ol = 0, oc = 0, el = 0, ec = 0;
-    c->out = calloc(1, 1);
-    c->err = calloc(1, 1);
-    struct pollfd pf[2] = {{ofd, POLLIN, 0}, {efd, POLLIN, 0}};
-    int open_fds = 2;
-    char buf[8192];
-    while (open_fds > 0) {
-        if (poll(pf, 2, 120000) <= 0)
-            break;
-        for (int k = 0; k < 2; k++) {
-            if (pf[k].fd < 0 || !(pf[k].revents & (POLLIN | POLLHUP)))
-                continue;
-            ssize_t n = read(pf[k].fd, buf, sizeof buf);
-            if (n <= 0) {
-                close(pf[k].fd);
-                pf[k].fd = -1;
-                open_fds--;
-                continue;
-            }
-            if (k == 0) {
-                append(&c->out, &ol, &oc, buf, (size_t)n);
-                if (on_out && on_out(c->out, pid, user))
-                    on_out = NULL;
-            } else {
-                append(&c->err, &el, &ec, buf, (size_t)n);
-            }
-        }
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    c->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    child_finish(pid, ofd, efd, c, on_out, user);
 }
 
-static int run(cmd_t *c, const char *const args[])
-{
-    int o, e;
-    pid_t pid = start(args, &o, &e);
-    finish(pid, o, e, c, NULL, NULL);
-    return c->code;
-}
+static int run(cmd_t *c, const char *const args[]) { return child_run(g_tool, c, args); }
 
 static void path(char *out, size_t n, const char *name) { snprintf(out, n, "%s/%s", g_dir, name); }
 
-/* ---- a minimal JSON syntax check ---------------------------------------------------------- */
-static const char *js_ws(const char *p)
-{
-    while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
-        p++;
-    return p;
-}
-static const char *js_value(const char *p);
-static const char *js_string(const char *p)
-{
-    if (*p != '"')
-        return NULL;
-    for (p++; *p && *p != '"'; p++)
-        if (*p == '\\')
-            p++;
-    return *p == '"' ? p + 1 : NULL;
-}
-static const char *js_value(const char *p)
-{
-    p = js_ws(p);
-    if (*p == '{' || *p == '[') {
-        char close = *p == '{' ? '}' : ']';
-        int obj = *p == '{';
-        p = js_ws(p + 1);
-        if (*p == close)
-            return p + 1;
-        for (;;) {
-            if (obj) {
-                p = js_string(js_ws(p));
-                if (!p)
-                    return NULL;
-                p = js_ws(p);
-                if (*p++ != ':')
-                    return NULL;
-            }
-            p = js_value(p);
-            if (!p)
-                return NULL;
-            p = js_ws(p);
-            if (*p == ',') {
-                p++;
-                continue;
-            }
-            return *p == close ? p + 1 : NULL;
-        }
-    }
-    if (*p == '"')
-        return js_string(p);
-    if (!strncmp(p, "true", 4) || !strncmp(p, "null", 4))
-        return p + 4;
-    if (!strncmp(p, "false", 5))
-        return p + 5;
-    char *end;
-    strtod(p, &end);
-    return end == p ? NULL : end;
-}
-static int json_valid(const char *s)
-{
-    const char *p = js_value(s);
-    return p && *js_ws(p) == '\0';
-}
 static int count(const char *s, const char *what)
 {
     int n = 0;
@@ -720,9 +572,9 @@ static void write_failures(void)
                               "--thermo-every", "1",     "--rebuild-every", "10",
                               cases[k].opt,     file,    "--quiet",         NULL};
         cmd_t c;
-        g_fsize_limit = cases[k].limit;
+        child_fsize_limit = cases[k].limit;
         run(&c, args);
-        g_fsize_limit = 0;
+        child_fsize_limit = 0;
         char line[512];
         snprintf(line, sizeof line, "%s", c.err);
         char *nl = strchr(line, '\n');

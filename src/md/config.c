@@ -26,25 +26,34 @@ const char *md__ensemble_name(halox_md_ensemble_t e)
     return e == HALOX_MD_NVT ? "nvt" : e == HALOX_MD_NVE ? "nve" : "unknown";
 }
 
-void halox_md_config_default(halox_md_config_t *cfg)
+/* bench/in.lj of LAMMPS on an fcc lattice of `cells`^3: lattice fcc 0.8442, velocity all create
+ * 1.44 87287, pair_style lj/cut 2.5, neighbor 0.3 bin, neigh_modify delay 0 every 20 check no,
+ * fix nve, run 100. The defaults are this system at 10^3 cells, the lammps-lj preset at 20^3
+ * (LAMMPS' region 0 20 0 20 0 20). */
+static void md__lammps_lj(halox_md_config_t *cfg, int cells)
 {
-    memset(cfg, 0, sizeof *cfg);
     cfg->source = HALOX_MD_FCC;
     cfg->density = 0.8442;
-    cfg->cells[0] = cfg->cells[1] = cfg->cells[2] = 10;
-    cfg->natoms = 0;
+    cfg->cells[0] = cfg->cells[1] = cfg->cells[2] = cells;
     cfg->temp = 1.44;
     cfg->seed = 87287;
     cfg->cutoff = 2.5;
-    cfg->skin = 0.3;
     cfg->shift = 0;
     cfg->tail = 0;
-    cfg->dt = 0.005;
-    cfg->steps = 100;
+    cfg->skin = 0.3;
     cfg->rebuild_every = 20;
     cfg->rebuild_check = 0;
-    cfg->thermo_every = 50;
+    cfg->dt = 0.005;
     cfg->ensemble = HALOX_MD_NVE;
+    cfg->steps = 100;
+}
+
+void halox_md_config_default(halox_md_config_t *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    md__lammps_lj(cfg, 10);
+    cfg->natoms = 0;
+    cfg->thermo_every = 50;
     cfg->tau = 0.1;
     cfg->grid = (halox_grid_t){{1, 1, 1}};
     cfg->transport = "threads";
@@ -117,24 +126,9 @@ halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name)
     if (!cfg || !name)
         return halox__error(HALOX_ERR_INVALID_ARG, "preset: NULL argument");
     if (!strcmp(name, "lammps-lj")) {
-        /* bench/in.lj of LAMMPS: lattice fcc 0.8442, region 0 20 0 20 0 20, velocity all
-         * create 1.44 87287, pair_style lj/cut 2.5, neighbor 0.3 bin, neigh_modify delay 0
-         * every 20 check no, fix nve, run 100 (thermo: first and last step) */
+        /* bench/in.lj of LAMMPS, region 0 20 0 20 0 20 (thermo: first and last step) */
         cfg->preset = "lammps-lj";
-        cfg->source = HALOX_MD_FCC;
-        cfg->density = 0.8442;
-        cfg->cells[0] = cfg->cells[1] = cfg->cells[2] = 20;
-        cfg->temp = 1.44;
-        cfg->seed = 87287;
-        cfg->cutoff = 2.5;
-        cfg->shift = 0;
-        cfg->tail = 0;
-        cfg->skin = 0.3;
-        cfg->rebuild_every = 20;
-        cfg->rebuild_check = 0;
-        cfg->dt = 0.005;
-        cfg->ensemble = HALOX_MD_NVE;
-        cfg->steps = 100;
+        md__lammps_lj(cfg, 20);
         cfg->thermo_every = 100;
         return HALOX_OK;
     }
