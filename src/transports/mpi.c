@@ -354,12 +354,15 @@ static halox_status_t halox__mpi_alltoallv(halox_comm_t *comm, const void *send,
     return halox__mpi_wait(comm, 0, n, n, &op);
 }
 
-/* A nonblocking collective in request 0: begin before posting it, end with its MPI_I* call's
- * return code (a failed post is reported, else the bounded wait). */
-static void halox__mpi_collective_begin(halox__mpi_t *m)
+/* A nonblocking collective in request 0: begin (after the checks) before posting it, which gives
+ * the bounded wait's op; end with its MPI_I* call's return code (a failed post is reported, else
+ * the bounded wait). */
+static halox__mpi_op_t halox__mpi_collective_begin(halox_comm_t *comm, const char *what)
 {
+    halox__mpi_t *m = halox__mpi(comm);
     halox__mpi_clear(m, 1);
     m->info[0] = (halox__mpiw_info_t){HALOX__MPIW_COLLECTIVE, -1, -1, 0};
+    return (halox__mpi_op_t){what, halox__mpi_deadline(comm)};
 }
 
 static halox_status_t halox__mpi_collective_end(halox_comm_t *comm, halox__mpi_op_t *op,
@@ -379,10 +382,9 @@ static halox_status_t halox__mpi_allgather(halox_comm_t *comm, const void *send,
     if (st != HALOX_OK)
         return st;
     halox__mpi_t *m = halox__mpi(comm);
-    halox__mpi_op_t op = {"allgather", halox__mpi_deadline(comm)};
     /* MPI forbids overlapping buffers; our own block already in place is MPI_IN_PLACE */
     const void *s = send == (const char *)recv + (size_t)comm->rank * bytes ? MPI_IN_PLACE : send;
-    halox__mpi_collective_begin(m);
+    halox__mpi_op_t op = halox__mpi_collective_begin(comm, "allgather");
     int rc =
         MPI_Iallgather(s, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, m->comm, &m->req[0]);
     return halox__mpi_collective_end(comm, &op, "MPI_Iallgather", rc);
@@ -394,10 +396,8 @@ static halox_status_t halox__mpi_barrier(halox_comm_t *comm)
     if (st != HALOX_OK)
         return st;
     halox__mpi_t *m = halox__mpi(comm);
-    halox__mpi_op_t op = {"barrier", halox__mpi_deadline(comm)};
-    halox__mpi_collective_begin(m);
-    int rc = MPI_Ibarrier(m->comm, &m->req[0]);
-    return halox__mpi_collective_end(comm, &op, "MPI_Ibarrier", rc);
+    halox__mpi_op_t op = halox__mpi_collective_begin(comm, "barrier");
+    return halox__mpi_collective_end(comm, &op, "MPI_Ibarrier", MPI_Ibarrier(m->comm, &m->req[0]));
 }
 
 /* ---- halo exchange ---------------------------------------------------------------------- */
