@@ -114,7 +114,8 @@ int prb_sys_build(prb_sys_t *s, int n_home, uint64_t seed, cudaStream_t st);
 void prb_sys_free(prb_sys_t *s);
 
 /* GPU forces of a small system (clusters: 0 atom lists, 1 cluster lists with halo copies, 2 the
- * periodic-shift cluster list) against a CPU double O(N^2) minimum-image sum: the relative error
+ * periodic-shift cluster list, 3 its super-rows) against a CPU double O(N^2) minimum-image sum: the
+ * relative error
  * ||F_gpu - F_cpu|| / ||F_cpu||, and in *max_rel the largest atom error over the largest force. */
 double prb_verify(int n_home, uint64_t seed, int clusters, cudaStream_t st, double *max_rel);
 

@@ -12,7 +12,9 @@
  * warm-up; median, minimum and maximum over the repeats.
  * The engine's cluster kernels run on the same atoms twice: with the halo copies (cl-local,
  * cl-nonloc, cl-both: the multi-rank layout) and as one periodic-shift list of the home atoms
- * (cl-shift: what a 1x1x1 run uses; no halo). Cluster lists are half lists, pruned once to the
+ * (cl-shift: what a 1x1x1 run uses; no halo), and the shift list's super-rows (cl-super: rows 2r
+ * and 2r + 1 merged, an entry's mask naming the rows that hold it; the experiment of issue 14's
+ * grouped i-clusters). Cluster lists are half lists, pruned once to the
  * engine's default inner radius (rc + 5 %) before the timing; their "within" is the atom lists'
  * (full) count, so Gpair/s compares like with like across the rows.
  *
@@ -225,10 +227,11 @@ int main(int argc, char **argv)
     double max_rel = 0, rel = prb_verify(verify_atoms, seed + 1, 0, st, &max_rel);
     double max_rel_cl = 0, rel_cl = prb_verify(verify_atoms, seed + 1, 1, st, &max_rel_cl);
     double max_rel_sh = 0, rel_sh = prb_verify(verify_atoms, seed + 1, 2, st, &max_rel_sh);
+    double max_rel_su = 0, rel_su = prb_verify(verify_atoms, seed + 1, 3, st, &max_rel_su);
     printf("verify: %d atoms, GPU vs CPU double O(N^2): atom lists: relative error %.3e (largest "
            "atom error %.3e of the largest force); cluster lists: %.3e (%.3e); periodic-shift "
-           "cluster list: %.3e (%.3e)\n",
-           verify_atoms, rel, max_rel, rel_cl, max_rel_cl, rel_sh, max_rel_sh);
+           "cluster list: %.3e (%.3e); its super-rows: %.3e (%.3e)\n",
+           verify_atoms, rel, max_rel, rel_cl, max_rel_cl, rel_sh, max_rel_sh, rel_su, max_rel_su);
     if (!(rel_cl <= rel)) { /* report and judge the worst (NaN included) */
         rel = rel_cl;
         max_rel = max_rel_cl;
@@ -238,13 +241,18 @@ int main(int argc, char **argv)
         max_rel = max_rel_sh;
     }
     int ok = rel < 1e-4;
-    printf("verify: %s\n", ok ? "ok" : "FAILED");
+    /* the experiment is judged alone: when it is wrong it is not timed, the rest still is */
+    const int super_ok = rel_su < 1e-4;
+    printf("verify: %s%s\n", ok ? "ok" : "FAILED",
+           super_ok ? "" : " (super-rows FAILED: cl-super is not timed)");
     if (jf) {
         fprintf(jf,
                 "{%s, \"kind\": \"verify\", \"atoms\": %d, \"rel_err\": %.6e, "
-                "\"max_atom_rel_err\": %.6e, \"ok\": %s}\n",
+                "\"max_atom_rel_err\": %.6e, \"ok\": %s, \"super_rel_err\": %.6e, "
+                "\"super_ok\": %s}\n",
                 g_common, verify_atoms, rel == rel ? rel : -1.0,
-                max_rel == max_rel ? max_rel : -1.0, ok ? "true" : "false");
+                max_rel == max_rel ? max_rel : -1.0, ok ? "true" : "false",
+                rel_su == rel_su ? rel_su : -1.0, super_ok ? "true" : "false");
         fflush(jf);
     }
     if (!ok) {
@@ -434,6 +442,48 @@ int main(int argc, char **argv)
             sum.med += ks.med;
             sum.min += ks.min;
             sum.max += ks.max;
+        }
+        if (super_ok) {
+            /* super-rows of the shift list (pruned above): the merge once, then the kernel;
+             * entries = the pairs it evaluates (64 per row cluster an entry's mask names) */
+            md_clusters_super_t su;
+            memset(&su, 0, sizeof su);
+            CK(cudaEventRecord(e0, st));
+            CK(halox__md_clusters_super_build(&s.shift, &su, st));
+            CK(cudaEventRecord(e1, st));
+            CK(cudaEventSynchronize(e1));
+            float tm = 0;
+            CK(cudaEventElapsedTime(&tm, e0, e1));
+            const size_t ne = (size_t)su.nrows * (size_t)su.max_row;
+            int *hc = (int *)malloc(sizeof(int) * (size_t)su.nrows);
+            uint8_t *hm = (uint8_t *)malloc(ne > 0 ? ne : 1);
+            CK(cudaMemcpy(hc, su.cnt, sizeof(int) * (size_t)su.nrows, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(hm, su.mask, ne, cudaMemcpyDeviceToHost));
+            double entries = 0, both = 0, merged = 0;
+            for (int r = 0; r < su.nrows; r++)
+                for (int k = 0; k < hc[r]; k++) {
+                    const int b = hm[(size_t)r * su.max_row + k];
+                    entries +=
+                        (double)(((b & 1) + (b >> 1 & 1)) * MD_CLUSTER_SIZE * MD_CLUSTER_SIZE);
+                    both += b == 3;
+                    merged += 1;
+                }
+            free(hc);
+            free(hm);
+            printf("%9d cl-super  %d super-rows, %.0f entries (%.0f in both rows), merge %.3f ms\n",
+                   nh, su.nrows, merged, both, tm);
+            for (int r = -warmup; r < repeats; r++) {
+                CK(cudaEventRecord(e0, st));
+                CK(halox__md_clusters_lj_super(&s.shift, &su, rc2, st));
+                CK(cudaEventRecord(e1, st));
+                CK(cudaEventSynchronize(e1));
+                if (r >= 0)
+                    CK(cudaEventElapsedTime(&t[r], e0, e1));
+            }
+            prb_stats_t ks = stats(t, repeats);
+            report(jf, "cl-super", nh, s.n - nh, su.nrows, entries, within_of[0] + within_of[1], ks,
+                   repeats, warmup, bw_best, fp_best, rel);
+            halox__md_clusters_super_free(&su);
         }
         prb_sys_free(&s);
         rc_all++;

@@ -228,7 +228,18 @@ int prb_sys_build(prb_sys_t *s, int n_home, uint64_t seed, cudaStream_t st)
 static void sys_forces(prb_sys_t *s, int clusters, cudaStream_t st)
 {
     const float rc2 = (float)(CUTOFF * CUTOFF);
-    if (clusters == 2) { /* periodic shifts: every force of the home atoms from one list */
+    if (clusters == 3) { /* super-rows of the periodic-shift list (pruned by a first kernel) */
+        md_clusters_super_t su;
+        memset(&su, 0, sizeof su);
+        CK(halox__md_clusters_lj(&s->shift, 0, rc2, 0.0, NULL, st));
+        CK(halox__md_clusters_clear_forces(&s->shift, st));
+        CK(halox__md_clusters_super_build(&s->shift, &su, st));
+        CK(halox__md_clusters_lj_super(&s->shift, &su, rc2, st));
+        CK(halox__md_clusters_take_forces(&s->shift, s->f, st));
+        CK(cudaMemsetAsync(s->fnl, 0, sizeof(float) * 3 * (size_t)s->n, st));
+        CK(cudaStreamSynchronize(st));
+        halox__md_clusters_super_free(&su);
+    } else if (clusters == 2) { /* periodic shifts: every force of the home atoms from one list */
         CK(halox__md_clusters_lj(&s->shift, 0, rc2, 0.0, NULL, st));
         CK(halox__md_clusters_take_forces(&s->shift, s->f, st));
         CK(cudaMemsetAsync(s->fnl, 0, sizeof(float) * 3 * (size_t)s->n, st));

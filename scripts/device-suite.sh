@@ -496,7 +496,7 @@ else
     phase pair-roofline 150 env HALOX_COMMIT="${HALOX_COMMIT:-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)}" \
         "$ROOF" --atoms "${HALOX_ROOF_SIZES:-45000,360000,3000000}" --repeats 30 --warmup 5 \
         --json "$OUT/bench.jsonl"
-    grep -E "^ +[0-9]+ (local|nonlocal|both|cl-local|cl-nonloc|cl-both|skipped)|^(verify|roofline):" "$LOGS/pair-roofline.log" \
+    grep -E "^ +[0-9]+ (local|nonlocal|both|cl-local|cl-nonloc|cl-both|cl-shift|cl-super|skipped)|^(verify|roofline):" "$LOGS/pair-roofline.log" \
         | sed "s/^/roof  /" >>"$LOGS/bench-table.txt"
 fi
 

@@ -152,6 +152,29 @@ cudaError_t halox__md_clusters_take_forces(const md_clusters_t *c, float *f, cud
 /** Zero the forces fs (after work whose forces are not used). */
 cudaError_t halox__md_clusters_clear_forces(const md_clusters_t *c, cudaStream_t stream);
 
+/** Super-rows, an experiment (bench/pair_roofline_bench times it against the rows): the home
+ *  rows 2r and 2r + 1 of the local inner list (the outer one without pruning) merged into one
+ *  row whose entries carry a mask of the rows that hold them (bit 0: 2r, bit 1: 2r + 1). */
+typedef struct md_clusters_super {
+    int nrows, max_row;
+    int *jl;       /* nrows x max_row entries */
+    uint8_t *mask; /* nrows x max_row */
+    int *cnt;      /* nrows */
+    size_t cap;    /* entries allocated */
+} md_clusters_super_t;
+
+/** Merge c's local rows (after a build, and a kernel that pruned when c prunes) into s (grown;
+ *  zero-initialise s before the first call); synchronises the stream. */
+cudaError_t halox__md_clusters_super_build(const md_clusters_t *c, md_clusters_super_t *s,
+                                           cudaStream_t stream);
+
+/** Lennard-Jones forces of the super-rows (home-home pairs, no zone rule, no energies) on the
+ *  gathered positions, added to c->fs: the forces halox__md_clusters_lj gives on the local list. */
+cudaError_t halox__md_clusters_lj_super(const md_clusters_t *c, const md_clusters_super_t *s,
+                                        float rc2, cudaStream_t stream);
+
+void halox__md_clusters_super_free(md_clusters_super_t *s);
+
 /** Entries (cluster pairs) in the outer and inner lists, local and non-local (synchronous). */
 cudaError_t halox__md_clusters_entries(const md_clusters_t *c, long long *loc, long long *nl,
                                        long long *loc_in, long long *nl_in);

@@ -7,8 +7,9 @@
  *   md_cluster_sort.cu    the cluster sort of a build: geometry, keys, slots, bounding boxes;
  *                         the arrays' growth
  *   md_cluster_watch.cu   the gathers: displacements, prune decisions, the watch; the arming
- *   md_cluster_lj.cu      the cluster LJ kernel (and the pruning it does)
+ *   md_cluster_lj.cu      the cluster LJ kernel (and the pruning it does); the super-row kernel
  *   md_cluster_forces.cu  the slots' forces back to the atoms: halo forces, kick, take, clear
+ *   md_cluster_super.cu   super-rows (an experiment of the bench): two rows merged, masked
  * Kernels are static: without relocatable device code a kernel is launched from its own file, so
  * what one file starts in another goes through an extern "C" launcher declared here. */
 #ifndef HALOX_KERNELS_MD_CLUSTER_INTERNAL_CUH

@@ -28,6 +28,89 @@ __device__ static inline float cl_reduce8(float v[MD_CLUSTER_SIZE], int il)
     return keep + __shfl_xor_sync(CL_FULL, send, 1);
 }
 
+/* Lane jl's j atom of cluster jc (padding far away when jc < 0), moved by the image sh. */
+__device__ static __forceinline__ float4 cl_j_atom(const float4 *__restrict__ xq, int jc, int sh,
+                                                   int jl, float bx, float by, float bz)
+{
+    float4 xj = make_float4(CL_PAD, CL_PAD, CL_PAD, __int_as_float(CL_ZONE_TAG));
+    if (jc >= 0) {
+        xj = __ldg(&xq[(size_t)jc * MD_CLUSTER_SIZE + jl]);
+        xj.x += (float)(sh % 3 - 1) * bx;
+        xj.y += (float)((sh / 3) % 3 - 1) * by;
+        xj.z += (float)(sh / 9 - 1) * bz;
+    }
+    return xj;
+}
+
+/* The pair terms of the j atom xj (lane jl) with the 8 i atoms si, branch-free and masked
+ * (padding, the self pair's lower triangle when self, beyond the cut-off, with ZONES the zone
+ * rule): the i forces into fi*, the j force into fj*, with ENERGY the energies and virials. */
+template <int ENERGY, int ZONES>
+__device__ static __forceinline__ void
+cl_pairs8(const float4 *si, float4 xj, int self, int jl, float rc2, double eshift,
+          float fix[MD_CLUSTER_SIZE], float fiy[MD_CLUSTER_SIZE], float fiz[MD_CLUSTER_SIZE],
+          float &fjx, float &fjy, float &fjz, double &e, double &w)
+{
+    const int zj = __float_as_int(xj.w) & 0xff;
+#pragma unroll
+    for (int k = 0; k < MD_CLUSTER_SIZE; k++) {
+        const float4 a = si[k];
+        const float dx = a.x - xj.x, dy = a.y - xj.y, dz = a.z - xj.z;
+        const float r2 = dx * dx + dy * dy + dz * dz;
+        int ok = r2 > 0.0f && (!self || k < jl) && r2 < rc2;
+        if (ZONES)
+            ok = ok && ((__float_as_int(a.w) & zj & 0xff) == 0);
+        const float sr2 = ok ? __fdividef(1.0f, r2) : 0.0f;
+        const float sr6 = sr2 * sr2 * sr2;
+        const float fp = 48.0f * sr6 * (sr6 - 0.5f) * sr2;
+        fix[k] += dx * fp;
+        fiy[k] += dy * fp;
+        fiz[k] += dz * fp;
+        fjx -= dx * fp;
+        fjy -= dy * fp;
+        fjz -= dz * fp;
+        if (ENERGY && ok) {
+            e += (double)(4.0f * sr6 * (sr6 - 1.0f)) - eshift;
+            w += (double)(r2 * fp);
+        }
+    }
+}
+
+/* The i forces of a row cluster, reduced over the 8 lanes of each group (lane jl takes i atom
+ * jl), then over the four groups, added to its slots o (3 per slot) by group 0; the whole warp
+ * calls it. */
+__device__ static __forceinline__ void cl_row_forces(float fix[MD_CLUSTER_SIZE],
+                                                     float fiy[MD_CLUSTER_SIZE],
+                                                     float fiz[MD_CLUSTER_SIZE], int jl, int g,
+                                                     float *o)
+{
+    float fx = cl_reduce8(fix, jl), fy = cl_reduce8(fiy, jl), fz = cl_reduce8(fiz, jl);
+    fx += __shfl_xor_sync(CL_FULL, fx, 8);
+    fy += __shfl_xor_sync(CL_FULL, fy, 8);
+    fz += __shfl_xor_sync(CL_FULL, fz, 8);
+    fx += __shfl_xor_sync(CL_FULL, fx, 16);
+    fy += __shfl_xor_sync(CL_FULL, fy, 16);
+    fz += __shfl_xor_sync(CL_FULL, fz, 16);
+    if (g == 0 && (fx != 0.0f || fy != 0.0f || fz != 0.0f)) {
+        o += 3 * jl;
+        atomicAdd(o, fx);
+        atomicAdd(o + 1, fy);
+        atomicAdd(o + 2, fz);
+    }
+}
+
+/* The j force of a lane, once per entry (no reduction: the lane ran over all i atoms). */
+__device__ static __forceinline__ void cl_j_forces(int jc, int jl, float fjx, float fjy, float fjz,
+                                                   float *__restrict__ fs)
+{
+    if (jc >= 0 && (fjx != 0.0f || fjy != 0.0f || fjz != 0.0f)) {
+        float *o = fs + 3 * ((size_t)jc * MD_CLUSTER_SIZE + jl);
+        atomicAdd(o, fjx);
+        atomicAdd(o + 1, fjy);
+        atomicAdd(o + 2, fjz);
+    }
+}
+
 /* One warp per row cluster; lane = j atom jl (lane & 7) of the pass's j-cluster g (lane >> 3).
  * Four j-clusters per pass: each lane loads its own j atom (shifted by the entry's image) and runs
  * over the row's 8 i atoms, staged once per row in shared memory and read by broadcast. The
@@ -79,24 +162,20 @@ static __global__ void __launch_bounds__(CL_THREADS)
                     const int ent = __shfl_sync(CL_FULL, mye, q + g);
                     const int jc = ent >= 0 ? (ent & ((1 << MD_CLUSTER_SHIFT_BIT) - 1)) : -1;
                     const int sh = ent >= 0 ? (ent >> MD_CLUSTER_SHIFT_BIT) : MD_CLUSTER_NO_SHIFT;
+                    /* padding (jc < 0) sits farther than rl_in from every i atom */
+                    const float4 xj = cl_j_atom(xq, jc, sh, jl, bx, by, bz);
+                    const int zj = __float_as_int(xj.w) & 0xff;
+                    const int self = jc == row && sh == MD_CLUSTER_NO_SHIFT;
                     int near = 0;
-                    if (jc >= 0) {
-                        float4 xj = __ldg(&xq[(size_t)jc * MD_CLUSTER_SIZE + jl]);
-                        xj.x += (float)(sh % 3 - 1) * bx;
-                        xj.y += (float)((sh / 3) % 3 - 1) * by;
-                        xj.z += (float)(sh / 9 - 1) * bz;
-                        const int zj = __float_as_int(xj.w) & 0xff;
-                        const int self = jc == row && sh == MD_CLUSTER_NO_SHIFT;
 #pragma unroll
-                        for (int k = 0; k < MD_CLUSTER_SIZE; k++) {
-                            const float4 a = si[warp][k];
-                            const float dx = a.x - xj.x, dy = a.y - xj.y, dz = a.z - xj.z;
-                            const float r2 = dx * dx + dy * dy + dz * dz;
-                            int ok = r2 > 0.0f && (!self || k < jl);
-                            if (ZONES)
-                                ok = ok && ((__float_as_int(a.w) & zj & 0xff) == 0);
-                            near |= ok && r2 < rlin2;
-                        }
+                    for (int k = 0; k < MD_CLUSTER_SIZE; k++) {
+                        const float4 a = si[warp][k];
+                        const float dx = a.x - xj.x, dy = a.y - xj.y, dz = a.z - xj.z;
+                        const float r2 = dx * dx + dy * dy + dz * dz;
+                        int ok = r2 > 0.0f && (!self || k < jl);
+                        if (ZONES)
+                            ok = ok && ((__float_as_int(a.w) & zj & 0xff) == 0);
+                        near |= ok && r2 < rlin2;
                     }
                     const unsigned b = __ballot_sync(CL_FULL, near);
                     unsigned groups = 0;
@@ -131,61 +210,14 @@ static __global__ void __launch_bounds__(CL_THREADS)
                 const int ent = __shfl_sync(CL_FULL, mye, q + g);
                 const int jc = ent >= 0 ? (ent & ((1 << MD_CLUSTER_SHIFT_BIT) - 1)) : -1;
                 const int sh = ent >= 0 ? (ent >> MD_CLUSTER_SHIFT_BIT) : MD_CLUSTER_NO_SHIFT;
-                float4 xj = make_float4(CL_PAD, CL_PAD, CL_PAD, __int_as_float(CL_ZONE_TAG));
-                if (jc >= 0) {
-                    xj = __ldg(&xq[(size_t)jc * MD_CLUSTER_SIZE + jl]);
-                    xj.x += (float)(sh % 3 - 1) * bx;
-                    xj.y += (float)((sh / 3) % 3 - 1) * by;
-                    xj.z += (float)(sh / 9 - 1) * bz;
-                }
-                const int zj = __float_as_int(xj.w) & 0xff;
-                const int self = jc == row && sh == MD_CLUSTER_NO_SHIFT;
+                const float4 xj = cl_j_atom(xq, jc, sh, jl, bx, by, bz);
                 float fjx = 0.0f, fjy = 0.0f, fjz = 0.0f;
-#pragma unroll
-                for (int k = 0; k < MD_CLUSTER_SIZE; k++) {
-                    const float4 a = si[warp][k];
-                    const float dx = a.x - xj.x, dy = a.y - xj.y, dz = a.z - xj.z;
-                    const float r2 = dx * dx + dy * dy + dz * dz;
-                    int ok = r2 > 0.0f && (!self || k < jl) && r2 < rc2;
-                    if (ZONES)
-                        ok = ok && ((__float_as_int(a.w) & zj & 0xff) == 0);
-                    const float sr2 = ok ? __fdividef(1.0f, r2) : 0.0f;
-                    const float sr6 = sr2 * sr2 * sr2;
-                    const float fp = 48.0f * sr6 * (sr6 - 0.5f) * sr2;
-                    fix[k] += dx * fp;
-                    fiy[k] += dy * fp;
-                    fiz[k] += dz * fp;
-                    fjx -= dx * fp;
-                    fjy -= dy * fp;
-                    fjz -= dz * fp;
-                    if (ENERGY && ok) {
-                        e += (double)(4.0f * sr6 * (sr6 - 1.0f)) - eshift;
-                        w += (double)(r2 * fp);
-                    }
-                }
-                if (jc >= 0 && (fjx != 0.0f || fjy != 0.0f || fjz != 0.0f)) {
-                    float *o = fs + 3 * ((size_t)jc * MD_CLUSTER_SIZE + jl);
-                    atomicAdd(o, fjx);
-                    atomicAdd(o + 1, fjy);
-                    atomicAdd(o + 2, fjz);
-                }
+                cl_pairs8<ENERGY, ZONES>(si[warp], xj, jc == row && sh == MD_CLUSTER_NO_SHIFT, jl,
+                                         rc2, eshift, fix, fiy, fiz, fjx, fjy, fjz, e, w);
+                cl_j_forces(jc, jl, fjx, fjy, fjz, fs);
             }
         }
-        /* the i forces: over the 8 lanes of each group (lane jl takes i atom jl), then over the
-         * four groups */
-        float fx = cl_reduce8(fix, jl), fy = cl_reduce8(fiy, jl), fz = cl_reduce8(fiz, jl);
-        fx += __shfl_xor_sync(CL_FULL, fx, 8);
-        fy += __shfl_xor_sync(CL_FULL, fy, 8);
-        fz += __shfl_xor_sync(CL_FULL, fz, 8);
-        fx += __shfl_xor_sync(CL_FULL, fx, 16);
-        fy += __shfl_xor_sync(CL_FULL, fy, 16);
-        fz += __shfl_xor_sync(CL_FULL, fz, 16);
-        if (g == 0 && (fx != 0.0f || fy != 0.0f || fz != 0.0f)) {
-            float *o = fs + 3 * ((size_t)row * MD_CLUSTER_SIZE + jl);
-            atomicAdd(o, fx);
-            atomicAdd(o + 1, fy);
-            atomicAdd(o + 2, fz);
-        }
+        cl_row_forces(fix, fiy, fiz, jl, g, fs + 3 * (size_t)row * MD_CLUSTER_SIZE);
     }
     if (ENERGY) { /* each pair once */
         md__block_add(e, &energy[0]);
@@ -226,5 +258,75 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
     else
         CL_LJ(0, 0);
 #undef CL_LJ
+    return cudaGetLastError();
+}
+
+/* Super-rows (md_cluster.h, an experiment timed by bench/pair_roofline_bench): one warp per pair
+ * of row clusters (2r, 2r + 1), their 16 atoms staged once; each entry of the merged row loads
+ * its j atoms once and runs them over the row clusters its mask names, so an entry both rows
+ * hold costs one j load and one set of j atomics instead of two. The mask differs between the
+ * warp's four groups: a group skips a cluster its entry does not meet (no shuffle inside). */
+static __global__ void __launch_bounds__(CL_THREADS)
+    cl_lj_super(const float4 *__restrict__ xq, const int *__restrict__ jl_s,
+                const uint8_t *__restrict__ mask_s, const int *__restrict__ cnt_s, int max_row,
+                int nrows, int ncl_home, float rc2, float bx, float by, float bz,
+                float *__restrict__ fs)
+{
+    __shared__ float4 si[CL_WARPS][2 * MD_CLUSTER_SIZE];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int jl = lane & 7, g = lane >> 3;
+    const int sr = blockIdx.x * CL_WARPS + warp;
+    if (sr >= nrows) /* uniform over the warp; no block barrier follows */
+        return;
+    const int c0 = 2 * sr, two = c0 + 1 < ncl_home;
+    if (lane < 2 * MD_CLUSTER_SIZE)
+        si[warp][lane] = lane < MD_CLUSTER_SIZE || two
+                             ? xq[(size_t)c0 * MD_CLUSTER_SIZE + lane]
+                             : make_float4(CL_PAD, CL_PAD, CL_PAD, __int_as_float(CL_ZONE_TAG));
+    __syncwarp();
+    float fix0[MD_CLUSTER_SIZE], fiy0[MD_CLUSTER_SIZE], fiz0[MD_CLUSTER_SIZE];
+    float fix1[MD_CLUSTER_SIZE], fiy1[MD_CLUSTER_SIZE], fiz1[MD_CLUSTER_SIZE];
+#pragma unroll
+    for (int k = 0; k < MD_CLUSTER_SIZE; k++)
+        fix0[k] = fiy0[k] = fiz0[k] = fix1[k] = fiy1[k] = fiz1[k] = 0.0f;
+    double e = 0, w = 0; /* no energies here */
+    const int m = cnt_s[sr];
+    const int *lst = jl_s + (size_t)sr * max_row;
+    const uint8_t *ml = mask_s + (size_t)sr * max_row;
+    for (int base = 0; base < m; base += 32) {
+        const int mye = base + lane < m ? __ldg(&lst[base + lane]) : -1;
+        const int mym = base + lane < m ? (int)__ldg(&ml[base + lane]) : 0;
+        const int nb = m - base < 32 ? m - base : 32;
+        for (int q = 0; q < nb; q += 4) {
+            const int ent = __shfl_sync(CL_FULL, mye, q + g);
+            const int mk = __shfl_sync(CL_FULL, mym, q + g);
+            const int jc = ent >= 0 ? (ent & ((1 << MD_CLUSTER_SHIFT_BIT) - 1)) : -1;
+            const int sh = ent >= 0 ? (ent >> MD_CLUSTER_SHIFT_BIT) : MD_CLUSTER_NO_SHIFT;
+            const float4 xj = cl_j_atom(xq, jc, sh, jl, bx, by, bz);
+            float fjx = 0.0f, fjy = 0.0f, fjz = 0.0f;
+            if (mk & 1)
+                cl_pairs8<0, 0>(si[warp], xj, jc == c0 && sh == MD_CLUSTER_NO_SHIFT, jl, rc2, 0.0,
+                                fix0, fiy0, fiz0, fjx, fjy, fjz, e, w);
+            if (mk & 2)
+                cl_pairs8<0, 0>(si[warp] + MD_CLUSTER_SIZE, xj,
+                                jc == c0 + 1 && sh == MD_CLUSTER_NO_SHIFT, jl, rc2, 0.0, fix1, fiy1,
+                                fiz1, fjx, fjy, fjz, e, w);
+            cl_j_forces(jc, jl, fjx, fjy, fjz, fs);
+        }
+    }
+    cl_row_forces(fix0, fiy0, fiz0, jl, g, fs + 3 * (size_t)c0 * MD_CLUSTER_SIZE);
+    if (two)
+        cl_row_forces(fix1, fiy1, fiz1, jl, g, fs + 3 * (size_t)(c0 + 1) * MD_CLUSTER_SIZE);
+}
+
+extern "C" cudaError_t halox__md_clusters_lj_super(const md_clusters_t *c,
+                                                   const md_clusters_super_t *s, float rc2,
+                                                   cudaStream_t stream)
+{
+    if (s->nrows <= 0)
+        return cudaSuccess;
+    cl_lj_super<<<cl_blocks(s->nrows, CL_WARPS), CL_THREADS, 0, stream>>>(
+        (const float4 *)c->xq, s->jl, s->mask, s->cnt, s->max_row, s->nrows, c->ncl_home, rc2,
+        c->box[0], c->box[1], c->box[2], c->fs);
     return cudaGetLastError();
 }
