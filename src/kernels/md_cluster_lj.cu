@@ -265,8 +265,11 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
  * of row clusters (2r, 2r + 1), their 16 atoms staged once; each entry of the merged row loads
  * its j atoms once and runs them over the row clusters its mask names, so an entry both rows
  * hold costs one j load and one set of j atomics instead of two. The mask differs between the
- * warp's four groups: a group skips a cluster its entry does not meet (no shuffle inside). */
-static __global__ void __launch_bounds__(CL_THREADS)
+ * warp's four groups: a group skips a cluster its entry does not meet (no shuffle inside).
+ * CL_SUPER_BLOCKS blocks per SM hold the registers to 85: at 45k atoms the 2,895 super-rows
+ * then fit in one wave of 3,168 resident warps (96 registers: 2,772). */
+#define CL_SUPER_BLOCKS 6
+static __global__ void __launch_bounds__(CL_THREADS, CL_SUPER_BLOCKS)
     cl_lj_super(const float4 *__restrict__ xq, const int *__restrict__ jl_s,
                 const uint8_t *__restrict__ mask_s, const int *__restrict__ cnt_s, int max_row,
                 int nrows, int ncl_home, float rc2, float bx, float by, float bz,
