@@ -92,19 +92,19 @@ static halox_status_t halox__mpi_reserve(halox__mpi_t *m, int n)
     int cap = m->req_capacity > 0 ? m->req_capacity : 32;
     while (cap < n)
         cap *= 2;
-    MPI_Request *req = realloc(m->req, sizeof *req * (size_t)cap);
-    if (req)
-        m->req = req;
-    halox__mpiw_info_t *info = realloc(m->info, sizeof *info * (size_t)cap);
-    if (info)
-        m->info = info;
-    MPI_Status *status = realloc(m->status, sizeof *status * (size_t)cap);
-    if (status)
-        m->status = status;
-    int *index = realloc(m->index, sizeof *index * (size_t)cap);
-    if (index)
-        m->index = index;
-    if (!req || !info || !status || !index)
+    /* the per-request arrays; one that cannot grow keeps its old block (freed at fini) */
+    void **arrays[] = {(void **)&m->req, (void **)&m->info, (void **)&m->status,
+                       (void **)&m->index};
+    const size_t elem[] = {sizeof *m->req, sizeof *m->info, sizeof *m->status, sizeof *m->index};
+    int grown = 1;
+    for (int k = 0; k < 4; k++) {
+        void *q = realloc(*arrays[k], elem[k] * (size_t)cap);
+        if (q)
+            *arrays[k] = q;
+        else
+            grown = 0;
+    }
+    if (!grown)
         return halox__error(HALOX_ERR_NO_MEMORY, "mpi: no memory for %d requests", cap);
     m->req_capacity = cap;
     return HALOX_OK;
@@ -164,31 +164,34 @@ static halox_status_t halox__mpi_check_bytes(halox_comm_t *comm, const char *op,
     return HALOX_OK;
 }
 
-/* Post a receive or a send as request i. */
-static halox_status_t halox__mpi_irecv(halox_comm_t *comm, int i, int n, const halox__mpi_op_t *op,
-                                       void *buf, size_t bytes, int peer, int tag, int pulse)
+/* Post a receive (send 0: into buf) or a send (send 1: from buf) as request i. */
+static halox_status_t halox__mpi_post(halox_comm_t *comm, int send, int i, int n,
+                                      const halox__mpi_op_t *op, void *buf, size_t bytes, int peer,
+                                      int tag, int pulse)
 {
     halox__mpi_t *m = halox__mpi(comm);
-    m->info[i] = (halox__mpiw_info_t){HALOX__MPIW_RECV, peer, pulse, bytes};
-    int rc = MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, m->comm, &m->req[i]);
+    m->info[i] =
+        (halox__mpiw_info_t){send ? HALOX__MPIW_SEND : HALOX__MPIW_RECV, peer, pulse, bytes};
+    int rc = send ? MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, m->comm, &m->req[i])
+                  : MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, m->comm, &m->req[i]);
     if (rc != MPI_SUCCESS) {
         m->req[i] = MPI_REQUEST_NULL;
-        return halox__mpi_post_failed(comm, n, op, "MPI_Irecv", peer, rc);
+        return halox__mpi_post_failed(comm, n, op, send ? "MPI_Isend" : "MPI_Irecv", peer, rc);
     }
     return HALOX_OK;
 }
 
+static halox_status_t halox__mpi_irecv(halox_comm_t *comm, int i, int n, const halox__mpi_op_t *op,
+                                       void *buf, size_t bytes, int peer, int tag, int pulse)
+{
+    return halox__mpi_post(comm, 0, i, n, op, buf, bytes, peer, tag, pulse);
+}
+
+/* MPI_Isend takes a const buffer since MPI 3 */
 static halox_status_t halox__mpi_isend(halox_comm_t *comm, int i, int n, const halox__mpi_op_t *op,
                                        const void *buf, size_t bytes, int peer, int tag, int pulse)
 {
-    halox__mpi_t *m = halox__mpi(comm);
-    m->info[i] = (halox__mpiw_info_t){HALOX__MPIW_SEND, peer, pulse, bytes};
-    int rc = MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, m->comm, &m->req[i]);
-    if (rc != MPI_SUCCESS) {
-        m->req[i] = MPI_REQUEST_NULL;
-        return halox__mpi_post_failed(comm, n, op, "MPI_Isend", peer, rc);
-    }
-    return HALOX_OK;
+    return halox__mpi_post(comm, 1, i, n, op, (void *)buf, bytes, peer, tag, pulse);
 }
 
 /* ---- life cycle ------------------------------------------------------------------------- */
