@@ -28,6 +28,17 @@ __device__ static inline float cl_reduce8(float v[MD_CLUSTER_SIZE], int il)
     return keep + __shfl_xor_sync(CL_FULL, send, 1);
 }
 
+/* An entry's j cluster (-1: none, a padding entry) and its image (MD_CLUSTER_NO_SHIFT: none);
+ * md_cluster_build.cu writes j | shift << MD_CLUSTER_SHIFT_BIT. */
+__device__ static __forceinline__ int cl_entry_jc(int ent)
+{
+    return ent >= 0 ? (ent & ((1 << MD_CLUSTER_SHIFT_BIT) - 1)) : -1;
+}
+__device__ static __forceinline__ int cl_entry_sh(int ent)
+{
+    return ent >= 0 ? (ent >> MD_CLUSTER_SHIFT_BIT) : MD_CLUSTER_NO_SHIFT;
+}
+
 /* Lane jl's j atom of cluster jc (padding far away when jc < 0), moved by the image sh. */
 __device__ static __forceinline__ float4 cl_j_atom(const float4 *__restrict__ xq, int jc, int sh,
                                                    int jl, float bx, float by, float bz)
@@ -160,8 +171,8 @@ static __global__ void __launch_bounds__(CL_THREADS)
                 const int nb = mo - base < 32 ? mo - base : 32;
                 for (int q = 0; q < nb; q += 4) {
                     const int ent = __shfl_sync(CL_FULL, mye, q + g);
-                    const int jc = ent >= 0 ? (ent & ((1 << MD_CLUSTER_SHIFT_BIT) - 1)) : -1;
-                    const int sh = ent >= 0 ? (ent >> MD_CLUSTER_SHIFT_BIT) : MD_CLUSTER_NO_SHIFT;
+                    const int jc = cl_entry_jc(ent);
+                    const int sh = cl_entry_sh(ent);
                     /* padding (jc < 0) sits farther than rl_in from every i atom */
                     const float4 xj = cl_j_atom(xq, jc, sh, jl, bx, by, bz);
                     const int zj = __float_as_int(xj.w) & 0xff;
@@ -208,8 +219,8 @@ static __global__ void __launch_bounds__(CL_THREADS)
             const int nb = m - base < 32 ? m - base : 32;
             for (int q = 0; q < nb; q += 4) {
                 const int ent = __shfl_sync(CL_FULL, mye, q + g);
-                const int jc = ent >= 0 ? (ent & ((1 << MD_CLUSTER_SHIFT_BIT) - 1)) : -1;
-                const int sh = ent >= 0 ? (ent >> MD_CLUSTER_SHIFT_BIT) : MD_CLUSTER_NO_SHIFT;
+                const int jc = cl_entry_jc(ent);
+                const int sh = cl_entry_sh(ent);
                 const float4 xj = cl_j_atom(xq, jc, sh, jl, bx, by, bz);
                 float fjx = 0.0f, fjy = 0.0f, fjz = 0.0f;
                 cl_pairs8<ENERGY, ZONES>(si[warp], xj, jc == row && sh == MD_CLUSTER_NO_SHIFT, jl,
@@ -303,8 +314,8 @@ static __global__ void __launch_bounds__(CL_THREADS, CL_SUPER_BLOCKS)
         for (int q = 0; q < nb; q += 4) {
             const int ent = __shfl_sync(CL_FULL, mye, q + g);
             const int mk = __shfl_sync(CL_FULL, mym, q + g);
-            const int jc = ent >= 0 ? (ent & ((1 << MD_CLUSTER_SHIFT_BIT) - 1)) : -1;
-            const int sh = ent >= 0 ? (ent >> MD_CLUSTER_SHIFT_BIT) : MD_CLUSTER_NO_SHIFT;
+            const int jc = cl_entry_jc(ent);
+            const int sh = cl_entry_sh(ent);
             const float4 xj = cl_j_atom(xq, jc, sh, jl, bx, by, bz);
             float fjx = 0.0f, fjy = 0.0f, fjz = 0.0f;
             if (mk & 1)
