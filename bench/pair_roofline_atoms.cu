@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "kernels/cell_coord.cuh"
 #include "kernels/md_kernels.h"
 #include "kernels/md_reduce.cuh"
 #include "pair_roofline.h"
@@ -42,22 +43,15 @@ void prb_make_grid(double L, double rl, int n, prb_cell_grid_t *cg)
         cg->reach = 1;
 }
 
-__device__ static inline int prb_cell_coord(float x, float lo, float inv_w, int m)
-{
-    int c = (int)floorf((x - lo) * inv_w);
-    return c < 0 ? 0 : (c >= m ? m - 1 : c);
-}
-
 static __global__ void prb_bin_count(const float *__restrict__ x, int n, prb_cell_grid_t g,
                                      int *__restrict__ cell_of, int *__restrict__ count)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    int cx = prb_cell_coord(x[3 * (size_t)i], g.lo[0], g.inv_w[0], g.m[0]);
-    int cy = prb_cell_coord(x[3 * (size_t)i + 1], g.lo[1], g.inv_w[1], g.m[1]);
-    int cz = prb_cell_coord(x[3 * (size_t)i + 2], g.lo[2], g.inv_w[2], g.m[2]);
-    int c = (cz * g.m[1] + cy) * g.m[0] + cx;
+    int c3[3];
+    halox__cell_of(x, i, g.lo, g.inv_w, g.m, c3);
+    int c = (c3[2] * g.m[1] + c3[1]) * g.m[0] + c3[0];
     cell_of[i] = c;
     atomicAdd(&count[c], 1);
 }

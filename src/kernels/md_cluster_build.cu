@@ -43,8 +43,8 @@ __device__ static inline void cl_range(const cl_geom_t &g, int d, float lo, floa
         *c0 = (int)floorf((lo - rl - g.lo[d]) * g.inv_w[d] - 0.01f);
         *c1 = (int)floorf((hi + rl - g.lo[d]) * g.inv_w[d] + 0.01f);
     } else {
-        *c0 = cl_coord(lo - rl, g.lo[d], g.inv_w[d], g.m[d]);
-        *c1 = cl_coord(hi + rl, g.lo[d], g.inv_w[d], g.m[d]);
+        *c0 = halox__cell_coord(lo - rl, g.lo[d], g.inv_w[d], g.m[d]);
+        *c1 = halox__cell_coord(hi + rl, g.lo[d], g.inv_w[d], g.m[d]);
     }
 }
 

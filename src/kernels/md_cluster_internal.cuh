@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/cell_coord.cuh"
 #include "kernels/md_cluster.h"
 
 #define CL_FULL 0xffffffffu
@@ -38,12 +39,6 @@ typedef struct cl_geom {
     float box[3];
     int parts; /* CL_PARTS, or 1 without halo atoms (a one-rank run by shifts) */
 } cl_geom_t;
-
-__device__ static inline int cl_coord(float x, float lo, float inv_w, int m)
-{
-    int c = (int)floorf((x - lo) * inv_w);
-    return c < 0 ? 0 : (c >= m ? m - 1 : c);
-}
 
 static inline cl_geom_t cl_geom_of(const md_clusters_t *c)
 {

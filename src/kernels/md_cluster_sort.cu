@@ -17,15 +17,14 @@ static __global__ void cl_keys(const float *__restrict__ x, const uint8_t *__res
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    int cx = cl_coord(x[3 * (size_t)i], g.lo[0], g.inv_w[0], g.m[0]);
-    int cy = cl_coord(x[3 * (size_t)i + 1], g.lo[1], g.inv_w[1], g.m[1]);
-    int zb = cl_coord(x[3 * (size_t)i + 2], g.lo[2], g.inv_w[2], g.m[2]);
+    int c[3]; /* column x, column y, z bin */
+    halox__cell_of(x, i, g.lo, g.inv_w, g.m, c);
     int part = 0;
     if (i >= n_home) { /* a halo atom always has a zone bit; 1 is a safe home for one without */
         part = zone[i] & (CL_PARTS - 1);
         part = part ? part : 1;
     }
-    int k = ((part * g.m[1] + cy) * g.m[0] + cx) * g.m[2] + zb;
+    int k = ((part * g.m[1] + c[1]) * g.m[0] + c[0]) * g.m[2] + c[2];
     key[i] = k;
     atomicAdd(&count[k], 1);
 }

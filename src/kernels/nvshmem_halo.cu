@@ -129,25 +129,18 @@ static __device__ void shm_launch_done(const halox__shm_launch_t *L, int dir, u6
  * of elements then runs at the latency of one gather per thread (31 GB/s at 3M atoms). */
 #define SHM_UNROLL 4
 
-template <typename T>
-static __device__ __forceinline__ void shm_pack(T *dst, const T *x, const int *map, int lo, int hi,
-                                                int stride, int dim, T shift, int add, int t0,
-                                                int nthreads)
+/* dst[t] = get(t) for t in [t0 + lo, end), SHM_UNROLL loads in flight per thread */
+template <typename T, typename G>
+static __device__ __forceinline__ void shm_move(T *dst, const G &get, long long lo, long long end,
+                                                int t0, int nthreads)
 {
-    const long long end = (long long)hi * stride;
-    for (long long t = (long long)lo * stride + t0; t < end;
-         t += (long long)nthreads * SHM_UNROLL) {
+    for (long long t = lo + t0; t < end; t += (long long)nthreads * SHM_UNROLL) {
         T v[SHM_UNROLL];
 #pragma unroll
         for (int u = 0; u < SHM_UNROLL; u++) {
             const long long tu = t + (long long)u * nthreads;
-            if (tu < end) {
-                const long long i = tu / stride;
-                const int c = (int)(tu - i * stride);
-                v[u] = x[(long long)map[i] * stride + c];
-                if (add && c == dim)
-                    v[u] = v[u] + shift;
-            }
+            if (tu < end)
+                v[u] = get(tu);
         }
 #pragma unroll
         for (int u = 0; u < SHM_UNROLL; u++) {
@@ -158,26 +151,45 @@ static __device__ __forceinline__ void shm_pack(T *dst, const T *x, const int *m
     }
 }
 
+/* element t of a pulse's coordinates: component t % stride of its atom map[t / stride], shifted
+ * by a box edge along dim when the pulse crosses the periodic boundary */
+template <typename T> struct shm_gather {
+    const T *x;
+    const int *map;
+    int stride, dim, add;
+    T shift;
+    __device__ T operator()(long long t) const
+    {
+        const long long i = t / stride;
+        const int c = (int)(t - i * stride);
+        T v = x[(long long)map[i] * stride + c];
+        return add && c == dim ? v + shift : v;
+    }
+};
+
+/* element t of a contiguous buffer (the forces of a pulse's halo atoms) */
+template <typename T> struct shm_linear {
+    const T *src;
+    __device__ T operator()(long long t) const { return src[t]; }
+};
+
+/* dst[t] for the atoms [lo, hi) of a pulse's map */
+template <typename T>
+static __device__ __forceinline__ void shm_pack(T *dst, const T *x, const int *map, int lo, int hi,
+                                                int stride, int dim, T shift, int add, int t0,
+                                                int nthreads)
+{
+    const shm_gather<T> get = {x, map, stride, dim, add, shift};
+    shm_move<T>(dst, get, (long long)lo * stride, (long long)hi * stride, t0, nthreads);
+}
+
 /* dst[t] = src[t] for t < end (the forces of a pulse's halo atoms to the peer) */
 template <typename T>
 static __device__ __forceinline__ void shm_copy(T *dst, const T *src, long long end, int t0,
                                                 int nthreads)
 {
-    for (long long t = t0; t < end; t += (long long)nthreads * SHM_UNROLL) {
-        T v[SHM_UNROLL];
-#pragma unroll
-        for (int u = 0; u < SHM_UNROLL; u++) {
-            const long long tu = t + (long long)u * nthreads;
-            if (tu < end)
-                v[u] = src[tu];
-        }
-#pragma unroll
-        for (int u = 0; u < SHM_UNROLL; u++) {
-            const long long tu = t + (long long)u * nthreads;
-            if (tu < end)
-                dst[tu] = v[u];
-        }
-    }
+    const shm_linear<T> get = {src};
+    shm_move<T>(dst, get, 0, end, t0, nthreads);
 }
 
 /* f[map[i]] += src[i] for the n atoms of a pulse (3 components; src has the exchange stride).

@@ -30,21 +30,29 @@ const char *md__ensemble_name(halox_md_ensemble_t e)
  * 1.44 87287, pair_style lj/cut 2.5, neighbor 0.3 bin, neigh_modify delay 0 every 20 check no,
  * fix nve, run 100. The defaults are this system at 10^3 cells, the lammps-lj preset at 20^3
  * (LAMMPS' region 0 20 0 20 0 20). */
+/* What both presets and the defaults share: a plain truncated LJ (no shift, no tail
+ * corrections) integrated in NVE at dt 0.005, so that a preset never inherits a setting changed
+ * before it was applied. */
+static void md__plain_nve(halox_md_config_t *cfg)
+{
+    cfg->shift = 0;
+    cfg->tail = 0;
+    cfg->dt = 0.005;
+    cfg->ensemble = HALOX_MD_NVE;
+}
+
 static void md__lammps_lj(halox_md_config_t *cfg, int cells)
 {
+    md__plain_nve(cfg);
     cfg->source = HALOX_MD_FCC;
     cfg->density = 0.8442;
     cfg->cells[0] = cfg->cells[1] = cfg->cells[2] = cells;
     cfg->temp = 1.44;
     cfg->seed = 87287;
     cfg->cutoff = 2.5;
-    cfg->shift = 0;
-    cfg->tail = 0;
     cfg->skin = 0.3;
     cfg->rebuild_every = 20;
     cfg->rebuild_check = 0;
-    cfg->dt = 0.005;
-    cfg->ensemble = HALOX_MD_NVE;
     cfg->steps = 100;
 }
 
@@ -152,12 +160,9 @@ halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name)
          * 1.5 and 2.2: 45k 0.092 against 0.094 ms/step, 180k 0.281 against 0.274
          * (bench/results/2026-12-02-h200) */
         cfg->skin = 2.5;
-        cfg->shift = 0;
-        cfg->tail = 0;
+        md__plain_nve(cfg);
         cfg->rebuild_every = 100;
         cfg->rebuild_check = 1;
-        cfg->dt = 0.005;
-        cfg->ensemble = HALOX_MD_NVE;
         cfg->steps = 500;
         cfg->thermo_every = 100;
         cfg->fs_per_step = 2.0;
