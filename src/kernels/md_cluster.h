@@ -154,13 +154,16 @@ cudaError_t halox__md_clusters_clear_forces(const md_clusters_t *c, cudaStream_t
 
 /** Super-rows, an experiment (bench/pair_roofline_bench times it against the rows): the home
  *  rows 2r and 2r + 1 of the local inner list (the outer one without pruning) merged into one
- *  row whose entries carry a mask of the rows that hold them (bit 0: 2r, bit 1: 2r + 1). */
+ *  row whose entries carry a mask of the rows that hold them (bit 0: 2r, bit 1: 2r + 1), in
+ *  segments by mask (3, 1, 2), each padded with empty entries (-1) to a multiple of 4. */
 typedef struct md_clusters_super {
     int nrows, max_row;
-    int *jl;       /* nrows x max_row entries */
-    uint8_t *mask; /* nrows x max_row */
-    int *cnt;      /* nrows */
-    size_t cap;    /* entries allocated */
+    int *jl;           /* nrows x max_row entries */
+    uint8_t *mask;     /* nrows x max_row */
+    int *cnt;          /* nrows: entries with the padding */
+    int *tmp;          /* the merge before the segments (as jl) */
+    uint8_t *tmp_mask; /* (as mask) */
+    size_t cap;        /* entries allocated */
 } md_clusters_super_t;
 
 /** Merge c's local rows (after a build, and a kernel that pruned when c prunes) into s (grown;

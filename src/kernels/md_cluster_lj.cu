@@ -275,8 +275,10 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
 /* Super-rows (md_cluster.h, an experiment timed by bench/pair_roofline_bench): one warp per pair
  * of row clusters (2r, 2r + 1), their 16 atoms staged once; each entry of the merged row loads
  * its j atoms once and runs them over the row clusters its mask names, so an entry both rows
- * hold costs one j load and one set of j atomics instead of two. The mask differs between the
- * warp's four groups: a group skips a cluster its entry does not meet (no shuffle inside).
+ * hold costs one j load and one set of j atomics instead of two. The merge orders a row's
+ * entries by mask in passes of 4, so the mask is the same for the warp's four groups and a pass
+ * runs only the row clusters its entries meet, without divergence (empty padding entries cost
+ * their pair terms, masked).
  * CL_SUPER_BLOCKS blocks per SM hold the registers to 85: at 45k atoms the 2,895 super-rows
  * then fit in one wave of 3,168 resident warps (96 registers: 2,772). */
 #define CL_SUPER_BLOCKS 6
