@@ -13,9 +13,9 @@
  * The engine's cluster kernels run on the same atoms twice: with the halo copies (cl-local,
  * cl-nonloc, cl-both: the multi-rank layout) and as one periodic-shift list of the home atoms
  * (cl-shift: what a 1x1x1 run uses; no halo), and the shift list's super-rows (cl-super: rows 2r
- * and 2r + 1 merged, an entry's mask naming the rows that hold it; the experiment of issue 14's
- * grouped i-clusters). Cluster lists are half lists, pruned once to the
- * engine's default inner radius (rc + 5 %) before the timing; their "within" is the atom lists'
+ * and 2r + 1 merged, an entry's mask naming the rows that hold it, entries in segments by mask;
+ * the experiment of issue 14's grouped i-clusters). Cluster lists are half lists, pruned once to
+ * the engine's default inner radius (rc + 5 %) before the timing; their "within" is the atom lists'
  * (full) count, so Gpair/s compares like with like across the rows.
  *
  * Before any timing the forces of a small system (--verify-atoms, default 4000) are checked

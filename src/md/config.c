@@ -26,10 +26,6 @@ const char *md__ensemble_name(halox_md_ensemble_t e)
     return e == HALOX_MD_NVT ? "nvt" : e == HALOX_MD_NVE ? "nve" : "unknown";
 }
 
-/* bench/in.lj of LAMMPS on an fcc lattice of `cells`^3: lattice fcc 0.8442, velocity all create
- * 1.44 87287, pair_style lj/cut 2.5, neighbor 0.3 bin, neigh_modify delay 0 every 20 check no,
- * fix nve, run 100. The defaults are this system at 10^3 cells, the lammps-lj preset at 20^3
- * (LAMMPS' region 0 20 0 20 0 20). */
 /* What both presets and the defaults share: a plain truncated LJ (no shift, no tail
  * corrections) integrated in NVE at dt 0.005, so that a preset never inherits a setting changed
  * before it was applied. */
@@ -41,6 +37,10 @@ static void md__plain_nve(halox_md_config_t *cfg)
     cfg->ensemble = HALOX_MD_NVE;
 }
 
+/* bench/in.lj of LAMMPS on an fcc lattice of `cells`^3: lattice fcc 0.8442, velocity all create
+ * 1.44 87287, pair_style lj/cut 2.5, neighbor 0.3 bin, neigh_modify delay 0 every 20 check no,
+ * fix nve, run 100. The defaults are this system at 10^3 cells, the lammps-lj preset at 20^3
+ * (LAMMPS' region 0 20 0 20 0 20). */
 static void md__lammps_lj(halox_md_config_t *cfg, int cells)
 {
     md__plain_nve(cfg);
