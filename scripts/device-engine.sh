@@ -15,7 +15,10 @@
 # .peer/, see ../shared/peer/README.md; ENGINE_PEER_BOXES, ENGINE_PEER_ARGS), ENGINE_NCU (atom
 # counts: ncu --clock-control none times every kernel of a short halox-md run, ENGINE_NCU_ARGS
 # its halox-md arguments, ENGINE_NCU_OPTS its ncu options instead of the per-kernel times; the
-# report goes to ncu.txt).
+# report goes to ncu.txt), ENGINE_NP ("1": rank counts of the halox-md runs; above 1 the ranks
+# share the GPU under MPS, grid Nx1x1), ENGINE_TRANSPORT (nccl: the transport of one rank; several
+# ranks: ENGINE_TRANSPORTS_NP, "nvshmem-fused"), ENGINE_NVSHMEM (OFF; ON or AUTO builds the NVSHMEM
+# transports, from the python wheel).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-/tmp/engine-out}
@@ -31,7 +34,7 @@ command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
 {
     nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv
     cmake -S "$ROOT" -B "$B" "${GEN[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHALOX_ENABLE_CUDA=ON \
-        -DHALOX_ENABLE_MPI=ON -DHALOX_ENABLE_NVSHMEM=OFF -DHALOX_BUILD_TESTS=ON &&
+        -DHALOX_ENABLE_MPI=ON -DHALOX_ENABLE_NVSHMEM="${ENGINE_NVSHMEM:-OFF}" -DHALOX_BUILD_TESTS=ON &&
         cmake --build "$B" -j "$(nproc)" --target test_gpu_clusters test_gpu_md \
             pair_roofline_bench halox-md halox-bench
 } >"$OUT/build.log" 2>&1 || {
@@ -66,20 +69,56 @@ fi
 : >"$OUT/md.log"
 IFS=';' read -r -a VARIANTS <<<"${ENGINE_MD_ARGS:-}"
 [ ${#VARIANTS[@]} -eq 0 ] && VARIANTS=("")
+MPS_ON=0
+mps_start() {
+    [ "$MPS_ON" = 1 ] && return 0
+    export CUDA_MPS_PIPE_DIRECTORY=/tmp/hx-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/hx-mps-log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    nvidia-cuda-mps-control -d && MPS_ON=1
+}
+mps_stop() {
+    [ "$MPS_ON" = 1 ] && { echo quit | nvidia-cuda-mps-control; MPS_ON=0; }
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+}
+trap mps_stop EXIT
+# one halox-md launch of NP ranks (MPS and mpirun above one rank) with transport TR, bounded
+# to 200 s; the variables named in XENV (NAME=value words) set for every rank
+md_launch() {
+    local np="$1" tr="$2" w xs=()
+    shift 2
+    for w in ${XENV-}; do
+        export "${w?}"
+        xs+=(-x "${w%%=*}")
+    done
+    if [ "$np" -gt 1 ]; then
+        mps_start
+        timeout 200 mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np" \
+            -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x HALOX_SYSTEM_CACHE \
+            -x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE "${xs[@]}" "$@" --grid "${np}x1x1" --transport "$tr"
+    else
+        timeout 200 "$@" --transport "$tr"
+    fi
+}
 for n in ${ENGINE_MD-45000 180000}; do
+  for np in ${ENGINE_NP:-1}; do
+    TRS=${ENGINE_TRANSPORT:-nccl}
+    [ "$np" -gt 1 ] && TRS=${ENGINE_TRANSPORTS_NP:-nvshmem-fused}
+    for tr in $TRS; do
     for ((r = 1; r <= ${ENGINE_REPEATS:-3}; r++)); do
         for v in "${VARIANTS[@]}"; do
-            j=/tmp/md-$n-$r.json
+            j=/tmp/md-$n-$np-$r.json
             # a variant's leading NAME=value words are its environment
             envs=() args=()
             for w in $v; do
                 if [ ${#args[@]} -eq 0 ] && [[ $w =~ ^[A-Z_][A-Z0-9_]*= ]]; then envs+=("$w"); else args+=("$w"); fi
             done
-            timeout 200 env "${envs[@]}" "$B/tools/halox-md" --preset water-density --atoms "$n" \
-                --steps "${ENGINE_STEPS:-500}" --transport nccl --device gpu "${args[@]}" --json "$j" \
-                --no-progress >>"$OUT/md.log" 2>&1
+            rm -f "$j"
+            echo "== np $np $tr $n r$r $v" >>"$OUT/md.log"
+            (XENV="${envs[*]}" md_launch "$np" "$tr" "$B/tools/halox-md" --preset water-density --atoms "$n" \
+                --steps "${ENGINE_STEPS:-500}" --device gpu "${args[@]}" --json "$j" \
+                --no-progress) >>"$OUT/md.log" 2>&1
             rc=$?
-            python3 - "$j" "$n" "$r" "$v" "$rc" >>"$OUT/md.jsonl" <<'PY'
+            python3 - "$j" "$n" "$r" "$np $tr $v" "$rc" >>"$OUT/md.jsonl" <<'PY'
 import json, sys
 j, n, r, v, rc = sys.argv[1:]
 try:
@@ -93,6 +132,9 @@ try:
                       "pair_ms": t["pair_forces"]["ms_per_step"],
                       "ns_ms": t["neighbour_search"]["ms_per_step"],
                       "plan_ms": t["migration_plan"]["ms_per_step"],
+                      "halo_x_ms": t["halo_coords"]["ms_per_step"], "halo_f_ms": t["halo_forces"]["ms_per_step"],
+                      "int_ms": t["integration"]["ms_per_step"],
+                      "rebuild_ms": s.get("rebuild_ms_per_rebuild"),
                       "mean_temp": sum(temps) / len(temps) if temps else None,
                       "stale": s.get("stale_list_steps"),
                       "graph_steps": s.get("graph_steps", 0)}))
@@ -101,6 +143,8 @@ except Exception as e:
 PY
         done
     done
+    done
+  done
     echo "$(el) md $n"
 done
 python3 - "$OUT/md.jsonl" <<'PY'
@@ -116,7 +160,7 @@ for (n, a), xs in groups.items():
         continue
     med = lambda k: st.median([x[k] for x in ok if x.get(k) is not None]) if any(x.get(k) is not None for x in ok) else None
     print(f"{n:>8} {a!r:40} ms/step median {med('ms_per_step'):.4f} of {[round(x['ms_per_step'],4) for x in ok]}"
-          f"  pair {med('pair_ms'):.4f} ns {med('ns_ms'):.4f} plan {med('plan_ms'):.4f} rebuilds {med('rebuilds')} stale {med('stale')} T {med('mean_temp')}")
+          f"  pair {med('pair_ms'):.4f} ns {med('ns_ms'):.4f} plan {med('plan_ms'):.4f} halo x {med('halo_x_ms')} f {med('halo_f_ms')} int {med('int_ms')} rebuilds {med('rebuilds')} stale {med('stale')} T {med('mean_temp')}")
 PY
 # every kernel's time on the device (ncu replays each launch; clocks left as they are)
 if [ -n "${ENGINE_NCU-}" ] && command -v ncu >/dev/null; then
@@ -130,8 +174,20 @@ if [ -n "${ENGINE_NCU-}" ] && command -v ncu >/dev/null; then
         { echo "== ncu $n ${ENGINE_NCU_ARGS-}"; grep -vE "^==PROF==" /tmp/ncu-$n.txt | tail -n 2000; } >>"$OUT/ncu.txt"
     done
 fi
-# halox-bench md records (hardware, commit, date in every line): ENGINE_BENCH sizes, 3 repeats
 : >"$OUT/bench.jsonl"
+# halox-bench overlap (ENGINE_OVERLAP sizes) on 2 ranks under MPS with ENGINE_TRANSPORTS_NP
+if [ -n "${ENGINE_OVERLAP-}" ]; then
+    mps_start
+    for tr in ${ENGINE_TRANSPORTS_NP:-nvshmem-fused}; do
+        timeout 200 mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 \
+            -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x HALOX_SYSTEM_CACHE \
+            -x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE "$B/tools/halox-bench" overlap \
+            --atoms "$ENGINE_OVERLAP" -t "$tr" --json "$OUT/bench.jsonl" >>"$OUT/md.log" 2>&1
+        echo "$(el) overlap $tr rc=$?"
+        grep -E "overlap|^ +[0-9]+ " "$OUT/md.log" | tail -n 4
+    done
+fi
+# halox-bench md records (hardware, commit, date in every line): ENGINE_BENCH sizes, 3 repeats
 for n in ${ENGINE_BENCH-} ${ENGINE_BENCH_BIG-}; do
     reps=${ENGINE_REPEATS:-3}
     [[ " ${ENGINE_BENCH_BIG-} " == *" $n "* ]] && reps=1 # big sizes: one record
