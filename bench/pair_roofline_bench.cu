@@ -402,7 +402,7 @@ int main(int argc, char **argv)
                 /* prune once (the build armed it), then the gather decides: no motion, no
                  * prune; the timed kernels run over the inner lists */
                 CK(halox__md_clusters_lj(cl, nonloc, rc2, 0.0, NULL, st));
-                CK(halox__md_clusters_gather(cl, s.x, s.zone, 2, st));
+                CK(halox__md_clusters_gather(cl, s.x, s.zone, 2, NULL, st));
                 CK(halox__md_clusters_clear_forces(cl, st));
                 long long el = 0, en = 0, eli = 0, eni = 0;
                 CK(halox__md_clusters_entries(cl, &el, &en, &eli, &eni));

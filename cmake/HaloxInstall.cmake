@@ -36,7 +36,7 @@ install(TARGETS halox
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/halox
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         COMPONENT devel
-        FILES_MATCHING PATTERN "*.h")
+        FILES_MATCHING PATTERN "*.h" PATTERN "*.cuh")
 install(FILES ${PROJECT_BINARY_DIR}/include/halox/features.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/halox
         COMPONENT devel)

@@ -18,7 +18,9 @@
 # report goes to ncu.txt), ENGINE_NP ("1": rank counts of the halox-md runs; above 1 the ranks
 # share the GPU under MPS, grid Nx1x1), ENGINE_TRANSPORT (nccl: the transport of one rank; several
 # ranks: ENGINE_TRANSPORTS_NP, "nvshmem-fused"), ENGINE_NVSHMEM (OFF; ON or AUTO builds the NVSHMEM
-# transports, from the python wheel).
+# transports, from the python wheel), ENGINE_MPI_TESTS (';'-separated "NP:BINARY[:ARGS]": tests/
+# binaries run under mpirun with NP ranks on the GPU, under MPS above one rank; their targets are
+# built too).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-/tmp/engine-out}
@@ -29,6 +31,12 @@ export HALOX_SYSTEM_CACHE=${HALOX_SYSTEM_CACHE:-/tmp/hx-systems}
 mkdir -p "$HALOX_SYSTEM_CACHE"
 T0=$(date +%s)
 el() { echo "[$(($(date +%s) - T0)) s]"; }
+IFS=';' read -r -a MPI_TESTS <<<"${ENGINE_MPI_TESTS:-}"
+MPI_TARGETS=""
+for spec in "${MPI_TESTS[@]}"; do
+    t=${spec#*:}
+    MPI_TARGETS="$MPI_TARGETS ${t%%:*}"
+done
 GEN=()
 command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
 {
@@ -36,7 +44,7 @@ command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
     cmake -S "$ROOT" -B "$B" "${GEN[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHALOX_ENABLE_CUDA=ON \
         -DHALOX_ENABLE_MPI=ON -DHALOX_ENABLE_NVSHMEM="${ENGINE_NVSHMEM:-OFF}" -DHALOX_BUILD_TESTS=ON &&
         cmake --build "$B" -j "$(nproc)" --target test_gpu_clusters test_gpu_md \
-            pair_roofline_bench halox-md halox-bench
+            pair_roofline_bench halox-md halox-bench $MPI_TARGETS
 } >"$OUT/build.log" 2>&1 || {
     echo "build failed"
     grep -E "error|FAILED" "$OUT/build.log" | head -n 30
@@ -50,6 +58,32 @@ for t in ${ENGINE_TESTS-test_gpu_clusters test_gpu_md}; do
     rc=$?
     echo "$(el) $t rc=$rc"
     [ $rc -ne 0 ] && tail -n 15 "$OUT/tests.log"
+done
+MPS_ON=0
+mps_start() {
+    [ "$MPS_ON" = 1 ] && return 0
+    export CUDA_MPS_PIPE_DIRECTORY=/tmp/hx-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/hx-mps-log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    nvidia-cuda-mps-control -d && MPS_ON=1
+}
+mps_stop() {
+    [ "$MPS_ON" = 1 ] && { echo quit | nvidia-cuda-mps-control; MPS_ON=0; }
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+}
+trap mps_stop EXIT
+for spec in "${MPI_TESTS[@]}"; do
+    np=${spec%%:*} rest=${spec#*:}
+    t=${rest%%:*} args=""
+    [[ $rest == *:* ]] && args=${rest#*:}
+    mps_start # (one rank too: mpirun passes the MPS variables, which must be set)
+    echo "== mpirun -np $np $t $args" >>"$OUT/tests.log"
+    # shellcheck disable=SC2086
+    (cd "$B/tests" && timeout 300 mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np" \
+        -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS \
+        -x NCCL_NVLS_ENABLE "./$t" $args) >>"$OUT/tests.log" 2>&1
+    rc=$?
+    echo "$(el) np$np $t $args rc=$rc"
+    [ $rc -ne 0 ] && grep -E "FAIL|error|differ" "$OUT/tests.log" | tail -n 12
 done
 if [ "${ENGINE_SANITIZE:-0}" = 1 ] && command -v compute-sanitizer >/dev/null; then
     for tool in ${ENGINE_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
@@ -69,18 +103,6 @@ fi
 : >"$OUT/md.log"
 IFS=';' read -r -a VARIANTS <<<"${ENGINE_MD_ARGS:-}"
 [ ${#VARIANTS[@]} -eq 0 ] && VARIANTS=("")
-MPS_ON=0
-mps_start() {
-    [ "$MPS_ON" = 1 ] && return 0
-    export CUDA_MPS_PIPE_DIRECTORY=/tmp/hx-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/hx-mps-log
-    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-    nvidia-cuda-mps-control -d && MPS_ON=1
-}
-mps_stop() {
-    [ "$MPS_ON" = 1 ] && { echo quit | nvidia-cuda-mps-control; MPS_ON=0; }
-    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
-}
-trap mps_stop EXIT
 # one halox-md launch of NP ranks (MPS and mpirun above one rank) with transport TR, bounded
 # to 200 s; the variables named in XENV (NAME=value words) set for every rank
 md_launch() {

@@ -14,7 +14,11 @@ halox_test(test_gpu_clusters SOURCES test_gpu_clusters.c LABELS gpu TIMEOUT 120)
 if(HALOX_HAVE_MPI)
   # every GPU transport against the reference: 1, 2 (one per GPU on 2 GPUs), 4 and 8 ranks
   # (several ranks per GPU are fine: 4 and 8 ranks share 2 GPUs)
-  halox_mpi_test(test_gpu_exchange SOURCES test_gpu_exchange.c NP 1 2 4 8 LABELS gpu TIMEOUT 300)
+  # (nvshmem-inline also through kernels of the test's own, tests/inline_kernels.cu, that use
+  # the public device API of the exchange inside a caller's kernels)
+  halox_mpi_test(test_gpu_exchange SOURCES test_gpu_exchange.c inline_kernels.cu NP 1 2 4 8
+                 LABELS gpu TIMEOUT 300)
+  target_include_directories(test_gpu_exchange PRIVATE ${PROJECT_SOURCE_DIR}/include)
   # the plan build on device arrays (selection, packing, placement kernels) against the
   # reference, every GPU transport
   halox_mpi_test(test_gpu_plan_device SOURCES test_plan_device.c NP 1 2 4 8 LABELS gpu
@@ -26,7 +30,9 @@ if(HALOX_HAVE_MPI)
                  TIMEOUT 300)
   target_compile_definitions(test_gpu_migrate_device PRIVATE HALOX_TEST_GPU=1)
   # bounded waits: a missing peer is a timeout naming rank, step, pulse and peer
-  halox_mpi_test(test_gpu_timeout SOURCES test_gpu_timeout.c NP 2 LABELS gpu TIMEOUT 120)
+  halox_mpi_test(test_gpu_timeout SOURCES test_gpu_timeout.c inline_kernels.cu NP 2 LABELS gpu
+                 TIMEOUT 120)
+  target_include_directories(test_gpu_timeout PRIVATE ${PROJECT_SOURCE_DIR}/include)
   # NVSHMEM memory errors: heap too small (names NVSHMEM_SYMMETRIC_SIZE), non-symmetric arrays
   halox_mpi_test(test_gpu_nvshmem SOURCES test_gpu_nvshmem.c NP 2 LABELS gpu TIMEOUT 120)
 endif()

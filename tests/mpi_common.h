@@ -348,19 +348,21 @@ typedef void (*tm_exchange_fn)(halox_comm_t *comm, const halox_plan_params_t *pa
                                halox_atoms_t *ref, halox_atoms_t *mine, int steps, uint64_t seed,
                                const char *ctx);
 
-static inline int tm_exchange_case(halox_comm_t *comm, tm_exchange_fn run, const char *label,
-                                   halox_grid_t grid, halox_box_t box, double cutoff, double buffer,
-                                   int natoms, uint64_t seed, halox_real_t real, int stride)
+static inline int tm_exchange_case_shifts(halox_comm_t *comm, tm_exchange_fn run,
+                                          const char *label, halox_grid_t grid, halox_box_t box,
+                                          double cutoff, double buffer, int natoms, uint64_t seed,
+                                          halox_real_t real, int stride, int shifts)
 {
     const int P = halox_comm_size(comm), me = halox_comm_rank(comm);
-    halox_plan_params_t params = {grid, box, cutoff, buffer, 0};
+    halox_plan_params_t params = {grid, box, cutoff, buffer, shifts};
     int np[3];
     if (halox_plan_check(&params, np) != HALOX_OK)
         return 0;
     char ctx[200];
-    snprintf(ctx, sizeof ctx, "%s%sgrid %dx%dx%d cutoff %g buffer %g pulses %d,%d,%d %s stride %d",
+    snprintf(ctx, sizeof ctx,
+             "%s%sgrid %dx%dx%d cutoff %g buffer %g pulses %d,%d,%d%s %s stride %d",
              label ? label : "", label ? ": " : "", grid.n[0], grid.n[1], grid.n[2], cutoff, buffer,
-             np[0], np[1], np[2], test_real_name(real), stride);
+             np[0], np[1], np[2], shifts ? " (periodic shifts)" : "", test_real_name(real), stride);
     halox_atoms_t *ref = calloc((size_t)P, sizeof *ref), mine;
     CHECK(tm_make_ranks(&grid, &box, real, stride, 0, natoms, seed, me, ref, &mine) == 0);
     run(comm, &params, ref, &mine, 3, seed * 7 + 1, ctx);
@@ -368,6 +370,15 @@ static inline int tm_exchange_case(halox_comm_t *comm, tm_exchange_fn run, const
     tm_free_ranks(ref, P, &mine);
     free(ref);
     return 1;
+}
+
+/* the same with periodic images as copies (every dimension exchanges) */
+static inline int tm_exchange_case(halox_comm_t *comm, tm_exchange_fn run, const char *label,
+                                   halox_grid_t grid, halox_box_t box, double cutoff, double buffer,
+                                   int natoms, uint64_t seed, halox_real_t real, int stride)
+{
+    return tm_exchange_case_shifts(comm, run, label, grid, box, cutoff, buffer, natoms, seed, real,
+                                   stride, 0);
 }
 
 #endif /* MPI_VERSION */

@@ -243,7 +243,7 @@ static void test_system(int cells, uint64_t seed)
             s.x[3 * i + k] = (float)(s.x[3 * i + k] + v[k] / len * step);
     }
     TG_CUDA(cudaMemcpy(d.x, s.x, sizeof(float) * n3, cudaMemcpyHostToDevice));
-    TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 2, 0));
+    TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 2, NULL, 0));
     want_rc = brute(&s, 0, 0, RC, ref);
     got_rc = run(&c, &d, &s, RC, hf);
     err = force_error(&s, hf, ref, &scale);
@@ -359,7 +359,7 @@ static void test_shifts(int cells, int shift_dims, double rl_in, uint64_t seed)
     /* the first kernels prune (the build armed it: a gather before them keeps the prune); a
      * gather without motion then decides no prune, so the later ones run over the inner lists:
      * energy kernels (which count the pairs), then the force-only kernel (forces checked) */
-    TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 2, 0));
+    TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 2, NULL, 0));
     for (int pass = 0; pass < 3; pass++) {
         long long got = want;
         if (pass < 2) {
@@ -373,7 +373,7 @@ static void test_shifts(int cells, int shift_dims, double rl_in, uint64_t seed)
         CHECK_MSG(got == want, "shifts %d, pass %d: pairs within rc %lld, brute force %lld",
                   shift_dims, pass, got, want);
         CHECK_MSG(err < 1e-5, "shifts %d, pass %d: force error %.3e", shift_dims, pass, err);
-        TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 2, 0));
+        TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 2, NULL, 0));
     }
     long long el = 0, en = 0, eli = 0, eni = 0;
     TG_CUDA(halox__md_clusters_entries(&c, &el, &en, &eli, &eni));
@@ -448,7 +448,7 @@ static void test_hot(int cells, uint64_t seed)
         memcpy(s.x, nx, sizeof(float) * n3);
         free(nx);
         TG_CUDA(cudaMemcpy(d.x, s.x, sizeof(float) * n3, cudaMemcpyHostToDevice));
-        TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 0, 0));
+        TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 0, NULL, 0));
         TG_CUDA(halox__md_clusters_lj(&c, 0, (float)(RC * RC), 0.0, NULL, 0)); /* force-only */
         TG_CUDA(halox__md_clusters_take_forces(&c, d.f, 0));
         TG_CUDA(cudaMemcpy(hf, d.f, sizeof(float) * n3, cudaMemcpyDeviceToHost));

@@ -27,12 +27,85 @@
 
 #include "core/route.h"
 #include "halox/comm.h"
+#include "halox/inline.h"
 #include "halox/plan.h"
 #include "harness.h"
+#include "inline_kernels.h"
 #include "mpi_common.h"
 #include "test_gpu_common.h"
 
 static int g_rank, g_quick;
+
+/* nvshmem-inline: `steps` more exchanges inside kernels of the caller (tests/inline_kernels.cu,
+ * the public device API), alternately waiting inside the consumers and in a kernel before them,
+ * against the reference bit for bit; then one exchange with the transport's own kernels again
+ * (both ways share the signals). Plans the view cannot serve must be refused with a reason. */
+static void run_inline(halox_comm_t *comm, const halox_plan_t *plan, tm_reference_t *t,
+                       halox_atoms_t *ref, void *d_x, void *d_f, void *hx, void *hf, int steps,
+                       uint64_t *s, const char *ctx)
+{
+    const int P = halox_comm_size(comm), me = halox_comm_rank(comm);
+    const size_t esize = halox_real_size(ref[me].real) * (size_t)ref[me].stride;
+    cudaStream_t stream = (cudaStream_t)halox_comm_stream(comm);
+    int forwards = 0;
+    for (int k = 0; k < plan->n_pulses; k++)
+        forwards |= plan->pulse[k].dep_offset < plan->pulse[k].send_count;
+    halox_inline_view_t v;
+    halox_status_t st = halox_comm_inline_view(comm, &v);
+    if (forwards || ref[me].real != HALOX_FLOAT || ref[me].stride != 3) {
+        CHECK_MSG(st == HALOX_ERR_UNAVAILABLE && strstr(halox_last_error(), "view"),
+                  "%s: inline view of a plan it cannot serve: %s", ctx,
+                  st == HALOX_OK ? "granted" : halox_last_error());
+        return;
+    }
+    CHECK_MSG(st == HALOX_OK, "%s: inline view: %s", ctx, halox_last_error());
+    if (st != HALOX_OK)
+        return;
+    CHECK(v.n_pulses == plan->n_pulses && v.n_home == plan->n_home);
+    const size_t halo_bytes = esize * (size_t)(plan->n_total - plan->n_home);
+    for (int step = 0; step <= 2 * steps && st == HALOX_OK; step++) {
+        const int inside = step % 2, own = step == 2 * steps; /* the last: own kernels */
+        tm_move_home(ref, P, s);
+        tm_reference_coords(t);
+        TG_CUDA(cudaMemcpyAsync(d_x, ref[me].x, esize * (size_t)plan->n_home,
+                                cudaMemcpyHostToDevice, stream));
+        if (halo_bytes)
+            TG_CUDA(cudaMemsetAsync((char *)d_x + esize * (size_t)plan->n_home, 0xff, halo_bytes,
+                                    stream));
+        TG_CUDA(cudaStreamSynchronize(stream));
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (own)
+            st = halox_comm_coords(comm);
+        else
+            TG_CUDA(tk_inline_coords(&v, d_x, plan->n_home, inside, stream));
+        TG_CUDA(cudaStreamSynchronize(stream));
+        TG_CUDA(cudaMemcpy(hx, d_x, esize * (size_t)plan->n_total, cudaMemcpyDeviceToHost));
+        CHECK_MSG(memcmp(hx, ref[me].x, esize * (size_t)plan->n_total) == 0,
+                  "%s: inline step %d (%s): halo coordinates differ from the reference", ctx, step,
+                  own ? "own kernels" : inside ? "waits inside" : "wait kernel");
+        tm_random_forces(ref, t->fs, P, s);
+        TG_CUDA(cudaMemcpyAsync(d_f, t->fs[me], esize * (size_t)plan->n_total,
+                                cudaMemcpyHostToDevice, stream));
+        TG_CUDA(cudaStreamSynchronize(stream));
+        tm_reference_forces(t);
+        if (own) {
+            if (st == HALOX_OK)
+                st = halox_comm_forces(comm);
+        } else {
+            TG_CUDA(tk_inline_forces(&v, d_f, plan->n_home, plan->n_total, inside, stream));
+            st = halox_comm_inline_enqueued(comm, 1);
+        }
+        CHECK_MSG(st == HALOX_OK, "%s: inline step %d: %s", ctx, step, halox_last_error());
+        TG_CUDA(cudaStreamSynchronize(stream));
+        TG_CUDA(cudaMemcpy(hf, d_f, esize * (size_t)plan->n_total, cudaMemcpyDeviceToHost));
+        CHECK_MSG(memcmp(hf, t->fs[me], esize * (size_t)plan->n_total) == 0,
+                  "%s: inline step %d (%s): forces differ from the reference", ctx, step,
+                  own ? "own kernels" : inside ? "waits inside" : "wait kernel");
+    }
+    ROOT_PRINTF("  %s: %d exchanges inside test kernels and one with the transport's own, "
+                "bit-identical\n",
+                ctx, 2 * steps);
+}
 
 /* Plan build through the endpoint, then `steps` exchanges on device arrays. */
 static void run_exchange(halox_comm_t *comm, const halox_plan_params_t *params, halox_atoms_t *ref,
@@ -133,6 +206,8 @@ static void run_exchange(halox_comm_t *comm, const halox_plan_params_t *params, 
         CHECK_MSG(memcmp(hf, t.fs[me], esize * (size_t)plan.n_total) == 0,
                   "%s: step %d: halo forces differ from the reference", ctx, step);
     }
+    if (st == HALOX_OK && same && strcmp(halox_comm_transport(comm), "nvshmem-inline") == 0)
+        run_inline(comm, &plan, &t, ref, d_x, d_f, hx, hf, steps, &s, ctx);
     TG_CUDA(cudaStreamSynchronize(stream));
     halox_comm_device_free(comm, d_x);
     halox_comm_device_free(comm, d_f);
@@ -142,13 +217,14 @@ static void run_exchange(halox_comm_t *comm, const halox_plan_params_t *params, 
     tm_reference_free(&t);
 }
 
-/* one case in the box of every case */
+/* one case in the box of every case; shifts: periodic images of one-rank dimensions by shifts
+ * (no pulse there), else as copies */
 static int exchange_case(halox_comm_t *comm, halox_grid_t grid, double cutoff, double buffer,
-                         int natoms, uint64_t seed, halox_real_t real, int stride)
+                         int natoms, uint64_t seed, halox_real_t real, int stride, int shifts)
 {
     halox_box_t box = {{9.0, 8.0, 7.0}};
-    return tm_exchange_case(comm, run_exchange, halox_comm_transport(comm), grid, box, cutoff,
-                            buffer, natoms, seed, real, stride);
+    return tm_exchange_case_shifts(comm, run_exchange, halox_comm_transport(comm), grid, box,
+                                   cutoff, buffer, natoms, seed, real, stride, shifts);
 }
 
 /* Create an endpoint; NULL with *refused set when the transport refuses this machine. */
@@ -233,10 +309,15 @@ static void test_transport(const char *name, int P)
             for (int c = 0; c < ncb; c++)
                 cases += exchange_case(comm, grids[g], cb[c][0], cb[c][1], 1500,
                                        2000 + (uint64_t)(k * 100 + g * 10 + c), kinds[k].real,
-                                       kinds[k].stride);
+                                       kinds[k].stride, 0);
+        /* periodic images by shifts (the GPU engine's plans): a one-rank dimension has no pulse,
+         * so a 1-D decomposition forwards nothing */
+        for (int g = 0; g < ng; g++)
+            cases += exchange_case(comm, grids[g], 2.0, 0.5, 1500, 2500 + (uint64_t)(k * 10 + g),
+                                   kinds[k].real, kinds[k].stride, 1);
         if (k == 0) /* so few atoms that some pulses send none (they still signal) */
-            cases +=
-                exchange_case(comm, grids[0], 2.0, 0.5, 12, 2999, kinds[k].real, kinds[k].stride);
+            cases += exchange_case(comm, grids[0], 2.0, 0.5, 12, 2999, kinds[k].real,
+                                   kinds[k].stride, 0);
         halox_comm_destroy(comm);
         if (user_stream) {
             cudaStreamDestroy(user_stream);
@@ -277,6 +358,7 @@ int main(int argc, char **argv)
         {"nvshmem-stream", "nvshmem-stream", NULL, NULL, 1},
         {"nvshmem-pulse", "nvshmem-pulse", NULL, NULL, 1},
         {"nvshmem-fused", "nvshmem-fused", NULL, NULL, 1},
+        {"nvshmem-inline", "nvshmem-inline", NULL, NULL, 1},
         {"nvshmem-pulse+put", "nvshmem-pulse", "HALOX_NVSHMEM_PUT", "1", 1},
         {"nvshmem-fused+put", "nvshmem-fused", "HALOX_NVSHMEM_PUT", "1", 1},
         {"nvshmem-pulse+tma", "nvshmem-pulse", "HALOX_NVSHMEM_TMA", "1", 1},

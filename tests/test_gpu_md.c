@@ -182,6 +182,12 @@ static void test_trajectory(const char *transport, int P)
             CHECK_MSG(gr.summary.stale_steps == 0, "%lld steps on outgrown lists",
                       gr.summary.stale_steps);
             CHECK(cr.summary.stale_steps == -1);
+            /* nvshmem-inline on several ranks (N x 1 x 1: no forwarded atoms): every step
+             * exchanged inside the engine's kernels; elsewhere none */
+            const long long want = strcmp(transport, "nvshmem-inline") == 0 && P > 1
+                                       ? gr.summary.steps : 0;
+            CHECK_MSG(gr.summary.inline_steps == want, "%lld steps exchanged inside the kernels",
+                      gr.summary.inline_steps);
         }
     }
     halox_md_result_free(&cr);
@@ -205,6 +211,10 @@ static void test_trajectory(const char *transport, int P)
                       gg.summary.graph_steps);
         else
             CHECK(gg.summary.graph_steps == 0);
+        if (strcmp(transport, "nvshmem-inline") == 0 && P > 1) /* the captured steps too */
+            CHECK_MSG(gg.summary.inline_steps == gg.summary.steps,
+                      "--graph: %lld of %lld steps exchanged inside the kernels",
+                      gg.summary.inline_steps, gg.summary.steps);
     }
     halox_md_result_free(&gg);
 
@@ -358,7 +368,8 @@ int main(int argc, char **argv)
     if (min_dev == 0)
         return tm_mpi_skip("no CUDA device visible");
     static const char *const names[] = {"mpi-staged",    "nccl",          "nvshmem-stream",
-                                        "nvshmem-pulse", "nvshmem-fused", "hybrid"};
+                                        "nvshmem-pulse", "nvshmem-fused", "nvshmem-inline",
+                                        "hybrid"};
     for (size_t t = 0; t < sizeof names / sizeof names[0]; t++) {
         if ((only && strcmp(only, names[t]) != 0) || !halox_transport_available(names[t]))
             continue;

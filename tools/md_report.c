@@ -180,6 +180,9 @@ void md_print_summary(const halox_md_result_t *res)
     }
     if (s->graph_steps > 0)
         printf("  CUDA graphs: %lld of %lld steps replayed as a graph\n", s->graph_steps, s->steps);
+    if (s->inline_steps > 0)
+        printf("  halo exchanges inside the step's kernels (nvshmem-inline): %lld of %lld steps\n",
+               s->inline_steps, s->steps);
     if (s->device_bytes > 0)
         printf("  NVSHMEM symmetric memory: %.1f MiB per rank (NVSHMEM_SYMMETRIC_SIZE must hold "
                "it)\n",

@@ -55,6 +55,8 @@ typedef struct halox_transport_caps {
     int capturable; /**< halox_comm_coords()/forces() can be captured in a CUDA graph */
     int symmetric;  /**< x and f must come from halox_comm_device_alloc() (symmetric memory) */
     int gpu_shared; /**< several ranks may share one GPU (under MPS); 0 for CPU transports */
+    int inline_kernels; /**< the exchange can run inside the caller's kernels
+                             (halox_comm_inline_view, halox/inline.h) */
 } halox_transport_caps_t;
 
 /** The capabilities of a transport of this build in *caps. HALOX_ERR_UNKNOWN_TRANSPORT, naming

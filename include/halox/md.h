@@ -311,6 +311,9 @@ typedef struct halox_md_summary {
     long long checkpoint_step; /**< step of the last checkpoint written, or -1 */
     long long graph_steps;     /**< GPU engine, --graph: steps run as a CUDA graph (their
                                     device time is in the wall time, not in the parts) */
+    long long inline_steps;    /**< GPU engine on nvshmem-inline: steps whose halo exchanges ran
+                                    inside the step's kernels (halox/inline.h), graphs included;
+                                    the others used the transport's exchange kernels */
     long long device_bytes;    /**< NVSHMEM transports: symmetric memory per rank (largest) */
     /* cfg->overlap_probe: ms per repetition, median over the repetitions of the slowest rank */
     int overlap_reps;        /**< timed repetitions (0: the probe did not run) */

@@ -245,6 +245,50 @@ halox_status_t halox_comm_graph_replayed(halox_comm_t *comm)
     return comm->ops->poll ? comm->ops->poll(comm) : HALOX_OK;
 }
 
+halox_status_t halox_comm_inline_view(halox_comm_t *comm, halox_inline_view_t *view)
+{
+    if (!comm || !view)
+        return halox__error(HALOX_ERR_INVALID_ARG, "inline_view: comm and view are required");
+    memset(view, 0, sizeof *view);
+    if (!comm->ops->inline_view)
+        return halox__error(HALOX_ERR_UNAVAILABLE,
+                            "transport '%s' has no exchange inside the caller's kernels: use "
+                            "nvshmem-inline (or the exchange calls)",
+                            comm->ops->name);
+    if (!comm->plan)
+        return halox__error(HALOX_ERR_STATE,
+                            "rank %d: inline_view: no plan bound: call halox_comm_bind() after "
+                            "every plan build",
+                            comm->rank);
+    return comm->ops->inline_view(comm, view);
+}
+
+halox_status_t halox_comm_inline_enqueued(halox_comm_t *comm, int coords)
+{
+    if (!comm || !comm->plan || !comm->ops->inline_enqueued)
+        return halox__error(HALOX_ERR_STATE,
+                            "inline_enqueued: %s",
+                            !comm || !comm->plan ? "no plan bound"
+                                                 : "the transport has no in-kernel exchange");
+    if (comm->coords_pending)
+        return halox__error(HALOX_ERR_STATE,
+                            "rank %d: inline_enqueued: a coordinate exchange (halox_comm_coords) "
+                            "awaits its force exchange (step %lld): finish it first",
+                            comm->rank, comm->step);
+    if (!coords && !comm->halo_fresh)
+        return halox__error(HALOX_ERR_STATE,
+                            "rank %d: inline_enqueued: forces without coordinates are only "
+                            "possible straight after a bind (step %lld)",
+                            comm->rank, comm->step);
+    /* as halox_comm_coords and halox_comm_forces would count it: one step */
+    comm->step++;
+    comm->halo_fresh = 0;
+    if (coords)
+        halox__count_exchange(comm, 1);
+    halox__count_exchange(comm, 0);
+    return comm->ops->inline_enqueued(comm, coords);
+}
+
 halox_status_t halox_comm_device_alloc(halox_comm_t *comm, size_t bytes, void **ptr_p)
 {
     if (!comm || !ptr_p)

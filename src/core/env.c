@@ -44,6 +44,10 @@
       "GPU engine: 1 lays each rank's home atoms out in the last build's cluster order at every "  \
       "rebuild on the device, and by cell at a rebuild through the host (as the CPU engine "       \
       "does), so the per-atom kernels read in runs; 0 keeps the order the atoms came in")          \
+    X("HALOX_MD_INLINE", "0/1", "1",                                                               \
+      "GPU engine on nvshmem-inline: 1 exchanges inside the step's kernels (the kick stores the "  \
+      "halo into the peers, the halo gather and the last kick wait in-kernel) when the plan "      \
+      "allows it (no forwarded atoms); 0 calls the transport's own exchange kernels instead")      \
     X("HALOX_SYSTEM_CACHE", "directory", "(none)",                                                 \
       "halox-md: keep random placements there (raw doubles keyed by atoms, density and seed) "     \
       "and read them back bit for bit: millions of atoms start in seconds instead of minutes")     \

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "halox/comm.h"
+#include "halox/inline.h"
 
 struct halox__plan_store; /* plan_build.h */
 struct halox__mig_store;  /* migrate_store.h */
@@ -61,6 +62,11 @@ typedef struct halox_transport_ops {
      * migrate_store.h). NULL: host arrays (core's store). */
     halox_status_t (*mig_store)(halox_comm_t *comm, halox_device_atoms_t *atoms,
                                 struct halox__mig_store *store);
+    /* Optional (nvshmem-inline): the exchange inside the caller's kernels (halox/inline.h): the
+     * bound plan's view, or HALOX_ERR_UNAVAILABLE with the reason; the bookkeeping of an exchange
+     * the caller's kernels enqueued (after core advanced the step), reporting failed waits. */
+    halox_status_t (*inline_view)(halox_comm_t *comm, halox_inline_view_t *view);
+    halox_status_t (*inline_enqueued)(halox_comm_t *comm, int coords);
 } halox_transport_ops_t;
 
 /* The endpoint: core's part plus the transport's private state. */

@@ -56,6 +56,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "halox/inline.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -126,9 +128,12 @@ void halox__md_clusters_set_prune(md_clusters_t *c, float rc, float rl_in);
 
 /** Gather the current positions into the slots: part 0 home clusters, 1 halo clusters, 2 all;
  *  measures the displacements and decides the prunes: part 0 decides the local list's (and the
- *  non-local one's when there is no halo), part 1 the non-local one's, part 2 both. */
+ *  non-local one's when there is no halo), part 1 the non-local one's, part 2 both. With inl
+ *  (nvshmem-inline; parts 1 and 2) it first waits for the halo's coordinates and completes that
+ *  exchange (halox/inline.h). */
 cudaError_t halox__md_clusters_gather(const md_clusters_t *c, const float *x, const uint8_t *zone,
-                                      int part, cudaStream_t stream);
+                                      int part, const halox_inline_view_t *inl,
+                                      cudaStream_t stream);
 
 /** Lennard-Jones forces of the local (nonlocal = 0) or non-local list on the gathered positions,
  *  added to fs (each pair once, on both atoms). Pairs at r2 >= rc2 add nothing. With energy
@@ -138,13 +143,17 @@ cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonlocal, float rc
                                   double *energy, cudaStream_t stream);
 
 /** fnl[a] = fs of a's slot for the halo atoms (what the force exchange sends back), zeroing those
- *  slots. */
-cudaError_t halox__md_clusters_halo_forces(const md_clusters_t *c, float *fnl, cudaStream_t stream);
+ *  slots. With inl (nvshmem-inline) the forces go straight to their owners instead of fnl, whose
+ *  signals the launch's last block raises (view ticket 2). */
+cudaError_t halox__md_clusters_halo_forces(const md_clusters_t *c, float *fnl,
+                                           const halox_inline_view_t *inl, cudaStream_t stream);
 
 /** The second half kick of velocity Verlet on the home atoms: f[a] = fs of a's slot (+ fnl[a]
- *  when fnl is not NULL, then fnl[a] = 0), the slot zeroed; v[a] += h f[a]. */
+ *  when fnl is not NULL, then fnl[a] = 0), the slot zeroed; v[a] += h f[a] when v is not NULL.
+ *  With inl (nvshmem-inline) it first waits for the forces the owners of our halo returned, adds
+ *  them (view ticket 3) and completes that exchange. */
 cudaError_t halox__md_clusters_kick(const md_clusters_t *c, float *v, float *f, float *fnl, float h,
-                                    cudaStream_t stream);
+                                    const halox_inline_view_t *inl, cudaStream_t stream);
 
 /** f[a] = fs of a's slot for every atom (home and halo), zeroing the slots (tests, probes). */
 cudaError_t halox__md_clusters_take_forces(const md_clusters_t *c, float *f, cudaStream_t stream);

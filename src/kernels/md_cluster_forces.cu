@@ -2,7 +2,10 @@
  * kick, every atom's force, the clear (see md_cluster.h). */
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "halox/inline_device.cuh"
+#include "kernels/inline_halo.h"
 #include "kernels/md_cluster.h"
 #include "kernels/md_cluster_internal.cuh"
 
@@ -23,33 +26,76 @@ static __global__ void cl_halo_forces(int s0, int s1, const int *__restrict__ pe
     p[0] = p[1] = p[2] = 0.0f;
 }
 
-/* f[a] = fs[slot_of[a]] (+ fnl[a], then zeroed), the slot zeroed; v[a] += h f[a] when v. */
+/* The same straight to the owners (nvshmem-inline): the slot's force of halo atom perm[s] into
+ * its owner's force buffer, the slot zeroed; the launch's last block signals the owners. */
+static __global__ void cl_halo_forces_send(int s0, int s1, const int *__restrict__ perm,
+                                           float *__restrict__ fs, halox_inline_view_t inl)
+{
+    const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
+    if (s < s1) {
+        const int a = perm[s];
+        if (a >= 0) {
+            float *p = fs + 3 * (size_t)s;
+            halox_inline_put_f(&inl, a, p[0], p[1], p[2]);
+            p[0] = p[1] = p[2] = 0.0f;
+        }
+    }
+    if (halox_inline_last_block(&inl.ticket[2]) && threadIdx.x == 0)
+        halox_inline_signal(&inl, 1);
+}
+
+/* f[a] = fs[slot_of[a]] (+ fnl[a], then zeroed), the slot zeroed; v[a] += h f[a] when v.
+ * inl_wait (nvshmem-inline, the grid within the view's spin_blocks): each block first waits for
+ * the forces returned for our sent atoms, and the last block completes that exchange; with
+ * inl_add the returned forces of each atom's sends are added (in descending pulse order). */
 static __global__ void cl_kick(int n, const int *__restrict__ slot_of, float *__restrict__ fs,
                                float *__restrict__ fnl, float *__restrict__ f,
-                               float *__restrict__ v, float h)
+                               float *__restrict__ v, float h, halox_inline_view_t inl,
+                               int inl_wait, int inl_add)
 {
+    __shared__ int ok;
+    __shared__ unsigned long long epoch;
+    if (inl_wait) {
+        if (threadIdx.x == 0) {
+            unsigned long long e = 0;
+            ok = halox_inline_wait(&inl, 1, &e);
+            epoch = e;
+        }
+        __syncthreads();
+    }
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
-    if (a >= n)
-        return;
-    float *p = fs + 3 * (size_t)slot_of[a];
-    float t[3] = {p[0], p[1], p[2]};
-    p[0] = p[1] = p[2] = 0.0f;
-    if (fnl) {
-        float *q = fnl + 3 * (size_t)a;
-        t[0] += q[0], t[1] += q[1], t[2] += q[2];
-        q[0] = q[1] = q[2] = 0.0f;
+    /* a block whose wait gave up writes nothing (the host reports the timeout) */
+    if (a < n && (!inl_wait || ok)) {
+        float *p = fs + 3 * (size_t)slot_of[a];
+        float t[3] = {p[0], p[1], p[2]};
+        p[0] = p[1] = p[2] = 0.0f;
+        if (fnl) {
+            float *q = fnl + 3 * (size_t)a;
+            t[0] += q[0], t[1] += q[1], t[2] += q[2];
+            q[0] = q[1] = q[2] = 0.0f;
+        }
+        if (inl_add)
+            halox_inline_add_f(&inl, a, &t[0], &t[1], &t[2]);
+        for (int k = 0; k < 3; k++) {
+            f[3 * (size_t)a + k] = t[k];
+            if (v)
+                v[3 * (size_t)a + k] += h * t[k];
+        }
     }
-    for (int k = 0; k < 3; k++) {
-        f[3 * (size_t)a + k] = t[k];
-        if (v)
-            v[3 * (size_t)a + k] += h * t[k];
-    }
+    if (inl_wait && halox_inline_last_block(&inl.ticket[3]) && threadIdx.x == 0 && ok)
+        halox_inline_complete(&inl, 1, epoch);
 }
 
 extern "C" cudaError_t halox__md_clusters_halo_forces(const md_clusters_t *c, float *fnl,
+                                                      const halox_inline_view_t *inl,
                                                       cudaStream_t stream)
 {
     const int s0 = c->ncl_home * MD_CLUSTER_SIZE, s1 = c->ncl * MD_CLUSTER_SIZE;
+    if (inl) { /* at least one block: every pulse signals, also without halo atoms */
+        cl_halo_forces_send<<<cl_blocks(s1 - s0, 256), 256, 0, stream>>>(s0, s1, c->perm, c->fs,
+                                                                         *inl);
+        return cudaGetLastError();
+    }
     if (s1 <= s0)
         return cudaSuccess;
     cl_halo_forces<<<cl_blocks(s1 - s0, 256), 256, 0, stream>>>(s0, s1, c->perm, c->fs, fnl);
@@ -57,12 +103,21 @@ extern "C" cudaError_t halox__md_clusters_halo_forces(const md_clusters_t *c, fl
 }
 
 extern "C" cudaError_t halox__md_clusters_kick(const md_clusters_t *c, float *v, float *f,
-                                               float *fnl, float h, cudaStream_t stream)
+                                               float *fnl, float h, const halox_inline_view_t *inl,
+                                               cudaStream_t stream)
 {
+    const int blocks = cl_blocks(c->n_home, 256);
+    /* the returned forces: waited for inside the kick when its blocks may all spin at once
+     * (co-residency), else in a kernel of one thread before it */
+    const int wait_here = inl && c->n_home > 0 && blocks <= inl->spin_blocks;
+    if (inl && !wait_here)
+        CL_TRY(halox__inl_wait(inl, 1, stream));
     if (c->n_home <= 0)
         return cudaSuccess;
-    cl_kick<<<cl_blocks(c->n_home, 256), 256, 0, stream>>>(c->n_home, c->slot_of, c->fs, fnl, f, v,
-                                                           h);
+    halox_inline_view_t none;
+    memset(&none, 0, sizeof none);
+    cl_kick<<<blocks, 256, 0, stream>>>(c->n_home, c->slot_of, c->fs, fnl, f, v, h,
+                                        inl ? *inl : none, wait_here, inl != NULL);
     return cudaGetLastError();
 }
 
@@ -71,7 +126,10 @@ extern "C" cudaError_t halox__md_clusters_take_forces(const md_clusters_t *c, fl
 {
     if (c->n <= 0)
         return cudaSuccess;
-    cl_kick<<<cl_blocks(c->n, 256), 256, 0, stream>>>(c->n, c->slot_of, c->fs, NULL, f, NULL, 0.0f);
+    halox_inline_view_t none;
+    memset(&none, 0, sizeof none);
+    cl_kick<<<cl_blocks(c->n, 256), 256, 0, stream>>>(c->n, c->slot_of, c->fs, NULL, f, NULL, 0.0f,
+                                                      none, 0, 0);
     return cudaGetLastError();
 }
 

@@ -3,7 +3,10 @@
  * reads (see md_cluster.h). */
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "halox/inline_device.cuh"
+#include "kernels/inline_halo.h"
 #include "kernels/md_cluster.h"
 #include "kernels/md_cluster_internal.cuh"
 
@@ -21,19 +24,31 @@ __device__ static inline float cl_warp_max(float v)
 }
 
 /* Slots [s0, s1) take the current positions; refs: 3 arrays of nslots float4 (local prune,
- * non-local prune, build). fin_loc / fin_nl: this gather finishes the local / the whole step. */
+ * non-local prune, build). fin_loc / fin_nl: this gather finishes the local / the whole step.
+ * inl_wait (nvshmem-inline, the grid within the view's spin_blocks): each block first waits for
+ * the coordinates of every pulse, and the last block completes that exchange. */
 static __global__ void __launch_bounds__(256)
     cl_gather(int s0, int s1, int home_end, int fin_loc, int fin_nl, int count_nl, float thr_in2,
               float thr_out2, const int *__restrict__ perm, const float *__restrict__ x,
               const uint8_t *__restrict__ zone, float4 *__restrict__ xq,
               const float4 *__restrict__ ref, size_t nslots, cl_state_t *st,
-              md_clusters_watch_t *watch)
+              md_clusters_watch_t *watch, halox_inline_view_t inl, int inl_wait)
 {
     __shared__ float part[4][8];
-    __shared__ int last;
+    __shared__ int last, ok;
+    __shared__ unsigned long long epoch;
+    if (inl_wait) {
+        if (threadIdx.x == 0) {
+            unsigned long long e = 0;
+            ok = halox_inline_wait(&inl, 0, &e);
+            epoch = e;
+        }
+        __syncthreads();
+    }
     const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
     float m[4] = {0, 0, 0, 0};
-    if (s < s1) {
+    /* a block whose wait gave up reads nothing (the host reports the timeout) */
+    if (s < s1 && (!inl_wait || ok)) {
         const int a = perm[s];
         if (a >= 0) {
             const float4 p =
@@ -74,6 +89,8 @@ static __global__ void __launch_bounds__(256)
     if (!last || threadIdx.x != 0)
         return;
     __threadfence();
+    if (inl_wait && ok) /* every block has waited: the coordinate exchange is complete */
+        halox_inline_complete(&inl, 0, epoch);
     volatile cl_state_t *vs = st;
     const float mloc = __uint_as_float(vs->mx[0]), mnl = __uint_as_float(vs->mx[1]);
     /* a list not pruned since its build prunes whatever the displacement */
@@ -122,20 +139,31 @@ static float cl_half2(float r, float rc)
 }
 
 extern "C" cudaError_t halox__md_clusters_gather(const md_clusters_t *c, const float *x,
-                                                 const uint8_t *zone, int part, cudaStream_t stream)
+                                                 const uint8_t *zone, int part,
+                                                 const halox_inline_view_t *inl,
+                                                 cudaStream_t stream)
 {
     const int home_end = c->ncl_home * MD_CLUSTER_SIZE;
     int s0 = part == 1 ? home_end : 0;
     int s1 = part == 0 ? home_end : c->ncl * MD_CLUSTER_SIZE;
+    const int blocks = cl_blocks(s1 - s0, 256);
+    /* the halo's coordinates come in: wait for them inside the gather when its blocks may all
+     * spin at once (co-residency), else in a kernel of one thread before it */
+    const int wait_here = inl && part != 0 && s1 > s0 && blocks <= inl->spin_blocks;
+    halox_inline_view_t none;
+    if (inl && part != 0 && !wait_here)
+        CL_TRY(halox__inl_wait(inl, 0, stream));
     if (s1 <= s0)
         return cudaSuccess;
+    if (!wait_here)
+        memset(&none, 0, sizeof none);
     const int halo = c->ncl > c->ncl_home;
     const int fin_loc = part != 1, fin_nl = part != 0 || !halo;
     const float rin = cl_pruning(c) ? c->rl_in : c->rl;
-    cl_gather<<<cl_blocks(s1 - s0, 256), 256, 0, stream>>>(
+    cl_gather<<<blocks, 256, 0, stream>>>(
         s0, s1, home_end, fin_loc, fin_nl, halo, cl_half2(rin, c->rc), cl_half2(c->rl, c->rc),
         c->perm, x, zone, (float4 *)c->xq, (const float4 *)c->ref, (size_t)c->ncl * MD_CLUSTER_SIZE,
-        (cl_state_t *)c->state, c->watch);
+        (cl_state_t *)c->state, c->watch, wait_here ? *inl : none, wait_here);
     return cudaGetLastError();
 }
 

@@ -24,6 +24,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "halox/inline.h"
 #include "halox/plan.h"
 
 #ifdef __cplusplus
@@ -92,15 +93,9 @@ typedef struct halox__shm_row {
 } halox__shm_row_t;
 
 /* Where a kernel that gave up waiting says why (device memory; `flag` in mapped host memory so
- * the host notices without a copy). First failure wins. */
-typedef struct halox__shm_fail {
-    int code; /* 0 none, 1 timeout */
-    int dir;  /* 0 coordinates, 1 forces */
-    int pulse;
-    int peer;                 /* PE that did not signal (or -1: a local dependency) */
-    unsigned long long epoch; /* exchange number since bind */
-    unsigned long long seen;  /* signal value seen */
-} halox__shm_fail_t;
+ * the host notices without a copy). First failure wins. The same record as the in-kernel
+ * exchange's (halox/inline.h), whose waits write it too. */
+typedef halox_inline_fail_t halox__shm_fail_t;
 
 /* Device state of an endpoint (one allocation, zeroed at bind). */
 typedef struct halox__shm_state {
@@ -111,6 +106,10 @@ typedef struct halox__shm_state {
     unsigned int launch_done[2][HALOX_MAX_PULSES]; /* blocks done per launch */
     int abort;                                     /* a wait failed: everyone leaves */
     halox__shm_fail_t fail;
+    /* nvshmem-inline: last-block counters of its pack and send kernels (per direction and
+     * pulse) and of the caller's kernels (halox_inline_view_t.ticket); zero between launches */
+    unsigned inl_ticket[2][HALOX_MAX_PULSES];
+    unsigned ticket[HALOX_INLINE_TICKETS];
 } halox__shm_state_t;
 
 typedef struct halox__shm_launch {

@@ -17,8 +17,9 @@ struct md_backend {
     /* the engine times the integration (both kicks, drift, thermostat) with the host clock; the
      * GPU back end times its parts with CUDA events instead */
     int host_timers;
-    /* step part 1: v += dt/2 f, x += dt v (home atoms) */
-    halox_status_t (*kick_drift)(halox_md_t *md);
+    /* step part 1: v += dt/2 f, x += dt v (home atoms); exchange: the step's coordinate exchange
+     * follows (not a rebuild step), which a back end exchanging inside its kernels starts here */
+    halox_status_t (*kick_drift)(halox_md_t *md, int exchange);
     /* before a step that would not rebuild: rebuild now? From what the device published (the
      * GPU's watch of its lists; collective). NULL: none (CPU) */
     halox_status_t (*watch)(halox_md_t *md, int *rebuild_p);

@@ -13,8 +13,9 @@
 #include "md/backend.h"
 #include "md/md_internal.h"
 
-static halox_status_t md__cpu_kick_drift(halox_md_t *md)
+static halox_status_t md__cpu_kick_drift(halox_md_t *md, int exchange)
 {
+    (void)exchange; /* the host exchanges with the transport's calls (forces) */
     md__kick(md, 0.5 * md->cfg.dt);
     md__drift(md, md->cfg.dt);
     return HALOX_OK;

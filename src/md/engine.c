@@ -366,6 +366,7 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
             return gst;
     }
     s.graph_steps = md->graph_steps; /* 0 without graphs */
+    s.inline_steps = md->inline_steps;
     halox_comm_stats_t cs;
     halox_comm_get_stats(md->comm, &cs);
     enum { NR = HALOX_MD_R_COUNT };

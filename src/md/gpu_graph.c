@@ -36,11 +36,12 @@ static halox_status_t md__gpu_graph_capture(halox_md_t *md)
     if (st != HALOX_OK)
         return st;
     g->capturing = 1;
+    g->graph_inline = 0;
     cudaError_t e = cudaStreamBeginCapture(g->hi, cudaStreamCaptureModeThreadLocal);
     if (e != cudaSuccess) {
         st = md__gpu_error(md, e, "cudaStreamBeginCapture");
     } else {
-        st = md__gpu_kick_drift(md);
+        st = md__gpu_kick_drift(md, 1);
         if (st == HALOX_OK)
             st = md__gpu_forces(md, 1, 0);
         if (st == HALOX_OK)
@@ -89,6 +90,7 @@ static halox_status_t md__gpu_graph_step_body(halox_md_t *md)
     g->f_fresh = 0;
     md->have_energy = 0;
     g->graph_steps++;
+    g->inline_steps += g->graph_inline;
     return HALOX_OK;
 }
 

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "halox/inline.h"
 #include "kernels/md_cluster.h"
 #include "md/md_internal.h"
 #include "transports/nvtx.h"
@@ -87,6 +88,18 @@ typedef struct md_gpu {
     md_gpu_slot_t slot[MD_GPU_SLOTS];
     int cur;
     cudaEvent_t ovl[2]; /* overlap probe: start and end of a repetition (created on first use) */
+    /* nvshmem-inline (halox/inline.h): the exchange inside the step's kernels. inl_on: the bound
+     * plan has a view and HALOX_MD_INLINE allows it: the kick stores the halo into the peers,
+     * the halo gather waits for ours, the halo forces go straight to their owners, the next
+     * kick waits for and adds what came back. x_sent / f_sent: this step's coordinates / forces
+     * went out inside a kernel (the forces still to be taken). */
+    halox_inline_view_t inl;
+    int inl_allowed; /* HALOX_MD_INLINE (default 1) */
+    int inl_on, inl_noted;
+    int x_sent, f_sent;
+    int kd_exchange; /* the kick + drift being enqueued precedes a coordinate exchange */
+    int graph_inline;        /* the captured step exchanges inside its kernels */
+    long long inline_steps;  /* steps (mid_step) that did, graph replays included */
 } md_gpu_t;
 
 /* the back end's state in the engine */
@@ -118,6 +131,11 @@ halox_status_t md__gpu_to_host(halox_md_t *md, int forces);
  * float bits, read already) against half the box per step. */
 halox_status_t md__gpu_speed_verdict(halox_md_t *md);
 
+/* After every bind: the transport's view for the exchange inside the step's kernels, when the
+ * plan has one (g->inl_on); otherwise the step exchanges with the transport's calls (and says
+ * once why, when the transport is nvshmem-inline). */
+halox_status_t md__gpu_inline_refresh(halox_md_t *md);
+
 /* gpu_rebuild.c */
 /* Cluster pair lists over the local atoms' extent (the plan bound, the arrays uploaded). */
 halox_status_t md__gpu_lists(halox_md_t *md);
@@ -138,7 +156,7 @@ int md__gpu_resident_ok(const halox_md_t *md);
 halox_status_t md__gpu_rebuild_resident(halox_md_t *md);
 
 /* gpu_step.c */
-halox_status_t md__gpu_kick_drift(halox_md_t *md);
+halox_status_t md__gpu_kick_drift(halox_md_t *md, int exchange);
 halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy);
 halox_status_t md__gpu_kick(halox_md_t *md);
 halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p);

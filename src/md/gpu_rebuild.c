@@ -157,6 +157,8 @@ static halox_status_t md__gpu_after_plan_body(halox_md_t *md)
     g->uploaded = 1;
     if ((st = halox_comm_bind(md->comm, &md->plan, g->x, g->fnl)) != HALOX_OK)
         return st;
+    if ((st = md__agree(md, md__gpu_inline_refresh(md))) != HALOX_OK)
+        return st;
     const double tl = halox__now();
     md->rpart[HALOX_MD_R_BIND] += tl - tb;
     st = md__gpu_lists(md);

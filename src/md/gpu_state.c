@@ -74,6 +74,10 @@ halox_status_t md__gpu_create(halox_md_t *md)
     /* HALOX_MD_SORT: home atoms in cluster order (md__gpu_sort_home; per rank, no agreement) */
     if ((est = halox__env_flag_or("HALOX_MD_SORT", 1, &g->sort)) != HALOX_OK)
         return est;
+    /* HALOX_MD_INLINE: the exchange inside the step's kernels on nvshmem-inline (per rank, no
+     * agreement: both ways run the same protocol, pulse by pulse) */
+    if ((est = halox__env_flag_or("HALOX_MD_INLINE", 1, &g->inl_allowed)) != HALOX_OK)
+        return est;
     g->ids_fresh = 1;
     g->hi = (cudaStream_t)s;
     int least = 0, greatest = 0;
@@ -273,5 +277,31 @@ halox_status_t md__gpu_to_host(halox_md_t *md, int forces)
         MD_CUDA(cudaMemcpy(md->f, g->f, sizeof(float) * n3, cudaMemcpyDeviceToHost));
         g->f_fresh = 1;
     }
+    return HALOX_OK;
+}
+
+halox_status_t md__gpu_inline_refresh(halox_md_t *md)
+{
+    md_gpu_t *g = md__gpu(md);
+    g->inl_on = 0;
+    g->x_sent = g->f_sent = 0;
+    if (!g->inl_allowed || md->plan.n_pulses == 0)
+        return HALOX_OK;
+    halox_transport_caps_t caps;
+    if (halox_transport_caps(halox_comm_transport(md->comm), &caps) != HALOX_OK ||
+        !caps.inline_kernels)
+        return HALOX_OK;
+    halox_status_t st = halox_comm_inline_view(md->comm, &g->inl);
+    if (st == HALOX_OK) {
+        g->inl_on = 1;
+        return HALOX_OK;
+    }
+    if (st != HALOX_ERR_UNAVAILABLE)
+        return st;
+    /* a plan the kernels cannot serve (forwarded atoms): the transport's own exchange kernels */
+    if (!g->inl_noted && md->rank == 0)
+        md__notice(md, "%s; this run exchanges with the transport's own kernels",
+                   halox_last_error());
+    g->inl_noted = 1;
     return HALOX_OK;
 }

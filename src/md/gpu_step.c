@@ -1,12 +1,33 @@
 /* The parts of a step on the GPU (gpu_internal.h; the order in gpu_backend.c): kick + drift,
  * forces with the halo exchanges on two streams, the second kick, the kinetic energy, velocity
- * scaling, and one repetition of the overlap probe over the same kernels. */
+ * scaling, and one repetition of the overlap probe over the same kernels.
+ *
+ * With nvshmem-inline (g->inl_on) the exchanges run inside these kernels instead of the
+ * transport's calls: the kick + drift stores the new positions into the peers' halos and
+ * signals; the halo gather waits for ours (and completes the exchange); the halo forces go
+ * straight to their owners and signal; the second kick (or, outside a step, the kick that only
+ * gathers the forces) waits for the forces returned to us and adds them. A part that runs
+ * without the step's first kick (a recomputation, the overlap probe) sends the current
+ * positions itself (x_sent). */
 #include "md/gpu_internal.h"
 
 #include <cuda_runtime_api.h>
 
+#include "kernels/inline_halo.h"
 #include "kernels/md_kernels.h"
 #include "transports/nvtx.h"
+
+/* f = the slots' forces plus the returned ones (fnl, where the transport's force exchange added
+ * them; inline: waited for and added inside the kick), slots and fnl cleared; v += h f when v. */
+static cudaError_t md__gpu_take_forces(halox_md_t *md, float *v, float h)
+{
+    md_gpu_t *g = md__gpu(md);
+    const int take = g->f_sent;
+    g->f_sent = 0;
+    return halox__md_clusters_kick(&g->cl, v, g->f,
+                                   !take && md->plan.n_pulses > 0 ? g->fnl : NULL, h,
+                                   take ? &g->inl : NULL, g->hi);
+}
 
 static halox_status_t md__gpu_kick_drift_body(halox_md_t *md)
 {
@@ -28,14 +49,22 @@ static halox_status_t md__gpu_kick_drift_body(halox_md_t *md)
     }
     md__gpu_record(g, EV_K0, g->hi);
     float dt = (float)md->cfg.dt;
-    MD_CUDA(halox__md_kernel_kick(g->v, g->f, NULL, g->x, g->n_home, 0.5f * dt, dt, g->hi));
+    if (g->inl_on && g->kd_exchange && md->plan.n_pulses > 0) {
+        /* the step exchanges coordinates next: the new positions go to the peers from here */
+        MD_CUDA(halox__md_kernel_kick_send(&g->inl, g->v, g->f, g->x, g->n_home, 0.5f * dt, dt,
+                                           g->hi));
+        g->x_sent = 1;
+    } else {
+        MD_CUDA(halox__md_kernel_kick(g->v, g->f, NULL, g->x, g->n_home, 0.5f * dt, dt, g->hi));
+    }
     md__gpu_record(g, EV_K1, g->hi);
     g->xv_fresh = 0;
     return HALOX_OK;
 }
 
-halox_status_t md__gpu_kick_drift(halox_md_t *md)
+halox_status_t md__gpu_kick_drift(halox_md_t *md, int exchange)
 {
+    md__gpu(md)->kd_exchange = exchange;
     return md__gpu_ranged("halox: kick + drift", md__gpu_kick_drift_body, md);
 }
 
@@ -52,7 +81,7 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     /* the home positions into the cluster slots (the list build did it on rebuild steps) */
     const int halo = g->cl.ncl > g->cl.ncl_home;
     if (coords) {
-        MD_CUDA(halox__md_clusters_gather(&g->cl, g->x, g->zone, 0, g->hi));
+        MD_CUDA(halox__md_clusters_gather(&g->cl, g->x, g->zone, 0, NULL, g->hi));
         if (!halo)
             g->gathers++; /* the step's displacements are final after the home part */
     }
@@ -69,24 +98,48 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     halox__nvtx_push("halox: coordinate exchange");
     /* a plan without pulses (one rank, periodic by shifts) exchanges nothing: no calls */
     const int pulses = md->plan.n_pulses > 0;
-    if (coords && exchange && pulses && (st = halox_comm_coords(md->comm)) != HALOX_OK) {
+    /* nvshmem-inline: the exchanges inside the kernels (the file's comment) */
+    const int inl = g->inl_on && exchange && pulses;
+    const int inl_x = inl && coords;
+    if (inl_x && !g->x_sent) /* no kick of this step stored them: the current positions */
+        MD_CUDA(halox__md_kernel_kick_send(&g->inl, NULL, NULL, g->x, g->n_home, 0.0f, 0.0f,
+                                           g->hi));
+    g->x_sent = 0;
+    if (coords && exchange && pulses && !inl && (st = halox_comm_coords(md->comm)) != HALOX_OK) {
         halox__nvtx_pop();
         return st;
     }
     halox__nvtx_pop();
-    md__gpu_record(g, EV_C1, g->hi);
-    if (coords && halo) { /* the new halo positions into the cluster slots */
-        MD_CUDA(halox__md_clusters_gather(&g->cl, g->x, g->zone, 1, g->hi));
-        g->gathers++;
+    if (!inl_x)
+        md__gpu_record(g, EV_C1, g->hi);
+    if (coords && (halo || inl_x)) {
+        /* the new halo positions into the cluster slots (inline: after waiting for them, also
+         * without halo atoms, which completes the exchange) */
+        MD_CUDA(halox__md_clusters_gather(&g->cl, g->x, g->zone, 1, inl_x ? &g->inl : NULL, g->hi));
+        g->gathers += halo;
     }
+    if (inl_x) /* the coordinate part: the wait inside the halo gather */
+        md__gpu_record(g, EV_C1, g->hi);
     MD_CUDA(halox__md_clusters_lj(&g->cl, 1, rc2, md->eshift, want_energy ? g->energy + 2 : NULL,
                                   g->hi));
-    /* the halo atoms' forces into fnl, where the force exchange takes them to their owners */
-    MD_CUDA(halox__md_clusters_halo_forces(&g->cl, g->fnl, g->hi));
     md__gpu_record(g, EV_NL1, g->hi);
     md__gpu_record(g, EV_F0, g->hi);
     halox__nvtx_push("halox: force exchange");
-    st = exchange && pulses ? halox_comm_forces(md->comm) : HALOX_OK;
+    if (inl) {
+        /* the halo atoms' forces straight to their owners; the kick takes ours */
+        MD_CUDA(halox__md_clusters_halo_forces(&g->cl, g->fnl, &g->inl, g->hi));
+        g->f_sent = 1;
+        if (g->capturing)
+            g->graph_inline = 1;
+        else if (g->mid_step && md->step > 0) /* the run's steps (the equilibration's are <= 0) */
+            g->inline_steps++;
+        if (!g->capturing) /* a graph's replays are counted by halox_comm_graph_replayed */
+            st = halox_comm_inline_enqueued(md->comm, coords);
+    } else {
+        /* the halo atoms' forces into fnl, where the force exchange takes them to their owners */
+        MD_CUDA(halox__md_clusters_halo_forces(&g->cl, g->fnl, NULL, g->hi));
+        st = exchange && pulses ? halox_comm_forces(md->comm) : HALOX_OK;
+    }
     halox__nvtx_pop();
     if (st != HALOX_OK)
         return st;
@@ -118,8 +171,7 @@ halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
         /* no second kick follows (step 0, a recomputation for the thermo): the forces go to f
          * now, where the next step's first half kick reads them, and the slots are left clear
          * for that step's forces (which accumulate into them) */
-        MD_CUDA(halox__md_clusters_kick(&g->cl, NULL, g->f, md->plan.n_pulses > 0 ? g->fnl : NULL,
-                                        0.0f, g->hi));
+        MD_CUDA(md__gpu_take_forces(md, NULL, 0.0f));
     }
     return st;
 }
@@ -127,10 +179,9 @@ halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
 static halox_status_t md__gpu_kick_body(halox_md_t *md)
 {
     md_gpu_t *g = md__gpu(md);
-    /* f = the slots' forces (+ what the force exchange returned into fnl, when the plan has
-     * pulses: other ranks hold images of our atoms), then v += dt/2 f */
-    MD_CUDA(halox__md_clusters_kick(&g->cl, g->v, g->f, md->plan.n_pulses > 0 ? g->fnl : NULL,
-                                    0.5f * (float)md->cfg.dt, g->hi));
+    /* f = the slots' forces (+ what the force exchange returned, when the plan has pulses: other
+     * ranks hold images of our atoms), then v += dt/2 f */
+    MD_CUDA(md__gpu_take_forces(md, g->v, 0.5f * (float)md->cfg.dt));
     md__gpu_record(g, EV_K2, g->hi);
     if (g->in_step)
         g->slot[g->cur].pending = 1;
@@ -185,6 +236,11 @@ halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p)
             st = halox_comm_forces(md->comm);
     } else {
         st = md__gpu_forces_body(md, 1, 0, kind == MD_OVL_BOTH);
+        /* inline: the returned forces, waited for (their values are cleared below) */
+        if (st == HALOX_OK && g->f_sent) {
+            MD_CUDA(halox__inl_wait(&g->inl, 1, g->hi));
+            g->f_sent = 0;
+        }
     }
     halox__nvtx_pop();
     if (st != HALOX_OK)

@@ -161,7 +161,7 @@ halox_status_t md__step_dynamics(halox_md_t *md, long long s, int rebuild)
     halox_status_t st;
 
     double t0 = halox__now();
-    if ((st = be->kick_drift(md)) != HALOX_OK)
+    if ((st = be->kick_drift(md, !rebuild)) != HALOX_OK)
         return st;
     if (be->host_timers) /* the GPU's device timers come from CUDA events */
         md->timer[HALOX_MD_T_INTEGRATE] += halox__now() - t0;

@@ -10,6 +10,8 @@
  *   nvshmem-fused   one kernel for all coordinate pulses, one for all force pulses: a grid row
  *                   per pulse, forwarded atoms wait only for the pulses that brought them, the
  *                   force chain runs in reverse inside the kernel.
+ *   nvshmem-inline  the exchange inside the caller's kernels (halox/inline.h), its own
+ *                   stream-ordered kernels for halox_comm_coords / forces: gpu_nvshmem_inline.c.
  *   hybrid          nvshmem-stream's pulses to peers reachable by loads and stores, MPI through
  *                   the host to the others: its exchanges and routes are gpu_hybrid.c; it shares
  *                   this endpoint (set-up, symmetric memory, bind) through gpu_nvshmem.h.
@@ -267,6 +269,10 @@ void halox__shm_fini(halox_comm_t *comm)
             cudaFree(m->state);
         if (m->d_rows)
             cudaFree(m->d_rows);
+        void *inl[] = {m->inl_pulses, m->inl_start, m->inl_send, m->inl_scratch};
+        for (int i = 0; i < 4; i++)
+            if (inl[i])
+                cudaFree(inl[i]);
     } else {
         halox__shm_poison();
     }

@@ -1,6 +1,7 @@
 /* Internal: the endpoint the NVSHMEM transports share (src/transports/gpu_nvshmem.c: set-up,
  * failure checks, launches; gpu_nvshmem_bind.c: symmetric memory, bind; gpu_nvshmem_exchange.c:
- * the nvshmem-stream/pulse/fused exchanges and their tables). `hybrid`
+ * the nvshmem-stream/pulse/fused exchanges and their tables; gpu_nvshmem_inline.c: nvshmem-inline,
+ * its exchange, view and table). `hybrid`
  * (src/transports/gpu_hybrid.c) builds on it: its own init, routes, exchanges and table; this
  * file never calls it (its part of bind is the bind_routes hook). */
 #ifndef HALOX_TRANSPORTS_GPU_NVSHMEM_H
@@ -15,7 +16,7 @@
 #include "transports/gpu_staging.h"
 #include "transports/pulse_gpu.h"
 
-enum { HALOX__SHM_STREAM, HALOX__SHM_PULSE, HALOX__SHM_FUSED, HALOX__SHM_HYBRID };
+enum { HALOX__SHM_STREAM, HALOX__SHM_PULSE, HALOX__SHM_FUSED, HALOX__SHM_HYBRID, HALOX__SHM_INLINE };
 
 #define HALOX__SHM_MAX_ALLOCS 64
 
@@ -58,6 +59,14 @@ typedef struct halox__shm {
     halox__unreach_t unreach;
     halox__route_t route;
     halox__hst_t hs;
+    /* nvshmem-inline only (gpu_nvshmem_inline.c): the view of the bound plan for kernels of the
+     * caller (inl_ok), or why there is none; its device arrays (pulse table, home atoms' sends,
+     * scratch) and their capacities in bytes */
+    int inl_ok;
+    char inl_why[256];
+    halox_inline_view_t inl_view;
+    void *inl_pulses, *inl_start, *inl_send, *inl_scratch;
+    size_t inl_cap[4];
 } halox__shm_t;
 
 static inline halox__shm_t *halox__shm(halox_comm_t *comm) { return (halox__shm_t *)comm->impl; }

@@ -29,6 +29,7 @@ const halox_transport_ops_t *const halox__transport_table[] = {
     &halox__nvshmem_stream_ops,
     &halox__nvshmem_pulse_ops,
     &halox__nvshmem_fused_ops,
+    &halox__nvshmem_inline_ops,
     &halox__hybrid_ops,
 #endif
     NULL,
@@ -105,6 +106,7 @@ halox_status_t halox_transport_caps(const char *name, halox_transport_caps_t *ca
     caps->capturable = ops->capturable != 0;
     caps->symmetric = ops->symmetric != 0;
     caps->gpu_shared = ops->on_gpu && !ops->gpu_alone;
+    caps->inline_kernels = ops->inline_view != NULL;
     return HALOX_OK;
 }
 

@@ -25,6 +25,8 @@ extern const halox_transport_ops_t halox__nccl_ops;
 extern const halox_transport_ops_t halox__nvshmem_stream_ops;
 extern const halox_transport_ops_t halox__nvshmem_pulse_ops;
 extern const halox_transport_ops_t halox__nvshmem_fused_ops;
+/* src/transports/gpu_nvshmem_inline.c */
+extern const halox_transport_ops_t halox__nvshmem_inline_ops;
 /* src/transports/gpu_nvshmem.c with gpu_hybrid.c */
 extern const halox_transport_ops_t halox__hybrid_ops;
 #endif

@@ -1,0 +1,123 @@
+/* The halo exchange inside the caller's own kernels (transport `nvshmem-inline`).
+ *
+ * With the separate-kernel transports a step enqueues pack kernels, signals and waits between
+ * its own kernels. With `nvshmem-inline` the caller's kernels do it themselves: the kernel that
+ * produces the home positions (the integration) stores each sent atom straight into the peers'
+ * halos and its last block raises the peers' signals; the kernel that first reads the halo waits
+ * inside itself for those signals; the kernel that produces the halo forces stores them straight
+ * into the owners' force buffers and signals; the kernel that consumes the forces (the final kick)
+ * waits and adds the returned forces of each home atom itself. No pack, unpack or wait kernel runs
+ * between them and the host takes no part.
+ *
+ * This header is the host side: the view of the bound plan that such kernels take (by value, as a
+ * kernel argument: every pointer in it is device memory), and the bookkeeping call. The device
+ * side, the protocol's functions for the kernels, is halox/inline_device.cuh. The library's own
+ * GPU engine uses both (src/kernels/md_inline.cu); the separate-kernel exchange of the same
+ * transport (halox_comm_coords / halox_comm_forces) keeps working and is what the reference tests
+ * check bit for bit.
+ *
+ * When a view exists (halox_comm_inline_view returns HALOX_OK): the transport is nvshmem-inline,
+ * a plan is bound, coordinates are float with stride 3, every peer of every pulse is reachable by
+ * loads and stores (one node: NVLink, PCIe peers, or the same GPU), and no pulse forwards atoms
+ * received by an earlier one (home atoms only: one pulse per decomposed dimension of a 1-D
+ * decomposition, every grid N x 1 x 1 whose halo fits one domain). Otherwise use the exchange
+ * calls; the engine does that by itself.
+ *
+ * Protocol (each direction independently; "exchange e" counts from 1 after every bind):
+ *  - coordinates: every home atom a is stored into the halos it is sent to (sends[a], below),
+ *    shifted by its pulse's shift; after every store of the launch, ONE thread (the launch's last
+ *    block) raises each pulse's coordinate signal at its receiver by one (every pulse, also an
+ *    empty one); the reader waits until its own signal k reaches epoch[0] + 1 for every pulse k,
+ *    reads, and after its last block has read raises epoch[0] by one.
+ *  - forces: the halo atom j of pulse k (local index recv_offset <= j < recv_offset + recv_count)
+ *    goes to f_peer[j - recv_offset]; after the launch, one thread raises each pulse's force
+ *    signal at the owner; the consumer waits until its signals HALOX_MAX_PULSES + k reach
+ *    epoch[1] + 1, adds f_back[k] of each home atom's sends in descending pulse order (the
+ *    reference exchange's order, so sums are those of halox_comm_forces), and raises epoch[1].
+ *  - buffers are reused without resets by the chain order: a rank stores its next coordinates
+ *    only after it has waited for the forces its peer computed with the previous ones, and its
+ *    next forces only after it has waited for the peer's next coordinates.
+ *  - every wait is bounded by the endpoint's timeout; a wait that gives up records direction,
+ *    pulse, peer and exchange, every other wait leaves at once, and the endpoint's next call
+ *    (halox_comm_inline_enqueued, halox_comm_graph_replayed, an exchange) returns
+ *    HALOX_ERR_TIMEOUT naming them.
+ *  - a kernel that waits must keep its grid within spin_blocks blocks (all of them resident next
+ *    to anything else on the GPU, also when several ranks share it), or leave the wait to a
+ *    one-thread kernel before it (docs/NVSHMEM.md, "Co-residency"). */
+#ifndef HALOX_INLINE_H
+#define HALOX_INLINE_H
+
+#include "halox/comm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** One pulse as the kernels see it (device memory). */
+typedef struct halox_inline_pulse {
+    int dim;        /**< component of the coordinates the shift is added to */
+    float shift;    /**< added to component dim of every coordinate sent (0: none) */
+    int send_count; /**< atoms this rank sends in the pulse (coordinates out, forces back) */
+    int recv_offset, recv_count; /**< this rank's halo atoms of the pulse: local indices */
+    int send_pe, recv_pe;        /**< the peers (for failure records) */
+    float *x_peer;               /**< the receiver's halo of the pulse (3 floats per atom) */
+    unsigned long long *sig_x_peer; /**< the receiver's coordinate signal of the pulse */
+    float *f_peer;                  /**< the owner's force buffer of the pulse (3 per atom) */
+    unsigned long long *sig_f_peer; /**< the owner's force signal of the pulse */
+    const float *f_back; /**< this rank's force buffer: forces returned for its sent atoms */
+} halox_inline_pulse_t;
+
+/** One send of a home atom: position `index` of pulse `pulse`'s send list. */
+typedef struct halox_inline_send {
+    int pulse, index;
+} halox_inline_send_t;
+
+/** Where a wait that gave up writes (first failure wins). */
+typedef struct halox_inline_fail {
+    int code; /**< 0 none, 1 timeout */
+    int dir;  /**< 0 coordinates, 1 forces */
+    int pulse;
+    int peer;                 /**< PE that did not signal (-1: a dependency of this rank) */
+    unsigned long long epoch; /**< the exchange waited for (since bind) */
+    unsigned long long seen;  /**< the signal's value when the wait gave up */
+} halox_inline_fail_t;
+
+enum { HALOX_INLINE_TICKETS = 8 }; /**< last-block counters for the caller's kernels */
+
+/** The bound plan for kernels that exchange inside themselves. Valid until the next bind. */
+typedef struct halox_inline_view {
+    int n_pulses;
+    const halox_inline_pulse_t *pulse; /**< n_pulses entries */
+    int n_home;                        /**< home atoms of the plan */
+    /** home atom a's sends: send[send_start[a] .. send_start[a + 1]), pulses descending */
+    const int *send_start;
+    const halox_inline_send_t *send;
+    unsigned long long *sig;   /**< this rank's signals: [k] coordinates, [HALOX_MAX_PULSES + k]
+                                    forces of pulse k */
+    unsigned long long *epoch; /**< [2]: exchanges completed per direction */
+    /** zero between launches; ticket i serves one kernel of the caller at a time (the library's
+     *  engine: 0 coordinates out, 1 coordinates in, 2 forces out, 3 forces in) */
+    unsigned *ticket;
+    int *abort;                /**< set when any wait of this rank gave up: the others leave */
+    halox_inline_fail_t *fail; /**< the record of the first wait that gave up */
+    volatile int *host_flag;   /**< mapped host memory: 1 once a wait gave up */
+    long long timeout_ns;      /**< bound of every wait */
+    int spin_blocks; /**< the largest grid of a kernel that waits inside itself */
+    int no_atoms;    /**< HALOX_NVSHMEM_SIGNAL_ONLY: signals without atoms (a benchmark floor) */
+} halox_inline_view_t;
+
+/** The view of the bound plan (a host copy; its pointers are device memory). HALOX_ERR_UNAVAILABLE
+ *  with the reason when the transport or the plan has none (see above); local, not collective. */
+halox_status_t halox_comm_inline_view(halox_comm_t *comm, halox_inline_view_t *view);
+
+/** Bookkeeping for an exchange the caller's kernels enqueued (coordinates when `coords`, and the
+ *  forces): the endpoint's step and statistics advance as halox_comm_coords and
+ *  halox_comm_forces would advance them, and a wait that gave up earlier is reported
+ *  (HALOX_ERR_TIMEOUT). Not inside a stream capture: after a captured step's launch call
+ *  halox_comm_graph_replayed instead. */
+halox_status_t halox_comm_inline_enqueued(halox_comm_t *comm, int coords);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,191 @@
+/* The device side of the exchange inside the caller's kernels (protocol: halox/inline.h).
+ *
+ * Header-only CUDA (sm_70 or newer: system-scope atomics and acquire loads); every function takes
+ * the view by pointer (a kernel argument's address is fine). What a step's kernels call:
+ *
+ *   producer of home positions, per home atom a:   halox_inline_put_x(v, a, x, y, z)
+ *     then the whole block:                        if (halox_inline_last_block(&v->ticket[t]))
+ *                                                      if (threadIdx.x == 0)
+ *                                                          halox_inline_signal(v, 0);
+ *   first reader of the halo, thread 0 of each block before the block reads:
+ *                                                  ok = halox_inline_wait(v, 0, &e)
+ *     and after the launch's last block has read: halox_inline_complete(v, 0, e)
+ *   producer of halo forces, per halo atom j:      halox_inline_put_f(v, j, fx, fy, fz)
+ *     then as for the coordinates with direction 1
+ *   consumer of forces, per home atom a (after halox_inline_wait(v, 1, &e) in its block):
+ *                                                  halox_inline_add_f(v, a, &fx, &fy, &fz)
+ *     and its last block:                          halox_inline_complete(v, 1, e)
+ *
+ * A block whose wait returned 0 (timed out, or another wait of this rank did) must not read what
+ * it waited for; it still takes part in halox_inline_last_block. */
+#ifndef HALOX_INLINE_DEVICE_CUH
+#define HALOX_INLINE_DEVICE_CUH
+
+#include <cuda_runtime.h>
+
+#include "halox/inline.h"
+#include "halox/plan.h"
+
+static __device__ __forceinline__ unsigned long long
+halox_inline_ld_acquire_sys(const unsigned long long *p)
+{
+    unsigned long long v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+static __device__ __forceinline__ long long halox_inline_now_ns(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return (long long)t;
+}
+
+/* One thread: spin until *sig >= want. 1: reached; 0: gave up (the record written here when
+ * this wait is the first to fail: dir, pulse, peer, want, the value seen) or another wait of
+ * this rank failed first (*abort). */
+static __device__ int halox_inline_wait_ge(const unsigned long long *sig, unsigned long long want,
+                                           int *abort, halox_inline_fail_t *fail,
+                                           volatile int *host_flag, long long timeout_ns, int dir,
+                                           int pulse, int peer)
+{
+    unsigned long long v = halox_inline_ld_acquire_sys(sig);
+    if (v >= want)
+        return 1;
+    const long long t0 = halox_inline_now_ns();
+    for (unsigned it = 1;; it++) {
+        v = halox_inline_ld_acquire_sys(sig);
+        if (v >= want)
+            return 1;
+        if ((it & 31) == 0) {
+            if (*(volatile int *)abort)
+                return 0;
+            if (halox_inline_now_ns() - t0 > timeout_ns) {
+                if (atomicCAS(&fail->code, 0, 1) == 0) {
+                    fail->dir = dir;
+                    fail->pulse = pulse;
+                    fail->peer = peer;
+                    fail->epoch = want;
+                    fail->seen = v;
+                    __threadfence_system();
+                    *host_flag = 1;
+                }
+                *(volatile int *)abort = 1;
+                return 0;
+            }
+        }
+        __nanosleep(32);
+    }
+}
+
+/* One thread: wait for every pulse's signal of direction dir (0 coordinates in, 1 forces back)
+ * of the next exchange, whose number goes to *e_p (for halox_inline_complete). 1: all arrived. */
+static __device__ int halox_inline_wait(const halox_inline_view_t *v, int dir,
+                                        unsigned long long *e_p)
+{
+    const unsigned long long e = *(volatile unsigned long long *)&v->epoch[dir] + 1;
+    *e_p = e;
+    for (int k = 0; k < v->n_pulses; k++) {
+        const halox_inline_pulse_t *P = &v->pulse[k];
+        if (!halox_inline_wait_ge(v->sig + dir * HALOX_MAX_PULSES + k, e, v->abort, v->fail,
+                                  v->host_flag, v->timeout_ns, dir, k,
+                                  dir ? P->send_pe : P->recv_pe))
+            return 0;
+    }
+    return 1;
+}
+
+/* One thread, once every block that waited for exchange e has passed its wait: exchange e of
+ * direction dir is complete on this rank. */
+static __device__ __forceinline__ void halox_inline_complete(const halox_inline_view_t *v, int dir,
+                                                             unsigned long long e)
+{
+    *(volatile unsigned long long *)&v->epoch[dir] = e;
+}
+
+/* The whole block: 1 in the launch's last block to get here (after a system-scope fence of what
+ * the block wrote, and with the other blocks' writes acquired), 0 elsewhere. The ticket is left
+ * zero for the next launch that uses it (launches of one ticket must not overlap). */
+static __device__ int halox_inline_last_block(unsigned *ticket)
+{
+    __shared__ int last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence_system();
+        const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+        last = atomicAdd(ticket, 1u) == blocks - 1;
+        if (last) {
+            __threadfence();
+            *(volatile unsigned *)ticket = 0;
+        }
+    }
+    __syncthreads();
+    return last;
+}
+
+/* One thread of the last block, after the launch's stores: raise every pulse's signal of
+ * direction dir at its peer by one (every pulse, also one without atoms). */
+static __device__ void halox_inline_signal(const halox_inline_view_t *v, int dir)
+{
+    __threadfence_system();
+    for (int k = 0; k < v->n_pulses; k++) {
+        const halox_inline_pulse_t *P = &v->pulse[k];
+        atomicAdd_system(dir ? P->sig_f_peer : P->sig_x_peer, 1ull);
+    }
+}
+
+/* Home atom a's new position into every halo it is sent to (with its pulse's shift). */
+static __device__ void halox_inline_put_x(const halox_inline_view_t *v, int a, float x, float y,
+                                          float z)
+{
+    if (v->no_atoms)
+        return;
+    const int end = v->send_start[a + 1];
+    for (int e = v->send_start[a]; e < end; e++) {
+        const halox_inline_send_t s = v->send[e];
+        const halox_inline_pulse_t *P = &v->pulse[s.pulse];
+        float *d = P->x_peer + 3 * (size_t)s.index;
+        const float sh = P->shift;
+        /* the reference's arithmetic: the component plus the shift, in float */
+        d[0] = sh != 0.0f && P->dim == 0 ? x + sh : x;
+        d[1] = sh != 0.0f && P->dim == 1 ? y + sh : y;
+        d[2] = sh != 0.0f && P->dim == 2 ? z + sh : z;
+    }
+}
+
+/* The force on halo atom j (a local index past the home atoms) to its owner's force buffer. */
+static __device__ void halox_inline_put_f(const halox_inline_view_t *v, int j, float fx, float fy,
+                                          float fz)
+{
+    if (v->no_atoms)
+        return;
+    for (int k = 0; k < v->n_pulses; k++) {
+        const halox_inline_pulse_t *P = &v->pulse[k];
+        const int i = j - P->recv_offset;
+        if (i >= 0 && i < P->recv_count) {
+            float *d = P->f_peer + 3 * (size_t)i;
+            d[0] = fx;
+            d[1] = fy;
+            d[2] = fz;
+            return;
+        }
+    }
+}
+
+/* The forces returned for home atom a's sends, added in descending pulse order. */
+static __device__ void halox_inline_add_f(const halox_inline_view_t *v, int a, float *fx,
+                                          float *fy, float *fz)
+{
+    if (v->no_atoms)
+        return;
+    const int end = v->send_start[a + 1];
+    for (int e = v->send_start[a]; e < end; e++) {
+        const halox_inline_send_t s = v->send[e];
+        const float *b = v->pulse[s.pulse].f_back + 3 * (size_t)s.index;
+        *fx += b[0];
+        *fy += b[1];
+        *fz += b[2];
+    }
+}
+
+#endif

@@ -1,0 +1,224 @@
+/* nvshmem-inline's kernels (inline_halo.h): its own exchange, the one-thread wait of a view and
+ * the send lists of a view. The protocol's device functions are halox/inline_device.cuh, which the
+ * caller's kernels use as well, so both kinds of exchange raise and wait for the same signals and
+ * may follow each other.
+ *
+ * Exchange, coordinates: per pulse a pack kernel stores the pulse's atoms (map order, shifted)
+ * into the receiver's halo and its last block raises the receiver's signal; a one-thread kernel
+ * waits for this PE's signals (the pulses packed since the last wait, before a pulse that
+ * forwards their atoms, and the rest at the end; the last wait completes the exchange).
+ * Forces, pulses descending: per pulse a send kernel stores the halo's forces into the owner's
+ * force buffer and signals; the take kernels wait for the returned forces and add them into f,
+ * pulses descending (the reference's order: sums bit-identical); a pulse whose received atoms a
+ * later pulse forwards sends only after that pulse's take. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "halox/inline_device.cuh"
+#include "kernels/inline_halo.h"
+#include "kernels/md_kernels.h"
+
+#define INL_THREADS 256
+
+static int inl_blocks(long long n)
+{
+    long long b = (n + INL_THREADS - 1) / INL_THREADS;
+    return b < 1 ? 1 : b > 65535 ? 65535 : (int)b;
+}
+
+/* the endpoint's wait, with its state's record */
+static __device__ int inl_wait(const halox__shm_launch_t *L, int dir, int k, int peer,
+                               unsigned long long want)
+{
+    halox__shm_state_t *S = L->state;
+    return halox_inline_wait_ge((const unsigned long long *)L->sig + dir * HALOX_MAX_PULSES + k,
+                                want, &S->abort, &S->fail, L->host_flag, L->timeout_ns, dir, k,
+                                peer);
+}
+
+template <typename T> __global__ void inl_pack_kernel(halox__shm_launch_t L, int k)
+{
+    const halox__shm_row_t *R = &L.rows[k];
+    const long long n = L.signal_only ? 0 : (long long)R->send_count * L.stride;
+    const T *x = (const T *)L.x;
+    T *dst = (T *)R->x_peer;
+    const T shift = (T)R->shift;
+    const int add = R->shift != 0.0;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n;
+         t += (long long)gridDim.x * blockDim.x) {
+        const long long i = t / L.stride;
+        const int c = (int)(t - i * L.stride);
+        const T v = x[(long long)R->map[i] * L.stride + c];
+        dst[t] = add && c == R->dim ? v + shift : v;
+    }
+    if (halox_inline_last_block(&L.state->inl_ticket[0][k]) && threadIdx.x == 0) {
+        __threadfence_system();
+        atomicAdd_system((unsigned long long *)R->sig_x_peer, 1ull);
+    }
+}
+
+__global__ void inl_await_kernel(halox__shm_launch_t L, int dir, uint32_t pulses, int bump)
+{
+    const unsigned long long e = *(volatile unsigned long long *)&L.state->epoch[dir] + 1;
+    for (int k = 0; k < L.n_pulses; k++) {
+        if (!((pulses >> k) & 1u))
+            continue;
+        const halox__shm_row_t *R = &L.rows[k];
+        if (!inl_wait(&L, dir, k, dir ? R->send_pe : R->recv_pe, e))
+            return;
+    }
+    if (bump)
+        *(volatile unsigned long long *)&L.state->epoch[dir] = e;
+}
+
+template <typename T> __global__ void inl_send_kernel(halox__shm_launch_t L, int k)
+{
+    const halox__shm_row_t *R = &L.rows[k];
+    const long long n = L.signal_only ? 0 : (long long)R->recv_count * L.stride;
+    const T *src = (const T *)R->f_src;
+    T *dst = (T *)R->fb_peer;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n;
+         t += (long long)gridDim.x * blockDim.x)
+        dst[t] = src[t];
+    if (halox_inline_last_block(&L.state->inl_ticket[1][k]) && threadIdx.x == 0) {
+        __threadfence_system();
+        atomicAdd_system((unsigned long long *)R->sig_f_peer, 1ull);
+    }
+}
+
+/* f[map[i]] += fb_mine[i] (3 components; src has the exchange stride), after the wait: a pulse
+ * sends each atom once, so no two threads add to the same element */
+template <typename T> __global__ void inl_take_kernel(halox__shm_launch_t L, int k, int bump)
+{
+    const halox__shm_row_t *R = &L.rows[k];
+    __shared__ int ok;
+    const unsigned long long e = *(volatile unsigned long long *)&L.state->epoch[1] + 1;
+    if (threadIdx.x == 0)
+        ok = inl_wait(&L, 1, k, R->send_pe, e);
+    __syncthreads();
+    const long long n = ok && !L.signal_only ? (long long)R->send_count * 3 : 0;
+    T *f = (T *)L.f;
+    const T *src = (const T *)R->fb_mine;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n;
+         t += (long long)gridDim.x * blockDim.x) {
+        const long long i = t / 3;
+        const int c = (int)(t - i * 3);
+        const long long at = (long long)R->map[i] * L.stride + c;
+        f[at] = f[at] + src[i * L.stride + c];
+    }
+    /* complete once every block has waited (ok or not: a failed wait is reported by the host) */
+    if (halox_inline_last_block(&L.state->inl_ticket[1][k]) && threadIdx.x == 0 && bump && ok)
+        *(volatile unsigned long long *)&L.state->epoch[1] = e;
+}
+
+__global__ void inl_view_wait_kernel(halox_inline_view_t v, int dir)
+{
+    unsigned long long e = 0;
+    if (halox_inline_wait(&v, dir, &e))
+        halox_inline_complete(&v, dir, e);
+}
+
+extern "C" cudaError_t halox__inl_pack(const halox__shm_launch_t *l, int k, int blocks,
+                                       cudaStream_t stream)
+{
+    const int b = l->signal_only || blocks < 1 ? 1 : blocks;
+    if (l->real_double)
+        inl_pack_kernel<double><<<b, INL_THREADS, 0, stream>>>(*l, k);
+    else
+        inl_pack_kernel<float><<<b, INL_THREADS, 0, stream>>>(*l, k);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t halox__inl_await(const halox__shm_launch_t *l, int dir, uint32_t pulses,
+                                        int bump, cudaStream_t stream)
+{
+    inl_await_kernel<<<1, 1, 0, stream>>>(*l, dir, pulses, bump);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t halox__inl_send(const halox__shm_launch_t *l, int k, int blocks,
+                                       cudaStream_t stream)
+{
+    const int b = l->signal_only || blocks < 1 ? 1 : blocks;
+    if (l->real_double)
+        inl_send_kernel<double><<<b, INL_THREADS, 0, stream>>>(*l, k);
+    else
+        inl_send_kernel<float><<<b, INL_THREADS, 0, stream>>>(*l, k);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t halox__inl_take(const halox__shm_launch_t *l, int k, int bump, int blocks,
+                                       cudaStream_t stream)
+{
+    const int b = blocks < 1 ? 1 : blocks;
+    if (l->real_double)
+        inl_take_kernel<double><<<b, INL_THREADS, 0, stream>>>(*l, k, bump);
+    else
+        inl_take_kernel<float><<<b, INL_THREADS, 0, stream>>>(*l, k, bump);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t halox__inl_wait(const halox_inline_view_t *v, int dir, cudaStream_t stream)
+{
+    inl_view_wait_kernel<<<1, 1, 0, stream>>>(*v, dir);
+    return cudaGetLastError();
+}
+
+/* ---- send lists ----------------------------------------------------------------------------- */
+
+static __global__ void inl_count_kernel(const int *__restrict__ map, int n, int n_home,
+                                        int *__restrict__ count)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && map[i] >= 0 && map[i] < n_home)
+        atomicAdd(&count[map[i]], 1);
+}
+
+/* one pulse: each atom appears once in a map, so its cursor moves by one without races; the
+ * pulses run one launch after another, descending */
+static __global__ void inl_place_kernel(const int *__restrict__ map, int n, int n_home, int k,
+                                        int *__restrict__ cursor, halox_inline_send_t *send)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const int a = map[i];
+    if (a < 0 || a >= n_home)
+        return;
+    halox_inline_send_t s;
+    s.pulse = k;
+    s.index = i;
+    send[cursor[a]++] = s;
+}
+
+extern "C" size_t halox__inl_sends_scratch(int n_home)
+{
+    return 2 * (size_t)(n_home + 1) + halox__md_kernel_scan_scratch(n_home);
+}
+
+extern "C" cudaError_t halox__inl_sends(int n_home, int n_pulses, const int *const *maps,
+                                        const int *counts, int *start, halox_inline_send_t *send,
+                                        int *scratch, cudaStream_t stream)
+{
+    int *count = scratch, *cursor = scratch + (n_home + 1), *scan = cursor + (n_home + 1);
+    cudaError_t e = cudaMemsetAsync(count, 0, sizeof(int) * (size_t)(n_home + 1), stream);
+    for (int k = 0; k < n_pulses && e == cudaSuccess; k++) {
+        if (counts[k] <= 0)
+            continue;
+        inl_count_kernel<<<inl_blocks(counts[k]), INL_THREADS, 0, stream>>>(maps[k], counts[k],
+                                                                           n_home, count);
+        e = cudaGetLastError();
+    }
+    /* start = exclusive scan (start[n_home] = every send); cursor = start */
+    if (e == cudaSuccess)
+        e = n_home > 0 ? halox__md_kernel_scan(count, n_home, start, cursor, scan, stream)
+                       : cudaMemsetAsync(start, 0, sizeof(int), stream);
+    for (int k = n_pulses - 1; k >= 0 && e == cudaSuccess; k--) {
+        if (counts[k] <= 0)
+            continue;
+        inl_place_kernel<<<inl_blocks(counts[k]), INL_THREADS, 0, stream>>>(
+            maps[k], counts[k], n_home, k, cursor, send);
+        e = cudaGetLastError();
+    }
+    return e;
+}
