@@ -78,7 +78,7 @@ for spec in "${MPI_TESTS[@]}"; do
     mps_start # (one rank too: mpirun passes the MPS variables, which must be set)
     echo "== mpirun -np $np $t $args" >>"$OUT/tests.log"
     # shellcheck disable=SC2086
-    (cd "$B/tests" && timeout 300 mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np" \
+    (cd "$B/tests" && timeout "${ENGINE_MPI_TIMEOUT:-300}" mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np" \
         -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS \
         -x NCCL_NVLS_ENABLE "./$t" $args) >>"$OUT/tests.log" 2>&1
     rc=$?
