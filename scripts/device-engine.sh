@@ -18,9 +18,11 @@
 # report goes to ncu.txt), ENGINE_NP ("1": rank counts of the halox-md runs; above 1 the ranks
 # share the GPU under MPS, grid Nx1x1), ENGINE_TRANSPORT (nccl: the transport of one rank; several
 # ranks: ENGINE_TRANSPORTS_NP, "nvshmem-fused"), ENGINE_NVSHMEM (OFF; ON or AUTO builds the NVSHMEM
-# transports, from the python wheel), ENGINE_MPI_TESTS (';'-separated "NP:BINARY[:ARGS]": tests/
-# binaries run under mpirun with NP ranks on the GPU, under MPS above one rank; their targets are
-# built too).
+# transports, from the python wheel), ENGINE_MPI_TESTS (';'-separated "[TOOL@]NP:BINARY[:ARGS]":
+# tests/ binaries run under mpirun with NP ranks on the GPU, under MPS; with TOOL@ inside
+# compute-sanitizer --tool TOOL, NVSHMEM's heap as plain device memory; their targets are built
+# too), ENGINE_HALO (atom counts: halox-bench halo --shifts on 2 ranks under MPS, host and in-step
+# modes, transports ENGINE_HALO_T, records into bench.jsonl).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-/tmp/engine-out}
@@ -34,7 +36,8 @@ el() { echo "[$(($(date +%s) - T0)) s]"; }
 IFS=';' read -r -a MPI_TESTS <<<"${ENGINE_MPI_TESTS:-}"
 MPI_TARGETS=""
 for spec in "${MPI_TESTS[@]}"; do
-    t=${spec#*:}
+    t=${spec#*@}
+    t=${t#*:}
     MPI_TARGETS="$MPI_TARGETS ${t%%:*}"
 done
 GEN=()
@@ -72,17 +75,24 @@ mps_stop() {
 }
 trap mps_stop EXIT
 for spec in "${MPI_TESTS[@]}"; do
+    tool="" pre=()
+    if [[ $spec == *@* ]]; then
+        tool=${spec%%@*} spec=${spec#*@}
+        pre=(env NVSHMEM_DISABLE_CUDA_VMM=1 compute-sanitizer --tool "$tool" --report-api-errors no
+            --error-exitcode 3)
+    fi
     np=${spec%%:*} rest=${spec#*:}
     t=${rest%%:*} args=""
     [[ $rest == *:* ]] && args=${rest#*:}
     mps_start # (one rank too: mpirun passes the MPS variables, which must be set)
-    echo "== mpirun -np $np $t $args" >>"$OUT/tests.log"
+    echo "== ${tool:+$tool: }mpirun -np $np $t $args" >>"$OUT/tests.log"
     # shellcheck disable=SC2086
     (cd "$B/tests" && timeout "${ENGINE_MPI_TIMEOUT:-300}" mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np" \
         -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS \
-        -x NCCL_NVLS_ENABLE "./$t" $args) >>"$OUT/tests.log" 2>&1
+        -x NCCL_NVLS_ENABLE "${pre[@]}" "./$t" $args) >>"$OUT/tests.log" 2>&1
     rc=$?
-    echo "$(el) np$np $t $args rc=$rc"
+    echo "$(el) ${tool:+$tool }np$np $t $args rc=$rc"
+    [ -n "$tool" ] && grep -E "ERROR SUMMARY" "$OUT/tests.log" | tail -n 2
     [ $rc -ne 0 ] && grep -E "FAIL|error|differ" "$OUT/tests.log" | tail -n 12
 done
 if [ "${ENGINE_SANITIZE:-0}" = 1 ] && command -v compute-sanitizer >/dev/null; then
@@ -197,6 +207,19 @@ if [ -n "${ENGINE_NCU-}" ] && command -v ncu >/dev/null; then
     done
 fi
 : >"$OUT/bench.jsonl"
+# halox-bench halo --shifts (the engine's plans) on 2 ranks under MPS: host and in-step modes
+for n in ${ENGINE_HALO-}; do
+    mps_start
+    for mode in host in-step; do
+        timeout 200 mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 \
+            -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS \
+            -x NCCL_NVLS_ENABLE "$B/tools/halox-bench" halo --shifts --mode "$mode" --atoms "$n" \
+            -t "${ENGINE_HALO_T:-nvshmem-stream,nvshmem-fused,nvshmem-fused+floor,nvshmem-inline,nvshmem-inline+floor}" \
+            --json "$OUT/bench.jsonl" >>"$OUT/md.log" 2>&1
+        echo "$(el) halo $n $mode rc=$?"
+        grep -E "^nvshmem|^nccl|^mpi" "$OUT/md.log" | tail -n 6
+    done
+done
 # halox-bench overlap (ENGINE_OVERLAP sizes) on 2 ranks under MPS with ENGINE_TRANSPORTS_NP
 if [ -n "${ENGINE_OVERLAP-}" ]; then
     mps_start

@@ -135,6 +135,15 @@ cudaError_t halox__md_clusters_gather(const md_clusters_t *c, const float *x, co
                                       int part, const halox_inline_view_t *inl,
                                       cudaStream_t stream);
 
+/** The home gather (part 0) that first kicks and drifts each home atom as halox__md_kernel_kick
+ *  does (v += h f, x += dt v; v NULL: no kick, the current positions), one pass over the home
+ *  atoms instead of two. With send (nvshmem-inline) each new position also goes into the halos it
+ *  is sent to and the receivers are signalled (halox/inline.h), also by a rank without home
+ *  atoms. */
+cudaError_t halox__md_clusters_kick_gather(const md_clusters_t *c, float *v, const float *f,
+                                           float *x, const uint8_t *zone, float h, float dt,
+                                           const halox_inline_view_t *send, cudaStream_t stream);
+
 /** Lennard-Jones forces of the local (nonlocal = 0) or non-local list on the gathered positions,
  *  added to fs (each pair once, on both atoms). Pairs at r2 >= rc2 add nothing. With energy
  *  non-NULL, adds the pair energies (shifted by eshift) and virials to energy[0], energy[1]

@@ -9,6 +9,7 @@
 #include "kernels/inline_halo.h"
 #include "kernels/md_cluster.h"
 #include "kernels/md_cluster_internal.cuh"
+#include "kernels/md_kernels.h"
 
 __device__ static inline float cl_d2(float4 a, float4 b)
 {
@@ -23,16 +24,27 @@ __device__ static inline float cl_warp_max(float v)
     return v;
 }
 
+/* The first half kick and the drift a home gather does first (v NULL: none): per atom the
+ * arithmetic of halox__md_kernel_kick, so the positions are those of the kick kernel. */
+typedef struct cl_kick_drift {
+    float *v;
+    const float *f;
+    float h, dt;
+} cl_kick_drift_t;
+
 /* Slots [s0, s1) take the current positions; refs: 3 arrays of nslots float4 (local prune,
  * non-local prune, build). fin_loc / fin_nl: this gather finishes the local / the whole step.
- * inl_wait (nvshmem-inline, the grid within the view's spin_blocks): each block first waits for
- * the coordinates of every pulse, and the last block completes that exchange. */
+ * kd.v (home slots): each atom is kicked and drifted first. nvshmem-inline (halox/inline.h):
+ * inl_wait (the grid within the view's spin_blocks): each block first waits for the coordinates
+ * of every pulse, and the last block completes that exchange; inl_send (home slots): each atom's
+ * position is stored into the halos it is sent to, and the last block signals the receivers. */
 static __global__ void __launch_bounds__(256)
     cl_gather(int s0, int s1, int home_end, int fin_loc, int fin_nl, int count_nl, float thr_in2,
-              float thr_out2, const int *__restrict__ perm, const float *__restrict__ x,
+              float thr_out2, const int *__restrict__ perm, float *__restrict__ x,
               const uint8_t *__restrict__ zone, float4 *__restrict__ xq,
               const float4 *__restrict__ ref, size_t nslots, cl_state_t *st,
-              md_clusters_watch_t *watch, halox_inline_view_t inl, int inl_wait)
+              md_clusters_watch_t *watch, cl_kick_drift_t kd, halox_inline_view_t inl,
+              int inl_wait, int inl_send)
 {
     __shared__ float part[4][8];
     __shared__ int last, ok;
@@ -51,9 +63,20 @@ static __global__ void __launch_bounds__(256)
     if (s < s1 && (!inl_wait || ok)) {
         const int a = perm[s];
         if (a >= 0) {
-            const float4 p =
-                make_float4(x[3 * (size_t)a], x[3 * (size_t)a + 1], x[3 * (size_t)a + 2],
-                            __int_as_float(CL_ZONE_TAG | zone[a]));
+            float q[3];
+            for (int c = 0; c < 3; c++) {
+                const size_t k = 3 * (size_t)a + c;
+                q[c] = x[k];
+                if (kd.v) {
+                    const float vk = kd.v[k] + kd.h * kd.f[k];
+                    kd.v[k] = vk;
+                    q[c] += kd.dt * vk;
+                    x[k] = q[c];
+                }
+            }
+            if (inl_send)
+                halox_inline_put_x(&inl, a, q[0], q[1], q[2]);
+            const float4 p = make_float4(q[0], q[1], q[2], __int_as_float(CL_ZONE_TAG | zone[a]));
             m[3] = cl_d2(p, xq[s]);
             xq[s] = p;
             if (ref) {
@@ -82,7 +105,11 @@ static __global__ void __launch_bounds__(256)
             if (v > 0)
                 atomicMax(&st->mx[k], __float_as_uint(v));
         }
-        __threadfence();
+        /* the stores into peers too, before the last block signals them */
+        if (inl_send)
+            __threadfence_system();
+        else
+            __threadfence();
         last = atomicAdd(&st->ticket, 1u) == gridDim.x - 1;
     }
     __syncthreads();
@@ -91,6 +118,8 @@ static __global__ void __launch_bounds__(256)
     __threadfence();
     if (inl_wait && ok) /* every block has waited: the coordinate exchange is complete */
         halox_inline_complete(&inl, 0, epoch);
+    if (inl_send) /* every block has stored its atoms: the receivers may read */
+        halox_inline_signal(&inl, 0);
     volatile cl_state_t *vs = st;
     const float mloc = __uint_as_float(vs->mx[0]), mnl = __uint_as_float(vs->mx[1]);
     /* a list not pruned since its build prunes whatever the displacement */
@@ -138,10 +167,11 @@ static float cl_half2(float r, float rc)
     return h > 0 ? h * h : 0.0f;
 }
 
-extern "C" cudaError_t halox__md_clusters_gather(const md_clusters_t *c, const float *x,
-                                                 const uint8_t *zone, int part,
-                                                 const halox_inline_view_t *inl,
-                                                 cudaStream_t stream)
+/* A gather of part 0/1/2 (halox__md_clusters_gather), with the home part's kick (kd.v) and
+ * send (send) or the halo part's wait (wait). */
+static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint8_t *zone,
+                                    int part, cl_kick_drift_t kd, const halox_inline_view_t *wait,
+                                    const halox_inline_view_t *send, cudaStream_t stream)
 {
     const int home_end = c->ncl_home * MD_CLUSTER_SIZE;
     int s0 = part == 1 ? home_end : 0;
@@ -149,22 +179,45 @@ extern "C" cudaError_t halox__md_clusters_gather(const md_clusters_t *c, const f
     const int blocks = cl_blocks(s1 - s0, 256);
     /* the halo's coordinates come in: wait for them inside the gather when its blocks may all
      * spin at once (co-residency), else in a kernel of one thread before it */
-    const int wait_here = inl && part != 0 && s1 > s0 && blocks <= inl->spin_blocks;
+    const int wait_here = wait && s1 > s0 && blocks <= wait->spin_blocks;
+    if (wait && !wait_here)
+        CL_TRY(halox__inl_wait(wait, 0, stream));
+    if (s1 <= s0) /* no slots (a rank without home atoms): the kick has nothing, the send its
+                     signals */
+        return send ? halox__md_kernel_kick_send(send, NULL, NULL, x, 0, 0.0f, 0.0f, stream)
+                    : cudaSuccess;
     halox_inline_view_t none;
-    if (inl && part != 0 && !wait_here)
-        CL_TRY(halox__inl_wait(inl, 0, stream));
-    if (s1 <= s0)
-        return cudaSuccess;
-    if (!wait_here)
-        memset(&none, 0, sizeof none);
+    memset(&none, 0, sizeof none);
+    const halox_inline_view_t *inl = wait_here ? wait : send;
     const int halo = c->ncl > c->ncl_home;
     const int fin_loc = part != 1, fin_nl = part != 0 || !halo;
     const float rin = cl_pruning(c) ? c->rl_in : c->rl;
     cl_gather<<<blocks, 256, 0, stream>>>(
         s0, s1, home_end, fin_loc, fin_nl, halo, cl_half2(rin, c->rc), cl_half2(c->rl, c->rc),
         c->perm, x, zone, (float4 *)c->xq, (const float4 *)c->ref, (size_t)c->ncl * MD_CLUSTER_SIZE,
-        (cl_state_t *)c->state, c->watch, wait_here ? *inl : none, wait_here);
+        (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here, send != NULL);
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t halox__md_clusters_gather(const md_clusters_t *c, const float *x,
+                                                 const uint8_t *zone, int part,
+                                                 const halox_inline_view_t *inl,
+                                                 cudaStream_t stream)
+{
+    cl_kick_drift_t kd;
+    memset(&kd, 0, sizeof kd);
+    /* without a kick the gather only reads x */
+    return cl_gather_launch(c, (float *)x, zone, part, kd, part != 0 ? inl : NULL, NULL, stream);
+}
+
+extern "C" cudaError_t halox__md_clusters_kick_gather(const md_clusters_t *c, float *v,
+                                                      const float *f, float *x,
+                                                      const uint8_t *zone, float h, float dt,
+                                                      const halox_inline_view_t *send,
+                                                      cudaStream_t stream)
+{
+    cl_kick_drift_t kd = {v, f, h, dt};
+    return cl_gather_launch(c, x, zone, 0, kd, NULL, send, stream);
 }
 
 extern "C" cudaError_t halox__md_clusters_arm(const md_clusters_t *c, cudaStream_t stream)

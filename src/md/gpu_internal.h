@@ -91,13 +91,14 @@ typedef struct md_gpu {
     /* nvshmem-inline (halox/inline.h): the exchange inside the step's kernels. inl_on: the bound
      * plan has a view and HALOX_MD_INLINE allows it: the kick stores the halo into the peers,
      * the halo gather waits for ours, the halo forces go straight to their owners, the next
-     * kick waits for and adds what came back. x_sent / f_sent: this step's coordinates / forces
-     * went out inside a kernel (the forces still to be taken). */
+     * kick waits for and adds what came back. f_sent: this step's halo forces went out inside a
+     * kernel (the returned ones still to be taken). */
     halox_inline_view_t inl;
     int inl_allowed; /* HALOX_MD_INLINE (default 1) */
     int inl_on, inl_noted;
-    int x_sent, f_sent;
-    int kd_exchange; /* the kick + drift being enqueued precedes a coordinate exchange */
+    int f_sent;
+    int kd_exchange;   /* the kick + drift being enqueued precedes a coordinate exchange */
+    int kick_deferred; /* that kick + drift is left to the home gather of the forces */
     int graph_inline;        /* the captured step exchanges inside its kernels */
     long long inline_steps;  /* steps (mid_step) that did, graph replays included */
 } md_gpu_t;

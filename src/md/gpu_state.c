@@ -284,7 +284,7 @@ halox_status_t md__gpu_inline_refresh(halox_md_t *md)
 {
     md_gpu_t *g = md__gpu(md);
     g->inl_on = 0;
-    g->x_sent = g->f_sent = 0;
+    g->f_sent = 0;
     if (!g->inl_allowed || md->plan.n_pulses == 0)
         return HALOX_OK;
     halox_transport_caps_t caps;

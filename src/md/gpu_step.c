@@ -2,13 +2,14 @@
  * forces with the halo exchanges on two streams, the second kick, the kinetic energy, velocity
  * scaling, and one repetition of the overlap probe over the same kernels.
  *
+ * The first kick and drift of a step that does not rebuild run inside the home gather of its
+ * forces (halox__md_clusters_kick_gather: one pass over the home atoms instead of two).
+ *
  * With nvshmem-inline (g->inl_on) the exchanges run inside these kernels instead of the
- * transport's calls: the kick + drift stores the new positions into the peers' halos and
- * signals; the halo gather waits for ours (and completes the exchange); the halo forces go
- * straight to their owners and signal; the second kick (or, outside a step, the kick that only
- * gathers the forces) waits for the forces returned to us and adds them. A part that runs
- * without the step's first kick (a recomputation, the overlap probe) sends the current
- * positions itself (x_sent). */
+ * transport's calls: the home gather (with the kick and drift) stores the new positions into
+ * the peers' halos and signals; the halo gather waits for ours (and completes the exchange);
+ * the halo forces go straight to their owners and signal; the second kick (or, outside a step,
+ * the kick that only gathers the forces) waits for the forces returned to us and adds them. */
 #include "md/gpu_internal.h"
 
 #include <cuda_runtime_api.h>
@@ -49,11 +50,11 @@ static halox_status_t md__gpu_kick_drift_body(halox_md_t *md)
     }
     md__gpu_record(g, EV_K0, g->hi);
     float dt = (float)md->cfg.dt;
-    if (g->inl_on && g->kd_exchange && md->plan.n_pulses > 0) {
-        /* the step exchanges coordinates next: the new positions go to the peers from here */
-        MD_CUDA(halox__md_kernel_kick_send(&g->inl, g->v, g->f, g->x, g->n_home, 0.5f * dt, dt,
-                                           g->hi));
-        g->x_sent = 1;
+    if (g->kd_exchange) {
+        /* no rebuild: the forces' home gather comes next and kicks and drifts each atom on its
+         * way (one pass over the home atoms instead of two; nvshmem-inline: it also stores the
+         * halo into the peers) */
+        g->kick_deferred = 1;
     } else {
         MD_CUDA(halox__md_kernel_kick(g->v, g->f, NULL, g->x, g->n_home, 0.5f * dt, dt, g->hi));
     }
@@ -78,13 +79,25 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     const float rc2 = (float)md->rc2;
     if (want_energy)
         MD_CUDA(cudaMemsetAsync(g->energy, 0, 4 * sizeof(double), g->hi));
-    /* the home positions into the cluster slots (the list build did it on rebuild steps) */
+    /* a plan without pulses (one rank, periodic by shifts) exchanges nothing: no calls */
+    const int pulses = md->plan.n_pulses > 0;
+    /* nvshmem-inline: the exchanges inside the kernels (the file's comment) */
+    const int inl = g->inl_on && exchange && pulses;
+    const int inl_x = inl && coords;
+    const float dt = (float)md->cfg.dt;
+    if (g->kick_deferred && !coords) /* (never: a deferred kick precedes a coordinate step) */
+        MD_CUDA(halox__md_kernel_kick(g->v, g->f, NULL, g->x, g->n_home, 0.5f * dt, dt, g->hi));
+    /* the home positions into the cluster slots (the list build did it on rebuild steps), after
+     * the step's first kick and drift when it was left to this gather; inline: sent on */
     const int halo = g->cl.ncl > g->cl.ncl_home;
     if (coords) {
-        MD_CUDA(halox__md_clusters_gather(&g->cl, g->x, g->zone, 0, NULL, g->hi));
+        const int kick = g->kick_deferred;
+        MD_CUDA(halox__md_clusters_kick_gather(&g->cl, kick ? g->v : NULL, g->f, g->x, g->zone,
+                                               0.5f * dt, dt, inl_x ? &g->inl : NULL, g->hi));
         if (!halo)
             g->gathers++; /* the step's displacements are final after the home part */
     }
+    g->kick_deferred = 0;
     MD_CUDA(cudaEventRecord(g->x_ready, g->hi));
     MD_CUDA(cudaStreamWaitEvent(g->lo, g->x_ready, 0));
     md__gpu_record(g, EV_L0, g->lo);
@@ -96,15 +109,6 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     md__gpu_record(g, EV_C0, g->hi);
     halox_status_t st = HALOX_OK;
     halox__nvtx_push("halox: coordinate exchange");
-    /* a plan without pulses (one rank, periodic by shifts) exchanges nothing: no calls */
-    const int pulses = md->plan.n_pulses > 0;
-    /* nvshmem-inline: the exchanges inside the kernels (the file's comment) */
-    const int inl = g->inl_on && exchange && pulses;
-    const int inl_x = inl && coords;
-    if (inl_x && !g->x_sent) /* no kick of this step stored them: the current positions */
-        MD_CUDA(halox__md_kernel_kick_send(&g->inl, NULL, NULL, g->x, g->n_home, 0.0f, 0.0f,
-                                           g->hi));
-    g->x_sent = 0;
     if (coords && exchange && pulses && !inl && (st = halox_comm_coords(md->comm)) != HALOX_OK) {
         halox__nvtx_pop();
         return st;

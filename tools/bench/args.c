@@ -31,6 +31,7 @@ static const opt_t k_opts[] = {
     {"--repeats", "-r", 1, C_HALO | C_OVL},
     {"--back-to-back", NULL, 1, C_HALO},
     {"--mode", NULL, 1, C_HALO},
+    {"--shifts", NULL, 0, C_HALO},
     {"--warmup", "-w", 1, C_EXCH},
     {"--iters", "-n", 1, C_LAT | C_BW},
     {"--minbytes", "-b", 1, C_LAT | C_BW},
@@ -208,8 +209,9 @@ static void default_transports(bench_opts_t *o, int cmd)
             snprintf(o->transports[o->n_transports++], sizeof o->transports[0], "%s", *t);
     if (halox_transport_available("nvshmem-fused")) {
         static const char *const v[] = {"nvshmem-pulse+put", "nvshmem-fused+put",
-                                        "nvshmem-fused+tma", "nvshmem-fused+floor"};
-        for (int i = 0; i < 4; i++)
+                                        "nvshmem-fused+tma", "nvshmem-fused+floor",
+                                        "nvshmem-inline+floor"};
+        for (int i = 0; i < 5; i++)
             snprintf(o->transports[o->n_transports++], sizeof o->transports[0], "%s", v[i]);
     }
 }
@@ -307,6 +309,8 @@ static int set_flag(bench_opts_t *o, const char *name)
         o->real = HALOX_DOUBLE;
     else if (!strcmp(name, "--graph"))
         o->graph = 1;
+    else if (!strcmp(name, "--shifts"))
+        o->shifts = 1;
     return 0;
 }
 
@@ -371,6 +375,8 @@ void bench_usage(FILE *to)
         "                            exchanges of a repeat captured in one CUDA graph and\n"
         "                            launched at once, as the MD step enqueues them (in-step;\n"
         "                            transports capturable in graphs only)\n"
+        "  --shifts                  halo: periodic images of one-rank dimensions by shifts (no\n"
+        "                            pulse there), the GPU engine's plans; default: copies\n"
         "  -w, --warmup W            untimed repeats first (halo 20, latency/bandwidth 10)\n"
         "  -b, --minbytes B          latency/bandwidth: smallest message (8; K, M, G suffixes)\n"
         "  -e, --maxbytes B          largest message (16M)\n"

@@ -31,6 +31,8 @@ typedef struct bench_opts {
     int back_to_back;               /* halo: exchanges per timed repeat, enqueued one after
                                        the other (1: a barrier before each) */
     int back_to_back_set;           /* given on the command line (in-step's default is 20) */
+    int shifts;                     /* halo --shifts: periodic images by shifts (no pulse in a
+                                       one-rank dimension), as the GPU engine plans */
     int in_step;                    /* halo --mode in-step: the K exchanges of a repeat
                                        captured in one CUDA graph, launched at once */
     long long min_bytes, max_bytes; /* -b -e */

@@ -74,6 +74,7 @@ static void record_refused(halo_case_t *c, halox_status_t st, const char *why)
     rec_common(&r, c->o, c->label, c->nranks, &c->params.grid);
     rec_int(&r, "atoms", c->natoms);
     rec_str(&r, "mode", mode_name(c->o));
+    rec_bool(&r, "shifts", c->o->shifts);
     rec_bool(&r, "available", 0);
     rec_str(&r, "why", halox_status_string(st));
     rec_str(&r, "message", why);
@@ -233,6 +234,7 @@ static void report(const bench_rank_t *who, halo_case_t *c, halo_rank_t *h, int 
     rec_common(&r, o, c->label, c->nranks, gr);
     rec_int(&r, "atoms", c->natoms);
     rec_str(&r, "mode", mode_name(o));
+    rec_bool(&r, "shifts", o->shifts);
     rec_bool(&r, "available", 1);
     rec_str(&r, "real", o->real == HALOX_FLOAT ? "float" : "double");
     rec_int(&r, "stride", o->stride);
@@ -350,6 +352,7 @@ static int run_case(const bench_opts_t *o, const char *label, long long natoms)
         return bench_bad("--grid %dx%dx%d has %d ranks but %s runs %d", grid.n[0], grid.n[1],
                          grid.n[2], halox_grid_size(&grid), label, c.nranks);
     bench_water_params(natoms, &grid, &c.params);
+    c.params.periodic_shifts = o->shifts;
     if (halox_plan_check(&c.params, NULL) != HALOX_OK)
         return bench_bad("%lld atoms on grid %dx%dx%d: no valid plan: %s", natoms, grid.n[0],
                          grid.n[1], grid.n[2], halox_last_error());
@@ -390,9 +393,10 @@ int bench_cmd_halo(const bench_opts_t *o)
 {
     if (bench_world_rank() == 0) {
         printf("halox-bench halo: %d process(es), %d GPU(s) visible, density 0.8, cut-off 5.0 + "
-               "buffer 0.5, %s stride %d, %d repeats after %d warm-up, %s\n",
-               bench_world_size(), bench_gpu_count(), o->real == HALOX_FLOAT ? "float" : "double",
-               o->stride, o->repeats, o->warmup,
+               "buffer 0.5, periodic images by %s, %s stride %d, %d repeats after %d warm-up, "
+               "%s\n",
+               bench_world_size(), bench_gpu_count(), o->shifts ? "shifts" : "copies",
+               o->real == HALOX_FLOAT ? "float" : "double", o->stride, o->repeats, o->warmup,
                o->verify ? "verified against the reference first" : "not verified");
         char what[160];
         g_link_peak = bench_link_peak(what, sizeof what);
