@@ -22,7 +22,9 @@
 # tests/ binaries run under mpirun with NP ranks on the GPU, under MPS; with TOOL@ inside
 # compute-sanitizer --tool TOOL, NVSHMEM's heap as plain device memory; their targets are built
 # too), ENGINE_HALO (atom counts: halox-bench halo --shifts on 2 ranks under MPS, host and in-step
-# modes, transports ENGINE_HALO_T, records into bench.jsonl).
+# modes, transports ENGINE_HALO_T, records into bench.jsonl), ENGINE_BENCH_NP2_T (transports: the
+# ENGINE_BENCH sizes also on 2 ranks under MPS, --graph), ENGINE_CTEST (a ctest -R pattern run in
+# the build after the tests; its targets must be among those built).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-/tmp/engine-out}
@@ -95,6 +97,11 @@ for spec in "${MPI_TESTS[@]}"; do
     [ -n "$tool" ] && grep -E "ERROR SUMMARY" "$OUT/tests.log" | tail -n 2
     [ $rc -ne 0 ] && grep -E "FAIL|error|differ" "$OUT/tests.log" | tail -n 12
 done
+if [ -n "${ENGINE_CTEST-}" ]; then
+    (cd "$B" && timeout 300 ctest -R "$ENGINE_CTEST" --output-on-failure) >>"$OUT/tests.log" 2>&1
+    echo "$(el) ctest -R $ENGINE_CTEST rc=$?"
+    grep -E "tests passed|Failed|\*\*\*" "$OUT/tests.log" | tail -n 5
+fi
 if [ "${ENGINE_SANITIZE:-0}" = 1 ] && command -v compute-sanitizer >/dev/null; then
     for tool in ${ENGINE_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
         echo "== compute-sanitizer $tool test_gpu_clusters" >>"$OUT/tests.log"
@@ -240,6 +247,15 @@ for n in ${ENGINE_BENCH-} ${ENGINE_BENCH_BIG-}; do
         timeout 300 "$B/tools/halox-bench" md -t nccl --device gpu --graph --atoms "$n" \
             --steps "${ENGINE_STEPS:-500}" --json "$OUT/bench.jsonl" >>"$OUT/md.log" 2>&1
         echo "$(el) halox-bench md $n rc=$?"
+        for t in ${ENGINE_BENCH_NP2_T-}; do # 2 ranks of the GPU under MPS, interleaved
+            mps_start
+            timeout 300 mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 \
+                -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS \
+                -x NCCL_NVLS_ENABLE -x HALOX_SYSTEM_CACHE "$B/tools/halox-bench" md -t "$t" \
+                --device gpu --graph --atoms "$n" --steps "${ENGINE_STEPS:-500}" \
+                --json "$OUT/bench.jsonl" >>"$OUT/md.log" 2>&1
+            echo "$(el) halox-bench md np2 $t $n rc=$?"
+        done
     done
 done
 # GROMACS beside (../shared/peer/README.md): .peer/ in ENGINE_PEER_ROOT (default: the parent

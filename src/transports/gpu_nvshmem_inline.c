@@ -222,13 +222,13 @@ static halox_status_t halox__inl_bind_view(halox_comm_t *comm)
     m->inl_scratch = p3;
     if (st != HALOX_OK)
         return st;
+    /* on the stream, before any kernel that reads the view (a copy from pageable memory has
+     * taken the table when it returns): no synchronisation */
     cudaError_t e = cudaMemcpyAsync(m->inl_pulses, pulses, sizeof pulses, cudaMemcpyHostToDevice,
                                     g->stream);
     if (e == cudaSuccess)
         e = halox__inl_sends(nh, n, maps, counts, m->inl_start, m->inl_send, m->inl_scratch,
                              g->stream);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(g->stream);
     if (e != cudaSuccess)
         return halox__gpu_cuda_error(comm, g, e, "building the inline view", HALOX_ERR_COMM, 1);
     halox_inline_view_t *v = &m->inl_view;
