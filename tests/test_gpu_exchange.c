@@ -39,7 +39,11 @@ static int g_rank, g_quick;
 /* nvshmem-inline: `steps` more exchanges inside kernels of the caller (tests/inline_kernels.cu,
  * the public device API), alternately waiting inside the consumers and in a kernel before them,
  * against the reference bit for bit; then one exchange with the transport's own kernels again
- * (both ways share the signals). Plans the view cannot serve must be refused with a reason. */
+ * (both ways share the signals). A rank whose maps forward atoms (or a precision or stride the
+ * view does not serve) must be refused with a reason, and exchanges with the transport's own
+ * kernels meanwhile: whether a rank forwards depends on its atoms (a pulse whose forwarded part
+ * is empty forwards nothing), so ranks of one plan may differ, and the two ways must work
+ * together pulse by pulse. */
 static void run_inline(halox_comm_t *comm, const halox_plan_t *plan, tm_reference_t *t,
                        halox_atoms_t *ref, void *d_x, void *d_f, void *hx, void *hf, int steps,
                        uint64_t *s, const char *ctx)
@@ -52,19 +56,25 @@ static void run_inline(halox_comm_t *comm, const halox_plan_t *plan, tm_referenc
         forwards |= plan->pulse[k].dep_offset < plan->pulse[k].send_count;
     halox_inline_view_t v;
     halox_status_t st = halox_comm_inline_view(comm, &v);
-    if (forwards || ref[me].real != HALOX_FLOAT || ref[me].stride != 3) {
+    const int served = !forwards && ref[me].real == HALOX_FLOAT && ref[me].stride == 3;
+    if (!served) {
         CHECK_MSG(st == HALOX_ERR_UNAVAILABLE && strstr(halox_last_error(), "view"),
                   "%s: inline view of a plan it cannot serve: %s", ctx,
                   st == HALOX_OK ? "granted" : halox_last_error());
-        return;
+    } else {
+        CHECK_MSG(st == HALOX_OK, "%s: inline view: %s", ctx, halox_last_error());
+        CHECK(v.n_pulses == plan->n_pulses && v.n_home == plan->n_home);
     }
-    CHECK_MSG(st == HALOX_OK, "%s: inline view: %s", ctx, halox_last_error());
-    if (st != HALOX_OK)
+    const int use_view = served && st == HALOX_OK;
+    int with_view = 0;
+    MPI_Allreduce(&use_view, &with_view, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (with_view == 0)
         return;
-    CHECK(v.n_pulses == plan->n_pulses && v.n_home == plan->n_home);
+    st = HALOX_OK;
     const size_t halo_bytes = esize * (size_t)(plan->n_total - plan->n_home);
-    for (int step = 0; step <= 2 * steps && st == HALOX_OK; step++) {
-        const int inside = step % 2, own = step == 2 * steps; /* the last: own kernels */
+    for (int step = 0; step <= 2 * steps; step++) {
+        /* the last step: own kernels everywhere; a rank without a view: always */
+        const int inside = step % 2, own = step == 2 * steps || !use_view;
         tm_move_home(ref, P, s);
         tm_reference_coords(t);
         TG_CUDA(cudaMemcpyAsync(d_x, ref[me].x, esize * (size_t)plan->n_home,
@@ -78,6 +88,7 @@ static void run_inline(halox_comm_t *comm, const halox_plan_t *plan, tm_referenc
             st = halox_comm_coords(comm);
         else
             TG_CUDA(tk_inline_coords(&v, d_x, plan->n_home, inside, stream));
+        CHECK_MSG(st == HALOX_OK, "%s: inline step %d coords: %s", ctx, step, halox_last_error());
         TG_CUDA(cudaStreamSynchronize(stream));
         TG_CUDA(cudaMemcpy(hx, d_x, esize * (size_t)plan->n_total, cudaMemcpyDeviceToHost));
         CHECK_MSG(memcmp(hx, ref[me].x, esize * (size_t)plan->n_total) == 0,
@@ -102,9 +113,9 @@ static void run_inline(halox_comm_t *comm, const halox_plan_t *plan, tm_referenc
                   "%s: inline step %d (%s): forces differ from the reference", ctx, step,
                   own ? "own kernels" : inside ? "waits inside" : "wait kernel");
     }
-    ROOT_PRINTF("  %s: %d exchanges inside test kernels and one with the transport's own, "
-                "bit-identical\n",
-                ctx, 2 * steps);
+    ROOT_PRINTF("  %s: %d exchanges inside test kernels on %d of %d ranks (the others: the "
+                "transport's own kernels), then one with the transport's own, bit-identical\n",
+                ctx, 2 * steps, with_view, P);
 }
 
 /* Plan build through the endpoint, then `steps` exchanges on device arrays. */

@@ -312,8 +312,10 @@ typedef struct halox_md_summary {
     long long graph_steps;     /**< GPU engine, --graph: steps run as a CUDA graph (their
                                     device time is in the wall time, not in the parts) */
     long long inline_steps;    /**< GPU engine on nvshmem-inline: steps whose halo exchanges ran
-                                    inside the step's kernels (halox/inline.h), graphs included;
-                                    the others used the transport's exchange kernels */
+                                    inside the step's kernels (halox/inline.h) on rank 0, graphs
+                                    included; the others used the transport's exchange kernels
+                                    (each rank decides for itself: a rank whose maps forward
+                                    atoms cannot, and both ways interoperate) */
     long long device_bytes;    /**< NVSHMEM transports: symmetric memory per rank (largest) */
     /* cfg->overlap_probe: ms per repetition, median over the repetitions of the slowest rank */
     int overlap_reps;        /**< timed repetitions (0: the probe did not run) */
