@@ -36,14 +36,8 @@ static __global__ void tk_put_f(halox_inline_view_t v, const float *f, int n_hom
  * forces' consumer adds the returned forces of its home atoms */
 static __global__ void tk_take(halox_inline_view_t v, int dir, float *f, int n_home)
 {
-    __shared__ int ok;
-    __shared__ unsigned long long e;
-    if (threadIdx.x == 0) {
-        unsigned long long ee = 0;
-        ok = halox_inline_wait(&v, dir, &ee);
-        e = ee;
-    }
-    __syncthreads();
+    unsigned long long e = 0;
+    const int ok = halox_inline_block_wait(&v, dir, &e);
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
     if (ok && f && a < n_home) {
         float t[3] = {f[3 * a], f[3 * a + 1], f[3 * a + 2]};

@@ -31,141 +31,130 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void test_transport(const char *name, int me)
+/* An endpoint bound to a 2x1x1 plan (shifts: periodic images of y and z by shifts, so nothing
+ * is forwarded) with 800 atoms on device arrays; 0 when the transport refused (said) or failed. */
+typedef struct {
+    halox_comm_t *comm;
+    halox_plan_t plan;
+    halox_atoms_t ref[2], mine;
+    void *d_x, *d_f;
+    cudaStream_t stream;
+} bound_t;
+
+static const double k_timeout = 2.0;
+
+static int bound_open(bound_t *b, const char *name, int shifts, int me)
 {
+    memset(b, 0, sizeof *b);
     if (!halox_transport_available(name))
-        return;
-    const double timeout = 2.0;
-    halox_comm_args_t args = {.real = HALOX_FLOAT, .stride = 3, .timeout_s = timeout};
-    halox_comm_t *comm = NULL;
-    halox_status_t st = halox_comm_create(name, &args, &comm);
+        return 0;
+    halox_comm_args_t args = {.real = HALOX_FLOAT, .stride = 3, .timeout_s = k_timeout};
+    halox_status_t st = halox_comm_create(name, &args, &b->comm);
     if (st == HALOX_ERR_UNAVAILABLE) {
         if (me == 0)
             printf("%s: refused here, not tested: %s\n", name, halox_last_error());
-        return;
+        return 0;
     }
     CHECK_MSG(st == HALOX_OK, "%s: create: %s", name, halox_last_error());
     if (st != HALOX_OK)
-        return;
+        return 0;
     halox_grid_t grid = {{2, 1, 1}};
     halox_box_t box = {{9.0, 8.0, 7.0}};
-    halox_plan_params_t params = {grid, box, 2.0, 0.5, 0};
-    halox_atoms_t ref[2], mine;
-    CHECK(tm_make_ranks(&grid, &box, HALOX_FLOAT, 3, 0, 800, 42, me, ref, &mine) == 0);
-    halox_plan_t plan;
-    halox_plan_init(&plan);
-    CHECK_OK(halox_comm_build_plan(comm, &params, &mine, &plan));
-    const size_t esize = 3 * sizeof(float);
-    void *d_x = NULL, *d_f = NULL;
-    CHECK_OK(halox_comm_device_alloc(comm, esize * (size_t)plan.n_total, &d_x));
-    CHECK_OK(halox_comm_device_alloc(comm, esize * (size_t)plan.n_total, &d_f));
-    TG_CUDA(cudaMemset(d_f, 0, esize * (size_t)plan.n_total));
-    TG_CUDA(cudaMemcpy(d_x, mine.x, esize * (size_t)plan.n_total, cudaMemcpyHostToDevice));
-    CHECK_OK(halox_comm_bind(comm, &plan, d_x, d_f));
-    cudaStream_t stream = (cudaStream_t)halox_comm_stream(comm);
+    halox_plan_params_t params = {grid, box, 2.0, 0.5, shifts};
+    CHECK(tm_make_ranks(&grid, &box, HALOX_FLOAT, 3, 0, 800, 42, me, b->ref, &b->mine) == 0);
+    halox_plan_init(&b->plan);
+    CHECK_OK(halox_comm_build_plan(b->comm, &params, &b->mine, &b->plan));
+    const size_t bytes = 3 * sizeof(float) * (size_t)b->plan.n_total;
+    CHECK_OK(halox_comm_device_alloc(b->comm, bytes, &b->d_x));
+    CHECK_OK(halox_comm_device_alloc(b->comm, bytes, &b->d_f));
+    TG_CUDA(cudaMemset(b->d_f, 0, bytes));
+    TG_CUDA(cudaMemcpy(b->d_x, b->mine.x, bytes, cudaMemcpyHostToDevice));
+    CHECK_OK(halox_comm_bind(b->comm, &b->plan, b->d_x, b->d_f));
+    b->stream = (cudaStream_t)halox_comm_stream(b->comm);
+    return 1;
+}
 
+/* collective; after the failure the memory may be leaked, but no rank may hang */
+static void bound_close(bound_t *b)
+{
+    halox_comm_device_free(b->comm, b->d_x);
+    halox_comm_device_free(b->comm, b->d_f);
+    halox_comm_destroy(b->comm);
+    halox_plan_free(&b->plan);
+    tm_free_ranks(b->ref, 2, &b->mine);
+}
+
+/* rank 0's timeout of step 2: within a few bounds, naming rank, step, pulse and peer */
+static void check_timeout(const char *what, halox_status_t st, double dt)
+{
+    CHECK_MSG(st == HALOX_ERR_TIMEOUT, "%s: expected a timeout, got %s: %s", what,
+              halox_status_string(st), halox_last_error());
+    const char *msg = halox_last_error();
+    printf("%s: rank 0 timed out after %.2f s: %s\n", what, dt, msg);
+    CHECK_MSG(dt >= 0.9 * k_timeout && dt < 10 * k_timeout, "%s: timed out after %.2f s", what, dt);
+    CHECK(strstr(msg, "rank 0") != NULL);
+    CHECK(strstr(msg, "step 2") != NULL);
+    CHECK(strstr(msg, "pulse 0") != NULL);
+    CHECK(strstr(msg, "rank 1") != NULL);
+}
+
+static void test_transport(const char *name, int me)
+{
+    bound_t b;
+    if (!bound_open(&b, name, 0, me))
+        return;
     /* step 1 on both ranks */
-    CHECK_OK(halox_comm_coords(comm));
-    CHECK_OK(halox_comm_forces(comm));
-    TG_CUDA(cudaStreamSynchronize(stream));
+    CHECK_OK(halox_comm_coords(b.comm));
+    CHECK_OK(halox_comm_forces(b.comm));
+    TG_CUDA(cudaStreamSynchronize(b.stream));
     MPI_Barrier(MPI_COMM_WORLD);
 
     if (me == 0) {
         /* step 2: rank 1 is missing */
         double t0 = now_s();
-        st = halox_comm_coords(comm);
+        halox_status_t st = halox_comm_coords(b.comm);
         if (st == HALOX_OK) { /* nccl and nvshmem enqueue; the wait comes with the next one */
-            CHECK_OK(halox_comm_forces(comm));
-            st = halox_comm_coords(comm);
+            CHECK_OK(halox_comm_forces(b.comm));
+            st = halox_comm_coords(b.comm);
         }
-        double dt = now_s() - t0;
-        CHECK_MSG(st == HALOX_ERR_TIMEOUT, "%s: expected a timeout, got %s: %s", name,
-                  halox_status_string(st), halox_last_error());
-        const char *msg = halox_last_error();
-        printf("%s: rank 0 timed out after %.2f s: %s\n", name, dt, msg);
-        CHECK_MSG(dt >= 0.9 * timeout && dt < 10 * timeout, "%s: timed out after %.2f s", name, dt);
-        CHECK(strstr(msg, "rank 0") != NULL);
-        CHECK(strstr(msg, "step 2") != NULL);
-        CHECK(strstr(msg, "pulse 0") != NULL);
-        CHECK(strstr(msg, "rank 1") != NULL);
+        check_timeout(name, st, now_s() - t0);
         /* unusable from now on, and says so */
-        CHECK_STATUS(halox_comm_coords(comm), HALOX_ERR_STATE);
+        CHECK_STATUS(halox_comm_coords(b.comm), HALOX_ERR_STATE);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    /* collective; after the failure the memory may be leaked, but no rank may hang */
-    halox_comm_device_free(comm, d_x);
-    halox_comm_device_free(comm, d_f);
-    halox_comm_destroy(comm);
+    bound_close(&b);
     if (me == 0)
         printf("%s: destroyed after the timeout\n", name);
-    halox_plan_free(&plan);
-    tm_free_ranks(ref, 2, &mine);
 }
 
-/* nvshmem-inline inside kernels of the caller (a plan by shifts: 2x1x1 forwards nothing) */
+/* nvshmem-inline inside kernels of the caller (tests/inline_kernels.cu; the plan by shifts) */
 static void test_inline_kernels(int me)
 {
-    const char *name = "nvshmem-inline";
-    if (!halox_transport_available(name))
+    bound_t b;
+    if (!bound_open(&b, "nvshmem-inline", 1, me))
         return;
-    const double timeout = 2.0;
-    halox_comm_args_t args = {.real = HALOX_FLOAT, .stride = 3, .timeout_s = timeout};
-    halox_comm_t *comm = NULL;
-    halox_status_t st = halox_comm_create(name, &args, &comm);
-    if (st != HALOX_OK) {
-        CHECK_STATUS(st, HALOX_ERR_UNAVAILABLE);
-        return;
-    }
-    halox_grid_t grid = {{2, 1, 1}};
-    halox_box_t box = {{9.0, 8.0, 7.0}};
-    halox_plan_params_t params = {grid, box, 2.0, 0.5, 1};
-    halox_atoms_t ref[2], mine;
-    CHECK(tm_make_ranks(&grid, &box, HALOX_FLOAT, 3, 0, 800, 42, me, ref, &mine) == 0);
-    halox_plan_t plan;
-    halox_plan_init(&plan);
-    CHECK_OK(halox_comm_build_plan(comm, &params, &mine, &plan));
-    const size_t esize = 3 * sizeof(float);
-    void *d_x = NULL, *d_f = NULL;
-    CHECK_OK(halox_comm_device_alloc(comm, esize * (size_t)plan.n_total, &d_x));
-    CHECK_OK(halox_comm_device_alloc(comm, esize * (size_t)plan.n_total, &d_f));
-    TG_CUDA(cudaMemset(d_f, 0, esize * (size_t)plan.n_total));
-    TG_CUDA(cudaMemcpy(d_x, mine.x, esize * (size_t)plan.n_total, cudaMemcpyHostToDevice));
-    CHECK_OK(halox_comm_bind(comm, &plan, d_x, d_f));
-    cudaStream_t stream = (cudaStream_t)halox_comm_stream(comm);
     halox_inline_view_t v;
-    CHECK_OK(halox_comm_inline_view(comm, &v));
+    CHECK_OK(halox_comm_inline_view(b.comm, &v));
+    const int nh = b.plan.n_home, n = b.plan.n_total;
     /* step 1 on both ranks */
-    TG_CUDA(tk_inline_coords(&v, d_x, plan.n_home, 1, stream));
-    TG_CUDA(tk_inline_forces(&v, d_f, plan.n_home, plan.n_total, 1, stream));
-    CHECK_OK(halox_comm_inline_enqueued(comm, 1));
-    TG_CUDA(cudaStreamSynchronize(stream));
+    TG_CUDA(tk_inline_coords(&v, b.d_x, nh, 1, b.stream));
+    TG_CUDA(tk_inline_forces(&v, b.d_f, nh, n, 1, b.stream));
+    CHECK_OK(halox_comm_inline_enqueued(b.comm, 1));
+    TG_CUDA(cudaStreamSynchronize(b.stream));
     MPI_Barrier(MPI_COMM_WORLD);
     if (me == 0) {
         /* step 2: rank 1 is missing; the kernels give up on their own */
         double t0 = now_s();
-        TG_CUDA(tk_inline_coords(&v, d_x, plan.n_home, 1, stream));
-        TG_CUDA(tk_inline_forces(&v, d_f, plan.n_home, plan.n_total, 1, stream));
-        TG_CUDA(cudaStreamSynchronize(stream));
-        st = halox_comm_inline_enqueued(comm, 1);
-        double dt = now_s() - t0;
-        CHECK_MSG(st == HALOX_ERR_TIMEOUT, "%s (inline kernels): expected a timeout, got %s: %s",
-                  name, halox_status_string(st), halox_last_error());
-        const char *msg = halox_last_error();
-        printf("%s, inside kernels: rank 0 timed out after %.2f s: %s\n", name, dt, msg);
-        CHECK_MSG(dt >= 0.9 * timeout && dt < 10 * timeout, "timed out after %.2f s", dt);
-        CHECK(strstr(msg, "rank 0") != NULL);
-        CHECK(strstr(msg, "step 2") != NULL);
-        CHECK(strstr(msg, "pulse 0") != NULL);
-        CHECK(strstr(msg, "rank 1") != NULL);
-        CHECK_STATUS(halox_comm_coords(comm), HALOX_ERR_STATE);
-        CHECK_STATUS(halox_comm_inline_enqueued(comm, 1), HALOX_ERR_STATE);
+        TG_CUDA(tk_inline_coords(&v, b.d_x, nh, 1, b.stream));
+        TG_CUDA(tk_inline_forces(&v, b.d_f, nh, n, 1, b.stream));
+        TG_CUDA(cudaStreamSynchronize(b.stream));
+        check_timeout("nvshmem-inline, inside kernels", halox_comm_inline_enqueued(b.comm, 1),
+                      now_s() - t0);
+        CHECK_STATUS(halox_comm_coords(b.comm), HALOX_ERR_STATE);
+        CHECK_STATUS(halox_comm_inline_enqueued(b.comm, 1), HALOX_ERR_STATE);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    halox_comm_device_free(comm, d_x);
-    halox_comm_device_free(comm, d_f);
-    halox_comm_destroy(comm);
-    halox_plan_free(&plan);
-    tm_free_ranks(ref, 2, &mine);
+    bound_close(&b);
 }
 
 int main(int argc, char **argv)

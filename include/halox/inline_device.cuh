@@ -7,12 +7,13 @@
  *     then the whole block:                        if (halox_inline_last_block(&v->ticket[t]))
  *                                                      if (threadIdx.x == 0)
  *                                                          halox_inline_signal(v, 0);
- *   first reader of the halo, thread 0 of each block before the block reads:
- *                                                  ok = halox_inline_wait(v, 0, &e)
+ *   first reader of the halo, each block before it reads (the whole block):
+ *                                                  ok = halox_inline_block_wait(v, 0, &e)
+ *     (or thread 0 alone: halox_inline_wait(v, 0, &e))
  *     and after the launch's last block has read: halox_inline_complete(v, 0, e)
  *   producer of halo forces, per halo atom j:      halox_inline_put_f(v, j, fx, fy, fz)
  *     then as for the coordinates with direction 1
- *   consumer of forces, per home atom a (after halox_inline_wait(v, 1, &e) in its block):
+ *   consumer of forces, per home atom a (after halox_inline_block_wait(v, 1, &e)):
  *                                                  halox_inline_add_f(v, a, &fx, &fy, &fz)
  *     and its last block:                          halox_inline_complete(v, 1, e)
  *
@@ -93,6 +94,23 @@ static __device__ int halox_inline_wait(const halox_inline_view_t *v, int dir,
             return 0;
     }
     return 1;
+}
+
+/* The whole block: thread 0 waits (halox_inline_wait) and every thread gets its answer, and the
+ * exchange's number in *e_p. */
+static __device__ int halox_inline_block_wait(const halox_inline_view_t *v, int dir,
+                                              unsigned long long *e_p)
+{
+    __shared__ int ok;
+    __shared__ unsigned long long e;
+    if (threadIdx.x == 0) {
+        unsigned long long ee = 0;
+        ok = halox_inline_wait(v, dir, &ee);
+        e = ee;
+    }
+    __syncthreads();
+    *e_p = e;
+    return ok;
 }
 
 /* One thread, once every block that waited for exchange e has passed its wait: exchange e of

@@ -53,19 +53,11 @@ static __global__ void cl_kick(int n, const int *__restrict__ slot_of, float *__
                                float *__restrict__ v, float h, halox_inline_view_t inl,
                                int inl_wait, int inl_add)
 {
-    __shared__ int ok;
-    __shared__ unsigned long long epoch;
-    if (inl_wait) {
-        if (threadIdx.x == 0) {
-            unsigned long long e = 0;
-            ok = halox_inline_wait(&inl, 1, &e);
-            epoch = e;
-        }
-        __syncthreads();
-    }
+    unsigned long long epoch = 0;
+    const int ok = inl_wait ? halox_inline_block_wait(&inl, 1, &epoch) : 1;
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
     /* a block whose wait gave up writes nothing (the host reports the timeout) */
-    if (a < n && (!inl_wait || ok)) {
+    if (a < n && ok) {
         float *p = fs + 3 * (size_t)slot_of[a];
         float t[3] = {p[0], p[1], p[2]};
         p[0] = p[1] = p[2] = 0.0f;

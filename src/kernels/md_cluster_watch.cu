@@ -47,20 +47,13 @@ static __global__ void __launch_bounds__(256)
               int inl_wait, int inl_send)
 {
     __shared__ float part[4][8];
-    __shared__ int last, ok;
-    __shared__ unsigned long long epoch;
-    if (inl_wait) {
-        if (threadIdx.x == 0) {
-            unsigned long long e = 0;
-            ok = halox_inline_wait(&inl, 0, &e);
-            epoch = e;
-        }
-        __syncthreads();
-    }
+    __shared__ int last;
+    unsigned long long epoch = 0;
+    const int ok = inl_wait ? halox_inline_block_wait(&inl, 0, &epoch) : 1;
     const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
     float m[4] = {0, 0, 0, 0};
     /* a block whose wait gave up reads nothing (the host reports the timeout) */
-    if (s < s1 && (!inl_wait || ok)) {
+    if (s < s1 && ok) {
         const int a = perm[s];
         if (a >= 0) {
             float q[3];
