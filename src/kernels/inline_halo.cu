@@ -118,6 +118,11 @@ __global__ void inl_view_wait_kernel(halox_inline_view_t v, int dir)
         halox_inline_complete(&v, dir, e);
 }
 
+__global__ void inl_view_signal_kernel(halox_inline_view_t v, int dir)
+{
+    halox_inline_signal(&v, dir);
+}
+
 extern "C" cudaError_t halox__inl_pack(const halox__shm_launch_t *l, int k, int blocks,
                                        cudaStream_t stream)
 {
@@ -161,6 +166,12 @@ extern "C" cudaError_t halox__inl_take(const halox__shm_launch_t *l, int k, int 
 extern "C" cudaError_t halox__inl_wait(const halox_inline_view_t *v, int dir, cudaStream_t stream)
 {
     inl_view_wait_kernel<<<1, 1, 0, stream>>>(*v, dir);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t halox__inl_signal(const halox_inline_view_t *v, int dir, cudaStream_t stream)
+{
+    inl_view_signal_kernel<<<1, 1, 0, stream>>>(*v, dir);
     return cudaGetLastError();
 }
 

@@ -40,6 +40,10 @@ cudaError_t halox__inl_take(const halox__shm_launch_t *l, int k, int bump, int b
  * exchange (a consumer whose grid is too large to wait inside itself runs after this). */
 cudaError_t halox__inl_wait(const halox_inline_view_t *v, int dir, cudaStream_t stream);
 
+/* One thread: raise every pulse's signal of the view's direction dir at its peer (a producer with
+ * nothing to store: a rank without home atoms still signals every pulse). */
+cudaError_t halox__inl_signal(const halox_inline_view_t *v, int dir, cudaStream_t stream);
+
 /* Scratch ints halox__inl_sends needs for n_home atoms. */
 size_t halox__inl_sends_scratch(int n_home);
 /* The home atoms' send lists: for the n_pulses maps (device; map[k] holds counts[k] local indices

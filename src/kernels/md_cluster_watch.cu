@@ -9,7 +9,6 @@
 #include "kernels/inline_halo.h"
 #include "kernels/md_cluster.h"
 #include "kernels/md_cluster_internal.cuh"
-#include "kernels/md_kernels.h"
 
 __device__ static inline float cl_d2(float4 a, float4 b)
 {
@@ -177,8 +176,7 @@ static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint
         CL_TRY(halox__inl_wait(wait, 0, stream));
     if (s1 <= s0) /* no slots (a rank without home atoms): the kick has nothing, the send its
                      signals */
-        return send ? halox__md_kernel_kick_send(send, NULL, NULL, x, 0, 0.0f, 0.0f, stream)
-                    : cudaSuccess;
+        return send ? halox__inl_signal(send, 0, stream) : cudaSuccess;
     halox_inline_view_t none;
     memset(&none, 0, sizeof none);
     const halox_inline_view_t *inl = wait_here ? wait : send;

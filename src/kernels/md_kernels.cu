@@ -5,7 +5,6 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "halox/inline_device.cuh"
 #include "kernels/md_kernels.h"
 #include "kernels/md_reduce.cuh"
 
@@ -150,41 +149,6 @@ extern "C" cudaError_t halox__md_kernel_kick(float *v, const float *f, const flo
         return cudaSuccess;
     md__kick_kernel<<<md__blocks(3 * n, 256), 256, 0, stream>>>(v, f, fnl, dt != 0.0f ? x : NULL,
                                                                 3 * n, h, dt);
-    return md__launched();
-}
-
-/* The same kick and drift per atom (the same arithmetic per component), each new position stored
- * into the halos it is sent to (nvshmem-inline); the launch's last block signals the receivers.
- * Without v: no kick, the current positions are sent. */
-static __global__ void md__kick_send_kernel(halox_inline_view_t inl, float *__restrict__ v,
-                                            const float *__restrict__ f, float *__restrict__ x,
-                                            int n, float h, float dt)
-{
-    const int a = blockIdx.x * blockDim.x + threadIdx.x;
-    if (a < n) {
-        float p[3];
-        for (int c = 0; c < 3; c++) {
-            const size_t k = 3 * (size_t)a + c;
-            p[c] = x[k];
-            if (v) {
-                const float vk = v[k] + h * f[k];
-                v[k] = vk;
-                p[c] += dt * vk;
-                x[k] = p[c];
-            }
-        }
-        halox_inline_put_x(&inl, a, p[0], p[1], p[2]);
-    }
-    if (halox_inline_last_block(&inl.ticket[0]) && threadIdx.x == 0)
-        halox_inline_signal(&inl, 0);
-}
-
-extern "C" cudaError_t halox__md_kernel_kick_send(const halox_inline_view_t *inl, float *v,
-                                                  const float *f, float *x, int n, float h,
-                                                  float dt, cudaStream_t stream)
-{
-    /* at least one block: every pulse signals, also a rank without home atoms */
-    md__kick_send_kernel<<<md__blocks(n, 256), 256, 0, stream>>>(*inl, v, f, x, n, h, dt);
     return md__launched();
 }
 

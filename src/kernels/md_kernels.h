@@ -15,8 +15,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "halox/inline.h"
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -31,12 +29,6 @@ size_t halox__md_kernel_scan_scratch(int m);
 /** v += h (f + fnl) (fnl may be NULL: v += h f); then x += dt v when dt != 0 (n home atoms). */
 cudaError_t halox__md_kernel_kick(float *v, const float *f, const float *fnl, float *x, int n,
                                   float h, float dt, cudaStream_t stream);
-
-/** nvshmem-inline (halox/inline.h): the kick and drift of halox__md_kernel_kick (dt != 0) on the
- *  n home atoms, each new position stored into the halos it is sent to, the receivers signalled
- *  by the launch's last block (view ticket 0). v NULL: no kick, the current positions sent. */
-cudaError_t halox__md_kernel_kick_send(const halox_inline_view_t *inl, float *v, const float *f,
-                                       float *x, int n, float h, float dt, cudaStream_t stream);
 
 /** v *= alpha. */
 cudaError_t halox__md_kernel_scale(float *v, int n, float alpha, cudaStream_t stream);
