@@ -142,6 +142,68 @@ static void report(FILE *jf, const char *name, int nh, int halo, int rows, doubl
 
 /* ---- main -------------------------------------------------------------------------------- */
 
+/* The periodic-shift list's kernel with the pair masks of its prune (md_cluster.h:
+ * MD_CLUSTER_MASKS_BITS, _SKIP) against the tests in the kernel (the kernel just timed): the
+ * forces of each way first (every atom within 1e-5 of the largest force, or that way is reported
+ * FAILED and not timed), then the timings, as "cl-shift-bits" and "cl-shift-skip". The list
+ * was pruned and the gather decided no prune: every kernel here runs over the same inner list.
+ * Returns 0, or -1 when some way failed. */
+static int masks_timed(FILE *jf, prb_sys_t *s, float rc2, double entries, double within,
+                       double bw_best, double fp_best, double rel, float *t, int repeats,
+                       int warmup, cudaEvent_t e0, cudaEvent_t e1, cudaStream_t st)
+{
+    md_clusters_t *cl = &s->shift;
+    const int nh = s->n_home, was = cl->masks;
+    const size_t n3 = 3 * (size_t)nh;
+    float *ref = (float *)malloc(sizeof(float) * n3), *got = (float *)malloc(sizeof(float) * n3);
+    int bad = 0;
+    cl->masks = MD_CLUSTER_MASKS_TEST;
+    CK(halox__md_clusters_lj(cl, 0, rc2, 0.0, NULL, st));
+    CK(halox__md_clusters_take_forces(cl, s->f, st));
+    CK(cudaMemcpyAsync(ref, s->f, sizeof(float) * n3, cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    double big = 0;
+    for (size_t k = 0; k < n3; k++)
+        big = fabs((double)ref[k]) > big ? fabs((double)ref[k]) : big;
+    static const char *names[] = {"cl-shift", "cl-shift-bits", "cl-shift-skip"};
+    for (int m = MD_CLUSTER_MASKS_BITS; m <= MD_CLUSTER_MASKS_SKIP; m++) {
+        cl->masks = m;
+        CK(halox__md_clusters_lj(cl, 0, rc2, 0.0, NULL, st));
+        CK(halox__md_clusters_take_forces(cl, s->f, st));
+        CK(cudaMemcpyAsync(got, s->f, sizeof(float) * n3, cudaMemcpyDeviceToHost, st));
+        CK(cudaStreamSynchronize(st));
+        double worst = 0;
+        for (size_t k = 0; k < n3; k++) {
+            const double d = fabs((double)got[k] - (double)ref[k]);
+            worst = d > worst || d != d ? d : worst;
+        }
+        const int ok = worst <= 1e-5 * big;
+        printf("%9d %s: forces against the tests in the kernel: largest difference %.2e of %.3g "
+               "(%s)\n",
+               nh, names[m], worst, big, ok ? "ok" : "FAILED: not timed");
+        if (!ok) {
+            bad = 1;
+            continue;
+        }
+        for (int r = -warmup; r < repeats; r++) {
+            CK(cudaEventRecord(e0, st));
+            CK(halox__md_clusters_lj(cl, 0, rc2, 0.0, NULL, st));
+            CK(cudaEventRecord(e1, st));
+            CK(cudaEventSynchronize(e1));
+            if (r >= 0)
+                CK(cudaEventElapsedTime(&t[r], e0, e1));
+        }
+        prb_stats_t ks = stats(t, repeats);
+        report(jf, names[m], nh, s->n - nh, cl->ncl_home, entries, within, ks, repeats, warmup,
+               bw_best, fp_best, rel);
+    }
+    CK(halox__md_clusters_clear_forces(cl, st));
+    cl->masks = was;
+    free(ref);
+    free(got);
+    return bad ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *atoms = "45000,360000,3000000", *json = NULL;
@@ -437,6 +499,9 @@ int main(int argc, char **argv)
             prb_stats_t ks = stats(t, repeats);
             report(jf, name, nh, s.n - nh, rows, entries, within, ks, repeats, warmup, bw_best,
                    fp_best, rel);
+            if (shift && masks_timed(jf, &s, rc2, entries, within, bw_best, fp_best, rel, t,
+                                     repeats, warmup, e0, e1, st) != 0)
+                rc_all = -1000000; /* a way of masking gave other forces: the run fails */
             sum_e += entries;
             sum_w += within;
             sum.med += ks.med;

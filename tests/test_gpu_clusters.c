@@ -24,6 +24,8 @@
  *     decide the prunes on the device; the forces of every step equal those of freshly built
  *     lists, as long as the watch says no atom moved half the skin since the build (and the
  *     device counts no exceeded step); the prunes happen.
+ *  1-3, 5 and 6 also run over inner lists with each way of masking pairs (md_cluster.h: tests in
+ *  the kernel, the prune's pair masks, masks with skipped i atoms).
  *
  * Exit 77 (skipped) when no GPU is visible. */
 #include <math.h>
@@ -180,7 +182,10 @@ static double force_error(const sys_t *s, const float *hf, const double *ref, do
     return fmax > 0 ? worst / fmax : worst;
 }
 
-static void test_system(int cells, uint64_t seed)
+/* 1-4 on a system with a halo; with rl_in > 0 over inner lists pruned at rl_in, the kernels
+ * masking pairs as `masks` says (md_cluster.h): the pair count at rl is then the count at rl_in
+ * (a pruned list holds every pair within rl_in, and with masks only those) */
+static void test_system(int cells, uint64_t seed, double rl_in, int masks)
 {
     sys_t s;
     make_system(&s, cells, seed);
@@ -195,6 +200,9 @@ static void test_system(int cells, uint64_t seed)
     TG_CUDA(cudaMemcpy(d.z, s.z, (size_t)s.n, cudaMemcpyHostToDevice));
     md_clusters_t c;
     memset(&c, 0, sizeof c);
+    halox__md_clusters_set_prune(&c, (float)RC, (float)rl_in);
+    c.masks = masks;
+    const double rl_count = rl_in > 0 ? rl_in : s.rl; /* the outer radius of what is counted */
     const float lo[3] = {-0.01f, -0.01f, -0.01f};
     const float ext = (float)(s.lh + s.rl + 0.02);
     const float exts[3] = {ext, ext, ext};
@@ -203,20 +211,26 @@ static void test_system(int cells, uint64_t seed)
 
     double *ref = malloc(sizeof(double) * n3);
     float *hf = malloc(sizeof(float) * n3), *hf2 = malloc(sizeof(float) * n3);
-    long long want_rc = brute(&s, 0, 0, RC, ref), want_rl = brute(&s, 0, 0, s.rl, NULL);
-    long long got_rc = run(&c, &d, &s, RC, hf), got_rl = run(&c, &d, &s, s.rl, NULL);
+    long long want_rc = brute(&s, 0, 0, RC, ref), want_rl = brute(&s, 0, 0, rl_count, NULL);
+    long long got_rc = run(&c, &d, &s, RC, hf), got_rl = run(&c, &d, &s, rl_count, NULL);
     double scale = 0, err = force_error(&s, hf, ref, &scale);
     long long el = 0, en = 0, eli = 0, eni = 0;
     TG_CUDA(halox__md_clusters_entries(&c, &el, &en, &eli, &eni));
-    CHECK(eli == el && eni == en); /* no pruning asked for: the inner lists are the outer */
-    printf("%d cells: %d home + %d halo atoms, %d + %d clusters, %lld + %lld cluster pairs "
-           "(%.0f%% of the evaluated pairs within rc); pairs within rc %lld (brute %lld), within "
-           "rl %lld (brute %lld); force error %.2e of %.3g\n",
-           cells, s.nh, s.n - s.nh, c.ncl_home, c.ncl - c.ncl_home, el, en,
-           100.0 * (double)want_rc / (64.0 * (double)(el + en)), got_rc, want_rc, got_rl, want_rl,
-           err, scale);
+    if (rl_in > 0) /* pruned: fewer entries (the lattice is jittered) */
+        CHECK_MSG(eli + eni < el + en, "inner %lld + %lld, outer %lld + %lld cluster pairs", eli,
+                  eni, el, en);
+    else /* no pruning asked for: the inner lists are the outer */
+        CHECK(eli == el && eni == en);
+    printf("%d cells, inner radius %.2f, masks %d: %d home + %d halo atoms, %d + %d clusters, "
+           "%lld + %lld cluster pairs (inner %lld + %lld; %.0f%% of the evaluated pairs within "
+           "rc); pairs within rc %lld (brute %lld), within %.2f %lld (brute %lld); force error "
+           "%.2e of %.3g\n",
+           cells, rl_in, masks, s.nh, s.n - s.nh, c.ncl_home, c.ncl - c.ncl_home, el, en, eli, eni,
+           100.0 * (double)want_rc / (64.0 * (double)(eli + eni)), got_rc, want_rc, rl_count,
+           got_rl, want_rl, err, scale);
     CHECK_MSG(got_rc == want_rc, "pairs within rc: %lld, brute force %lld", got_rc, want_rc);
-    CHECK_MSG(got_rl == want_rl, "pairs within rl: %lld, brute force %lld", got_rl, want_rl);
+    CHECK_MSG(got_rl == want_rl, "pairs within %.2f: %lld, brute force %lld", rl_count, got_rl,
+              want_rl);
     CHECK_MSG(err < 1e-5, "force error %.3e", err);
 
     /* a second run: the same forces to rounding (atomics add the j forces in varying order) */
@@ -338,8 +352,9 @@ static void pbc_extent(const sys_t *s, int shift_dims, float lo[3], float ext[3]
     }
 }
 
-/* 5. periodic shifts, with rl_in > 0 also inner lists */
-static void test_shifts(int cells, int shift_dims, double rl_in, uint64_t seed)
+/* 5. periodic shifts, with rl_in > 0 also inner lists (the kernels masking pairs as `masks`
+ * says) */
+static void test_shifts(int cells, int shift_dims, double rl_in, int masks, uint64_t seed)
 {
     sys_t s;
     make_periodic(&s, cells, seed);
@@ -349,6 +364,7 @@ static void test_shifts(int cells, int shift_dims, double rl_in, uint64_t seed)
     md_clusters_t c;
     memset(&c, 0, sizeof c);
     halox__md_clusters_set_prune(&c, (float)RC, (float)rl_in);
+    c.masks = masks;
     float lo[3], ext[3];
     pbc_extent(&s, shift_dims, lo, ext);
     TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl,
@@ -370,9 +386,11 @@ static void test_shifts(int cells, int shift_dims, double rl_in, uint64_t seed)
             TG_CUDA(cudaMemcpy(hf, d.f, sizeof(float) * n3, cudaMemcpyDeviceToHost));
         }
         double scale = 0, err = force_error(&s, hf, ref, &scale);
-        CHECK_MSG(got == want, "shifts %d, pass %d: pairs within rc %lld, brute force %lld",
-                  shift_dims, pass, got, want);
-        CHECK_MSG(err < 1e-5, "shifts %d, pass %d: force error %.3e", shift_dims, pass, err);
+        CHECK_MSG(got == want,
+                  "shifts %d, masks %d, pass %d: pairs within rc %lld, brute force %lld",
+                  shift_dims, masks, pass, got, want);
+        CHECK_MSG(err < 1e-5, "shifts %d, masks %d, pass %d: force error %.3e", shift_dims, masks,
+                  pass, err);
         TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 2, NULL, 0));
     }
     long long el = 0, en = 0, eli = 0, eni = 0;
@@ -398,8 +416,9 @@ static void test_shifts(int cells, int shift_dims, double rl_in, uint64_t seed)
     free(s.z);
 }
 
-/* 6. a hot system step by step against freshly built lists */
-static void test_hot(int cells, uint64_t seed)
+/* 6. a hot system step by step against freshly built lists (the kernels over the inner lists
+ * masking pairs as `masks` says; the fresh lists' kernel tests every pair) */
+static void test_hot(int cells, int masks, uint64_t seed)
 {
     sys_t s;
     make_periodic(&s, cells, seed);
@@ -411,6 +430,7 @@ static void test_hot(int cells, uint64_t seed)
     memset(&fresh, 0, sizeof fresh);
     const double rl_in = RC + 0.1, half = 0.5 * SKIN;
     halox__md_clusters_set_prune(&c, (float)RC, (float)rl_in);
+    c.masks = masks;
     float lo[3], ext[3];
     pbc_extent(&s, 7, lo, ext);
     TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl, 7, 0));
@@ -467,16 +487,17 @@ static void test_hot(int cells, uint64_t seed)
             err = fmax(err, fabs((double)hf[k] - (double)hr[k]));
         }
         worst = fmax(worst, err / fbig);
-        CHECK_MSG(err <= 1e-5 * fbig, "hot step %d: forces differ from fresh lists by %.3e of %.3g",
-                  steps, err, fbig);
+        CHECK_MSG(err <= 1e-5 * fbig,
+                  "hot step %d, masks %d: forces differ from fresh lists by %.3e of %.3g", steps,
+                  masks, err, fbig);
         CHECK(c.watch->steps == steps0 + steps + 1);
     }
     TG_CUDA(cudaDeviceSynchronize());
     const md_clusters_watch_t *w = c.watch;
-    printf("hot system: %d atoms, %d steps until an atom would pass half the skin, %lld prunes, "
-           "largest displacement %.3f (watch), %lld exceeded steps, worst force difference "
-           "%.2e\n",
-           s.n, steps, w->prunes[0], sqrt(w->build_d2), w->exceeded, worst);
+    printf("hot system, masks %d: %d atoms, %d steps until an atom would pass half the skin, "
+           "%lld prunes, largest displacement %.3f (watch), %lld exceeded steps, worst force "
+           "difference %.2e\n",
+           masks, s.n, steps, w->prunes[0], sqrt(w->build_d2), w->exceeded, worst);
     CHECK_MSG(steps >= 8, "only %d steps", steps);
     CHECK_MSG(w->prunes[0] >= 1 && w->prunes[0] < steps, "%lld prunes in %d steps", w->prunes[0],
               steps);
@@ -502,14 +523,24 @@ int main(void)
         printf("no CUDA device visible: skipped\n");
         return HALOX_TEST_SKIP;
     }
-    test_system(6, 1);  /* small: few clusters per column */
-    test_system(14, 2); /* 2744 home atoms, several list rows per column */
+    enum {
+        TEST = MD_CLUSTER_MASKS_TEST,
+        BITS = MD_CLUSTER_MASKS_BITS,
+        SKIP = MD_CLUSTER_MASKS_SKIP
+    };
+    test_system(6, 1, 0.0, TEST);  /* small: few clusters per column */
+    test_system(14, 2, 0.0, TEST); /* 2744 home atoms, several list rows per column */
+    /* inner lists with a halo (the zone rule in the masks), every way of masking */
+    for (int m = TEST; m <= SKIP; m++)
+        test_system(14, 9, RC + 0.1, m);
     /* periodic shifts: box 6.5 (2.2 list radii: a few columns) and 13 */
-    test_shifts(6, 7, 0.0, 3);
-    test_shifts(12, 7, 0.0, 4);
-    test_shifts(12, 7, RC + 0.1, 5);
-    test_shifts(12, 6, RC + 0.1, 6); /* x open, y and z periodic; this one prunes (asserted) */
-    test_shifts(12, 1, 0.0, 7);      /* x periodic only */
-    test_hot(12, 8);
+    test_shifts(6, 7, 0.0, TEST, 3);
+    test_shifts(12, 7, 0.0, TEST, 4);
+    test_shifts(12, 1, 0.0, TEST, 7); /* x periodic only */
+    for (int m = TEST; m <= SKIP; m++) {
+        test_shifts(12, 7, RC + 0.1, m, 5);
+        test_shifts(12, 6, RC + 0.1, m, 6); /* x open, y and z periodic; this one prunes */
+        test_hot(12, m, 8);
+    }
     TEST_DONE();
 }

@@ -48,6 +48,11 @@
       "GPU engine on nvshmem-inline: 1 exchanges inside the step's kernels (the kick stores the "  \
       "halo into the peers, the halo gather and the last kick wait in-kernel) when the plan "      \
       "allows it (no forwarded atoms); 0 calls the transport's own exchange kernels instead")      \
+    X("HALOX_MD_PAIR_MASKS", "0/1/2", "1",                                                         \
+      "GPU engine: how the pair kernels mask atom pairs on the pruned lists: 0 tests every pair "  \
+      "in the kernel (same atom, self pair's half, zone rule), 1 by the masks the prune computed " \
+      "(also dropping pairs beyond the inner radius), 2 as 1 and skipping i atoms no lane of a "   \
+      "warp pairs with")                                                                           \
     X("HALOX_SYSTEM_CACHE", "directory", "(none)",                                                 \
       "halox-md: keep random placements there (raw doubles keyed by atoms, density and seed) "     \
       "and read them back bit for bit: millions of atoms start in seconds instead of minutes")     \

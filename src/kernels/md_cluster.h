@@ -64,6 +64,15 @@ extern "C" {
 
 enum { MD_CLUSTER_SIZE = 8, MD_CLUSTER_SHIFT_BIT = 26, MD_CLUSTER_NO_SHIFT = 13 };
 
+/** How the force kernels on the inner lists mask atom pairs (md_clusters_t.masks; without inner
+ *  lists the kernels always test in the kernel):
+ *  TEST  in the kernel, every pair term: not the same atom, the self pair's half, the zone rule;
+ *  BITS  by the pair masks the prune wrote (one bit test instead, and pairs that were beyond
+ *        rl_in at the prune masked out too);
+ *  SKIP  as BITS, and an i atom that no lane of the warp pairs with in a pass is skipped (its
+ *        pair terms cost nothing). */
+enum { MD_CLUSTER_MASKS_TEST = 0, MD_CLUSTER_MASKS_BITS = 1, MD_CLUSTER_MASKS_SKIP = 2 };
+
 /** What the device reports of the last finished gather (host memory the device writes). */
 typedef struct md_clusters_watch {
     long long steps;     /**< gathers finished (one per step) since the first build */
@@ -103,9 +112,13 @@ typedef struct md_clusters {
     int *col;     /* per column and part: cluster offsets (8 ncol + 1) */
     int *jl_loc, *cnt_loc, *jl_nl, *cnt_nl;             /* outer lists */
     int *jl_loc_in, *cnt_loc_in, *jl_nl_in, *cnt_nl_in; /* inner (pruned) lists */
-    int *need;                  /* [2]: the longest local / non-local row of the last build */
-    int *h_small;               /* pinned: [0..1] cluster counts, [2..3] need */
-    void *state;                /* device: maxima of the step, prune decisions, counters */
+    /* the inner lists' pair masks, 8 bytes per entry: byte jl, bit k set when i atom k and j atom
+     * jl were a pair (self pair: k < jl; zone rule; not padding) within rl_in at the prune */
+    uint8_t *mk_loc_in, *mk_nl_in;
+    int masks;    /* how the kernels mask pairs on the inner lists: MD_CLUSTER_MASKS_* */
+    int *need;    /* [2]: the longest local / non-local row of the last build */
+    int *h_small; /* pinned: [0..1] cluster counts, [2..3] need */
+    void *state;  /* device: maxima of the step, prune decisions, counters */
     md_clusters_watch_t *watch; /* mapped host memory the gathers publish into */
     size_t cap_atoms, cap_atoms_slot, cap_keys, cap_cols, cap_slots, cap_cl, cap_loc, cap_nl;
 } md_clusters_t;

@@ -193,16 +193,16 @@ extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x
     }
     for (int attempt = 0; attempt < 4; attempt++) {
         {
-            void **p[] = {(void **)&c->jl_loc, (void **)&c->jl_loc_in};
-            size_t el[] = {sizeof(int), sizeof(int)};
+            void **p[] = {(void **)&c->jl_loc, (void **)&c->jl_loc_in, (void **)&c->mk_loc_in};
+            size_t el[] = {sizeof(int), sizeof(int), MD_CLUSTER_SIZE};
             size_t want = (size_t)c->max_loc * (size_t)(c->ncl_home > 0 ? c->ncl_home : 1);
-            CL_TRY(halox__md_clusters_grow(p, el, 2, &c->cap_loc, want));
+            CL_TRY(halox__md_clusters_grow(p, el, 3, &c->cap_loc, want));
         }
         {
-            void **p[] = {(void **)&c->jl_nl, (void **)&c->jl_nl_in};
-            size_t el[] = {sizeof(int), sizeof(int)};
+            void **p[] = {(void **)&c->jl_nl, (void **)&c->jl_nl_in, (void **)&c->mk_nl_in};
+            size_t el[] = {sizeof(int), sizeof(int), MD_CLUSTER_SIZE};
             size_t want = (size_t)c->max_nl * (size_t)(c->ncl > 0 ? c->ncl : 1);
-            CL_TRY(halox__md_clusters_grow(p, el, 2, &c->cap_nl, want));
+            CL_TRY(halox__md_clusters_grow(p, el, 3, &c->cap_nl, want));
         }
         CL_TRY(cudaMemsetAsync(c->need, 0, 2 * sizeof(int), stream));
         if (c->ncl > 0) {
@@ -259,7 +259,7 @@ extern "C" void halox__md_clusters_free(md_clusters_t *c)
     void *p[] = {c->xq,       c->ref,       c->fs,    c->perm,   c->slot_of,   c->bbox,
                  c->key,      c->sorted,    c->bin,   c->cursor, c->scan,      c->col,
                  c->jl_loc,   c->cnt_loc,   c->jl_nl, c->cnt_nl, c->jl_loc_in, c->cnt_loc_in,
-                 c->jl_nl_in, c->cnt_nl_in, c->need,  c->state};
+                 c->jl_nl_in, c->cnt_nl_in, c->need,  c->state,  c->mk_loc_in, c->mk_nl_in};
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
         if (p[k])
             cudaFree(p[k]);

@@ -53,24 +53,34 @@ __device__ static __forceinline__ float4 cl_j_atom(const float4 *__restrict__ xq
     return xj;
 }
 
-/* The pair terms of the j atom xj (lane jl) with the 8 i atoms si, branch-free and masked
- * (padding, the self pair's lower triangle when self, beyond the cut-off, with ZONES the zone
- * rule): the i forces into fi*, the j force into fj*, with ENERGY the energies and virials. */
-template <int ENERGY, int ZONES>
+/* The pair terms of the j atom xj (lane jl) with the 8 i atoms si, branch-free and masked: with
+ * MASKS (md_cluster.h) by the lane's pair mask mb and the cut-off, otherwise by the tests (not the
+ * same atom or padding, the self pair's lower triangle when self, beyond the cut-off, with ZONES
+ * the zone rule); with MASKS_SKIP an i atom no lane of the warp pairs with is skipped (a
+ * warp-uniform branch). The i forces into fi*, the j force into fj*, with ENERGY the energies and
+ * virials. */
+template <int ENERGY, int ZONES, int MASKS>
 __device__ static __forceinline__ void
-cl_pairs8(const float4 *si, float4 xj, int self, int jl, float rc2, double eshift,
+cl_pairs8(const float4 *si, float4 xj, int self, unsigned mb, int jl, float rc2, double eshift,
           float fix[MD_CLUSTER_SIZE], float fiy[MD_CLUSTER_SIZE], float fiz[MD_CLUSTER_SIZE],
           float &fjx, float &fjy, float &fjz, double &e, double &w)
 {
     const int zj = __float_as_int(xj.w) & 0xff;
 #pragma unroll
     for (int k = 0; k < MD_CLUSTER_SIZE; k++) {
+        if (MASKS == MD_CLUSTER_MASKS_SKIP && !__any_sync(CL_FULL, (mb >> k) & 1u))
+            continue;
         const float4 a = si[k];
         const float dx = a.x - xj.x, dy = a.y - xj.y, dz = a.z - xj.z;
         const float r2 = dx * dx + dy * dy + dz * dz;
-        int ok = r2 > 0.0f && (!self || k < jl) && r2 < rc2;
-        if (ZONES)
-            ok = ok && ((__float_as_int(a.w) & zj & 0xff) == 0);
+        int ok;
+        if (MASKS) {
+            ok = ((mb >> k) & 1u) && r2 < rc2;
+        } else {
+            ok = r2 > 0.0f && (!self || k < jl) && r2 < rc2;
+            if (ZONES)
+                ok = ok && ((__float_as_int(a.w) & zj & 0xff) == 0);
+        }
         const float sr2 = ok ? __fdividef(1.0f, r2) : 0.0f;
         const float sr6 = sr2 * sr2 * sr2;
         const float fp = 48.0f * sr6 * (sr6 - 0.5f) * sr2;
@@ -132,17 +142,21 @@ __device__ static __forceinline__ void cl_j_forces(int jc, int jl, float fjx, fl
  * so the warp never diverges; 1/r^2 is the fast reciprocal (__fdividef: 2 ulp).
  *
  * With *prune_flag set (decided by the gathers) the warp first runs over the outer row testing
- * distances only, writes the entries with some atom pair within rl_in (rlin2) as the inner row
- * and the row's positions as the reference of the next prune decision, then computes the forces
- * over that inner row as on any step: the entries dropped cost a distance test, not the pair
- * term (the prune steps took twice a plain step when they computed forces over the outer row). */
-template <int ENERGY, int ZONES>
+ * distances only, writes the entries with some atom pair within rl_in (rlin2) as the inner row,
+ * each with its pair masks (mk_in: the lane's 8 bits of which i atoms its j atom met within
+ * rl_in, under the tests above), and the row's positions as the reference of the next prune
+ * decision, then computes the forces over that inner row as on any step: the entries dropped
+ * cost a distance test, not the pair term (the prune steps took twice a plain step when they
+ * computed forces over the outer row). A pair masked out at a prune stays beyond rc until the
+ * next one, for the reason a dropped entry does (md_cluster.h), so MASKS need no distance test
+ * beyond the cut-off's. */
+template <int ENERGY, int ZONES, int MASKS>
 static __global__ void __launch_bounds__(CL_THREADS)
     cl_lj(const float4 *__restrict__ xq, const int *__restrict__ jl_out,
           const int *__restrict__ cnt_out, int *__restrict__ jl_in, int *__restrict__ cnt_in,
-          int max_row, const int *prune_flag, int *valid, float4 *__restrict__ ref, float rlin2,
-          int nrows, float rc2, float bx, float by, float bz, double eshift, float *__restrict__ fs,
-          double *__restrict__ energy)
+          uint8_t *__restrict__ mk_in, int max_row, const int *prune_flag, int *valid,
+          float4 *__restrict__ ref, float rlin2, int nrows, float rc2, float bx, float by, float bz,
+          double eshift, float *__restrict__ fs, double *__restrict__ energy)
 {
     __shared__ float4 si[CL_WARPS][MD_CLUSTER_SIZE];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -161,6 +175,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
         }
         __syncwarp();
         int *in_row = jl_in + (size_t)row * max_row;
+        uint8_t *in_mk = mk_in ? mk_in + (size_t)row * max_row * MD_CLUSTER_SIZE : NULL;
         int m = 0;   /* entries of the inner row (uniform over the warp) */
         if (prune) { /* the outer row, distances only, into the inner row */
             const int mo = cnt_out[row];
@@ -177,7 +192,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
                     const float4 xj = cl_j_atom(xq, jc, sh, jl, bx, by, bz);
                     const int zj = __float_as_int(xj.w) & 0xff;
                     const int self = jc == row && sh == MD_CLUSTER_NO_SHIFT;
-                    int near = 0;
+                    unsigned bits = 0; /* bit k: i atom k within rl_in of this lane's j */
 #pragma unroll
                     for (int k = 0; k < MD_CLUSTER_SIZE; k++) {
                         const float4 a = si[warp][k];
@@ -186,16 +201,21 @@ static __global__ void __launch_bounds__(CL_THREADS)
                         int ok = r2 > 0.0f && (!self || k < jl);
                         if (ZONES)
                             ok = ok && ((__float_as_int(a.w) & zj & 0xff) == 0);
-                        near |= ok && r2 < rlin2;
+                        bits |= (unsigned)(ok && r2 < rlin2) << k;
                     }
-                    const unsigned b = __ballot_sync(CL_FULL, near);
+                    const unsigned b = __ballot_sync(CL_FULL, bits != 0);
                     unsigned groups = 0;
 #pragma unroll
                     for (int t = 0; t < 4; t++)
                         if ((b >> (8 * t)) & 0xffu)
                             groups |= 1u << t;
-                    if (jl == 0 && ((groups >> g) & 1u))
-                        in_row[kept + __popc(groups & ((1u << g) - 1u))] = ent;
+                    if ((groups >> g) & 1u) {
+                        const int at = kept + __popc(groups & ((1u << g) - 1u));
+                        if (jl == 0)
+                            in_row[at] = ent;
+                        if (in_mk)
+                            in_mk[(size_t)at * MD_CLUSTER_SIZE + jl] = (uint8_t)bits;
+                    }
                     kept += __popc(groups);
                 }
             }
@@ -222,9 +242,15 @@ static __global__ void __launch_bounds__(CL_THREADS)
                 const int jc = cl_entry_jc(ent);
                 const int sh = cl_entry_sh(ent);
                 const float4 xj = cl_j_atom(xq, jc, sh, jl, bx, by, bz);
+                unsigned mb = 0; /* the lane's pair mask (MASKS); none for a padding entry */
+                if (MASKS && q + g < nb) {
+                    const size_t at = (size_t)(base + q + g) * MD_CLUSTER_SIZE + jl;
+                    mb = prune ? ((volatile const uint8_t *)in_mk)[at] : __ldg(&in_mk[at]);
+                }
                 float fjx = 0.0f, fjy = 0.0f, fjz = 0.0f;
-                cl_pairs8<ENERGY, ZONES>(si[warp], xj, jc == row && sh == MD_CLUSTER_NO_SHIFT, jl,
-                                         rc2, eshift, fix, fiy, fiz, fjx, fjy, fjz, e, w);
+                cl_pairs8<ENERGY, ZONES, MASKS>(si[warp], xj,
+                                                jc == row && sh == MD_CLUSTER_NO_SHIFT, mb, jl, rc2,
+                                                eshift, fix, fiy, fiz, fjx, fjy, fjz, e, w);
                 cl_j_forces(jc, jl, fjx, fjy, fjz, fs);
             }
         }
@@ -254,20 +280,33 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
     const int mx = nonlocal ? c->max_nl : c->max_loc;
     const float rlin2 = pr ? c->rl_in * c->rl_in : 0.0f;
     const float4 *xq = (const float4 *)c->xq;
+    /* the prunes always write the masks; the kernels use them as c->masks says */
+    uint8_t *mk = pr ? (nonlocal ? c->mk_nl_in : c->mk_loc_in) : NULL;
+    const int masks = pr ? c->masks : MD_CLUSTER_MASKS_TEST;
     const int b = cl_blocks(rows, CL_WARPS);
-#define CL_LJ(E, Z)                                                                                \
-    cl_lj<E, Z><<<b, CL_THREADS, 0, stream>>>(xq, jo, co, ji, ci, mx, flag, valid, ref, rlin2,     \
-                                              rows, rc2, c->box[0], c->box[1], c->box[2], eshift,  \
-                                              c->fs, energy)
+#define CL_LJ(E, Z, M)                                                                             \
+    cl_lj<E, Z, M><<<b, CL_THREADS, 0, stream>>>(xq, jo, co, ji, ci, mk, mx, flag, valid, ref,     \
+                                                 rlin2, rows, rc2, c->box[0], c->box[1],           \
+                                                 c->box[2], eshift, c->fs, energy)
+#define CL_LJ_M(E, Z)                                                                              \
+    do {                                                                                           \
+        if (masks == MD_CLUSTER_MASKS_SKIP)                                                        \
+            CL_LJ(E, Z, MD_CLUSTER_MASKS_SKIP);                                                    \
+        else if (masks == MD_CLUSTER_MASKS_BITS)                                                   \
+            CL_LJ(E, Z, MD_CLUSTER_MASKS_BITS);                                                    \
+        else                                                                                       \
+            CL_LJ(E, Z, MD_CLUSTER_MASKS_TEST);                                                    \
+    } while (0)
     /* home-home pairs never meet the zone rule: the local kernel skips it */
     if (nonlocal && energy)
-        CL_LJ(1, 1);
+        CL_LJ_M(1, 1);
     else if (nonlocal)
-        CL_LJ(0, 1);
+        CL_LJ_M(0, 1);
     else if (energy)
-        CL_LJ(1, 0);
+        CL_LJ_M(1, 0);
     else
-        CL_LJ(0, 0);
+        CL_LJ_M(0, 0);
+#undef CL_LJ_M
 #undef CL_LJ
     return cudaGetLastError();
 }
@@ -321,12 +360,12 @@ static __global__ void __launch_bounds__(CL_THREADS, CL_SUPER_BLOCKS)
             const float4 xj = cl_j_atom(xq, jc, sh, jl, bx, by, bz);
             float fjx = 0.0f, fjy = 0.0f, fjz = 0.0f;
             if (mk & 1)
-                cl_pairs8<0, 0>(si[warp], xj, jc == c0 && sh == MD_CLUSTER_NO_SHIFT, jl, rc2, 0.0,
-                                fix0, fiy0, fiz0, fjx, fjy, fjz, e, w);
+                cl_pairs8<0, 0, 0>(si[warp], xj, jc == c0 && sh == MD_CLUSTER_NO_SHIFT, 0u, jl, rc2,
+                                   0.0, fix0, fiy0, fiz0, fjx, fjy, fjz, e, w);
             if (mk & 2)
-                cl_pairs8<0, 0>(si[warp] + MD_CLUSTER_SIZE, xj,
-                                jc == c0 + 1 && sh == MD_CLUSTER_NO_SHIFT, jl, rc2, 0.0, fix1, fiy1,
-                                fiz1, fjx, fjy, fjz, e, w);
+                cl_pairs8<0, 0, 0>(si[warp] + MD_CLUSTER_SIZE, xj,
+                                   jc == c0 + 1 && sh == MD_CLUSTER_NO_SHIFT, 0u, jl, rc2, 0.0,
+                                   fix1, fiy1, fiz1, fjx, fjy, fjz, e, w);
             cl_j_forces(jc, jl, fjx, fjy, fjz, fs);
         }
     }

@@ -59,6 +59,7 @@ typedef struct md_gpu {
     long long graph_gathers;             /* final gathers in the captured step */
     double inner_buffer;                 /* HALOX_MD_INNER_BUFFER */
     int sort;                            /* HALOX_MD_SORT: home atoms in cluster order */
+    int pair_masks;                      /* HALOX_MD_PAIR_MASKS: md_clusters_t.masks */
     void *sort_tmp;                      /* its scratch (md__gpu_sort_home) */
     size_t sort_tmp_bytes;
     double *energy; /* [5]: local pe, vir; non-local pe, vir; kinetic */
@@ -97,10 +98,10 @@ typedef struct md_gpu {
     int inl_allowed; /* HALOX_MD_INLINE (default 1) */
     int inl_on, inl_noted;
     int f_sent;
-    int kd_exchange;   /* the kick + drift being enqueued precedes a coordinate exchange */
-    int kick_deferred; /* that kick + drift is left to the home gather of the forces */
-    int graph_inline;        /* the captured step exchanges inside its kernels */
-    long long inline_steps;  /* steps (mid_step) that did, graph replays included */
+    int kd_exchange;        /* the kick + drift being enqueued precedes a coordinate exchange */
+    int kick_deferred;      /* that kick + drift is left to the home gather of the forces */
+    int graph_inline;       /* the captured step exchanges inside its kernels */
+    long long inline_steps; /* steps (mid_step) that did, graph replays included */
 } md_gpu_t;
 
 /* the back end's state in the engine */
