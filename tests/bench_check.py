@@ -104,7 +104,7 @@ def check_record(r, kind, overlap_range=None):
             bad.append("md: ns/day is not 2 fs/step at this ms/step")
         if r["halo_share"] is not None and not 0 <= r["halo_share"] <= 1:
             bad.append("md: halo share outside [0, 1]")
-        parts = ["drain", "to_host", "migration", "plan", "bind", "lists"]
+        parts = ["drain", "to_host", "migration", "plan", "bind", "lists", "graph"]
         if sorted(r["rebuild_ms"]) != sorted(parts) or any(
                 not (isinstance(r["rebuild_ms"][k], (int, float)) and r["rebuild_ms"][k] >= 0)
                 for k in parts):

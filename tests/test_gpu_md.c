@@ -184,8 +184,8 @@ static void test_trajectory(const char *transport, int P)
             CHECK(cr.summary.stale_steps == -1);
             /* nvshmem-inline on several ranks (N x 1 x 1: no forwarded atoms): every step
              * exchanged inside the engine's kernels; elsewhere none */
-            const long long want = strcmp(transport, "nvshmem-inline") == 0 && P > 1
-                                       ? gr.summary.steps : 0;
+            const long long want =
+                strcmp(transport, "nvshmem-inline") == 0 && P > 1 ? gr.summary.steps : 0;
             CHECK_MSG(gr.summary.inline_steps == want, "%lld steps exchanged inside the kernels",
                       gr.summary.inline_steps);
         }
@@ -211,6 +211,25 @@ static void test_trajectory(const char *transport, int P)
                       gg.summary.graph_steps);
         else
             CHECK(gg.summary.graph_steps == 0);
+        /* after each rebuild the step is captured again and moves the executable to the new
+         * capture (HALOX_MD_GRAPH_UPDATE): always on one rank (no exchange in the graph); on
+         * several ranks when the captured exchange owns nothing in the graph (not NCCL's) and
+         * the kernels line up (the same pulses, the same way of exchanging: N x 1 x 1 here) */
+        if (gg.summary.graph_steps > 0) {
+            const long long c = gg.summary.graph_captures, u = gg.summary.graph_updates;
+            printf("%s, %d rank(s): --graph: %lld rebuilds, %lld captures, %lld updates\n",
+                   transport, P, gg.summary.rebuilds, c, u);
+            CHECK(c >= 1 && u >= 0 && u <= c - 1);
+            if (P == 1)
+                CHECK_MSG(u == c - 1, "one rank: %lld captures, %lld updates", c, u);
+            else if (strcmp(transport, "nccl") == 0)
+                CHECK_MSG(u == 0, "nccl: %lld updates", u);
+            else
+                CHECK_MSG(c < 2 || u >= 1, "%s: %lld captures, no update", transport, c);
+            CHECK_MSG(gg.summary.graph_captures >= 2 || gg.summary.rebuilds < 3,
+                      "%lld rebuilds but %lld captures", gg.summary.rebuilds,
+                      gg.summary.graph_captures);
+        }
         if (strcmp(transport, "nvshmem-inline") == 0 && P > 1) /* the captured steps too */
             CHECK_MSG(gg.summary.inline_steps == gg.summary.steps,
                       "--graph: %lld of %lld steps exchanged inside the kernels",

@@ -201,7 +201,8 @@ static void check_caps(void)
 {
     halox_transport_caps_t caps;
     CHECK_OK(halox_transport_caps("threads", &caps));
-    CHECK(caps.threads && !caps.on_gpu && !caps.capturable && !caps.gpu_shared);
+    CHECK(caps.threads && !caps.on_gpu && !caps.capturable && !caps.gpu_shared &&
+          !caps.graph_update);
     if (halox_transport_available("mpi")) {
         CHECK_OK(halox_transport_caps("mpi", &caps));
         CHECK(!caps.threads && !caps.on_gpu);
@@ -209,14 +210,16 @@ static void check_caps(void)
     if (halox_transport_available("nccl")) {
         CHECK_OK(halox_transport_caps("nccl", &caps));
         CHECK(caps.on_gpu && caps.capturable && !caps.gpu_shared && !caps.symmetric);
+        CHECK(!caps.graph_update); /* its captured collectives own their plans in the graph */
     }
     if (halox_transport_available("mpi-staged")) {
         CHECK_OK(halox_transport_caps("mpi-staged", &caps));
-        CHECK(caps.on_gpu && !caps.capturable && caps.gpu_shared);
+        CHECK(caps.on_gpu && !caps.capturable && caps.gpu_shared && !caps.graph_update);
     }
     if (halox_transport_available("nvshmem-fused")) {
         CHECK_OK(halox_transport_caps("nvshmem-fused", &caps));
-        CHECK(caps.on_gpu && caps.capturable && caps.symmetric && caps.gpu_shared);
+        CHECK(caps.on_gpu && caps.capturable && caps.symmetric && caps.gpu_shared &&
+              caps.graph_update);
     }
     CHECK_STATUS(halox_transport_caps("carrier-pigeon", &caps), HALOX_ERR_UNKNOWN_TRANSPORT);
     CHECK(strstr(halox_last_error(), "this build has threads"));

@@ -57,6 +57,9 @@ typedef struct halox_transport_caps {
     int gpu_shared; /**< several ranks may share one GPU (under MPS); 0 for CPU transports */
     int inline_kernels; /**< the exchange can run inside the caller's kernels
                              (halox_comm_inline_view, halox/inline.h) */
+    int graph_update;   /**< a graph that captured the exchanges may be moved to a new capture's
+                             arguments with cudaGraphExecUpdate (the capture owns no resources
+                             in the graph); 0: instantiate each new capture */
 } halox_transport_caps_t;
 
 /** The capabilities of a transport of this build in *caps. HALOX_ERR_UNKNOWN_TRANSPORT, naming

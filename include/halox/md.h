@@ -252,7 +252,8 @@ const char *halox_md_timer_name(halox_md_timer_t t);
 /** Parts of the rebuilds (host wall time of rebuild steps). Together, DRAIN aside, they make up
  *  the timers "migration + plan" and "neighbour search" of the rebuild steps (which of the two
  *  holds the plan build and the bind differs between the engines' paths); DRAIN is in no timer:
- *  it is the GPU finishing the steps queued before the rebuild, their time, not the rebuild's. */
+ *  it is the GPU finishing the steps queued before the rebuild, their time, not the rebuild's;
+ *  GRAPH is in no timer either: the first step after a rebuild captures it (wall time only). */
 typedef enum halox_md_rebuild_part {
     HALOX_MD_R_DRAIN = 0, /**< the steps still queued on the GPU completing (GPU engine) */
     HALOX_MD_R_TO_HOST,   /**< positions and velocities copied to the host (GPU engine, host
@@ -261,6 +262,8 @@ typedef enum halox_md_rebuild_part {
     HALOX_MD_R_PLAN,      /**< the plan build: halo selection and set-up messages */
     HALOX_MD_R_BIND,      /**< upload to the GPU (host rebuilds) and the transport's bind */
     HALOX_MD_R_LISTS,     /**< sort, cell and pair lists (GPU: clusters and their lists) */
+    HALOX_MD_R_GRAPH,     /**< the step's CUDA graph captured again and instantiated, or its
+                               executable updated (GPU engine, --graph) */
     HALOX_MD_R_COUNT
 } halox_md_rebuild_part_t;
 
@@ -311,6 +314,11 @@ typedef struct halox_md_summary {
     long long checkpoint_step; /**< step of the last checkpoint written, or -1 */
     long long graph_steps;     /**< GPU engine, --graph: steps run as a CUDA graph (their
                                     device time is in the wall time, not in the parts) */
+    long long graph_captures;  /**< GPU engine, --graph: captures of the step (the first, then
+                                    one after each rebuild that graph steps follow; rank 0) */
+    long long graph_updates;   /**< of those, how many updated the executable in place
+                                    (cudaGraphExecUpdate, HALOX_MD_GRAPH_UPDATE) instead of
+                                    instantiating a new one */
     long long inline_steps;    /**< GPU engine on nvshmem-inline: steps whose halo exchanges ran
                                     inside the step's kernels (halox/inline.h) on rank 0, graphs
                                     included; the others used the transport's exchange kernels

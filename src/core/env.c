@@ -53,6 +53,9 @@
       "in the kernel (same atom, self pair's half, zone rule), 1 by the masks the prune computed " \
       "(also dropping pairs beyond the inner radius), 2 as 1 and skipping i atoms no lane of a "   \
       "warp pairs with")                                                                           \
+    X("HALOX_MD_GRAPH_UPDATE", "0/1", "1",                                                         \
+      "GPU engine, --graph: 1 moves the step's graph executable to the capture after a rebuild "   \
+      "(cudaGraphExecUpdate) where the captured exchange allows it, 0 instantiates every capture") \
     X("HALOX_SYSTEM_CACHE", "directory", "(none)",                                                 \
       "halox-md: keep random placements there (raw doubles keyed by atoms, density and seed) "     \
       "and read them back bit for bit: millions of atoms start in seconds instead of minutes")     \

@@ -20,6 +20,10 @@ typedef struct halox_transport_ops {
     int threads;    /* ranks are threads of one process (a halox_team_t), not MPI processes */
     int symmetric;  /* x and f must come from dalloc: peers store into them (NVSHMEM) */
     int gpu_alone;  /* a GPU transport that refuses ranks sharing a GPU (NCCL) */
+    /* a captured exchange owns nothing in the graph (kernels and events only, no user objects
+     * as NCCL's persistent plans are), so cudaGraphExecUpdate may move an executable to a new
+     * capture's arguments */
+    int graph_updatable;
 
     /* Set up comm->impl from args; comm->rank and comm->size must be set. Collective. */
     halox_status_t (*init)(halox_comm_t *comm, const halox_comm_args_t *args);

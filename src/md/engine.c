@@ -26,8 +26,8 @@ const char *halox_md_timer_name(halox_md_timer_t t)
     return (int)t >= 0 && t < HALOX_MD_T_COUNT ? md__timer_names[t] : "unknown";
 }
 
-static const char *const md__rpart_names[HALOX_MD_R_COUNT] = {"drain", "to host",       "migration",
-                                                              "plan",  "upload + bind", "lists"};
+static const char *const md__rpart_names[HALOX_MD_R_COUNT] = {
+    "drain", "to host", "migration", "plan", "upload + bind", "lists", "graph"};
 
 const char *halox_md_rebuild_part_name(halox_md_rebuild_part_t p)
 {
@@ -366,6 +366,8 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
             return gst;
     }
     s.graph_steps = md->graph_steps; /* 0 without graphs */
+    s.graph_captures = md->graph_captures;
+    s.graph_updates = md->graph_updates;
     s.inline_steps = md->inline_steps;
     halox_comm_stats_t cs;
     halox_comm_get_stats(md->comm, &cs);

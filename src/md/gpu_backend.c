@@ -46,6 +46,8 @@ static halox_status_t md__gpu_stats(halox_md_t *md)
     long long loc = 0, nl = 0, loc_in = 0, nl_in = 0;
     MD_CUDA(halox__md_clusters_entries(&g->cl, &loc, &nl, &loc_in, &nl_in));
     md->graph_steps = g->graph_steps;
+    md->graph_captures = g->graph_captures;
+    md->graph_updates = g->graph_updates;
     md->inline_steps = g->inline_steps;
     /* half lists: each cluster pair once, 64 atom pairs each (the outer lists) */
     md->nl.npairs = (size_t)((loc + nl) * MD_CLUSTER_SIZE * MD_CLUSTER_SIZE);

@@ -1,6 +1,7 @@
 /* --graph on the GPU (gpu_internal.h): the plain step (kick + drift, forces with both exchanges,
  * kick) captured as a CUDA graph after each rebuild and launched, the host at most two launches
  * ahead. */
+#include "core/clock.h"
 #include "md/gpu_internal.h"
 
 #include <cuda_runtime_api.h>
@@ -27,10 +28,54 @@ static halox_status_t md__gpu_graph_wait(halox_md_t *md)
     return st;
 }
 
+/* May a new capture update the executable (cudaGraphExecUpdate: the same kernels with new
+ * arguments, no instantiation)? When asked (HALOX_MD_GRAPH_UPDATE) and the capture holds no
+ * exchange, or one that owns nothing in the graph (NCCL's captured collectives own their plans
+ * through the graph: moving an executable to another capture's arguments would leave it using
+ * what that capture's graph frees). */
+static int md__gpu_graph_updatable(const halox_md_t *md)
+{
+    const md_gpu_t *g = md__gpu(md);
+    if (!g->gupdate || !g->gexec)
+        return 0;
+    if (md->plan.n_pulses == 0)
+        return 1;
+    halox_transport_caps_t caps;
+    return halox_transport_caps(halox_comm_transport(md->comm), &caps) == HALOX_OK &&
+           caps.graph_update;
+}
+
+/* The executable of a new capture: gexec updated to it when allowed and the kernels line up
+ * (the launches of gexec have completed: a rebuild drains the stream before it), else a new
+ * instantiation. */
+static halox_status_t md__gpu_graph_exec(halox_md_t *md, cudaGraph_t graph)
+{
+    md_gpu_t *g = md__gpu(md);
+    if (md__gpu_graph_updatable(md)) {
+        cudaGraphExecUpdateResultInfo info;
+        if (cudaGraphExecUpdate(g->gexec, graph, &info) == cudaSuccess) {
+            g->graph_updates++;
+            return HALOX_OK;
+        }
+        (void)cudaGetLastError(); /* another shape (the plan's pulses changed): instantiate */
+    }
+    if (g->gexec)
+        cudaGraphExecDestroy(g->gexec);
+    g->gexec = NULL;
+    cudaError_t e = cudaGraphInstantiate(&g->gexec, graph, 0);
+    if (e != cudaSuccess) {
+        g->gexec = NULL;
+        return md__gpu_error(md, e, "cudaGraphInstantiate");
+    }
+    return HALOX_OK;
+}
+
 /* Capture kick + drift, forces (with both exchanges) and kick of a plain step on the hi stream
- * (the lo stream joins through the x_ready / local_done events), without timing events. */
+ * (the lo stream joins through the x_ready / local_done events), without timing events; timed as
+ * a part of the rebuild before it (HALOX_MD_R_GRAPH). */
 static halox_status_t md__gpu_graph_capture(halox_md_t *md)
 {
+    const double t0 = halox__now();
     md_gpu_t *g = md__gpu(md);
     halox_status_t st = halox_comm_graph_mode(md->comm, 1);
     if (st != HALOX_OK)
@@ -50,17 +95,18 @@ static halox_status_t md__gpu_graph_capture(halox_md_t *md)
         e = cudaStreamEndCapture(g->hi, &graph); /* always: ends a failed capture too */
         if (st == HALOX_OK && e != cudaSuccess)
             st = md__gpu_error(md, e, "cudaStreamEndCapture");
-        if (st == HALOX_OK && (e = cudaGraphInstantiate(&g->gexec, graph, 0)) != cudaSuccess) {
-            g->gexec = NULL;
-            st = md__gpu_error(md, e, "cudaGraphInstantiate");
-        }
+        if (st == HALOX_OK)
+            st = md__gpu_graph_exec(md, graph);
         if (graph)
             cudaGraphDestroy(graph);
     }
     g->capturing = 0;
     halox_comm_graph_mode(md->comm, 0);
-    if (st == HALOX_OK)
+    if (st == HALOX_OK) {
         g->graph_captures++;
+        g->gstale = 0;
+    }
+    md->rpart[HALOX_MD_R_GRAPH] += halox__now() - t0;
     return st;
 }
 
@@ -70,7 +116,7 @@ static halox_status_t md__gpu_graph_step_body(halox_md_t *md)
     halox_status_t st = md__gpu_graph_wait(md);
     if (st != HALOX_OK)
         return st;
-    if (!g->gexec) {
+    if (!g->gexec || g->gstale) {
         /* the capture counted this step's exchanges; its gathers run only when launched */
         const long long before = g->gathers;
         st = md__gpu_graph_capture(md);

@@ -79,6 +79,9 @@ typedef struct md_gpu {
     int graph;             /* graphs on (the transport can be captured) */
     int capturing;         /* inside a capture: no timing events */
     cudaGraphExec_t gexec; /* NULL until captured (again after every rebuild) */
+    int gstale;  /* a rebuild changed what gexec captured: capture again before a launch */
+    int gupdate; /* HALOX_MD_GRAPH_UPDATE: move gexec to the new capture when allowed */
+    long long graph_updates; /* captures that updated gexec instead of instantiating */
     /* after each of the last two launches: the host runs at most two graphs ahead, so the GPU
      * finds the next step queued when it finishes one (one ahead kept them in lockstep: the
      * launch latency idled the GPU between steps) */

@@ -137,10 +137,7 @@ static halox_status_t md__gpu_after_plan_body(halox_md_t *md)
     }
     g->n_home = nh;
     g->n_total = n;
-    if (g->gexec) { /* the arrays, sizes and plan it captured are gone */
-        cudaGraphExecDestroy(g->gexec);
-        g->gexec = NULL;
-    }
+    g->gstale = 1; /* the arrays, sizes and plan the graph captured change */
     MD_CUDA(cudaStreamSynchronize(g->lo));
     MD_CUDA(cudaMemcpyAsync(g->x, md->atoms.x, sizeof(float) * 3 * (size_t)n,
                             cudaMemcpyHostToDevice, g->hi));
@@ -185,10 +182,7 @@ static halox_status_t md__gpu_rebuild_local_body(halox_md_t *md)
     float len[3];
     for (int d = 0; d < 3; d++)
         len[d] = (float)md->box.len[d];
-    if (g->gexec) { /* the captured sizes (clusters, rows) change with the lists */
-        cudaGraphExecDestroy(g->gexec);
-        g->gexec = NULL;
-    }
+    g->gstale = 1; /* the arrays, sizes and plan the graph captured change */
     MD_CUDA(cudaMemsetAsync(g->disp, 0, sizeof(unsigned), g->hi));
     MD_CUDA(halox__md_kernel_wrap(g->x, g->v, g->n_home, len, g->disp, g->hi));
     MD_CUDA(cudaMemcpyAsync(g->h_disp, g->disp, sizeof(unsigned), cudaMemcpyDeviceToHost, g->hi));

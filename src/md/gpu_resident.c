@@ -150,10 +150,7 @@ static halox_status_t md__gpu_on_device(halox_md_t *md, int plan)
 static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
 {
     md_gpu_t *g = md__gpu(md);
-    if (g->gexec) { /* the arrays, sizes and plan it captured change */
-        cudaGraphExecDestroy(g->gexec);
-        g->gexec = NULL;
-    }
+    g->gstale = 1; /* the arrays, sizes and plan the graph captured change */
     const double t0 = halox__now();
     halox_status_t st = md__agree(md, md__gpu_check_speeds(md));
     if (st != HALOX_OK)

@@ -81,6 +81,9 @@ halox_status_t md__gpu_create(halox_md_t *md)
     /* HALOX_MD_PAIR_MASKS: how the pair kernels mask pairs (md_cluster.h; per rank) */
     if ((est = halox__env_int("HALOX_MD_PAIR_MASKS", 0, 2, 1, &g->pair_masks)) != HALOX_OK)
         return est;
+    /* HALOX_MD_GRAPH_UPDATE: a new capture after a rebuild updates the graph's executable */
+    if ((est = halox__env_flag_or("HALOX_MD_GRAPH_UPDATE", 1, &g->gupdate)) != HALOX_OK)
+        return est;
     g->ids_fresh = 1;
     g->hi = (cudaStream_t)s;
     int least = 0, greatest = 0;

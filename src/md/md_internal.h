@@ -120,7 +120,8 @@ struct halox_md {
     long long rebuilds;
     long long device_rebuilds; /* of those, without the host (backend.h rebuild_local) */
     long long graph_steps;     /* GPU back end: steps run as a replayed CUDA graph */
-    long long inline_steps;    /* GPU back end: steps exchanging inside their kernels */
+    long long graph_captures, graph_updates; /* GPU back end: captures, of them updates */
+    long long inline_steps; /* GPU back end: steps exchanging inside their kernels */
     long long migrated;
     int max_hops;
     double timer[HALOX_MD_T_COUNT];

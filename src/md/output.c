@@ -216,8 +216,8 @@ static const char *const md__timer_keys[HALOX_MD_T_COUNT] = {
     "pair_forces",      "halo_coords",    "halo_forces", "integration",
     "neighbour_search", "migration_plan", "other"};
 
-static const char *const md__rpart_keys[HALOX_MD_R_COUNT] = {"drain", "to_host", "migration",
-                                                             "plan",  "bind",    "lists"};
+static const char *const md__rpart_keys[HALOX_MD_R_COUNT] = {
+    "drain", "to_host", "migration", "plan", "bind", "lists", "graph"};
 
 halox_status_t md__json_write(const halox_md_t *md, const char *path)
 {
@@ -382,9 +382,11 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
     md__json_num(fp, s->pairs);
     fprintf(fp,
             ",\n    \"halo_bytes\": %lld,\n    \"checkpoints\": %d,\n    \"graph_steps\": %lld,\n"
+            "    \"graph_captures\": %lld,\n    \"graph_updates\": %lld,\n"
             "    \"inline_steps\": %lld,\n"
             "    \"device_bytes\": %lld",
-            s->halo_bytes, s->checkpoints, s->graph_steps, s->inline_steps, s->device_bytes);
+            s->halo_bytes, s->checkpoints, s->graph_steps, s->graph_captures, s->graph_updates,
+            s->inline_steps, s->device_bytes);
     if (s->overlap_reps > 0) { /* the overlap probe (cfg.overlap_probe) ran */
         static const char *const keys[] = {"local_ms", "halo_ms", "both_ms", "percent"};
         const double vals[] = {s->overlap_local_ms, s->overlap_halo_ms, s->overlap_both_ms,

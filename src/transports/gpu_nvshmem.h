@@ -118,6 +118,7 @@ void *halox__shm_slot(halox_comm_t *comm, int dir, int k);
         .description = desc,                                                                       \
         HALOX__GPU_OPS_SHARED,                                                                     \
         .capturable = capt,                                                                        \
+        .graph_updatable = capt,                                                                   \
         .symmetric = 1,                                                                            \
         .init = initfn,                                                                            \
         .fini = halox__shm_fini,                                                                   \

@@ -314,6 +314,7 @@ const halox_transport_ops_t halox__nvshmem_inline_ops = {
                    "halo forces from their epilogue (one node; own kernels otherwise)",
     HALOX__GPU_OPS_SHARED,
     .capturable = 1,
+    .graph_updatable = 1,
     .symmetric = 1,
     .init = halox__inl_init,
     .fini = halox__shm_fini,

@@ -107,6 +107,7 @@ halox_status_t halox_transport_caps(const char *name, halox_transport_caps_t *ca
     caps->symmetric = ops->symmetric != 0;
     caps->gpu_shared = ops->on_gpu && !ops->gpu_alone;
     caps->inline_kernels = ops->inline_view != NULL;
+    caps->graph_update = ops->capturable && ops->graph_updatable;
     return HALOX_OK;
 }
 

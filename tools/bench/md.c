@@ -51,8 +51,8 @@ static int report(const bench_md_case_t *c, const halox_md_result_t *res)
     rec_int(&r, "stale_list_steps", s->stale_steps);
     /* the rebuilds' parts, ms per rebuild (mean of ranks) */
     static const char *const parts[HALOX_MD_R_COUNT] = {
-        "rebuild_ms.drain", "rebuild_ms.to_host", "rebuild_ms.migration",
-        "rebuild_ms.plan",  "rebuild_ms.bind",    "rebuild_ms.lists"};
+        "rebuild_ms.drain", "rebuild_ms.to_host", "rebuild_ms.migration", "rebuild_ms.plan",
+        "rebuild_ms.bind",  "rebuild_ms.lists",   "rebuild_ms.graph"};
     for (int k = 0; k < HALOX_MD_R_COUNT; k++)
         rec_num(&r, parts[k],
                 s->rebuilds > 0 ? 1e3 * s->rebuild_seconds[k] / (double)s->rebuilds : 0.0);
