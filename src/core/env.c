@@ -48,11 +48,11 @@
       "GPU engine on nvshmem-inline: 1 exchanges inside the step's kernels (the kick stores the "  \
       "halo into the peers, the halo gather and the last kick wait in-kernel) when the plan "      \
       "allows it (no forwarded atoms); 0 calls the transport's own exchange kernels instead")      \
-    X("HALOX_MD_PAIR_MASKS", "0/1/2", "1",                                                         \
+    X("HALOX_MD_PAIR_MASKS", "0/1/2", "0",                                                         \
       "GPU engine: how the pair kernels mask atom pairs on the pruned lists: 0 tests every pair "  \
       "in the kernel (same atom, self pair's half, zone rule), 1 by the masks the prune computed " \
       "(also dropping pairs beyond the inner radius), 2 as 1 and skipping i atoms no lane of a "   \
-      "warp pairs with")                                                                           \
+      "warp pairs with (1 and 2 measured slower on an H200: docs/MD.md)")                                                                           \
     X("HALOX_MD_GRAPH_UPDATE", "0/1", "1",                                                         \
       "GPU engine, --graph: 1 moves the step's graph executable to the capture after a rebuild "   \
       "(cudaGraphExecUpdate) where the captured exchange allows it, 0 instantiates every capture") \

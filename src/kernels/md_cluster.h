@@ -113,9 +113,11 @@ typedef struct md_clusters {
     int *jl_loc, *cnt_loc, *jl_nl, *cnt_nl;             /* outer lists */
     int *jl_loc_in, *cnt_loc_in, *jl_nl_in, *cnt_nl_in; /* inner (pruned) lists */
     /* the inner lists' pair masks, 8 bytes per entry: byte jl, bit k set when i atom k and j atom
-     * jl were a pair (self pair: k < jl; zone rule; not padding) within rl_in at the prune */
+     * jl were a pair (self pair: k < jl; zone rule; not padding) within rl_in at the prune;
+     * allocated and written only when masks is not MD_CLUSTER_MASKS_TEST */
     uint8_t *mk_loc_in, *mk_nl_in;
-    int masks;    /* how the kernels mask pairs on the inner lists: MD_CLUSTER_MASKS_* */
+    int masks; /* how the kernels mask pairs on the inner lists: MD_CLUSTER_MASKS_*; set it
+                  before a build (which allocates the masks; the prune after it writes them) */
     int *need;    /* [2]: the longest local / non-local row of the last build */
     int *h_small; /* pinned: [0..1] cluster counts, [2..3] need */
     void *state;  /* device: maxima of the step, prune decisions, counters */

@@ -191,18 +191,31 @@ extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x
             (int)(4.0 / 3.0 * 3.14159265358979 * r * r * r * density / MD_CLUSTER_SIZE * 0.7 + 16);
         c->max_loc = c->max_nl = guess;
     }
+    /* the pair masks (8 bytes per entry) exist only while the kernels use them, grown with
+     * the lists they belong to */
+    const int km = c->masks != MD_CLUSTER_MASKS_TEST;
+    uint8_t **mks[] = {&c->mk_loc_in, &c->mk_nl_in};
+    size_t *caps[] = {&c->cap_loc, &c->cap_nl};
+    for (int k = 0; k < 2; k++) {
+        if (!km && *mks[k]) {
+            cudaFree(*mks[k]);
+            *mks[k] = NULL;
+        }
+        if (km && !*mks[k])
+            *caps[k] = 0; /* allocated below with the lists */
+    }
     for (int attempt = 0; attempt < 4; attempt++) {
         {
             void **p[] = {(void **)&c->jl_loc, (void **)&c->jl_loc_in, (void **)&c->mk_loc_in};
             size_t el[] = {sizeof(int), sizeof(int), MD_CLUSTER_SIZE};
             size_t want = (size_t)c->max_loc * (size_t)(c->ncl_home > 0 ? c->ncl_home : 1);
-            CL_TRY(halox__md_clusters_grow(p, el, 3, &c->cap_loc, want));
+            CL_TRY(halox__md_clusters_grow(p, el, km ? 3 : 2, &c->cap_loc, want));
         }
         {
             void **p[] = {(void **)&c->jl_nl, (void **)&c->jl_nl_in, (void **)&c->mk_nl_in};
             size_t el[] = {sizeof(int), sizeof(int), MD_CLUSTER_SIZE};
             size_t want = (size_t)c->max_nl * (size_t)(c->ncl > 0 ? c->ncl : 1);
-            CL_TRY(halox__md_clusters_grow(p, el, 3, &c->cap_nl, want));
+            CL_TRY(halox__md_clusters_grow(p, el, km ? 3 : 2, &c->cap_nl, want));
         }
         CL_TRY(cudaMemsetAsync(c->need, 0, 2 * sizeof(int), stream));
         if (c->ncl > 0) {

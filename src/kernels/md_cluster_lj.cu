@@ -280,9 +280,10 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
     const int mx = nonlocal ? c->max_nl : c->max_loc;
     const float rlin2 = pr ? c->rl_in * c->rl_in : 0.0f;
     const float4 *xq = (const float4 *)c->xq;
-    /* the prunes always write the masks; the kernels use them as c->masks says */
-    uint8_t *mk = pr ? (nonlocal ? c->mk_nl_in : c->mk_loc_in) : NULL;
-    const int masks = pr ? c->masks : MD_CLUSTER_MASKS_TEST;
+    /* the masks exist (and the prunes write them) while c->masks asks for them (since the
+     * build: md_cluster.h) */
+    uint8_t *mk = pr && c->masks ? (nonlocal ? c->mk_nl_in : c->mk_loc_in) : NULL;
+    const int masks = mk ? c->masks : MD_CLUSTER_MASKS_TEST;
     const int b = cl_blocks(rows, CL_WARPS);
 #define CL_LJ(E, Z, M)                                                                             \
     cl_lj<E, Z, M><<<b, CL_THREADS, 0, stream>>>(xq, jo, co, ji, ci, mk, mx, flag, valid, ref,     \

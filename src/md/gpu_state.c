@@ -79,7 +79,7 @@ halox_status_t md__gpu_create(halox_md_t *md)
     if ((est = halox__env_flag_or("HALOX_MD_INLINE", 1, &g->inl_allowed)) != HALOX_OK)
         return est;
     /* HALOX_MD_PAIR_MASKS: how the pair kernels mask pairs (md_cluster.h; per rank) */
-    if ((est = halox__env_int("HALOX_MD_PAIR_MASKS", 0, 2, 1, &g->pair_masks)) != HALOX_OK)
+    if ((est = halox__env_int("HALOX_MD_PAIR_MASKS", 0, 2, 0, &g->pair_masks)) != HALOX_OK)
         return est;
     /* HALOX_MD_GRAPH_UPDATE: a new capture after a rebuild updates the graph's executable */
     if ((est = halox__env_flag_or("HALOX_MD_GRAPH_UPDATE", 1, &g->gupdate)) != HALOX_OK)
