@@ -83,6 +83,17 @@ static const char *const md__presets[] = {"lammps-lj", "water-density", NULL};
 
 const char *const *halox_md_preset_names(void) { return md__presets; }
 
+/* water-density's skin below and from HALOX_MD_WATER_BIG_ATOMS atoms (halox_md_config_atoms) */
+#define MD_WATER_SKIN     2.5
+#define MD_WATER_BIG_SKIN 3.0
+
+void halox_md_config_atoms(halox_md_config_t *cfg, long long natoms, int keep_skin)
+{
+    cfg->natoms = natoms;
+    if (!keep_skin && cfg->preset && !strcmp(cfg->preset, "water-density"))
+        cfg->skin = natoms >= HALOX_MD_WATER_BIG_ATOMS ? MD_WATER_BIG_SKIN : MD_WATER_SKIN;
+}
+
 /* The values are written from the preset itself (halox_md_config_preset over the defaults), so
  * that a description, and halox-md --help which prints it, cannot differ from what a run with
  * the preset does. */
@@ -111,9 +122,17 @@ const char *halox_md_preset_description(const char *name)
                 c.cells[1], c.cells[2], 4LL * c.cells[0] * c.cells[1] * c.cells[2]);
     else
         MD_DESC("%lld atoms at random (--atoms N), density %g", c.natoms, c.density);
-    MD_DESC(", T %g, seed %llu, cut-off %g %s, %s, skin %g, rebuild every %d steps%s, dt %g, %s",
+    halox_md_config_t big = c;
+    halox_md_config_atoms(&big, HALOX_MD_WATER_BIG_ATOMS, 0);
+    char skin[64];
+    if (big.skin != c.skin)
+        snprintf(skin, sizeof skin, "%g (%g from %lld atoms)", c.skin, big.skin,
+                 HALOX_MD_WATER_BIG_ATOMS);
+    else
+        snprintf(skin, sizeof skin, "%g", c.skin);
+    MD_DESC(", T %g, seed %llu, cut-off %g %s, %s, skin %s, rebuild every %d steps%s, dt %g, %s",
             c.temp, (unsigned long long)c.seed, c.cutoff, c.shift ? "shifted" : "unshifted",
-            c.tail ? "tail corrections" : "no tail corrections", c.skin, c.rebuild_every,
+            c.tail ? "tail corrections" : "no tail corrections", skin, c.rebuild_every,
             c.rebuild_check ? " (sooner once an atom moved skin/2)" : "", c.dt,
             c.ensemble == HALOX_MD_NVT ? "NVT" : "NVE");
     if (c.ensemble == HALOX_MD_NVT)
@@ -159,7 +178,7 @@ halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name)
          * rlist (1.498 nm at nstlist 100) in these units. Measured on one H200 against skins
          * 1.5 and 2.2: 45k 0.092 against 0.094 ms/step, 180k 0.281 against 0.274
          * (bench/results/2026-12-02-h200) */
-        cfg->skin = 2.5;
+        cfg->skin = MD_WATER_SKIN; /* MD_WATER_BIG_SKIN from 10^6 atoms: halox_md_config_atoms */
         md__plain_nve(cfg);
         cfg->rebuild_every = 100;
         cfg->rebuild_check = 1;
