@@ -289,13 +289,23 @@ static void test_records(void)
     std::vector<int> src((size_t)n);
     for (int i = 0; i < n; i++)
         src[(size_t)i] = 5 * i + 1;
-    EXPECT(halox_kernel_mig_gather_int(src.data(), index.data(), m, gi.data(), nullptr) ==
+    EXPECT(halox_kernel_mig_gather_int(src.data(), index.data(), m, nullptr, gi.data(), nullptr) ==
                cudaSuccess,
            "launch");
     wrong = 0;
     for (int j = 0; j < m; j++)
         wrong += gi[(size_t)j] != src[(size_t)index[(size_t)j]];
     EXPECT(wrong == 0, "gather_int: %d wrong", wrong);
+    /* a count on the device below n: only that many written */
+    const int few = m / 2;
+    std::vector<int> gc((size_t)m, -7);
+    EXPECT(halox_kernel_mig_gather_int(src.data(), index.data(), m, &few, gc.data(), nullptr) ==
+               cudaSuccess,
+           "launch");
+    wrong = 0;
+    for (int j = 0; j < m; j++)
+        wrong += gc[(size_t)j] != (j < few ? src[(size_t)index[(size_t)j]] : -7);
+    EXPECT(wrong == 0, "gather_int with a device count: %d wrong", wrong);
     std::vector<int32_t> ido((size_t)m);
     std::vector<uint8_t> zo((size_t)m), zz((size_t)m);
     EXPECT(halox_kernel_plan_gather_meta(id.data(), zone.data(), index.data(), m, 4, ido.data(),

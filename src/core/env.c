@@ -52,7 +52,10 @@
       "GPU engine: how the pair kernels mask atom pairs on the pruned lists: 0 tests every pair "  \
       "in the kernel (same atom, self pair's half, zone rule), 1 by the masks the prune computed " \
       "(also dropping pairs beyond the inner radius), 2 as 1 and skipping i atoms no lane of a "   \
-      "warp pairs with (1 and 2 measured slower on an H200: docs/MD.md)")                                                                           \
+      "warp pairs with (1 and 2 measured slower on an H200: docs/MD.md)")                          \
+    X("HALOX_MD_SEARCH_BISECT", "0/1", "1",                                                        \
+      "GPU engine: 1 makes the pair-list search bisect each column for the clusters within reach " \
+      "of the row in z (a column holds the box height in clusters), 0 reads whole columns")        \
     X("HALOX_MD_GRAPH_UPDATE", "0/1", "1",                                                         \
       "GPU engine, --graph: 1 moves the step's graph executable to the capture after a rebuild "   \
       "(cudaGraphExecUpdate) where the captured exchange allows it, 0 instantiates every capture") \

@@ -103,6 +103,9 @@ typedef struct md_clusters {
     int *perm;    /* atom of each slot, -1 for padding */
     int *slot_of; /* slot of each atom */
     float *bbox;  /* 8 per cluster: lo x y z, zone mask; hi x y z, unused */
+    float *zwin;  /* 2 per cluster, within its column (and part): the largest box top z of the
+                     clusters up to it, the smallest box bottom z from it on (both monotonic:
+                     the search finds a row's z window by bisection) */
     int *key;     /* per atom: sort key */
     int *sorted;  /* atoms by key; after a build its first n_home are the home atoms in the
                      order of their slots */
@@ -118,6 +121,7 @@ typedef struct md_clusters {
     uint8_t *mk_loc_in, *mk_nl_in;
     int masks; /* how the kernels mask pairs on the inner lists: MD_CLUSTER_MASKS_*; set it
                   before a build (which allocates the masks; the prune after it writes them) */
+    int no_bisect; /* 1: the search reads whole columns (the comparison for the bisection) */
     int *need;    /* [2]: the longest local / non-local row of the last build */
     int *h_small; /* pinned: [0..1] cluster counts, [2..3] need */
     void *state;  /* device: maxima of the step, prune decisions, counters */

@@ -81,10 +81,14 @@ static __global__ void cl_fill(int n, int nzb, const int *__restrict__ sorted,
     perm[(size_t)col[c] * MD_CLUSTER_SIZE + idx] = i;
 }
 
-/* bounding boxes and zone masks of the clusters; positions of all slots (padding far away) */
-static __global__ void cl_bbox(int ncl, const int *__restrict__ perm, const float *__restrict__ x,
-                               const uint8_t *__restrict__ zone, float4 *__restrict__ bbox,
-                               float4 *__restrict__ xq)
+/* bounding boxes and zone masks of the clusters; positions of all slots (padding far away),
+ * also as the three references (the prunes' and the build's: nslots apart), and no forces yet;
+ * the slot of each atom */
+static __global__ void cl_bbox(int ncl, size_t nslots, const int *__restrict__ perm,
+                               const float *__restrict__ x, const uint8_t *__restrict__ zone,
+                               float4 *__restrict__ bbox, float4 *__restrict__ xq,
+                               float4 *__restrict__ ref, float *__restrict__ fs,
+                               int *__restrict__ slot_of)
 {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= ncl)
@@ -94,27 +98,45 @@ static __global__ void cl_bbox(int ncl, const int *__restrict__ perm, const floa
     for (int l = 0; l < MD_CLUSTER_SIZE; l++) {
         size_t s = (size_t)c * MD_CLUSTER_SIZE + l;
         int a = perm[s];
-        if (a < 0) {
-            xq[s] = make_float4(CL_PAD, CL_PAD, CL_PAD, __int_as_float(CL_ZONE_TAG));
-            continue;
+        float4 q = make_float4(CL_PAD, CL_PAD, CL_PAD, __int_as_float(CL_ZONE_TAG));
+        if (a >= 0) {
+            float p0 = x[3 * (size_t)a], p1 = x[3 * (size_t)a + 1], p2 = x[3 * (size_t)a + 2];
+            int z = zone[a];
+            lo0 = fminf(lo0, p0), lo1 = fminf(lo1, p1), lo2 = fminf(lo2, p2);
+            hi0 = fmaxf(hi0, p0), hi1 = fmaxf(hi1, p1), hi2 = fmaxf(hi2, p2);
+            zm |= 1u << (z & 7);
+            q = make_float4(p0, p1, p2, __int_as_float(CL_ZONE_TAG | z));
+            slot_of[a] = (int)s;
         }
-        float p0 = x[3 * (size_t)a], p1 = x[3 * (size_t)a + 1], p2 = x[3 * (size_t)a + 2];
-        int z = zone[a];
-        lo0 = fminf(lo0, p0), lo1 = fminf(lo1, p1), lo2 = fminf(lo2, p2);
-        hi0 = fmaxf(hi0, p0), hi1 = fmaxf(hi1, p1), hi2 = fmaxf(hi2, p2);
-        zm |= 1u << (z & 7);
-        xq[s] = make_float4(p0, p1, p2, __int_as_float(CL_ZONE_TAG | z));
+        xq[s] = q;
+        for (int k = 0; k < 3; k++)
+            ref[k * nslots + s] = q;
+        fs[3 * s] = fs[3 * s + 1] = fs[3 * s + 2] = 0.0f;
     }
     bbox[2 * (size_t)c] = make_float4(lo0, lo1, lo2, __uint_as_float(zm));
     bbox[2 * (size_t)c + 1] = make_float4(hi0, hi1, hi2, 0.0f);
 }
 
-static __global__ void cl_slot_of(int nslots, const int *__restrict__ perm,
-                                  int *__restrict__ slot_of)
+/* Per column (and part), whose clusters are cut from atoms in z-bin order: the running largest
+ * top and the running smallest bottom from the other end, monotonic along the column where the
+ * boxes themselves are only nearly so (atoms within a bin are in index order). */
+static __global__ void cl_zwin(int ncols, const int *__restrict__ col,
+                               const float4 *__restrict__ bbox, float2 *__restrict__ zwin)
 {
-    const int s = blockIdx.x * blockDim.x + threadIdx.x;
-    if (s < nslots && perm[s] >= 0)
-        slot_of[perm[s]] = s;
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= ncols)
+        return;
+    const int a = col[c], e = col[c + 1];
+    float top = -3e38f;
+    for (int j = a; j < e; j++) {
+        top = fmaxf(top, bbox[2 * (size_t)j + 1].z);
+        zwin[j].x = top;
+    }
+    float bottom = 3e38f;
+    for (int j = e - 1; j >= a; j--) {
+        bottom = fminf(bottom, bbox[2 * (size_t)j].z);
+        zwin[j].y = bottom;
+    }
 }
 
 /* ---- host side ------------------------------------------------------------------------- */
@@ -235,10 +257,11 @@ extern "C" cudaError_t halox__md_clusters_sort(md_clusters_t *c, const float *x,
         CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_atoms_slot, (size_t)(n > 0 ? n : 1)));
     }
     {
-        void **p[] = {(void **)&c->bbox, (void **)&c->cnt_loc, (void **)&c->cnt_nl,
-                      (void **)&c->cnt_loc_in, (void **)&c->cnt_nl_in};
-        size_t el[] = {8 * sizeof(float), sizeof(int), sizeof(int), sizeof(int), sizeof(int)};
-        CL_TRY(halox__md_clusters_grow(p, el, 5, &c->cap_cl, (size_t)(c->ncl > 0 ? c->ncl : 1)));
+        void **p[] = {(void **)&c->bbox,       (void **)&c->cnt_loc,   (void **)&c->cnt_nl,
+                      (void **)&c->cnt_loc_in, (void **)&c->cnt_nl_in, (void **)&c->zwin};
+        size_t el[] = {8 * sizeof(float), sizeof(int), sizeof(int),
+                       sizeof(int),       sizeof(int), 2 * sizeof(float)};
+        CL_TRY(halox__md_clusters_grow(p, el, 6, &c->cap_cl, (size_t)(c->ncl > 0 ? c->ncl : 1)));
     }
     CL_TRY(cudaMemsetAsync(c->perm, 0xff, sizeof(int) * (nslots > 0 ? nslots : 1), stream));
     if (n > 0) {
@@ -247,17 +270,14 @@ extern "C" cudaError_t halox__md_clusters_sort(md_clusters_t *c, const float *x,
         CL_TRY(cudaGetLastError());
     }
     if (c->ncl > 0) {
-        cl_bbox<<<cl_blocks(c->ncl, 128), 128, 0, stream>>>(c->ncl, c->perm, x, zone,
-                                                            (float4 *)c->bbox, (float4 *)c->xq);
-        CL_TRY(cudaGetLastError());
-        cl_slot_of<<<cl_blocks((long long)nslots, 256), 256, 0, stream>>>((int)nslots, c->perm,
-                                                                          c->slot_of);
-        CL_TRY(cudaGetLastError());
         /* every reference at the build's positions; no forces yet */
-        for (int k = 0; k < 3; k++)
-            CL_TRY(cudaMemcpyAsync(c->ref + 4 * k * nslots, c->xq, 4 * sizeof(float) * nslots,
-                                   cudaMemcpyDeviceToDevice, stream));
-        CL_TRY(cudaMemsetAsync(c->fs, 0, 3 * sizeof(float) * nslots, stream));
+        cl_bbox<<<cl_blocks(c->ncl, 128), 128, 0, stream>>>(c->ncl, nslots, c->perm, x, zone,
+                                                            (float4 *)c->bbox, (float4 *)c->xq,
+                                                            (float4 *)c->ref, c->fs, c->slot_of);
+        CL_TRY(cudaGetLastError());
+        cl_zwin<<<cl_blocks(ncols, 128), 128, 0, stream>>>(ncols, c->col, (const float4 *)c->bbox,
+                                                           (float2 *)c->zwin);
+        CL_TRY(cudaGetLastError());
     }
     return cudaSuccess;
 }

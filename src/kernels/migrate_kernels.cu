@@ -86,11 +86,9 @@ extern "C" cudaError_t halox_kernel_mig_scan(halox_real_t real, int stride, void
         return cudaSuccess;
     if (real == HALOX_FLOAT)
         HALOX__LAUNCH(halox__mig_scan_kernel<float>, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
-        ((float *)x, n, stride, *geo, dest, leaves, first_bad);
-    else
-        HALOX__LAUNCH(halox__mig_scan_kernel<double>, halox__mig_grid(n), HALOX__MIG_THREADS,
-                      stream)
-        ((double *)x, n, stride, *geo, dest, leaves, first_bad);
+    ((float *)x, n, stride, *geo, dest, leaves, first_bad);
+    else HALOX__LAUNCH(halox__mig_scan_kernel<double>, halox__mig_grid(n), HALOX__MIG_THREADS,
+                       stream)((double *)x, n, stride, *geo, dest, leaves, first_bad);
     return cudaPeekAtLastError();
 }
 
@@ -112,19 +110,21 @@ extern "C" cudaError_t halox_kernel_mig_compact(const uint8_t *flags, int n, int
 
 __global__ void halox__mig_gather_int_kernel(const int *__restrict__ src,
                                              const int *__restrict__ index, int n,
-                                             int *__restrict__ out)
+                                             const int *__restrict__ count, int *__restrict__ out)
 {
+    if (count && *count < n)
+        n = *count;
     for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x)
         out[j] = src[index[j]];
 }
 
 extern "C" cudaError_t halox_kernel_mig_gather_int(const int *src, const int *index, int n,
-                                                   int *out, cudaStream_t stream)
+                                                   const int *count, int *out, cudaStream_t stream)
 {
     if (n <= 0)
         return cudaSuccess;
     HALOX__LAUNCH(halox__mig_gather_int_kernel, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
-    (src, index, n, out);
+    (src, index, n, count, out);
     return cudaPeekAtLastError();
 }
 

@@ -37,9 +37,10 @@ size_t halox_kernel_mig_scratch(int n);
 cudaError_t halox_kernel_mig_compact(const uint8_t *flags, int n, int want, int *out, int *count,
                                      int *scratch, cudaStream_t stream);
 
-/* out[j] = src[index[j]] for j < n. */
-cudaError_t halox_kernel_mig_gather_int(const int *src, const int *index, int n, int *out,
-                                        cudaStream_t stream);
+/* out[j] = src[index[j]] for j < n, and j < *count when count (device) is not NULL (a count
+ * not yet known on the host). */
+cudaError_t halox_kernel_mig_gather_int(const int *src, const int *index, int n, const int *count,
+                                        int *out, cudaStream_t stream);
 
 /* Atom index[j]'s record (xb bytes of coordinates, its id, eb extra bytes) at buf + slot[j] *
  * rec, for j < n. */

@@ -49,6 +49,7 @@ halox_status_t md__gpu_lists(halox_md_t *md)
     halox__md_clusters_set_prune(&g->cl, (float)md->cfg.cutoff,
                                  inner > 0 ? (float)(md->cfg.cutoff + inner) : 0.0f);
     g->cl.masks = g->pair_masks;
+    g->cl.no_bisect = !g->bisect;
     MD_CUDA(halox__md_clusters_build(&g->cl, g->x, g->zone, g->n_home, g->n_total, lo, ext, md->rho,
                                      (float)rl, shifts, g->hi));
     g->gathers_at_build = g->gathers;

@@ -93,17 +93,24 @@ static halox_status_t md__gpu_grow(halox_md_t *md, int need_home, int need_total
     return md__agree(md, st);
 }
 
-/* the host rebuild's blow-up check, from the device's velocities */
-static halox_status_t md__gpu_check_speeds(halox_md_t *md)
+/* the host rebuild's blow-up check, from the device's velocities: the largest speed comes to
+ * the host on the exchange stream (md__gpu_speeds_verdict reads it once the stream got there) */
+static halox_status_t md__gpu_speeds_launch(halox_md_t *md)
 {
     md_gpu_t *g = md__gpu(md);
     MD_CUDA(cudaMemsetAsync(g->disp, 0, sizeof(unsigned), g->hi));
     MD_CUDA(halox__md_kernel_max_v2(g->v, g->n_home, g->disp, g->hi));
     MD_CUDA(cudaMemcpyAsync(g->h_disp, g->disp, sizeof(unsigned), cudaMemcpyDeviceToHost, g->hi));
-    halox_status_t st = md__gpu_wait(md, g->hi, NULL, "the blow-up check");
-    if (st != HALOX_OK)
-        return st;
-    return md__gpu_speed_verdict(md);
+    return HALOX_OK;
+}
+
+/* the verdict after the migration, whose steps drained the stream (the wait returns at
+ * once): a blown-up system whose positions are still finite migrates as any other, the
+ * non-finite ones stop the migration with their own message */
+static halox_status_t md__gpu_speeds_verdict(halox_md_t *md)
+{
+    halox_status_t st = md__gpu_wait(md, md__gpu(md)->hi, NULL, "the blow-up check");
+    return st == HALOX_OK ? md__gpu_speed_verdict(md) : st;
 }
 
 /* The migration (plan 0) or the plan build (plan 1) on the device arrays, grown and tried again
@@ -152,15 +159,18 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
     md_gpu_t *g = md__gpu(md);
     g->gstale = 1; /* the arrays, sizes and plan the graph captured change */
     const double t0 = halox__now();
-    halox_status_t st = md__agree(md, md__gpu_check_speeds(md));
-    if (st != HALOX_OK)
-        return st;
-    /* the home atoms in the last build's cluster order, then the migration (which keeps the
-     * order of those that stay) and the plan build refer to that layout */
-    if ((st = md__agree(md, md__gpu_sort_home(md))) != HALOX_OK)
+    /* the largest speed on its way to the host; the home atoms in the last build's cluster
+     * order, then the migration (which keeps the order of those that stay) and the plan build
+     * refer to that layout. No wait for the GPU before the migration's own. */
+    halox_status_t st = md__gpu_speeds_launch(md);
+    if (st == HALOX_OK)
+        st = md__gpu_sort_home(md);
+    if ((st = md__agree(md, st)) != HALOX_OK)
         return st;
     if ((st = md__gpu_on_device(md, 0)) != HALOX_OK)
         return st;
+    /* agreed with the plan's outcome below (the plan build runs on any finite positions) */
+    const halox_status_t speeds = md__gpu_speeds_verdict(md);
     const double t1 = halox__now();
     md->timer[HALOX_MD_T_MIGRATE] += t1 - t0;
     md->rpart[HALOX_MD_R_MIGRATE] += t1 - t0;
@@ -172,7 +182,7 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
     g->xv_fresh = 0;
     g->ids_fresh = 0;
     g->f_fresh = 0;
-    st = halox_atoms_reserve(&md->atoms, g->n_total + 1);
+    st = speeds != HALOX_OK ? speeds : halox_atoms_reserve(&md->atoms, g->n_total + 1);
     if (st == HALOX_OK) {
         md->atoms.n_home = g->n_home;
         md->atoms.n_total = g->n_total;

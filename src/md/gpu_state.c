@@ -81,6 +81,9 @@ halox_status_t md__gpu_create(halox_md_t *md)
     /* HALOX_MD_PAIR_MASKS: how the pair kernels mask pairs (md_cluster.h; per rank) */
     if ((est = halox__env_int("HALOX_MD_PAIR_MASKS", 0, 2, 0, &g->pair_masks)) != HALOX_OK)
         return est;
+    /* HALOX_MD_SEARCH_BISECT: the list search reads a column's clusters in z reach only */
+    if ((est = halox__env_flag_or("HALOX_MD_SEARCH_BISECT", 1, &g->bisect)) != HALOX_OK)
+        return est;
     /* HALOX_MD_GRAPH_UPDATE: a new capture after a rebuild updates the graph's executable */
     if ((est = halox__env_flag_or("HALOX_MD_GRAPH_UPDATE", 1, &g->gupdate)) != HALOX_OK)
         return est;

@@ -170,12 +170,13 @@ void halox__gpu_fini(halox_comm_t *comm, halox__gpu_t *g)
 
 halox_status_t halox__gpu_bind(halox_comm_t *comm, halox__gpu_t *g)
 {
+    /* an unusable endpoint still takes part in the agreement below: the others must not wait */
     halox_status_t st = halox__gpu_usable(comm, g, "bind");
-    if (st != HALOX_OK)
-        return halox__agree(comm, st, "bind"); /* the others must not wait for us */
     const halox_plan_t *plan = comm->plan;
-    g->bound = 0;
-    st = halox__gpu_set_device(comm, g);
+    if (st == HALOX_OK) {
+        g->bound = 0;
+        st = halox__gpu_set_device(comm, g);
+    }
     if (st == HALOX_OK) {
         /* buffers may be reallocated: nothing earlier may still use them */
         st = halox__gpu_stream_wait(comm, g, halox__now() + comm->timeout_s, NULL, NULL, "bind");
@@ -192,31 +193,28 @@ halox_status_t halox__gpu_bind(halox_comm_t *comm, halox__gpu_t *g)
         memset(g->ev_live, 0, sizeof g->ev_live);
         st = halox__gpu_plan_upload(&g->plan, plan, comm->real, comm->stride, g->stream, g->name);
     }
-    st = halox__agree(comm, st, "bind");
-    if (st != HALOX_OK)
-        return st;
-
-    /* every rank's plan must come from the same build: same pulse count everywhere, and each
-     * sender's count is its receiver's (else the exchange would fail mid-way, or worse) */
-    int *all = malloc(sizeof(int) * (size_t)comm->size);
+    /* every rank's plan must come from the same build: same pulse count everywhere (with the
+     * status, in one collective), and each sender's count is its receiver's (else the exchange
+     * would fail mid-way, or worse) */
+    long long small[2 * 16];
+    long long *all = comm->size <= 16 ? small : malloc(sizeof(long long) * 2 * (size_t)comm->size);
     if (!all)
         st = halox__error(HALOX_ERR_NO_MEMORY, "%s: bind: no memory", g->name);
-    st = halox__agree(comm, st, "bind");
-    if (st != HALOX_OK) {
-        free(all);
-        return st;
-    }
-    int n = plan->n_pulses;
-    st = halox__gpu_allgather(comm, &n, all, sizeof n);
+    const int n = plan->n_pulses;
+    long long msg[2] = {0, n};
+    /* the same message everywhere (without memory for everybody's counts, the agreement's own
+     * buffer: this rank's failure is the verdict) */
+    st = halox__agree_gather(comm, st, "bind", msg, 2, all);
+    /* every rank sees every count: the same verdict everywhere, without another message */
     for (int r = 0; r < comm->size && st == HALOX_OK; r++)
-        if (all[r] != n)
+        if (all[2 * r + 1] != n)
             st = halox__error(HALOX_ERR_STATE,
-                              "%s: bind: rank %d's plan has %d pulses but rank %d's has %d: the "
-                              "plans come from different builds; rebuild on every rank, then "
+                              "%s: bind: rank %d's plan has %lld pulses but rank %d's has %d: "
+                              "the plans come from different builds; rebuild on every rank, then "
                               "bind on every rank",
-                              g->name, r, all[r], comm->rank, n);
-    free(all);
-    st = halox__agree(comm, st, "bind");
+                              g->name, r, all[2 * r + 1], comm->rank, n);
+    if (all != small)
+        free(all);
     for (int k = 0; k < n && st == HALOX_OK; k++) {
         const halox_pulse_t *p = &plan->pulse[k];
         int mine = p->send_count, theirs = -1;

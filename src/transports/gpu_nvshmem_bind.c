@@ -159,28 +159,26 @@ static halox_status_t halox__shm_bind_arrays(halox_comm_t *comm)
         if (e != cudaSuccess)
             st = halox__gpu_cuda_error(comm, g, e, "resetting the signals", HALOX_ERR_COMM, 1);
     }
-    st = halox__agree(comm, st, "bind");
-    if (st != HALOX_OK)
-        return st;
-    /* every rank binds the same allocations */
-    int all[2 * 64];
-    int *allw = comm->size <= 64 ? all : malloc(sizeof(int) * 2 * (size_t)comm->size);
-    st = allw ? halox__gpu_allgather(comm, which, allw, sizeof which)
-              : halox__error(HALOX_ERR_NO_MEMORY, "%s: no memory", g->name);
+    /* every rank binds the same allocations: the status and the allocations in one collective,
+     * whose messages give every rank the same verdict (without memory for them, the
+     * agreement's own buffer: this rank's failure is the verdict) */
+    long long small[3 * 16];
+    long long *all = comm->size <= 16 ? small : malloc(sizeof(long long) * 3 * (size_t)comm->size);
+    if (!all && st == HALOX_OK)
+        st = halox__error(HALOX_ERR_NO_MEMORY, "%s: no memory", g->name);
+    long long msg[3] = {0, which[0], which[1]};
+    st = halox__agree_gather(comm, st, "bind", msg, 3, all);
     for (int r = 0; r < comm->size && st == HALOX_OK; r++)
-        if (allw[2 * r] != which[0] || allw[2 * r + 1] != which[1])
+        if (all[3 * r + 1] != which[0] || all[3 * r + 2] != which[1])
             st = halox__error(HALOX_ERR_INVALID_ARG,
-                              "%s: bind: rank %d binds device_alloc allocations #%d/#%d as x/f "
-                              "but rank %d binds #%d/#%d: every rank must bind the arrays of "
+                              "%s: bind: rank %d binds device_alloc allocations #%lld/#%lld as "
+                              "x/f but rank %d binds #%d/#%d: every rank must bind the arrays of "
                               "the same collective allocations",
-                              g->name, r, allw[2 * r], allw[2 * r + 1], comm->rank, which[0],
+                              g->name, r, all[3 * r + 1], all[3 * r + 2], comm->rank, which[0],
                               which[1]);
-    if (allw != all)
-        free(allw);
-    st = halox__agree(comm, st, "bind");
-    if (st != HALOX_OK)
-        return st;
-    return HALOX_OK;
+    if (all != small)
+        free(all);
+    return st;
 }
 
 /* The symmetric force buffers and staging: regrown collectively when any rank needs more
@@ -190,15 +188,18 @@ static halox_status_t halox__shm_bind_buffers(halox_comm_t *comm)
     halox__shm_t *m = halox__shm(comm);
     halox__gpu_t *g = &m->g;
     const halox__gpu_plan_t *dp = &g->plan;
-    halox_status_t st;
-    size_t need = dp->send_bytes, most = 0;
-    size_t *needs = malloc(sizeof(size_t) * (size_t)comm->size);
-    st = needs ? halox__gpu_allgather(comm, &need, needs, sizeof need)
-               : halox__error(HALOX_ERR_NO_MEMORY, "%s: no memory", g->name);
+    /* everybody's need with the status, in one collective */
+    long long small[2 * 16];
+    long long *all = comm->size <= 16 ? small : malloc(sizeof(long long) * 2 * (size_t)comm->size);
+    halox_status_t st =
+        all ? HALOX_OK : halox__error(HALOX_ERR_NO_MEMORY, "%s: no memory", g->name);
+    long long msg[2] = {0, (long long)dp->send_bytes};
+    st = halox__agree_gather(comm, st, "bind", msg, 2, all);
+    size_t most = 0;
     for (int r = 0; r < comm->size && st == HALOX_OK; r++)
-        most = needs[r] > most ? needs[r] : most;
-    free(needs);
-    st = halox__agree(comm, st, "bind");
+        most = (size_t)all[2 * r + 1] > most ? (size_t)all[2 * r + 1] : most;
+    if (all != small)
+        free(all);
     if (st != HALOX_OK)
         return st;
     if (!m->fbuf || most > m->buf_cap) {

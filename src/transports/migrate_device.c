@@ -22,6 +22,8 @@ struct halox__mig_dev {
     halox_device_atoms_t *atoms;
     size_t xb, rec;
     int nleave;
+    int guess; /* leavers read with the counters (before their count is known): 0 at first,
+                  then twice the last migration's */
     /* device scratch, grown: per home atom, per leaver, the records */
     int *d_dest, *d_index, *d_scratch, *d_to, *d_slot;
     uint8_t *d_flags;
@@ -68,6 +70,45 @@ static halox_status_t md_sync(halox__mig_dev_t *m, const char *what)
     return halox__gpu_drain(m->h.comm, m->h.g, "the migration", what);
 }
 
+/* The first `count` leavers' indices and owners to the host (pinned scratch grown to hold them);
+ * `unknown`: their number is still on the device, so the owners' gather stops there (the copies
+ * may bring stale entries beyond it, never read). */
+static halox_status_t md_leavers(halox__mig_dev_t *m, int count, int unknown, cudaStream_t s)
+{
+    /* pinned: the copies run behind the host, which waits once for them and the counters */
+    const size_t ints = (size_t)count + 64;
+    halox_status_t st = HALOX_OK;
+    if (ints > m->hcap_leave) {
+        size_t bytes = m->hcap_leave * 3 * sizeof(int);
+        st = md_grow_pinned(m, (void **)&m->h_leave, &bytes, sizeof(int) * 3 * ints,
+                            "the leavers' host copy");
+        m->hcap_leave = st == HALOX_OK ? bytes / (3 * sizeof(int)) : 0;
+        if (st != HALOX_OK)
+            return st;
+    }
+    m->h_to = m->h_leave + m->hcap_leave;
+    m->h_slot = m->h_to + m->hcap_leave;
+    st =
+        md_grow(m, (void **)&m->d_to, &m->cap_to, sizeof(int) * (size_t)count, "owners of leavers");
+    if (st == HALOX_OK)
+        st = md_cuda(m,
+                     halox_kernel_mig_gather_int(m->d_dest, m->d_index, count,
+                                                 unknown ? m->h.d_small + MD_COUNT : NULL, m->d_to,
+                                                 s),
+                     "the owners' gather");
+    if (st == HALOX_OK)
+        st = md_cuda(m,
+                     cudaMemcpyAsync(m->h_leave, m->d_index, sizeof(int) * (size_t)count,
+                                     cudaMemcpyDeviceToHost, s),
+                     "reading the leavers");
+    if (st == HALOX_OK)
+        st = md_cuda(m,
+                     cudaMemcpyAsync(m->h_to, m->d_to, sizeof(int) * (size_t)count,
+                                     cudaMemcpyDeviceToHost, s),
+                     "reading their owners");
+    return st;
+}
+
 static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_box_t *box, int me,
                               long long step, long long *scount, int *nleave_p, int *hops_p)
 {
@@ -102,6 +143,11 @@ static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_b
                      "the migration's scan kernel");
     if (st == HALOX_OK)
         st = mig_compact(m, n, 1, s);
+    /* the leavers and their owners come with the counters, as many as the last migration's
+     * twice (one wait for both, where they fit) */
+    const int guess = m->guess < n ? m->guess : n;
+    if (st == HALOX_OK && guess > 0)
+        st = md_leavers(m, guess, 1, s);
     if (st == HALOX_OK)
         st = md_cuda(m,
                      cudaMemcpyAsync(m->h.h_small, m->h.d_small, sizeof(int) * MD_SMALL,
@@ -121,39 +167,19 @@ static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_b
                             step, me, id);
     }
     const int nl = m->nleave = m->h.h_small[MD_COUNT];
+    m->guess = nl < (1 << 29) ? 2 * nl + 64 : nl;
     *nleave_p = nl;
     *hops_p = 0;
     if (nl == 0)
         return HALOX_OK;
-    /* the leavers and their owners to the host, which orders them by destination */
-    if ((size_t)nl > m->hcap_leave) {
-        free(m->h_leave);
-        size_t cap = (size_t)nl + (size_t)nl / 4 + 64;
-        m->h_leave = malloc(sizeof(int) * 3 * cap);
-        m->hcap_leave = m->h_leave ? cap : 0;
-        if (!m->h_leave)
-            return halox__error(HALOX_ERR_NO_MEMORY, "migrate: no memory");
+    /* more leavers than guessed: all of them now (the host orders them by destination) */
+    if (nl > guess) {
+        st = md_leavers(m, nl, 0, s);
+        if (st == HALOX_OK)
+            st = md_sync(m, "reading the leavers");
+        if (st != HALOX_OK)
+            return st;
     }
-    m->h_to = m->h_leave + m->hcap_leave;
-    m->h_slot = m->h_to + m->hcap_leave;
-    st = md_grow(m, (void **)&m->d_to, &m->cap_to, sizeof(int) * (size_t)nl, "owners of leavers");
-    if (st == HALOX_OK)
-        st = md_cuda(m, halox_kernel_mig_gather_int(m->d_dest, m->d_index, nl, m->d_to, s),
-                     "the owners' gather");
-    if (st == HALOX_OK)
-        st = md_cuda(m,
-                     cudaMemcpyAsync(m->h_leave, m->d_index, sizeof(int) * (size_t)nl,
-                                     cudaMemcpyDeviceToHost, s),
-                     "reading the leavers");
-    if (st == HALOX_OK)
-        st = md_cuda(
-            m,
-            cudaMemcpyAsync(m->h_to, m->d_to, sizeof(int) * (size_t)nl, cudaMemcpyDeviceToHost, s),
-            "reading their owners");
-    if (st == HALOX_OK)
-        st = md_sync(m, "reading the leavers");
-    if (st != HALOX_OK)
-        return st;
     for (int j = 0; j < nl; j++)
         scount[m->h_to[j]]++;
     *hops_p = halox__mig_hops(grid, me, m->h_to, nl);
@@ -310,7 +336,8 @@ void halox__gpu_mig_dev_free(halox__gpu_t *g)
     for (size_t k = 0; k < sizeof pinned / sizeof pinned[0]; k++)
         if (pinned[k])
             cudaFreeHost(pinned[k]);
-    free(m->h_leave);
+    if (m->h_leave)
+        cudaFreeHost(m->h_leave);
     free(m);
     g->mig_dev = NULL;
 }
