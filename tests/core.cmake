@@ -44,6 +44,8 @@ if(CMAKE_CXX_COMPILER)
   # the device-data rebuild's kernels (plan_select.cu, migrate_kernels.cu, compact.cuh) against
   # host references
   halox_emu_test(test_kernels_emu test_kernels_emu.cpp)
+  # the GPU engine's pair-list search (md_cluster_search.cuh) against a brute force over boxes
+  halox_emu_test(test_cluster_search_emu test_cluster_search_emu.cpp)
   # the GPU transports' device stores (plan_device.c, migrate_device.c, gpu_device.c and their
   # kernels) through test_device_threads' checks
   set(_src ${PROJECT_SOURCE_DIR}/src/transports)

@@ -3,7 +3,8 @@
  * pruning switch, and the launchers one file calls in another. The files, each calling only those
  * listed after it (no circles):
  *   md_cluster_build.cu   the entry points of a build (list search, rows grown until they fit),
- *                         the list sizes, free
+ *                         the list sizes, free; its search kernel is md_cluster_search.cuh (a
+ *                         header, so that tests/emu runs it on the CPU)
  *   md_cluster_sort.cu    the cluster sort of a build: geometry, keys, slots, bounding boxes;
  *                         the arrays' growth
  *   md_cluster_watch.cu   the gathers: displacements, prune decisions, the watch; the arming

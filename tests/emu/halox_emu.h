@@ -1,5 +1,5 @@
 /* A host emulation of the little of CUDA that the kernels of src/kernels/compact.cuh,
- * plan_select.cu and migrate_kernels.cu use, so that tests/test_kernels_emu.cpp runs their very
+ * plan_select.cu, migrate_kernels.cu and md_cluster_search.cuh use, so that tests/test_kernels_emu.cpp runs their very
  * code on the CPU in CI (no GPU there): a launch runs the blocks one after the other, each as
  * blockDim.x POSIX threads; __syncthreads is a barrier of the block, warp shuffles exchange
  * through a slot per lane between two barriers of the warp; __shared__ variables are statics
@@ -69,6 +69,65 @@ template <typename T> static inline T __shfl_down_sync(unsigned, T v, int d)
 template <typename T> static inline T __shfl_xor_sync(unsigned, T v, int m)
 {
     return halox_emu_shfl(v, (int)((threadIdx.x & 31) ^ (unsigned)m));
+}
+
+/* a shuffle from any lane (per lane) */
+template <typename T> static inline T __shfl_sync(unsigned, T v, int from)
+{
+    return halox_emu_shfl(v, from & 31);
+}
+/* the lanes whose predicate holds, as bits: every lane's vote through its slot */
+static inline unsigned __ballot_sync(unsigned, int pred)
+{
+    const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    unsigned long long *s = &halox_emu_cur->slot[32 * w];
+    s[lane] = pred != 0;
+    pthread_barrier_wait(&halox_emu_cur->warp[w]);
+    unsigned b = 0;
+    for (int l = 0; l < 32; l++)
+        b |= (unsigned)(s[l] & 1u) << l;
+    pthread_barrier_wait(&halox_emu_cur->warp[w]);
+    return b;
+}
+static inline int __popc(unsigned v) { return __builtin_popcount(v); }
+
+/* the vector types and bit casts the cluster kernels use */
+struct float2 {
+    float x, y;
+};
+struct float4 {
+    float x, y, z, w;
+};
+static inline float4 make_float4(float x, float y, float z, float w)
+{
+    float4 f = {x, y, z, w};
+    return f;
+}
+static inline unsigned __float_as_uint(float f)
+{
+    unsigned u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+static inline float __uint_as_float(unsigned u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+static inline float __int_as_float(int i)
+{
+    float f;
+    memcpy(&f, &i, sizeof f);
+    return f;
+}
+static inline int atomicMax(int *p, int v)
+{
+    int old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+    while (v > old &&
+           !__atomic_compare_exchange_n(p, &old, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    }
+    return old;
 }
 
 static inline int atomicMin(int *p, int v)
