@@ -8,6 +8,9 @@
  *   4. Truncated, corrupted, foreign and missing files are refused with a clear message.
  *   5. A checkpoint can only be written at a rebuild boundary; a restart on another grid
  *      continues (not bit-identically, but within rounding of the original run).
+ *   2b. With the rebuild check, a list lives until the check says or K steps, past the
+ *      multiples of K; the step after a checkpoint rebuilds, as its restart does: 200 steps
+ *      with a checkpoint at 100 equal 100 + restart + 100 (without that rebuild they differ).
  *   6. A checkpoint path that is not a regular file (a FIFO, a directory) is refused and left
  *      as it was; through a symbolic link the target is replaced and the link kept. */
 #define _POSIX_C_SOURCE 200809L
@@ -139,6 +142,44 @@ static void bit_identical(halox_real_t real, halox_md_ensemble_t ens)
         return;
     snprintf(what, sizeof what, "%s, 2x2x1: 200 steps vs stop at 60 + restart", name);
     same_bits(&full, &cont, what);
+    halox_md_result_free(&part);
+    halox_md_result_free(&cont);
+    halox_md_result_free(&full);
+}
+
+/* 2b: the rebuild check's rule (engine.c md__rebuild_due) */
+static void bit_identical_check(void)
+{
+    char ck[256];
+    path_in_dir(ck, sizeof ck, "c.chk");
+    halox_md_config_t cfg;
+    base_config(&cfg, HALOX_FLOAT, HALOX_MD_NVE);
+    /* skin 0.3 lives 10-20 steps here: the check rebuilds between the boundaries (every 25) */
+    md_test_lists(&cfg, 0.3, 25, 1);
+    halox_md_result_t full, part, cont;
+    /* the run a restart continues is the one that wrote the checkpoint (the rebuild after it) */
+    char ck_full[256];
+    path_in_dir(ck_full, sizeof ck_full, "c-full.chk");
+    halox_md_config_t c0 = cfg;
+    c0.checkpoint_path = ck_full;
+    c0.checkpoint_every = 100;
+    if (md_test_run(&c0, NULL, 1, &full))
+        return;
+    CHECK(full.summary.checkpoints == 2);
+    printf("rebuild check, every 25 at the latest: %lld rebuilds in 200 steps\n",
+           (long long)full.summary.rebuilds);
+    CHECK(full.summary.rebuilds > 200 / 25);
+    halox_md_config_t c1 = cfg;
+    c1.steps = 100;
+    c1.checkpoint_path = ck;
+    if (md_test_run(&c1, NULL, 0, &part))
+        return;
+    CHECK(part.summary.checkpoints == 1 && part.summary.checkpoint_step == 100);
+    halox_md_config_t c2 = cfg;
+    c2.restart_path = ck;
+    if (md_test_run(&c2, NULL, 1, &cont))
+        return;
+    same_bits(&full, &cont, "float NVE with the rebuild check, 2x2x1: 200 vs 100 + restart + 100");
     halox_md_result_free(&part);
     halox_md_result_free(&cont);
     halox_md_result_free(&full);
@@ -386,6 +427,7 @@ int main(void)
     }
     bit_identical(HALOX_FLOAT, HALOX_MD_NVT);
     bit_identical(HALOX_DOUBLE, HALOX_MD_NVE);
+    bit_identical_check();
     periodic();
     bad_files();
     boundary_and_other_grid();

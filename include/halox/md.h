@@ -390,7 +390,9 @@ halox_status_t halox_md_write_checkpoint(halox_md_t *md, const char *path);
 
 /** Current step. */
 long long halox_md_step(const halox_md_t *md);
-/** Whether the next step rebuilds the lists (a checkpoint can be written now). */
+/** Whether a checkpoint can be written now: a multiple of rebuild-every, or a restart that ran
+ *  no step yet. Without the rebuild check the next step rebuilds the lists; with it, only once a
+ *  checkpoint is written (a restart from it rebuilds there too). */
 int halox_md_at_boundary(const halox_md_t *md);
 /** Whether the last run stopped on a stop request. */
 int halox_md_interrupted(const halox_md_t *md);

@@ -227,8 +227,23 @@ int halox_md_interrupted(const halox_md_t *md) { return md->interrupted; }
 
 int halox_md_at_boundary(const halox_md_t *md)
 {
-    /* rebuilds happen at steps 1, 1 + K, 1 + 2K, ...: every multiple of K is a boundary */
+    /* every multiple of K: without the rebuild check the next step rebuilds there anyway; with
+     * it the step after a checkpoint rebuilds (md__rebuild_due), as a restart from it does */
     return md->force_rebuild || md->step % md->cfg.rebuild_every == 0;
+}
+
+/* Whether step s rebuilds. Without the check, at steps 1, 1 + K, 1 + 2K, ... (the step after
+ * every boundary). With it, when the check says, K steps after the last rebuild, or right after
+ * a checkpoint: fixed steps 1 + kK would cut every list the check keeps K/2 to K steps to K/2
+ * on average, and a restart only needs the rebuild after its own checkpoint. */
+static int md__rebuild_due(const halox_md_t *md, long long s)
+{
+    const halox_md_config_t *c = &md->cfg;
+    if (md->force_rebuild || md->ckpt_rebuild)
+        return 1;
+    if (!c->rebuild_check)
+        return (s - 1) % c->rebuild_every == 0;
+    return s - md->last_rebuild >= c->rebuild_every;
 }
 
 halox_status_t halox_md_write_checkpoint(halox_md_t *md, const char *path)
@@ -246,6 +261,7 @@ halox_status_t halox_md_write_checkpoint(halox_md_t *md, const char *path)
     if (st == HALOX_OK) {
         md->checkpoints++;
         md->checkpoint_step = md->step;
+        md->ckpt_rebuild = 1;
     }
     return st;
 }
@@ -255,7 +271,7 @@ static halox_status_t md__step(halox_md_t *md)
 {
     const halox_md_config_t *c = &md->cfg;
     long long s = md->step + 1;
-    int rebuild = md->force_rebuild || (s - 1) % c->rebuild_every == 0;
+    int rebuild = md__rebuild_due(md, s);
     halox_status_t st;
     const md_backend_t *be = md->be;
     /* GPU engine, rebuild-check: rebuild before the lists expire, from the displacements the

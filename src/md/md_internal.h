@@ -105,6 +105,7 @@ struct halox_md {
     long long first_step;
     long long last_rebuild;
     int force_rebuild; /* the next step must rebuild (restart) */
+    int ckpt_rebuild;  /* a checkpoint was written: the next step rebuilds, as its restart does */
 
     /* potential */
     double rc2;

@@ -5,8 +5,9 @@
  *   1. v += dt/2 f; x += dt v                                  (home atoms)
  *   2. rebuild step (steps 1, 1 + K, 1 + 2K, ... for K = rebuild_every, so that the end of every
  *      multiple of K is a boundary where the next step rebuilds from the home atoms alone and a
- *      checkpoint can be written; also when an atom moved more than skin/2 with rebuild_check,
- *      and the first step after a restart):
+ *      checkpoint can be written; with rebuild_check instead when an atom moved more than
+ *      skin/2, K steps after the last rebuild, or after a checkpoint; always the first step
+ *      after a restart; engine.c md__rebuild_due):
  *        migrate (wrap, move atoms to their owners, check the global count), sort home atoms
  *        by cell, build the plan (fills the halo), bind, cell list + Verlet list (zone rule)
  *      otherwise: coordinate halo exchange
@@ -96,6 +97,7 @@ halox_status_t md__rebuild(halox_md_t *md)
             md->rebuilds++;
             md->device_rebuilds++;
             md->force_rebuild = 0;
+            md->ckpt_rebuild = 0;
         }
         return lst;
     }
@@ -144,6 +146,7 @@ halox_status_t md__rebuild(halox_md_t *md)
     md->last_rebuild = md->step;
     md->rebuilds++;
     md->force_rebuild = 0;
+    md->ckpt_rebuild = 0;
     return st;
 }
 
