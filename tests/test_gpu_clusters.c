@@ -17,6 +17,8 @@
  *     rl still hold every pair within rc;
  *  4. two runs agree to rounding (the j forces are added with atomics, in varying order);
  *     rebuilding after a move to fewer atoms reuses the arrays; zero atoms launch nothing.
+ *  4b. 1-3 with columns that put an edge at the home bound (md_clusters_t.edge, as the engine
+ *     builds them): the bound lies on a column edge;
  *  5. periodic shifts (no halo: the home atoms alone in a periodic box, shift dimensions all
  *     three, then only y and z with x open; boxes tall enough that a column holds more
  *     clusters than a warp reads at once, where the search bisects the column): pairs and forces
@@ -188,7 +190,7 @@ static double force_error(const sys_t *s, const float *hf, const double *ref, do
 /* 1-4 on a system with a halo; with rl_in > 0 over inner lists pruned at rl_in, the kernels
  * masking pairs as `masks` says (md_cluster.h): the pair count at rl is then the count at rl_in
  * (a pruned list holds every pair within rl_in, and with masks only those) */
-static void test_system(int cells, uint64_t seed, double rl_in, int masks)
+static void test_system(int cells, uint64_t seed, double rl_in, int masks, int edge)
 {
     sys_t s;
     make_system(&s, cells, seed);
@@ -209,8 +211,16 @@ static void test_system(int cells, uint64_t seed, double rl_in, int masks)
     const float lo[3] = {-0.01f, -0.01f, -0.01f};
     const float ext = (float)(s.lh + s.rl + 0.02);
     const float exts[3] = {ext, ext, ext};
+    if (edge) /* columns with an edge where the home atoms end (x and y) */
+        c.edge[0] = c.edge[1] = (float)(s.lh - lo[0]);
     TG_CUDA(
         halox__md_clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0, 0));
+    for (int k = 0; k < 2 && edge; k++) {
+        /* the home bound on a column edge, with columns above it for the halo */
+        const double at = c.edge[k] * c.inv_w[k];
+        CHECK_MSG(fabs(at - floor(at + 0.5)) < 1e-4 && at > 0.5 && at < c.m[k] - 0.5,
+                  "dimension %d: the home bound lies %.6f columns up, of %d", k, at, c.m[k]);
+    }
 
     double *ref = malloc(sizeof(double) * n3);
     float *hf = malloc(sizeof(float) * n3), *hf2 = malloc(sizeof(float) * n3);
@@ -224,11 +234,12 @@ static void test_system(int cells, uint64_t seed, double rl_in, int masks)
                   eni, el, en);
     else /* no pruning asked for: the inner lists are the outer */
         CHECK(eli == el && eni == en);
-    printf("%d cells, inner radius %.2f, masks %d: %d home + %d halo atoms, %d + %d clusters, "
+    printf("%d cells, inner radius %.2f, masks %d%s: longest rows %d local, %d non-local; %d home + %d halo atoms, %d + %d clusters, "
            "%lld + %lld cluster pairs (inner %lld + %lld; %.0f%% of the evaluated pairs within "
            "rc); pairs within rc %lld (brute %lld), within %.2f %lld (brute %lld); force error "
            "%.2e of %.3g\n",
-           cells, rl_in, masks, s.nh, s.n - s.nh, c.ncl_home, c.ncl - c.ncl_home, el, en, eli, eni,
+           cells, rl_in, masks, edge ? ", columns edged at the home bound" : "", c.max_loc,
+           c.max_nl, s.nh, s.n - s.nh, c.ncl_home, c.ncl - c.ncl_home, el, en, eli, eni,
            100.0 * (double)want_rc / (64.0 * (double)(eli + eni)), got_rc, want_rc, rl_count,
            got_rl, want_rl, err, scale);
     CHECK_MSG(got_rc == want_rc, "pairs within rc: %lld, brute force %lld", got_rc, want_rc);
@@ -535,11 +546,14 @@ int main(void)
         BITS = MD_CLUSTER_MASKS_BITS,
         SKIP = MD_CLUSTER_MASKS_SKIP
     };
-    test_system(6, 1, 0.0, TEST);  /* small: few clusters per column */
-    test_system(14, 2, 0.0, TEST); /* 2744 home atoms, several list rows per column */
+    test_system(6, 1, 0.0, TEST, 0);  /* small: few clusters per column */
+    test_system(14, 2, 0.0, TEST, 0); /* 2744 home atoms, several list rows per column */
     /* inner lists with a halo (the zone rule in the masks), every way of masking */
     for (int m = TEST; m <= SKIP; m++)
-        test_system(14, 9, RC + 0.1, m);
+        test_system(14, 9, RC + 0.1, m, 0);
+    /* columns with an edge at the home bound (what the engine asks for) */
+    test_system(14, 2, 0.0, TEST, 1);
+    test_system(15, 11, RC + 0.1, SKIP, 1);
     /* periodic shifts: box 6.5 (2.2 list radii: a few columns) and 13 */
     test_shifts(6, 6, 7, 0.0, TEST, 3);
     test_shifts(12, 12, 7, 0.0, TEST, 4);

@@ -170,16 +170,28 @@ extern "C" cudaError_t halox__md_clusters_grow(void **p[], const size_t elem[], 
 }
 
 /* Columns as wide as a cube of 8 atoms, z bins a quarter of that; coarser when the key space
- * would outgrow the atoms (sparse systems). */
+ * would outgrow the atoms (sparse systems). Where c->edge asks for it (x, y), a whole number of
+ * columns below that edge and the extent rounded up to whole columns of that width. */
 static void cl_geometry(md_clusters_t *c, const float lo[3], const float ext[3], double density,
                         int n)
 {
     double side = cbrt((double)MD_CLUSTER_SIZE / (density > 0 ? density : 1.0));
     double w[3] = {side, side, 0.25 * side};
+    double e[3];
     for (;;) {
         double keys = 2.0; /* home and halo: the halo parts share the halo atoms */
         for (int d = 0; d < 3; d++) {
             double k = ceil(ext[d] / w[d]);
+            e[d] = ext[d];
+            const double edge = d < 2 ? (double)c->edge[d] : 0.0;
+            if (edge > 0 && edge < ext[d]) {
+                const double below = fmax(1.0, floor(edge / w[d] + 0.5));
+                const double ka = ceil(ext[d] / (edge / below));
+                if (ka <= 4096) {
+                    k = ka;
+                    e[d] = ka * (edge / below);
+                }
+            }
             c->m[d] = k < 1 ? 1 : (k > 4096 ? 4096 : (int)k);
             keys *= c->m[d];
         }
@@ -190,7 +202,7 @@ static void cl_geometry(md_clusters_t *c, const float lo[3], const float ext[3],
     }
     for (int d = 0; d < 3; d++) {
         c->lo[d] = lo[d];
-        c->inv_w[d] = (float)(c->m[d] / (double)ext[d]);
+        c->inv_w[d] = (float)(c->m[d] / e[d]);
     }
 }
 

@@ -50,6 +50,9 @@ halox_status_t md__gpu_lists(halox_md_t *md)
                                  inner > 0 ? (float)(md->cfg.cutoff + inner) : 0.0f);
     g->cl.masks = g->pair_masks;
     g->cl.no_bisect = !g->bisect;
+    /* columns with an edge where the home atoms end and the halo begins (no slivers) */
+    for (int d = 0; d < 3; d++)
+        g->cl.edge[d] = ((shifts >> d) & 1) ? 0.0f : (float)(md->plan.hi[d] - lo[d]);
     MD_CUDA(halox__md_clusters_build(&g->cl, g->x, g->zone, g->n_home, g->n_total, lo, ext, md->rho,
                                      (float)rl, shifts, g->hi));
     g->gathers_at_build = g->gathers;
