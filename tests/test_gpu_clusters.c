@@ -234,7 +234,8 @@ static void test_system(int cells, uint64_t seed, double rl_in, int masks, int e
                   eni, el, en);
     else /* no pruning asked for: the inner lists are the outer */
         CHECK(eli == el && eni == en);
-    printf("%d cells, inner radius %.2f, masks %d%s: longest rows %d local, %d non-local; %d home + %d halo atoms, %d + %d clusters, "
+    printf("%d cells, inner radius %.2f, masks %d%s: longest rows %d local, %d non-local; %d home "
+           "+ %d halo atoms, %d + %d clusters, "
            "%lld + %lld cluster pairs (inner %lld + %lld; %.0f%% of the evaluated pairs within "
            "rc); pairs within rc %lld (brute %lld), within %.2f %lld (brute %lld); force error "
            "%.2e of %.3g\n",
