@@ -171,6 +171,14 @@ static halox_status_t pd_select_pulse(void *ctx, halox_plan_t *plan, int k)
         begin = plan->pulse[k - 1].recv_offset;
         end = begin + plan->pulse[k - 1].recv_count;
     }
+    if (begin >= end) {
+        /* nothing received before this pulse (the first decomposed dimension): the home part
+         * is the map, no ranges, no mask; no launch and no wait */
+        p->send_count = dep;
+        p->dep_offset = dep;
+        p->dep_mask = 0;
+        return HALOX_OK;
+    }
     cudaStream_t s = pd->h.g->stream;
     halox_status_t st = pd_cuda(pd, cudaMemsetAsync(pd->h.d_small + PD_MASK, 0, sizeof(int), s),
                                 "resetting the mask");
