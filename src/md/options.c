@@ -53,7 +53,8 @@ static const halox_md_option_t halox__md_options[] = {
     {"--rebuild-every", "K", HALOX_MD_GROUP_POTENTIAL, P, "--rebuild-every K",
      "lists, migration and plan every K steps (default 20)"},
     {"--rebuild-check", NULL, HALOX_MD_GROUP_POTENTIAL, P, "--rebuild-check",
-     "also rebuild as soon as an atom moved more than skin/2\n"
+     "rebuild as soon as an atom moved more than skin/2, else\n"
+     "K steps after the last rebuild or after a checkpoint\n"
      "(CPU: one extra reduction per step; GPU: watched on the\n"
      "device, no host synchronisation); --no-rebuild-check: off"},
     {"--no-rebuild-check", NULL, HALOX_MD_GROUP_POTENTIAL, P, NULL, NULL},
