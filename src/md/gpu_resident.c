@@ -195,11 +195,13 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
                             sizeof(float) * 3 * (size_t)(g->n_total > 0 ? g->n_total : 1), g->hi));
     if ((st = halox_comm_bind(md->comm, &md->plan, g->x, g->fnl)) != HALOX_OK)
         return st;
-    if ((st = md__agree(md, md__gpu_inline_refresh(md))) != HALOX_OK)
-        return st;
+    /* the view and the lists are this rank's own work: one agreement for both */
+    st = md__gpu_inline_refresh(md);
     const double t3 = halox__now();
     md->rpart[HALOX_MD_R_BIND] += t3 - t2;
-    st = md__agree(md, md__gpu_lists(md));
+    if (st == HALOX_OK)
+        st = md__gpu_lists(md);
+    st = md__agree(md, st);
     md->rpart[HALOX_MD_R_LISTS] += halox__now() - t3;
     return st;
 }
