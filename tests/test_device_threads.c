@@ -7,6 +7,7 @@
  *   - the migration of moved atoms over arrays too small for a rank that gains atoms: refused
  *     on every rank before any atom moves; grown, the same atoms, order and bits as
  *     halox_comm_migrate on a copy, with the leavers counted.
+ *   - one rank's arrays refused: every rank returns from the same agreement, none waits.
  * Rank threads record what they saw; the main thread judges (the checks are not thread-safe).
  * Built twice: test_device_threads (the `threads` transport: the host store) and, with
  * HALOX_TEST_EMU_GPU, test_device_stores_emu: the same checks through the GPU transports' device
@@ -106,8 +107,27 @@ static halox_status_t rank_fn(int rank, halox_team_t *team, void *arg)
     const halox_plan_t *want = &sh->plans[rank];
     const size_t es = 3 * sizeof(float);
 
-    /* ---- the plan, too small first */
+    /* ---- one rank's arrays refused (more home atoms than capacity): every rank returns an
+     * error from the same agreement (that rank INVALID_ARG, the others ABORTED), none waits */
     halox_device_atoms_t a;
+    if (sh->P > 1) {
+        const int liar = sh->P - 1;
+        halox_plan_t bad_plan;
+        halox_plan_init(&bad_plan);
+        dev_arrays(&a, &mine, mine.n_home + 1);
+        if (rank == liar)
+            a.n_home = a.capacity + 1;
+        st = halox_comm_build_plan_device(comm, prm, &a, &bad_plan);
+        FAIL_IF(st != (rank == liar ? HALOX_ERR_INVALID_ARG : HALOX_ERR_ABORTED),
+                "plan with rank %d's bad arrays: %s", liar, halox_status_string(st));
+        st = halox_comm_migrate_device(comm, &prm->grid, &prm->box, &a, sh->natoms, 1);
+        FAIL_IF(st != (rank == liar ? HALOX_ERR_INVALID_ARG : HALOX_ERR_ABORTED),
+                "migration with rank %d's bad arrays: %s", liar, halox_status_string(st));
+        halox_plan_free(&bad_plan);
+        dev_free(&a);
+    }
+
+    /* ---- the plan, too small first */
     dev_arrays(&a, &mine, mine.n_home + 1);
     halox_plan_t plan;
     halox_plan_init(&plan);

@@ -329,14 +329,15 @@ typedef struct halox__mig {
  * all-to-all. */
 static halox_status_t halox__mig_begin(halox__mig_t *m, halox_comm_t *comm,
                                        const halox_grid_t *grid, const halox_box_t *box,
-                                       const halox__mig_store_t *S, long long step)
+                                       const halox__mig_store_t *S, long long step,
+                                       halox_status_t st)
 {
     const int P = m->P = comm->size;
     m->me = comm->rank;
-    halox_status_t st = HALOX_OK;
-    if (halox_grid_check(grid) != HALOX_OK || halox_box_check(box) != HALOX_OK)
+    /* after a failure before the drive (st), only the agreement */
+    if (st == HALOX_OK && (halox_grid_check(grid) != HALOX_OK || halox_box_check(box) != HALOX_OK))
         st = HALOX_ERR_INVALID_ARG;
-    else if (halox_grid_size(grid) != P)
+    else if (st == HALOX_OK && halox_grid_size(grid) != P)
         st = halox__error(HALOX_ERR_INVALID_ARG, "migrate: grid has %d ranks, transport runs %d",
                           halox_grid_size(grid), P);
     m->n = S->n;
@@ -470,11 +471,11 @@ static halox_status_t halox__mig_count_check(const halox__mig_t *m, long long ex
 halox_status_t halox__migrate_drive(halox_comm_t *comm, const halox_grid_t *grid,
                                     const halox_box_t *box, const halox__mig_store_t *S,
                                     long long expected_total, long long step, int *moved_p,
-                                    int *hops_p)
+                                    int *hops_p, halox_status_t st0)
 {
     halox__mig_t m;
     memset(&m, 0, sizeof m);
-    halox_status_t st = halox__mig_begin(&m, comm, grid, box, S, step);
+    halox_status_t st = halox__mig_begin(&m, comm, grid, box, S, step, st0);
     if (!m.msg) {
         /* cannot take part in the allgather: at least do not crash (the others fail on the
          * size mismatch, or wait out their timeout) */
@@ -532,7 +533,8 @@ halox_status_t halox_comm_migrate(halox_comm_t *comm, const halox_grid_t *grid,
 {
     halox__mig_host_t h = {.atoms = atoms};
     halox__mig_store_t s = halox__mig_host_store(&h, 0);
-    halox_status_t st = halox__migrate_drive(comm, grid, box, &s, expected_total, step, NULL, NULL);
+    halox_status_t st =
+        halox__migrate_drive(comm, grid, box, &s, expected_total, step, NULL, NULL, HALOX_OK);
     s.ops->done(s.ctx);
     return st;
 }
@@ -545,22 +547,19 @@ halox_status_t halox_comm_migrate_device(halox_comm_t *comm, const halox_grid_t 
         return halox__error(HALOX_ERR_INVALID_ARG, "migrate_device: NULL argument");
     atoms->need = atoms->moved = atoms->max_hops = 0;
     halox_status_t st = halox__device_atoms_check(atoms, comm->rank, "migrate_device", 0);
-    if (st != HALOX_OK)
-        return halox__agree(comm, st, "migration");
     halox__mig_store_t s;
     memset(&s, 0, sizeof s);
     halox_atoms_t view; /* CPU transports: the caller's host arrays, as atoms that cannot grow */
     halox__mig_host_t h = {.atoms = &view, .out = atoms};
-    if (comm->ops->mig_store) {
+    if (st == HALOX_OK && comm->ops->mig_store) {
         st = comm->ops->mig_store(comm, atoms, &s);
-    } else {
+    } else if (st == HALOX_OK) {
         halox__device_atoms_view(&view, comm->real, comm->stride, atoms);
         s = halox__mig_host_store(&h, 1);
     }
-    st = halox__agree(comm, st, "migration");
-    if (st == HALOX_OK)
-        st = halox__migrate_drive(comm, grid, box, &s, expected_total, step, &atoms->moved,
-                                  &atoms->max_hops);
+    /* bad atoms or a store that failed to open: agreed in the drive's first agreement */
+    st = halox__migrate_drive(comm, grid, box, &s, expected_total, step, &atoms->moved,
+                              &atoms->max_hops, st);
     if (s.ops)
         s.ops->done(s.ctx);
     return st;

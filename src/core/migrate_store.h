@@ -51,10 +51,12 @@ typedef struct halox__mig_store {
 int halox__mig_hops(const halox_grid_t *grid, int me, const int *to, int n);
 
 /* Migrate over `store` (collective): halox_comm_migrate's steps, whatever holds the atoms.
- * *moved_p and *hops_p (may be NULL): this rank's leavers and halox__mig_hops of them. */
+ * *moved_p and *hops_p (may be NULL): this rank's leavers and halox__mig_hops of them. st0: a
+ * failure before the drive (the store's opening; its ops may be NULL then), agreed in the
+ * drive's first agreement instead of one of its own. */
 halox_status_t halox__migrate_drive(halox_comm_t *comm, const halox_grid_t *grid,
                                     const halox_box_t *box, const halox__mig_store_t *store,
                                     long long expected_total, long long step, int *moved_p,
-                                    int *hops_p);
+                                    int *hops_p, halox_status_t st0);
 
 #endif

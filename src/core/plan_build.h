@@ -89,8 +89,11 @@ typedef struct halox__plan_store {
                           HALOX_ERR_NO_MEMORY, the short ones saying what they need */
 } halox__plan_store_t;
 
-/* Build rank comm->rank's plan through the transport over `store`. Collective. */
+/* Build rank comm->rank's plan through the transport over `store`. Collective. st0: a failure
+ * before the drive (the store's opening; its ops may be NULL then), agreed in the drive's first
+ * agreement instead of one of its own. */
 halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *params,
-                                 const halox__plan_store_t *store, halox_plan_t *plan);
+                                 const halox__plan_store_t *store, halox_plan_t *plan,
+                                 halox_status_t st0);
 
 #endif

@@ -45,11 +45,12 @@ static halox_status_t halox__plan_agree_room(halox_comm_t *comm, const halox__pl
  * one). A failure after a pulse's agreement (a store's pack or unpack) still sends and receives,
  * so that no peer waits for a message that never comes, and is agreed at the end. */
 halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *params,
-                                 const halox__plan_store_t *S, halox_plan_t *plan)
+                                 const halox__plan_store_t *S, halox_plan_t *plan,
+                                 halox_status_t st0)
 {
-    halox_status_t st = HALOX_OK;
+    halox_status_t st = st0;
     int nranks = halox_grid_size(&params->grid);
-    if (halox_grid_check(&params->grid) == HALOX_OK && nranks != comm->size)
+    if (st == HALOX_OK && halox_grid_check(&params->grid) == HALOX_OK && nranks != comm->size)
         st = halox__error(HALOX_ERR_INVALID_ARG,
                           "grid %dx%dx%d has %d ranks but the %s transport runs %d: start as "
                           "many ranks as the grid has",
@@ -295,7 +296,7 @@ halox_status_t halox_comm_build_plan(halox_comm_t *comm, const halox_plan_params
         return halox__error(HALOX_ERR_INVALID_ARG, "build_plan: NULL argument");
     halox__host_store_t h = {.atoms = atoms};
     halox__plan_store_t s = halox__host_store(&h);
-    halox_status_t st = halox__plan_drive(comm, params, &s, plan);
+    halox_status_t st = halox__plan_drive(comm, params, &s, plan, HALOX_OK);
     s.ops->done(s.ctx);
     return st;
 }
@@ -308,21 +309,18 @@ halox_status_t halox_comm_build_plan_device(halox_comm_t *comm, const halox_plan
     atoms->need = 0;
     atoms->n_total = 0;
     halox_status_t st = halox__device_atoms_check(atoms, comm->rank, "build_plan_device", 1);
-    if (st != HALOX_OK)
-        return halox__agree(comm, st, "plan build");
     halox__plan_store_t s;
     memset(&s, 0, sizeof s);
     halox_atoms_t view; /* CPU transports: the caller's host arrays, as atoms that cannot grow */
     halox__host_store_t h = {.atoms = &view, .fixed = 1, .out = atoms};
-    if (comm->ops->plan_store) {
+    if (st == HALOX_OK && comm->ops->plan_store) {
         st = comm->ops->plan_store(comm, atoms, &s);
-    } else {
+    } else if (st == HALOX_OK) {
         halox__device_atoms_view(&view, comm->real, comm->stride, atoms);
         s = halox__host_store(&h);
     }
-    st = halox__agree(comm, st, "plan build");
-    if (st == HALOX_OK)
-        st = halox__plan_drive(comm, params, &s, plan);
+    /* bad atoms or a store that failed to open: agreed in the drive's first agreement */
+    st = halox__plan_drive(comm, params, &s, plan, st);
     if (s.ops)
         s.ops->done(s.ctx);
     return st;
