@@ -89,6 +89,28 @@ static void count_notice(void *user, const char *text)
     g_notices++;
 }
 
+/* cfg's run stopped at step 100 with its final checkpoint ck, then restarted from it to the
+ * end into *cont (with `other`, from a config whose dt and cut-off differ: the file's rule) */
+static int stop_at_100_and_restart(const halox_md_config_t *cfg, const char *ck, int other,
+                                   halox_md_result_t *cont)
+{
+    halox_md_result_t part;
+    halox_md_config_t c1 = *cfg;
+    c1.steps = 100;
+    c1.checkpoint_path = ck;
+    if (md_test_run(&c1, NULL, 0, &part))
+        return 1;
+    CHECK(part.summary.checkpoints == 1 && part.summary.checkpoint_step == 100);
+    halox_md_result_free(&part);
+    halox_md_config_t c2 = *cfg;
+    c2.restart_path = ck;
+    if (other) {
+        c2.dt = 0.123;
+        c2.cutoff = 1.1;
+    }
+    return md_test_run(&c2, NULL, 1, cont);
+}
+
 static void bit_identical(halox_real_t real, halox_md_ensemble_t ens)
 {
     const char *name = real == HALOX_DOUBLE ? (ens == HALOX_MD_NVT ? "double NVT" : "double NVE")
@@ -101,25 +123,14 @@ static void bit_identical(halox_real_t real, halox_md_ensemble_t ens)
     halox_md_result_t full, part, cont;
     if (md_test_run(&cfg, NULL, 1, &full))
         return;
-    /* stopped at 100 with its final checkpoint, then continued */
-    halox_md_config_t c1 = cfg;
-    c1.steps = 100;
-    c1.checkpoint_path = ck;
-    if (md_test_run(&c1, NULL, 0, &part))
-        return;
-    CHECK(part.summary.checkpoints == 1 && part.summary.checkpoint_step == 100);
-    halox_md_config_t c2 = cfg;
-    c2.restart_path = ck;
-    /* the restart takes the trajectory's settings from the file, whatever the config says */
-    c2.dt = 0.123;
-    c2.cutoff = 1.1;
-    if (md_test_run(&c2, NULL, 1, &cont))
+    /* stopped at 100 with its final checkpoint, then continued; the restart takes the
+     * trajectory's settings from the file, whatever the config says */
+    if (stop_at_100_and_restart(&cfg, ck, 1, &cont))
         return;
     CHECK(cont.summary.first_step == 100 && cont.summary.last_step == 200);
     char what[128];
     snprintf(what, sizeof what, "%s, 2x2x1: 200 steps vs 100 + restart + 100", name);
     same_bits(&full, &cont, what);
-    halox_md_result_free(&part);
     halox_md_result_free(&cont);
 
     /* a stop request at step 55: stops at 60, continues identically */
@@ -138,6 +149,8 @@ static void bit_identical(halox_real_t real, halox_md_ensemble_t ens)
     CHECK(info.step == 60 && info.natoms == full.natoms && info.nranks == 4);
     CHECK(info.real == real && info.grid.n[0] == 2 && info.grid.n[1] == 2);
     g_flag = 0;
+    halox_md_config_t c2 = cfg;
+    c2.restart_path = ck;
     if (md_test_run(&c2, NULL, 1, &cont))
         return;
     snprintf(what, sizeof what, "%s, 2x2x1: 200 steps vs stop at 60 + restart", name);
@@ -156,7 +169,7 @@ static void bit_identical_check(void)
     base_config(&cfg, HALOX_FLOAT, HALOX_MD_NVE);
     /* skin 0.3 lives 10-20 steps here: the check rebuilds between the boundaries (every 25) */
     md_test_lists(&cfg, 0.3, 25, 1);
-    halox_md_result_t full, part, cont;
+    halox_md_result_t full, cont;
     /* the run a restart continues is the one that wrote the checkpoint (the rebuild after it) */
     char ck_full[256];
     path_in_dir(ck_full, sizeof ck_full, "c-full.chk");
@@ -169,18 +182,9 @@ static void bit_identical_check(void)
     printf("rebuild check, every 25 at the latest: %lld rebuilds in 200 steps\n",
            (long long)full.summary.rebuilds);
     CHECK(full.summary.rebuilds > 200 / 25);
-    halox_md_config_t c1 = cfg;
-    c1.steps = 100;
-    c1.checkpoint_path = ck;
-    if (md_test_run(&c1, NULL, 0, &part))
-        return;
-    CHECK(part.summary.checkpoints == 1 && part.summary.checkpoint_step == 100);
-    halox_md_config_t c2 = cfg;
-    c2.restart_path = ck;
-    if (md_test_run(&c2, NULL, 1, &cont))
+    if (stop_at_100_and_restart(&cfg, ck, 0, &cont))
         return;
     same_bits(&full, &cont, "float NVE with the rebuild check, 2x2x1: 200 vs 100 + restart + 100");
-    halox_md_result_free(&part);
     halox_md_result_free(&cont);
     halox_md_result_free(&full);
 }
