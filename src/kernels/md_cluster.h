@@ -126,7 +126,7 @@ typedef struct md_clusters {
      * the halo begins). Set before a build. A column straddling that bound holds a sliver of
      * home atoms and one of halo atoms, and the clusters cut from a sliver span the column's
      * whole height: every cluster in reach of them gets a long row (2 ranks at 45k, skin 3.0:
-     * 582 non-local entries in a row against about 300, the step 14 % slower). */
+     * 582 non-local entries in a row against about 300). */
     float edge[3];
     int *need;    /* [2]: the longest local / non-local row of the last build */
     int *h_small; /* pinned: [0..1] cluster counts, [2..3] need */
