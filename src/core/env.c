@@ -63,6 +63,10 @@
     X("HALOX_MD_GRAPH_UPDATE", "0/1", "1",                                                         \
       "GPU engine, --graph: 1 moves the step's graph executable to the capture after a rebuild "   \
       "(cudaGraphExecUpdate) where the captured exchange allows it, 0 instantiates every capture") \
+    X("HALOX_MD_TIMELINE", "prefix", "(none)",                                                     \
+      "GPU engine, a diagnosis: each rank writes PREFIX.rankR.tsv, the GPU clock's stamps of its " \
+      "step kernels (start, end, in-kernel wait) over the third list's life, or the last one; "    \
+      "scripts/timeline.py lines the ranks up into a step's latency budget")                       \
     X("HALOX_SYSTEM_CACHE", "directory", "(none)",                                                 \
       "halox-md: keep random placements there (raw doubles keyed by atoms, density and seed) "     \
       "and read them back bit for bit: millions of atoms start in seconds instead of minutes")     \

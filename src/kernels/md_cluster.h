@@ -82,6 +82,29 @@ typedef struct md_clusters_watch {
     long long exceeded;  /**< steps with an atom beyond (rl - rc) / 2 of its build position */
 } md_clusters_watch_t;
 
+/** The kernel timeline (HALOX_MD_TIMELINE, a diagnosis): for each kind of step kernel, the
+ *  first MD_TL_LAUNCHES launches since the last build, on the GPU's global clock (%globaltimer,
+ *  ns; one clock for every process on a GPU, so ranks sharing it line up): the first block's
+ *  start, the last block's end, and the first block past its in-kernel wait (nvshmem-inline:
+ *  when the peers' data was there). A launch is numbered by the blocks of its kind that finished
+ *  before it (launches of a kind are ordered on one stream, with one grid between builds). */
+enum {
+    MD_TL_HOME_GATHER = 0, /* kick, drift, home positions into the slots (inline: sent) */
+    MD_TL_HALO_GATHER,     /* halo positions into the slots (inline: waited for first) */
+    MD_TL_LOCAL,           /* local pair forces */
+    MD_TL_NONLOCAL,        /* non-local pair forces */
+    MD_TL_HALO_FORCES,     /* halo forces out (inline: to their owners) */
+    MD_TL_KICK,            /* the second half kick (inline: returned forces waited for) */
+    MD_TL_KINDS
+};
+enum { MD_TL_LAUNCHES = 128 };
+typedef struct md_timeline {
+    unsigned long long start[MD_TL_KINDS][MD_TL_LAUNCHES]; /* ~0: no such launch */
+    unsigned long long end[MD_TL_KINDS][MD_TL_LAUNCHES];
+    unsigned long long wait[MD_TL_KINDS][MD_TL_LAUNCHES]; /* ~0: no wait in that launch */
+    unsigned done[MD_TL_KINDS];                            /* blocks finished */
+} md_timeline_t;
+
 typedef struct md_clusters {
     /* geometry of the last build */
     int n_home, n;
@@ -132,6 +155,7 @@ typedef struct md_clusters {
     int *h_small; /* pinned: [0..1] cluster counts, [2..3] need */
     void *state;  /* device: maxima of the step, prune decisions, counters */
     md_clusters_watch_t *watch; /* mapped host memory the gathers publish into */
+    md_timeline_t *tl; /* device: the kernel timeline (halox__md_clusters_timeline), or NULL */
     size_t cap_atoms, cap_atoms_slot, cap_keys, cap_cols, cap_slots, cap_cl, cap_loc, cap_nl;
 } md_clusters_t;
 
@@ -224,6 +248,13 @@ void halox__md_clusters_super_free(md_clusters_super_t *s);
 /** Entries (cluster pairs) in the outer and inner lists, local and non-local (synchronous). */
 cudaError_t halox__md_clusters_entries(const md_clusters_t *c, long long *loc, long long *nl,
                                        long long *loc_in, long long *nl_in);
+
+/** Turn the kernel timeline on (allocated, cleared at every build); cudaErrorMemoryAllocation
+ *  when memory runs out. */
+cudaError_t halox__md_clusters_timeline(md_clusters_t *c);
+
+/** The timeline since the last build into *out (host); synchronises the device. */
+cudaError_t halox__md_clusters_timeline_read(const md_clusters_t *c, md_timeline_t *out);
 
 void halox__md_clusters_free(md_clusters_t *c);
 

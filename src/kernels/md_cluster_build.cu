@@ -21,6 +21,15 @@ extern "C" void halox__md_clusters_set_prune(md_clusters_t *c, float rc, float r
     c->rl_in = rl_in;
 }
 
+/* the timeline's launches from 0 (md_cluster.h): no launch has start ~0, end 0, wait ~0 */
+static cudaError_t halox__md_timeline_clear(md_timeline_t *tl, cudaStream_t stream)
+{
+    CL_TRY(cudaMemsetAsync(tl->start, 0xff, sizeof tl->start, stream));
+    CL_TRY(cudaMemsetAsync(tl->end, 0, sizeof tl->end, stream));
+    CL_TRY(cudaMemsetAsync(tl->wait, 0xff, sizeof tl->wait, stream));
+    return cudaMemsetAsync(tl->done, 0, sizeof tl->done, stream);
+}
+
 extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x,
                                                 const uint8_t *zone, int n_home, int n,
                                                 const float lo[3], const float ext[3],
@@ -42,6 +51,8 @@ extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x
         CL_TRY(cudaHostAlloc((void **)&c->watch, sizeof(md_clusters_watch_t), cudaHostAllocMapped));
         memset(c->watch, 0, sizeof *c->watch);
     }
+    if (c->tl) /* the launches of this list's life */
+        CL_TRY(halox__md_timeline_clear(c->tl, stream));
     CL_TRY(halox__md_clusters_sort(c, x, zone, lo, ext, density, stream));
     const cl_geom_t g = cl_geom_of(c);
     CL_TRY(halox__md_clusters_arm(c, stream));
@@ -102,6 +113,24 @@ extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x
     return cudaErrorInvalidValue; /* cannot happen: the second attempt has room for every row */
 }
 
+extern "C" cudaError_t halox__md_clusters_timeline(md_clusters_t *c)
+{
+    if (!c->tl) {
+        CL_TRY(cudaMalloc((void **)&c->tl, sizeof *c->tl));
+        CL_TRY(halox__md_timeline_clear(c->tl, 0));
+        CL_TRY(cudaDeviceSynchronize());
+    }
+    return cudaSuccess;
+}
+
+extern "C" cudaError_t halox__md_clusters_timeline_read(const md_clusters_t *c, md_timeline_t *out)
+{
+    if (!c->tl)
+        return cudaErrorInvalidValue;
+    CL_TRY(cudaDeviceSynchronize()); /* the kernels on any stream have stamped */
+    return cudaMemcpy(out, c->tl, sizeof *out, cudaMemcpyDeviceToHost);
+}
+
 static cudaError_t cl_sum_counts(const int *cnt, int rows, long long *out)
 {
     *out = 0;
@@ -132,11 +161,11 @@ extern "C" cudaError_t halox__md_clusters_entries(const md_clusters_t *c, long l
 
 extern "C" void halox__md_clusters_free(md_clusters_t *c)
 {
-    void *p[] = {c->xq,        c->ref,    c->fs,        c->perm,       c->slot_of,
-                 c->bbox,      c->zwin,   c->key,       c->sorted,     c->bin,
-                 c->cursor,    c->scan,   c->col,       c->jl_loc,     c->cnt_loc,
-                 c->jl_nl,     c->cnt_nl, c->jl_loc_in, c->cnt_loc_in, c->jl_nl_in,
-                 c->cnt_nl_in, c->need,   c->state,     c->mk_loc_in,  c->mk_nl_in};
+    void *p[] = {c->xq,         c->ref,      c->fs,        c->perm,  c->slot_of, c->bbox,
+                 c->zwin,       c->key,      c->sorted,    c->bin,   c->cursor,  c->scan,
+                 c->col,        c->jl_loc,   c->cnt_loc,   c->jl_nl, c->cnt_nl,  c->jl_loc_in,
+                 c->cnt_loc_in, c->jl_nl_in, c->cnt_nl_in, c->need,  c->state,   c->mk_loc_in,
+                 c->mk_nl_in,   c->tl};
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
         if (p[k])
             cudaFree(p[k]);

@@ -8,6 +8,7 @@
 #include "kernels/inline_halo.h"
 #include "kernels/md_cluster.h"
 #include "kernels/md_cluster_internal.cuh"
+#include "kernels/md_timeline.cuh"
 
 /* fnl[a] = fs[slot] for the halo slots [s0, s1), zeroing them. */
 static __global__ void cl_halo_forces(int s0, int s1, const int *__restrict__ perm,
@@ -29,8 +30,10 @@ static __global__ void cl_halo_forces(int s0, int s1, const int *__restrict__ pe
 /* The same straight to the owners (nvshmem-inline): the slot's force of halo atom perm[s] into
  * its owner's force buffer, the slot zeroed; the launch's last block signals the owners. */
 static __global__ void cl_halo_forces_send(int s0, int s1, const int *__restrict__ perm,
-                                           float *__restrict__ fs, halox_inline_view_t inl)
+                                           float *__restrict__ fs, halox_inline_view_t inl,
+                                           md_timeline_t *tl)
 {
+    const int tn = cl_tl_begin(tl, MD_TL_HALO_FORCES);
     const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
     if (s < s1) {
         const int a = perm[s];
@@ -42,6 +45,7 @@ static __global__ void cl_halo_forces_send(int s0, int s1, const int *__restrict
     }
     if (halox_inline_last_block(&inl.ticket[2]) && threadIdx.x == 0)
         halox_inline_signal(&inl, 1);
+    cl_tl_end(tl, MD_TL_HALO_FORCES, tn);
 }
 
 /* f[a] = fs[slot_of[a]] (+ fnl[a], then zeroed), the slot zeroed; v[a] += h f[a] when v.
@@ -51,10 +55,13 @@ static __global__ void cl_halo_forces_send(int s0, int s1, const int *__restrict
 static __global__ void cl_kick(int n, const int *__restrict__ slot_of, float *__restrict__ fs,
                                float *__restrict__ fnl, float *__restrict__ f,
                                float *__restrict__ v, float h, halox_inline_view_t inl,
-                               int inl_wait, int inl_add)
+                               int inl_wait, int inl_add, md_timeline_t *tl, int tl_kind)
 {
     unsigned long long epoch = 0;
+    const int tn = cl_tl_begin(tl, tl_kind);
     const int ok = inl_wait ? halox_inline_block_wait(&inl, 1, &epoch) : 1;
+    if (inl_wait)
+        cl_tl_wait(tl, tl_kind, tn);
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
     /* a block whose wait gave up writes nothing (the host reports the timeout) */
     if (a < n && ok) {
@@ -76,6 +83,7 @@ static __global__ void cl_kick(int n, const int *__restrict__ slot_of, float *__
     }
     if (inl_wait && halox_inline_last_block(&inl.ticket[3]) && threadIdx.x == 0 && ok)
         halox_inline_complete(&inl, 1, epoch);
+    cl_tl_end(tl, tl_kind, tn);
 }
 
 extern "C" cudaError_t halox__md_clusters_halo_forces(const md_clusters_t *c, float *fnl,
@@ -85,7 +93,7 @@ extern "C" cudaError_t halox__md_clusters_halo_forces(const md_clusters_t *c, fl
     const int s0 = c->ncl_home * MD_CLUSTER_SIZE, s1 = c->ncl * MD_CLUSTER_SIZE;
     if (inl) { /* at least one block: every pulse signals, also without halo atoms */
         cl_halo_forces_send<<<cl_blocks(s1 - s0, 256), 256, 0, stream>>>(s0, s1, c->perm, c->fs,
-                                                                         *inl);
+                                                                         *inl, c->tl);
         return cudaGetLastError();
     }
     if (s1 <= s0)
@@ -109,7 +117,8 @@ extern "C" cudaError_t halox__md_clusters_kick(const md_clusters_t *c, float *v,
     halox_inline_view_t none;
     memset(&none, 0, sizeof none);
     cl_kick<<<blocks, 256, 0, stream>>>(c->n_home, c->slot_of, c->fs, fnl, f, v, h,
-                                        inl ? *inl : none, wait_here, inl != NULL);
+                                        inl ? *inl : none, wait_here, inl != NULL, c->tl,
+                                        MD_TL_KICK);
     return cudaGetLastError();
 }
 
@@ -121,7 +130,7 @@ extern "C" cudaError_t halox__md_clusters_take_forces(const md_clusters_t *c, fl
     halox_inline_view_t none;
     memset(&none, 0, sizeof none);
     cl_kick<<<cl_blocks(c->n, 256), 256, 0, stream>>>(c->n, c->slot_of, c->fs, NULL, f, NULL, 0.0f,
-                                                      none, 0, 0);
+                                                      none, 0, 0, NULL, -1);
     return cudaGetLastError();
 }
 

@@ -6,6 +6,7 @@
 #include "kernels/md_cluster.h"
 #include "kernels/md_cluster_internal.cuh"
 #include "kernels/md_reduce.cuh"
+#include "kernels/md_timeline.cuh"
 
 #define CL_THREADS 128 /* 4 warps: 4 rows per block */
 #define CL_WARPS   (CL_THREADS / 32)
@@ -156,9 +157,11 @@ static __global__ void __launch_bounds__(CL_THREADS)
           const int *__restrict__ cnt_out, int *__restrict__ jl_in, int *__restrict__ cnt_in,
           uint8_t *__restrict__ mk_in, int max_row, const int *prune_flag, int *valid,
           float4 *__restrict__ ref, float rlin2, int nrows, float rc2, float bx, float by, float bz,
-          double eshift, float *__restrict__ fs, double *__restrict__ energy)
+          double eshift, float *__restrict__ fs, double *__restrict__ energy, md_timeline_t *tl,
+          int tl_kind)
 {
     __shared__ float4 si[CL_WARPS][MD_CLUSTER_SIZE];
+    const int tn = cl_tl_begin(tl, tl_kind);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int jl = lane & 7, g = lane >> 3;
     const int row = blockIdx.x * CL_WARPS + warp;
@@ -260,6 +263,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
         md__block_add(e, &energy[0]);
         md__block_add(w, &energy[1]);
     }
+    cl_tl_end(tl, tl_kind, tn);
 }
 
 extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonlocal, float rc2,
@@ -286,9 +290,9 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
     const int masks = mk ? c->masks : MD_CLUSTER_MASKS_TEST;
     const int b = cl_blocks(rows, CL_WARPS);
 #define CL_LJ(E, Z, M)                                                                             \
-    cl_lj<E, Z, M><<<b, CL_THREADS, 0, stream>>>(xq, jo, co, ji, ci, mk, mx, flag, valid, ref,     \
-                                                 rlin2, rows, rc2, c->box[0], c->box[1],           \
-                                                 c->box[2], eshift, c->fs, energy)
+    cl_lj<E, Z, M><<<b, CL_THREADS, 0, stream>>>(                                                  \
+        xq, jo, co, ji, ci, mk, mx, flag, valid, ref, rlin2, rows, rc2, c->box[0], c->box[1],      \
+        c->box[2], eshift, c->fs, energy, c->tl, nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
 #define CL_LJ_M(E, Z)                                                                              \
     do {                                                                                           \
         if (masks == MD_CLUSTER_MASKS_SKIP)                                                        \

@@ -9,6 +9,7 @@
 #include "kernels/inline_halo.h"
 #include "kernels/md_cluster.h"
 #include "kernels/md_cluster_internal.cuh"
+#include "kernels/md_timeline.cuh"
 
 __device__ static inline float cl_d2(float4 a, float4 b)
 {
@@ -43,12 +44,15 @@ static __global__ void __launch_bounds__(256)
               const uint8_t *__restrict__ zone, float4 *__restrict__ xq,
               const float4 *__restrict__ ref, size_t nslots, cl_state_t *st,
               md_clusters_watch_t *watch, cl_kick_drift_t kd, halox_inline_view_t inl,
-              int inl_wait, int inl_send)
+              int inl_wait, int inl_send, md_timeline_t *tl, int tl_kind)
 {
     __shared__ float part[4][8];
     __shared__ int last;
     unsigned long long epoch = 0;
+    const int tn = cl_tl_begin(tl, tl_kind);
     const int ok = inl_wait ? halox_inline_block_wait(&inl, 0, &epoch) : 1;
+    if (inl_wait)
+        cl_tl_wait(tl, tl_kind, tn);
     const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
     float m[4] = {0, 0, 0, 0};
     /* a block whose wait gave up reads nothing (the host reports the timeout) */
@@ -79,6 +83,7 @@ static __global__ void __launch_bounds__(256)
             }
         }
     }
+    cl_tl_end(tl, tl_kind, tn);
     if (!st)
         return;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -186,7 +191,8 @@ static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint
     cl_gather<<<blocks, 256, 0, stream>>>(
         s0, s1, home_end, fin_loc, fin_nl, halo, cl_half2(rin, c->rc), cl_half2(c->rl, c->rc),
         c->perm, x, zone, (float4 *)c->xq, (const float4 *)c->ref, (size_t)c->ncl * MD_CLUSTER_SIZE,
-        (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here, send != NULL);
+        (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here, send != NULL, c->tl,
+        part == 0 ? MD_TL_HOME_GATHER : part == 1 ? MD_TL_HALO_GATHER : -1);
     return cudaGetLastError();
 }
 

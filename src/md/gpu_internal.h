@@ -1,6 +1,7 @@
 /* Internal to the GPU back end (src/md/gpu_*.c, CUDA builds only; the overview is in
  * gpu_backend.c): its state on the rank's GPU and the functions its files share. The files call
  * only those listed before them (no circles), as md_internal.h orders src/md:
+ *   gpu_timeline.c HALOX_MD_TIMELINE: the step kernels' stamps of one list life to a file
  *   gpu_state.c    create and destroy, CUDA errors, device arrays, the timers' events, bounded
  *                  waits, the device state back to the host
  *   gpu_rebuild.c  after the host plan build (upload, bind, lists), the one-rank rebuild on the
@@ -107,6 +108,9 @@ typedef struct md_gpu {
     int kick_deferred;      /* that kick + drift is left to the home gather of the forces */
     int graph_inline;       /* the captured step exchanges inside its kernels */
     long long inline_steps; /* steps (mid_step) that did, graph replays included */
+    /* HALOX_MD_TIMELINE (gpu_timeline.c): the files' prefix ("" off), builds seen, written */
+    char tl_path[512];
+    int tl_builds, tl_written;
 } md_gpu_t;
 
 /* the back end's state in the engine */
@@ -119,6 +123,14 @@ static inline md_gpu_t *md__gpu(const halox_md_t *md) { return md->be_state; }
         if (e_ != cudaSuccess)                                                                     \
             return md__gpu_error(md, e_, #call);                                                   \
     } while (0)
+
+/* gpu_timeline.c */
+/* HALOX_MD_TIMELINE set: the kernel timeline on (md_gpu_t.tl_path); before the first build. */
+halox_status_t md__gpu_timeline_open(halox_md_t *md);
+/* Before every list build: the 4th writes the life of the 3rd list's stamps. */
+void md__gpu_timeline_build(halox_md_t *md);
+/* At the end, before the lists are freed: the last life's stamps when none was written. */
+void md__gpu_timeline_end(halox_md_t *md);
 
 /* gpu_state.c */
 /* A failed CUDA call as an error naming rank, step and the call (out of memory as

@@ -53,6 +53,7 @@ halox_status_t md__gpu_lists(halox_md_t *md)
     /* columns with an edge where the home atoms end and the halo begins (no slivers) */
     for (int d = 0; d < 3; d++)
         g->cl.edge[d] = ((shifts >> d) & 1) ? 0.0f : (float)(md->plan.hi[d] - lo[d]);
+    md__gpu_timeline_build(md);
     MD_CUDA(halox__md_clusters_build(&g->cl, g->x, g->zone, g->n_home, g->n_total, lo, ext, md->rho,
                                      (float)rl, shifts, g->hi));
     g->gathers_at_build = g->gathers;

@@ -90,6 +90,8 @@ halox_status_t md__gpu_create(halox_md_t *md)
     /* HALOX_MD_GRAPH_UPDATE: a new capture after a rebuild updates the graph's executable */
     if ((est = halox__env_flag_or("HALOX_MD_GRAPH_UPDATE", 1, &g->gupdate)) != HALOX_OK)
         return est;
+    if ((est = md__gpu_timeline_open(md)) != HALOX_OK)
+        return est;
     g->ids_fresh = 1;
     g->hi = (cudaStream_t)s;
     int least = 0, greatest = 0;
@@ -147,6 +149,7 @@ void md__gpu_destroy(halox_md_t *md)
         for (int j = 0; j < MD_GPU_EVENTS; j++)
             if (g->slot[k].ev[j])
                 cudaEventDestroy(g->slot[k].ev[j]);
+    md__gpu_timeline_end(md);
     halox__md_clusters_free(&g->cl);
     /* collective (the transport's memory): every rank destroys its engine at the end of a run */
     if (g->x)
