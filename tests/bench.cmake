@@ -148,6 +148,13 @@ halox_bench_test(bench_md_threads
                  ARGS --grep "^threads .* ok" --json ${_out}/md_threads.jsonl md --count 1 --
                  TOOL md --device cpu --transport threads --threads 2 --atoms 1500 --steps 20
                       --json ${_out}/md_threads.jsonl)
+# the halox variables set in the environment are in every record (env; the commit has its own)
+halox_bench_test(bench_md_env
+                 ARGS --json ${_out}/md_env.jsonl md --count 1 --field env HALOX_TIMEOUT_S=30 --
+                 TOOL md --device cpu --transport threads --threads 2 --atoms 1500 --steps 5
+                      --json ${_out}/md_env.jsonl)
+set_tests_properties(bench_md_env PROPERTIES ENVIRONMENT
+                     "HALOX_TIMEOUT_S=30;HALOX_COMMIT=abc1234")
 # the engine's own settings pass through md (one table: halox-md's): applied, and in the record
 halox_bench_test(bench_md_engine_options
                  ARGS --grep "preset water-density with --skin 0.6 --rebuild-every 5,"

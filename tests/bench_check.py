@@ -16,7 +16,7 @@ import json
 import math
 import sys
 
-COMMON = ["bench", "transport", "ranks", "hardware", "commit", "build", "options", "date"]
+COMMON = ["bench", "transport", "ranks", "hardware", "commit", "build", "options", "env", "date"]
 HARDWARE = ["cpu", "cores", "gpu_count", "gpus", "cuda_driver", "cuda_runtime"]
 BUILD = ["type", "c_flags", "cuda_flags", "optimised"]
 KIND = {

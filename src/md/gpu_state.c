@@ -84,8 +84,9 @@ halox_status_t md__gpu_create(halox_md_t *md)
     /* HALOX_MD_SEARCH_BISECT: the list search reads a column's clusters in z reach only */
     if ((est = halox__env_flag_or("HALOX_MD_SEARCH_BISECT", 1, &g->bisect)) != HALOX_OK)
         return est;
-    /* HALOX_MD_LOCAL_OVERLAP: the local forces on their own stream, overlapping the exchange */
-    if ((est = halox__env_flag_or("HALOX_MD_LOCAL_OVERLAP", 1, &g->local_overlap)) != HALOX_OK)
+    /* HALOX_MD_LOCAL_OVERLAP: the local forces on their own stream, overlapping the exchange
+     * (2: started after the halo positions arrived, behind the non-local forces) */
+    if ((est = halox__env_int("HALOX_MD_LOCAL_OVERLAP", 0, 2, 1, &g->local_overlap)) != HALOX_OK)
         return est;
     /* HALOX_MD_GRAPH_UPDATE: a new capture after a rebuild updates the graph's executable */
     if ((est = halox__env_flag_or("HALOX_MD_GRAPH_UPDATE", 1, &g->gupdate)) != HALOX_OK)

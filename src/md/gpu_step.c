@@ -114,8 +114,12 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
      * overlap; the second stream's events cost 1 % at 45k atoms) or HALOX_MD_LOCAL_OVERLAP=0
      * (measured: 14 % slower on 2 ranks sharing a GPU) */
     const int overlap = g->local_overlap && pulses;
+    /* late (HALOX_MD_LOCAL_OVERLAP=2): the local forces wait for the halo positions and are
+     * enqueued after the non-local forces, so that these take the GPU first where another
+     * process's local forces would fill it (ranks sharing a GPU: priorities are per process) */
+    const int late = overlap && g->local_overlap == 2;
     cudaStream_t ls = overlap ? g->lo : g->hi;
-    if (overlap) {
+    if (overlap && !late) {
         MD_CUDA(cudaEventRecord(g->x_ready, g->hi));
         MD_CUDA(cudaStreamWaitEvent(g->lo, g->x_ready, 0));
         MD_CUDA(md__gpu_local_forces(md, ls, want_energy));
@@ -139,8 +143,14 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     }
     if (inl_x) /* the coordinate part: the wait inside the halo gather */
         md__gpu_record(g, EV_C1, g->hi);
+    if (late)
+        MD_CUDA(cudaEventRecord(g->x_ready, g->hi));
     MD_CUDA(halox__md_clusters_lj(&g->cl, 1, rc2, md->eshift, want_energy ? g->energy + 2 : NULL,
                                   g->hi));
+    if (late) {
+        MD_CUDA(cudaStreamWaitEvent(g->lo, g->x_ready, 0));
+        MD_CUDA(md__gpu_local_forces(md, ls, want_energy));
+    }
     md__gpu_record(g, EV_NL1, g->hi);
     md__gpu_record(g, EV_F0, g->hi);
     halox__nvtx_push("halox: force exchange");

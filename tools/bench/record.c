@@ -4,9 +4,11 @@
  * closed with halox_output_close(), so a failed write (a full disk) fails the run (exit 1). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
+#include "halox/env.h"
 #include "halox/features.h"
 #include "halox/file.h"
 
@@ -79,6 +81,31 @@ void rec_grid(bench_record_t *r, const halox_grid_t *g)
         snprintf(f->value, sizeof f->value, "[%d,%d,%d]", g->n[0], g->n[1], g->n[2]);
 }
 
+/* The halox variables of the environment that change what runs ("NAME=value ..."; "" when
+ * none): two records of one command line differ by these or by nothing. The commit and the
+ * system cache are recorded elsewhere or change no timing. */
+static const char *bench_meta_env(void)
+{
+    static char buf[1024];
+    int n = 0;
+    const halox_env_var_t *t = halox_env_table(&n);
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < n; k++) {
+        const char *v = getenv(t[k].name);
+        if (!v || !*v || !strcmp(t[k].name, "HALOX_COMMIT") ||
+            !strcmp(t[k].name, "HALOX_SYSTEM_CACHE"))
+            continue;
+        int w = snprintf(buf + len, sizeof buf - len, "%s%s=%s", len ? " " : "", t[k].name, v);
+        if (w < 0 || (size_t)w >= sizeof buf - len) {
+            buf[len] = '\0'; /* what fits: whole variables only */
+            break;
+        }
+        len += (size_t)w;
+    }
+    return buf;
+}
+
 void rec_common(bench_record_t *r, const bench_opts_t *o, const char *transport, int ranks,
                 const halox_grid_t *grid)
 {
@@ -104,6 +131,7 @@ void rec_common(bench_record_t *r, const bench_opts_t *o, const char *transport,
     rec_str(r, "build.cuda_flags", HALOX_BUILD_CUDA_FLAGS);
     rec_bool(r, "build.optimised", HALOX_BUILD_OPTIMISED);
     rec_str(r, "options", o->cmdline);
+    rec_str(r, "env", bench_meta_env());
     rec_str(r, "date", bench_meta_date());
 }
 
