@@ -54,6 +54,58 @@ __device__ static __forceinline__ float4 cl_j_atom(const float4 *__restrict__ xq
     return xj;
 }
 
+/* A real atom's coordinate (padding sits at CL_PAD, moved by at most a box edge). */
+__device__ static __forceinline__ int cl_real(float x) { return x < 0.5f * CL_PAD; }
+
+/* The bounding box of the row's real atoms si (lanes 0-7 hold one each), on every lane. */
+__device__ static __forceinline__ void cl_row_box(const float4 *si, int lane, float lo[3],
+                                                  float hi[3])
+{
+    const float4 a = si[lane & 7];
+    const int ok = lane < MD_CLUSTER_SIZE && cl_real(a.x);
+    const float c[3] = {a.x, a.y, a.z};
+    for (int d = 0; d < 3; d++) {
+        float l = ok ? c[d] : CL_PAD, h = ok ? c[d] : -CL_PAD;
+        for (int off = 16; off > 0; off /= 2) {
+            l = fminf(l, __shfl_xor_sync(CL_FULL, l, off));
+            h = fmaxf(h, __shfl_xor_sync(CL_FULL, h, off));
+        }
+        lo[d] = l;
+        hi[d] = h;
+    }
+}
+
+/* Can the j cluster of entry ent (moved by its image, as cl_j_atom moves each atom) hold an atom
+ * within sqrt(r2) of the box [lo, hi]? The squared distance of the boxes is at most that of any
+ * pair of their atoms; a relative margin of 1e-5 covers the rounding (contracted or not) of the
+ * pair test, so an entry refused here would have been refused there. */
+__device__ static __forceinline__ int cl_box_near(const float4 *__restrict__ xq, int ent,
+                                                  const float lo[3], const float hi[3], float r2,
+                                                  float bx, float by, float bz)
+{
+    const int jc = cl_entry_jc(ent), sh = cl_entry_sh(ent);
+    const float s[3] = {(float)(sh % 3 - 1) * bx, (float)((sh / 3) % 3 - 1) * by,
+                        (float)(sh / 9 - 1) * bz};
+    float jlo[3] = {CL_PAD, CL_PAD, CL_PAD}, jhi[3] = {-CL_PAD, -CL_PAD, -CL_PAD};
+#pragma unroll
+    for (int k = 0; k < MD_CLUSTER_SIZE; k++) {
+        const float4 a = __ldg(&xq[(size_t)jc * MD_CLUSTER_SIZE + k]);
+        if (!cl_real(a.x))
+            continue;
+        const float c[3] = {a.x + s[0], a.y + s[1], a.z + s[2]};
+        for (int d = 0; d < 3; d++) {
+            jlo[d] = fminf(jlo[d], c[d]);
+            jhi[d] = fmaxf(jhi[d], c[d]);
+        }
+    }
+    float d2 = 0.0f;
+    for (int d = 0; d < 3; d++) {
+        const float gap = fmaxf(0.0f, fmaxf(jlo[d] - hi[d], lo[d] - jhi[d]));
+        d2 += gap * gap;
+    }
+    return d2 < r2 * (1.0f + 1e-5f);
+}
+
 /* The pair terms of the j atom xj (lane jl) with the 8 i atoms si, branch-free and masked: with
  * MASKS (md_cluster.h) by the lane's pair mask mb and the cut-off, otherwise by the tests (not the
  * same atom or padding, the self pair's lower triangle when self, beyond the cut-off, with ZONES
@@ -143,7 +195,10 @@ __device__ static __forceinline__ void cl_j_forces(int jc, int jl, float fjx, fl
  * so the warp never diverges; 1/r^2 is the fast reciprocal (__fdividef: 2 ulp).
  *
  * With *prune_flag set (decided by the gathers) the warp first runs over the outer row testing
- * distances only, writes the entries with some atom pair within rl_in (rlin2) as the inner row,
+ * distances only (32 entries at a time by their clusters' bounding boxes, a lane each, then the
+ * atom pairs of those whose boxes are within rl_in: at 45k atoms a prune step took 2.4 times a
+ * plain step with every entry's 64 pairs tested), writes the entries with some atom pair within
+ * rl_in (rlin2) as the inner row,
  * each with its pair masks (mk_in: the lane's 8 bits of which i atoms its j atom met within
  * rl_in, under the tests above), and the row's positions as the reference of the next prune
  * decision, then computes the forces over that inner row as on any step: the entries dropped
@@ -161,6 +216,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
           int tl_kind)
 {
     __shared__ float4 si[CL_WARPS][MD_CLUSTER_SIZE];
+    __shared__ int sel[CL_WARPS][32]; /* a prune's entries that pass the box test */
     const int tn = cl_tl_begin(tl, tl_kind);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int jl = lane & 7, g = lane >> 3;
@@ -183,10 +239,23 @@ static __global__ void __launch_bounds__(CL_THREADS)
         if (prune) { /* the outer row, distances only, into the inner row */
             const int mo = cnt_out[row];
             const int *out_row = jl_out + (size_t)row * max_row;
+            float blo[3], bhi[3]; /* the row's bounding box now */
+            cl_row_box(si[warp], lane, blo, bhi);
             int kept = 0;
             for (int base = 0; base < mo; base += 32) {
-                const int mye = base + lane < mo ? __ldg(&out_row[base + lane]) : -1;
-                const int nb = mo - base < 32 ? mo - base : 32;
+                /* first a lane per entry: an entry whose j cluster's box is rl_in or more from
+                 * the row's cannot hold a pair within rl_in; the others, in order, go on to the
+                 * atom pairs' test below (which alone decides: the result is that of testing
+                 * every entry) */
+                const int mine = base + lane < mo ? __ldg(&out_row[base + lane]) : -1;
+                const int near = mine >= 0 && cl_box_near(xq, mine, blo, bhi, rlin2, bx, by, bz);
+                const unsigned nearb = __ballot_sync(CL_FULL, near);
+                if (near)
+                    sel[warp][__popc(nearb & ((1u << lane) - 1u))] = mine;
+                __syncwarp();
+                const int nb = __popc(nearb);
+                const int mye = lane < nb ? sel[warp][lane] : -1;
+                __syncwarp(); /* read before the next pass writes */
                 for (int q = 0; q < nb; q += 4) {
                     const int ent = __shfl_sync(CL_FULL, mye, q + g);
                     const int jc = cl_entry_jc(ent);
