@@ -165,7 +165,7 @@ extern "C" void halox__md_clusters_free(md_clusters_t *c)
                  c->zwin,       c->key,      c->sorted,    c->bin,   c->cursor,  c->scan,
                  c->col,        c->jl_loc,   c->cnt_loc,   c->jl_nl, c->cnt_nl,  c->jl_loc_in,
                  c->cnt_loc_in, c->jl_nl_in, c->cnt_nl_in, c->need,  c->state,   c->mk_loc_in,
-                 c->mk_nl_in,   c->tl};
+                 c->mk_nl_in,   c->tl,       c->bnow};
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
         if (p[k])
             cudaFree(p[k]);

@@ -54,56 +54,23 @@ __device__ static __forceinline__ float4 cl_j_atom(const float4 *__restrict__ xq
     return xj;
 }
 
-/* A real atom's coordinate (padding sits at CL_PAD, moved by at most a box edge). */
-__device__ static __forceinline__ int cl_real(float x) { return x < 0.5f * CL_PAD; }
-
-/* The bounding box of the row's real atoms si (lanes 0-7 hold one each), on every lane. */
-__device__ static __forceinline__ void cl_row_box(const float4 *si, int lane, float lo[3],
-                                                  float hi[3])
-{
-    const float4 a = si[lane & 7];
-    const int ok = lane < MD_CLUSTER_SIZE && cl_real(a.x);
-    const float c[3] = {a.x, a.y, a.z};
-    for (int d = 0; d < 3; d++) {
-        float l = ok ? c[d] : CL_PAD, h = ok ? c[d] : -CL_PAD;
-        for (int off = 16; off > 0; off /= 2) {
-            l = fminf(l, __shfl_xor_sync(CL_FULL, l, off));
-            h = fmaxf(h, __shfl_xor_sync(CL_FULL, h, off));
-        }
-        lo[d] = l;
-        hi[d] = h;
-    }
-}
-
 /* Can the j cluster of entry ent (moved by its image, as cl_j_atom moves each atom) hold an atom
- * within sqrt(r2) of the box [lo, hi]? The squared distance of the boxes is at most that of any
- * pair of their atoms; a relative margin of 1e-5 covers the rounding (contracted or not) of the
- * pair test, so an entry refused here would have been refused there. */
-__device__ static __forceinline__ int cl_box_near(const float4 *__restrict__ xq, int ent,
-                                                  const float lo[3], const float hi[3], float r2,
-                                                  float bx, float by, float bz)
+ * within sqrt(r2) of the row's box [lo, hi]? bnow: the boxes at the last gather (md_cluster.h).
+ * The squared distance of two boxes is at most that of any pair of their atoms; a relative
+ * margin of 1e-5 covers the rounding (contracted or not) of the pair test, so an entry refused
+ * here would have been refused there. */
+__device__ static __forceinline__ int cl_box_near(const float4 *__restrict__ bnow, int ent,
+                                                  float4 lo, float4 hi, float r2, float bx,
+                                                  float by, float bz)
 {
     const int jc = cl_entry_jc(ent), sh = cl_entry_sh(ent);
-    const float s[3] = {(float)(sh % 3 - 1) * bx, (float)((sh / 3) % 3 - 1) * by,
-                        (float)(sh / 9 - 1) * bz};
-    float jlo[3] = {CL_PAD, CL_PAD, CL_PAD}, jhi[3] = {-CL_PAD, -CL_PAD, -CL_PAD};
-#pragma unroll
-    for (int k = 0; k < MD_CLUSTER_SIZE; k++) {
-        const float4 a = __ldg(&xq[(size_t)jc * MD_CLUSTER_SIZE + k]);
-        if (!cl_real(a.x))
-            continue;
-        const float c[3] = {a.x + s[0], a.y + s[1], a.z + s[2]};
-        for (int d = 0; d < 3; d++) {
-            jlo[d] = fminf(jlo[d], c[d]);
-            jhi[d] = fmaxf(jhi[d], c[d]);
-        }
-    }
-    float d2 = 0.0f;
-    for (int d = 0; d < 3; d++) {
-        const float gap = fmaxf(0.0f, fmaxf(jlo[d] - hi[d], lo[d] - jhi[d]));
-        d2 += gap * gap;
-    }
-    return d2 < r2 * (1.0f + 1e-5f);
+    const float sx = (float)(sh % 3 - 1) * bx, sy = (float)((sh / 3) % 3 - 1) * by,
+                sz = (float)(sh / 9 - 1) * bz;
+    const float4 jlo = __ldg(&bnow[2 * (size_t)jc]), jhi = __ldg(&bnow[2 * (size_t)jc + 1]);
+    const float gx = fmaxf(0.0f, fmaxf(jlo.x + sx - hi.x, lo.x - (jhi.x + sx)));
+    const float gy = fmaxf(0.0f, fmaxf(jlo.y + sy - hi.y, lo.y - (jhi.y + sy)));
+    const float gz = fmaxf(0.0f, fmaxf(jlo.z + sz - hi.z, lo.z - (jhi.z + sz)));
+    return gx * gx + gy * gy + gz * gz < r2 * (1.0f + 1e-5f);
 }
 
 /* The pair terms of the j atom xj (lane jl) with the 8 i atoms si, branch-free and masked: with
@@ -212,8 +179,8 @@ static __global__ void __launch_bounds__(CL_THREADS)
           const int *__restrict__ cnt_out, int *__restrict__ jl_in, int *__restrict__ cnt_in,
           uint8_t *__restrict__ mk_in, int max_row, const int *prune_flag, int *valid,
           float4 *__restrict__ ref, float rlin2, int nrows, float rc2, float bx, float by, float bz,
-          double eshift, float *__restrict__ fs, double *__restrict__ energy, md_timeline_t *tl,
-          int tl_kind)
+          double eshift, float *__restrict__ fs, double *__restrict__ energy,
+          const float4 *__restrict__ bnow, md_timeline_t *tl, int tl_kind)
 {
     __shared__ float4 si[CL_WARPS][MD_CLUSTER_SIZE];
     __shared__ int sel[CL_WARPS][32]; /* a prune's entries that pass the box test */
@@ -239,8 +206,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
         if (prune) { /* the outer row, distances only, into the inner row */
             const int mo = cnt_out[row];
             const int *out_row = jl_out + (size_t)row * max_row;
-            float blo[3], bhi[3]; /* the row's bounding box now */
-            cl_row_box(si[warp], lane, blo, bhi);
+            const float4 blo = bnow[2 * (size_t)row], bhi = bnow[2 * (size_t)row + 1];
             int kept = 0;
             for (int base = 0; base < mo; base += 32) {
                 /* first a lane per entry: an entry whose j cluster's box is rl_in or more from
@@ -248,7 +214,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
                  * atom pairs' test below (which alone decides: the result is that of testing
                  * every entry) */
                 const int mine = base + lane < mo ? __ldg(&out_row[base + lane]) : -1;
-                const int near = mine >= 0 && cl_box_near(xq, mine, blo, bhi, rlin2, bx, by, bz);
+                const int near = mine >= 0 && cl_box_near(bnow, mine, blo, bhi, rlin2, bx, by, bz);
                 const unsigned nearb = __ballot_sync(CL_FULL, near);
                 if (near)
                     sel[warp][__popc(nearb & ((1u << lane) - 1u))] = mine;
@@ -361,7 +327,8 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
 #define CL_LJ(E, Z, M)                                                                             \
     cl_lj<E, Z, M><<<b, CL_THREADS, 0, stream>>>(                                                  \
         xq, jo, co, ji, ci, mk, mx, flag, valid, ref, rlin2, rows, rc2, c->box[0], c->box[1],      \
-        c->box[2], eshift, c->fs, energy, c->tl, nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
+        c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow, c->tl,                          \
+        nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
 #define CL_LJ_M(E, Z)                                                                              \
     do {                                                                                           \
         if (masks == MD_CLUSTER_MASKS_SKIP)                                                        \

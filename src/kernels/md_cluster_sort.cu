@@ -270,10 +270,11 @@ extern "C" cudaError_t halox__md_clusters_sort(md_clusters_t *c, const float *x,
     }
     {
         void **p[] = {(void **)&c->bbox,       (void **)&c->cnt_loc,   (void **)&c->cnt_nl,
-                      (void **)&c->cnt_loc_in, (void **)&c->cnt_nl_in, (void **)&c->zwin};
-        size_t el[] = {8 * sizeof(float), sizeof(int), sizeof(int),
-                       sizeof(int),       sizeof(int), 2 * sizeof(float)};
-        CL_TRY(halox__md_clusters_grow(p, el, 6, &c->cap_cl, (size_t)(c->ncl > 0 ? c->ncl : 1)));
+                      (void **)&c->cnt_loc_in, (void **)&c->cnt_nl_in, (void **)&c->zwin,
+                      (void **)&c->bnow};
+        size_t el[] = {8 * sizeof(float), sizeof(int),       sizeof(int),      sizeof(int),
+                       sizeof(int),       2 * sizeof(float), 8 * sizeof(float)};
+        CL_TRY(halox__md_clusters_grow(p, el, 7, &c->cap_cl, (size_t)(c->ncl > 0 ? c->ncl : 1)));
     }
     CL_TRY(cudaMemsetAsync(c->perm, 0xff, sizeof(int) * (nslots > 0 ? nslots : 1), stream));
     if (n > 0) {
@@ -290,6 +291,9 @@ extern "C" cudaError_t halox__md_clusters_sort(md_clusters_t *c, const float *x,
         cl_zwin<<<cl_blocks(ncols, 128), 128, 0, stream>>>(ncols, c->col, (const float4 *)c->bbox,
                                                            (float2 *)c->zwin);
         CL_TRY(cudaGetLastError());
+        /* the boxes now are the build's until a gather moves the atoms */
+        CL_TRY(cudaMemcpyAsync(c->bnow, c->bbox, 8 * sizeof(float) * (size_t)c->ncl,
+                               cudaMemcpyDeviceToDevice, stream));
     }
     return cudaSuccess;
 }

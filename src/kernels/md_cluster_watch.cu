@@ -33,8 +33,9 @@ typedef struct cl_kick_drift {
 } cl_kick_drift_t;
 
 /* Slots [s0, s1) take the current positions; refs: 3 arrays of nslots float4 (local prune,
- * non-local prune, build). fin_loc / fin_nl: this gather finishes the local / the whole step.
- * kd.v (home slots): each atom is kicked and drifted first. nvshmem-inline (halox/inline.h):
+ * non-local prune, build); bnow: the clusters' boxes now (for the prunes). fin_loc / fin_nl:
+ * this gather finishes the local / the whole step. kd.v (home slots): each atom is kicked and
+ * drifted first. nvshmem-inline (halox/inline.h):
  * inl_wait (the grid within the view's spin_blocks): each block first waits for the coordinates
  * of every pulse, and the last block completes that exchange; inl_send (home slots): each atom's
  * position is stored into the halos it is sent to, and the last block signals the receivers. */
@@ -42,8 +43,9 @@ static __global__ void __launch_bounds__(256)
     cl_gather(int s0, int s1, int home_end, int fin_loc, int fin_nl, int count_nl, float thr_in2,
               float thr_out2, const int *__restrict__ perm, float *__restrict__ x,
               const uint8_t *__restrict__ zone, float4 *__restrict__ xq,
-              const float4 *__restrict__ ref, size_t nslots, cl_state_t *st,
-              md_clusters_watch_t *watch, cl_kick_drift_t kd, halox_inline_view_t inl,
+              const float4 *__restrict__ ref, size_t nslots, float4 *__restrict__ bnow,
+              cl_state_t *st, md_clusters_watch_t *watch, cl_kick_drift_t kd,
+              halox_inline_view_t inl,
               int inl_wait, int inl_send, md_timeline_t *tl, int tl_kind)
 {
     __shared__ float part[4][8];
@@ -55,11 +57,13 @@ static __global__ void __launch_bounds__(256)
         cl_tl_wait(tl, tl_kind, tn);
     const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
     float m[4] = {0, 0, 0, 0};
+    float q[3] = {CL_PAD, CL_PAD, CL_PAD}; /* no atom: out of every box */
+    int real = 0;
     /* a block whose wait gave up reads nothing (the host reports the timeout) */
     if (s < s1 && ok) {
         const int a = perm[s];
         if (a >= 0) {
-            float q[3];
+            real = 1;
             for (int c = 0; c < 3; c++) {
                 const size_t k = 3 * (size_t)a + c;
                 q[c] = x[k];
@@ -82,6 +86,20 @@ static __global__ void __launch_bounds__(256)
                 m[2] = cl_d2(p, ref[2 * nslots + s]);
             }
         }
+    }
+    /* the cluster's box now (8 slots: 8 neighbouring lanes; s0 and blocks are multiples of 8) */
+    float lo[3], hi[3];
+    for (int c = 0; c < 3; c++) {
+        lo[c] = real ? q[c] : CL_PAD;
+        hi[c] = real ? q[c] : -CL_PAD;
+        for (int off = 4; off > 0; off /= 2) {
+            lo[c] = fminf(lo[c], __shfl_xor_sync(CL_FULL, lo[c], off));
+            hi[c] = fmaxf(hi[c], __shfl_xor_sync(CL_FULL, hi[c], off));
+        }
+    }
+    if (bnow && s < s1 && (s & (MD_CLUSTER_SIZE - 1)) == 0) {
+        bnow[2 * (size_t)(s / MD_CLUSTER_SIZE)] = make_float4(lo[0], lo[1], lo[2], 0.0f);
+        bnow[2 * (size_t)(s / MD_CLUSTER_SIZE) + 1] = make_float4(hi[0], hi[1], hi[2], 0.0f);
     }
     cl_tl_end(tl, tl_kind, tn);
     if (!st)
@@ -191,8 +209,8 @@ static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint
     cl_gather<<<blocks, 256, 0, stream>>>(
         s0, s1, home_end, fin_loc, fin_nl, halo, cl_half2(rin, c->rc), cl_half2(c->rl, c->rc),
         c->perm, x, zone, (float4 *)c->xq, (const float4 *)c->ref, (size_t)c->ncl * MD_CLUSTER_SIZE,
-        (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here, send != NULL, c->tl,
-        part == 0 ? MD_TL_HOME_GATHER : part == 1 ? MD_TL_HALO_GATHER : -1);
+        (float4 *)c->bnow, (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here,
+        send != NULL, c->tl, part == 0 ? MD_TL_HOME_GATHER : part == 1 ? MD_TL_HALO_GATHER : -1);
     return cudaGetLastError();
 }
 
