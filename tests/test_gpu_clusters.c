@@ -27,6 +27,8 @@
  *     decide the prunes on the device; the forces of every step equal those of freshly built
  *     lists, as long as the watch says no atom moved half the skin since the build (and the
  *     device counts no exceeded step); the prunes happen.
+ *  7. the kernel timeline (HALOX_MD_TIMELINE's stamps) of part 6's steps: one stamped launch of
+ *     the home gather and the force kernel per step, in the stream's order.
  *  1-3, 5 and 6 also run over inner lists with each way of masking pairs (md_cluster.h: tests in
  *  the kernel, the prune's pair masks, masks with skipped i atoms).
  *
@@ -437,6 +439,40 @@ static void test_shifts(int cells, int cz, int shift_dims, double rl_in, int mas
 
 /* 6. a hot system step by step against freshly built lists (the kernels over the inner lists
  * masking pairs as `masks` says; the fresh lists' kernel tests every pair) */
+/* 7. the kernel timeline of `steps` steps of one stream (each a home gather and a local force
+ * kernel; the take kernels stamp nothing): one stamped launch of each per step (the first
+ * MD_TL_LAUNCHES), each ending after it started and before the next kernel on the stream
+ * started, no wait, nothing of the kinds not launched. */
+static void check_timeline(const md_clusters_t *c, int steps)
+{
+    md_timeline_t *t = malloc(sizeof *t);
+    TG_CUDA(halox__md_clusters_timeline_read(c, t));
+    const int n = steps < MD_TL_LAUNCHES ? steps : MD_TL_LAUNCHES;
+    for (int k = 0; k < MD_TL_KINDS; k++) {
+        const int launched = k == MD_TL_HOME_GATHER || k == MD_TL_LOCAL;
+        int stamped = 0;
+        for (int i = 0; i < MD_TL_LAUNCHES; i++)
+            stamped += t->start[k][i] != ~0ull;
+        CHECK_MSG(stamped == (launched ? n : 0), "timeline kind %d: %d launches stamped of %d", k,
+                  stamped, launched ? n : 0);
+        for (int i = 0; launched && i < n; i++) {
+            CHECK(t->wait[k][i] == ~0ull);
+            CHECK_MSG(t->start[k][i] <= t->end[k][i], "kind %d launch %d ends before it starts", k,
+                      i);
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        CHECK(t->end[MD_TL_HOME_GATHER][i] <= t->start[MD_TL_LOCAL][i]);
+        if (i + 1 < n)
+            CHECK(t->end[MD_TL_LOCAL][i] <= t->start[MD_TL_HOME_GATHER][i + 1]);
+    }
+    CHECK(t->done[MD_TL_HOME_GATHER] > 0 && t->done[MD_TL_KICK] == 0);
+    printf("timeline: %d steps stamped, the first %.1f us gather + %.1f us forces\n", n,
+           1e-3 * (double)(t->end[0][0] - t->start[0][0]),
+           1e-3 * (double)(t->end[MD_TL_LOCAL][0] - t->start[MD_TL_LOCAL][0]));
+    free(t);
+}
+
 static void test_hot(int cells, int masks, uint64_t seed)
 {
     sys_t s;
@@ -452,6 +488,9 @@ static void test_hot(int cells, int masks, uint64_t seed)
     c.masks = masks;
     float lo[3], ext[3];
     pbc_extent(&s, 7, lo, ext);
+    const int timeline = masks == MD_CLUSTER_MASKS_TEST; /* once: the stamps of part 7 */
+    if (timeline)
+        TG_CUDA(halox__md_clusters_timeline(&c));
     TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl, 7, 0));
     const long long steps0 = c.watch->steps;
     float *x0 = malloc(sizeof(float) * n3), *hf = malloc(sizeof(float) * n3),
@@ -522,6 +561,8 @@ static void test_hot(int cells, int masks, uint64_t seed)
               steps);
     CHECK(w->exceeded == 0);
     CHECK(sqrt(w->build_d2) < half && sqrt(w->build_d2) > 0.5 * half);
+    if (timeline)
+        check_timeline(&c, steps);
     long long el = 0, en = 0, eli = 0, eni = 0;
     TG_CUDA(halox__md_clusters_entries(&c, &el, &en, &eli, &eni));
     printf("hot system: %lld outer, %lld inner cluster pairs at the end\n", el, eli);

@@ -56,10 +56,11 @@
     X("HALOX_MD_SEARCH_BISECT", "0/1", "1",                                                        \
       "GPU engine: 1 makes the pair-list search bisect each column for the clusters within reach " \
       "of the row in z (a column holds the box height in clusters), 0 reads whole columns")        \
-    X("HALOX_MD_LOCAL_OVERLAP", "0/1", "1",                                                        \
+    X("HALOX_MD_LOCAL_OVERLAP", "0/1/2", "1",                                                      \
       "GPU engine: 1 computes the local forces on a low-priority stream of their own, "            \
-      "overlapping the halo exchange (when there is one); 0 after the halo forces left, on the "   \
-      "exchange's stream")                                                                         \
+      "overlapping the halo exchange (when there is one); 2 the same, started once the halo's "    \
+      "positions arrived and enqueued behind the non-local forces (ranks sharing a GPU); 0 after " \
+      "the halo forces left, on the exchange's stream")                                            \
     X("HALOX_MD_GRAPH_UPDATE", "0/1", "1",                                                         \
       "GPU engine, --graph: 1 moves the step's graph executable to the capture after a rebuild "   \
       "(cudaGraphExecUpdate) where the captured exchange allows it, 0 instantiates every capture") \
