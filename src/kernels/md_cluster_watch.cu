@@ -164,6 +164,7 @@ static __global__ void __launch_bounds__(256)
         }
     }
     vs->ticket = 0;
+    cl_tl_later(tl, tl_kind, tn); /* the launch ends here */
 }
 
 /* After a build: every list prunes in the next kernels, maxima and ticket cleared. */

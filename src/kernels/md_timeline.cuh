@@ -44,4 +44,11 @@ __device__ static inline void cl_tl_end(md_timeline_t *tl, int kind, int n)
     atomicAdd(&tl->done[kind], 1u);
 }
 
+/* A later end of the launch (the work a last block does after its block counted). */
+__device__ static inline void cl_tl_later(md_timeline_t *tl, int kind, int n)
+{
+    if (tl && kind >= 0 && n >= 0 && !threadIdx.x)
+        atomicMax(&tl->end[kind][n], cl_tl_now());
+}
+
 #endif
