@@ -26,9 +26,7 @@
  *  6. a hot system, step by step: every atom moves by a random step each step, the gathers
  *     decide the prunes on the device; the forces of every step equal those of freshly built
  *     lists, as long as the watch says no atom moved half the skin since the build (and the
- *     device counts no exceeded step); the prunes happen. With one way of masking the watch is
- *     published apart (md_clusters_t.publish_apart, as the engine does), with the others by
- *     the gathers: the watch's step count follows the steps either way.
+ *     device counts no exceeded step); the prunes happen.
  *  7. the kernel timeline (HALOX_MD_TIMELINE's stamps) of part 6's steps: one stamped launch of
  *     the home gather and the force kernel per step, in the stream's order.
  *  1-3, 5 and 6 also run over inner lists with each way of masking pairs (md_cluster.h: tests in
@@ -491,8 +489,6 @@ static void test_hot(int cells, int masks, uint64_t seed)
     float lo[3], ext[3];
     pbc_extent(&s, 7, lo, ext);
     const int timeline = masks == MD_CLUSTER_MASKS_TEST; /* once: the stamps of part 7 */
-    /* once: the watch published apart, after each gather (as the engine does) */
-    c.publish_apart = masks == MD_CLUSTER_MASKS_BITS;
     if (timeline)
         TG_CUDA(halox__md_clusters_timeline(&c));
     TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl, 7, 0));
@@ -531,8 +527,6 @@ static void test_hot(int cells, int masks, uint64_t seed)
         free(nx);
         TG_CUDA(cudaMemcpy(d.x, s.x, sizeof(float) * n3, cudaMemcpyHostToDevice));
         TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 0, NULL, 0));
-        if (c.publish_apart)
-            TG_CUDA(halox__md_clusters_publish(&c, 0));
         TG_CUDA(halox__md_clusters_lj(&c, 0, (float)(RC * RC), 0.0, NULL, 0)); /* force-only */
         TG_CUDA(halox__md_clusters_take_forces(&c, d.f, 0));
         TG_CUDA(cudaMemcpy(hf, d.f, sizeof(float) * n3, cudaMemcpyDeviceToHost));

@@ -157,10 +157,6 @@ typedef struct md_clusters {
     int *h_small; /* pinned: [0..1] cluster counts, [2..3] need */
     void *state;  /* device: maxima of the step, prune decisions, counters */
     md_clusters_watch_t *watch; /* mapped host memory the gathers publish into */
-    /* 1: the gathers leave the watch to halox__md_clusters_publish, launched by the caller
-     * where it does not delay the step (the gather's last block would wait for its stores to
-     * reach the host: 4 us of every step at 45k atoms on an H200, timeline) */
-    int publish_apart;
     md_timeline_t *tl; /* device: the kernel timeline (halox__md_clusters_timeline), or NULL */
     size_t cap_atoms, cap_atoms_slot, cap_keys, cap_cols, cap_slots, cap_cl, cap_loc, cap_nl;
 } md_clusters_t;
@@ -198,10 +194,6 @@ cudaError_t halox__md_clusters_gather(const md_clusters_t *c, const float *x, co
 cudaError_t halox__md_clusters_kick_gather(const md_clusters_t *c, float *v, const float *f,
                                            float *x, const uint8_t *zone, float h, float dt,
                                            const halox_inline_view_t *send, cudaStream_t stream);
-
-/** With publish_apart: the watch from the last finished step (launch it after the gather that
- *  finished the step, on any stream; the next step's gathers must wait for it). */
-cudaError_t halox__md_clusters_publish(const md_clusters_t *c, cudaStream_t stream);
 
 /** Lennard-Jones forces of the local (nonlocal = 0) or non-local list on the gathered positions,
  *  added to fs (each pair once, on both atoms). Pairs at r2 >= rc2 add nothing. With energy

@@ -77,8 +77,6 @@ typedef struct cl_state {
     int prune[2];
     int valid[2]; /* the inner list was pruned since the build (by a kernel in prune mode) */
     long long steps, prunes[2], exceeded;
-    float pub[2]; /* the last finished step's largest squared displacements: since the build,
-                     in the step (what the watch publishes) */
 } cl_state_t;
 
 /* Are there inner lists (an inner radius between the cut-off and the outer radius)? */

@@ -24,8 +24,6 @@ __device__ static inline float cl_warp_max(float v)
     return v;
 }
 
-__device__ static void cl_publish_now(volatile cl_state_t *vs, md_clusters_watch_t *watch);
-
 /* The first half kick and the drift a home gather does first (v NULL: none): per atom the
  * arithmetic of halox__md_kernel_kick, so the positions are those of the kick kernel. */
 typedef struct cl_kick_drift {
@@ -154,31 +152,19 @@ static __global__ void __launch_bounds__(256)
         vs->exceeded += mb >= thr_out2;
         vs->steps += 1;
         vs->mx[1] = vs->mx[2] = vs->mx[3] = 0;
-        vs->pub[0] = mb;
-        vs->pub[1] = ms;
-        if (watch)
-            cl_publish_now(vs, watch);
+        if (watch) {
+            volatile md_clusters_watch_t *w = watch;
+            w->build_d2 = mb;
+            w->step_d2 = ms;
+            w->prunes[0] = vs->prunes[0];
+            w->prunes[1] = vs->prunes[1];
+            w->exceeded = vs->exceeded;
+            __threadfence_system();
+            w->steps = vs->steps; /* last: a reader that sees the count sees the values */
+        }
     }
     vs->ticket = 0;
     cl_tl_later(tl, tl_kind, tn); /* the launch ends here */
-}
-
-/* The watch (mapped host memory) from the device's state of the last finished step. */
-__device__ static void cl_publish_now(volatile cl_state_t *vs, md_clusters_watch_t *watch)
-{
-    volatile md_clusters_watch_t *w = watch;
-    w->build_d2 = vs->pub[0];
-    w->step_d2 = vs->pub[1];
-    w->prunes[0] = vs->prunes[0];
-    w->prunes[1] = vs->prunes[1];
-    w->exceeded = vs->exceeded;
-    __threadfence_system();
-    w->steps = vs->steps; /* last: a reader that sees the count sees the values */
-}
-
-static __global__ void cl_publish(cl_state_t *st, md_clusters_watch_t *watch)
-{
-    cl_publish_now(st, watch);
 }
 
 /* After a build: every list prunes in the next kernels, maxima and ticket cleared. */
@@ -224,7 +210,7 @@ static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint
     cl_gather<<<blocks, 256, 0, stream>>>(
         s0, s1, home_end, fin_loc, fin_nl, halo, cl_half2(rin, c->rc), cl_half2(c->rl, c->rc),
         c->perm, x, zone, (float4 *)c->xq, (const float4 *)c->ref, (size_t)c->ncl * MD_CLUSTER_SIZE,
-        (float4 *)c->bnow, (cl_state_t *)c->state, c->publish_apart ? NULL : c->watch, kd, inl ? *inl : none, wait_here,
+        (float4 *)c->bnow, (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here,
         send != NULL, c->tl, part == 0 ? MD_TL_HOME_GATHER : part == 1 ? MD_TL_HALO_GATHER : -1);
     return cudaGetLastError();
 }
@@ -248,14 +234,6 @@ extern "C" cudaError_t halox__md_clusters_kick_gather(const md_clusters_t *c, fl
 {
     cl_kick_drift_t kd = {v, f, h, dt};
     return cl_gather_launch(c, x, zone, 0, kd, NULL, send, stream);
-}
-
-extern "C" cudaError_t halox__md_clusters_publish(const md_clusters_t *c, cudaStream_t stream)
-{
-    if (!c->state || !c->watch)
-        return cudaSuccess;
-    cl_publish<<<1, 1, 0, stream>>>((cl_state_t *)c->state, c->watch);
-    return cudaGetLastError();
 }
 
 extern "C" cudaError_t halox__md_clusters_arm(const md_clusters_t *c, cudaStream_t stream)

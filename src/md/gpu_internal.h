@@ -48,10 +48,6 @@ typedef struct md_gpu_slot {
 typedef struct md_gpu {
     cudaStream_t hi, lo;
     cudaEvent_t x_ready, local_done;
-    /* the watch published on a stream of its own (md_clusters_t.publish_apart): forked after
-     * the gather that finishes a step, joined before the step's kick */
-    cudaStream_t pub;
-    cudaEvent_t gathered, published;
     float *x, *v, *f, *fnl;
     int cap_total, cap_home;
     uint8_t *zone;

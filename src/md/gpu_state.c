@@ -100,10 +100,6 @@ halox_status_t md__gpu_create(halox_md_t *md)
     MD_CUDA(cudaStreamCreateWithPriority(&g->lo, cudaStreamNonBlocking, least));
     MD_CUDA(cudaEventCreateWithFlags(&g->x_ready, cudaEventDisableTiming));
     MD_CUDA(cudaEventCreateWithFlags(&g->local_done, cudaEventDisableTiming));
-    MD_CUDA(cudaStreamCreateWithPriority(&g->pub, cudaStreamNonBlocking, least));
-    MD_CUDA(cudaEventCreateWithFlags(&g->gathered, cudaEventDisableTiming));
-    MD_CUDA(cudaEventCreateWithFlags(&g->published, cudaEventDisableTiming));
-    g->cl.publish_apart = 1;
     for (int k = 0; k < MD_GPU_SLOTS; k++)
         for (int j = 0; j < MD_GPU_EVENTS; j++)
             MD_CUDA(cudaEventCreate(&g->slot[k].ev[j]));
@@ -143,14 +139,6 @@ void md__gpu_destroy(halox_md_t *md)
     for (int k = 0; k < 2; k++)
         if (g->gdone[k])
             cudaEventDestroy(g->gdone[k]);
-    if (g->pub) {
-        cudaStreamSynchronize(g->pub);
-        cudaStreamDestroy(g->pub);
-    }
-    if (g->gathered)
-        cudaEventDestroy(g->gathered);
-    if (g->published)
-        cudaEventDestroy(g->published);
     if (g->x_ready)
         cudaEventDestroy(g->x_ready);
     if (g->local_done)

@@ -69,20 +69,6 @@ halox_status_t md__gpu_kick_drift(halox_md_t *md, int exchange)
     return md__gpu_ranged("halox: kick + drift", md__gpu_kick_drift_body, md);
 }
 
-/* The watch of the step the last gather finished, published on the pub stream (the gather's
- * own stores into host memory would hold the step up: md_clusters_t.publish_apart); joined
- * into hi with the local forces. */
-static cudaError_t md__gpu_publish(halox_md_t *md)
-{
-    md_gpu_t *g = md__gpu(md);
-    cudaError_t e = cudaEventRecord(g->gathered, g->hi);
-    if (e == cudaSuccess)
-        e = cudaStreamWaitEvent(g->pub, g->gathered, 0);
-    if (e == cudaSuccess)
-        e = halox__md_clusters_publish(&g->cl, g->pub);
-    return e == cudaSuccess ? cudaEventRecord(g->published, g->pub) : e;
-}
-
 /* The local (home-home) forces on stream s, timed by EV_L0/EV_L1, local_done after them. */
 static cudaError_t md__gpu_local_forces(halox_md_t *md, cudaStream_t s, int want_energy)
 {
@@ -119,10 +105,8 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
         const int kick = g->kick_deferred;
         MD_CUDA(halox__md_clusters_kick_gather(&g->cl, kick ? g->v : NULL, g->f, g->x, g->zone,
                                                0.5f * dt, dt, inl_x ? &g->inl : NULL, g->hi));
-        if (!halo) {
+        if (!halo)
             g->gathers++; /* the step's displacements are final after the home part */
-            MD_CUDA(md__gpu_publish(md));
-        }
     }
     g->kick_deferred = 0;
     /* the local forces: on their own low-priority stream, overlapping the exchange, or on the
@@ -156,8 +140,6 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
          * without halo atoms, which completes the exchange) */
         MD_CUDA(halox__md_clusters_gather(&g->cl, g->x, g->zone, 1, inl_x ? &g->inl : NULL, g->hi));
         g->gathers += halo;
-        if (halo)
-            MD_CUDA(md__gpu_publish(md));
     }
     if (inl_x) /* the coordinate part: the wait inside the halo gather */
         md__gpu_record(g, EV_C1, g->hi);
@@ -196,8 +178,6 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     /* the local forces join only here: the force exchange reads and adds into fnl, which they
      * do not touch, so it overlaps them too */
     MD_CUDA(cudaStreamWaitEvent(g->hi, g->local_done, 0));
-    if (coords) /* the watch's publication joins too */
-        MD_CUDA(cudaStreamWaitEvent(g->hi, g->published, 0));
     if (want_energy) {
         MD_CUDA(cudaMemcpyAsync(g->h_energy, g->energy, 4 * sizeof(double), cudaMemcpyDeviceToHost,
                                 g->hi));
