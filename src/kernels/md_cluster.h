@@ -128,7 +128,6 @@ typedef struct md_clusters {
     float *bbox;  /* 8 per cluster: lo x y z, zone mask; hi x y z, unused */
     float *bnow;  /* 8 per cluster: lo x y z, -; hi x y z, - of its atoms at the last gather (the
                      build's for the slots no gather took since), read by the prunes */
-    float *gmax;  /* 4 per cluster: a gather's maxima per block (blocks <= clusters) */
     float *zwin;  /* 2 per cluster, within its column (and part): the largest box top z of the
                      clusters up to it, the smallest box bottom z from it on (both monotonic:
                      the search finds a row's z window by bisection) */

@@ -33,8 +33,7 @@ typedef struct cl_kick_drift {
 } cl_kick_drift_t;
 
 /* Slots [s0, s1) take the current positions; refs: 3 arrays of nslots float4 (local prune,
- * non-local prune, build); bnow: the clusters' boxes now (for the prunes); gmax: a block's
- * maxima (at least one float4 per block). fin_loc / fin_nl:
+ * non-local prune, build); bnow: the clusters' boxes now (for the prunes). fin_loc / fin_nl:
  * this gather finishes the local / the whole step. kd.v (home slots): each atom is kicked and
  * drifted first. nvshmem-inline (halox/inline.h):
  * inl_wait (the grid within the view's spin_blocks): each block first waits for the coordinates
@@ -45,7 +44,6 @@ static __global__ void __launch_bounds__(256)
               float thr_out2, const int *__restrict__ perm, float *__restrict__ x,
               const uint8_t *__restrict__ zone, float4 *__restrict__ xq,
               const float4 *__restrict__ ref, size_t nslots, float4 *__restrict__ bnow,
-              float4 *__restrict__ gmax,
               cl_state_t *st, md_clusters_watch_t *watch, cl_kick_drift_t kd,
               halox_inline_view_t inl,
               int inl_wait, int inl_send, md_timeline_t *tl, int tl_kind)
@@ -115,15 +113,13 @@ static __global__ void __launch_bounds__(256)
     }
     __syncthreads();
     if (threadIdx.x == 0) {
-        /* the block's maxima for the last block to reduce (atomics of every block on four
-         * words would queue behind each other) */
-        float v[4];
         for (int k = 0; k < 4; k++) {
-            v[k] = 0;
+            float v = 0;
             for (int w = 0; w < (int)(blockDim.x >> 5); w++)
-                v[k] = fmaxf(v[k], part[k][w]);
+                v = fmaxf(v, part[k][w]);
+            if (v > 0)
+                atomicMax(&st->mx[k], __float_as_uint(v));
         }
-        gmax[blockIdx.x] = make_float4(v[0], v[1], v[2], v[3]);
         /* the stores into peers too, before the last block signals them */
         if (inl_send)
             __threadfence_system();
@@ -132,35 +128,9 @@ static __global__ void __launch_bounds__(256)
         last = atomicAdd(&st->ticket, 1u) == gridDim.x - 1;
     }
     __syncthreads();
-    if (!last)
+    if (!last || threadIdx.x != 0)
         return;
     __threadfence();
-    {
-        float r[4] = {0, 0, 0, 0};
-        for (int b = threadIdx.x; b < (int)gridDim.x; b += blockDim.x) {
-            const float4 t = __ldcg(&gmax[b]); /* other blocks' stores: from L2 */
-            r[0] = fmaxf(r[0], t.x), r[1] = fmaxf(r[1], t.y);
-            r[2] = fmaxf(r[2], t.z), r[3] = fmaxf(r[3], t.w);
-        }
-        __syncthreads(); /* part is reused */
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            r[k] = cl_warp_max(r[k]);
-            if (lane == 0)
-                part[k][warp] = r[k];
-        }
-        __syncthreads();
-    }
-    if (threadIdx.x != 0)
-        return;
-    for (int k = 0; k < 4; k++) {
-        float v = 0;
-        for (int w = 0; w < (int)(blockDim.x >> 5); w++)
-            v = fmaxf(v, part[k][w]);
-        /* one thread: the maxima carried over from the step's earlier gathers */
-        if (v > 0 && __float_as_uint(v) > st->mx[k])
-            st->mx[k] = __float_as_uint(v);
-    }
     if (inl_wait && ok) /* every block has waited: the coordinate exchange is complete */
         halox_inline_complete(&inl, 0, epoch);
     if (inl_send) /* every block has stored its atoms: the receivers may read */
@@ -240,7 +210,7 @@ static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint
     cl_gather<<<blocks, 256, 0, stream>>>(
         s0, s1, home_end, fin_loc, fin_nl, halo, cl_half2(rin, c->rc), cl_half2(c->rl, c->rc),
         c->perm, x, zone, (float4 *)c->xq, (const float4 *)c->ref, (size_t)c->ncl * MD_CLUSTER_SIZE,
-        (float4 *)c->bnow, (float4 *)c->gmax, (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here,
+        (float4 *)c->bnow, (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here,
         send != NULL, c->tl, part == 0 ? MD_TL_HOME_GATHER : part == 1 ? MD_TL_HALO_GATHER : -1);
     return cudaGetLastError();
 }
