@@ -81,22 +81,26 @@ void rec_grid(bench_record_t *r, const halox_grid_t *g)
         snprintf(f->value, sizeof f->value, "[%d,%d,%d]", g->n[0], g->n[1], g->n[2]);
 }
 
-/* The halox variables of the environment that change what runs ("NAME=value ..."; "" when
- * none): two records of one command line differ by these or by nothing. The commit and the
- * system cache are recorded elsewhere or change no timing. */
+/* The variables of the environment that change what runs ("NAME=value ..."; "" when none):
+ * halox's (the table's, but the commit and the system cache, recorded elsewhere or changing no
+ * timing), then the MPS client's share of the GPU and priority (ranks sharing a GPU). Two
+ * records of one command line differ by these or by nothing. */
 static const char *bench_meta_env(void)
 {
+    static const char *const extra[] = {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+                                        "CUDA_MPS_CLIENT_PRIORITY"};
     static char buf[1024];
     int n = 0;
     const halox_env_var_t *t = halox_env_table(&n);
+    const int ne = (int)(sizeof extra / sizeof extra[0]);
     size_t len = 0;
     buf[0] = '\0';
-    for (int k = 0; k < n; k++) {
-        const char *v = getenv(t[k].name);
-        if (!v || !*v || !strcmp(t[k].name, "HALOX_COMMIT") ||
-            !strcmp(t[k].name, "HALOX_SYSTEM_CACHE"))
+    for (int k = 0; k < n + ne; k++) {
+        const char *name = k < n ? t[k].name : extra[k - n];
+        const char *v = getenv(name);
+        if (!v || !*v || !strcmp(name, "HALOX_COMMIT") || !strcmp(name, "HALOX_SYSTEM_CACHE"))
             continue;
-        int w = snprintf(buf + len, sizeof buf - len, "%s%s=%s", len ? " " : "", t[k].name, v);
+        int w = snprintf(buf + len, sizeof buf - len, "%s%s=%s", len ? " " : "", name, v);
         if (w < 0 || (size_t)w >= sizeof buf - len) {
             buf[len] = '\0'; /* what fits: whole variables only */
             break;
