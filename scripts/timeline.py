@@ -2,11 +2,11 @@
 """A step's latency budget from the kernel timeline of halox-md (HALOX_MD_TIMELINE=PREFIX).
 
 Reads PREFIX.rank*.tsv (one file per rank; times on the GPU's global clock, which every process
-on a GPU shares) and lines the ranks' steps up: step n of a rank is its n-th home gather and the
-launches of the other kinds that start before its next one. For every rank and kernel kind it
-prints the median (over the steps where the rank ran every kind once) of the start, the
-in-kernel wait's end and the end, in microseconds from the step's first home gather on any rank,
-and the median step period. Usage: timeline.py PREFIX [--steps N] (the last N steps, default all).
+on a GPU shares) and lines the ranks' steps up: a rank's step is its home gather and the
+launches that start before its next one, matched to rank 0's step whose home gather started
+nearest. For every rank and kernel kind it prints the median (over the lined-up steps where the
+rank ran that kind once) of the start, the in-kernel wait's end and the end, in microseconds
+from the step's first home gather on any rank, and the median step period. Usage: timeline.py PREFIX [--steps N] (the last N steps, default all).
 """
 import glob
 import statistics
@@ -30,7 +30,8 @@ def read(path):
 
 
 def steps_of(rows):
-    """Per step (home gather n): {kind: (start, end, wait)} of the launches before the next one."""
+    """Per step: (its home gather's start, {kind: (start, end, wait)} of the launches that start
+    from it up to the rank's next home gather)."""
     hg = rows.get("home_gather", [])
     out = []
     for i in range(len(hg) - 1):
@@ -40,7 +41,27 @@ def steps_of(rows):
             hits = [r for r in rows.get(kind, []) if t0 <= r[1] < t1]
             if len(hits) == 1:
                 step[kind] = hits[0][1:]
-        out.append(step)
+        out.append((t0, step))
+    return out
+
+
+def line_up(ranks):
+    """Rank 0's steps, each with every rank's step whose home gather started nearest to rank
+    0's (within half of rank 0's median period; a rank without one there leaves the step out):
+    [(t0, [step of rank 0, step of rank 1, ...])], t0 the earliest of those starts."""
+    ref = ranks[0]
+    periods = [b[0] - a[0] for a, b in zip(ref, ref[1:])]
+    half = statistics.median(periods) / 2 if periods else 0
+    out = []
+    for t, _ in ref:
+        mine = []
+        for steps in ranks:
+            near = min(steps, key=lambda st: abs(st[0] - t), default=None)
+            if near is None or abs(near[0] - t) > half:
+                break
+            mine.append(near)
+        if len(mine) == len(ranks):
+            out.append((min(st[0] for st in mine), [st[1] for st in mine]))
     return out
 
 
@@ -57,26 +78,18 @@ def main(argv):
         print("timeline.py: no %s.rank*.tsv" % prefix, file=sys.stderr)
         return 1
     ranks = [steps_of(read(p)) for p in files]
-    nsteps = min(len(s) for s in ranks)
-    idx = list(range(nsteps))
+    steps = line_up(ranks)
     if last:
-        idx = idx[-last:]
-    t0 = {}
-    for n in idx:
-        starts = [r[n]["home_gather"][0] for r in ranks if "home_gather" in r[n]]
-        if starts:
-            t0[n] = min(starts)
-    periods = [t0[n + 1] - t0[n] for n in idx if n in t0 and n + 1 in t0]
+        steps = steps[-last:]
+    periods = [b[0] - a[0] for a, b in zip(steps, steps[1:])]
     print("%d rank(s), %d steps lined up; step period median %.1f us (min %.1f, max %.1f)"
-          % (len(ranks), len(t0), statistics.median(periods) / 1e3 if periods else 0,
+          % (len(ranks), len(steps), statistics.median(periods) / 1e3 if periods else 0,
              min(periods) / 1e3 if periods else 0, max(periods) / 1e3 if periods else 0))
     print("us from the step's first home gather (medians over the steps):")
     print("%-5s %-12s %8s %8s %8s %8s" % ("rank", "kind", "start", "waited", "end", "length"))
-    for r, steps in enumerate(ranks):
-        full = [n for n in idx if n in t0 and all(k in steps[n] for k in KINDS
-                                                   if any(k in s for s in steps))]
+    for r in range(len(ranks)):
         for kind in KINDS:
-            rows = [(steps[n][kind], t0[n]) for n in full if kind in steps[n]]
+            rows = [(st[r][kind], t0) for t0, st in steps if kind in st[r]]
             if not rows:
                 continue
             s = statistics.median((a[0] - b) / 1e3 for a, b in rows)

@@ -235,6 +235,13 @@ if(TARGET halox-md AND Python3_Interpreter_FOUND)
   set_tests_properties(md_split_cpu PROPERTIES LABELS "md" TIMEOUT 120)
 endif()
 
+# scripts/timeline.py (HALOX_MD_TIMELINE's files lined up) on stamps with known times
+if(Python3_Interpreter_FOUND)
+  add_test(NAME md_timeline_script
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/timeline_test.py)
+  set_tests_properties(md_timeline_script PROPERTIES LABELS "md" TIMEOUT 60)
+endif()
+
 # the trajectories opened by ASE, MDAnalysis and OVITO (issue 18): frames, atoms, positions, box,
 # periodicity and velocities against halox-md's own numbers (tests/readers.py; skipped, exit 77,
 # when ase or MDAnalysis is not installed; OVITO's checks only where it imports)
