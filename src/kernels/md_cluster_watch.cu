@@ -45,8 +45,7 @@ static __global__ void __launch_bounds__(256)
               const uint8_t *__restrict__ zone, float4 *__restrict__ xq,
               const float4 *__restrict__ ref, size_t nslots, float4 *__restrict__ bnow,
               cl_state_t *st, md_clusters_watch_t *watch, cl_kick_drift_t kd,
-              halox_inline_view_t inl,
-              int inl_wait, int inl_send, md_timeline_t *tl, int tl_kind)
+              halox_inline_view_t inl, int inl_wait, int inl_send, md_timeline_t *tl, int tl_kind)
 {
     __shared__ float part[4][8];
     __shared__ int last;
