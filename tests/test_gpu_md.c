@@ -30,6 +30,8 @@
  *      all pairs, then 30 steps with a halox_md_thermo_now in the middle (a recomputation must
  *      not add into the next step's forces): every thermo record within 2e-4 of the CPU engine
  *      and the final positions within 2e-3.
+ *   6. nvshmem-inline on several ranks: the 100 steps of part 2 with the step's forces in
+ *      separate kernels (HALOX_MD_FUSED=0) against the one kernel (the default), to rounding.
  * Usage: test_gpu_md [--transport NAME] (default: every GPU transport in the build; hybrid with
  * HALOX_HYBRID_UNREACHABLE=all in the environment sends every pair through MPI). Exit 77
  * (skipped) when no GPU is visible. */
@@ -258,6 +260,28 @@ static void test_trajectory(const char *transport, int P)
                   "migrated %lld on the device, %lld through the host", gd.summary.migrated,
                   gr.summary.migrated);
     }
+    /* 6. nvshmem-inline: the step's forces in separate kernels on two streams
+     * (HALOX_MD_FUSED=0) against the one kernel of parts 2-5 (the default): the same to
+     * rounding, every step still exchanged inside the kernels */
+    if (strcmp(transport, "nvshmem-inline") == 0 && P > 1) {
+        halox_md_result_t gs;
+        setenv("HALOX_MD_FUSED", "0", 1);
+        int src = gpu_run(&cfg, transport, P, 1, &gs);
+        unsetenv("HALOX_MD_FUSED");
+        if (src == 0 && g_rank == 0) {
+            double dx = 0, dth = 0;
+            run_diff(&gr, &gs, &dx, &dth);
+            printf("%s, %d rank(s): forces in separate kernels: positions max %.2e, thermo max "
+                   "rel %.2e from the one kernel; %.4f ms/step (one kernel %.4f)\n",
+                   transport, P, dx, dth, gs.summary.ms_per_step, gr.summary.ms_per_step);
+            CHECK_MSG(dx < 2e-3 && dth < 2e-4, "separate kernels: positions %.3e, thermo %.3e",
+                      dx, dth);
+            CHECK_MSG(gs.summary.inline_steps == gs.summary.steps,
+                      "separate kernels: %lld of %lld steps exchanged inside the kernels",
+                      gs.summary.inline_steps, gs.summary.steps);
+        }
+        halox_md_result_free(&gs);
+    }
     halox_md_result_free(&gd);
     halox_md_result_free(&gr);
 }
@@ -367,6 +391,7 @@ static void test_start_with_forces(const char *transport, int P)
     halox_comm_destroy(comm);
     free(x0);
     free(f0);
+
     free(fb);
     free(x1);
 }

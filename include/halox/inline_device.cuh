@@ -9,7 +9,8 @@
  *                                                          halox_inline_signal(v, 0);
  *   first reader of the halo, each block before it reads (the whole block):
  *                                                  ok = halox_inline_block_wait(v, 0, &e)
- *     (or thread 0 alone: halox_inline_wait(v, 0, &e))
+ *     (or thread 0 alone: halox_inline_wait(v, 0, &e); or, without waiting, a block that finds
+ *     halox_inline_arrived(v, 0, &e) true reads at once)
  *     and after the launch's last block has read: halox_inline_complete(v, 0, e)
  *   producer of halo forces, per halo atom j:      halox_inline_put_f(v, j, fx, fy, fz)
  *     then as for the coordinates with direction 1
@@ -93,6 +94,20 @@ static __device__ int halox_inline_wait(const halox_inline_view_t *v, int dir,
                                   dir ? P->send_pe : P->recv_pe))
             return 0;
     }
+    return 1;
+}
+
+/* One thread, without waiting: has every pulse's signal of direction dir reached the next
+ * exchange (whose number goes to *e_p)? For a consumer with other work to do meanwhile; the data
+ * it reads after a 1 is acquired. */
+static __device__ int halox_inline_arrived(const halox_inline_view_t *v, int dir,
+                                           unsigned long long *e_p)
+{
+    const unsigned long long e = *(volatile unsigned long long *)&v->epoch[dir] + 1;
+    *e_p = e;
+    for (int k = 0; k < v->n_pulses; k++)
+        if (halox_inline_ld_acquire_sys(v->sig + dir * HALOX_MAX_PULSES + k) < e)
+            return 0;
     return 1;
 }
 

@@ -1,0 +1,346 @@
+/* The step's forces in one kernel (nvshmem-inline, a step that exchanges coordinates): the halo
+ * gather (the peers' coordinates waited for), the non-local and the local rows, and the halo
+ * atoms' forces stored into their owners, as units that the kernel's blocks claim from
+ * counters, in the order of their dependencies:
+ *   1. a chunk of the halo gather, once every pulse's coordinates are here (checked, not waited
+ *      for); the chunk that finishes last completes the exchange, decides the non-local prune and
+ *      marks the halo ready;
+ *   2. four non-local rows, once the halo is ready;
+ *   3. four local rows (they need nothing of this step's exchange);
+ *   4. a chunk of the halo forces, once every non-local row is done; the last one signals the
+ *      owners.
+ * A block loops over these until none can be claimed. With separate kernels on two streams the
+ * non-local work ran after both ranks' local work whenever ranks share a GPU (stream priorities
+ * order one process's blocks, not two processes'); here it starts as soon as the halo is in.
+ *
+ * Waiting (co-residency, docs/NVSHMEM.md): only the first `workers` blocks to start (at most the
+ * view's spin_blocks) ever wait; the others leave when nothing can be claimed. A worker waits
+ * when nothing else is left: for the coordinates (the peers' home gathers, earlier kernels of
+ * theirs: bounded by the exchange's timeout), for the halo chunks, or for the non-local rows;
+ * these last two are claimed by blocks already running, which never wait once they hold a unit,
+ * so every wait ends.
+ *
+ * Coherence: the halo slots' positions and boxes are written by the gather chunks and read by
+ * the non-local rows of the same launch (through the read-only path); no block reads a halo
+ * slot's line before the halo is ready, so no cache can hold a stale copy of it. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "halox/inline_device.cuh"
+#include "kernels/md_cluster.h"
+#include "kernels/md_cluster_gather.cuh"
+#include "kernels/md_cluster_internal.cuh"
+#include "kernels/md_cluster_row.cuh"
+#include "kernels/md_reduce.cuh"
+#include "kernels/md_timeline.cuh"
+
+/* a gather or send chunk: one slot per thread */
+#define FZ_CHUNK CL_THREADS
+
+typedef struct cl_fz_args {
+    cl_list_t loc, nl;
+    unsigned units[CL_FZ_UNITS];
+    unsigned workers;
+    int s0, s1;              /* the halo slots */
+    int halo;                /* halo clusters exist: the gather finishes the step's watch */
+    int prune_loc, prune_nl; /* the lists have inner lists, pruned when decided */
+    float thr_in2, thr_out2, rc2, bx, by, bz;
+    double eshift;
+    const int *perm;
+    float *x; /* read only here (no kick) */
+    const uint8_t *zone;
+    float4 *xq;
+    const float4 *ref;
+    size_t nslots;
+    float4 *bnow;
+    float *fs;
+    double *energy; /* local energy, virial, non-local energy, virial; or NULL */
+    cl_state_t *st;
+    md_clusters_watch_t *watch;
+    md_timeline_t *tl;
+} cl_fz_args_t;
+
+/* One unit of the counter, or ~0u when none is left. */
+__device__ static __forceinline__ unsigned cl_fz_claim(unsigned *claim, unsigned count)
+{
+    if (*(volatile unsigned *)claim >= count)
+        return ~0u;
+    const unsigned t = atomicAdd(claim, 1u);
+    return t < count ? t : ~0u;
+}
+
+/* The halo is in the slots (the gather's writes acquired). */
+__device__ static __forceinline__ int cl_fz_ready(cl_fused_t *fz)
+{
+    if (!*(volatile int *)&fz->ready)
+        return 0;
+    __threadfence();
+    return 1;
+}
+
+/* Every non-local row is done (their forces acquired). */
+__device__ static __forceinline__ int cl_fz_nl_done(cl_fused_t *fz, unsigned n)
+{
+    if (*(volatile unsigned *)&fz->done[CL_FZ_NONLOCAL] < n)
+        return 0;
+    __threadfence();
+    return 1;
+}
+
+/* Thread 0: the next unit (its kind, or -1: none for this block) into *unit; a gather chunk
+ * also gets whether its coordinates came (*ok) and the exchange's number (*epoch). */
+__device__ static int cl_fz_pick(const cl_fz_args_t *A, const halox_inline_view_t *inl, int worker,
+                                 unsigned *unit, int *ok, unsigned long long *epoch)
+{
+    cl_fused_t *fz = &A->st->fz;
+    const unsigned *U = A->units;
+    for (;;) {
+        unsigned long long e = 0;
+        unsigned t;
+        if (*(volatile unsigned *)&fz->claim[CL_FZ_GATHER] < U[CL_FZ_GATHER] &&
+            halox_inline_arrived(inl, 0, &e) &&
+            (t = cl_fz_claim(&fz->claim[CL_FZ_GATHER], U[CL_FZ_GATHER])) != ~0u) {
+            *unit = t, *ok = 1, *epoch = e;
+            return CL_FZ_GATHER;
+        }
+        if (cl_fz_ready(fz) &&
+            (t = cl_fz_claim(&fz->claim[CL_FZ_NONLOCAL], U[CL_FZ_NONLOCAL])) != ~0u) {
+            *unit = t;
+            return CL_FZ_NONLOCAL;
+        }
+        if ((t = cl_fz_claim(&fz->claim[CL_FZ_LOCAL], U[CL_FZ_LOCAL])) != ~0u) {
+            *unit = t;
+            return CL_FZ_LOCAL;
+        }
+        if (cl_fz_nl_done(fz, U[CL_FZ_NONLOCAL]) &&
+            (t = cl_fz_claim(&fz->claim[CL_FZ_SEND], U[CL_FZ_SEND])) != ~0u) {
+            *unit = t;
+            return CL_FZ_SEND;
+        }
+        if (!worker)
+            return -1;
+        /* a worker waits for what is left (the file's comment) */
+        if (*(volatile unsigned *)&fz->claim[CL_FZ_GATHER] < U[CL_FZ_GATHER]) {
+            /* 0: gave up (timed out, or another wait of this rank did): the chunk reads
+             * nothing, the host reports the timeout */
+            const int got = halox_inline_wait(inl, 0, &e);
+            if ((t = cl_fz_claim(&fz->claim[CL_FZ_GATHER], U[CL_FZ_GATHER])) != ~0u) {
+                *unit = t, *ok = got, *epoch = e;
+                return CL_FZ_GATHER;
+            }
+        } else if (*(volatile unsigned *)&fz->claim[CL_FZ_NONLOCAL] < U[CL_FZ_NONLOCAL]) {
+            while (!cl_fz_ready(fz))
+                __nanosleep(64);
+        } else if (*(volatile unsigned *)&fz->claim[CL_FZ_SEND] < U[CL_FZ_SEND]) {
+            while (!cl_fz_nl_done(fz, U[CL_FZ_NONLOCAL]))
+                __nanosleep(64);
+        } else {
+            return -1;
+        }
+    }
+}
+
+/* Halo gather chunk u (the whole block); ok = 0: the coordinates did not come (nothing read). */
+__device__ static void cl_fz_gather(const cl_fz_args_t &A, const halox_inline_view_t *inl,
+                                    unsigned u, int ok, unsigned long long e, int tn)
+{
+    cl_fused_t *fz = &A.st->fz;
+    cl_tl_unit(A.tl, MD_TL_HALO_GATHER, tn, 0);
+    cl_kick_drift_t none = {NULL, NULL, 0.0f, 0.0f};
+    float m[4];
+    cl_gather_slot(A.s0 + (int)u * FZ_CHUNK + (int)threadIdx.x, A.s1, A.s0, ok, A.perm, A.x, A.zone,
+                   A.xq, A.ref, A.nslots, A.bnow, none, NULL, m);
+    cl_gather_block_max(m, A.st);
+    if (threadIdx.x != 0)
+        return;
+    __threadfence();
+    if (atomicAdd(&fz->done[CL_FZ_GATHER], 1u) == A.units[CL_FZ_GATHER] - 1) {
+        __threadfence(); /* every chunk's slots and maxima */
+        if (ok)          /* every chunk has read the coordinates: the exchange is complete */
+            halox_inline_complete(inl, 0, e);
+        if (A.halo) /* the home gather finished the local list's part */
+            cl_gather_finish(A.st, A.watch, 0, 1, 1, A.thr_in2, A.thr_out2);
+        __threadfence();
+        *(volatile int *)&fz->ready = 1;
+    }
+    cl_tl_unit(A.tl, MD_TL_HALO_GATHER, tn, 1);
+}
+
+/* Rows 4u .. 4u + 3 of list L (which: 0 local, 1 non-local), a warp each. */
+template <int ENERGY, int ZONES, int MASKS>
+__device__ static void cl_fz_rows(const cl_fz_args_t &A, const cl_list_t &L, int which, unsigned u,
+                                  float4 *si, int *sel, double &e, double &w)
+{
+    const int prune =
+        (which ? A.prune_nl : A.prune_loc) ? *(volatile const int *)&A.st->prune[which] : 0;
+    if (prune && u == 0 && threadIdx.x == 0)
+        A.st->valid[which] = 1; /* read by the next gather, after this kernel */
+    const int row = (int)u * CL_WARPS + (int)(threadIdx.x >> 5);
+    if (row < L.nrows) /* uniform over the warp */
+        cl_row<ENERGY, ZONES, MASKS>(L, row, prune, A.xq, A.bnow, A.rc2, A.bx, A.by, A.bz, A.eshift,
+                                     A.fs, si, sel, e, w);
+}
+
+/* Halo force chunk u (the whole block): each slot's force to its atom's owner, the slot zeroed;
+ * the last chunk signals the owners. */
+__device__ static void cl_fz_send(const cl_fz_args_t &A, const halox_inline_view_t *inl, unsigned u,
+                                  int tn)
+{
+    cl_tl_unit(A.tl, MD_TL_HALO_FORCES, tn, 0);
+    const int s = A.s0 + (int)u * FZ_CHUNK + (int)threadIdx.x;
+    if (s < A.s1) {
+        const int a = A.perm[s];
+        if (a >= 0) {
+            float *p = A.fs + 3 * (size_t)s;
+            halox_inline_put_f(inl, a, p[0], p[1], p[2]);
+            p[0] = p[1] = p[2] = 0.0f;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x != 0)
+        return;
+    __threadfence_system(); /* the block's stores into the owners, before the signal */
+    if (atomicAdd(&A.st->fz.done[CL_FZ_SEND], 1u) == A.units[CL_FZ_SEND] - 1)
+        halox_inline_signal(inl, 1);
+    cl_tl_unit(A.tl, MD_TL_HALO_FORCES, tn, 1);
+}
+
+template <int ENERGY, int MASKS>
+static __global__ void __launch_bounds__(CL_THREADS)
+    cl_fused(cl_fz_args_t A, halox_inline_view_t inl)
+{
+    __shared__ float4 si[CL_WARPS][MD_CLUSTER_SIZE];
+    __shared__ int sel[CL_WARPS][32];
+    __shared__ int s_kind, s_ok;
+    __shared__ unsigned s_unit;
+    __shared__ unsigned long long s_epoch;
+    cl_fused_t *fz = &A.st->fz;
+    const int warp = threadIdx.x >> 5;
+    /* the launch's number: only the last block to leave raises it */
+    const unsigned ln = *(volatile unsigned *)&fz->launches;
+    const int tn = A.tl && ln < MD_TL_LAUNCHES ? (int)ln : -1;
+    int worker = 0;
+    if (threadIdx.x == 0)
+        worker = atomicAdd(&fz->blocks, 1u) < A.workers;
+    double e[2] = {0, 0}, w[2] = {0, 0}; /* local, non-local */
+    for (;;) {
+        if (threadIdx.x == 0) {
+            unsigned u = 0;
+            int ok = 1;
+            unsigned long long ep = 0;
+            s_kind = cl_fz_pick(&A, &inl, worker, &u, &ok, &ep);
+            s_unit = u, s_ok = ok, s_epoch = ep;
+        }
+        __syncthreads();
+        const int kind = s_kind;
+        const unsigned u = s_unit;
+        if (kind < 0)
+            break;
+        if (kind == CL_FZ_GATHER) {
+            cl_fz_gather(A, &inl, u, s_ok, s_epoch, tn);
+        } else if (kind == CL_FZ_SEND) {
+            cl_fz_send(A, &inl, u, tn);
+        } else {
+            const int nl = kind == CL_FZ_NONLOCAL;
+            const int tk = nl ? MD_TL_NONLOCAL : MD_TL_LOCAL;
+            cl_tl_unit(A.tl, tk, tn, 0);
+            /* home-home pairs never meet the zone rule: the local rows skip it */
+            if (nl)
+                cl_fz_rows<ENERGY, 1, MASKS>(A, A.nl, 1, u, si[warp], sel[warp], e[1], w[1]);
+            else
+                cl_fz_rows<ENERGY, 0, MASKS>(A, A.loc, 0, u, si[warp], sel[warp], e[0], w[0]);
+            __syncthreads(); /* the unit's rows all done before it counts */
+            if (threadIdx.x == 0 && nl) {
+                __threadfence();
+                atomicAdd(&fz->done[CL_FZ_NONLOCAL], 1u);
+            }
+            cl_tl_unit(A.tl, tk, tn, 1);
+        }
+        __syncthreads(); /* the unit's shared memory and s_* read before the next pick */
+    }
+    if (ENERGY) { /* each pair once */
+        md__block_add(e[0], &A.energy[0]);
+        md__block_add(w[0], &A.energy[1]);
+        md__block_add(e[1], &A.energy[2]);
+        md__block_add(w[1], &A.energy[3]);
+    }
+    if (threadIdx.x != 0)
+        return;
+    __threadfence();
+    if (atomicAdd(&fz->exits, 1u) == gridDim.x - 1) { /* the last block: counters for the next */
+        fz->blocks = 0;
+        for (int k = 0; k < CL_FZ_UNITS; k++)
+            fz->claim[k] = fz->done[k] = 0;
+        fz->ready = 0;
+        fz->launches = ln + 1;
+        __threadfence();
+        *(volatile unsigned *)&fz->exits = 0;
+    }
+}
+
+extern "C" cudaError_t halox__md_clusters_forces_fused(const md_clusters_t *c, const float *x,
+                                                       const uint8_t *zone, float rc2,
+                                                       double eshift, double *energy,
+                                                       const halox_inline_view_t *inl,
+                                                       cudaStream_t stream)
+{
+    cl_fz_args_t A;
+    memset(&A, 0, sizeof A);
+    int mloc, mnl;
+    A.loc = cl_list_of(c, 0, &mloc);
+    A.nl = cl_list_of(c, 1, &mnl);
+    /* both lists have masks or neither (md_cluster.h); without them only the tests run */
+    const int masks = mloc == mnl ? mloc : MD_CLUSTER_MASKS_TEST;
+    A.halo = c->ncl > c->ncl_home;
+    A.s0 = c->ncl_home * MD_CLUSTER_SIZE;
+    A.s1 = c->ncl * MD_CLUSTER_SIZE;
+    /* at least one chunk each: the exchange is waited for and completed, and every pulse is
+     * signalled, also without halo atoms */
+    const unsigned chunks = (unsigned)cl_blocks(A.s1 - A.s0, FZ_CHUNK);
+    A.units[CL_FZ_GATHER] = A.units[CL_FZ_SEND] = chunks;
+    A.units[CL_FZ_NONLOCAL] = A.halo ? (unsigned)cl_blocks(c->ncl, CL_WARPS) : 0u;
+    A.units[CL_FZ_LOCAL] = c->ncl_home > 0 ? (unsigned)cl_blocks(c->ncl_home, CL_WARPS) : 0u;
+    unsigned grid = 0;
+    for (int k = 0; k < CL_FZ_UNITS; k++)
+        grid += A.units[k];
+    A.workers = inl->spin_blocks < 1 ? 1u : (unsigned)inl->spin_blocks;
+    if (A.workers > grid)
+        A.workers = grid;
+    A.prune_loc = A.prune_nl = cl_pruning(c);
+    const float rin = cl_pruning(c) ? c->rl_in : c->rl;
+    A.thr_in2 = cl_half2(rin, c->rc);
+    A.thr_out2 = cl_half2(c->rl, c->rc);
+    A.rc2 = rc2;
+    A.bx = c->box[0], A.by = c->box[1], A.bz = c->box[2];
+    A.eshift = eshift;
+    A.perm = c->perm;
+    A.x = (float *)x;
+    A.zone = zone;
+    A.xq = (float4 *)c->xq;
+    A.ref = (const float4 *)c->ref;
+    A.nslots = (size_t)c->ncl * MD_CLUSTER_SIZE;
+    A.bnow = (float4 *)c->bnow;
+    A.fs = c->fs;
+    A.energy = energy;
+    A.st = (cl_state_t *)c->state;
+    A.watch = c->watch;
+    A.tl = c->tl;
+#define CL_FZ(E, M) cl_fused<E, M><<<grid, CL_THREADS, 0, stream>>>(A, *inl)
+#define CL_FZ_M(E)                                                                                 \
+    do {                                                                                           \
+        if (masks == MD_CLUSTER_MASKS_SKIP)                                                        \
+            CL_FZ(E, MD_CLUSTER_MASKS_SKIP);                                                       \
+        else if (masks == MD_CLUSTER_MASKS_BITS)                                                   \
+            CL_FZ(E, MD_CLUSTER_MASKS_BITS);                                                       \
+        else                                                                                       \
+            CL_FZ(E, MD_CLUSTER_MASKS_TEST);                                                       \
+    } while (0)
+    if (energy)
+        CL_FZ_M(1);
+    else
+        CL_FZ_M(0);
+#undef CL_FZ_M
+#undef CL_FZ
+    return cudaGetLastError();
+}
