@@ -320,7 +320,7 @@ extern "C" cudaError_t halox__md_clusters_forces_fused(const md_clusters_t *c, c
     A.xq = (float4 *)c->xq;
     A.ref = (const float4 *)c->ref;
     A.nslots = (size_t)c->ncl * MD_CLUSTER_SIZE;
-    A.bnow = (float4 *)c->bnow;
+    A.bnow = A.prune_nl ? (float4 *)c->bnow : NULL; /* read by prunes only */
     A.fs = c->fs;
     A.energy = energy;
     A.st = (cl_state_t *)c->state;

@@ -95,10 +95,11 @@ static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint
     const int halo = c->ncl > c->ncl_home;
     const int fin_loc = part != 1, fin_nl = part != 0 || !halo;
     const float rin = cl_pruning(c) ? c->rl_in : c->rl;
+    float4 *bnow = cl_pruning(c) ? (float4 *)c->bnow : NULL; /* read by prunes only */
     cl_gather<<<blocks, 256, 0, stream>>>(
         s0, s1, home_end, fin_loc, fin_nl, halo, cl_half2(rin, c->rc), cl_half2(c->rl, c->rc),
         c->perm, x, zone, (float4 *)c->xq, (const float4 *)c->ref, (size_t)c->ncl * MD_CLUSTER_SIZE,
-        (float4 *)c->bnow, (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here,
+        bnow, (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here,
         send != NULL, c->tl, part == 0 ? MD_TL_HOME_GATHER : part == 1 ? MD_TL_HALO_GATHER : -1);
     return cudaGetLastError();
 }
