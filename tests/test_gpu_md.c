@@ -30,8 +30,9 @@
  *      all pairs, then 30 steps with a halox_md_thermo_now in the middle (a recomputation must
  *      not add into the next step's forces): every thermo record within 2e-4 of the CPU engine
  *      and the final positions within 2e-3.
- *   6. nvshmem-inline on several ranks: the 100 steps of part 2 with the step's forces in
- *      separate kernels (HALOX_MD_FUSED=0) against the one kernel (the default), to rounding.
+ *   6. nvshmem-inline on several ranks: the step's forces in one kernel (the default) and in
+ *      separate kernels (HALOX_MD_FUSED=0), each against the CPU engine and against each other,
+ *      on a system wide enough (3 cells per rank) that every step exchanges inside the kernels.
  * Usage: test_gpu_md [--transport NAME] (default: every GPU transport in the build; hybrid with
  * HALOX_HYBRID_UNREACHABLE=all in the environment sends every pair through MPI). Exit 77
  * (skipped) when no GPU is visible. */
@@ -129,6 +130,15 @@ static void run_diff(const halox_md_result_t *a, const halox_md_result_t *b, dou
                                     md_rel(b->thermo[k].press, a->thermo[k].press))));
 }
 
+/* Does every step of a run of cfg on P x 1 x 1 ranks exchange inside the kernels? nvshmem-inline
+ * on several ranks whose slabs are at least rc + skin wide (narrower ones forward atoms received
+ * by an earlier pulse, and such a rank exchanges with the transport's kernels). */
+static int all_inline(const char *transport, int P, const halox_md_config_t *cfg, long long natoms)
+{
+    const double L = cbrt((double)natoms / 0.8442); /* lammps-lj: fcc at density 0.8442 */
+    return strcmp(transport, "nvshmem-inline") == 0 && P > 1 && L / P >= cfg->cutoff + cfg->skin;
+}
+
 static void test_trajectory(const char *transport, int P)
 {
     halox_md_config_t cfg;
@@ -184,10 +194,10 @@ static void test_trajectory(const char *transport, int P)
             CHECK_MSG(gr.summary.stale_steps == 0, "%lld steps on outgrown lists",
                       gr.summary.stale_steps);
             CHECK(cr.summary.stale_steps == -1);
-            /* nvshmem-inline on several ranks (N x 1 x 1: no forwarded atoms): every step
-             * exchanged inside the engine's kernels; elsewhere none */
-            const long long want =
-                strcmp(transport, "nvshmem-inline") == 0 && P > 1 ? gr.summary.steps : 0;
+            /* nvshmem-inline on several ranks with slabs wide enough not to forward atoms
+             * (2 ranks here; 4 forward): every step exchanged inside the engine's kernels;
+             * elsewhere none */
+            const long long want = all_inline(transport, P, &cfg, gr.natoms) ? gr.summary.steps : 0;
             CHECK_MSG(gr.summary.inline_steps == want, "%lld steps exchanged inside the kernels",
                       gr.summary.inline_steps);
         }
@@ -232,7 +242,7 @@ static void test_trajectory(const char *transport, int P)
                       "%lld rebuilds but %lld captures", gg.summary.rebuilds,
                       gg.summary.graph_captures);
         }
-        if (strcmp(transport, "nvshmem-inline") == 0 && P > 1) /* the captured steps too */
+        if (all_inline(transport, P, &cfg, gg.natoms)) /* the captured steps too */
             CHECK_MSG(gg.summary.inline_steps == gg.summary.steps,
                       "--graph: %lld of %lld steps exchanged inside the kernels",
                       gg.summary.inline_steps, gg.summary.steps);
@@ -259,28 +269,6 @@ static void test_trajectory(const char *transport, int P)
                       (P == 1 || gd.summary.migrated > 0),
                   "migrated %lld on the device, %lld through the host", gd.summary.migrated,
                   gr.summary.migrated);
-    }
-    /* 6. nvshmem-inline: the step's forces in separate kernels on two streams
-     * (HALOX_MD_FUSED=0) against the one kernel of parts 2-5 (the default): the same to
-     * rounding, every step still exchanged inside the kernels */
-    if (strcmp(transport, "nvshmem-inline") == 0 && P > 1) {
-        halox_md_result_t gs;
-        setenv("HALOX_MD_FUSED", "0", 1);
-        int src = gpu_run(&cfg, transport, P, 1, &gs);
-        unsetenv("HALOX_MD_FUSED");
-        if (src == 0 && g_rank == 0) {
-            double dx = 0, dth = 0;
-            run_diff(&gr, &gs, &dx, &dth);
-            printf("%s, %d rank(s): forces in separate kernels: positions max %.2e, thermo max "
-                   "rel %.2e from the one kernel; %.4f ms/step (one kernel %.4f)\n",
-                   transport, P, dx, dth, gs.summary.ms_per_step, gr.summary.ms_per_step);
-            CHECK_MSG(dx < 2e-3 && dth < 2e-4, "separate kernels: positions %.3e, thermo %.3e",
-                      dx, dth);
-            CHECK_MSG(gs.summary.inline_steps == gs.summary.steps,
-                      "separate kernels: %lld of %lld steps exchanged inside the kernels",
-                      gs.summary.inline_steps, gs.summary.steps);
-        }
-        halox_md_result_free(&gs);
     }
     halox_md_result_free(&gd);
     halox_md_result_free(&gr);
@@ -396,6 +384,55 @@ static void test_start_with_forces(const char *transport, int P)
     free(x1);
 }
 
+/* 6. nvshmem-inline on several ranks: the step's forces in one kernel (HALOX_MD_FUSED=1, the
+ * default) and in separate kernels on two streams (0), on lammps-lj with 3 cells per rank along
+ * x (at least 8), so that no rank forwards atoms and every step exchanges inside the kernels:
+ * 100 steps of each against the CPU engine (thermo records within 2e-4 relative, positions within
+ * 2e-3, as part 2) and against each other (the same to rounding). */
+static void test_fused(const char *transport, int P)
+{
+    if (strcmp(transport, "nvshmem-inline") != 0 || P < 2)
+        return;
+    halox_md_config_t cfg;
+    md_test_preset(&cfg, "lammps-lj", 3 * P > 8 ? 3 * P : 8);
+    cfg.steps = 100;
+    cfg.thermo_every = 10;
+    cfg.rebuild_every = 10;
+    cfg.skin = 1.0;
+    halox_md_result_t one, sep, cr;
+    memset(&cr, 0, sizeof cr);
+    const int rc1 = gpu_run(&cfg, transport, P, 1, &one);
+    setenv("HALOX_MD_FUSED", "0", 1);
+    const int rc2 = gpu_run(&cfg, transport, P, 1, &sep);
+    unsetenv("HALOX_MD_FUSED");
+    if (rc1 == 0 && rc2 == 0 && g_rank == 0 && cpu_run(&cfg, &cr) == HALOX_OK) {
+        double dx1, th1, dx2, th2, dx, th;
+        run_diff(&cr, &one, &dx1, &th1);
+        run_diff(&cr, &sep, &dx2, &th2);
+        run_diff(&one, &sep, &dx, &th);
+        printf("%s, %d rank(s), %lld atoms: forces in one kernel vs CPU positions max %.2e, thermo "
+               "max rel %.2e (%.4f ms/step); separate kernels %.2e, %.2e (%.4f ms/step); one vs "
+               "separate %.2e, %.2e; %lld and %lld of %lld steps inside the kernels\n",
+               transport, P, one.natoms, dx1, th1, one.summary.ms_per_step, dx2, th2,
+               sep.summary.ms_per_step, dx, th, one.summary.inline_steps, sep.summary.inline_steps,
+               one.summary.steps);
+        CHECK_MSG(dx1 < 2e-3 && th1 < 2e-4, "one kernel vs CPU: positions %.3e, thermo %.3e", dx1,
+                  th1);
+        CHECK_MSG(dx2 < 2e-3 && th2 < 2e-4, "separate kernels vs CPU: positions %.3e, thermo %.3e",
+                  dx2, th2);
+        CHECK_MSG(dx < 2e-3 && th < 2e-4, "one vs separate kernels: positions %.3e, thermo %.3e",
+                  dx, th);
+        CHECK(all_inline(transport, P, &cfg, one.natoms));
+        CHECK_MSG(one.summary.inline_steps == one.summary.steps &&
+                      sep.summary.inline_steps == sep.summary.steps,
+                  "steps inside the kernels: %lld and %lld of %lld", one.summary.inline_steps,
+                  sep.summary.inline_steps, one.summary.steps);
+    }
+    halox_md_result_free(&one);
+    halox_md_result_free(&sep);
+    halox_md_result_free(&cr);
+}
+
 int main(int argc, char **argv)
 {
     const char *only = NULL;
@@ -428,6 +465,7 @@ int main(int argc, char **argv)
         test_trajectory(names[t], P);
         unsetenv("HALOX_MD_DEVICE_REBUILD"); /* part 5: the default */
         test_start_with_forces(names[t], P);
+        test_fused(names[t], P);
         setenv("HALOX_MD_DEVICE_REBUILD", "0", 1);
     }
     tm_mpi_finish();
