@@ -1,6 +1,6 @@
 /* The device side of the exchange inside the caller's kernels (protocol: halox/inline.h).
  *
- * Header-only CUDA (sm_70 or newer: system-scope atomics and acquire loads); every function takes
+ * Header-only CUDA (sm_70 or newer: system-scope atomics and fences); every function takes
  * the view by pointer (a kernel argument's address is fine). What a step's kernels call:
  *
  *   producer of home positions, per home atom a:   halox_inline_put_x(v, a, x, y, z)
@@ -10,7 +10,7 @@
  *   first reader of the halo, each block before it reads (the whole block):
  *                                                  ok = halox_inline_block_wait(v, 0, &e)
  *     (or thread 0 alone: halox_inline_wait(v, 0, &e); or, without waiting, a block that finds
- *     halox_inline_arrived(v, 0, &e) true reads at once)
+ *     halox_inline_arrived(v, 0, &e) true reads after a __threadfence_system())
  *     and after the launch's last block has read: halox_inline_complete(v, 0, e)
  *   producer of halo forces, per halo atom j:      halox_inline_put_f(v, j, fx, fy, fz)
  *     then as for the coordinates with direction 1
@@ -28,14 +28,6 @@
 #include "halox/inline.h"
 #include "halox/plan.h"
 
-static __device__ __forceinline__ unsigned long long
-halox_inline_ld_acquire_sys(const unsigned long long *p)
-{
-    unsigned long long v;
-    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
 static __device__ __forceinline__ long long halox_inline_now_ns(void)
 {
     unsigned long long t;
@@ -51,14 +43,22 @@ static __device__ int halox_inline_wait_ge(const unsigned long long *sig, unsign
                                            volatile int *host_flag, long long timeout_ns, int dir,
                                            int pulse, int peer)
 {
-    unsigned long long v = halox_inline_ld_acquire_sys(sig);
-    if (v >= want)
+    /* polled relaxed (volatile), acquired once by a fence after the value is seen: an acquire
+     * load at system scope invalidates the SM's L1 on every poll, which the other kernels on
+     * the SM (this rank's or another's pair forces) read through */
+    volatile const unsigned long long *vsig = sig;
+    unsigned long long v = *vsig;
+    if (v >= want) {
+        __threadfence_system();
         return 1;
+    }
     const long long t0 = halox_inline_now_ns();
     for (unsigned it = 1;; it++) {
-        v = halox_inline_ld_acquire_sys(sig);
-        if (v >= want)
+        v = *vsig;
+        if (v >= want) {
+            __threadfence_system();
             return 1;
+        }
         if ((it & 31) == 0) {
             if (*(volatile int *)abort)
                 return 0;
@@ -98,15 +98,17 @@ static __device__ int halox_inline_wait(const halox_inline_view_t *v, int dir,
 }
 
 /* One thread, without waiting: has every pulse's signal of direction dir reached the next
- * exchange (whose number goes to *e_p)? For a consumer with other work to do meanwhile; the data
- * it reads after a 1 is acquired. */
+ * exchange (whose number goes to *e_p)? For a consumer with other work to do meanwhile. The check
+ * is relaxed, so that polling it costs no acquire (at GPU or system scope an acquire invalidates
+ * the SM's L1, which the pair kernels' loads live in): after a 1, a thread that goes on to read
+ * the data issues __threadfence_system() first (with the loads that saw the signals, an acquire). */
 static __device__ int halox_inline_arrived(const halox_inline_view_t *v, int dir,
                                            unsigned long long *e_p)
 {
     const unsigned long long e = *(volatile unsigned long long *)&v->epoch[dir] + 1;
     *e_p = e;
     for (int k = 0; k < v->n_pulses; k++)
-        if (halox_inline_ld_acquire_sys(v->sig + dir * HALOX_MAX_PULSES + k) < e)
+        if (*(volatile const unsigned long long *)(v->sig + dir * HALOX_MAX_PULSES + k) < e)
             return 0;
     return 1;
 }

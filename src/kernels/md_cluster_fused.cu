@@ -70,28 +70,38 @@ __device__ static __forceinline__ unsigned cl_fz_claim(unsigned *claim, unsigned
     return t < count ? t : ~0u;
 }
 
-/* The halo is in the slots (the gather's writes acquired). */
-__device__ static __forceinline__ int cl_fz_ready(cl_fused_t *fz)
+/* Thread 0's view of the launch's progress, kept across its picks: each condition, once seen,
+ * is acquired once (a relaxed load that saw it, then a fence) and not looked at again. Acquires
+ * and fences are few on purpose: at GPU scope an acquire invalidates the SM's L1, where the rows'
+ * j atoms are cached. */
+typedef struct cl_fz_seen {
+    int ready;   /* the halo is in the slots and its prune decided */
+    int nl_done; /* every non-local row is done (their forces in the slots) */
+} cl_fz_seen_t;
+
+__device__ static __forceinline__ int cl_fz_ready(cl_fused_t *fz, cl_fz_seen_t *seen)
 {
-    if (!*(volatile int *)&fz->ready)
-        return 0;
-    __threadfence();
-    return 1;
+    if (!seen->ready && *(volatile int *)&fz->ready) {
+        __threadfence();
+        seen->ready = 1;
+    }
+    return seen->ready;
 }
 
-/* Every non-local row is done (their forces acquired). */
-__device__ static __forceinline__ int cl_fz_nl_done(cl_fused_t *fz, unsigned n)
+__device__ static __forceinline__ int cl_fz_nl_done(cl_fused_t *fz, unsigned n, cl_fz_seen_t *seen)
 {
-    if (*(volatile unsigned *)&fz->done[CL_FZ_NONLOCAL] < n)
-        return 0;
-    __threadfence();
-    return 1;
+    if (!seen->nl_done && *(volatile unsigned *)&fz->done[CL_FZ_NONLOCAL] >= n) {
+        __threadfence();
+        seen->nl_done = 1;
+    }
+    return seen->nl_done;
 }
 
 /* Thread 0: the next unit (its kind, or -1: none for this block) into *unit; a gather chunk
  * also gets whether its coordinates came (*ok) and the exchange's number (*epoch). */
 __device__ static int cl_fz_pick(const cl_fz_args_t *A, const halox_inline_view_t *inl, int worker,
-                                 unsigned *unit, int *ok, unsigned long long *epoch)
+                                 cl_fz_seen_t *seen, unsigned *unit, int *ok,
+                                 unsigned long long *epoch)
 {
     cl_fused_t *fz = &A->st->fz;
     const unsigned *U = A->units;
@@ -101,10 +111,11 @@ __device__ static int cl_fz_pick(const cl_fz_args_t *A, const halox_inline_view_
         if (*(volatile unsigned *)&fz->claim[CL_FZ_GATHER] < U[CL_FZ_GATHER] &&
             halox_inline_arrived(inl, 0, &e) &&
             (t = cl_fz_claim(&fz->claim[CL_FZ_GATHER], U[CL_FZ_GATHER])) != ~0u) {
+            __threadfence_system(); /* the coordinates acquired (halox_inline_arrived) */
             *unit = t, *ok = 1, *epoch = e;
             return CL_FZ_GATHER;
         }
-        if (cl_fz_ready(fz) &&
+        if (cl_fz_ready(fz, seen) &&
             (t = cl_fz_claim(&fz->claim[CL_FZ_NONLOCAL], U[CL_FZ_NONLOCAL])) != ~0u) {
             *unit = t;
             return CL_FZ_NONLOCAL;
@@ -113,7 +124,7 @@ __device__ static int cl_fz_pick(const cl_fz_args_t *A, const halox_inline_view_
             *unit = t;
             return CL_FZ_LOCAL;
         }
-        if (cl_fz_nl_done(fz, U[CL_FZ_NONLOCAL]) &&
+        if (cl_fz_nl_done(fz, U[CL_FZ_NONLOCAL], seen) &&
             (t = cl_fz_claim(&fz->claim[CL_FZ_SEND], U[CL_FZ_SEND])) != ~0u) {
             *unit = t;
             return CL_FZ_SEND;
@@ -130,10 +141,10 @@ __device__ static int cl_fz_pick(const cl_fz_args_t *A, const halox_inline_view_
                 return CL_FZ_GATHER;
             }
         } else if (*(volatile unsigned *)&fz->claim[CL_FZ_NONLOCAL] < U[CL_FZ_NONLOCAL]) {
-            while (!cl_fz_ready(fz))
+            while (!cl_fz_ready(fz, seen))
                 __nanosleep(64);
         } else if (*(volatile unsigned *)&fz->claim[CL_FZ_SEND] < U[CL_FZ_SEND]) {
-            while (!cl_fz_nl_done(fz, U[CL_FZ_NONLOCAL]))
+            while (!cl_fz_nl_done(fz, U[CL_FZ_NONLOCAL], seen))
                 __nanosleep(64);
         } else {
             return -1;
@@ -221,6 +232,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
     const unsigned ln = *(volatile unsigned *)&fz->launches;
     const int tn = A.tl && ln < MD_TL_LAUNCHES ? (int)ln : -1;
     int worker = 0;
+    cl_fz_seen_t seen = {0, 0}; /* thread 0's */
     if (threadIdx.x == 0)
         worker = atomicAdd(&fz->blocks, 1u) < A.workers;
     double e[2] = {0, 0}, w[2] = {0, 0}; /* local, non-local */
@@ -229,7 +241,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
             unsigned u = 0;
             int ok = 1;
             unsigned long long ep = 0;
-            s_kind = cl_fz_pick(&A, &inl, worker, &u, &ok, &ep);
+            s_kind = cl_fz_pick(&A, &inl, worker, &seen, &u, &ok, &ep);
             s_unit = u, s_ok = ok, s_epoch = ep;
         }
         __syncthreads();
