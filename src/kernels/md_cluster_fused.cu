@@ -64,23 +64,30 @@ typedef struct cl_fz_args {
     md_timeline_t *tl;
 } cl_fz_args_t;
 
-/* One unit of the counter, or ~0u when none is left. */
-__device__ static __forceinline__ unsigned cl_fz_claim(unsigned *claim, unsigned count)
-{
-    if (*(volatile unsigned *)claim >= count)
-        return ~0u;
-    const unsigned t = atomicAdd(claim, 1u);
-    return t < count ? t : ~0u;
-}
-
 /* Lane 0's view of the launch's progress, kept across its picks: each condition, once seen,
  * is acquired once (a relaxed load that saw it, then a fence) and not looked at again. Acquires
  * and fences are few on purpose: at GPU scope an acquire invalidates the SM's L1, where the rows'
  * j atoms are cached. */
 typedef struct cl_fz_seen {
-    int ready;   /* the halo is in the slots and its prune decided */
-    int nl_done; /* every non-local row is done (their forces in the slots) */
+    int ready;    /* the halo is in the slots and its prune decided */
+    int nl_done;  /* every non-local row is done (their forces in the slots) */
+    unsigned out; /* bit k: no unit of kind k is left to claim */
 } cl_fz_seen_t;
+
+/* One unit of kind k, or ~0u when none is left (then remembered). */
+__device__ static __forceinline__ unsigned cl_fz_claim(cl_fused_t *fz, const unsigned *U, int k,
+                                                       cl_fz_seen_t *seen)
+{
+    if ((seen->out >> k) & 1u)
+        return ~0u;
+    if (*(volatile unsigned *)&fz->claim[k] < U[k]) {
+        const unsigned t = atomicAdd(&fz->claim[k], 1u);
+        if (t < U[k])
+            return t;
+    }
+    seen->out |= 1u << k;
+    return ~0u;
+}
 
 __device__ static __forceinline__ int cl_fz_ready(cl_fused_t *fz, cl_fz_seen_t *seen)
 {
@@ -111,42 +118,40 @@ __device__ static int cl_fz_pick(const cl_fz_args_t *A, const halox_inline_view_
     for (;;) {
         unsigned long long e = 0;
         unsigned t;
-        if (*(volatile unsigned *)&fz->claim[CL_FZ_GATHER] < U[CL_FZ_GATHER] &&
-            halox_inline_arrived(inl, 0, &e) &&
-            (t = cl_fz_claim(&fz->claim[CL_FZ_GATHER], U[CL_FZ_GATHER])) != ~0u) {
+        if (!((seen->out >> CL_FZ_GATHER) & 1u) && halox_inline_arrived(inl, 0, &e) &&
+            (t = cl_fz_claim(fz, U, CL_FZ_GATHER, seen)) != ~0u) {
             __threadfence_system(); /* the coordinates acquired (halox_inline_arrived) */
             *unit = t, *ok = 1, *epoch = e;
             return CL_FZ_GATHER;
         }
-        if (cl_fz_ready(fz, seen) &&
-            (t = cl_fz_claim(&fz->claim[CL_FZ_NONLOCAL], U[CL_FZ_NONLOCAL])) != ~0u) {
+        if (cl_fz_ready(fz, seen) && (t = cl_fz_claim(fz, U, CL_FZ_NONLOCAL, seen)) != ~0u) {
             *unit = t;
             return CL_FZ_NONLOCAL;
         }
-        if ((t = cl_fz_claim(&fz->claim[CL_FZ_LOCAL], U[CL_FZ_LOCAL])) != ~0u) {
+        if ((t = cl_fz_claim(fz, U, CL_FZ_LOCAL, seen)) != ~0u) {
             *unit = t;
             return CL_FZ_LOCAL;
         }
         if (cl_fz_nl_done(fz, U[CL_FZ_NONLOCAL], seen) &&
-            (t = cl_fz_claim(&fz->claim[CL_FZ_SEND], U[CL_FZ_SEND])) != ~0u) {
+            (t = cl_fz_claim(fz, U, CL_FZ_SEND, seen)) != ~0u) {
             *unit = t;
             return CL_FZ_SEND;
         }
         if (!worker)
             return -1;
         /* a worker waits for what is left (the file's comment) */
-        if (*(volatile unsigned *)&fz->claim[CL_FZ_GATHER] < U[CL_FZ_GATHER]) {
+        if (!((seen->out >> CL_FZ_GATHER) & 1u)) {
             /* 0: gave up (timed out, or another wait of this rank did): the chunk reads
              * nothing, the host reports the timeout */
             const int got = halox_inline_wait(inl, 0, &e);
-            if ((t = cl_fz_claim(&fz->claim[CL_FZ_GATHER], U[CL_FZ_GATHER])) != ~0u) {
+            if ((t = cl_fz_claim(fz, U, CL_FZ_GATHER, seen)) != ~0u) {
                 *unit = t, *ok = got, *epoch = e;
                 return CL_FZ_GATHER;
             }
-        } else if (*(volatile unsigned *)&fz->claim[CL_FZ_NONLOCAL] < U[CL_FZ_NONLOCAL]) {
+        } else if (!((seen->out >> CL_FZ_NONLOCAL) & 1u)) {
             while (!cl_fz_ready(fz, seen))
                 __nanosleep(64);
-        } else if (*(volatile unsigned *)&fz->claim[CL_FZ_SEND] < U[CL_FZ_SEND]) {
+        } else if (!((seen->out >> CL_FZ_SEND) & 1u)) {
             while (!cl_fz_nl_done(fz, U[CL_FZ_NONLOCAL], seen))
                 __nanosleep(64);
         } else {
@@ -242,7 +247,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
     if (threadIdx.x == 0)
         worker = atomicAdd(&fz->blocks, 1u) < A.workers;
     __syncthreads();
-    cl_fz_seen_t seen = {0, 0};          /* lane 0's */
+    cl_fz_seen_t seen = {0, 0, 0u};      /* lane 0's */
     double e[2] = {0, 0}, w[2] = {0, 0}; /* local, non-local */
     for (;;) {
         int kind = -1, ok = 1;
