@@ -35,6 +35,24 @@ static __device__ __forceinline__ long long halox_inline_now_ns(void)
     return (long long)t;
 }
 
+/* One thread: a wait gave up: the record (dir, pulse, peer, want, the value seen) written when
+ * this is the rank's first failure, and every other wait of the rank told to give up (*abort). */
+static __device__ void halox_inline_fail(int *abort, halox_inline_fail_t *fail,
+                                         volatile int *host_flag, int dir, int pulse, int peer,
+                                         unsigned long long want, unsigned long long seen)
+{
+    if (atomicCAS(&fail->code, 0, 1) == 0) {
+        fail->dir = dir;
+        fail->pulse = pulse;
+        fail->peer = peer;
+        fail->epoch = want;
+        fail->seen = seen;
+        __threadfence_system();
+        *host_flag = 1;
+    }
+    *(volatile int *)abort = 1;
+}
+
 /* One thread: spin until *sig >= want. 1: reached; 0: gave up (the record written here when
  * this wait is the first to fail: dir, pulse, peer, want, the value seen) or another wait of
  * this rank failed first (*abort). */
@@ -63,16 +81,7 @@ static __device__ int halox_inline_wait_ge(const unsigned long long *sig, unsign
             if (*(volatile int *)abort)
                 return 0;
             if (halox_inline_now_ns() - t0 > timeout_ns) {
-                if (atomicCAS(&fail->code, 0, 1) == 0) {
-                    fail->dir = dir;
-                    fail->pulse = pulse;
-                    fail->peer = peer;
-                    fail->epoch = want;
-                    fail->seen = v;
-                    __threadfence_system();
-                    *host_flag = 1;
-                }
-                *(volatile int *)abort = 1;
+                halox_inline_fail(abort, fail, host_flag, dir, pulse, peer, want, v);
                 return 0;
             }
         }
@@ -111,6 +120,33 @@ static __device__ int halox_inline_arrived(const halox_inline_view_t *v, int dir
         if (*(volatile const unsigned long long *)(v->sig + dir * HALOX_MAX_PULSES + k) < e)
             return 0;
     return 1;
+}
+
+/* One thread, one look (for a consumer that waits in a loop of its own, with other conditions
+ * to watch): 1 when every pulse's signal of direction dir reached the next exchange (number in
+ * *e_p; relaxed, as halox_inline_arrived), 0 not yet, -1 given up: more than the timeout since
+ * t0 (halox_inline_now_ns() when the waiting began; recorded as halox_inline_wait records) or
+ * another wait of this rank gave up. */
+static __device__ int halox_inline_poll(const halox_inline_view_t *v, int dir,
+                                        unsigned long long *e_p, long long t0)
+{
+    if (halox_inline_arrived(v, dir, e_p))
+        return 1;
+    if (*(volatile int *)v->abort)
+        return -1;
+    if (halox_inline_now_ns() - t0 <= v->timeout_ns)
+        return 0;
+    for (int k = 0; k < v->n_pulses; k++) {
+        const unsigned long long seen =
+            *(volatile const unsigned long long *)(v->sig + dir * HALOX_MAX_PULSES + k);
+        if (seen < *e_p) {
+            const halox_inline_pulse_t *P = &v->pulse[k];
+            halox_inline_fail(v->abort, v->fail, v->host_flag, dir, k,
+                              dir ? P->send_pe : P->recv_pe, *e_p, seen);
+            break;
+        }
+    }
+    return -1;
 }
 
 /* The whole block: thread 0 waits (halox_inline_wait) and every thread gets its answer, and the

@@ -141,12 +141,27 @@ __device__ static int cl_fz_pick(const cl_fz_args_t *A, const halox_inline_view_
             return -1;
         /* a worker waits for what is left (the file's comment) */
         if (!((seen->out >> CL_FZ_GATHER) & 1u)) {
-            /* 0: gave up (timed out, or another wait of this rank did): the chunk reads
-             * nothing, the host reports the timeout */
-            const int got = halox_inline_wait(inl, 0, &e);
-            if ((t = cl_fz_claim(fz, U, CL_FZ_GATHER, seen)) != ~0u) {
-                *unit = t, *ok = got, *epoch = e;
-                return CL_FZ_GATHER;
+            /* the coordinates of THIS launch's exchange: once its chunks are all claimed the
+             * exchange may be complete, and the next one's would never come before our forces
+             * leave; so the claims are watched with the signals, not waited past */
+            const long long t0 = halox_inline_now_ns();
+            for (;;) {
+                if (*(volatile unsigned *)&fz->claim[CL_FZ_GATHER] >= U[CL_FZ_GATHER]) {
+                    seen->out |= 1u << CL_FZ_GATHER;
+                    break;
+                }
+                /* -1: gave up (timed out, or another wait of this rank did): the chunk reads
+                 * nothing, the host reports the timeout */
+                const int got = halox_inline_poll(inl, 0, &e, t0);
+                if (got != 0) {
+                    if ((t = cl_fz_claim(fz, U, CL_FZ_GATHER, seen)) == ~0u)
+                        break;
+                    if (got > 0)
+                        __threadfence_system(); /* the coordinates acquired */
+                    *unit = t, *ok = got > 0, *epoch = e;
+                    return CL_FZ_GATHER;
+                }
+                __nanosleep(64);
             }
         } else if (!((seen->out >> CL_FZ_NONLOCAL) & 1u)) {
             while (!cl_fz_ready(fz, seen))
