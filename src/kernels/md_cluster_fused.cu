@@ -1,30 +1,29 @@
 /* The step's forces in one kernel (nvshmem-inline, a step that exchanges coordinates): the halo
  * gather (the peers' coordinates waited for), the non-local and the local rows, and the halo
- * atoms' forces stored into their owners, as units that the kernel's warps claim from counters,
+ * atoms' forces stored into their owners, as units that the kernel's blocks claim from counters,
  * in the order of their dependencies:
- *   1. a chunk of the halo gather (32 slots), once every pulse's coordinates are here (checked,
+ *   1. a chunk of the halo gather (128 slots), once every pulse's coordinates are here (checked,
  *      not waited for); the chunk that finishes last completes the exchange, decides the
  *      non-local prune and marks the halo ready;
- *   2. a non-local row, once the halo is ready;
- *   3. a local row (it needs nothing of this step's exchange);
- *   4. a chunk of the halo forces (32 slots), once every non-local row is done; the last one
+ *   2. FZ_ROWS non-local rows, once the halo is ready;
+ *   3. FZ_ROWS local rows (they need nothing of this step's exchange);
+ *   4. a chunk of the halo forces (128 slots), once every non-local row is done; the last one
  *      signals the owners.
- * A warp loops over these until none can be claimed. With separate kernels on two streams the
+ * A block loops over these until none can be claimed. With separate kernels on two streams the
  * non-local work ran after both ranks' local work whenever ranks share a GPU (stream priorities
  * order one process's blocks, not two processes'); here it starts as soon as the halo is in.
- * Units are claimed per warp, not per block: a claim's latency (atomics, loads at L2) stalls one
- * warp, which the SM's other warps hide, where a block-wide claim stalled four (measured: a
- * block of 4 rows per claim made the step 25 % slower at 45k atoms, 60 % at 180k).
+ * Units are claimed per block: thread 0 picks while the block waits; a unit of rows is large
+ * (FZ_ROWS) so that the picks' round trips to L2 stay a small part of the work.
  *
- * Waiting (co-residency, docs/NVSHMEM.md): only the warps of the first `workers` blocks to start
+ * Waiting (co-residency, docs/NVSHMEM.md): only the first `workers` blocks to start
  * (at most the view's spin_blocks) ever wait; the others leave when nothing can be claimed. A
  * worker waits when nothing else is left: for the coordinates (the peers' home gathers, earlier
  * kernels of theirs: bounded by the exchange's timeout), for the halo chunks, or for the
- * non-local rows; these last two are claimed by warps already running, which never wait once
+ * non-local rows; these last two are claimed by blocks already running, which never wait once
  * they hold a unit, so every wait ends.
  *
  * Coherence: the halo slots' positions and boxes are written by the gather chunks and read by
- * the non-local rows of the same launch (through the read-only path); no warp reads a halo
+ * the non-local rows of the same launch (through the read-only path); no block reads a halo
  * slot's line before the halo is ready, so no cache can hold a stale copy of it. */
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -38,8 +37,12 @@
 #include "kernels/md_reduce.cuh"
 #include "kernels/md_timeline.cuh"
 
-/* a gather or send chunk: one slot per lane of a warp */
-#define FZ_CHUNK 32
+/* a gather or send chunk: one slot per thread of a block; a unit of rows: FZ_ROWS rows, each
+ * warp of the block taking every CL_WARPS-th (a claim costs the block a few round trips to L2:
+ * measured, 4 rows per claim made the step 25 % slower than separate kernels at 45k atoms, one
+ * row per warp and claim 77 %) */
+#define FZ_CHUNK CL_THREADS
+#define FZ_ROWS  16
 
 typedef struct cl_fz_args {
     cl_list_t loc, nl;
@@ -64,7 +67,7 @@ typedef struct cl_fz_args {
     md_timeline_t *tl;
 } cl_fz_args_t;
 
-/* Lane 0's view of the launch's progress, kept across its picks: each condition, once seen,
+/* Thread 0's view of the launch's progress, kept across its picks: each condition, once seen,
  * is acquired once (a relaxed load that saw it, then a fence) and not looked at again. Acquires
  * and fences are few on purpose: at GPU scope an acquire invalidates the SM's L1, where the rows'
  * j atoms are cached. */
@@ -107,7 +110,7 @@ __device__ static __forceinline__ int cl_fz_nl_done(cl_fused_t *fz, unsigned n, 
     return seen->nl_done;
 }
 
-/* Lane 0: the next unit (its kind, or -1: none for this warp) into *unit; a gather chunk
+/* Thread 0: the next unit (its kind, or -1: none for this block) into *unit; a gather chunk
  * also gets whether its coordinates came (*ok) and the exchange's number (*epoch). */
 __device__ static int cl_fz_pick(const cl_fz_args_t *A, const halox_inline_view_t *inl, int worker,
                                  cl_fz_seen_t *seen, unsigned *unit, int *ok,
@@ -175,25 +178,18 @@ __device__ static int cl_fz_pick(const cl_fz_args_t *A, const halox_inline_view_
     }
 }
 
-/* Halo gather chunk u (a warp); ok = 0: the coordinates did not come (nothing read). */
+/* Halo gather chunk u (the whole block); ok = 0: the coordinates did not come (nothing read). */
 __device__ static void cl_fz_gather(const cl_fz_args_t &A, const halox_inline_view_t *inl,
                                     unsigned u, int ok, unsigned long long e, int tn)
 {
     cl_fused_t *fz = &A.st->fz;
-    const int lane = threadIdx.x & 31;
     cl_tl_unit(A.tl, MD_TL_HALO_GATHER, tn, 0);
     cl_kick_drift_t none = {NULL, NULL, 0.0f, 0.0f};
     float m[4];
-    cl_gather_slot(A.s0 + (int)u * FZ_CHUNK + lane, A.s1, A.s0, ok, A.perm, A.x, A.zone, A.xq,
-                   A.ref, A.nslots, A.bnow, none, NULL, m);
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        m[k] = cl_warp_max(m[k]);
-        if (lane == 0 && m[k] > 0)
-            atomicMax(&A.st->mx[k], __float_as_uint(m[k]));
-    }
-    __syncwarp(); /* the warp's slots written before its lane 0 counts the chunk */
-    if (lane != 0)
+    cl_gather_slot(A.s0 + (int)u * FZ_CHUNK + (int)threadIdx.x, A.s1, A.s0, ok, A.perm, A.x, A.zone,
+                   A.xq, A.ref, A.nslots, A.bnow, none, NULL, m);
+    cl_gather_block_max(m, A.st);
+    if (threadIdx.x != 0)
         return;
     __threadfence();
     if (atomicAdd(&fz->done[CL_FZ_GATHER], 1u) == A.units[CL_FZ_GATHER] - 1) {
@@ -208,26 +204,31 @@ __device__ static void cl_fz_gather(const cl_fz_args_t &A, const halox_inline_vi
     cl_tl_unit(A.tl, MD_TL_HALO_GATHER, tn, 1);
 }
 
-/* Row u of list L (which: 0 local, 1 non-local), by a warp. */
+/* Rows FZ_ROWS u .. FZ_ROWS (u + 1) - 1 of list L (which: 0 local, 1 non-local), the block's
+ * warps taking every CL_WARPS-th. */
 template <int ENERGY, int ZONES, int MASKS>
-__device__ static void cl_fz_row(const cl_fz_args_t &A, const cl_list_t &L, int which, unsigned u,
-                                 float4 *si, int *sel, double &e, double &w)
+__device__ static void cl_fz_rows(const cl_fz_args_t &A, const cl_list_t &L, int which, unsigned u,
+                                  float4 *si, int *sel, double &e, double &w)
 {
     const int prune =
         (which ? A.prune_nl : A.prune_loc) ? *(volatile const int *)&A.st->prune[which] : 0;
-    if (prune && u == 0 && (threadIdx.x & 31) == 0)
+    if (prune && u == 0 && threadIdx.x == 0)
         A.st->valid[which] = 1; /* read by the next gather, after this kernel */
-    cl_row<ENERGY, ZONES, MASKS>(L, (int)u, prune, A.xq, A.bnow, A.rc2, A.bx, A.by, A.bz, A.eshift,
-                                 A.fs, si, sel, e, w);
+    for (int r = (int)(threadIdx.x >> 5); r < FZ_ROWS; r += CL_WARPS) {
+        const int row = (int)u * FZ_ROWS + r;
+        if (row < L.nrows) /* uniform over the warp */
+            cl_row<ENERGY, ZONES, MASKS>(L, row, prune, A.xq, A.bnow, A.rc2, A.bx, A.by, A.bz,
+                                         A.eshift, A.fs, si, sel, e, w);
+    }
 }
 
-/* Halo force chunk u (a warp): each slot's force to its atom's owner, the slot zeroed; the last
- * chunk signals the owners. */
+/* Halo force chunk u (the whole block): each slot's force to its atom's owner, the slot zeroed;
+ * the last chunk signals the owners. */
 __device__ static void cl_fz_send(const cl_fz_args_t &A, const halox_inline_view_t *inl, unsigned u,
                                   int tn)
 {
     cl_tl_unit(A.tl, MD_TL_HALO_FORCES, tn, 0);
-    const int s = A.s0 + (int)u * FZ_CHUNK + (int)(threadIdx.x & 31);
+    const int s = A.s0 + (int)u * FZ_CHUNK + (int)threadIdx.x;
     if (s < A.s1) {
         const int a = A.perm[s];
         if (a >= 0) {
@@ -236,48 +237,49 @@ __device__ static void cl_fz_send(const cl_fz_args_t &A, const halox_inline_view
             p[0] = p[1] = p[2] = 0.0f;
         }
     }
-    __syncwarp();
-    if ((threadIdx.x & 31) != 0)
+    __syncthreads();
+    if (threadIdx.x != 0)
         return;
-    __threadfence_system(); /* the warp's stores into the owners, before the signal */
+    __threadfence_system(); /* the block's stores into the owners, before the signal */
     if (atomicAdd(&A.st->fz.done[CL_FZ_SEND], 1u) == A.units[CL_FZ_SEND] - 1)
         halox_inline_signal(inl, 1);
     cl_tl_unit(A.tl, MD_TL_HALO_FORCES, tn, 1);
 }
 
-/* Every warp loops: lane 0 picks a unit (the others wait in the shuffle that hands it out),
- * the warp runs it; a pick stalls only its warp, which the SM's other warps hide. */
 template <int ENERGY, int MASKS>
 static __global__ void __launch_bounds__(CL_THREADS)
     cl_fused(cl_fz_args_t A, halox_inline_view_t inl)
 {
     __shared__ float4 si[CL_WARPS][MD_CLUSTER_SIZE];
     __shared__ int sel[CL_WARPS][32];
-    __shared__ int worker;
+    __shared__ int s_kind, s_ok;
+    __shared__ unsigned s_unit;
+    __shared__ unsigned long long s_epoch;
     cl_fused_t *fz = &A.st->fz;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
     /* the launch's number: only the last block to leave raises it */
     const unsigned ln = *(volatile unsigned *)&fz->launches;
     const int tn = A.tl && ln < MD_TL_LAUNCHES ? (int)ln : -1;
+    int worker = 0;
+    cl_fz_seen_t seen = {0, 0, 0u}; /* thread 0's */
     if (threadIdx.x == 0)
         worker = atomicAdd(&fz->blocks, 1u) < A.workers;
-    __syncthreads();
-    cl_fz_seen_t seen = {0, 0, 0u};      /* lane 0's */
     double e[2] = {0, 0}, w[2] = {0, 0}; /* local, non-local */
     for (;;) {
-        int kind = -1, ok = 1;
-        unsigned u = 0;
-        unsigned long long ep = 0;
-        if (lane == 0)
-            kind = cl_fz_pick(&A, &inl, worker, &seen, &u, &ok, &ep);
-        kind = __shfl_sync(CL_FULL, kind, 0);
+        if (threadIdx.x == 0) {
+            unsigned u = 0;
+            int ok = 1;
+            unsigned long long ep = 0;
+            s_kind = cl_fz_pick(&A, &inl, worker, &seen, &u, &ok, &ep);
+            s_unit = u, s_ok = ok, s_epoch = ep;
+        }
+        __syncthreads();
+        const int kind = s_kind;
+        const unsigned u = s_unit;
         if (kind < 0)
             break;
-        u = __shfl_sync(CL_FULL, u, 0);
         if (kind == CL_FZ_GATHER) {
-            ok = __shfl_sync(CL_FULL, ok, 0);
-            ep = __shfl_sync(CL_FULL, ep, 0);
-            cl_fz_gather(A, &inl, u, ok, ep, tn);
+            cl_fz_gather(A, &inl, u, s_ok, s_epoch, tn);
         } else if (kind == CL_FZ_SEND) {
             cl_fz_send(A, &inl, u, tn);
         } else {
@@ -286,17 +288,17 @@ static __global__ void __launch_bounds__(CL_THREADS)
             cl_tl_unit(A.tl, tk, tn, 0);
             /* home-home pairs never meet the zone rule: the local rows skip it */
             if (nl)
-                cl_fz_row<ENERGY, 1, MASKS>(A, A.nl, 1, u, si[warp], sel[warp], e[1], w[1]);
+                cl_fz_rows<ENERGY, 1, MASKS>(A, A.nl, 1, u, si[warp], sel[warp], e[1], w[1]);
             else
-                cl_fz_row<ENERGY, 0, MASKS>(A, A.loc, 0, u, si[warp], sel[warp], e[0], w[0]);
-            __syncwarp(); /* the row's forces all added before it counts */
-            if (lane == 0 && nl) {
+                cl_fz_rows<ENERGY, 0, MASKS>(A, A.loc, 0, u, si[warp], sel[warp], e[0], w[0]);
+            __syncthreads(); /* the unit's rows all done before it counts */
+            if (threadIdx.x == 0 && nl) {
                 __threadfence();
                 atomicAdd(&fz->done[CL_FZ_NONLOCAL], 1u);
             }
             cl_tl_unit(A.tl, tk, tn, 1);
         }
-        __syncwarp(); /* the unit's shared memory read before the next unit writes it */
+        __syncthreads(); /* the unit's shared memory and s_* read before the next pick */
     }
     if (ENERGY) { /* each pair once */
         md__block_add(e[0], &A.energy[0]);
@@ -304,7 +306,6 @@ static __global__ void __launch_bounds__(CL_THREADS)
         md__block_add(e[1], &A.energy[2]);
         md__block_add(w[1], &A.energy[3]);
     }
-    __syncthreads(); /* every warp of the block is done with the counters */
     if (threadIdx.x != 0)
         return;
     __threadfence();
@@ -339,13 +340,12 @@ extern "C" cudaError_t halox__md_clusters_forces_fused(const md_clusters_t *c, c
      * signalled, also without halo atoms */
     const unsigned chunks = (unsigned)cl_blocks(A.s1 - A.s0, FZ_CHUNK);
     A.units[CL_FZ_GATHER] = A.units[CL_FZ_SEND] = chunks;
-    A.units[CL_FZ_NONLOCAL] = A.halo ? (unsigned)c->ncl : 0u;
-    A.units[CL_FZ_LOCAL] = c->ncl_home > 0 ? (unsigned)c->ncl_home : 0u;
-    /* a block (4 warps) per 4 units, as the kernels it replaces launch */
+    A.units[CL_FZ_NONLOCAL] = A.halo ? (unsigned)cl_blocks(c->ncl, FZ_ROWS) : 0u;
+    A.units[CL_FZ_LOCAL] = c->ncl_home > 0 ? (unsigned)cl_blocks(c->ncl_home, FZ_ROWS) : 0u;
+    /* a block per unit (blocks that find nothing left leave at once) */
     unsigned grid = 0;
     for (int k = 0; k < CL_FZ_UNITS; k++)
         grid += A.units[k];
-    grid = (grid + CL_WARPS - 1) / CL_WARPS;
     A.workers = inl->spin_blocks < 1 ? 1u : (unsigned)inl->spin_blocks;
     if (A.workers > grid)
         A.workers = grid;

@@ -52,10 +52,10 @@ __device__ static inline void cl_tl_later(md_timeline_t *tl, int kind, int n)
 }
 
 /* The step's forces in one kernel (md_cluster_fused.cu) stamp its units into the kinds of the
- * kernels it replaces, for its own launch number n (< 0: none kept): lane 0 of a warp. */
+ * kernels it replaces, for its own launch number n (< 0: none kept): thread 0 of a block. */
 __device__ static inline void cl_tl_unit(md_timeline_t *tl, int kind, int n, int end)
 {
-    if (!tl || n < 0 || (threadIdx.x & 31))
+    if (!tl || n < 0 || threadIdx.x)
         return;
     if (end)
         atomicMax(&tl->end[kind][n], cl_tl_now());
