@@ -30,8 +30,8 @@
  *      all pairs, then 30 steps with a halox_md_thermo_now in the middle (a recomputation must
  *      not add into the next step's forces): every thermo record within 2e-4 of the CPU engine
  *      and the final positions within 2e-3.
- *   6. nvshmem-inline on several ranks: the step's forces in one kernel (the default) and in
- *      separate kernels (HALOX_MD_FUSED=0), each against the CPU engine and against each other,
+ *   6. nvshmem-inline on several ranks: the step's forces in one kernel (HALOX_MD_FUSED=1) and
+ *      in separate kernels (the default), each against the CPU engine and against each other,
  *      on a system wide enough (3 cells per rank) that every step exchanges inside the kernels.
  * Usage: test_gpu_md [--transport NAME] (default: every GPU transport in the build; hybrid with
  * HALOX_HYBRID_UNREACHABLE=all in the environment sends every pair through MPI). Exit 77
@@ -384,11 +384,11 @@ static void test_start_with_forces(const char *transport, int P)
     free(x1);
 }
 
-/* 6. nvshmem-inline on several ranks: the step's forces in one kernel (HALOX_MD_FUSED=1, the
- * default) and in separate kernels on two streams (0), on lammps-lj with 3 cells per rank along
- * x (at least 8), so that no rank forwards atoms and every step exchanges inside the kernels:
- * 100 steps of each against the CPU engine (thermo records within 2e-4 relative, positions within
- * 2e-3, as part 2) and against each other (the same to rounding). */
+/* 6. nvshmem-inline on several ranks: the step's forces in one kernel (HALOX_MD_FUSED=1, an
+ * experiment) and in separate kernels on two streams (0, the default), on lammps-lj with 3 cells
+ * per rank along x (at least 8), so that no rank forwards atoms and every step exchanges inside the
+ * kernels: 100 steps of each against the CPU engine (thermo records within 2e-4 relative, positions
+ * within 2e-3, as part 2) and against each other (the same to rounding). */
 static void test_fused(const char *transport, int P)
 {
     if (strcmp(transport, "nvshmem-inline") != 0 || P < 2)
@@ -401,6 +401,7 @@ static void test_fused(const char *transport, int P)
     cfg.skin = 1.0;
     halox_md_result_t one, sep, cr;
     memset(&cr, 0, sizeof cr);
+    setenv("HALOX_MD_FUSED", "1", 1);
     const int rc1 = gpu_run(&cfg, transport, P, 1, &one);
     setenv("HALOX_MD_FUSED", "0", 1);
     const int rc2 = gpu_run(&cfg, transport, P, 1, &sep);

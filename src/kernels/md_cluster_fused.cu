@@ -38,11 +38,12 @@
 #include "kernels/md_timeline.cuh"
 
 /* a gather or send chunk: one slot per thread of a block; a unit of rows: FZ_ROWS rows, each
- * warp of the block taking every CL_WARPS-th (a claim costs the block a few round trips to L2:
- * measured, 4 rows per claim made the step 25 % slower than separate kernels at 45k atoms, one
- * row per warp and claim 77 %) */
+ * warp of the block taking every CL_WARPS-th. Against separate kernels, 2 ranks on one H200
+ * (45k / 180k atoms, bench/results/2026-12-03-h200/README.md, sixth session): 4 rows per claim
+ * of a block +24 % / +63 % ms/step, one row per claim of a warp +77 % / +133 %, 16 rows per
+ * claim of a block +111 % / +23 % (too few units at 45k) */
 #define FZ_CHUNK CL_THREADS
-#define FZ_ROWS  16
+#define FZ_ROWS  4
 
 typedef struct cl_fz_args {
     cl_list_t loc, nl;
