@@ -30,9 +30,8 @@
  *      all pairs, then 30 steps with a halox_md_thermo_now in the middle (a recomputation must
  *      not add into the next step's forces): every thermo record within 2e-4 of the CPU engine
  *      and the final positions within 2e-3.
- *   6. nvshmem-inline on several ranks: the step's forces in one kernel (HALOX_MD_FUSED=1) and
- *      in separate kernels (the default), each against the CPU engine and against each other,
- *      on a system wide enough (3 cells per rank) that every step exchanges inside the kernels.
+ *   6. nvshmem-inline on several ranks on a system wide enough (3 cells per rank) that every
+ *      rank exchanges inside the kernels on every step: 100 steps against the CPU engine.
  * Usage: test_gpu_md [--transport NAME] (default: every GPU transport in the build; hybrid with
  * HALOX_HYBRID_UNREACHABLE=all in the environment sends every pair through MPI). Exit 77
  * (skipped) when no GPU is visible. */
@@ -384,12 +383,11 @@ static void test_start_with_forces(const char *transport, int P)
     free(x1);
 }
 
-/* 6. nvshmem-inline on several ranks: the step's forces in one kernel (HALOX_MD_FUSED=1, an
- * experiment) and in separate kernels on two streams (0, the default), on lammps-lj with 3 cells
- * per rank along x (at least 8), so that no rank forwards atoms and every step exchanges inside the
- * kernels: 100 steps of each against the CPU engine (thermo records within 2e-4 relative, positions
- * within 2e-3, as part 2) and against each other (the same to rounding). */
-static void test_fused(const char *transport, int P)
+/* 6. nvshmem-inline on several ranks with every step exchanged inside the kernels: lammps-lj with
+ * 3 cells per rank along x (at least 8), so that no rank forwards atoms (part 2's 8 cells do on 4
+ * ranks: narrower slabs than rc + skin), 100 steps against the CPU engine (thermo records within
+ * 2e-4 relative, positions within 2e-3, as part 2). */
+static void test_inline_wide(const char *transport, int P)
 {
     if (strcmp(transport, "nvshmem-inline") != 0 || P < 2)
         return;
@@ -399,38 +397,22 @@ static void test_fused(const char *transport, int P)
     cfg.thermo_every = 10;
     cfg.rebuild_every = 10;
     cfg.skin = 1.0;
-    halox_md_result_t one, sep, cr;
+    halox_md_result_t gr, cr;
     memset(&cr, 0, sizeof cr);
-    setenv("HALOX_MD_FUSED", "1", 1);
-    const int rc1 = gpu_run(&cfg, transport, P, 1, &one);
-    setenv("HALOX_MD_FUSED", "0", 1);
-    const int rc2 = gpu_run(&cfg, transport, P, 1, &sep);
-    unsetenv("HALOX_MD_FUSED");
-    if (rc1 == 0 && rc2 == 0 && g_rank == 0 && cpu_run(&cfg, &cr) == HALOX_OK) {
-        double dx1, th1, dx2, th2, dx, th;
-        run_diff(&cr, &one, &dx1, &th1);
-        run_diff(&cr, &sep, &dx2, &th2);
-        run_diff(&one, &sep, &dx, &th);
-        printf("%s, %d rank(s), %lld atoms: forces in one kernel vs CPU positions max %.2e, thermo "
-               "max rel %.2e (%.4f ms/step); separate kernels %.2e, %.2e (%.4f ms/step); one vs "
-               "separate %.2e, %.2e; %lld and %lld of %lld steps inside the kernels\n",
-               transport, P, one.natoms, dx1, th1, one.summary.ms_per_step, dx2, th2,
-               sep.summary.ms_per_step, dx, th, one.summary.inline_steps, sep.summary.inline_steps,
-               one.summary.steps);
-        CHECK_MSG(dx1 < 2e-3 && th1 < 2e-4, "one kernel vs CPU: positions %.3e, thermo %.3e", dx1,
-                  th1);
-        CHECK_MSG(dx2 < 2e-3 && th2 < 2e-4, "separate kernels vs CPU: positions %.3e, thermo %.3e",
-                  dx2, th2);
-        CHECK_MSG(dx < 2e-3 && th < 2e-4, "one vs separate kernels: positions %.3e, thermo %.3e",
-                  dx, th);
-        CHECK(all_inline(transport, P, &cfg, one.natoms));
-        CHECK_MSG(one.summary.inline_steps == one.summary.steps &&
-                      sep.summary.inline_steps == sep.summary.steps,
-                  "steps inside the kernels: %lld and %lld of %lld", one.summary.inline_steps,
-                  sep.summary.inline_steps, one.summary.steps);
+    if (gpu_run(&cfg, transport, P, 1, &gr) == 0 && g_rank == 0 && cpu_run(&cfg, &cr) == HALOX_OK) {
+        double dx, th;
+        run_diff(&cr, &gr, &dx, &th);
+        printf("%s, %d rank(s), %lld atoms: vs CPU positions max %.2e, thermo max rel %.2e; %lld "
+               "of %lld steps inside the kernels; %.4f ms/step\n",
+               transport, P, gr.natoms, dx, th, gr.summary.inline_steps, gr.summary.steps,
+               gr.summary.ms_per_step);
+        CHECK_MSG(dx < 2e-3 && th < 2e-4, "vs CPU: positions %.3e, thermo %.3e", dx, th);
+        CHECK(all_inline(transport, P, &cfg, gr.natoms));
+        CHECK_MSG(gr.summary.inline_steps == gr.summary.steps,
+                  "%lld of %lld steps inside the kernels", gr.summary.inline_steps,
+                  gr.summary.steps);
     }
-    halox_md_result_free(&one);
-    halox_md_result_free(&sep);
+    halox_md_result_free(&gr);
     halox_md_result_free(&cr);
 }
 
@@ -466,7 +448,7 @@ int main(int argc, char **argv)
         test_trajectory(names[t], P);
         unsetenv("HALOX_MD_DEVICE_REBUILD"); /* part 5: the default */
         test_start_with_forces(names[t], P);
-        test_fused(names[t], P);
+        test_inline_wide(names[t], P);
         setenv("HALOX_MD_DEVICE_REBUILD", "0", 1);
     }
     tm_mpi_finish();

@@ -1,6 +1,6 @@
 /* The device side of the exchange inside the caller's kernels (protocol: halox/inline.h).
  *
- * Header-only CUDA (sm_70 or newer: system-scope atomics and fences); every function takes
+ * Header-only CUDA (sm_70 or newer: system-scope atomics and acquire loads); every function takes
  * the view by pointer (a kernel argument's address is fine). What a step's kernels call:
  *
  *   producer of home positions, per home atom a:   halox_inline_put_x(v, a, x, y, z)
@@ -9,8 +9,7 @@
  *                                                          halox_inline_signal(v, 0);
  *   first reader of the halo, each block before it reads (the whole block):
  *                                                  ok = halox_inline_block_wait(v, 0, &e)
- *     (or thread 0 alone: halox_inline_wait(v, 0, &e); or, without waiting, a block that finds
- *     halox_inline_arrived(v, 0, &e) true reads after a __threadfence_system())
+ *     (or thread 0 alone: halox_inline_wait(v, 0, &e))
  *     and after the launch's last block has read: halox_inline_complete(v, 0, e)
  *   producer of halo forces, per halo atom j:      halox_inline_put_f(v, j, fx, fy, fz)
  *     then as for the coordinates with direction 1
@@ -28,29 +27,19 @@
 #include "halox/inline.h"
 #include "halox/plan.h"
 
+static __device__ __forceinline__ unsigned long long
+halox_inline_ld_acquire_sys(const unsigned long long *p)
+{
+    unsigned long long v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
 static __device__ __forceinline__ long long halox_inline_now_ns(void)
 {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return (long long)t;
-}
-
-/* One thread: a wait gave up: the record (dir, pulse, peer, want, the value seen) written when
- * this is the rank's first failure, and every other wait of the rank told to give up (*abort). */
-static __device__ void halox_inline_fail(int *abort, halox_inline_fail_t *fail,
-                                         volatile int *host_flag, int dir, int pulse, int peer,
-                                         unsigned long long want, unsigned long long seen)
-{
-    if (atomicCAS(&fail->code, 0, 1) == 0) {
-        fail->dir = dir;
-        fail->pulse = pulse;
-        fail->peer = peer;
-        fail->epoch = want;
-        fail->seen = seen;
-        __threadfence_system();
-        *host_flag = 1;
-    }
-    *(volatile int *)abort = 1;
 }
 
 /* One thread: spin until *sig >= want. 1: reached; 0: gave up (the record written here when
@@ -61,27 +50,28 @@ static __device__ int halox_inline_wait_ge(const unsigned long long *sig, unsign
                                            volatile int *host_flag, long long timeout_ns, int dir,
                                            int pulse, int peer)
 {
-    /* polled relaxed (volatile), acquired once by a fence after the value is seen: an acquire
-     * load at system scope invalidates the SM's L1 on every poll, which the other kernels on
-     * the SM (this rank's or another's pair forces) read through */
-    volatile const unsigned long long *vsig = sig;
-    unsigned long long v = *vsig;
-    if (v >= want) {
-        __threadfence_system();
+    unsigned long long v = halox_inline_ld_acquire_sys(sig);
+    if (v >= want)
         return 1;
-    }
     const long long t0 = halox_inline_now_ns();
     for (unsigned it = 1;; it++) {
-        v = *vsig;
-        if (v >= want) {
-            __threadfence_system();
+        v = halox_inline_ld_acquire_sys(sig);
+        if (v >= want)
             return 1;
-        }
         if ((it & 31) == 0) {
             if (*(volatile int *)abort)
                 return 0;
             if (halox_inline_now_ns() - t0 > timeout_ns) {
-                halox_inline_fail(abort, fail, host_flag, dir, pulse, peer, want, v);
+                if (atomicCAS(&fail->code, 0, 1) == 0) {
+                    fail->dir = dir;
+                    fail->pulse = pulse;
+                    fail->peer = peer;
+                    fail->epoch = want;
+                    fail->seen = v;
+                    __threadfence_system();
+                    *host_flag = 1;
+                }
+                *(volatile int *)abort = 1;
                 return 0;
             }
         }
@@ -104,49 +94,6 @@ static __device__ int halox_inline_wait(const halox_inline_view_t *v, int dir,
             return 0;
     }
     return 1;
-}
-
-/* One thread, without waiting: has every pulse's signal of direction dir reached the next
- * exchange (whose number goes to *e_p)? For a consumer with other work to do meanwhile. The check
- * is relaxed, so that polling it costs no acquire (at GPU or system scope an acquire invalidates
- * the SM's L1, which the pair kernels' loads live in): after a 1, a thread that goes on to read
- * the data issues __threadfence_system() first (with the loads that saw the signals, an acquire). */
-static __device__ int halox_inline_arrived(const halox_inline_view_t *v, int dir,
-                                           unsigned long long *e_p)
-{
-    const unsigned long long e = *(volatile unsigned long long *)&v->epoch[dir] + 1;
-    *e_p = e;
-    for (int k = 0; k < v->n_pulses; k++)
-        if (*(volatile const unsigned long long *)(v->sig + dir * HALOX_MAX_PULSES + k) < e)
-            return 0;
-    return 1;
-}
-
-/* One thread, one look (for a consumer that waits in a loop of its own, with other conditions
- * to watch): 1 when every pulse's signal of direction dir reached the next exchange (number in
- * *e_p; relaxed, as halox_inline_arrived), 0 not yet, -1 given up: more than the timeout since
- * t0 (halox_inline_now_ns() when the waiting began; recorded as halox_inline_wait records) or
- * another wait of this rank gave up. */
-static __device__ int halox_inline_poll(const halox_inline_view_t *v, int dir,
-                                        unsigned long long *e_p, long long t0)
-{
-    if (halox_inline_arrived(v, dir, e_p))
-        return 1;
-    if (*(volatile int *)v->abort)
-        return -1;
-    if (halox_inline_now_ns() - t0 <= v->timeout_ns)
-        return 0;
-    for (int k = 0; k < v->n_pulses; k++) {
-        const unsigned long long seen =
-            *(volatile const unsigned long long *)(v->sig + dir * HALOX_MAX_PULSES + k);
-        if (seen < *e_p) {
-            const halox_inline_pulse_t *P = &v->pulse[k];
-            halox_inline_fail(v->abort, v->fail, v->host_flag, dir, k,
-                              dir ? P->send_pe : P->recv_pe, *e_p, seen);
-            break;
-        }
-    }
-    return -1;
 }
 
 /* The whole block: thread 0 waits (halox_inline_wait) and every thread gets its answer, and the

@@ -61,10 +61,6 @@
       "overlapping the halo exchange (when there is one); 2 the same, started once the halo's "    \
       "positions arrived and enqueued behind the non-local forces (ranks sharing a GPU); 0 after " \
       "the halo forces left, on the exchange's stream")                                            \
-    X("HALOX_MD_FUSED", "0/1", "0",                                                                \
-      "GPU engine, nvshmem-inline, an experiment: 1 computes a step's forces in one kernel whose " \
-      "blocks claim the halo gather, non-local rows once the halo is in, local rows, then the "    \
-      "halo forces (measured slower); 0 in separate kernels on two streams")                       \
     X("HALOX_MD_GRAPH_UPDATE", "0/1", "1",                                                         \
       "GPU engine, --graph: 1 moves the step's graph executable to the capture after a rebuild "   \
       "(cudaGraphExecUpdate) where the captured exchange allows it, 0 instantiates every capture") \

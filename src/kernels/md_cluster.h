@@ -202,18 +202,6 @@ cudaError_t halox__md_clusters_kick_gather(const md_clusters_t *c, float *v, con
 cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonlocal, float rc2, double eshift,
                                   double *energy, cudaStream_t stream);
 
-/** The step's forces in one kernel (nvshmem-inline, after a home gather that sent the home
- *  positions): the halo gather (waiting inside for the peers' coordinates, completing that
- *  exchange), the non-local and local Lennard-Jones forces, and the halo atoms' forces to their
- *  owners (signalled), as halox__md_clusters_gather part 1, halox__md_clusters_lj for both
- *  lists and halox__md_clusters_halo_forces with inl do, with the non-local rows started as soon
- *  as the halo is in (md_cluster_fused.cu). energy: 4 doubles (local energy and virial,
- *  non-local energy and virial) added to, or NULL. */
-cudaError_t halox__md_clusters_forces_fused(const md_clusters_t *c, const float *x,
-                                            const uint8_t *zone, float rc2, double eshift,
-                                            double *energy, const halox_inline_view_t *inl,
-                                            cudaStream_t stream);
-
 /** fnl[a] = fs of a's slot for the halo atoms (what the force exchange sends back), zeroing those
  *  slots. With inl (nvshmem-inline) the forces go straight to their owners instead of fnl, whose
  *  signals the launch's last block raises (view ticket 2). */

@@ -9,13 +9,8 @@
  *                         the arrays' growth
  *   md_cluster_watch.cu   the gathers: displacements, prune decisions, the watch; the arming
  *   md_cluster_lj.cu      the cluster LJ kernel (and the pruning it does); the super-row kernel
- *   md_cluster_fused.cu   the step's forces in one kernel (nvshmem-inline): halo gather,
- *                         non-local and local rows, halo forces out, as units blocks claim
  *   md_cluster_forces.cu  the slots' forces back to the atoms: halo forces, kick, take, clear
  *   md_cluster_super.cu   super-rows (an experiment of the bench): two rows merged, masked
- * and the device code files share in headers: md_cluster_gather.cuh (a gather's slot, maxima and
- * finish: watch.cu, fused.cu), md_cluster_row.cuh (a row of a pair list by one warp: lj.cu,
- * fused.cu).
  * Kernels are static: without relocatable device code a kernel is launched from its own file, so
  * what one file starts in another goes through an extern "C" launcher declared here. */
 #ifndef HALOX_KERNELS_MD_CLUSTER_INTERNAL_CUH
@@ -76,34 +71,13 @@ static inline int cl_blocks(long long n, int threads)
 /* The device's step state: maxima of squared displacements (float bits: non-negative floats
  * order as their bits) of the gathers of this step, the prune decisions for the next kernels,
  * counters. The last block of a gather finishes the step's part (a ticket). */
-/* The step's forces in one kernel (md_cluster_fused.cu): a launch's counters, which its last
- * block leaves zero for the next launch, and the launches since the build (the timeline's
- * launch number). Units: CL_FZ_GATHER halo gather chunks, CL_FZ_NONLOCAL and CL_FZ_LOCAL rows
- * (4 per unit), CL_FZ_SEND halo force chunks. */
-enum { CL_FZ_GATHER = 0, CL_FZ_NONLOCAL, CL_FZ_LOCAL, CL_FZ_SEND, CL_FZ_UNITS };
-typedef struct cl_fused {
-    unsigned blocks, exits;      /* blocks started (the first ones are the workers), finished */
-    unsigned claim[CL_FZ_UNITS]; /* units claimed (may run past the count) */
-    unsigned done[CL_FZ_UNITS];  /* units finished */
-    int ready;                   /* the halo is in the slots and its prune decided */
-    unsigned launches;
-} cl_fused_t;
-
 typedef struct cl_state {
     unsigned mx[4]; /* home vs local prune, all vs non-local prune, all vs build, last step */
     unsigned ticket;
     int prune[2];
     int valid[2]; /* the inner list was pruned since the build (by a kernel in prune mode) */
     long long steps, prunes[2], exceeded;
-    cl_fused_t fz;
 } cl_state_t;
-
-/* The pruning thresholds: squared half buffers of the inner and the outer list. */
-static inline float cl_half2(float r, float rc)
-{
-    float h = 0.5f * (r - rc);
-    return h > 0 ? h * h : 0.0f;
-}
 
 /* Are there inner lists (an inner radius between the cut-off and the outer radius)? */
 static inline int cl_pruning(const md_clusters_t *c)

@@ -8,16 +8,37 @@
 #include "halox/inline_device.cuh"
 #include "kernels/inline_halo.h"
 #include "kernels/md_cluster.h"
-#include "kernels/md_cluster_gather.cuh"
 #include "kernels/md_cluster_internal.cuh"
 #include "kernels/md_timeline.cuh"
 
-/* Slots [s0, s1) take the current positions (cl_gather_slot); fin_loc / fin_nl: this gather
- * finishes the local / the whole step (cl_gather_finish, by the last block). nvshmem-inline
- * (halox/inline.h): inl_wait (the grid within the view's spin_blocks): each block first waits for
- * the coordinates of every pulse, and the last block completes that exchange; inl_send (home
- * slots): each atom's position is stored into the halos it is sent to, and the last block
- * signals the receivers. */
+__device__ static inline float cl_d2(float4 a, float4 b)
+{
+    const float dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z;
+    return dx * dx + dy * dy + dz * dz;
+}
+
+__device__ static inline float cl_warp_max(float v)
+{
+    for (int off = 16; off > 0; off /= 2)
+        v = fmaxf(v, __shfl_down_sync(CL_FULL, v, off));
+    return v;
+}
+
+/* The first half kick and the drift a home gather does first (v NULL: none): per atom the
+ * arithmetic of halox__md_kernel_kick, so the positions are those of the kick kernel. */
+typedef struct cl_kick_drift {
+    float *v;
+    const float *f;
+    float h, dt;
+} cl_kick_drift_t;
+
+/* Slots [s0, s1) take the current positions; refs: 3 arrays of nslots float4 (local prune,
+ * non-local prune, build); bnow: the clusters' boxes now (for the prunes). fin_loc / fin_nl:
+ * this gather finishes the local / the whole step. kd.v (home slots): each atom is kicked and
+ * drifted first. nvshmem-inline (halox/inline.h):
+ * inl_wait (the grid within the view's spin_blocks): each block first waits for the coordinates
+ * of every pulse, and the last block completes that exchange; inl_send (home slots): each atom's
+ * position is stored into the halos it is sent to, and the last block signals the receivers. */
 static __global__ void __launch_bounds__(256)
     cl_gather(int s0, int s1, int home_end, int fin_loc, int fin_nl, int count_nl, float thr_in2,
               float thr_out2, const int *__restrict__ perm, float *__restrict__ x,
@@ -26,21 +47,78 @@ static __global__ void __launch_bounds__(256)
               cl_state_t *st, md_clusters_watch_t *watch, cl_kick_drift_t kd,
               halox_inline_view_t inl, int inl_wait, int inl_send, md_timeline_t *tl, int tl_kind)
 {
+    __shared__ float part[4][8];
     __shared__ int last;
     unsigned long long epoch = 0;
     const int tn = cl_tl_begin(tl, tl_kind);
     const int ok = inl_wait ? halox_inline_block_wait(&inl, 0, &epoch) : 1;
     if (inl_wait)
         cl_tl_wait(tl, tl_kind, tn);
-    float m[4];
+    const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
+    float m[4] = {0, 0, 0, 0};
+    float q[3] = {CL_PAD, CL_PAD, CL_PAD}; /* no atom: out of every box */
+    int real = 0;
     /* a block whose wait gave up reads nothing (the host reports the timeout) */
-    cl_gather_slot(s0 + blockIdx.x * blockDim.x + threadIdx.x, s1, home_end, ok, perm, x, zone,
-                   xq, ref, nslots, bnow, kd, inl_send ? &inl : NULL, m);
+    if (s < s1 && ok) {
+        const int a = perm[s];
+        if (a >= 0) {
+            real = 1;
+            for (int c = 0; c < 3; c++) {
+                const size_t k = 3 * (size_t)a + c;
+                q[c] = x[k];
+                if (kd.v) {
+                    const float vk = kd.v[k] + kd.h * kd.f[k];
+                    kd.v[k] = vk;
+                    q[c] += kd.dt * vk;
+                    x[k] = q[c];
+                }
+            }
+            if (inl_send)
+                halox_inline_put_x(&inl, a, q[0], q[1], q[2]);
+            const float4 p = make_float4(q[0], q[1], q[2], __int_as_float(CL_ZONE_TAG | zone[a]));
+            m[3] = cl_d2(p, xq[s]);
+            xq[s] = p;
+            if (ref) {
+                if (s < home_end)
+                    m[0] = cl_d2(p, ref[s]);
+                m[1] = cl_d2(p, ref[nslots + s]);
+                m[2] = cl_d2(p, ref[2 * nslots + s]);
+            }
+        }
+    }
+    /* the cluster's box now (8 slots: 8 neighbouring lanes; s0 and blocks are multiples of 8) */
+    float lo[3], hi[3];
+    for (int c = 0; c < 3; c++) {
+        lo[c] = real ? q[c] : CL_PAD;
+        hi[c] = real ? q[c] : -CL_PAD;
+        for (int off = 4; off > 0; off /= 2) {
+            lo[c] = fminf(lo[c], __shfl_xor_sync(CL_FULL, lo[c], off));
+            hi[c] = fmaxf(hi[c], __shfl_xor_sync(CL_FULL, hi[c], off));
+        }
+    }
+    if (bnow && s < s1 && (s & (MD_CLUSTER_SIZE - 1)) == 0) {
+        bnow[2 * (size_t)(s / MD_CLUSTER_SIZE)] = make_float4(lo[0], lo[1], lo[2], 0.0f);
+        bnow[2 * (size_t)(s / MD_CLUSTER_SIZE) + 1] = make_float4(hi[0], hi[1], hi[2], 0.0f);
+    }
     cl_tl_end(tl, tl_kind, tn);
     if (!st)
         return;
-    cl_gather_block_max(m, st);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        m[k] = cl_warp_max(m[k]);
+        if (lane == 0)
+            part[k][warp] = m[k];
+    }
+    __syncthreads();
     if (threadIdx.x == 0) {
+        for (int k = 0; k < 4; k++) {
+            float v = 0;
+            for (int w = 0; w < (int)(blockDim.x >> 5); w++)
+                v = fmaxf(v, part[k][w]);
+            if (v > 0)
+                atomicMax(&st->mx[k], __float_as_uint(v));
+        }
         /* the stores into peers too, before the last block signals them */
         if (inl_send)
             __threadfence_system();
@@ -56,19 +134,52 @@ static __global__ void __launch_bounds__(256)
         halox_inline_complete(&inl, 0, epoch);
     if (inl_send) /* every block has stored its atoms: the receivers may read */
         halox_inline_signal(&inl, 0);
-    cl_gather_finish(st, watch, fin_loc, fin_nl, count_nl, thr_in2, thr_out2);
-    st->ticket = 0;
+    volatile cl_state_t *vs = st;
+    const float mloc = __uint_as_float(vs->mx[0]), mnl = __uint_as_float(vs->mx[1]);
+    /* a list not pruned since its build prunes whatever the displacement */
+    if (fin_loc) {
+        const int pr = !vs->valid[0] || mloc >= thr_in2;
+        vs->prune[0] = pr;
+        vs->prunes[0] += pr;
+        vs->mx[0] = 0;
+    }
+    if (fin_nl) {
+        const int pr = !vs->valid[1] || mnl >= thr_in2;
+        const float mb = __uint_as_float(vs->mx[2]), ms = __uint_as_float(vs->mx[3]);
+        vs->prune[1] = pr;
+        vs->prunes[1] += pr && count_nl; /* no halo: no non-local kernel to prune */
+        vs->exceeded += mb >= thr_out2;
+        vs->steps += 1;
+        vs->mx[1] = vs->mx[2] = vs->mx[3] = 0;
+        if (watch) {
+            volatile md_clusters_watch_t *w = watch;
+            w->build_d2 = mb;
+            w->step_d2 = ms;
+            w->prunes[0] = vs->prunes[0];
+            w->prunes[1] = vs->prunes[1];
+            w->exceeded = vs->exceeded;
+            __threadfence_system();
+            w->steps = vs->steps; /* last: a reader that sees the count sees the values */
+        }
+    }
+    vs->ticket = 0;
     cl_tl_later(tl, tl_kind, tn); /* the launch ends here */
 }
 
 /* After a build: every list prunes in the next kernels, maxima and ticket cleared. */
 static __global__ void cl_arm(cl_state_t *st)
 {
-    memset(&st->fz, 0, sizeof st->fz);
     st->prune[0] = st->prune[1] = 1;
     st->valid[0] = st->valid[1] = 0;
     st->mx[0] = st->mx[1] = st->mx[2] = st->mx[3] = 0;
     st->ticket = 0;
+}
+
+/* The pruning thresholds: squared half buffers of the inner and the outer list. */
+static float cl_half2(float r, float rc)
+{
+    float h = 0.5f * (r - rc);
+    return h > 0 ? h * h : 0.0f;
 }
 
 /* A gather of part 0/1/2 (halox__md_clusters_gather), with the home part's kick (kd.v) and

@@ -51,16 +51,4 @@ __device__ static inline void cl_tl_later(md_timeline_t *tl, int kind, int n)
         atomicMax(&tl->end[kind][n], cl_tl_now());
 }
 
-/* The step's forces in one kernel (md_cluster_fused.cu) stamp its units into the kinds of the
- * kernels it replaces, for its own launch number n (< 0: none kept): thread 0 of a block. */
-__device__ static inline void cl_tl_unit(md_timeline_t *tl, int kind, int n, int end)
-{
-    if (!tl || n < 0 || threadIdx.x)
-        return;
-    if (end)
-        atomicMax(&tl->end[kind][n], cl_tl_now());
-    else
-        atomicMin(&tl->start[kind][n], cl_tl_now());
-}
-
 #endif

@@ -88,10 +88,6 @@ halox_status_t md__gpu_create(halox_md_t *md)
      * (2: started after the halo positions arrived, behind the non-local forces) */
     if ((est = halox__env_int("HALOX_MD_LOCAL_OVERLAP", 0, 2, 1, &g->local_overlap)) != HALOX_OK)
         return est;
-    /* HALOX_MD_FUSED: nvshmem-inline's step forces in one kernel (md_cluster_fused.cu; an
-     * experiment, slower than the separate kernels in every form measured: off) */
-    if ((est = halox__env_flag_or("HALOX_MD_FUSED", 0, &g->fused)) != HALOX_OK)
-        return est;
     /* HALOX_MD_GRAPH_UPDATE: a new capture after a rebuild updates the graph's executable */
     if ((est = halox__env_flag_or("HALOX_MD_GRAPH_UPDATE", 1, &g->gupdate)) != HALOX_OK)
         return est;

@@ -80,60 +80,6 @@ static cudaError_t md__gpu_local_forces(halox_md_t *md, cudaStream_t s, int want
     return e == cudaSuccess ? cudaEventRecord(g->local_done, s) : e;
 }
 
-/* nvshmem-inline: the halo forces left for their owners (the kick takes ours), counted. */
-static halox_status_t md__gpu_inline_sent(halox_md_t *md, int coords)
-{
-    md_gpu_t *g = md__gpu(md);
-    g->f_sent = 1;
-    if (g->capturing)
-        g->graph_inline = 1;
-    else if (g->mid_step && md->step > 0) /* the run's steps (the equilibration's are <= 0) */
-        g->inline_steps++;
-    /* a graph's replays are counted by halox_comm_graph_replayed */
-    return g->capturing ? HALOX_OK : halox_comm_inline_enqueued(md->comm, coords);
-}
-
-/* The energies of the step's force kernels (want_energy) read back (host sync). */
-static halox_status_t md__gpu_read_energy(halox_md_t *md, int want_energy)
-{
-    md_gpu_t *g = md__gpu(md);
-    if (!want_energy) {
-        md->have_energy = 0;
-        return HALOX_OK;
-    }
-    MD_CUDA(cudaMemcpyAsync(g->h_energy, g->energy, 4 * sizeof(double), cudaMemcpyDeviceToHost,
-                            g->hi));
-    MD_CUDA(cudaStreamSynchronize(g->hi));
-    md->pe_local = g->h_energy[0] + g->h_energy[2];
-    md->vir_local = g->h_energy[1] + g->h_energy[3];
-    md->have_energy = 1;
-    md->energy_step = md->step;
-    return HALOX_OK;
-}
-
-/* nvshmem-inline, a step that exchanges coordinates, HALOX_MD_FUSED: everything between the
- * home gather and the kick in one kernel on hi (md_cluster_fused.cu: the non-local rows start
- * as soon as the halo is in, also where another rank's local rows fill the GPU). Its time counts
- * as pair time (the exchange's wait is inside). */
-static halox_status_t md__gpu_forces_fused(halox_md_t *md, int want_energy)
-{
-    md_gpu_t *g = md__gpu(md);
-    const int halo = g->cl.ncl > g->cl.ncl_home;
-    md__gpu_record(g, EV_C0, g->hi);
-    md__gpu_record(g, EV_C1, g->hi);
-    g->f_fresh = 0;
-    MD_CUDA(halox__md_clusters_forces_fused(&g->cl, g->x, g->zone, (float)md->rc2, md->eshift,
-                                            want_energy ? g->energy : NULL, &g->inl, g->hi));
-    g->gathers += halo;
-    md__gpu_record(g, EV_NL1, g->hi);
-    md__gpu_record(g, EV_F0, g->hi);
-    md__gpu_record(g, EV_F1, g->hi);
-    md__gpu_record(g, EV_L0, g->hi);
-    md__gpu_record(g, EV_L1, g->hi);
-    halox_status_t st = md__gpu_inline_sent(md, 1);
-    return st != HALOX_OK ? st : md__gpu_read_energy(md, want_energy);
-}
-
 /* Forces of the current positions: local on lo, (coordinate exchange,) non-local, force
  * exchange on hi. With want_energy the energies are read back (host sync) into pe_local and
  * vir_local. exchange = 0 leaves both exchanges out (the overlap probe's "local" part: the same
@@ -163,8 +109,6 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
             g->gathers++; /* the step's displacements are final after the home part */
     }
     g->kick_deferred = 0;
-    if (inl_x && g->fused)
-        return md__gpu_forces_fused(md, want_energy);
     /* the local forces: on their own low-priority stream, overlapping the exchange, or on the
      * exchange's stream after the halo forces left: without an exchange (one rank: nothing to
      * overlap; the second stream's events cost 1 % at 45k atoms) or HALOX_MD_LOCAL_OVERLAP=0
@@ -213,7 +157,13 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     if (inl) {
         /* the halo atoms' forces straight to their owners; the kick takes ours */
         MD_CUDA(halox__md_clusters_halo_forces(&g->cl, g->fnl, &g->inl, g->hi));
-        st = md__gpu_inline_sent(md, coords);
+        g->f_sent = 1;
+        if (g->capturing)
+            g->graph_inline = 1;
+        else if (g->mid_step && md->step > 0) /* the run's steps (the equilibration's are <= 0) */
+            g->inline_steps++;
+        if (!g->capturing) /* a graph's replays are counted by halox_comm_graph_replayed */
+            st = halox_comm_inline_enqueued(md->comm, coords);
     } else {
         /* the halo atoms' forces into fnl, where the force exchange takes them to their owners */
         MD_CUDA(halox__md_clusters_halo_forces(&g->cl, g->fnl, NULL, g->hi));
@@ -228,7 +178,18 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     /* the local forces join only here: the force exchange reads and adds into fnl, which they
      * do not touch, so it overlaps them too */
     MD_CUDA(cudaStreamWaitEvent(g->hi, g->local_done, 0));
-    return md__gpu_read_energy(md, want_energy);
+    if (want_energy) {
+        MD_CUDA(cudaMemcpyAsync(g->h_energy, g->energy, 4 * sizeof(double), cudaMemcpyDeviceToHost,
+                                g->hi));
+        MD_CUDA(cudaStreamSynchronize(g->hi));
+        md->pe_local = g->h_energy[0] + g->h_energy[2];
+        md->vir_local = g->h_energy[1] + g->h_energy[3];
+        md->have_energy = 1;
+        md->energy_step = md->step;
+    } else {
+        md->have_energy = 0;
+    }
+    return HALOX_OK;
 }
 
 halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
