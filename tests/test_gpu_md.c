@@ -138,14 +138,21 @@ static int all_inline(const char *transport, int P, const halox_md_config_t *cfg
     return strcmp(transport, "nvshmem-inline") == 0 && P > 1 && L / P >= cfg->cutoff + cfg->skin;
 }
 
+/* lammps-lj of `cells` fcc cells per edge, 100 steps, thermo and rebuilds every 10, skin 1.0
+ * (the trajectory parts' run; the file's comment says why that skin) */
+static void trajectory_config(halox_md_config_t *cfg, int cells)
+{
+    md_test_preset(cfg, "lammps-lj", cells);
+    cfg->steps = 100;
+    cfg->thermo_every = 10;
+    cfg->rebuild_every = 10;
+    cfg->skin = 1.0;
+}
+
 static void test_trajectory(const char *transport, int P)
 {
     halox_md_config_t cfg;
-    md_test_preset(&cfg, "lammps-lj", 8);
-    cfg.steps = 100;
-    cfg.thermo_every = 10;
-    cfg.rebuild_every = 10;
-    cfg.skin = 1.0;
+    trajectory_config(&cfg, 8);
     halox_md_result_t gr, cr;
     memset(&cr, 0, sizeof cr);
     if (gpu_run(&cfg, transport, P, 1, &gr) != 0) {
@@ -392,11 +399,7 @@ static void test_inline_wide(const char *transport, int P)
     if (strcmp(transport, "nvshmem-inline") != 0 || P < 2)
         return;
     halox_md_config_t cfg;
-    md_test_preset(&cfg, "lammps-lj", 3 * P > 8 ? 3 * P : 8);
-    cfg.steps = 100;
-    cfg.thermo_every = 10;
-    cfg.rebuild_every = 10;
-    cfg.skin = 1.0;
+    trajectory_config(&cfg, 3 * P > 8 ? 3 * P : 8);
     halox_md_result_t gr, cr;
     memset(&cr, 0, sizeof cr);
     if (gpu_run(&cfg, transport, P, 1, &gr) == 0 && g_rank == 0 && cpu_run(&cfg, &cr) == HALOX_OK) {
