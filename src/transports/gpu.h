@@ -91,8 +91,8 @@ halox_status_t halox__gpu_cuda_error(halox_comm_t *comm, halox__gpu_t *g, cudaEr
  * 0..n_total-1 and fed only by earlier pulses), which also gives needs and home_prefix. On failure
  * the device plan is empty (n_pulses 0). */
 halox_status_t halox__gpu_plan_upload(halox__gpu_plan_t *dp, const halox_plan_t *plan,
-                                      halox_real_t real, int stride, cudaStream_t stream,
-                                      const char *name);
+                                      const int *const *dev_maps, halox_real_t real, int stride,
+                                      cudaStream_t stream, const char *name);
 void halox__gpu_plan_free(halox__gpu_plan_t *dp);
 
 /* Enqueue pulse k's pack into dst (device; NULL: the staging buffer) / the accumulation of src
@@ -178,6 +178,10 @@ halox_status_t halox__gpu_plan_store(halox_comm_t *comm, halox_device_atoms_t *a
                                      struct halox__plan_store *store);
 /* Free the store's device scratch (the stream must be idle). */
 void halox__gpu_plan_dev_free(halox__gpu_t *g);
+/* The device maps of `plan` (per pulse, send_count entries each) while the store still holds
+ * them: plan is the one its last complete build made, with that build's generation and counts;
+ * else NULL (the maps are then the host plan's only). */
+const int *const *halox__gpu_plan_dev_maps(const halox__gpu_t *g, const halox_plan_t *plan);
 
 /* ---- migrate_device.c --------------------------------------------------------------------- */
 
@@ -198,9 +202,26 @@ halox_status_t halox__gpu_init(halox_comm_t *comm, const halox_comm_args_t *args
 /* Wait (bounded) for the stream, then free the device plan, events, stream and inner endpoint. */
 void halox__gpu_fini(halox_comm_t *comm, halox__gpu_t *g);
 
-/* Bind: wait for earlier work (bounded), upload the plan, agree on success over all ranks and
- * check each pulse's counts with its peers. */
-halox_status_t halox__gpu_bind(halox_comm_t *comm, halox__gpu_t *g);
+/* What halox__gpu_bind gathers from every rank, in one collective: [0] the status, [1] the
+ * pulse count, per pulse k (HALOX__BOUND_PULSE words from HALOX__BOUND_HEAD + k times that) the
+ * send and receive counts, the ranks sent to and received from and the receive offset, then the
+ * transport's own words (at most HALOX__BOUND_EXTRA_MAX). */
+enum { HALOX__BOUND_HEAD = 2, HALOX__BOUND_PULSE = 5, HALOX__BOUND_EXTRA_MAX = 4 };
+#define HALOX__BOUND_WORDS(n_extra)                                                                \
+    (HALOX__BOUND_HEAD + HALOX__BOUND_PULSE * HALOX_MAX_PULSES + (n_extra))
+/* Rank r's words of pulse k in a table of `words` per rank. */
+static inline const long long *halox__bound_pulse(const long long *all, int words, int r, int k)
+{
+    return all + (size_t)r * (size_t)words + HALOX__BOUND_HEAD + HALOX__BOUND_PULSE * k;
+}
+
+/* Bind: wait for earlier work (bounded), upload the plan, and in one collective agree on
+ * success over all ranks and check each pulse's counts against its peers'. st0: the caller's
+ * status so far (a failure skips the work and is agreed). `extra` (n_extra words) travels with
+ * it; on success *all_p (NULL: not wanted) gets every rank's message, rank after rank,
+ * HALOX__BOUND_WORDS(n_extra) words each (the caller frees it). */
+halox_status_t halox__gpu_bind(halox_comm_t *comm, halox__gpu_t *g, halox_status_t st0,
+                               const long long *extra, int n_extra, long long **all_p);
 
 /* Where every rank's GPU is: host name and PCI bus id (or "device-N"). */
 typedef struct halox__gpu_who {

@@ -168,11 +168,18 @@ void halox__gpu_fini(halox_comm_t *comm, halox__gpu_t *g)
     g->inner = NULL;
 }
 
-halox_status_t halox__gpu_bind(halox_comm_t *comm, halox__gpu_t *g)
+halox_status_t halox__gpu_bind(halox_comm_t *comm, halox__gpu_t *g, halox_status_t st0,
+                               const long long *extra, int n_extra, long long **all_p)
 {
-    /* an unusable endpoint still takes part in the agreement below: the others must not wait */
-    halox_status_t st = halox__gpu_usable(comm, g, "bind");
+    if (all_p)
+        *all_p = NULL;
+    /* an unusable endpoint, or a caller's failure, still takes part in the gather below: the
+     * others must not wait */
+    halox_status_t st = st0 != HALOX_OK ? st0 : halox__gpu_usable(comm, g, "bind");
     const halox_plan_t *plan = comm->plan;
+    if (st == HALOX_OK && (n_extra < 0 || n_extra > HALOX__BOUND_EXTRA_MAX))
+        st = halox__error(HALOX_ERR_INVALID_ARG, "%s: bind: %d extra words (at most %d)", g->name,
+                          n_extra, HALOX__BOUND_EXTRA_MAX);
     if (st == HALOX_OK) {
         g->bound = 0;
         st = halox__gpu_set_device(comm, g);
@@ -191,45 +198,65 @@ halox_status_t halox__gpu_bind(halox_comm_t *comm, halox__gpu_t *g)
     }
     if (st == HALOX_OK) {
         memset(g->ev_live, 0, sizeof g->ev_live);
-        st = halox__gpu_plan_upload(&g->plan, plan, comm->real, comm->stride, g->stream, g->name);
+        st = halox__gpu_plan_upload(&g->plan, plan, halox__gpu_plan_dev_maps(g, plan), comm->real,
+                                    comm->stride, g->stream, g->name);
     }
-    /* every rank's plan must come from the same build: same pulse count everywhere (with the
-     * status, in one collective), and each sender's count is its receiver's (else the exchange
-     * would fail mid-way, or worse) */
-    long long small[2 * 16];
-    long long *all = comm->size <= 16 ? small : malloc(sizeof(long long) * 2 * (size_t)comm->size);
-    if (!all)
-        st = halox__error(HALOX_ERR_NO_MEMORY, "%s: bind: no memory", g->name);
+    /* every rank's plan must come from the same build: the same pulse count everywhere, and in
+     * every pulse each receiver's count and sender are its sender's. One gather carries them
+     * with the status and the transport's words, and every rank checks every rank from it: the
+     * same verdict everywhere without another message. */
+    const int W = HALOX__BOUND_WORDS(n_extra);
+    long long msg[HALOX__BOUND_WORDS(HALOX__BOUND_EXTRA_MAX)];
+    memset(msg, 0, sizeof msg);
     const int n = plan->n_pulses;
-    long long msg[2] = {0, n};
-    /* the same message everywhere (without memory for everybody's counts, the agreement's own
-     * buffer: this rank's failure is the verdict) */
-    st = halox__agree_gather(comm, st, "bind", msg, 2, all);
-    /* every rank sees every count: the same verdict everywhere, without another message */
+    msg[1] = n;
+    for (int k = 0; k < n && k < HALOX_MAX_PULSES; k++) {
+        const halox_pulse_t *p = &plan->pulse[k];
+        long long *q = msg + HALOX__BOUND_HEAD + HALOX__BOUND_PULSE * k;
+        q[0] = p->send_count;
+        q[1] = p->recv_count;
+        q[2] = p->send_rank;
+        q[3] = p->recv_rank;
+        q[4] = p->recv_offset;
+    }
+    for (int i = 0; i < n_extra && st == HALOX_OK; i++)
+        msg[W - n_extra + i] = extra[i];
+    long long *all = malloc(sizeof(long long) * (size_t)W * (size_t)comm->size);
+    if (!all && st == HALOX_OK)
+        st = halox__error(HALOX_ERR_NO_MEMORY, "%s: bind: no memory", g->name);
+    /* without memory for everybody's messages, the agreement's own buffer: this rank's failure
+     * is the verdict */
+    st = halox__agree_gather(comm, st, "bind", msg, W, all);
     for (int r = 0; r < comm->size && st == HALOX_OK; r++)
-        if (all[2 * r + 1] != n)
+        if (all[(size_t)r * W + 1] != n)
             st = halox__error(HALOX_ERR_STATE,
                               "%s: bind: rank %d's plan has %lld pulses but rank %d's has %d: "
                               "the plans come from different builds; rebuild on every rank, then "
                               "bind on every rank",
-                              g->name, r, all[2 * r + 1], comm->rank, n);
-    if (all != small)
-        free(all);
-    for (int k = 0; k < n && st == HALOX_OK; k++) {
-        const halox_pulse_t *p = &plan->pulse[k];
-        int mine = p->send_count, theirs = -1;
-        st = halox__gpu_sendrecv(comm, p->send_rank, &mine, sizeof mine, p->recv_rank, &theirs,
-                                 sizeof theirs);
-        if (st == HALOX_OK && theirs != p->recv_count)
-            st = halox__error(HALOX_ERR_STATE,
-                              "%s: bind: rank %d sends %d atoms in pulse %d, but rank %d's plan "
-                              "expects %d: the plans come from different builds; rebuild on "
-                              "every rank, then bind on every rank",
-                              g->name, p->recv_rank, theirs, k, comm->rank, p->recv_count);
-    }
-    st = halox__agree(comm, st, "bind");
-    if (st == HALOX_OK)
+                              g->name, r, all[(size_t)r * W + 1], comm->rank, n);
+    for (int r = 0; r < comm->size && st == HALOX_OK; r++)
+        for (int k = 0; k < n && st == HALOX_OK; k++) {
+            const long long *q = halox__bound_pulse(all, W, r, k);
+            const long long from = q[3];
+            const long long *o =
+                from >= 0 && from < comm->size ? halox__bound_pulse(all, W, (int)from, k) : NULL;
+            if (!o || o[2] != r || o[0] != q[1])
+                st =
+                    halox__error(HALOX_ERR_STATE,
+                                 "%s: bind: in pulse %d rank %lld sends %lld atoms to rank "
+                                 "%lld, but rank %d's plan expects %lld from rank %lld: the "
+                                 "plans come from different builds; rebuild on every rank, then "
+                                 "bind on every rank",
+                                 g->name, k, from, o ? o[0] : -1LL, o ? o[2] : -1LL, r, q[1], from);
+        }
+    if (st == HALOX_OK) {
         g->bound = 1;
+        if (all_p) {
+            *all_p = all;
+            all = NULL;
+        }
+    }
+    free(all);
     return st;
 }
 

@@ -331,9 +331,7 @@ static halox_status_t halox__nccl_bind(halox_comm_t *comm)
         st = halox__gpu_set_device(comm, &m->g);
     if (st == HALOX_OK && m->g.bound) /* an earlier plan's exchanges may still run */
         st = halox__nccl_drain(comm, "bind");
-    if (st != HALOX_OK)
-        return halox__agree(comm, st, "bind");
-    return halox__gpu_bind(comm, &m->g);
+    return halox__gpu_bind(comm, &m->g, st, NULL, 0, NULL);
 }
 
 /* One pulse's group: what goes to `to` from sbuf, what comes from `from` into rbuf. */

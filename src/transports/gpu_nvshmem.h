@@ -84,8 +84,13 @@ halox_status_t halox__shm_drain(halox_comm_t *comm, const char *why);
 halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t *args, int mode,
                                     const char *name);
 void halox__shm_fini(halox_comm_t *comm);
-/* Bind: the rows, buffers and signals of the bound plan (and m->bind_routes first). */
+/* Bind: the rows, buffers and signals of the bound plan (and m->bind_routes first). In two
+ * halves for a transport that adds its own work before the last agreement: _begin (collective,
+ * returns the same failures on every rank except its local uploads'), then _end(st): waits for
+ * the stream and agrees on st. */
 halox_status_t halox__shm_bind(halox_comm_t *comm);
+halox_status_t halox__shm_bind_begin(halox_comm_t *comm);
+halox_status_t halox__shm_bind_end(halox_comm_t *comm, halox_status_t st);
 halox_status_t halox__shm_dalloc(halox_comm_t *comm, size_t bytes, void **ptr_p);
 halox_status_t halox__shm_dfree(halox_comm_t *comm, void *ptr);
 halox_status_t halox__shm_poll(halox_comm_t *comm);

@@ -129,8 +129,9 @@ static int halox__shm_alloc_of(const halox__shm_t *m, const void *p, size_t byte
 /* The arrays: x and f symmetric, from device_alloc, the same allocations on every rank (peers
  * compute addresses in them from their own), large enough for the whole plan; the signals and
  * counters zeroed while every stream is idle (no peer signals before this bind's agreement, and
- * every signal of earlier exchanges was waited for). */
-static halox_status_t halox__shm_bind_arrays(halox_comm_t *comm)
+ * every signal of earlier exchanges was waited for; the end of the bind waits for the reset).
+ * which[]: the allocations' indices, checked against every rank's by the bind's gather. */
+static halox_status_t halox__shm_bind_arrays(halox_comm_t *comm, long long which[2])
 {
     halox__shm_t *m = halox__shm(comm);
     halox__gpu_t *g = &m->g;
@@ -141,8 +142,8 @@ static halox_status_t halox__shm_bind_arrays(halox_comm_t *comm)
         st = halox__gpu_set_device(comm, g);
     if (st == HALOX_OK && g->bound) /* the earlier plan's exchanges may still run */
         st = halox__shm_drain(comm, "bind");
-    int which[2] = {halox__shm_alloc_of(m, comm->x, (size_t)plan->n_total * esize),
-                    halox__shm_alloc_of(m, comm->f, (size_t)plan->n_total * esize)};
+    which[0] = halox__shm_alloc_of(m, comm->x, (size_t)plan->n_total * esize);
+    which[1] = halox__shm_alloc_of(m, comm->f, (size_t)plan->n_total * esize);
     if (st == HALOX_OK && (which[0] < 0 || which[1] < 0))
         st = halox__error(HALOX_ERR_INVALID_ARG,
                           "%s: rank %d: bind: %s must come from halox_comm_device_alloc() on this "
@@ -154,54 +155,53 @@ static halox_status_t halox__shm_bind_arrays(halox_comm_t *comm)
         cudaError_t e = cudaMemsetAsync(m->state, 0, sizeof *m->state, g->stream);
         if (e == cudaSuccess)
             e = cudaMemsetAsync(m->sig, 0, sizeof(uint64_t) * 2 * HALOX_MAX_PULSES, g->stream);
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(g->stream); /* idle already: returns at once */
         if (e != cudaSuccess)
             st = halox__gpu_cuda_error(comm, g, e, "resetting the signals", HALOX_ERR_COMM, 1);
     }
-    /* every rank binds the same allocations: the status and the allocations in one collective,
-     * whose messages give every rank the same verdict (without memory for them, the
-     * agreement's own buffer: this rank's failure is the verdict) */
-    long long small[3 * 16];
-    long long *all = comm->size <= 16 ? small : malloc(sizeof(long long) * 3 * (size_t)comm->size);
-    if (!all && st == HALOX_OK)
-        st = halox__error(HALOX_ERR_NO_MEMORY, "%s: no memory", g->name);
-    long long msg[3] = {0, which[0], which[1]};
-    st = halox__agree_gather(comm, st, "bind", msg, 3, all);
-    for (int r = 0; r < comm->size && st == HALOX_OK; r++)
-        if (all[3 * r + 1] != which[0] || all[3 * r + 2] != which[1])
-            st = halox__error(HALOX_ERR_INVALID_ARG,
-                              "%s: bind: rank %d binds device_alloc allocations #%lld/#%lld as "
-                              "x/f but rank %d binds #%d/#%d: every rank must bind the arrays of "
-                              "the same collective allocations",
-                              g->name, r, all[3 * r + 1], all[3 * r + 2], comm->rank, which[0],
-                              which[1]);
-    if (all != small)
-        free(all);
     return st;
 }
 
+/* Every rank binds the same allocations (from the bind's gather: the same verdict everywhere). */
+static halox_status_t halox__shm_bind_same(halox_comm_t *comm, const long long *all, int W)
+{
+    const halox__shm_t *m = halox__shm(comm);
+    const long long *mine = all + (size_t)comm->rank * W + (W - 2);
+    for (int r = 0; r < comm->size; r++) {
+        const long long *w = all + (size_t)r * W + (W - 2);
+        if (w[0] != mine[0] || w[1] != mine[1])
+            return halox__error(HALOX_ERR_INVALID_ARG,
+                                "%s: bind: rank %d binds device_alloc allocations #%lld/#%lld as "
+                                "x/f but rank %d binds #%lld/#%lld: every rank must bind the "
+                                "arrays of the same collective allocations",
+                                m->g.name, r, w[0], w[1], comm->rank, mine[0], mine[1]);
+    }
+    return HALOX_OK;
+}
+
+/* Rank r's bytes before pulse k in its force buffer (k = n_pulses: all of them), as its device
+ * plan lays them out (halox__gpu_plan_upload: send_count atoms per pulse, in order). */
+static size_t halox__shm_buf_off(const halox_comm_t *comm, const long long *all, int W, int r,
+                                 int k)
+{
+    const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
+    size_t b = 0;
+    for (int j = 0; j < k; j++)
+        b += (size_t)halox__bound_pulse(all, W, r, j)[0] * esize;
+    return b;
+}
+
 /* The symmetric force buffers and staging: regrown collectively when any rank needs more
- * (buf_cap is the same on every rank, so every rank takes the same decision). */
-static halox_status_t halox__shm_bind_buffers(halox_comm_t *comm)
+ * (buf_cap is the same on every rank, and every rank reads everybody's need from the bind's
+ * gather, so every rank takes the same decision). */
+static halox_status_t halox__shm_bind_buffers(halox_comm_t *comm, const long long *all, int W)
 {
     halox__shm_t *m = halox__shm(comm);
-    halox__gpu_t *g = &m->g;
-    const halox__gpu_plan_t *dp = &g->plan;
-    /* everybody's need with the status, in one collective */
-    long long small[2 * 16];
-    long long *all = comm->size <= 16 ? small : malloc(sizeof(long long) * 2 * (size_t)comm->size);
-    halox_status_t st =
-        all ? HALOX_OK : halox__error(HALOX_ERR_NO_MEMORY, "%s: no memory", g->name);
-    long long msg[2] = {0, (long long)dp->send_bytes};
-    st = halox__agree_gather(comm, st, "bind", msg, 2, all);
+    const int n = m->g.plan.n_pulses;
     size_t most = 0;
-    for (int r = 0; r < comm->size && st == HALOX_OK; r++)
-        most = (size_t)all[2 * r + 1] > most ? (size_t)all[2 * r + 1] : most;
-    if (all != small)
-        free(all);
-    if (st != HALOX_OK)
-        return st;
+    for (int r = 0; r < comm->size; r++) {
+        const size_t b = halox__shm_buf_off(comm, all, W, r, n);
+        most = b > most ? b : most;
+    }
     if (!m->fbuf || most > m->buf_cap) {
         halox__shm_free(m->stage);
         halox__shm_free(m->fbuf);
@@ -209,7 +209,7 @@ static halox_status_t halox__shm_bind_buffers(halox_comm_t *comm)
         m->buf_cap = 0;
         size_t cap = (size_t)((double)most * m->headroom) + 256;
         void *a = NULL, *b = NULL;
-        st = halox__shm_sym_alloc(comm, cap, &a, "bind: force buffers");
+        halox_status_t st = halox__shm_sym_alloc(comm, cap, &a, "bind: force buffers");
         if (st == HALOX_OK)
             st = halox__shm_sym_alloc(comm, cap, &b, "bind: staging buffers");
         if (st != HALOX_OK)
@@ -222,9 +222,11 @@ static halox_status_t halox__shm_bind_buffers(halox_comm_t *comm)
 }
 
 /* The pulse table the kernels read: where this rank's stores land at its peers (their halo
- * offsets and force-buffer slots), peer pointers, and the pulses that wait for a signal; the
- * largest count of a pulse in *maxc_p. Collective (the offsets are gathered). */
-static halox_status_t halox__shm_bind_rows(halox_comm_t *comm, int *maxc_p)
+ * offsets and force-buffer slots, from the bind's gather), peer pointers, and the pulses that
+ * wait for a signal; the largest count of a pulse in *maxc_p. Uploaded on the stream (the end of
+ * the bind waits for it). */
+static halox_status_t halox__shm_bind_rows(halox_comm_t *comm, const long long *all, int W,
+                                           int *maxc_p)
 {
     halox__shm_t *m = halox__shm(comm);
     halox__gpu_t *g = &m->g;
@@ -232,28 +234,17 @@ static halox_status_t halox__shm_bind_rows(halox_comm_t *comm, int *maxc_p)
     const halox__gpu_plan_t *dp = &g->plan;
     const int n = dp->n_pulses;
     const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
-    halox_status_t st;
-    /* where this rank's stores land at its peers: their halo offsets and force-buffer slots */
-    typedef struct {
-        long long recv_off[HALOX_MAX_PULSES];
-        long long buf_off[HALOX_MAX_PULSES];
-    } halox__ofs_t;
-    halox__ofs_t mine;
-    memset(&mine, 0, sizeof mine);
-    for (int k = 0; k < n; k++) {
-        mine.recv_off[k] = plan->pulse[k].recv_offset;
-        mine.buf_off[k] = (long long)dp->buf_off[k];
-    }
-    halox__ofs_t *ofs = malloc(sizeof *ofs * (size_t)comm->size);
-    st = ofs ? halox__gpu_allgather(comm, &mine, ofs, sizeof mine)
-             : halox__error(HALOX_ERR_NO_MEMORY, "%s: no memory", g->name);
     memset(m->rows, 0, sizeof m->rows);
     int maxc = 1;
     m->last_wait[0] = m->last_wait[1] = -1;
-    for (int k = 0; k < n && st == HALOX_OK; k++) {
+    for (int k = 0; k < n; k++) {
         const halox_pulse_t *p = &plan->pulse[k];
         halox__shm_row_t *R = &m->rows[k];
         const int sp = m->pe_of[p->send_rank], rp = m->pe_of[p->recv_rank];
+        /* where this rank's stores land at its peers: their halo offsets and force-buffer
+         * slots */
+        const size_t peer_recv_off = (size_t)halox__bound_pulse(all, W, p->send_rank, k)[4];
+        const size_t peer_buf_off = halox__shm_buf_off(comm, all, W, p->recv_rank, k);
         R->pulse = k;
         R->dim = p->dim;
         R->shift = p->shift;
@@ -266,11 +257,11 @@ static halox_status_t halox__shm_bind_rows(halox_comm_t *comm, int *maxc_p)
         R->send_pe = sp;
         R->recv_pe = rp;
         R->map = dp->d_index + dp->index_off[k];
-        R->x_sym = (char *)comm->x + (size_t)ofs[p->send_rank].recv_off[k] * esize;
+        R->x_sym = (char *)comm->x + peer_recv_off * esize;
         R->x_peer = m->use_put ? NULL : halox__shm_ptr(R->x_sym, sp);
         R->stage = m->stage + dp->buf_off[k];
         R->f_src = (char *)comm->f + (size_t)p->recv_offset * esize;
-        R->fb_sym = m->fbuf + ofs[p->recv_rank].buf_off[k];
+        R->fb_sym = m->fbuf + peer_buf_off;
         R->fb_peer = m->use_put ? NULL : halox__shm_ptr(R->fb_sym, rp);
         R->fb_mine = m->fbuf + dp->buf_off[k];
         R->sig_x_peer = m->use_put ? NULL : halox__shm_ptr(m->sig + k, sp);
@@ -286,17 +277,12 @@ static halox_status_t halox__shm_bind_rows(halox_comm_t *comm, int *maxc_p)
             m->last_wait[1] < 0)
             m->last_wait[1] = k; /* forces go down: the lowest pulse waits last */
     }
-    free(ofs);
-    if (st == HALOX_OK) {
-        cudaError_t e =
-            cudaMemcpyAsync(m->d_rows, m->rows, sizeof m->rows, cudaMemcpyHostToDevice, g->stream);
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(g->stream);
-        if (e != cudaSuccess)
-            st = halox__gpu_cuda_error(comm, g, e, "uploading the pulse table", HALOX_ERR_COMM, 1);
-    }
     *maxc_p = maxc;
-    return st;
+    cudaError_t e =
+        cudaMemcpyAsync(m->d_rows, m->rows, sizeof m->rows, cudaMemcpyHostToDevice, g->stream);
+    return e == cudaSuccess
+               ? HALOX_OK
+               : halox__gpu_cuda_error(comm, g, e, "uploading the pulse table", HALOX_ERR_COMM, 1);
 }
 
 /* Blocks per row of the kernels' grids. */
@@ -318,30 +304,53 @@ static void halox__shm_bind_blocks(halox_comm_t *comm, int maxc)
     m->blocks_per_row = bpr < 1 ? 1 : bpr > cap ? cap : bpr;
 }
 
-halox_status_t halox__shm_bind(halox_comm_t *comm)
+/* Bind up to its last agreement: one collective (the device plan's gather, which also checks
+ * the arrays and gives every rank's counts and offsets) unless the symmetric buffers grow. */
+halox_status_t halox__shm_bind_begin(halox_comm_t *comm)
 {
     halox__shm_t *m = halox__shm(comm);
     halox__gpu_t *g = &m->g;
-    halox_status_t st = halox__shm_bind_arrays(comm);
-    if (st != HALOX_OK)
-        return st;
+    long long which[2] = {-1, -1}, *all = NULL;
+    halox_status_t st = halox__shm_bind_arrays(comm, which);
     /* device plan (maps, offsets), agreement, counts checked with the peers */
-    if ((st = halox__gpu_bind(comm, g)) != HALOX_OK)
+    if ((st = halox__gpu_bind(comm, g, st, which, 2, &all)) != HALOX_OK)
         return st;
+    const int W = HALOX__BOUND_WORDS(2);
     g->bound = 0;
-    if ((st = halox__shm_bind_buffers(comm)) != HALOX_OK)
-        return st;
+    st = halox__shm_bind_same(comm, all, W);
+    if (st == HALOX_OK)
+        st = halox__shm_bind_buffers(comm, all, W);
     /* the library does not print: callers read it from halox_comm_get_stats() */
     comm->stats.device_bytes = (long long)halox__shm_in_use();
     /* hybrid: which legs go direct (signals, below) and which through MPI */
-    if (m->bind_routes && (st = m->bind_routes(comm)) != HALOX_OK)
-        return st;
+    if (st == HALOX_OK && m->bind_routes)
+        st = m->bind_routes(comm);
     int maxc = 1;
-    st = halox__shm_bind_rows(comm, &maxc);
+    if (st == HALOX_OK)
+        st = halox__shm_bind_rows(comm, all, W, &maxc);
+    free(all);
     halox__shm_bind_blocks(comm, maxc);
+    return st;
+}
+
+halox_status_t halox__shm_bind_end(halox_comm_t *comm, halox_status_t st)
+{
+    halox__shm_t *m = halox__shm(comm);
+    halox__gpu_t *g = &m->g;
+    /* the reset signals and the uploads in place before any peer may signal (after the
+     * agreement); the stream has nothing else */
+    if (st == HALOX_OK) {
+        cudaError_t e = cudaStreamSynchronize(g->stream);
+        if (e != cudaSuccess)
+            st = halox__gpu_cuda_error(comm, g, e, "bind", HALOX_ERR_COMM, 1);
+    }
     st = halox__agree(comm, st, "bind");
     m->h_epoch[0] = m->h_epoch[1] = 0;
-    if (st == HALOX_OK)
-        g->bound = 1;
+    g->bound = st == HALOX_OK;
     return st;
+}
+
+halox_status_t halox__shm_bind(halox_comm_t *comm)
+{
+    return halox__shm_bind_end(comm, halox__shm_bind_begin(comm));
 }

@@ -253,9 +253,7 @@ static halox_status_t halox__inl_bind_view(halox_comm_t *comm)
 
 static halox_status_t halox__inl_bind(halox_comm_t *comm)
 {
-    halox_status_t st = halox__shm_bind(comm);
-    if (st != HALOX_OK)
-        return st;
+    halox_status_t st = halox__shm_bind_begin(comm);
     halox__shm_t *m = halox__shm(comm);
     const halox_plan_t *plan = comm->plan;
     for (int k = 0; k < m->g.plan.n_pulses && st == HALOX_OK; k++) {
@@ -270,10 +268,8 @@ static halox_status_t halox__inl_bind(halox_comm_t *comm)
     }
     if (st == HALOX_OK)
         st = halox__inl_bind_view(comm);
-    st = halox__agree(comm, st, "bind");
-    if (st != HALOX_OK)
-        m->g.bound = 0;
-    return st;
+    /* the view's uploads waited for with the rest, in the bind's one last agreement */
+    return halox__shm_bind_end(comm, st);
 }
 
 /* ---- the view, the bookkeeping ----------------------------------------------------------- */
