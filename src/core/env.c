@@ -61,12 +61,6 @@
       "overlapping the halo exchange (when there is one); 2 the same, started once the halo's "    \
       "positions arrived and enqueued behind the non-local forces (ranks sharing a GPU); 0 after " \
       "the halo forces left, on the exchange's stream")                                            \
-    X("HALOX_MD_ROW_CHUNK", "0-4096", "0",                                                         \
-      "GPU engine: entries of a non-local pair-list row one warp takes (a multiple of 32, "        \
-      "rounded up): longer rows are shared by several warps, so the kernel does not wait for "     \
-      "its longest rows; 0 one warp per row")                                                      \
-    X("HALOX_MD_ROW_CHUNK_LOCAL", "0-4096", "0",                                                   \
-      "GPU engine: HALOX_MD_ROW_CHUNK for the local (home-home) rows")                             \
     X("HALOX_MD_LOCAL_SPLIT", "0-100", "0",                                                        \
       "GPU engine: p > 0 computes the local forces on the exchange's stream in two launches when " \
       "there is a halo: p % of the rows before the halo gather, the rest after the halo forces "   \

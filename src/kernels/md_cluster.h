@@ -148,14 +148,6 @@ typedef struct md_clusters {
     int masks; /* how the kernels mask pairs on the inner lists: MD_CLUSTER_MASKS_*; set it
                   before a build (which allocates the masks; the prune after it writes them) */
     int no_bisect; /* 1: the search reads whole columns (the comparison for the bisection) */
-    /* Entries of a row one warp of the pair kernel takes, local [0] and non-local [1] lists (a
-     * multiple of 32; 0: the whole row). Set before a build. A row longer than that is shared
-     * by several warps (its chunks), so that a kernel does not wait for its longest rows (the
-     * non-local ones: a few rows of ~300 entries and many empty ones). kch: chunks per row of
-     * the built lists; the inner lists count entries per chunk (cnt_*_in[row * kch + chunk],
-     * the entries at the chunk's place in the row). */
-    int chunk[2], kch[2];
-    size_t cap_in[2];
     /* > 0 in x or y: the columns put an edge at lo + edge[d] (the home atoms' upper bound, where
      * the halo begins). Set before a build. A column straddling that bound holds a sliver of
      * home atoms and one of halo atoms, and the clusters cut from a sliver span the column's

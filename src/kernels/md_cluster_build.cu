@@ -30,22 +30,6 @@ static cudaError_t halox__md_timeline_clear(md_timeline_t *tl, cudaStream_t stre
     return cudaMemsetAsync(tl->done, 0, sizeof tl->done, stream);
 }
 
-/* The rows' chunks (md_cluster.h) and the inner lists' counts, one per chunk. */
-static cudaError_t cl_inner_counts(md_clusters_t *c)
-{
-    const int rows[2] = {c->ncl_home, c->ncl}, mx[2] = {c->max_loc, c->max_nl};
-    int **cnt[2] = {&c->cnt_loc_in, &c->cnt_nl_in};
-    for (int k = 0; k < 2; k++) {
-        const int ch = c->chunk[k];
-        c->kch[k] = ch > 0 && ch < mx[k] ? (mx[k] + ch - 1) / ch : 1;
-        void **p[] = {(void **)cnt[k]};
-        size_t el[] = {sizeof(int)};
-        CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_in[k],
-                                       (size_t)(rows[k] > 0 ? rows[k] : 1) * c->kch[k]));
-    }
-    return cudaSuccess;
-}
-
 extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x,
                                                 const uint8_t *zone, int n_home, int n,
                                                 const float lo[3], const float ext[3],
@@ -119,7 +103,7 @@ extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x
         CL_TRY(cudaStreamSynchronize(stream));
         int nl = c->h_small[2], nn = c->h_small[3];
         if (nl <= c->max_loc && nn <= c->max_nl)
-            return cl_inner_counts(c);
+            return cudaSuccess;
         if (nl > c->max_loc)
             c->max_loc = nl + nl / 5 + 8;
         if (nn > c->max_nl)
@@ -170,10 +154,8 @@ extern "C" cudaError_t halox__md_clusters_entries(const md_clusters_t *c, long l
     CL_TRY(cudaDeviceSynchronize()); /* the kernels on any stream have written the counts */
     CL_TRY(cl_sum_counts(c->cnt_loc, c->ncl_home, loc));
     CL_TRY(cl_sum_counts(c->cnt_nl, halo ? c->ncl : 0, nl));
-    CL_TRY(
-        cl_sum_counts(pr ? c->cnt_loc_in : c->cnt_loc, c->ncl_home * (pr ? c->kch[0] : 1), loc_in));
-    CL_TRY(cl_sum_counts(pr ? c->cnt_nl_in : c->cnt_nl, halo ? c->ncl * (pr ? c->kch[1] : 1) : 0,
-                         nl_in));
+    CL_TRY(cl_sum_counts(pr ? c->cnt_loc_in : c->cnt_loc, c->ncl_home, loc_in));
+    CL_TRY(cl_sum_counts(pr ? c->cnt_nl_in : c->cnt_nl, halo ? c->ncl : 0, nl_in));
     return cudaSuccess;
 }
 

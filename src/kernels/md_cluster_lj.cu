@@ -179,40 +179,34 @@ static __global__ void __launch_bounds__(CL_THREADS)
     cl_lj(const float4 *__restrict__ xq, const int *__restrict__ jl_out,
           const int *__restrict__ cnt_out, int *__restrict__ jl_in, int *__restrict__ cnt_in,
           uint8_t *__restrict__ mk_in, int max_row, const int *prune_flag, int *valid,
-          float4 *__restrict__ ref, float rlin2, int row0, int nrows, int chunk, int kch, float rc2,
-          float bx, float by, float bz, double eshift, float *__restrict__ fs,
-          double *__restrict__ energy, const float4 *__restrict__ bnow, md_timeline_t *tl,
-          int tl_kind)
+          float4 *__restrict__ ref, float rlin2, int row0, int nrows, float rc2, float bx, float by,
+          float bz, double eshift, float *__restrict__ fs, double *__restrict__ energy,
+          const float4 *__restrict__ bnow, md_timeline_t *tl, int tl_kind)
 {
     __shared__ float4 si[CL_WARPS][MD_CLUSTER_SIZE];
     __shared__ int sel[CL_WARPS][32]; /* a prune's entries that pass the box test */
     const int tn = cl_tl_begin(tl, tl_kind);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int jl = lane & 7, g = lane >> 3;
-    /* the warp's row and its chunk kc of `chunk` entries (kch chunks per row; one: the row) */
-    const int wid = blockIdx.x * CL_WARPS + warp;
-    const int row = row0 + wid / kch, kc = wid % kch, c0 = kc * chunk;
+    const int row = row0 + blockIdx.x * CL_WARPS + warp;
     const int prune = prune_flag ? *(volatile const int *)prune_flag : 0;
     if (prune && threadIdx.x == 0 && blockIdx.x == 0)
         *valid = 1; /* read by the next gather, after this kernel */
     double e = 0, w = 0;
-    /* the chunk's outer entries (a prune's inner ones: its own count, else the outer's) */
-    int mo = row < nrows ? cnt_out[row] - c0 : 0;
-    mo = mo < chunk ? mo : chunk;
-    /* a prune takes every row's positions as its reference (rows without entries too) */
-    if (prune && row < nrows && kc == 0 && lane < MD_CLUSTER_SIZE)
-        ref[(size_t)row * MD_CLUSTER_SIZE + lane] = xq[(size_t)row * MD_CLUSTER_SIZE + lane];
-    if (prune && row < nrows && mo <= 0 && lane == 0)
-        cnt_in[(size_t)row * kch + kc] = 0; /* an empty chunk's inner row */
-    if (mo > 0) {                           /* uniform over the warp */
-        if (lane < MD_CLUSTER_SIZE)
-            si[warp][lane] = xq[(size_t)row * MD_CLUSTER_SIZE + lane];
+    if (row < nrows) { /* uniform over the warp */
+        if (lane < MD_CLUSTER_SIZE) {
+            const float4 xi = xq[(size_t)row * MD_CLUSTER_SIZE + lane];
+            si[warp][lane] = xi;
+            if (prune)
+                ref[(size_t)row * MD_CLUSTER_SIZE + lane] = xi;
+        }
         __syncwarp();
-        int *in_row = jl_in + (size_t)row * max_row + c0;
-        uint8_t *in_mk = mk_in ? mk_in + ((size_t)row * max_row + c0) * MD_CLUSTER_SIZE : NULL;
+        int *in_row = jl_in + (size_t)row * max_row;
+        uint8_t *in_mk = mk_in ? mk_in + (size_t)row * max_row * MD_CLUSTER_SIZE : NULL;
         int m = 0;   /* entries of the inner row (uniform over the warp) */
         if (prune) { /* the outer row, distances only, into the inner row */
-            const int *out_row = jl_out + (size_t)row * max_row + c0;
+            const int mo = cnt_out[row];
+            const int *out_row = jl_out + (size_t)row * max_row;
             const float4 blo = bnow[2 * (size_t)row], bhi = bnow[2 * (size_t)row + 1];
             int kept = 0;
             for (int base = 0; base < mo; base += 32) {
@@ -265,7 +259,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
                 }
             }
             if (lane == 0)
-                cnt_in[(size_t)row * kch + kc] = kept;
+                cnt_in[row] = kept;
             m = kept;
             __syncwarp(); /* the row's entries, written by its lanes, seen by all of them */
         }
@@ -276,7 +270,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
         /* the inner row: written above on a prune step (plain loads: not through the read-only
          * cache), by an earlier kernel otherwise */
         if (!prune)
-            m = prune_flag ? cnt_in[(size_t)row * kch + kc] : mo;
+            m = cnt_in[row];
         for (int base = 0; base < m; base += 32) {
             const int mye = base + lane < m ? (prune ? ((volatile const int *)in_row)[base + lane]
                                                      : __ldg(&in_row[base + lane]))
@@ -333,15 +327,12 @@ extern "C" cudaError_t halox__md_clusters_lj_rows(const md_clusters_t *c, int no
      * build: md_cluster.h) */
     uint8_t *mk = pr && c->masks ? (nonlocal ? c->mk_nl_in : c->mk_loc_in) : NULL;
     const int masks = mk ? c->masks : MD_CLUSTER_MASKS_TEST;
-    const int chunk = c->chunk[nonlocal ? 1 : 0] > 0 ? c->chunk[nonlocal ? 1 : 0] : mx;
-    const int kch = c->kch[nonlocal ? 1 : 0] > 0 ? c->kch[nonlocal ? 1 : 0] : 1;
-    const int b = cl_blocks((long long)(rows - row0) * kch, CL_WARPS);
+    const int b = cl_blocks(rows - row0, CL_WARPS);
     const int kind = nonlocal ? MD_TL_NONLOCAL : late ? MD_TL_LOCAL_LATE : MD_TL_LOCAL;
 #define CL_LJ(E, Z, M)                                                                             \
-    cl_lj<E, Z, M><<<b, CL_THREADS, 0, stream>>>(xq, jo, co, ji, ci, mk, mx, flag, valid, ref,     \
-                                                 rlin2, row0, rows, chunk, kch, rc2, c->box[0],    \
-                                                 c->box[1], c->box[2], eshift, c->fs, energy,      \
-                                                 (const float4 *)c->bnow, c->tl, kind)
+    cl_lj<E, Z, M><<<b, CL_THREADS, 0, stream>>>(                                                  \
+        xq, jo, co, ji, ci, mk, mx, flag, valid, ref, rlin2, row0, rows, rc2, c->box[0],           \
+        c->box[1], c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow, c->tl, kind)
 #define CL_LJ_M(E, Z)                                                                              \
     do {                                                                                           \
         if (masks == MD_CLUSTER_MASKS_SKIP)                                                        \
