@@ -12,7 +12,7 @@ import glob
 import statistics
 import sys
 
-KINDS = ["home_gather", "halo_gather", "local", "nonlocal", "halo_forces", "kick", "local_late"]
+KINDS = ["home_gather", "halo_gather", "local", "nonlocal", "halo_forces", "kick"]
 
 
 def read(path):

@@ -61,11 +61,6 @@
       "overlapping the halo exchange (when there is one); 2 the same, started once the halo's "    \
       "positions arrived and enqueued behind the non-local forces (ranks sharing a GPU); 0 after " \
       "the halo forces left, on the exchange's stream")                                            \
-    X("HALOX_MD_LOCAL_SPLIT", "0-100", "0",                                                        \
-      "GPU engine: p > 0 computes the local forces on the exchange's stream in two launches when " \
-      "there is a halo: p % of the rows before the halo gather, the rest after the halo forces "   \
-      "left, so that the non-local forces come ahead of most local ones (ranks sharing a GPU); "   \
-      "0 one launch (HALOX_MD_LOCAL_OVERLAP)")                                                     \
     X("HALOX_MD_GRAPH_UPDATE", "0/1", "1",                                                         \
       "GPU engine, --graph: 1 moves the step's graph executable to the capture after a rebuild "   \
       "(cudaGraphExecUpdate) where the captured exchange allows it, 0 instantiates every capture") \

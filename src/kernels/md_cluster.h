@@ -95,7 +95,6 @@ enum {
     MD_TL_NONLOCAL,        /* non-local pair forces */
     MD_TL_HALO_FORCES,     /* halo forces out (inline: to their owners) */
     MD_TL_KICK,            /* the second half kick (inline: returned forces waited for) */
-    MD_TL_LOCAL_LATE,      /* the local forces' second part (HALOX_MD_LOCAL_SPLIT) */
     MD_TL_KINDS
 };
 enum { MD_TL_LAUNCHES = 128 };
@@ -202,12 +201,6 @@ cudaError_t halox__md_clusters_kick_gather(const md_clusters_t *c, float *v, con
  *  (double). */
 cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonlocal, float rc2, double eshift,
                                   double *energy, cudaStream_t stream);
-/** halox__md_clusters_lj over the list's rows [row0, row1) only (row1 clipped to its rows): a
- *  list's forces in parts, launched in any order, give its forces (each row once). late: the
- *  timeline times a local part as local_late (a second local launch of the step). */
-cudaError_t halox__md_clusters_lj_rows(const md_clusters_t *c, int nonlocal, int row0, int row1,
-                                       int late, float rc2, double eshift, double *energy,
-                                       cudaStream_t stream);
 
 /** fnl[a] = fs of a's slot for the halo atoms (what the force exchange sends back), zeroing those
  *  slots. With inl (nvshmem-inline) the forces go straight to their owners instead of fnl, whose

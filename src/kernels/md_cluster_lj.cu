@@ -1,7 +1,6 @@
 /* The cluster Lennard-Jones kernel over the local or the non-local list, pruning the inner list
  * from the outer one when the gathers decided so (see md_cluster.h). */
 #include <cuda_runtime.h>
-#include <limits.h>
 #include <stdint.h>
 
 #include "kernels/md_cluster.h"
@@ -179,8 +178,8 @@ static __global__ void __launch_bounds__(CL_THREADS)
     cl_lj(const float4 *__restrict__ xq, const int *__restrict__ jl_out,
           const int *__restrict__ cnt_out, int *__restrict__ jl_in, int *__restrict__ cnt_in,
           uint8_t *__restrict__ mk_in, int max_row, const int *prune_flag, int *valid,
-          float4 *__restrict__ ref, float rlin2, int row0, int nrows, float rc2, float bx, float by,
-          float bz, double eshift, float *__restrict__ fs, double *__restrict__ energy,
+          float4 *__restrict__ ref, float rlin2, int nrows, float rc2, float bx, float by, float bz,
+          double eshift, float *__restrict__ fs, double *__restrict__ energy,
           const float4 *__restrict__ bnow, md_timeline_t *tl, int tl_kind)
 {
     __shared__ float4 si[CL_WARPS][MD_CLUSTER_SIZE];
@@ -188,7 +187,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
     const int tn = cl_tl_begin(tl, tl_kind);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int jl = lane & 7, g = lane >> 3;
-    const int row = row0 + blockIdx.x * CL_WARPS + warp;
+    const int row = blockIdx.x * CL_WARPS + warp;
     const int prune = prune_flag ? *(volatile const int *)prune_flag : 0;
     if (prune && threadIdx.x == 0 && blockIdx.x == 0)
         *valid = 1; /* read by the next gather, after this kernel */
@@ -302,15 +301,12 @@ static __global__ void __launch_bounds__(CL_THREADS)
     cl_tl_end(tl, tl_kind, tn);
 }
 
-extern "C" cudaError_t halox__md_clusters_lj_rows(const md_clusters_t *c, int nonlocal, int row0,
-                                                  int row1, int late, float rc2, double eshift,
-                                                  double *energy, cudaStream_t stream)
+extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonlocal, float rc2,
+                                             double eshift, double *energy, cudaStream_t stream)
 {
-    const int all = nonlocal ? c->ncl : c->ncl_home;
-    const int rows = row1 < all ? row1 : all;
-    row0 = row0 > 0 ? row0 : 0;
-    if (rows <= row0 || (nonlocal && c->ncl == c->ncl_home))
-        return cudaSuccess; /* no rows here; no halo: no non-local pair */
+    const int rows = nonlocal ? c->ncl : c->ncl_home;
+    if (rows <= 0 || (nonlocal && c->ncl == c->ncl_home))
+        return cudaSuccess; /* no halo: no non-local pair */
     const int pr = cl_pruning(c);
     const int *jo = nonlocal ? c->jl_nl : c->jl_loc;
     const int *co = nonlocal ? c->cnt_nl : c->cnt_loc;
@@ -327,12 +323,12 @@ extern "C" cudaError_t halox__md_clusters_lj_rows(const md_clusters_t *c, int no
      * build: md_cluster.h) */
     uint8_t *mk = pr && c->masks ? (nonlocal ? c->mk_nl_in : c->mk_loc_in) : NULL;
     const int masks = mk ? c->masks : MD_CLUSTER_MASKS_TEST;
-    const int b = cl_blocks(rows - row0, CL_WARPS);
-    const int kind = nonlocal ? MD_TL_NONLOCAL : late ? MD_TL_LOCAL_LATE : MD_TL_LOCAL;
+    const int b = cl_blocks(rows, CL_WARPS);
 #define CL_LJ(E, Z, M)                                                                             \
     cl_lj<E, Z, M><<<b, CL_THREADS, 0, stream>>>(                                                  \
-        xq, jo, co, ji, ci, mk, mx, flag, valid, ref, rlin2, row0, rows, rc2, c->box[0],           \
-        c->box[1], c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow, c->tl, kind)
+        xq, jo, co, ji, ci, mk, mx, flag, valid, ref, rlin2, rows, rc2, c->box[0], c->box[1],      \
+        c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow, c->tl,                          \
+        nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
 #define CL_LJ_M(E, Z)                                                                              \
     do {                                                                                           \
         if (masks == MD_CLUSTER_MASKS_SKIP)                                                        \
@@ -354,12 +350,6 @@ extern "C" cudaError_t halox__md_clusters_lj_rows(const md_clusters_t *c, int no
 #undef CL_LJ_M
 #undef CL_LJ
     return cudaGetLastError();
-}
-
-extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonlocal, float rc2,
-                                             double eshift, double *energy, cudaStream_t stream)
-{
-    return halox__md_clusters_lj_rows(c, nonlocal, 0, INT_MAX, 0, rc2, eshift, energy, stream);
 }
 
 /* Super-rows (md_cluster.h, an experiment timed by bench/pair_roofline_bench): one warp per pair

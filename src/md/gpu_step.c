@@ -113,13 +113,7 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
      * exchange's stream after the halo forces left: without an exchange (one rank: nothing to
      * overlap; the second stream's events cost 1 % at 45k atoms) or HALOX_MD_LOCAL_OVERLAP=0
      * (measured: 14 % slower on 2 ranks sharing a GPU) */
-    /* split (HALOX_MD_LOCAL_SPLIT): the local forces on the exchange's stream in two launches,
-     * a share of the rows before the halo gather, the rest after the halo forces left, so that a
-     * rank's non-local forces are enqueued ahead of most of its local ones (on a GPU shared by
-     * ranks, stream priorities do not order two processes' blocks) */
-    const int split = g->local_split > 0 && pulses;
-    const int cut = split ? (int)((long long)g->cl.ncl_home * g->local_split / 100) : 0;
-    const int overlap = !split && g->local_overlap && pulses;
+    const int overlap = g->local_overlap && pulses;
     /* late (HALOX_MD_LOCAL_OVERLAP=2): the local forces wait for the halo positions and are
      * enqueued after the non-local forces, so that these take the GPU first where another
      * process's local forces would fill it (ranks sharing a GPU: priorities are per process) */
@@ -141,11 +135,6 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     halox__nvtx_pop();
     if (!inl_x)
         md__gpu_record(g, EV_C1, g->hi);
-    if (split) {
-        md__gpu_record(g, EV_L0, g->hi);
-        MD_CUDA(halox__md_clusters_lj_rows(&g->cl, 0, 0, cut, 0, rc2, md->eshift,
-                                           want_energy ? g->energy : NULL, g->hi));
-    }
     if (coords && (halo || inl_x)) {
         /* the new halo positions into the cluster slots (inline: after waiting for them, also
          * without halo atoms, which completes the exchange) */
@@ -184,14 +173,8 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     if (st != HALOX_OK)
         return st;
     md__gpu_record(g, EV_F1, g->hi);
-    if (split) {
-        MD_CUDA(halox__md_clusters_lj_rows(&g->cl, 0, cut, g->cl.ncl_home, 1, rc2, md->eshift,
-                                           want_energy ? g->energy : NULL, g->hi));
-        md__gpu_record(g, EV_L1, g->hi);
-        MD_CUDA(cudaEventRecord(g->local_done, g->hi));
-    } else if (!overlap) {
+    if (!overlap)
         MD_CUDA(md__gpu_local_forces(md, ls, want_energy));
-    }
     /* the local forces join only here: the force exchange reads and adds into fnl, which they
      * do not touch, so it overlaps them too */
     MD_CUDA(cudaStreamWaitEvent(g->hi, g->local_done, 0));

@@ -15,8 +15,8 @@
  * the last one when the run has fewer builds */
 enum { MD_TL_WRITE_AT_BUILD = 4 };
 
-static const char *const md_tl_names[MD_TL_KINDS] = {
-    "home_gather", "halo_gather", "local", "nonlocal", "halo_forces", "kick", "local_late"};
+static const char *const md_tl_names[MD_TL_KINDS] = {"home_gather", "halo_gather", "local",
+                                                     "nonlocal",    "halo_forces", "kick"};
 
 halox_status_t md__gpu_timeline_open(halox_md_t *md)
 {
