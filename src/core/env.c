@@ -61,9 +61,6 @@
       "overlapping the halo exchange (when there is one); 2 the same, started once the halo's "    \
       "positions arrived and enqueued behind the non-local forces (ranks sharing a GPU); 0 after " \
       "the halo forces left, on the exchange's stream")                                            \
-    X("HALOX_MD_ROW_ORDER", "0/1", "0",                                                            \
-      "GPU engine: 1 makes each list build order the rows of the pair kernels longest first "      \
-      "(one warp per row: a long row that starts last is the kernel's tail); 0 in cluster order")  \
     X("HALOX_MD_GRAPH_UPDATE", "0/1", "1",                                                         \
       "GPU engine, --graph: 1 moves the step's graph executable to the capture after a rebuild "   \
       "(cudaGraphExecUpdate) where the captured exchange allows it, 0 instantiates every capture") \

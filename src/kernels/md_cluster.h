@@ -147,13 +147,6 @@ typedef struct md_clusters {
     int masks; /* how the kernels mask pairs on the inner lists: MD_CLUSTER_MASKS_*; set it
                   before a build (which allocates the masks; the prune after it writes them) */
     int no_bisect; /* 1: the search reads whole columns (the comparison for the bisection) */
-    /* 1: each build orders the rows of both lists by their outer entries, longest first, and the
-     * pair kernels take them in that order (a row is one warp's work: a long row that starts
-     * last is the kernel's tail). Set before a build. ordered: this build made order, the local
-     * rows' order (ncl_home entries), then the non-local rows' (ncl). */
-    int row_order, ordered;
-    int *order, *order_key, *order_hist;
-    size_t cap_order, cap_order_hist;
     /* > 0 in x or y: the columns put an edge at lo + edge[d] (the home atoms' upper bound, where
      * the halo begins). Set before a build. A column straddling that bound holds a sliver of
      * home atoms and one of halo atoms, and the clusters cut from a sliver span the column's

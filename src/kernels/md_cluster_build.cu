@@ -10,7 +10,6 @@
 
 #include "kernels/md_cluster.h"
 #include "kernels/md_cluster_internal.cuh"
-#include "kernels/md_kernels.h"
 
 #include "kernels/md_cluster_search.cuh"
 
@@ -29,68 +28,6 @@ static cudaError_t halox__md_timeline_clear(md_timeline_t *tl, cudaStream_t stre
     CL_TRY(cudaMemsetAsync(tl->end, 0, sizeof tl->end, stream));
     CL_TRY(cudaMemsetAsync(tl->wait, 0xff, sizeof tl->wait, stream));
     return cudaMemsetAsync(tl->done, 0, sizeof tl->done, stream);
-}
-
-/* The rows' order, longest first (md_cluster.h): a counting sort of the local rows (keys
- * [0, B)) and the non-local rows (keys [B, 2B)) by B - 1 - their outer entries, so the order
- * array holds the local rows, then the non-local ones. Rows of one length in any order. */
-static __global__ void cl_order_keys(int nh, int n, int b, const int *__restrict__ cnt_loc,
-                                     const int *__restrict__ cnt_nl, int *__restrict__ key,
-                                     int *__restrict__ hist)
-{
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= nh + n)
-        return;
-    const int c = i < nh ? cnt_loc[i] : cnt_nl[i - nh];
-    const int k = (i < nh ? 0 : b) + b - 1 - (c < b - 1 ? c : b - 1);
-    key[i] = k;
-    atomicAdd(&hist[k], 1);
-}
-
-static __global__ void cl_order_scatter(int nh, int n, const int *__restrict__ key,
-                                        int *__restrict__ cursor, int *__restrict__ order)
-{
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= nh + n)
-        return;
-    order[atomicAdd(&cursor[key[i]], 1)] = i < nh ? i : i - nh;
-}
-
-static cudaError_t cl_row_order(md_clusters_t *c, cudaStream_t stream)
-{
-    c->ordered = 0;
-    if (!c->row_order)
-        return cudaSuccess;
-    const int nh = c->ncl_home, n = c->ncl > c->ncl_home ? c->ncl : 0;
-    const int b = (c->max_loc > c->max_nl ? c->max_loc : c->max_nl) + 1;
-    const size_t rows = (size_t)nh + (size_t)n;
-    {
-        void **p[] = {(void **)&c->order, (void **)&c->order_key};
-        size_t el[] = {sizeof(int), sizeof(int)};
-        CL_TRY(halox__md_clusters_grow(p, el, 2, &c->cap_order, rows > 0 ? rows : 1));
-    }
-    {
-        /* the histogram, its scan and the scan's scratch in one array */
-        const size_t m = 2 * (size_t)b;
-        void **p[] = {(void **)&c->order_hist};
-        size_t el[] = {sizeof(int)};
-        CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_order_hist,
-                                       2 * (m + 1) + halox__md_kernel_scan_scratch((int)m)));
-    }
-    if (rows == 0)
-        return cudaSuccess;
-    const int m = 2 * b;
-    int *hist = c->order_hist, *cursor = hist + m + 1, *scratch = cursor + m + 1;
-    CL_TRY(cudaMemsetAsync(hist, 0, sizeof(int) * (size_t)(m + 1), stream));
-    cl_order_keys<<<cl_blocks((long long)rows, 256), 256, 0, stream>>>(
-        nh, n, b, c->cnt_loc, c->cnt_nl, c->order_key, hist);
-    CL_TRY(cudaGetLastError());
-    CL_TRY(halox__md_kernel_scan(hist, m, hist, cursor, scratch, stream));
-    cl_order_scatter<<<cl_blocks((long long)rows, 256), 256, 0, stream>>>(nh, n, c->order_key,
-                                                                          cursor, c->order);
-    CL_TRY(cudaGetLastError());
-    c->ordered = 1;
-    return cudaSuccess;
 }
 
 extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x,
@@ -166,7 +103,7 @@ extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x
         CL_TRY(cudaStreamSynchronize(stream));
         int nl = c->h_small[2], nn = c->h_small[3];
         if (nl <= c->max_loc && nn <= c->max_nl)
-            return cl_row_order(c, stream);
+            return cudaSuccess;
         if (nl > c->max_loc)
             c->max_loc = nl + nl / 5 + 8;
         if (nn > c->max_nl)
@@ -224,11 +161,11 @@ extern "C" cudaError_t halox__md_clusters_entries(const md_clusters_t *c, long l
 
 extern "C" void halox__md_clusters_free(md_clusters_t *c)
 {
-    void *p[] = {c->xq,         c->ref,      c->fs,        c->perm,  c->slot_of,   c->bbox,
-                 c->zwin,       c->key,      c->sorted,    c->bin,   c->cursor,    c->scan,
-                 c->col,        c->jl_loc,   c->cnt_loc,   c->jl_nl, c->cnt_nl,    c->jl_loc_in,
-                 c->cnt_loc_in, c->jl_nl_in, c->cnt_nl_in, c->need,  c->state,     c->mk_loc_in,
-                 c->mk_nl_in,   c->tl,       c->bnow,      c->order, c->order_key, c->order_hist};
+    void *p[] = {c->xq,         c->ref,      c->fs,        c->perm,  c->slot_of, c->bbox,
+                 c->zwin,       c->key,      c->sorted,    c->bin,   c->cursor,  c->scan,
+                 c->col,        c->jl_loc,   c->cnt_loc,   c->jl_nl, c->cnt_nl,  c->jl_loc_in,
+                 c->cnt_loc_in, c->jl_nl_in, c->cnt_nl_in, c->need,  c->state,   c->mk_loc_in,
+                 c->mk_nl_in,   c->tl,       c->bnow};
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
         if (p[k])
             cudaFree(p[k]);

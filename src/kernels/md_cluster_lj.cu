@@ -178,19 +178,16 @@ static __global__ void __launch_bounds__(CL_THREADS)
     cl_lj(const float4 *__restrict__ xq, const int *__restrict__ jl_out,
           const int *__restrict__ cnt_out, int *__restrict__ jl_in, int *__restrict__ cnt_in,
           uint8_t *__restrict__ mk_in, int max_row, const int *prune_flag, int *valid,
-          float4 *__restrict__ ref, float rlin2, const int *__restrict__ order, int nrows,
-          float rc2, float bx, float by, float bz, double eshift, float *__restrict__ fs,
-          double *__restrict__ energy, const float4 *__restrict__ bnow, md_timeline_t *tl,
-          int tl_kind)
+          float4 *__restrict__ ref, float rlin2, int nrows, float rc2, float bx, float by, float bz,
+          double eshift, float *__restrict__ fs, double *__restrict__ energy,
+          const float4 *__restrict__ bnow, md_timeline_t *tl, int tl_kind)
 {
     __shared__ float4 si[CL_WARPS][MD_CLUSTER_SIZE];
     __shared__ int sel[CL_WARPS][32]; /* a prune's entries that pass the box test */
     const int tn = cl_tl_begin(tl, tl_kind);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int jl = lane & 7, g = lane >> 3;
-    /* the warp's row: in the build's order (longest rows first) when it made one */
-    const int wid = blockIdx.x * CL_WARPS + warp;
-    const int row = order && wid < nrows ? __ldg(&order[wid]) : wid;
+    const int row = blockIdx.x * CL_WARPS + warp;
     const int prune = prune_flag ? *(volatile const int *)prune_flag : 0;
     if (prune && threadIdx.x == 0 && blockIdx.x == 0)
         *valid = 1; /* read by the next gather, after this kernel */
@@ -327,11 +324,10 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
     uint8_t *mk = pr && c->masks ? (nonlocal ? c->mk_nl_in : c->mk_loc_in) : NULL;
     const int masks = mk ? c->masks : MD_CLUSTER_MASKS_TEST;
     const int b = cl_blocks(rows, CL_WARPS);
-    const int *order = c->ordered ? c->order + (nonlocal ? c->ncl_home : 0) : NULL;
 #define CL_LJ(E, Z, M)                                                                             \
     cl_lj<E, Z, M><<<b, CL_THREADS, 0, stream>>>(                                                  \
-        xq, jo, co, ji, ci, mk, mx, flag, valid, ref, rlin2, order, rows, rc2, c->box[0],          \
-        c->box[1], c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow, c->tl,               \
+        xq, jo, co, ji, ci, mk, mx, flag, valid, ref, rlin2, rows, rc2, c->box[0], c->box[1],      \
+        c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow, c->tl,                          \
         nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
 #define CL_LJ_M(E, Z)                                                                              \
     do {                                                                                           \

@@ -88,9 +88,6 @@ halox_status_t md__gpu_create(halox_md_t *md)
      * (2: started after the halo positions arrived, behind the non-local forces) */
     if ((est = halox__env_int("HALOX_MD_LOCAL_OVERLAP", 0, 2, 1, &g->local_overlap)) != HALOX_OK)
         return est;
-    /* HALOX_MD_ROW_ORDER: the pair kernels take the list rows longest first */
-    if ((est = halox__env_flag_or("HALOX_MD_ROW_ORDER", 0, &g->row_order)) != HALOX_OK)
-        return est;
     /* HALOX_MD_GRAPH_UPDATE: a new capture after a rebuild updates the graph's executable */
     if ((est = halox__env_flag_or("HALOX_MD_GRAPH_UPDATE", 1, &g->gupdate)) != HALOX_OK)
         return est;
