@@ -10,6 +10,7 @@
 
 #include "kernels/md_cluster.h"
 #include "kernels/md_cluster_internal.cuh"
+#include "kernels/md_kernels.h"
 
 #include "kernels/md_cluster_search.cuh"
 
@@ -30,6 +31,93 @@ static cudaError_t halox__md_timeline_clear(md_timeline_t *tl, cudaStream_t stre
     return cudaMemsetAsync(tl->done, 0, sizeof tl->done, stream);
 }
 
+/* The pair kernels' work items (md_cluster.h): per row its non-empty chunks, counted, scanned
+ * and written in row order, local rows first; the counts come back (one wait). */
+static __device__ int cl_row_chunks(int i, int nh, int ch0, int ch1, const int *cnt_loc,
+                                    const int *cnt_nl)
+{
+    const int ch = i < nh ? ch0 : ch1;
+    const int c = i < nh ? cnt_loc[i] : cnt_nl[i - nh];
+    return ch > 0 ? (c + ch - 1) / ch : 0;
+}
+
+static __global__ void cl_item_count(int nh, int n, int ch0, int ch1,
+                                     const int *__restrict__ cnt_loc,
+                                     const int *__restrict__ cnt_nl, int *__restrict__ count)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < nh + n)
+        count[i] = cl_row_chunks(i, nh, ch0, ch1, cnt_loc, cnt_nl);
+}
+
+static __global__ void cl_item_fill(int nh, int n, int ch0, int ch1, int k0, int k1,
+                                    const int *__restrict__ cnt_loc, const int *__restrict__ cnt_nl,
+                                    const int *__restrict__ start, int *__restrict__ items)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nh + n)
+        return;
+    const int m = cl_row_chunks(i, nh, ch0, ch1, cnt_loc, cnt_nl);
+    const int row = i < nh ? i : i - nh, kch = i < nh ? k0 : k1;
+    for (int j = 0; j < m; j++)
+        items[start[i] + j] = row * kch + j;
+}
+
+static cudaError_t cl_items(md_clusters_t *c, cudaStream_t stream)
+{
+    const int rows[2] = {c->ncl_home, c->ncl}, mx[2] = {c->max_loc, c->max_nl};
+    int **cnt_in[2] = {&c->cnt_loc_in, &c->cnt_nl_in};
+    int ch[2];
+    size_t most = 0;
+    for (int k = 0; k < 2; k++) {
+        ch[k] = c->chunk[k] > 0 ? c->chunk[k] : 0;
+        c->kch[k] = ch[k] > 0 && ch[k] < mx[k] ? (mx[k] + ch[k] - 1) / ch[k] : 1;
+        c->nitems[k] = 0;
+        const size_t want = (size_t)(rows[k] > 0 ? rows[k] : 1) * (size_t)c->kch[k];
+        void **p[] = {(void **)cnt_in[k]};
+        size_t el[] = {sizeof(int)};
+        CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_in[k], want));
+        if (ch[k] > 0) {
+            /* chunks no item names count nothing (halox__md_clusters_entries sums them all) */
+            CL_TRY(cudaMemsetAsync(*cnt_in[k], 0, sizeof(int) * want, stream));
+            most += want;
+        }
+    }
+    if (!most)
+        return cudaSuccess;
+    const int nh = c->ncl_home, n = c->ncl > c->ncl_home && ch[1] > 0 ? c->ncl : 0;
+    const int m = nh + n;
+    {
+        void **p[] = {(void **)&c->items};
+        size_t el[] = {sizeof(int)};
+        CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_items, most));
+    }
+    {
+        /* per row its chunks, their scan (m + 1) and the scan's scratch */
+        void **p[] = {(void **)&c->item_scan};
+        size_t el[] = {sizeof(int)};
+        CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_item_scan,
+                                       2 * ((size_t)m + 1) + halox__md_kernel_scan_scratch(m)));
+    }
+    int *count = c->item_scan, *start = count + m + 1, *scratch = start + m + 1;
+    if (m > 0) {
+        cl_item_count<<<cl_blocks(m, 256), 256, 0, stream>>>(nh, n, ch[0], ch[1], c->cnt_loc,
+                                                             c->cnt_nl, count);
+        CL_TRY(cudaGetLastError());
+        CL_TRY(halox__md_kernel_scan(count, m, start, count, scratch, stream));
+        cl_item_fill<<<cl_blocks(m, 256), 256, 0, stream>>>(
+            nh, n, ch[0], ch[1], c->kch[0], c->kch[1], c->cnt_loc, c->cnt_nl, start, c->items);
+        CL_TRY(cudaGetLastError());
+    }
+    CL_TRY(
+        cudaMemcpyAsync(&c->h_small[4], &start[nh], sizeof(int), cudaMemcpyDeviceToHost, stream));
+    CL_TRY(cudaMemcpyAsync(&c->h_small[5], &start[m], sizeof(int), cudaMemcpyDeviceToHost, stream));
+    CL_TRY(cudaStreamSynchronize(stream));
+    c->nitems[0] = m > 0 ? c->h_small[4] : 0;
+    c->nitems[1] = m > 0 ? c->h_small[5] - c->h_small[4] : 0;
+    return cudaSuccess;
+}
+
 extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x,
                                                 const uint8_t *zone, int n_home, int n,
                                                 const float lo[3], const float ext[3],
@@ -45,7 +133,7 @@ extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x
     /* the first build: row lengths found, pinned counts, the device's step state, the watch */
     if (!c->need) {
         CL_TRY(cudaMalloc((void **)&c->need, 2 * sizeof(int)));
-        CL_TRY(cudaMallocHost((void **)&c->h_small, 4 * sizeof(int)));
+        CL_TRY(cudaMallocHost((void **)&c->h_small, 8 * sizeof(int)));
         CL_TRY(cudaMalloc(&c->state, sizeof(cl_state_t)));
         CL_TRY(cudaMemsetAsync(c->state, 0, sizeof(cl_state_t), stream));
         CL_TRY(cudaHostAlloc((void **)&c->watch, sizeof(md_clusters_watch_t), cudaHostAllocMapped));
@@ -103,7 +191,7 @@ extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x
         CL_TRY(cudaStreamSynchronize(stream));
         int nl = c->h_small[2], nn = c->h_small[3];
         if (nl <= c->max_loc && nn <= c->max_nl)
-            return cudaSuccess;
+            return cl_items(c, stream);
         if (nl > c->max_loc)
             c->max_loc = nl + nl / 5 + 8;
         if (nn > c->max_nl)
@@ -154,18 +242,19 @@ extern "C" cudaError_t halox__md_clusters_entries(const md_clusters_t *c, long l
     CL_TRY(cudaDeviceSynchronize()); /* the kernels on any stream have written the counts */
     CL_TRY(cl_sum_counts(c->cnt_loc, c->ncl_home, loc));
     CL_TRY(cl_sum_counts(c->cnt_nl, halo ? c->ncl : 0, nl));
-    CL_TRY(cl_sum_counts(pr ? c->cnt_loc_in : c->cnt_loc, c->ncl_home, loc_in));
-    CL_TRY(cl_sum_counts(pr ? c->cnt_nl_in : c->cnt_nl, halo ? c->ncl : 0, nl_in));
+    const int k0 = pr && c->kch[0] > 0 ? c->kch[0] : 1, k1 = pr && c->kch[1] > 0 ? c->kch[1] : 1;
+    CL_TRY(cl_sum_counts(pr ? c->cnt_loc_in : c->cnt_loc, c->ncl_home * k0, loc_in));
+    CL_TRY(cl_sum_counts(pr ? c->cnt_nl_in : c->cnt_nl, halo ? c->ncl * k1 : 0, nl_in));
     return cudaSuccess;
 }
 
 extern "C" void halox__md_clusters_free(md_clusters_t *c)
 {
-    void *p[] = {c->xq,         c->ref,      c->fs,        c->perm,  c->slot_of, c->bbox,
-                 c->zwin,       c->key,      c->sorted,    c->bin,   c->cursor,  c->scan,
-                 c->col,        c->jl_loc,   c->cnt_loc,   c->jl_nl, c->cnt_nl,  c->jl_loc_in,
-                 c->cnt_loc_in, c->jl_nl_in, c->cnt_nl_in, c->need,  c->state,   c->mk_loc_in,
-                 c->mk_nl_in,   c->tl,       c->bnow};
+    void *p[] = {c->xq,         c->ref,      c->fs,        c->perm,  c->slot_of,  c->bbox,
+                 c->zwin,       c->key,      c->sorted,    c->bin,   c->cursor,   c->scan,
+                 c->col,        c->jl_loc,   c->cnt_loc,   c->jl_nl, c->cnt_nl,   c->jl_loc_in,
+                 c->cnt_loc_in, c->jl_nl_in, c->cnt_nl_in, c->need,  c->state,    c->mk_loc_in,
+                 c->mk_nl_in,   c->tl,       c->bnow,      c->items, c->item_scan};
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
         if (p[k])
             cudaFree(p[k]);

@@ -178,34 +178,51 @@ static __global__ void __launch_bounds__(CL_THREADS)
     cl_lj(const float4 *__restrict__ xq, const int *__restrict__ jl_out,
           const int *__restrict__ cnt_out, int *__restrict__ jl_in, int *__restrict__ cnt_in,
           uint8_t *__restrict__ mk_in, int max_row, const int *prune_flag, int *valid,
-          float4 *__restrict__ ref, float rlin2, int nrows, float rc2, float bx, float by, float bz,
-          double eshift, float *__restrict__ fs, double *__restrict__ energy,
-          const float4 *__restrict__ bnow, md_timeline_t *tl, int tl_kind)
+          float4 *__restrict__ ref, float rlin2, int nrows, const int *__restrict__ items,
+          int nitems, int chunk, int kch, float rc2, float bx, float by, float bz, double eshift,
+          float *__restrict__ fs, double *__restrict__ energy, const float4 *__restrict__ bnow,
+          md_timeline_t *tl, int tl_kind)
 {
     __shared__ float4 si[CL_WARPS][MD_CLUSTER_SIZE];
     __shared__ int sel[CL_WARPS][32]; /* a prune's entries that pass the box test */
     const int tn = cl_tl_begin(tl, tl_kind);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int jl = lane & 7, g = lane >> 3;
-    const int row = blockIdx.x * CL_WARPS + warp;
+    const int wid = blockIdx.x * CL_WARPS + warp;
     const int prune = prune_flag ? *(volatile const int *)prune_flag : 0;
     if (prune && threadIdx.x == 0 && blockIdx.x == 0)
         *valid = 1; /* read by the next gather, after this kernel */
+    /* the warp's row, and with items its chunk kc (entries [c0, c0 + chunk) of the row): a
+     * prune then takes every row's positions as its reference here, rows without items too */
+    int row = wid, kc = 0;
+    if (items) {
+        if (prune && wid < nrows && lane < MD_CLUSTER_SIZE)
+            ref[(size_t)wid * MD_CLUSTER_SIZE + lane] = xq[(size_t)wid * MD_CLUSTER_SIZE + lane];
+        const int it = wid < nitems ? __ldg(&items[wid]) : -1;
+        row = it >= 0 ? it / kch : nrows;
+        kc = it >= 0 ? it % kch : 0;
+    }
+    const int c0 = kc * chunk;
     double e = 0, w = 0;
     if (row < nrows) { /* uniform over the warp */
         if (lane < MD_CLUSTER_SIZE) {
             const float4 xi = xq[(size_t)row * MD_CLUSTER_SIZE + lane];
             si[warp][lane] = xi;
-            if (prune)
+            if (prune && !items)
                 ref[(size_t)row * MD_CLUSTER_SIZE + lane] = xi;
         }
         __syncwarp();
-        int *in_row = jl_in + (size_t)row * max_row;
-        uint8_t *in_mk = mk_in ? mk_in + (size_t)row * max_row * MD_CLUSTER_SIZE : NULL;
+        int *in_row = jl_in + (size_t)row * max_row + c0;
+        uint8_t *in_mk = mk_in ? mk_in + ((size_t)row * max_row + c0) * MD_CLUSTER_SIZE : NULL;
+        /* the chunk's outer entries (without items: the row's) */
+        int mo = 0;
+        if (prune || !prune_flag) {
+            mo = cnt_out[row] - c0;
+            mo = mo < chunk ? mo : chunk;
+        }
         int m = 0;   /* entries of the inner row (uniform over the warp) */
         if (prune) { /* the outer row, distances only, into the inner row */
-            const int mo = cnt_out[row];
-            const int *out_row = jl_out + (size_t)row * max_row;
+            const int *out_row = jl_out + (size_t)row * max_row + c0;
             const float4 blo = bnow[2 * (size_t)row], bhi = bnow[2 * (size_t)row + 1];
             int kept = 0;
             for (int base = 0; base < mo; base += 32) {
@@ -258,7 +275,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
                 }
             }
             if (lane == 0)
-                cnt_in[row] = kept;
+                cnt_in[(size_t)row * kch + kc] = kept;
             m = kept;
             __syncwarp(); /* the row's entries, written by its lanes, seen by all of them */
         }
@@ -269,7 +286,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
         /* the inner row: written above on a prune step (plain loads: not through the read-only
          * cache), by an earlier kernel otherwise */
         if (!prune)
-            m = cnt_in[row];
+            m = prune_flag ? cnt_in[(size_t)row * kch + kc] : mo;
         for (int base = 0; base < m; base += 32) {
             const int mye = base + lane < m ? (prune ? ((volatile const int *)in_row)[base + lane]
                                                      : __ldg(&in_row[base + lane]))
@@ -323,11 +340,19 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
      * build: md_cluster.h) */
     uint8_t *mk = pr && c->masks ? (nonlocal ? c->mk_nl_in : c->mk_loc_in) : NULL;
     const int masks = mk ? c->masks : MD_CLUSTER_MASKS_TEST;
-    const int b = cl_blocks(rows, CL_WARPS);
+    /* work items (md_cluster.h): chunks of rows, and at least a warp per row for the prunes'
+     * references */
+    const int k = nonlocal ? 1 : 0;
+    const int *items = c->chunk[k] > 0 && c->items && c->nitems[k] > 0
+                           ? c->items + (nonlocal ? c->nitems[0] : 0)
+                           : NULL;
+    const int nitems = items ? c->nitems[k] : 0;
+    const int chunk = items ? c->chunk[k] : mx, kch = items ? c->kch[k] : 1;
+    const int b = cl_blocks(nitems > rows ? nitems : rows, CL_WARPS);
 #define CL_LJ(E, Z, M)                                                                             \
     cl_lj<E, Z, M><<<b, CL_THREADS, 0, stream>>>(                                                  \
-        xq, jo, co, ji, ci, mk, mx, flag, valid, ref, rlin2, rows, rc2, c->box[0], c->box[1],      \
-        c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow, c->tl,                          \
+        xq, jo, co, ji, ci, mk, mx, flag, valid, ref, rlin2, rows, items, nitems, chunk, kch, rc2, \
+        c->box[0], c->box[1], c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow, c->tl,    \
         nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
 #define CL_LJ_M(E, Z)                                                                              \
     do {                                                                                           \

@@ -269,12 +269,11 @@ extern "C" cudaError_t halox__md_clusters_sort(md_clusters_t *c, const float *x,
         CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_atoms_slot, (size_t)(n > 0 ? n : 1)));
     }
     {
-        void **p[] = {(void **)&c->bbox,       (void **)&c->cnt_loc,   (void **)&c->cnt_nl,
-                      (void **)&c->cnt_loc_in, (void **)&c->cnt_nl_in, (void **)&c->zwin,
-                      (void **)&c->bnow};
-        size_t el[] = {8 * sizeof(float), sizeof(int),       sizeof(int),      sizeof(int),
-                       sizeof(int),       2 * sizeof(float), 8 * sizeof(float)};
-        CL_TRY(halox__md_clusters_grow(p, el, 7, &c->cap_cl, (size_t)(c->ncl > 0 ? c->ncl : 1)));
+        void **p[] = {(void **)&c->bbox, (void **)&c->cnt_loc, (void **)&c->cnt_nl,
+                      (void **)&c->zwin, (void **)&c->bnow};
+        size_t el[] = {8 * sizeof(float), sizeof(int), sizeof(int), 2 * sizeof(float),
+                       8 * sizeof(float)};
+        CL_TRY(halox__md_clusters_grow(p, el, 5, &c->cap_cl, (size_t)(c->ncl > 0 ? c->ncl : 1)));
     }
     CL_TRY(cudaMemsetAsync(c->perm, 0xff, sizeof(int) * (nslots > 0 ? nslots : 1), stream));
     if (n > 0) {
