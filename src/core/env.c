@@ -61,12 +61,10 @@
       "overlapping the halo exchange (when there is one); 2 the same, started once the halo's "    \
       "positions arrived and enqueued behind the non-local forces (ranks sharing a GPU); 0 after " \
       "the halo forces left, on the exchange's stream")                                            \
-    X("HALOX_MD_ROW_CHUNK", "0-4096", "0",                                                         \
+    X("HALOX_MD_ROW_CHUNK", "0-4096", "64",                                                        \
       "GPU engine: the entries of a non-local pair-list row one warp takes (a multiple of 32, "    \
       "rounded up): each build lists the rows' non-empty chunks, so a long row is shared by "      \
-      "several warps and no warp goes to an empty row; 0 one warp per row")                        \
-    X("HALOX_MD_ROW_CHUNK_LOCAL", "0-4096", "0",                                                   \
-      "GPU engine: HALOX_MD_ROW_CHUNK for the local (home-home) rows")                             \
+      "several warps and no warp goes to an empty row; 0 one warp per row, every row")             \
     X("HALOX_MD_GRAPH_UPDATE", "0/1", "1",                                                         \
       "GPU engine, --graph: 1 moves the step's graph executable to the capture after a rebuild "   \
       "(cudaGraphExecUpdate) where the captured exchange allows it, 0 instantiates every capture") \

@@ -70,7 +70,8 @@ static cudaError_t cl_items(md_clusters_t *c, cudaStream_t stream)
     int ch[2];
     size_t most = 0;
     for (int k = 0; k < 2; k++) {
-        ch[k] = c->chunk[k] > 0 ? c->chunk[k] : 0;
+        /* no halo: no non-local rows (the kernel does not run), nothing to cut */
+        ch[k] = c->chunk[k] > 0 && (k == 0 || c->ncl > c->ncl_home) ? c->chunk[k] : 0;
         c->kch[k] = ch[k] > 0 && ch[k] < mx[k] ? (mx[k] + ch[k] - 1) / ch[k] : 1;
         c->nitems[k] = 0;
         const size_t want = (size_t)(rows[k] > 0 ? rows[k] : 1) * (size_t)c->kch[k];
@@ -85,7 +86,7 @@ static cudaError_t cl_items(md_clusters_t *c, cudaStream_t stream)
     }
     if (!most)
         return cudaSuccess;
-    const int nh = c->ncl_home, n = c->ncl > c->ncl_home && ch[1] > 0 ? c->ncl : 0;
+    const int nh = c->ncl_home, n = ch[1] > 0 ? c->ncl : 0;
     const int m = nh + n;
     {
         void **p[] = {(void **)&c->items};

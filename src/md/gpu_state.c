@@ -88,14 +88,12 @@ halox_status_t md__gpu_create(halox_md_t *md)
      * (2: started after the halo positions arrived, behind the non-local forces) */
     if ((est = halox__env_int("HALOX_MD_LOCAL_OVERLAP", 0, 2, 1, &g->local_overlap)) != HALOX_OK)
         return est;
-    /* HALOX_MD_ROW_CHUNK(_LOCAL): entries of a non-local (local) row per warp of the pair
-     * kernels, a multiple of 32 (rounded up); 0: one warp per row */
-    static const char *const chunk_var[2] = {"HALOX_MD_ROW_CHUNK_LOCAL", "HALOX_MD_ROW_CHUNK"};
-    for (int k = 0; k < 2; k++) {
-        if ((est = halox__env_int(chunk_var[k], 0, 4096, 0, &g->row_chunk[k])) != HALOX_OK)
-            return est;
-        g->row_chunk[k] = (g->row_chunk[k] + 31) / 32 * 32;
-    }
+    /* HALOX_MD_ROW_CHUNK: entries of a non-local row per warp of the pair kernel, a multiple of
+     * 32 (rounded up); 0: one warp per row. The local rows stay one per warp (in chunks they
+     * were 11 % slower on one rank at 45k atoms: docs/MD.md) */
+    if ((est = halox__env_int("HALOX_MD_ROW_CHUNK", 0, 4096, 64, &g->row_chunk)) != HALOX_OK)
+        return est;
+    g->row_chunk = (g->row_chunk + 31) / 32 * 32;
     /* HALOX_MD_GRAPH_UPDATE: a new capture after a rebuild updates the graph's executable */
     if ((est = halox__env_flag_or("HALOX_MD_GRAPH_UPDATE", 1, &g->gupdate)) != HALOX_OK)
         return est;
