@@ -159,7 +159,7 @@ typedef struct dev {
     double *e;
 } dev_t;
 
-/* entries of a list row per warp of the pair kernels (md_clusters_t.chunk; 0: whole rows) */
+/* entries of a non-local row per warp of the pair kernel (md_clusters_t.chunk; 0: whole rows) */
 static int g_chunk = 0;
 
 /* forces (kernel cut-off r) of both lists; the pair count from the energy path */
@@ -212,7 +212,7 @@ static void test_system(int cells, uint64_t seed, double rl_in, int masks, int e
     memset(&c, 0, sizeof c);
     halox__md_clusters_set_prune(&c, (float)RC, (float)rl_in);
     c.masks = masks;
-    c.chunk[0] = c.chunk[1] = g_chunk;
+    c.chunk = g_chunk;
     const double rl_count = rl_in > 0 ? rl_in : s.rl; /* the outer radius of what is counted */
     const float lo[3] = {-0.01f, -0.01f, -0.01f};
     const float ext = (float)(s.lh + s.rl + 0.02);
@@ -389,7 +389,7 @@ static void test_shifts(int cells, int cz, int shift_dims, double rl_in, int mas
     memset(&c, 0, sizeof c);
     halox__md_clusters_set_prune(&c, (float)RC, (float)rl_in);
     c.masks = masks;
-    c.chunk[0] = c.chunk[1] = g_chunk;
+    c.chunk = g_chunk;
     float lo[3], ext[3];
     pbc_extent(&s, shift_dims, lo, ext);
     TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl,
@@ -491,7 +491,7 @@ static void test_hot(int cells, int masks, uint64_t seed)
     const double rl_in = RC + 0.1, half = 0.5 * SKIN;
     halox__md_clusters_set_prune(&c, (float)RC, (float)rl_in);
     c.masks = masks;
-    c.chunk[0] = c.chunk[1] = g_chunk;
+    c.chunk = g_chunk;
     float lo[3], ext[3];
     pbc_extent(&s, 7, lo, ext);
     const int timeline = masks == MD_CLUSTER_MASKS_TEST; /* once: the stamps of part 7 */
@@ -615,8 +615,8 @@ int main(void)
         test_shifts(12, 12, 6, RC + 0.1, m, 6); /* x open, y and z periodic; this one prunes */
         test_hot(12, m, 8);
     }
-    /* the kernels' warps taking rows in chunks of 32 and 64 entries (work items): the same
-     * pairs, forces and inner lists, a prune writing each chunk's inner row */
+    /* the non-local kernel's warps taking rows in chunks of 32 and 64 entries (work items):
+     * the same pairs, forces and inner lists, a prune writing each chunk's inner row */
     for (g_chunk = 32; g_chunk <= 64; g_chunk *= 2) {
         test_system(14, 2, 0.0, TEST, 0);
         for (int m = TEST; m <= SKIP; m++)

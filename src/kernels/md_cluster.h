@@ -147,14 +147,14 @@ typedef struct md_clusters {
     int masks; /* how the kernels mask pairs on the inner lists: MD_CLUSTER_MASKS_*; set it
                   before a build (which allocates the masks; the prune after it writes them) */
     int no_bisect; /* 1: the search reads whole columns (the comparison for the bisection) */
-    /* Work items of the pair kernels: with chunk[k] > 0 (a multiple of 32; set before a build)
-     * list k's rows are cut into chunks of that many entries, and the kernel's warps take the
-     * non-empty chunks from items (row * kch[k] + chunk, made by each build: the local list's
-     * nitems[0] first, then the non-local list's nitems[1]), so a long row is shared by several
-     * warps and no warp goes to an empty row. The inner lists then count per chunk
-     * (cnt_*_in[row * kch + chunk], the entries at the chunk's place in the row). 0: one warp
-     * per row, every row (kch 1). */
-    int chunk[2], kch[2], nitems[2];
+    /* Work items of the non-local pair kernel: with chunk > 0 (a multiple of 32; set before a
+     * build) the non-local rows are cut into chunks of that many entries, and the kernel's warps
+     * take the non-empty chunks from items (row * kch + chunk, made by each build, nitems of
+     * them), so a long row is shared by several warps and no warp goes to an empty row (most
+     * non-local rows are). The non-local inner list then counts per chunk (cnt_nl_in[row * kch
+     * + chunk], the entries at the chunk's place in the row). 0: one warp per row, every row
+     * (kch 1). The local rows are always one per warp (in chunks they ran slower). */
+    int chunk, kch, nitems;
     int *items, *item_scan;
     size_t cap_items, cap_item_scan, cap_in[2];
     /* > 0 in x or y: the columns put an edge at lo + edge[d] (the home atoms' upper bound, where
@@ -164,7 +164,7 @@ typedef struct md_clusters {
      * 582 non-local entries in a row against about 300). */
     float edge[3];
     int *need;    /* [2]: the longest local / non-local row of the last build */
-    int *h_small; /* pinned: [0..1] cluster counts, [2..3] need, [4..5] item offsets */
+    int *h_small; /* pinned: [0..1] cluster counts, [2..3] need, [4] items */
     void *state;  /* device: maxima of the step, prune decisions, counters */
     md_clusters_watch_t *watch; /* mapped host memory the gathers publish into */
     md_timeline_t *tl; /* device: the kernel timeline (halox__md_clusters_timeline), or NULL */

@@ -31,91 +31,68 @@ static cudaError_t halox__md_timeline_clear(md_timeline_t *tl, cudaStream_t stre
     return cudaMemsetAsync(tl->done, 0, sizeof tl->done, stream);
 }
 
-/* The pair kernels' work items (md_cluster.h): per row its non-empty chunks, counted, scanned
- * and written in row order, local rows first; the counts come back (one wait). */
-static __device__ int cl_row_chunks(int i, int nh, int ch0, int ch1, const int *cnt_loc,
-                                    const int *cnt_nl)
-{
-    const int ch = i < nh ? ch0 : ch1;
-    const int c = i < nh ? cnt_loc[i] : cnt_nl[i - nh];
-    return ch > 0 ? (c + ch - 1) / ch : 0;
-}
-
-static __global__ void cl_item_count(int nh, int n, int ch0, int ch1,
-                                     const int *__restrict__ cnt_loc,
-                                     const int *__restrict__ cnt_nl, int *__restrict__ count)
+/* The non-local kernel's work items (md_cluster.h): per row its non-empty chunks, counted,
+ * scanned and written in row order; their count comes back (one wait). */
+static __global__ void cl_item_count(int n, int ch, const int *__restrict__ cnt,
+                                     int *__restrict__ count)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < nh + n)
-        count[i] = cl_row_chunks(i, nh, ch0, ch1, cnt_loc, cnt_nl);
+    if (i < n)
+        count[i] = (cnt[i] + ch - 1) / ch;
 }
 
-static __global__ void cl_item_fill(int nh, int n, int ch0, int ch1, int k0, int k1,
-                                    const int *__restrict__ cnt_loc, const int *__restrict__ cnt_nl,
+static __global__ void cl_item_fill(int n, int ch, int kch, const int *__restrict__ cnt,
                                     const int *__restrict__ start, int *__restrict__ items)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= nh + n)
+    if (i >= n)
         return;
-    const int m = cl_row_chunks(i, nh, ch0, ch1, cnt_loc, cnt_nl);
-    const int row = i < nh ? i : i - nh, kch = i < nh ? k0 : k1;
+    const int m = (cnt[i] + ch - 1) / ch;
     for (int j = 0; j < m; j++)
-        items[start[i] + j] = row * kch + j;
+        items[start[i] + j] = i * kch + j;
 }
 
 static cudaError_t cl_items(md_clusters_t *c, cudaStream_t stream)
 {
-    const int rows[2] = {c->ncl_home, c->ncl}, mx[2] = {c->max_loc, c->max_nl};
+    /* no halo: no non-local rows (the kernel does not run), nothing to cut */
+    const int n = c->ncl > c->ncl_home ? c->ncl : 0;
+    const int ch = c->chunk > 0 && n > 0 ? c->chunk : 0;
+    c->kch = ch > 0 && ch < c->max_nl ? (c->max_nl + ch - 1) / ch : 1;
+    c->nitems = 0;
+    const int rows[2] = {c->ncl_home, c->ncl}, kch[2] = {1, c->kch};
     int **cnt_in[2] = {&c->cnt_loc_in, &c->cnt_nl_in};
-    int ch[2];
-    size_t most = 0;
     for (int k = 0; k < 2; k++) {
-        /* no halo: no non-local rows (the kernel does not run), nothing to cut */
-        ch[k] = c->chunk[k] > 0 && (k == 0 || c->ncl > c->ncl_home) ? c->chunk[k] : 0;
-        c->kch[k] = ch[k] > 0 && ch[k] < mx[k] ? (mx[k] + ch[k] - 1) / ch[k] : 1;
-        c->nitems[k] = 0;
-        const size_t want = (size_t)(rows[k] > 0 ? rows[k] : 1) * (size_t)c->kch[k];
         void **p[] = {(void **)cnt_in[k]};
         size_t el[] = {sizeof(int)};
-        CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_in[k], want));
-        if (ch[k] > 0) {
-            /* chunks no item names count nothing (halox__md_clusters_entries sums them all) */
-            CL_TRY(cudaMemsetAsync(*cnt_in[k], 0, sizeof(int) * want, stream));
-            most += want;
-        }
+        CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_in[k],
+                                       (size_t)(rows[k] > 0 ? rows[k] : 1) * kch[k]));
     }
-    if (!most)
+    if (!ch)
         return cudaSuccess;
-    const int nh = c->ncl_home, n = ch[1] > 0 ? c->ncl : 0;
-    const int m = nh + n;
+    const size_t most = (size_t)n * (size_t)c->kch;
+    /* chunks no item names count nothing (halox__md_clusters_entries sums them all) */
+    CL_TRY(cudaMemsetAsync(c->cnt_nl_in, 0, sizeof(int) * most, stream));
     {
         void **p[] = {(void **)&c->items};
         size_t el[] = {sizeof(int)};
         CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_items, most));
     }
     {
-        /* per row its chunks, their scan (m + 1) and the scan's scratch */
+        /* per row its chunks, their scan (n + 1) and the scan's scratch */
         void **p[] = {(void **)&c->item_scan};
         size_t el[] = {sizeof(int)};
         CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_item_scan,
-                                       2 * ((size_t)m + 1) + halox__md_kernel_scan_scratch(m)));
+                                       2 * ((size_t)n + 1) + halox__md_kernel_scan_scratch(n)));
     }
-    int *count = c->item_scan, *start = count + m + 1, *scratch = start + m + 1;
-    if (m > 0) {
-        cl_item_count<<<cl_blocks(m, 256), 256, 0, stream>>>(nh, n, ch[0], ch[1], c->cnt_loc,
-                                                             c->cnt_nl, count);
-        CL_TRY(cudaGetLastError());
-        CL_TRY(halox__md_kernel_scan(count, m, start, count, scratch, stream));
-        cl_item_fill<<<cl_blocks(m, 256), 256, 0, stream>>>(
-            nh, n, ch[0], ch[1], c->kch[0], c->kch[1], c->cnt_loc, c->cnt_nl, start, c->items);
-        CL_TRY(cudaGetLastError());
-    }
-    CL_TRY(
-        cudaMemcpyAsync(&c->h_small[4], &start[nh], sizeof(int), cudaMemcpyDeviceToHost, stream));
-    CL_TRY(cudaMemcpyAsync(&c->h_small[5], &start[m], sizeof(int), cudaMemcpyDeviceToHost, stream));
+    int *count = c->item_scan, *start = count + n + 1, *scratch = start + n + 1;
+    cl_item_count<<<cl_blocks(n, 256), 256, 0, stream>>>(n, ch, c->cnt_nl, count);
+    CL_TRY(cudaGetLastError());
+    CL_TRY(halox__md_kernel_scan(count, n, start, count, scratch, stream));
+    cl_item_fill<<<cl_blocks(n, 256), 256, 0, stream>>>(n, ch, c->kch, c->cnt_nl, start, c->items);
+    CL_TRY(cudaGetLastError());
+    CL_TRY(cudaMemcpyAsync(&c->h_small[4], &start[n], sizeof(int), cudaMemcpyDeviceToHost, stream));
     CL_TRY(cudaStreamSynchronize(stream));
-    c->nitems[0] = m > 0 ? c->h_small[4] : 0;
-    c->nitems[1] = m > 0 ? c->h_small[5] - c->h_small[4] : 0;
+    c->nitems = c->h_small[4];
     return cudaSuccess;
 }
 
@@ -243,8 +220,8 @@ extern "C" cudaError_t halox__md_clusters_entries(const md_clusters_t *c, long l
     CL_TRY(cudaDeviceSynchronize()); /* the kernels on any stream have written the counts */
     CL_TRY(cl_sum_counts(c->cnt_loc, c->ncl_home, loc));
     CL_TRY(cl_sum_counts(c->cnt_nl, halo ? c->ncl : 0, nl));
-    const int k0 = pr && c->kch[0] > 0 ? c->kch[0] : 1, k1 = pr && c->kch[1] > 0 ? c->kch[1] : 1;
-    CL_TRY(cl_sum_counts(pr ? c->cnt_loc_in : c->cnt_loc, c->ncl_home * k0, loc_in));
+    const int k1 = pr && c->kch > 0 ? c->kch : 1; /* the non-local inner list: per chunk */
+    CL_TRY(cl_sum_counts(pr ? c->cnt_loc_in : c->cnt_loc, c->ncl_home, loc_in));
     CL_TRY(cl_sum_counts(pr ? c->cnt_nl_in : c->cnt_nl, halo ? c->ncl * k1 : 0, nl_in));
     return cudaSuccess;
 }

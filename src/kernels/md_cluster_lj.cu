@@ -192,36 +192,36 @@ static __global__ void __launch_bounds__(CL_THREADS)
     const int prune = prune_flag ? *(volatile const int *)prune_flag : 0;
     if (prune && threadIdx.x == 0 && blockIdx.x == 0)
         *valid = 1; /* read by the next gather, after this kernel */
-    /* the warp's row, and with items its chunk kc (entries [c0, c0 + chunk) of the row): a
-     * prune then takes every row's positions as its reference here, rows without items too */
+    /* the warp's row, and with items (non-local rows: ZONES) its chunk kc, entries [c0, c0 +
+     * ch) of the row: a prune then takes every row's positions as its reference here, rows
+     * without items too. Without, the row's entries (the local kernel compiles none of this) */
+    const int its = ZONES && items != NULL;
+    const int ch = its ? chunk : max_row, kk = its ? kch : 1;
     int row = wid, kc = 0;
-    if (items) {
+    if (ZONES && its) {
         if (prune && wid < nrows && lane < MD_CLUSTER_SIZE)
             ref[(size_t)wid * MD_CLUSTER_SIZE + lane] = xq[(size_t)wid * MD_CLUSTER_SIZE + lane];
         const int it = wid < nitems ? __ldg(&items[wid]) : -1;
-        row = it >= 0 ? it / kch : nrows;
-        kc = it >= 0 ? it % kch : 0;
+        row = it >= 0 ? it / kk : nrows;
+        kc = it >= 0 ? it % kk : 0;
     }
-    const int c0 = kc * chunk;
+    const int c0 = kc * ch;
     double e = 0, w = 0;
     if (row < nrows) { /* uniform over the warp */
         if (lane < MD_CLUSTER_SIZE) {
             const float4 xi = xq[(size_t)row * MD_CLUSTER_SIZE + lane];
             si[warp][lane] = xi;
-            if (prune && !items)
+            if (prune && !its)
                 ref[(size_t)row * MD_CLUSTER_SIZE + lane] = xi;
         }
         __syncwarp();
         int *in_row = jl_in + (size_t)row * max_row + c0;
         uint8_t *in_mk = mk_in ? mk_in + ((size_t)row * max_row + c0) * MD_CLUSTER_SIZE : NULL;
-        /* the chunk's outer entries (without items: the row's) */
-        int mo = 0;
-        if (prune || !prune_flag) {
-            mo = cnt_out[row] - c0;
-            mo = mo < chunk ? mo : chunk;
-        }
-        int m = 0;   /* entries of the inner row (uniform over the warp) */
-        if (prune) { /* the outer row, distances only, into the inner row */
+        int m = 0;                 /* entries of the inner row (uniform over the warp) */
+        if (prune) {               /* the outer row, distances only, into the inner row */
+            int mo = cnt_out[row]; /* the chunk's with items, else the row's */
+            if (its)
+                mo = mo - c0 < ch ? mo - c0 : ch;
             const int *out_row = jl_out + (size_t)row * max_row + c0;
             const float4 blo = bnow[2 * (size_t)row], bhi = bnow[2 * (size_t)row + 1];
             int kept = 0;
@@ -275,7 +275,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
                 }
             }
             if (lane == 0)
-                cnt_in[(size_t)row * kch + kc] = kept;
+                cnt_in[(size_t)row * kk + kc] = kept;
             m = kept;
             __syncwarp(); /* the row's entries, written by its lanes, seen by all of them */
         }
@@ -286,7 +286,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
         /* the inner row: written above on a prune step (plain loads: not through the read-only
          * cache), by an earlier kernel otherwise */
         if (!prune)
-            m = prune_flag ? cnt_in[(size_t)row * kch + kc] : mo;
+            m = its && !prune_flag ? min(cnt_out[row] - c0, ch) : cnt_in[(size_t)row * kk + kc];
         for (int base = 0; base < m; base += 32) {
             const int mye = base + lane < m ? (prune ? ((volatile const int *)in_row)[base + lane]
                                                      : __ldg(&in_row[base + lane]))
@@ -340,14 +340,11 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
      * build: md_cluster.h) */
     uint8_t *mk = pr && c->masks ? (nonlocal ? c->mk_nl_in : c->mk_loc_in) : NULL;
     const int masks = mk ? c->masks : MD_CLUSTER_MASKS_TEST;
-    /* work items (md_cluster.h): chunks of rows, and at least a warp per row for the prunes'
+    /* the non-local work items (md_cluster.h), and at least a warp per row for the prunes'
      * references */
-    const int k = nonlocal ? 1 : 0;
-    const int *items = c->chunk[k] > 0 && c->items && c->nitems[k] > 0
-                           ? c->items + (nonlocal ? c->nitems[0] : 0)
-                           : NULL;
-    const int nitems = items ? c->nitems[k] : 0;
-    const int chunk = items ? c->chunk[k] : mx, kch = items ? c->kch[k] : 1;
+    const int *items = nonlocal && c->chunk > 0 && c->items && c->nitems > 0 ? c->items : NULL;
+    const int nitems = items ? c->nitems : 0;
+    const int chunk = items ? c->chunk : mx, kch = items ? c->kch : 1;
     const int b = cl_blocks(nitems > rows ? nitems : rows, CL_WARPS);
 #define CL_LJ(E, Z, M)                                                                             \
     cl_lj<E, Z, M><<<b, CL_THREADS, 0, stream>>>(                                                  \

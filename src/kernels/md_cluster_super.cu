@@ -69,8 +69,6 @@ extern "C" cudaError_t halox__md_clusters_super_build(const md_clusters_t *c,
                                                       md_clusters_super_t *s, cudaStream_t stream)
 {
     const int pr = cl_pruning(c);
-    if (pr && c->kch[0] > 1)
-        return cudaErrorInvalidValue; /* inner rows counted per chunk: not merged */
     const int *jl = pr ? c->jl_loc_in : c->jl_loc, *cnt = pr ? c->cnt_loc_in : c->cnt_loc;
     /* both rows' entries, and the padding of three segments */
     const int nrows = (c->ncl_home + 1) / 2, max_row = 2 * c->max_loc + 9;
