@@ -31,25 +31,27 @@ static cudaError_t halox__md_timeline_clear(md_timeline_t *tl, cudaStream_t stre
     return cudaMemsetAsync(tl->done, 0, sizeof tl->done, stream);
 }
 
-/* The non-local kernel's work items (md_cluster.h): per row its non-empty chunks, counted,
- * scanned and written in row order; their count comes back (one wait). */
-static __global__ void cl_item_count(int n, int ch, const int *__restrict__ cnt,
-                                     int *__restrict__ count)
+/* The non-local kernel's work items (md_cluster.h): the non-empty chunks of the rows, flagged,
+ * scanned and written; their count comes back (one wait). */
+/* Item slot (k, r) = chunk k of row r, k-major: chunk k of every row before chunk k + 1 of any,
+ * so a block's warps take neighbouring rows (which share j clusters) as with a warp per row. */
+static __global__ void cl_item_flag(int n, int kch, int ch, const int *__restrict__ cnt,
+                                    int *__restrict__ flag)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        count[i] = (cnt[i] + ch - 1) / ch;
+    const long long s = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (s < (long long)kch * n)
+        flag[s] = cnt[s % n] > (int)(s / n) * ch;
 }
 
-static __global__ void cl_item_fill(int n, int ch, int kch, const int *__restrict__ cnt,
+static __global__ void cl_item_fill(int n, int kch, int ch, const int *__restrict__ cnt,
                                     const int *__restrict__ start, int *__restrict__ items)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n)
+    const long long s = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= (long long)kch * n)
         return;
-    const int m = (cnt[i] + ch - 1) / ch;
-    for (int j = 0; j < m; j++)
-        items[start[i] + j] = i * kch + j;
+    const int r = (int)(s % n), k = (int)(s / n);
+    if (cnt[r] > k * ch)
+        items[start[s]] = r * kch + k;
 }
 
 static cudaError_t cl_items(md_clusters_t *c, cudaStream_t stream)
@@ -78,19 +80,22 @@ static cudaError_t cl_items(md_clusters_t *c, cudaStream_t stream)
         CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_items, most));
     }
     {
-        /* per row its chunks, their scan (n + 1) and the scan's scratch */
+        /* per item slot a flag, their scan (slots + 1) and the scan's scratch */
         void **p[] = {(void **)&c->item_scan};
         size_t el[] = {sizeof(int)};
         CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_item_scan,
-                                       2 * ((size_t)n + 1) + halox__md_kernel_scan_scratch(n)));
+                                       2 * (most + 1) + halox__md_kernel_scan_scratch((int)most)));
     }
-    int *count = c->item_scan, *start = count + n + 1, *scratch = start + n + 1;
-    cl_item_count<<<cl_blocks(n, 256), 256, 0, stream>>>(n, ch, c->cnt_nl, count);
+    const int slots = (int)most;
+    int *flag = c->item_scan, *start = flag + slots + 1, *scratch = start + slots + 1;
+    cl_item_flag<<<cl_blocks(slots, 256), 256, 0, stream>>>(n, c->kch, ch, c->cnt_nl, flag);
     CL_TRY(cudaGetLastError());
-    CL_TRY(halox__md_kernel_scan(count, n, start, count, scratch, stream));
-    cl_item_fill<<<cl_blocks(n, 256), 256, 0, stream>>>(n, ch, c->kch, c->cnt_nl, start, c->items);
+    CL_TRY(halox__md_kernel_scan(flag, slots, start, flag, scratch, stream));
+    cl_item_fill<<<cl_blocks(slots, 256), 256, 0, stream>>>(n, c->kch, ch, c->cnt_nl, start,
+                                                            c->items);
     CL_TRY(cudaGetLastError());
-    CL_TRY(cudaMemcpyAsync(&c->h_small[4], &start[n], sizeof(int), cudaMemcpyDeviceToHost, stream));
+    CL_TRY(cudaMemcpyAsync(&c->h_small[4], &start[slots], sizeof(int), cudaMemcpyDeviceToHost,
+                           stream));
     CL_TRY(cudaStreamSynchronize(stream));
     c->nitems = c->h_small[4];
     return cudaSuccess;
