@@ -264,7 +264,7 @@ static void test_device_plan(halox_real_t real, int stride)
         snprintf(ctx, sizeof ctx, "device plan %dx%dx%d cutoff %g %s stride %d (%d pulses)",
                  cases[c].grid.n[0], cases[c].grid.n[1], cases[c].grid.n[2], cases[c].cutoff,
                  test_real_name(real), stride, plan.n_pulses);
-        halox_status_t st = halox__gpu_plan_upload(&dp, &plan, NULL, real, stride, stream, "test");
+        halox_status_t st = halox__gpu_plan_upload(&dp, &plan, real, stride, stream, "test");
         CHECK_MSG(st == HALOX_OK, "%s: upload: %s", ctx, halox_last_error());
         if (st == HALOX_OK)
             check_device_plan(&dp, &plan, &a, stream, ctx);

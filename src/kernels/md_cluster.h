@@ -149,10 +149,10 @@ typedef struct md_clusters {
     int no_bisect; /* 1: the search reads whole columns (the comparison for the bisection) */
     /* Work items of the non-local pair kernel: with chunk > 0 (a multiple of 32; set before a
      * build) the non-local rows are cut into chunks of that many entries, and the kernel's warps
-     * take the non-empty chunks from items (row * kch + chunk, chunk-major, made by each build,
-     * nitems of them), so a long row is shared by several warps and no warp goes to an empty row (most
-     * non-local rows are). The non-local inner list then counts per chunk (cnt_nl_in[row * kch
-     * + chunk], the entries at the chunk's place in the row). 0: one warp per row, every row
+     * take the non-empty chunks from items (row * kch + chunk, chunk-major, nitems of them, made
+     * by each build), so a long row is shared by several warps and no warp goes to an empty row
+     * (most non-local rows are). The non-local inner list then counts per chunk (cnt_nl_in[row *
+     * kch + chunk], the entries at the chunk's place in the row). 0: one warp per row, every row
      * (kch 1). The local rows are always one per warp (in chunks they ran slower). */
     int chunk, kch, nitems;
     int *items, *item_scan;

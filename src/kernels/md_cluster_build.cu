@@ -32,9 +32,9 @@ static cudaError_t halox__md_timeline_clear(md_timeline_t *tl, cudaStream_t stre
 }
 
 /* The non-local kernel's work items (md_cluster.h): the non-empty chunks of the rows, flagged,
- * scanned and written; their count comes back (one wait). */
-/* Item slot (k, r) = chunk k of row r, k-major: chunk k of every row before chunk k + 1 of any,
- * so a block's warps take neighbouring rows (which share j clusters) as with a warp per row. */
+ * scanned and written; their count comes back (one wait). Slot (k, r) is chunk k of row r,
+ * k-major: chunk k of every row before chunk k + 1 of any, so a block's warps take neighbouring
+ * rows (which share j clusters) as with a warp per row. */
 static __global__ void cl_item_flag(int n, int kch, int ch, const int *__restrict__ cnt,
                                     int *__restrict__ flag)
 {

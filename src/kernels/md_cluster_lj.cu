@@ -198,7 +198,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
     const int its = ZONES && items != NULL;
     const int ch = its ? chunk : max_row, kk = its ? kch : 1;
     int row = wid, kc = 0;
-    if (ZONES && its) {
+    if (ZONES && its) { /* ZONES spelled out: the local instance keeps its 64 registers */
         if (prune && wid < nrows && lane < MD_CLUSTER_SIZE)
             ref[(size_t)wid * MD_CLUSTER_SIZE + lane] = xq[(size_t)wid * MD_CLUSTER_SIZE + lane];
         const int it = wid < nitems ? __ldg(&items[wid]) : -1;

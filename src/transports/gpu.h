@@ -91,8 +91,8 @@ halox_status_t halox__gpu_cuda_error(halox_comm_t *comm, halox__gpu_t *g, cudaEr
  * 0..n_total-1 and fed only by earlier pulses), which also gives needs and home_prefix. On failure
  * the device plan is empty (n_pulses 0). */
 halox_status_t halox__gpu_plan_upload(halox__gpu_plan_t *dp, const halox_plan_t *plan,
-                                      const int *const *dev_maps, halox_real_t real, int stride,
-                                      cudaStream_t stream, const char *name);
+                                      halox_real_t real, int stride, cudaStream_t stream,
+                                      const char *name);
 void halox__gpu_plan_free(halox__gpu_plan_t *dp);
 
 /* Enqueue pulse k's pack into dst (device; NULL: the staging buffer) / the accumulation of src
@@ -178,10 +178,6 @@ halox_status_t halox__gpu_plan_store(halox_comm_t *comm, halox_device_atoms_t *a
                                      struct halox__plan_store *store);
 /* Free the store's device scratch (the stream must be idle). */
 void halox__gpu_plan_dev_free(halox__gpu_t *g);
-/* The device maps of `plan` (per pulse, send_count entries each) while the store still holds
- * them: plan is the one its last complete build made, with that build's generation and counts;
- * else NULL (the maps are then the host plan's only). */
-const int *const *halox__gpu_plan_dev_maps(const halox__gpu_t *g, const halox_plan_t *plan);
 
 /* ---- migrate_device.c --------------------------------------------------------------------- */
 

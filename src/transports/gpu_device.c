@@ -122,8 +122,8 @@ void halox__gpu_plan_free(halox__gpu_plan_t *dp)
 }
 
 halox_status_t halox__gpu_plan_upload(halox__gpu_plan_t *dp, const halox_plan_t *plan,
-                                      const int *const *dev_maps, halox_real_t real, int stride,
-                                      cudaStream_t stream, const char *name)
+                                      halox_real_t real, int stride, cudaStream_t stream,
+                                      const char *name)
 {
     /* every per-pulse entry is rewritten: nothing of an earlier, larger plan stays live */
     dp->n_pulses = 0;
@@ -189,18 +189,13 @@ halox_status_t halox__gpu_plan_upload(halox__gpu_plan_t *dp, const halox_plan_t 
         dp->buf_capacity = cap;
     }
     /* the maps go up pulse by pulse, straight from the plan (pageable copies are staged by the
-     * runtime before cudaMemcpyAsync returns, so the plan may change afterwards), or from the
-     * device build's own maps where they are this plan's (no staging, no host copy) */
+     * runtime before cudaMemcpyAsync returns, so the plan may change afterwards) */
     for (int k = 0; k < plan->n_pulses; k++) {
         const halox_pulse_t *p = &plan->pulse[k];
         if (p->send_count == 0)
             continue;
-        e = dev_maps ? cudaMemcpyAsync(dp->d_index + index_off[k], dev_maps[k],
-                                       sizeof(int) * (size_t)p->send_count,
-                                       cudaMemcpyDeviceToDevice, stream)
-                     : cudaMemcpyAsync(dp->d_index + index_off[k], p->send_index,
-                                       sizeof(int) * (size_t)p->send_count, cudaMemcpyHostToDevice,
-                                       stream);
+        e = cudaMemcpyAsync(dp->d_index + index_off[k], p->send_index,
+                            sizeof(int) * (size_t)p->send_count, cudaMemcpyHostToDevice, stream);
         if (e != cudaSuccess)
             goto cuda_fail;
     }

@@ -198,8 +198,7 @@ halox_status_t halox__gpu_bind(halox_comm_t *comm, halox__gpu_t *g, halox_status
     }
     if (st == HALOX_OK) {
         memset(g->ev_live, 0, sizeof g->ev_live);
-        st = halox__gpu_plan_upload(&g->plan, plan, halox__gpu_plan_dev_maps(g, plan), comm->real,
-                                    comm->stride, g->stream, g->name);
+        st = halox__gpu_plan_upload(&g->plan, plan, comm->real, comm->stride, g->stream, g->name);
     }
     /* every rank's plan must come from the same build: the same pulse count everywhere, and in
      * every pulse each receiver's count and sender are its sender's. One gather carries them
@@ -219,7 +218,7 @@ halox_status_t halox__gpu_bind(halox_comm_t *comm, halox__gpu_t *g, halox_status
         q[3] = p->recv_rank;
         q[4] = p->recv_offset;
     }
-    for (int i = 0; i < n_extra && st == HALOX_OK; i++)
+    for (int i = 0; i < n_extra; i++)
         msg[W - n_extra + i] = extra[i];
     long long *all = malloc(sizeof(long long) * (size_t)W * (size_t)comm->size);
     if (!all && st == HALOX_OK)

@@ -28,11 +28,6 @@ struct halox__plan_dev {
     size_t scratch_cap;
     void *d_msg, *h_msg; /* the message buffer and its pinned staging, msg_cap bytes each */
     size_t msg_cap;
-    /* the plan the last complete build made, its generation and counts: bind takes the maps
-     * from d_map while they still are that plan's (halox__gpu_plan_dev_maps) */
-    const halox_plan_t *built;
-    long long built_generation;
-    int built_count[HALOX_MAX_PULSES];
 };
 
 static halox_status_t pd_cuda(halox__plan_dev_t *pd, cudaError_t e, const char *what)
@@ -102,7 +97,6 @@ static halox_status_t pd_begin(void *ctx, halox_plan_t *plan, const halox_plan_p
 {
     halox__plan_dev_t *pd = ctx;
     halox_device_atoms_t *A = pd->atoms;
-    pd->built = NULL; /* d_map is rewritten from here on */
     halox_status_t st = halox__plan_geometry(plan, params, rank, pd->h.comm->real,
                                              pd->h.comm->stride, A->n_home, A->capacity);
     if (st != HALOX_OK)
@@ -367,7 +361,6 @@ static halox_status_t pd_end(void *ctx, halox_plan_t *plan)
 {
     halox__plan_dev_t *pd = ctx;
     cudaStream_t s = pd->h.g->stream;
-    pd->built = NULL;
     halox_status_t st = halox__grow((void **)&plan->zone, &plan->zone_capacity,
                                     plan->n_total > 0 ? plan->n_total : 1, 1);
     for (int k = 0; k < plan->n_pulses && st == HALOX_OK; k++) {
@@ -388,26 +381,9 @@ static halox_status_t pd_end(void *ctx, halox_plan_t *plan)
                      "reading the zones");
     if (st == HALOX_OK)
         st = pd_sync(pd, "reading the plan");
-    if (st == HALOX_OK) {
+    if (st == HALOX_OK)
         pd->atoms->n_total = plan->n_total;
-        /* the driver counts the build once every rank agreed on it */
-        pd->built = plan;
-        pd->built_generation = plan->generation + 1;
-        for (int k = 0; k < plan->n_pulses; k++)
-            pd->built_count[k] = plan->pulse[k].send_count;
-    }
     return st;
-}
-
-const int *const *halox__gpu_plan_dev_maps(const halox__gpu_t *g, const halox_plan_t *plan)
-{
-    const halox__plan_dev_t *pd = g->plan_dev;
-    if (!pd || pd->built != plan || pd->built_generation != plan->generation)
-        return NULL;
-    for (int k = 0; k < plan->n_pulses; k++)
-        if (pd->built_count[k] != plan->pulse[k].send_count)
-            return NULL;
-    return (const int *const *)pd->d_map;
 }
 
 static void pd_done(void *ctx)
