@@ -32,7 +32,8 @@ static cudaError_t halox__md_timeline_clear(md_timeline_t *tl, cudaStream_t stre
 }
 
 /* The non-local kernel's work items (md_cluster.h): the non-empty chunks of the rows, flagged,
- * scanned and written; their count comes back (one wait). Slot (k, r) is chunk k of row r,
+ * scanned and written behind the search; their count comes back with the search's (one wait for
+ * both). Slot (k, r) is chunk k of row r,
  * k-major: chunk k of every row before chunk k + 1 of any, so a block's warps take neighbouring
  * rows (which share j clusters) as with a warp per row. */
 static __global__ void cl_item_flag(int n, int kch, int ch, const int *__restrict__ cnt,
@@ -54,6 +55,9 @@ static __global__ void cl_item_fill(int n, int kch, int ch, const int *__restric
         items[start[s]] = r * kch + k;
 }
 
+/* Launched right behind the search, before its rows are known to fit (items from a row that did
+ * not fit are thrown away with the lists, built again); the count lands in h_small[4] at the
+ * build's wait. */
 static cudaError_t cl_items(md_clusters_t *c, cudaStream_t stream)
 {
     /* no halo: no non-local rows (the kernel does not run), nothing to cut */
@@ -94,11 +98,8 @@ static cudaError_t cl_items(md_clusters_t *c, cudaStream_t stream)
     cl_item_fill<<<cl_blocks(slots, 256), 256, 0, stream>>>(n, c->kch, ch, c->cnt_nl, start,
                                                             c->items);
     CL_TRY(cudaGetLastError());
-    CL_TRY(cudaMemcpyAsync(&c->h_small[4], &start[slots], sizeof(int), cudaMemcpyDeviceToHost,
-                           stream));
-    CL_TRY(cudaStreamSynchronize(stream));
-    c->nitems = c->h_small[4];
-    return cudaSuccess;
+    return cudaMemcpyAsync(&c->h_small[4], &start[slots], sizeof(int), cudaMemcpyDeviceToHost,
+                           stream);
 }
 
 extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x,
@@ -171,10 +172,14 @@ extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x
         }
         CL_TRY(cudaMemcpyAsync(&c->h_small[2], c->need, 2 * sizeof(int), cudaMemcpyDeviceToHost,
                                stream));
+        c->h_small[4] = 0;
+        CL_TRY(cl_items(c, stream));
         CL_TRY(cudaStreamSynchronize(stream));
         int nl = c->h_small[2], nn = c->h_small[3];
-        if (nl <= c->max_loc && nn <= c->max_nl)
-            return cl_items(c, stream);
+        if (nl <= c->max_loc && nn <= c->max_nl) {
+            c->nitems = c->h_small[4];
+            return cudaSuccess;
+        }
         if (nl > c->max_loc)
             c->max_loc = nl + nl / 5 + 8;
         if (nn > c->max_nl)
