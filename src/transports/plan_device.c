@@ -4,8 +4,10 @@
  * stream. What crosses to the host per pulse: the selection's count and dependency mask (the
  * driver's allgather needs them), and the set-up message's bytes, staged through pinned memory
  * for the transport's host sendrecv. At the end the maps and zones come back so the host plan is
- * complete (bind uploads the maps as after a host build). Device scratch lives with the endpoint
- * (halox__gpu_t.plan_dev) and grows, so a rebuild allocates nothing once sizes settle. */
+ * complete (bind uploads the maps as after a host build), through pinned memory: copies to
+ * pageable memory make the host wait for each (37 us of a 2-rank rebuild at 45k atoms). Device
+ * scratch lives with the endpoint (halox__gpu_t.plan_dev) and grows, so a rebuild allocates nothing
+ * once sizes settle. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +30,8 @@ struct halox__plan_dev {
     size_t scratch_cap;
     void *d_msg, *h_msg; /* the message buffer and its pinned staging, msg_cap bytes each */
     size_t msg_cap;
+    void *h_end; /* pinned: the maps and zones read at the end */
+    size_t end_cap;
 };
 
 static halox_status_t pd_cuda(halox__plan_dev_t *pd, cudaError_t e, const char *what)
@@ -363,24 +367,40 @@ static halox_status_t pd_end(void *ctx, halox_plan_t *plan)
     cudaStream_t s = pd->h.g->stream;
     halox_status_t st = halox__grow((void **)&plan->zone, &plan->zone_capacity,
                                     plan->n_total > 0 ? plan->n_total : 1, 1);
+    /* the maps one after another, then the zones */
+    size_t bytes = (size_t)(plan->n_total > 0 ? plan->n_total : 0), at = 0;
+    for (int k = 0; k < plan->n_pulses; k++)
+        bytes += sizeof(int) * (size_t)plan->pulse[k].send_count;
+    if (st == HALOX_OK)
+        st = halox__gpu_scratch(pd->h.comm, pd->h.g, &pd->h_end, &pd->end_cap, bytes, 1,
+                                "the plan's pinned read");
+    char *h = pd->h_end;
     for (int k = 0; k < plan->n_pulses && st == HALOX_OK; k++) {
         halox_pulse_t *p = &plan->pulse[k];
+        const size_t b = sizeof(int) * (size_t)p->send_count;
         st = halox__grow((void **)&p->send_index, &plan->send_capacity[k], p->send_count + 1,
                          sizeof(int));
-        if (st == HALOX_OK && p->send_count > 0)
-            st = pd_cuda(pd,
-                         cudaMemcpyAsync(p->send_index, pd->d_map[k],
-                                         sizeof(int) * (size_t)p->send_count,
-                                         cudaMemcpyDeviceToHost, s),
+        if (st == HALOX_OK && b > 0)
+            st = pd_cuda(pd, cudaMemcpyAsync(h + at, pd->d_map[k], b, cudaMemcpyDeviceToHost, s),
                          "reading a map");
+        at += b;
     }
     if (st == HALOX_OK && plan->n_total > 0)
         st = pd_cuda(pd,
-                     cudaMemcpyAsync(plan->zone, pd->atoms->zone, (size_t)plan->n_total,
+                     cudaMemcpyAsync(h + at, pd->atoms->zone, (size_t)plan->n_total,
                                      cudaMemcpyDeviceToHost, s),
                      "reading the zones");
     if (st == HALOX_OK)
         st = pd_sync(pd, "reading the plan");
+    at = 0;
+    for (int k = 0; k < plan->n_pulses && st == HALOX_OK; k++) {
+        const size_t b = sizeof(int) * (size_t)plan->pulse[k].send_count;
+        if (b > 0)
+            memcpy(plan->pulse[k].send_index, h + at, b);
+        at += b;
+    }
+    if (st == HALOX_OK && plan->n_total > 0)
+        memcpy(plan->zone, h + at, (size_t)plan->n_total);
     if (st == HALOX_OK)
         pd->atoms->n_total = plan->n_total;
     return st;
@@ -410,6 +430,8 @@ void halox__gpu_plan_dev_free(halox__gpu_t *g)
         cudaFree(pd->d_msg);
     if (pd->h_msg)
         cudaFreeHost(pd->h_msg);
+    if (pd->h_end)
+        cudaFreeHost(pd->h_end);
     free(pd);
     g->plan_dev = NULL;
 }
