@@ -274,6 +274,10 @@ typedef struct halox_comm_stats {
     long long device_bytes; /**< NVSHMEM transports: symmetric memory this process holds (x and f
                                  from halox_comm_device_alloc, force buffers, staging, signals),
                                  as of the last bind; 0 for the other transports */
+    long long setup_direct; /**< set-up messages of halox_comm_build_plan_device() that went
+                                 device to device (NVSHMEM transports,
+                                 HALOX_NVSHMEM_DIRECT_SETUP); the others were staged through
+                                 the host */
 } halox_comm_stats_t;
 void halox_comm_get_stats(const halox_comm_t *comm, halox_comm_stats_t *stats_p);
 

@@ -64,6 +64,9 @@ void halox__shm_poison(void);
  * signal by one; bytes == 0 only raises the signal. Return cudaGetLastError()'s view. */
 cudaError_t halox__shm_put_signal_on_stream(void *dest_sym, const void *src, size_t bytes,
                                             uint64_t *sig_sym, int pe, cudaStream_t stream);
+/* bytes from src (this GPU's memory) to dst, a peer's memory through its load/store pointer
+ * (halox__shm_ptr), by a kernel on the stream. */
+cudaError_t halox__shm_copy_to_peer(void *dst, const void *src, size_t bytes, cudaStream_t stream);
 
 /* ---- kernels (nvshmem_halo.cu) ---------------------------------------------------------- */
 

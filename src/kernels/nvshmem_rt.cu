@@ -1,5 +1,6 @@
 /* NVSHMEM runtime wrappers for the NVSHMEM transports: initialisation from the MPI job (unique
- * id), symmetric memory, peer pointers, on-stream put-with-signal. See nvshmem_halo.h.
+ * id), symmetric memory, peer pointers, on-stream put-with-signal, copies into peers' memory.
+ * See nvshmem_halo.h.
  *
  * NVSHMEM is initialised at most once per process: a second nvshmem_init after
  * nvshmem_finalize is undefined behaviour, and tests create and destroy many endpoints. It is
@@ -9,6 +10,7 @@
 #include <cuda_runtime.h>
 #include <nvshmem.h>
 #include <nvshmemx.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +189,31 @@ extern "C" size_t halox__shm_heap_size(int *user_set)
 }
 
 extern "C" void halox__shm_poison(void) { halox__shm_poisoned = 1; }
+
+/* 16-byte words where both ends allow it, the rest byte by byte */
+static __global__ void halox__shm_copy_kernel(char *dst, const char *src, size_t bytes)
+{
+    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t step = (size_t)gridDim.x * blockDim.x;
+    const int vec = (((uintptr_t)dst | (uintptr_t)src) & 15) == 0;
+    const size_t words = vec ? bytes / 16 : 0;
+    for (size_t i = t; i < words; i += step)
+        ((int4 *)dst)[i] = ((const int4 *)src)[i];
+    for (size_t i = 16 * words + t; i < bytes; i += step)
+        dst[i] = src[i];
+}
+
+extern "C" cudaError_t halox__shm_copy_to_peer(void *dst, const void *src, size_t bytes,
+                                               cudaStream_t stream)
+{
+    if (bytes == 0)
+        return cudaSuccess;
+    size_t blocks = (bytes / 16 + 255) / 256;
+    blocks = blocks < 1 ? 1 : blocks > 1024 ? 1024 : blocks;
+    halox__shm_copy_kernel<<<(unsigned)blocks, 256, 0, stream>>>((char *)dst, (const char *)src,
+                                                                 bytes);
+    return cudaGetLastError();
+}
 
 extern "C" cudaError_t halox__shm_put_signal_on_stream(void *dest_sym, const void *src,
                                                        size_t bytes, uint64_t *sig_sym, int pe,

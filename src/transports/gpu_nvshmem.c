@@ -160,6 +160,8 @@ halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t 
         st = halox__env_number("HALOX_NVSHMEM_HEADROOM", 1.0, 16.0, 1.25, &m->headroom);
     if (st == HALOX_OK)
         st = halox__env_int("HALOX_NVSHMEM_BLOCKS", 0, 1 << 16, 0, &m->blocks_wanted);
+    if (st == HALOX_OK)
+        st = halox__env_flag_or("HALOX_NVSHMEM_DIRECT_SETUP", 1, &m->direct_setup);
     m->use_put = put;
     m->g.no_atoms = signal_only;
     m->use_tma = tma;
@@ -231,6 +233,9 @@ halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t 
     if (st == HALOX_OK && e == cudaSuccess &&
         (e = cudaHostGetDevicePointer((void **)&m->d_flag, m->h_flag, 0)) != cudaSuccess)
         m->d_flag = NULL;
+    if (st == HALOX_OK && e == cudaSuccess &&
+        (e = cudaEventCreateWithFlags(&m->mbox_read, cudaEventDisableTiming)) != cudaSuccess)
+        m->mbox_read = NULL;
     if (st == HALOX_OK && e != cudaSuccess)
         st = halox__gpu_cuda_error(comm, &m->g, e, "allocating the NVSHMEM endpoint's state",
                                    HALOX_ERR_UNAVAILABLE, 0);
@@ -239,6 +244,7 @@ halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t 
     st = halox__agree(comm, st, "NVSHMEM endpoint creation");
     if (st != HALOX_OK)
         goto fail;
+    m->g.dsendrecv = halox__shm_dsendrecv;
     return HALOX_OK;
 
 fail:
@@ -261,6 +267,7 @@ void halox__shm_fini(halox_comm_t *comm)
     halox_status_t st = idle ? HALOX_OK : HALOX_ERR_STATE;
     if (m->g.inner)
         st = halox__agree(comm, st, "NVSHMEM endpoint destruction");
+    halox__shm_msg_fini(m, st == HALOX_OK);
     if (st == HALOX_OK) {
         halox__shm_free(m->stage);
         halox__shm_free(m->fbuf);

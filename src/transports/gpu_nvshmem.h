@@ -67,6 +67,13 @@ typedef struct halox__shm {
     halox_inline_view_t inl_view;
     void *inl_pulses, *inl_start, *inl_send, *inl_scratch;
     size_t inl_cap[4];
+    /* set-up messages device to device (gpu_nvshmem_msg.c, HALOX_NVSHMEM_DIRECT_SETUP): the
+     * symmetric mailbox (mbox_cap bytes on every rank), the event after its last copy out */
+    int direct_setup;
+    char *mbox;
+    size_t mbox_cap;
+    cudaEvent_t mbox_read;
+    int mbox_pending;
 } halox__shm_t;
 
 static inline halox__shm_t *halox__shm(halox_comm_t *comm) { return (halox__shm_t *)comm->impl; }
@@ -92,12 +99,24 @@ halox_status_t halox__shm_bind(halox_comm_t *comm);
 halox_status_t halox__shm_bind_begin(halox_comm_t *comm);
 halox_status_t halox__shm_bind_end(halox_comm_t *comm, halox_status_t st);
 halox_status_t halox__shm_dalloc(halox_comm_t *comm, size_t bytes, void **ptr_p);
+/* Collective symmetric allocation of the largest rank's `bytes` (agreed: on failure no rank
+ * holds it, and the message names NVSHMEM_SYMMETRIC_SIZE). */
+halox_status_t halox__shm_sym_alloc(halox_comm_t *comm, size_t bytes, void **ptr_p,
+                                    const char *what);
 halox_status_t halox__shm_dfree(halox_comm_t *comm, void *ptr);
 halox_status_t halox__shm_poll(halox_comm_t *comm);
 /* The launch parameters every kernel of this endpoint shares. */
 halox__shm_launch_t halox__shm_launch_base(halox_comm_t *comm);
 /* A failed launch or NVSHMEM call: the endpoint fails, and NVSHMEM is not finalised at exit. */
 halox_status_t halox__shm_launch_error(halox_comm_t *comm, cudaError_t e, const char *what);
+
+/* ---- gpu_nvshmem_msg.c --------------------------------------------------------------------- */
+
+/* halox__gpu_t.dsendrecv of the NVSHMEM transports; the mailbox's release (fini: collective,
+ * healthy ranks only). */
+halox_status_t halox__shm_dsendrecv(halox_comm_t *comm, int dst, const void *sbuf, size_t sbytes,
+                                    int src, void *rbuf, size_t rbytes, int *used);
+void halox__shm_msg_fini(halox__shm_t *m, int collective);
 
 /* ---- gpu_nvshmem_exchange.c ---------------------------------------------------------------- */
 

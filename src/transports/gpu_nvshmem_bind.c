@@ -16,9 +16,8 @@
 
 /* ---- symmetric memory --------------------------------------------------------------------- */
 
-/* Collective symmetric allocation of the largest rank's `bytes`. */
-static halox_status_t halox__shm_sym_alloc(halox_comm_t *comm, size_t bytes, void **ptr_p,
-                                           const char *what)
+halox_status_t halox__shm_sym_alloc(halox_comm_t *comm, size_t bytes, void **ptr_p,
+                                    const char *what)
 {
     halox__shm_t *m = halox__shm(comm);
     *ptr_p = NULL;

@@ -342,6 +342,13 @@ static halox_status_t pd_sendrecv(void *ctx, halox_comm_t *comm, int dst, const 
 {
     halox__plan_dev_t *pd = ctx;
     cudaStream_t s = pd->h.g->stream;
+    if (pd->h.g->dsendrecv) { /* device to device, where the transport can (every rank alike) */
+        int used = 0;
+        halox_status_t dst_st =
+            pd->h.g->dsendrecv(comm, dst, sbuf, sbytes, src, rbuf, rbytes, &used);
+        if (used)
+            return dst_st;
+    }
     /* the buffer's two halves, in the same places of the pinned staging */
     char *hs = (char *)pd->h_msg + ((const char *)sbuf - (const char *)pd->d_msg);
     char *hr = (char *)pd->h_msg + ((char *)rbuf - (char *)pd->d_msg);
