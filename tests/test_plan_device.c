@@ -303,16 +303,16 @@ static void test_transport(const char *name)
     /* the NVSHMEM transports copy set-up messages device to device (not hybrid), unless a rank
      * turns it off: then every rank stages them through the host (the last kind, rank 0 off) */
     const int direct = strncmp(name, "nvshmem", 7) == 0 && g_size > 1;
-    const char *env = getenv("HALOX_NVSHMEM_DIRECT_SETUP");
+    const char *env = getenv("HALOX_NVSHMEM_DIRECT_MESSAGES");
     const int env_off = env && strcmp(env, "0") == 0;
     for (int k = 0; k < (int)(sizeof kinds / sizeof kinds[0]); k++) {
         halox_comm_t *comm = NULL;
         const int one_off = direct && k == 2 && g_rank == 0 && !env_off;
         if (one_off)
-            setenv("HALOX_NVSHMEM_DIRECT_SETUP", "0", 1);
+            setenv("HALOX_NVSHMEM_DIRECT_MESSAGES", "0", 1);
         const int made = tm_comm_create(name, kinds[k].real, kinds[k].stride, &comm);
         if (one_off)
-            unsetenv("HALOX_NVSHMEM_DIRECT_SETUP");
+            unsetenv("HALOX_NVSHMEM_DIRECT_MESSAGES");
         if (!made)
             return;
         for (int g = 0; g < ng; g++)
@@ -329,10 +329,10 @@ static void test_transport(const char *name)
         halox_comm_stats_t s;
         halox_comm_get_stats(comm, &s);
         const int want = direct && k < 2 && !env_off;
-        CHECK_MSG(want ? s.setup_direct > 0 : s.setup_direct == 0,
+        CHECK_MSG(want ? s.direct_messages > 0 : s.direct_messages == 0,
                   "%s (%s, stride %d): rank %d: %lld set-up messages device to device, expected "
                   "%s",
-                  name, test_real_name(kinds[k].real), kinds[k].stride, g_rank, s.setup_direct,
+                  name, test_real_name(kinds[k].real), kinds[k].stride, g_rank, s.direct_messages,
                   want ? "some" : "none (staged through the host)");
         halox_comm_destroy(comm);
     }

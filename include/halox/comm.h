@@ -268,16 +268,16 @@ halox_status_t halox_comm_barrier(halox_comm_t *comm);
 typedef struct halox_comm_stats {
     long long coord_exchanges;
     long long force_exchanges;
-    long long bytes_sent;   /**< payload bytes sent in coordinate and force exchanges */
-    double coord_seconds;   /**< wall time in halox_comm_coords() */
-    double force_seconds;   /**< wall time in halox_comm_forces() */
-    long long device_bytes; /**< NVSHMEM transports: symmetric memory this process holds (x and f
-                                 from halox_comm_device_alloc, force buffers, staging, signals),
-                                 as of the last bind; 0 for the other transports */
-    long long setup_direct; /**< set-up messages of halox_comm_build_plan_device() that went
-                                 device to device (NVSHMEM transports,
-                                 HALOX_NVSHMEM_DIRECT_SETUP); the others were staged through
-                                 the host */
+    long long bytes_sent;      /**< payload bytes sent in coordinate and force exchanges */
+    double coord_seconds;      /**< wall time in halox_comm_coords() */
+    double force_seconds;      /**< wall time in halox_comm_forces() */
+    long long device_bytes;    /**< NVSHMEM transports: symmetric memory this process holds (x and f
+                                    from halox_comm_device_alloc, force buffers, staging, signals),
+                                    as of the last bind; 0 for the other transports */
+    long long direct_messages; /**< messages of halox_comm_build_plan_device() and
+                                    halox_comm_migrate_device() that went device to device
+                                    (NVSHMEM transports, HALOX_NVSHMEM_DIRECT_MESSAGES); the
+                                    others were staged through the host */
 } halox_comm_stats_t;
 void halox_comm_get_stats(const halox_comm_t *comm, halox_comm_stats_t *stats_p);
 

@@ -95,10 +95,11 @@
     X("HALOX_NVSHMEM_HEADROOM", "factor", "1.25",                                                  \
       "NVSHMEM transports: symmetric buffers are sized to the largest rank's need times this, "    \
       "so migration rarely forces a collective regrowth")                                          \
-    X("HALOX_NVSHMEM_DIRECT_SETUP", "0/1", "1",                                                    \
-      "NVSHMEM transports (not hybrid): 1 copies the device plan build's set-up messages into "    \
-      "the receiver's symmetric mailbox when every rank reaches its peers by stores; 0 stages "    \
-      "them through pinned memory and the host sendrecv")                                          \
+    X("HALOX_NVSHMEM_DIRECT_MESSAGES", "0/1", "1",                                                 \
+      "NVSHMEM transports (not hybrid): 1 copies the device rebuild's messages (the plan "         \
+      "build's set-up messages, the migrating atoms) into the receivers' symmetric mailboxes "     \
+      "when every rank reaches its peers by stores; 0 stages them through pinned memory and "      \
+      "the host's MPI")                                                                            \
     X("NVSHMEM_SYMMETRIC_SIZE", "bytes", "1G (NVSHMEM's)",                                         \
       "NVSHMEM's symmetric heap per PE: must hold x, f, force buffers and staging of the largest " \
       "rank (bind reports the bytes needed and fails naming them when it is too small)")

@@ -72,11 +72,15 @@ typedef struct halox__gpu {
     halox__plan_dev_t *plan_dev;
     /* device scratch of halox_comm_migrate_device (migrate_device.c) */
     halox__mig_dev_t *mig_dev;
-    /* the device plan build's set-up message (a sendrecv every rank calls) from device memory to
-     * device memory, where the transport can (NVSHMEM: gpu_nvshmem_msg.c): *used 0 (the same on
-     * every rank) leaves it to the host path; NULL: always the host path */
+    /* the device plan build's set-up message (a sendrecv every rank calls) and the device
+     * migration's all-to-all from device memory to device memory, where the transport can
+     * (NVSHMEM: gpu_nvshmem_msg.c): *used 0 (the same on every rank) leaves them to the host
+     * path; NULL: always the host path */
     halox_status_t (*dsendrecv)(halox_comm_t *comm, int dst, const void *sbuf, size_t sbytes,
                                 int src, void *rbuf, size_t rbytes, int *used);
+    halox_status_t (*dalltoallv)(halox_comm_t *comm, const void *sbuf, const size_t *sbytes,
+                                 const size_t *soffs, void *rbuf, const size_t *rbytes,
+                                 const size_t *roffs, int *used);
 } halox__gpu_t;
 
 static inline halox__gpu_t *halox__gpu(halox_comm_t *comm) { return (halox__gpu_t *)comm->impl; }

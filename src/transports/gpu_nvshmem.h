@@ -67,9 +67,9 @@ typedef struct halox__shm {
     halox_inline_view_t inl_view;
     void *inl_pulses, *inl_start, *inl_send, *inl_scratch;
     size_t inl_cap[4];
-    /* set-up messages device to device (gpu_nvshmem_msg.c, HALOX_NVSHMEM_DIRECT_SETUP): the
-     * symmetric mailbox (mbox_cap bytes on every rank), the event after its last copy out */
-    int direct_setup;
+    /* the rebuild's messages device to device (gpu_nvshmem_msg.c, HALOX_NVSHMEM_DIRECT_MESSAGES):
+     * the symmetric mailbox (mbox_cap bytes on every rank), the event after its last copy out */
+    int direct_messages;
     char *mbox;
     size_t mbox_cap;
     cudaEvent_t mbox_read;
@@ -112,10 +112,13 @@ halox_status_t halox__shm_launch_error(halox_comm_t *comm, cudaError_t e, const 
 
 /* ---- gpu_nvshmem_msg.c --------------------------------------------------------------------- */
 
-/* halox__gpu_t.dsendrecv of the NVSHMEM transports; the mailbox's release (fini: collective,
- * healthy ranks only). */
+/* halox__gpu_t.dsendrecv and .dalltoallv of the NVSHMEM transports; the mailbox's release
+ * (fini: collective, healthy ranks only). */
 halox_status_t halox__shm_dsendrecv(halox_comm_t *comm, int dst, const void *sbuf, size_t sbytes,
                                     int src, void *rbuf, size_t rbytes, int *used);
+halox_status_t halox__shm_dalltoallv(halox_comm_t *comm, const void *sbuf, const size_t *sbytes,
+                                     const size_t *soffs, void *rbuf, const size_t *rbytes,
+                                     const size_t *roffs, int *used);
 void halox__shm_msg_fini(halox__shm_t *m, int collective);
 
 /* ---- gpu_nvshmem_exchange.c ---------------------------------------------------------------- */

@@ -2,7 +2,8 @@
  * in device memory. The wrap, the owners and the leavers' list (a stable compaction) are kernels;
  * the leavers' indices and owners come to the host, which orders them by destination exactly as
  * the host migration does (migrate.c) and sends the slots back; the pack, the compaction of the
- * stayers and the placement of the arrivals are kernels again. The records that move are staged
+ * stayers and the placement of the arrivals are kernels again. The records that move go device to
+ * device where the transport can (halox__gpu_t.dalltoallv: NVSHMEM), else they are staged
  * through pinned memory for the transport's host all-to-all. Scratch lives with the endpoint
  * (halox__gpu_t.mig_dev) and grows. */
 #include <stdlib.h>
@@ -266,6 +267,13 @@ static halox_status_t md_alltoallv(void *ctx, halox_comm_t *comm, const size_t *
 {
     halox__mig_dev_t *m = ctx;
     cudaStream_t s = m->h.g->stream;
+    if (m->h.g->dalltoallv) { /* device to device, where the transport can (every rank alike) */
+        int used = 0;
+        halox_status_t dst =
+            m->h.g->dalltoallv(comm, m->d_sbuf, sbytes, soffs, m->d_rbuf, rbytes, roffs, &used);
+        if (used)
+            return dst;
+    }
     size_t stotal = 0, rtotal = 0;
     for (int r = 0; r < comm->size; r++) {
         if (soffs[r] + sbytes[r] > stotal)

@@ -3,7 +3,8 @@
  * packing and their placement run as kernels (src/kernels/plan_select.h) on the endpoint's
  * stream. What crosses to the host per pulse: the selection's count and dependency mask (the
  * driver's allgather needs them), and the set-up message's bytes, staged through pinned memory
- * for the transport's host sendrecv. At the end the maps and zones come back so the host plan is
+ * for the transport's host sendrecv where the transport cannot send it device to device
+ * (halox__gpu_t.dsendrecv: NVSHMEM). At the end the maps and zones come back so the host plan is
  * complete (bind uploads the maps as after a host build), through pinned memory: copies to
  * pageable memory make the host wait for each (37 us of a 2-rank rebuild at 45k atoms). Device
  * scratch lives with the endpoint (halox__gpu_t.plan_dev) and grows, so a rebuild allocates nothing
