@@ -32,6 +32,12 @@ B=${ENGINE_BUILD:-/tmp/hx-engine}
 mkdir -p "$OUT"
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
 export HALOX_SYSTEM_CACHE=${HALOX_SYSTEM_CACHE:-/tmp/hx-systems}
+# the records' commit: .halox-commit when there is one (the device's copy of the tree may carry
+# an older commit in its git metadata: records of 2026-12-04 call 26 said 67d7368 for 22f04a9)
+if [ -z "${HALOX_COMMIT-}" ] && [ -s "$ROOT/.halox-commit" ]; then
+    HALOX_COMMIT=$(cat "$ROOT/.halox-commit")
+    export HALOX_COMMIT
+fi
 mkdir -p "$HALOX_SYSTEM_CACHE"
 T0=$(date +%s)
 el() { echo "[$(($(date +%s) - T0)) s]"; }
