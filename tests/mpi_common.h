@@ -339,6 +339,44 @@ static inline int tm_comm_create(const char *name, halox_real_t real, int stride
     return st == HALOX_OK;
 }
 
+#if defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200112L /* setenv */
+/* tm_comm_create for the device rebuild's tests (plan build, migration): the NVSHMEM transports
+ * send those messages device to device (not hybrid) where every rank can; endpoint number k ==
+ * off is created with HALOX_NVSHMEM_DIRECT_MESSAGES=0 on rank 0 only, so every rank must stage
+ * them through the host. *want_p: whether this endpoint's messages should go device to device
+ * (tm_check_direct). */
+static inline int tm_comm_create_direct(const char *name, int k, int off, halox_real_t real,
+                                        int stride, halox_comm_t **comm_p, int *want_p)
+{
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *env = getenv("HALOX_NVSHMEM_DIRECT_MESSAGES");
+    const int env_off = env && strcmp(env, "0") == 0;
+    const int direct = strncmp(name, "nvshmem", 7) == 0 && size > 1 && !env_off;
+    const int one_off = direct && k == off && rank == 0;
+    if (one_off)
+        setenv("HALOX_NVSHMEM_DIRECT_MESSAGES", "0", 1);
+    const int made = tm_comm_create(name, real, stride, comm_p);
+    if (one_off)
+        unsetenv("HALOX_NVSHMEM_DIRECT_MESSAGES");
+    *want_p = direct && k != off;
+    return made;
+}
+#endif
+
+/* The endpoint's messages went device to device (want) or none did (halox_comm_stats_t). */
+static inline void tm_check_direct(halox_comm_t *comm, const char *what, int want)
+{
+    halox_comm_stats_t s;
+    halox_comm_get_stats(comm, &s);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    CHECK_MSG(want ? s.direct_messages > 0 : s.direct_messages == 0,
+              "%s: rank %d: %lld messages device to device, expected %s", what, rank,
+              s.direct_messages, want ? "some" : "none (staged through the host)");
+}
+
 /* One case of the exchange tests: natoms random atoms (seed) in box on grid, the plan of cutoff
  * and buffer, then run(): the plan built through comm and 3 exchanges against the reference
  * (ref: every rank's home atoms, mine: this rank's copy, ctx: the case in words, after `label`

@@ -273,20 +273,10 @@ static void test_transport(const char *name)
     } kinds[] = {{HALOX_FLOAT, 3, 12}, {HALOX_DOUBLE, 3, 0}, {HALOX_FLOAT, 4, 24}};
     halox_grid_t grids[4];
     const int ng = tm_grids_for(g_size, 0, grids);
-    /* the NVSHMEM transports send the leavers device to device (not hybrid), unless a rank turns
-     * it off: then every rank stages them through the host (the last kind, rank 0 off) */
-    const int direct = strncmp(name, "nvshmem", 7) == 0 && g_size > 1;
-    const char *env = getenv("HALOX_NVSHMEM_DIRECT_MESSAGES");
-    const int env_off = env && strcmp(env, "0") == 0;
     for (int k = 0; k < (int)(sizeof kinds / sizeof kinds[0]); k++) {
         halox_comm_t *comm = NULL;
-        const int one_off = direct && k == 2 && g_rank == 0 && !env_off;
-        if (one_off)
-            setenv("HALOX_NVSHMEM_DIRECT_MESSAGES", "0", 1);
-        const int made = tm_comm_create(name, kinds[k].real, kinds[k].stride, &comm);
-        if (one_off)
-            unsetenv("HALOX_NVSHMEM_DIRECT_MESSAGES");
-        if (!made)
+        int direct = 0; /* the leavers device to device; the last kind with rank 0 turning it off */
+        if (!tm_comm_create_direct(name, k, 2, kinds[k].real, kinds[k].stride, &comm, &direct))
             return;
         const int on_gpu = halox_transport_on_gpu(name);
         for (int g = 0; g < ng; g++)
@@ -295,13 +285,7 @@ static void test_transport(const char *name)
                          rep ? 40 : 2000, 700 + (uint64_t)(k * 50 + g * 5 + rep));
         if (k == 0)
             bad_case(comm, on_gpu);
-        halox_comm_stats_t s;
-        halox_comm_get_stats(comm, &s);
-        const int want = direct && k < 2 && !env_off;
-        CHECK_MSG(want ? s.direct_messages > 0 : s.direct_messages == 0,
-                  "%s (kind %d): rank %d: %lld migrations' messages device to device, expected %s",
-                  name, k, g_rank, s.direct_messages,
-                  want ? "some" : "none (staged through the host)");
+        tm_check_direct(comm, name, direct);
         halox_comm_destroy(comm);
     }
 }

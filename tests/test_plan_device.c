@@ -300,20 +300,10 @@ static void test_transport(const char *name)
     } cb[] = {{12, 2.0, 0.5, 0}, {8, 3.2, 1.5, 0}, {12, 2.0, 0.5, 1}, {10, 1.0, 0.2, 0}};
     halox_grid_t grids[4];
     int ng = tm_grids_for(g_size, 1, grids), cases = 0;
-    /* the NVSHMEM transports copy set-up messages device to device (not hybrid), unless a rank
-     * turns it off: then every rank stages them through the host (the last kind, rank 0 off) */
-    const int direct = strncmp(name, "nvshmem", 7) == 0 && g_size > 1;
-    const char *env = getenv("HALOX_NVSHMEM_DIRECT_MESSAGES");
-    const int env_off = env && strcmp(env, "0") == 0;
     for (int k = 0; k < (int)(sizeof kinds / sizeof kinds[0]); k++) {
         halox_comm_t *comm = NULL;
-        const int one_off = direct && k == 2 && g_rank == 0 && !env_off;
-        if (one_off)
-            setenv("HALOX_NVSHMEM_DIRECT_MESSAGES", "0", 1);
-        const int made = tm_comm_create(name, kinds[k].real, kinds[k].stride, &comm);
-        if (one_off)
-            unsetenv("HALOX_NVSHMEM_DIRECT_MESSAGES");
-        if (!made)
+        int direct = 0; /* set-up messages device to device; the last kind with rank 0 off */
+        if (!tm_comm_create_direct(name, k, 2, kinds[k].real, kinds[k].stride, &comm, &direct))
             return;
         for (int g = 0; g < ng; g++)
             for (int c = 0; c < (int)(sizeof cb / sizeof cb[0]); c++)
@@ -326,14 +316,7 @@ static void test_transport(const char *name)
                 run_case(comm, grids[0], 12, 2.0, 0.5, 0, 10, 5999, kinds[k].real, kinds[k].stride);
             bad_atom_case(comm, kinds[k].real, kinds[k].stride);
         }
-        halox_comm_stats_t s;
-        halox_comm_get_stats(comm, &s);
-        const int want = direct && k < 2 && !env_off;
-        CHECK_MSG(want ? s.direct_messages > 0 : s.direct_messages == 0,
-                  "%s (%s, stride %d): rank %d: %lld set-up messages device to device, expected "
-                  "%s",
-                  name, test_real_name(kinds[k].real), kinds[k].stride, g_rank, s.direct_messages,
-                  want ? "some" : "none (staged through the host)");
+        tm_check_direct(comm, name, direct);
         halox_comm_destroy(comm);
     }
     ROOT_PRINTF("%s: %d cases bit-identical to the reference\n", name, cases);
