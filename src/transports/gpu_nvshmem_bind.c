@@ -16,8 +16,9 @@
 
 /* ---- symmetric memory --------------------------------------------------------------------- */
 
-halox_status_t halox__shm_sym_alloc(halox_comm_t *comm, size_t bytes, void **ptr_p,
-                                    const char *what)
+/* Collective symmetric allocation of the largest rank's `bytes`. */
+static halox_status_t halox__shm_sym_alloc(halox_comm_t *comm, size_t bytes, void **ptr_p,
+                                           const char *what)
 {
     halox__shm_t *m = halox__shm(comm);
     *ptr_p = NULL;
