@@ -99,6 +99,10 @@ halox_status_t halox__shm_bind(halox_comm_t *comm);
 halox_status_t halox__shm_bind_begin(halox_comm_t *comm);
 halox_status_t halox__shm_bind_end(halox_comm_t *comm, halox_status_t st);
 halox_status_t halox__shm_dalloc(halox_comm_t *comm, size_t bytes, void **ptr_p);
+/* gpu_nvshmem_alloc.c: collective symmetric allocation of the largest rank's `bytes` (agreed: on
+ * failure no rank holds it, and the message names NVSHMEM_SYMMETRIC_SIZE). */
+halox_status_t halox__shm_sym_alloc(halox_comm_t *comm, size_t bytes, void **ptr_p,
+                                    const char *what);
 halox_status_t halox__shm_dfree(halox_comm_t *comm, void *ptr);
 halox_status_t halox__shm_poll(halox_comm_t *comm);
 /* The launch parameters every kernel of this endpoint shares. */

@@ -66,23 +66,10 @@ static halox_status_t halox__msg_grow(halox_comm_t *comm, halox__shm_t *m, size_
         halox__shm_free(m->mbox);
     m->mbox = NULL;
     m->mbox_cap = 0;
-    /* the same size on every rank (`most` was agreed); a heap size the user set is a limit, the
-     * same decision everywhere (the bytes in use are equal on every rank) */
     const size_t want = (most + most / 4 + 4096 + 255) / 256 * 256;
-    int user = 0;
-    const size_t heap = halox__shm_heap_size(&user);
-    void *p = user && halox__shm_in_use() + want > heap ? NULL : halox__shm_malloc(want);
-    halox_status_t st =
-        p ? HALOX_OK
-          : halox__error(
-                HALOX_ERR_NO_MEMORY,
-                "%s: rank %d: the symmetric heap has no room for the rebuild's mailbox "
-                "(%zu bytes, %zu in use, NVSHMEM_SYMMETRIC_SIZE %zu): set "
-                "NVSHMEM_SYMMETRIC_SIZE to at least %zu, or HALOX_NVSHMEM_DIRECT_MESSAGES=0",
-                m->g.name, comm->rank, want, halox__shm_in_use(), heap,
-                halox__shm_in_use() + 2 * want + ((size_t)64 << 20));
-    /* a rank that got memory keeps it when another did not (nvshmem_free is collective) */
-    if ((st = halox__agree(comm, st, "the rebuild's mailbox")) != HALOX_OK)
+    void *p = NULL;
+    halox_status_t st = halox__shm_sym_alloc(comm, want, &p, "the rebuild's mailbox");
+    if (st != HALOX_OK)
         return st;
     m->mbox = p;
     m->mbox_cap = want;
