@@ -161,7 +161,7 @@ halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t 
     if (st == HALOX_OK)
         st = halox__env_int("HALOX_NVSHMEM_BLOCKS", 0, 1 << 16, 0, &m->blocks_wanted);
     if (st == HALOX_OK)
-        st = halox__env_flag_or("HALOX_NVSHMEM_DIRECT_MESSAGES", 1, &m->direct_messages);
+        st = halox__env_flag_or("HALOX_NVSHMEM_DIRECT_MESSAGES", 1, &m->msg_direct);
     m->use_put = put;
     m->g.no_atoms = signal_only;
     m->use_tma = tma;

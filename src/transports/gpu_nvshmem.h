@@ -69,7 +69,7 @@ typedef struct halox__shm {
     size_t inl_cap[4];
     /* the rebuild's messages device to device (gpu_nvshmem_msg.c, HALOX_NVSHMEM_DIRECT_MESSAGES):
      * the symmetric mailbox (mbox_cap bytes on every rank), the event after its last copy out */
-    int direct_messages;
+    int msg_direct; /* HALOX_NVSHMEM_DIRECT_MESSAGES */
     char *mbox;
     size_t mbox_cap;
     cudaEvent_t mbox_read;

@@ -42,11 +42,11 @@ static halox_status_t halox__msg_read_wait(halox_comm_t *comm, halox__shm_t *m)
         if (e == cudaSuccess)
             m->mbox_pending = 0;
         else if (e != cudaErrorNotReady)
-            return halox__gpu_cuda_error(comm, &m->g, e, "a set-up message's copy out",
+            return halox__gpu_cuda_error(comm, &m->g, e, "a rebuild message's copy out",
                                          HALOX_ERR_COMM, 1);
         else if (halox__now() > until)
             return halox__error(HALOX_ERR_TIMEOUT,
-                                "%s: rank %d: the copy out of the last set-up message did not "
+                                "%s: rank %d: the copy out of the last rebuild message did not "
                                 "complete within %.3g s: the GPU is stuck behind other work; "
                                 "raise HALOX_TIMEOUT_S if it is only slow",
                                 m->g.name, comm->rank, comm->timeout_s);
@@ -80,18 +80,18 @@ static halox_status_t halox__msg_grow(halox_comm_t *comm, halox__shm_t *m, size_
  * whether it reaches its `n` peers by stores and the largest block it sends or receives (`bytes`).
  * *direct: every rank copies (the mailboxes then hold `slots` blocks of the largest rank's
  * `bytes`, *slot bytes apart), or none does (0: the host path). Fails alike on every rank. */
-static halox_status_t halox__msg_open(halox_comm_t *comm, halox__shm_t *m, halox_status_t st0,
-                                      const int *peers, int n, size_t bytes, int slots, int *direct,
-                                      size_t *slot)
+static halox_status_t halox__msg_open(halox_comm_t *comm, halox__shm_t *m, const char *what,
+                                      halox_status_t st0, const int *peers, int n, size_t bytes,
+                                      int slots, int *direct, size_t *slot)
 {
     halox__gpu_t *g = &m->g;
     *direct = 0;
     *slot = 0;
-    halox_status_t st = st0 != HALOX_OK ? st0 : halox__gpu_usable(comm, g, "a set-up message");
+    halox_status_t st = st0 != HALOX_OK ? st0 : halox__gpu_usable(comm, g, what);
     if (st == HALOX_OK)
         st = halox__msg_read_wait(comm, m);
     /* hybrid keeps the host path: it may be told to treat reachable peers as unreachable */
-    int reach = st == HALOX_OK && m->direct_messages && !m->use_put && m->mode != HALOX__SHM_HYBRID;
+    int reach = st == HALOX_OK && m->msg_direct && !m->use_put && m->mode != HALOX__SHM_HYBRID;
     for (int i = 0; i < n && reach; i++)
         reach = halox__msg_reaches(m, comm, peers[i]);
     long long msg[MSG_WORDS];
@@ -100,8 +100,8 @@ static halox_status_t halox__msg_open(halox_comm_t *comm, halox__shm_t *m, halox
     msg[MSG_BYTES] = (long long)bytes;
     long long *all = malloc(sizeof(long long) * MSG_WORDS * (size_t)comm->size);
     if (!all && st == HALOX_OK)
-        st = halox__error(HALOX_ERR_NO_MEMORY, "%s: a set-up message: no memory", g->name);
-    st = halox__agree_gather(comm, st, "a set-up message", msg, MSG_WORDS, all);
+        st = halox__error(HALOX_ERR_NO_MEMORY, "%s: %s: no memory", g->name, what);
+    st = halox__agree_gather(comm, st, what, msg, MSG_WORDS, all);
     if (st != HALOX_OK) {
         free(all);
         return st;
@@ -125,8 +125,8 @@ static halox_status_t halox__msg_open(halox_comm_t *comm, halox__shm_t *m, halox
 }
 
 /* bytes from src into rank r's mailbox at `at` (enqueued) */
-static halox_status_t halox__msg_copy(halox_comm_t *comm, halox__shm_t *m, int r, size_t at,
-                                      const void *src, size_t bytes)
+static halox_status_t halox__msg_copy(halox_comm_t *comm, halox__shm_t *m, const char *what, int r,
+                                      size_t at, const void *src, size_t bytes)
 {
     char *peer = halox__shm_ptr(m->mbox, m->pe_of[r]);
     if (!peer)
@@ -135,20 +135,19 @@ static halox_status_t halox__msg_copy(halox_comm_t *comm, halox__shm_t *m, int r
                             "its signals have: report this",
                             m->g.name, comm->rank, r);
     return halox__gpu_check(comm, &m->g,
-                            halox__shm_copy_to_peer(peer + at, src, bytes, m->g.stream),
-                            "a set-up message's copy");
+                            halox__shm_copy_to_peer(peer + at, src, bytes, m->g.stream), what);
 }
 
 /* After this rank's copies: they landed (its stream), every rank's did (an agreement); then the
  * copies out of this rank's mailbox, n blocks (to[i] from mailbox offset at[i], bytes[i]). */
-static halox_status_t halox__msg_close(halox_comm_t *comm, halox__shm_t *m, halox_status_t st,
-                                       int copied, void *const *to, const size_t *at,
-                                       const size_t *bytes, int n)
+static halox_status_t halox__msg_close(halox_comm_t *comm, halox__shm_t *m, const char *what,
+                                       halox_status_t st, int copied, void *const *to,
+                                       const size_t *at, const size_t *bytes, int n)
 {
     halox__gpu_t *g = &m->g;
     if (st == HALOX_OK && copied)
-        st = halox__gpu_drain(comm, g, "a set-up message", "its copy into the peer");
-    if ((st = halox__agree(comm, st, "a set-up message")) != HALOX_OK)
+        st = halox__gpu_drain(comm, g, what, "its copy into the peer");
+    if ((st = halox__agree(comm, st, what)) != HALOX_OK)
         return st;
     int out = 0;
     for (int i = 0; i < n && st == HALOX_OK; i++) {
@@ -157,12 +156,11 @@ static halox_status_t halox__msg_close(halox_comm_t *comm, halox__shm_t *m, halo
         st = halox__gpu_check(
             comm, g,
             cudaMemcpyAsync(to[i], m->mbox + at[i], bytes[i], cudaMemcpyDeviceToDevice, g->stream),
-            "a set-up message's copy out");
+            what);
         out = 1;
     }
     if (st == HALOX_OK && out)
-        st = halox__gpu_check(comm, g, cudaEventRecord(m->mbox_read, g->stream),
-                              "a set-up message's copy out");
+        st = halox__gpu_check(comm, g, cudaEventRecord(m->mbox_read, g->stream), what);
     m->mbox_pending = st == HALOX_OK && out;
     if (st == HALOX_OK)
         comm->stats.direct_messages++;
@@ -177,7 +175,8 @@ halox_status_t halox__shm_dsendrecv(halox_comm_t *comm, int dst, const void *sbu
     int direct = 0;
     size_t slot = 0;
     *used = 1; /* a failure is every rank's: no host path after it */
-    halox_status_t st = halox__msg_open(comm, m, HALOX_OK, peers, 2,
+    static const char what[] = "the plan build's set-up message";
+    halox_status_t st = halox__msg_open(comm, m, what, HALOX_OK, peers, 2,
                                         sbytes > rbytes ? sbytes : rbytes, 1, &direct, &slot);
     if (st != HALOX_OK)
         return st;
@@ -186,9 +185,9 @@ halox_status_t halox__shm_dsendrecv(halox_comm_t *comm, int dst, const void *sbu
         return HALOX_OK;
     }
     if (sbytes > 0)
-        st = halox__msg_copy(comm, m, dst, 0, sbuf, sbytes);
+        st = halox__msg_copy(comm, m, what, dst, 0, sbuf, sbytes);
     const size_t at = 0;
-    return halox__msg_close(comm, m, st, sbytes > 0, &rbuf, &at, &rbytes, 1);
+    return halox__msg_close(comm, m, what, st, sbytes > 0, &rbuf, &at, &rbytes, 1);
 }
 
 /* The mailbox holds a slot per sender: rank c's block for rank r lands in r's slot c. */
@@ -196,6 +195,7 @@ halox_status_t halox__shm_dalltoallv(halox_comm_t *comm, const void *sbuf, const
                                      const size_t *soffs, void *rbuf, const size_t *rbytes,
                                      const size_t *roffs, int *used)
 {
+    static const char what[] = "the migration's message";
     halox__shm_t *m = halox__shm(comm);
     const int P = comm->size;
     int *peers = malloc(sizeof(int) * (size_t)P);
@@ -213,17 +213,16 @@ halox_status_t halox__shm_dalltoallv(halox_comm_t *comm, const void *sbuf, const
     size_t slot = 0;
     *used = 1;
     halox_status_t st =
-        peers && to && at
-            ? HALOX_OK
-            : halox__error(HALOX_ERR_NO_MEMORY, "%s: a migration's message: no memory", m->g.name);
-    st = halox__msg_open(comm, m, st, peers, peers ? n : 0, most, P, &direct, &slot);
+        peers && to && at ? HALOX_OK
+                          : halox__error(HALOX_ERR_NO_MEMORY, "%s: %s: no memory", m->g.name, what);
+    st = halox__msg_open(comm, m, what, st, peers, peers ? n : 0, most, P, &direct, &slot);
     if (st == HALOX_OK && !direct)
         *used = 0;
     if (st == HALOX_OK && direct) {
         int copied = 0;
         for (int r = 0; r < P && st == HALOX_OK; r++)
             if (sbytes[r] > 0) {
-                st = halox__msg_copy(comm, m, r, slot * (size_t)comm->rank,
+                st = halox__msg_copy(comm, m, what, r, slot * (size_t)comm->rank,
                                      (const char *)sbuf + soffs[r], sbytes[r]);
                 copied = 1;
             }
@@ -231,7 +230,7 @@ halox_status_t halox__shm_dalltoallv(halox_comm_t *comm, const void *sbuf, const
             to[c] = (char *)rbuf + roffs[c];
             at[c] = slot * (size_t)c;
         }
-        st = halox__msg_close(comm, m, st, copied, to, at, rbytes, P);
+        st = halox__msg_close(comm, m, what, st, copied, to, at, rbytes, P);
     }
     free(peers);
     free(to);
