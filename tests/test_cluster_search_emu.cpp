@@ -113,9 +113,11 @@ static void check(double L, double Lz, int shift_dims, int bisect_above, uint64_
     const int cap = 4096;
     std::vector<int> jl((size_t)ncl * cap, -1), cnt((size_t)ncl, -1), need(2, 0);
     std::vector<int> jl_nl(1), cnt_nl((size_t)ncl, 0);
+    int dims[CL_D_COUNT] = {0};
+    dims[CL_D_NCL_HOME] = dims[CL_D_NCL] = ncl;
     HALOX__LAUNCH(cl_search, cl_blocks(32LL * ncl, 128), 128, 0)
-    (bbox.data(), zwin.data(), col.data(), bisect_above, g, ncl, ncl, (float)rl, jl.data(),
-     cnt.data(), cap, jl_nl.data(), cnt_nl.data(), 0, need.data());
+    (bbox.data(), zwin.data(), col.data(), bisect_above, g, dims, (float)rl, jl.data(), cnt.data(),
+     cap, jl_nl.data(), cnt_nl.data(), 0, need.data());
     EXPECT(need[0] == 0 && need[1] == 0, "rows overflowed: need %d / %d", need[0], need[1]);
 
     /* the brute force: every box pair j >= i under every image, the kernel's arithmetic */

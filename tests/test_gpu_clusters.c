@@ -16,7 +16,9 @@
  *  3. the same after every atom moved up to 0.49 skin (gather, no rebuild): the lists built at
  *     rl still hold every pair within rc;
  *  4. two runs agree to rounding (the j forces are added with atomics, in varying order);
- *     rebuilding after a move to fewer atoms reuses the arrays; zero atoms launch nothing.
+ *     rebuilding after the move and with a third of the halo atoms gone replays the build's
+ *     graph (no capture but for a growth of the rows; pairs and forces against the brute force
+ *     of the smaller system); zero atoms make no clusters.
  *  4b. 1-3 with columns that put an edge at the home bound (md_clusters_t.edge, as the engine
  *     builds them): the bound lies on a column edge;
  *  5. periodic shifts (no halo: the home atoms alone in a periodic box, shift dimensions all
@@ -288,12 +290,39 @@ static void test_system(int cells, uint64_t seed, double rl_in, int masks, int e
     CHECK_MSG(got_rc == want_rc, "moved: pairs within rc %lld, brute force %lld", got_rc, want_rc);
     CHECK_MSG(err < 1e-5, "moved: force error %.3e", err);
 
-    /* rebuild on the moved atoms, then on none */
+    /* rebuild on the moved atoms: the build's graph is replayed, not captured again (unless
+     * the rows had to grow, which captures once per growth) */
+    int caps = c.captures, grown = c.grown;
     TG_CUDA(
         halox__md_clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0, 0));
     got_rc = run(&c, &d, &s, RC, NULL);
     CHECK_MSG(got_rc == want_rc, "rebuilt: pairs within rc %lld, brute force %lld", got_rc,
               want_rc);
+    CHECK_MSG(c.captures == caps + (c.grown - grown), "rebuilt: %d captures, before %d, %d growths",
+              c.captures, caps, c.grown - grown);
+    /* a third of the halo atoms gone (the last ones: a random third, the order is shuffled): the
+     * same graph with other counts on the device, pairs and forces against the brute force */
+    {
+        sys_t s2 = s;
+        s2.n = s.n - (s.n - s.nh) / 3;
+        caps = c.captures;
+        grown = c.grown;
+        TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, s2.nh, s2.n, lo, exts, DENSITY, (float)s.rl,
+                                         0, 0));
+        const long long want2 = brute(&s2, 0, RC, ref);
+        const long long got2 = run(&c, &d, &s2, RC, hf);
+        const double err2 = force_error(&s2, hf, ref, &scale);
+        printf("  rebuilt with %d of %d halo atoms: pairs within rc %lld (brute %lld), force "
+               "error %.2e, %d captures\n",
+               s2.n - s2.nh, s.n - s.nh, got2, want2, err2, c.captures);
+        CHECK_MSG(got2 == want2, "fewer atoms: pairs within rc %lld, brute force %lld", got2,
+                  want2);
+        CHECK_MSG(err2 < 1e-5, "fewer atoms: force error %.3e", err2);
+        CHECK_MSG(c.captures == caps + (c.grown - grown),
+                  "fewer atoms: %d captures, before %d, %d growths", c.captures, caps,
+                  c.grown - grown);
+    }
+    /* then on none */
     TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, 0, 0, lo, exts, DENSITY, (float)s.rl, 0, 0));
     CHECK(c.ncl == 0 && c.ncl_home == 0);
     CHECK(run(&c, &d, &s, RC, NULL) == 0);

@@ -48,7 +48,9 @@
  * it was exceeded are counted.
  *
  * All launchers enqueue on `stream` and return the first CUDA error. halox__md_clusters_build
- * synchronises the stream (to size the lists) and regrows the lists until every row fits. */
+ * replays its graph (one launch for the ~25 kernels and copies of a build: launched one by one
+ * they cost the host more than the GPU its work), synchronises the stream (to size the lists)
+ * and regrows the lists until every row fits. */
 #ifndef HALOX_KERNELS_MD_CLUSTER_H
 #define HALOX_KERNELS_MD_CLUSTER_H
 
@@ -163,12 +165,22 @@ typedef struct md_clusters {
      * whole height: every cluster in reach of them gets a long row (2 ranks at 45k, skin 3.0:
      * 582 non-local entries in a row against about 300). */
     float edge[3];
-    int *need;    /* [2]: the longest local / non-local row of the last build */
-    int *h_small; /* pinned: [0..1] cluster counts, [2..3] need, [4] items */
+    int *dims;    /* device: the counts of a build (CL_D_*, md_cluster_internal.cuh): atoms in;
+                     clusters, longest rows, work items out */
+    int *h_small; /* pinned: the same, the atoms written before and the rest read after a build */
+    /* A build is one CUDA graph (sort, search, work items), captured on a stream of its own and
+     * replayed on the caller's: its kernels read their sizes from dims, their grids span the
+     * capacities, so a build with other atom counts replays it; anything it captured as a value
+     * (arrays, capacities, geometry, row lengths) is kept in graph_key, and a change captures
+     * again (counted in captures). */
+    cudaGraphExec_t graph;
+    cudaStream_t capture_stream;
+    void *graph_key;
+    int captures;
     void *state;  /* device: maxima of the step, prune decisions, counters */
     md_clusters_watch_t *watch; /* mapped host memory the gathers publish into */
     md_timeline_t *tl; /* device: the kernel timeline (halox__md_clusters_timeline), or NULL */
-    size_t cap_atoms, cap_atoms_slot, cap_keys, cap_cols, cap_slots, cap_cl, cap_loc, cap_nl;
+    size_t cap_atoms, cap_keys, cap_cols, cap_slots, cap_cl, cap_loc, cap_nl;
 } md_clusters_t;
 
 /** Sort the n atoms of x (home atoms first, n_home of them; zone[n]) into clusters over the box

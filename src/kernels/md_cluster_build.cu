@@ -35,71 +35,163 @@ static cudaError_t halox__md_timeline_clear(md_timeline_t *tl, cudaStream_t stre
  * scanned and written behind the search; their count comes back with the search's (one wait for
  * both). Slot (k, r) is chunk k of row r,
  * k-major: chunk k of every row before chunk k + 1 of any, so a block's warps take neighbouring
- * rows (which share j clusters) as with a warp per row. */
-static __global__ void cl_item_flag(int n, int kch, int ch, const int *__restrict__ cnt,
-                                    int *__restrict__ flag)
+ * rows (which share j clusters) as with a warp per row. The slots span the capacity (the row
+ * count is on the device); those past kch x rows flag nothing. */
+static __global__ void cl_item_flag(int slots, const int *__restrict__ dims, int kch, int ch,
+                                    const int *__restrict__ cnt, int *__restrict__ flag)
 {
-    const long long s = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (s < (long long)kch * n)
-        flag[s] = cnt[s % n] > (int)(s / n) * ch;
+    const int s = blockIdx.x * blockDim.x + threadIdx.x, n = dims[CL_D_NCL];
+    if (s < slots)
+        flag[s] = s < kch * n && cnt[s % n] > (s / n) * ch;
 }
 
-static __global__ void cl_item_fill(int n, int kch, int ch, const int *__restrict__ cnt,
-                                    const int *__restrict__ start, int *__restrict__ items)
+static __global__ void cl_item_fill(const int *__restrict__ dims, int kch, int ch,
+                                    const int *__restrict__ cnt, const int *__restrict__ start,
+                                    int *__restrict__ items)
 {
-    const long long s = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (s >= (long long)kch * n)
+    const int s = blockIdx.x * blockDim.x + threadIdx.x, n = dims[CL_D_NCL];
+    if (s >= kch * n)
         return;
-    const int r = (int)(s % n), k = (int)(s / n);
+    const int r = s % n, k = s / n;
     if (cnt[r] > k * ch)
         items[start[s]] = r * kch + k;
 }
 
-/* Launched right behind the search, before its rows are known to fit (items from a row that did
- * not fit are thrown away with the lists, built again); the count lands in h_small[4] at the
- * build's wait. */
-static cudaError_t cl_items(md_clusters_t *c, cudaStream_t stream)
+/* The work items' arrays for the rows the capacity holds, and the chunks per row. */
+static cudaError_t cl_items_prepare(md_clusters_t *c)
 {
     /* no halo: no non-local rows (the kernel does not run), nothing to cut */
-    const int n = c->ncl > c->ncl_home ? c->ncl : 0;
-    const int ch = c->chunk > 0 && n > 0 ? c->chunk : 0;
+    const int halo = c->n > c->n_home;
+    const int ch = c->chunk > 0 && halo ? c->chunk : 0;
     c->kch = ch > 0 && ch < c->max_nl ? (c->max_nl + ch - 1) / ch : 1;
-    c->nitems = 0;
-    const int rows[2] = {c->ncl_home, c->ncl}, kch[2] = {1, c->kch};
+    const size_t rows = c->cap_cl, kch[2] = {1, (size_t)c->kch};
     int **cnt_in[2] = {&c->cnt_loc_in, &c->cnt_nl_in};
     for (int k = 0; k < 2; k++) {
         void **p[] = {(void **)cnt_in[k]};
         size_t el[] = {sizeof(int)};
-        CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_in[k],
-                                       (size_t)(rows[k] > 0 ? rows[k] : 1) * kch[k]));
+        CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_in[k], rows * kch[k]));
     }
     if (!ch)
         return cudaSuccess;
-    const size_t most = (size_t)n * (size_t)c->kch;
-    /* chunks no item names count nothing (halox__md_clusters_entries sums them all) */
-    CL_TRY(cudaMemsetAsync(c->cnt_nl_in, 0, sizeof(int) * most, stream));
+    const size_t most = rows * (size_t)c->kch;
+    if (most > INT_MAX / 2)
+        return cudaErrorInvalidValue;
     {
         void **p[] = {(void **)&c->items};
         size_t el[] = {sizeof(int)};
         CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_items, most));
     }
-    {
-        /* per item slot a flag, their scan (slots + 1) and the scan's scratch */
-        void **p[] = {(void **)&c->item_scan};
-        size_t el[] = {sizeof(int)};
-        CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_item_scan,
-                                       2 * (most + 1) + halox__md_kernel_scan_scratch((int)most)));
-    }
-    const int slots = (int)most;
+    /* per item slot a flag, their scan (slots + 1) and the scan's scratch */
+    void **p[] = {(void **)&c->item_scan};
+    size_t el[] = {sizeof(int)};
+    return halox__md_clusters_grow(p, el, 1, &c->cap_item_scan,
+                                   2 * (most + 1) + halox__md_kernel_scan_scratch((int)most));
+}
+
+static cudaError_t cl_items_enqueue(const md_clusters_t *c, cudaStream_t stream)
+{
+    const int ch = c->chunk > 0 && c->n > c->n_home ? c->chunk : 0;
+    if (!ch)
+        return cudaSuccess;
+    const int slots = (int)(c->cap_cl * (size_t)c->kch);
+    /* chunks no item names count nothing (halox__md_clusters_entries sums them all) */
+    CL_TRY(cudaMemsetAsync(c->cnt_nl_in, 0, sizeof(int) * (size_t)slots, stream));
     int *flag = c->item_scan, *start = flag + slots + 1, *scratch = start + slots + 1;
-    cl_item_flag<<<cl_blocks(slots, 256), 256, 0, stream>>>(n, c->kch, ch, c->cnt_nl, flag);
+    cl_item_flag<<<cl_blocks(slots, 256), 256, 0, stream>>>(slots, c->dims, c->kch, ch, c->cnt_nl,
+                                                            flag);
     CL_TRY(cudaGetLastError());
     CL_TRY(halox__md_kernel_scan(flag, slots, start, flag, scratch, stream));
-    cl_item_fill<<<cl_blocks(slots, 256), 256, 0, stream>>>(n, c->kch, ch, c->cnt_nl, start,
+    cl_item_fill<<<cl_blocks(slots, 256), 256, 0, stream>>>(c->dims, c->kch, ch, c->cnt_nl, start,
                                                             c->items);
     CL_TRY(cudaGetLastError());
-    return cudaMemcpyAsync(&c->h_small[4], &start[slots], sizeof(int), cudaMemcpyDeviceToHost,
+    return cudaMemcpyAsync(&c->dims[CL_D_ITEMS], &start[slots], sizeof(int),
+                           cudaMemcpyDeviceToDevice, stream);
+}
+
+/* What a build's graph captured as values: a build whose key differs captures again. Built
+ * zeroed (padding included) and compared as bytes. */
+typedef struct cl_graph_key {
+    const void *ptr[27];
+    size_t cap[10];
+    cl_geom_t g;
+    float rl;
+    int max_loc, max_nl, kch, chunk, no_bisect, halo;
+} cl_graph_key_t;
+
+static void cl_key_of(const md_clusters_t *c, const float *x, const uint8_t *zone,
+                      cl_graph_key_t *k)
+{
+    memset(k, 0, sizeof *k);
+    const void *p[] = {
+        x,          zone,     c->dims, c->h_small,   c->key,    c->sorted,   c->bin,
+        c->cursor,  c->scan,  c->col,  c->perm,      c->xq,     c->ref,      c->fs,
+        c->slot_of, c->bbox,  c->zwin, c->bnow,      c->jl_loc, c->cnt_loc,  c->jl_nl,
+        c->cnt_nl,  c->state, c->tl,   c->cnt_nl_in, c->items,  c->item_scan};
+    memcpy(k->ptr, p, sizeof p);
+    const size_t cap[] = {c->cap_atoms, c->cap_keys, c->cap_cols,  c->cap_slots,     c->cap_cl,
+                          c->cap_loc,   c->cap_nl,   c->cap_items, c->cap_item_scan, c->cap_in[1]};
+    memcpy(k->cap, cap, sizeof cap);
+    k->g = cl_geom_of(c);
+    k->rl = c->rl;
+    k->max_loc = c->max_loc;
+    k->max_nl = c->max_nl;
+    k->kch = c->kch;
+    k->chunk = c->chunk;
+    k->no_bisect = c->no_bisect;
+    k->halo = c->n > c->n_home;
+}
+
+/* Everything of a build after the host's preparation, in the stream's order: the atom counts up
+ * from h_small, the sort, the arming, the search, the work items, the counts down into h_small. */
+static cudaError_t cl_enqueue(md_clusters_t *c, const float *x, const uint8_t *zone,
+                              cudaStream_t stream)
+{
+    CL_TRY(cudaMemcpyAsync(c->dims, c->h_small, 2 * sizeof(int), cudaMemcpyHostToDevice, stream));
+    CL_TRY(cudaMemsetAsync(c->dims + CL_D_NCL_HOME, 0, (CL_D_COUNT - CL_D_NCL_HOME) * sizeof(int),
+                           stream));
+    if (c->tl) /* the launches of this list's life */
+        CL_TRY(halox__md_timeline_clear(c->tl, stream));
+    CL_TRY(halox__md_clusters_sort_enqueue(c, x, zone, stream));
+    CL_TRY(halox__md_clusters_arm(c, stream));
+    const cl_geom_t g = cl_geom_of(c);
+    cl_search<<<cl_blocks(32LL * (long long)c->cap_cl, 128), 128, 0, stream>>>(
+        (const float4 *)c->bbox, (const float2 *)c->zwin, c->col, c->no_bisect ? INT_MAX : 8, g,
+        c->dims, c->rl, c->jl_loc, c->cnt_loc, c->max_loc, c->jl_nl, c->cnt_nl, c->max_nl,
+        c->dims + CL_D_NEED_LOC);
+    CL_TRY(cudaGetLastError());
+    CL_TRY(cl_items_enqueue(c, stream));
+    return cudaMemcpyAsync(c->h_small + CL_D_NCL_HOME, c->dims + CL_D_NCL_HOME,
+                           (CL_D_COUNT - CL_D_NCL_HOME) * sizeof(int), cudaMemcpyDeviceToHost,
                            stream);
+}
+
+/* Capture the build on the private stream (nothing runs there; the caller's stream may be the
+ * legacy one, where capturing is not allowed) and instantiate it. */
+static cudaError_t cl_capture(md_clusters_t *c, const float *x, const uint8_t *zone)
+{
+    if (c->graph) {
+        cudaGraphExecDestroy(c->graph);
+        c->graph = NULL;
+    }
+    if (!c->capture_stream)
+        CL_TRY(cudaStreamCreateWithFlags(&c->capture_stream, cudaStreamNonBlocking));
+    CL_TRY(cudaStreamBeginCapture(c->capture_stream, cudaStreamCaptureModeThreadLocal));
+    cudaError_t e = cl_enqueue(c, x, zone, c->capture_stream);
+    cudaGraph_t graph = NULL;
+    const cudaError_t ended = cudaStreamEndCapture(c->capture_stream, &graph); /* always */
+    if (e == cudaSuccess)
+        e = ended;
+    if (e == cudaSuccess)
+        e = cudaGraphInstantiate(&c->graph, graph, 0);
+    if (graph)
+        cudaGraphDestroy(graph);
+    if (e != cudaSuccess) {
+        c->graph = NULL;
+        (void)cudaGetLastError();
+        return e;
+    }
+    c->captures++;
+    return cudaSuccess;
 }
 
 extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x,
@@ -114,20 +206,19 @@ extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x
     c->shift_dims = shift_dims & 7;
     for (int d = 0; d < 3; d++)
         c->box[d] = ((shift_dims >> d) & 1) ? ext[d] : 0.0f;
-    /* the first build: row lengths found, pinned counts, the device's step state, the watch */
-    if (!c->need) {
-        CL_TRY(cudaMalloc((void **)&c->need, 2 * sizeof(int)));
-        CL_TRY(cudaMallocHost((void **)&c->h_small, 8 * sizeof(int)));
+    /* the first build: the counts, the device's step state, the watch, the graph's key */
+    if (!c->dims) {
+        CL_TRY(cudaMalloc((void **)&c->dims, CL_D_COUNT * sizeof(int)));
+        CL_TRY(cudaMallocHost((void **)&c->h_small, CL_D_COUNT * sizeof(int)));
         CL_TRY(cudaMalloc(&c->state, sizeof(cl_state_t)));
         CL_TRY(cudaMemsetAsync(c->state, 0, sizeof(cl_state_t), stream));
         CL_TRY(cudaHostAlloc((void **)&c->watch, sizeof(md_clusters_watch_t), cudaHostAllocMapped));
         memset(c->watch, 0, sizeof *c->watch);
+        c->graph_key = calloc(1, sizeof(cl_graph_key_t));
+        if (!c->graph_key)
+            return cudaErrorMemoryAllocation;
     }
-    if (c->tl) /* the launches of this list's life */
-        CL_TRY(halox__md_timeline_clear(c->tl, stream));
-    CL_TRY(halox__md_clusters_sort(c, x, zone, lo, ext, density, stream));
-    const cl_geom_t g = cl_geom_of(c);
-    CL_TRY(halox__md_clusters_arm(c, stream));
+    CL_TRY(halox__md_clusters_sort_prepare(c, lo, ext, density));
     /* lists: a first guess from the density, grown until every row fits */
     if (c->max_loc == 0) {
         double side = cbrt((double)MD_CLUSTER_SIZE / (density > 0 ? density : 1.0));
@@ -149,37 +240,39 @@ extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x
         if (km && !*mks[k])
             *caps[k] = 0; /* allocated below with the lists */
     }
+    /* rows for as many clusters as the atoms can make (the count is found on the device) */
+    const long long ncol = (long long)c->m[0] * c->m[1];
+    const size_t rows_home = cl_cluster_bound(n_home, ncol);
     for (int attempt = 0; attempt < 4; attempt++) {
         {
             void **p[] = {(void **)&c->jl_loc, (void **)&c->jl_loc_in, (void **)&c->mk_loc_in};
             size_t el[] = {sizeof(int), sizeof(int), MD_CLUSTER_SIZE};
-            size_t want = (size_t)c->max_loc * (size_t)(c->ncl_home > 0 ? c->ncl_home : 1);
+            size_t want = (size_t)c->max_loc * rows_home;
             CL_TRY(halox__md_clusters_grow(p, el, km ? 3 : 2, &c->cap_loc, want));
         }
         {
             void **p[] = {(void **)&c->jl_nl, (void **)&c->jl_nl_in, (void **)&c->mk_nl_in};
             size_t el[] = {sizeof(int), sizeof(int), MD_CLUSTER_SIZE};
-            size_t want = (size_t)c->max_nl * (size_t)(c->ncl > 0 ? c->ncl : 1);
+            size_t want = (size_t)c->max_nl * c->cap_cl;
             CL_TRY(halox__md_clusters_grow(p, el, km ? 3 : 2, &c->cap_nl, want));
         }
-        CL_TRY(cudaMemsetAsync(c->need, 0, 2 * sizeof(int), stream));
-        if (c->ncl > 0) {
-            cl_search<<<cl_blocks(32LL * c->ncl, 128), 128, 0, stream>>>(
-                (const float4 *)c->bbox, (const float2 *)c->zwin, c->col,
-                c->no_bisect ? INT_MAX : 8, g, c->ncl_home, c->ncl, rl, c->jl_loc, c->cnt_loc,
-                c->max_loc, c->jl_nl, c->cnt_nl, c->max_nl, c->need);
-            CL_TRY(cudaGetLastError());
+        CL_TRY(cl_items_prepare(c));
+        cl_graph_key_t key;
+        cl_key_of(c, x, zone, &key);
+        if (!c->graph || memcmp(&key, c->graph_key, sizeof key) != 0) {
+            CL_TRY(cl_capture(c, x, zone));
+            memcpy(c->graph_key, &key, sizeof key);
         }
-        CL_TRY(cudaMemcpyAsync(&c->h_small[2], c->need, 2 * sizeof(int), cudaMemcpyDeviceToHost,
-                               stream));
-        c->h_small[4] = 0;
-        CL_TRY(cl_items(c, stream));
+        c->h_small[CL_D_NHOME] = n_home;
+        c->h_small[CL_D_N] = n;
+        CL_TRY(cudaGraphLaunch(c->graph, stream));
         CL_TRY(cudaStreamSynchronize(stream));
-        int nl = c->h_small[2], nn = c->h_small[3];
-        if (nl <= c->max_loc && nn <= c->max_nl) {
-            c->nitems = c->h_small[4];
+        c->ncl_home = c->h_small[CL_D_NCL_HOME];
+        c->ncl = c->h_small[CL_D_NCL];
+        c->nitems = c->h_small[CL_D_ITEMS];
+        const int nl = c->h_small[CL_D_NEED_LOC], nn = c->h_small[CL_D_NEED_NL];
+        if (nl <= c->max_loc && nn <= c->max_nl)
             return cudaSuccess;
-        }
         if (nl > c->max_loc)
             c->max_loc = nl + nl / 5 + 8;
         if (nn > c->max_nl)
@@ -241,11 +334,16 @@ extern "C" void halox__md_clusters_free(md_clusters_t *c)
     void *p[] = {c->xq,         c->ref,      c->fs,        c->perm,  c->slot_of,  c->bbox,
                  c->zwin,       c->key,      c->sorted,    c->bin,   c->cursor,   c->scan,
                  c->col,        c->jl_loc,   c->cnt_loc,   c->jl_nl, c->cnt_nl,   c->jl_loc_in,
-                 c->cnt_loc_in, c->jl_nl_in, c->cnt_nl_in, c->need,  c->state,    c->mk_loc_in,
+                 c->cnt_loc_in, c->jl_nl_in, c->cnt_nl_in, c->dims,  c->state,    c->mk_loc_in,
                  c->mk_nl_in,   c->tl,       c->bnow,      c->items, c->item_scan};
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
         if (p[k])
             cudaFree(p[k]);
+    if (c->graph)
+        cudaGraphExecDestroy(c->graph);
+    if (c->capture_stream)
+        cudaStreamDestroy(c->capture_stream);
+    free(c->graph_key);
     if (c->h_small)
         cudaFreeHost(c->h_small);
     if (c->watch)

@@ -2,8 +2,9 @@
  * only): the slot encoding, the sort's geometry, the launch helpers, the device's step state, the
  * pruning switch, and the launchers one file calls in another. The files, each calling only those
  * listed after it (no circles):
- *   md_cluster_build.cu   the entry points of a build (list search, rows grown until they fit),
- *                         the list sizes, free; its search kernel is md_cluster_search.cuh (a
+ *   md_cluster_build.cu   the entry points of a build (sort, list search and work items
+ *                         captured as one graph and replayed, rows grown until they fit), the
+ *                         list sizes, free; its search kernel is md_cluster_search.cuh (a
  *                         header, so that tests/emu runs it on the CPU)
  *   md_cluster_sort.cu    the cluster sort of a build: geometry, keys, slots, bounding boxes;
  *                         the arrays' growth
@@ -85,22 +86,49 @@ static inline int cl_pruning(const md_clusters_t *c)
     return c->rl_in > c->rc && c->rl_in < c->rl && c->rc > 0;
 }
 
+/* The counts of a build in device memory (md_clusters_t.dims, mirrored in the pinned h_small):
+ * the atoms (copied up at the build's start), what the sort and the search find, so that a build
+ * is one captured graph whose kernels read their sizes here (grids sized by the capacities). */
+enum {
+    CL_D_NHOME = 0, /* home atoms (in) */
+    CL_D_N,         /* all atoms (in) */
+    CL_D_NCL_HOME,  /* home clusters (out) */
+    CL_D_NCL,       /* all clusters (out) */
+    CL_D_NEED_LOC,  /* longest local row found (out) */
+    CL_D_NEED_NL,   /* longest non-local row found (out) */
+    CL_D_ITEMS,     /* the non-local kernel's work items (out) */
+    CL_D_COUNT = 8
+};
+
+/* The clusters n atoms can make in `cols` (part, column) bins of up to 8-atom clusters: each
+ * bin's last cluster may be short, so at most n / 8 plus 7 / 8 of each non-empty bin. The
+ * arrays of clusters are sized by it before the sort knows the count. */
+static inline size_t cl_cluster_bound(long long n, long long cols)
+{
+    const long long bins = cols < n ? cols : n;
+    return (size_t)((n + 7 * bins) / MD_CLUSTER_SIZE + 1);
+}
+
 /* Make each of the k arrays hold at least `want` elements of its size (contents not kept;
  * md_cluster_sort.cu). */
 extern "C" cudaError_t halox__md_clusters_grow(void **p[], const size_t elem[], int k, size_t *cap,
                                                size_t want);
 
-/* Sort the c->n atoms of x (the c->n_home home atoms first) into clusters over [lo, lo + ext):
- * the geometry, the slots (perm, slot_of) with their positions xq and the prune references, the
- * bounding boxes, fs zeroed (md_cluster_sort.cu). Needs n_home, n, shift_dims, box and h_small
- * of c; synchronises the stream (for the cluster counts). */
-extern "C" cudaError_t halox__md_clusters_sort(md_clusters_t *c, const float *x,
-                                               const uint8_t *zone, const float lo[3],
-                                               const float ext[3], double density,
-                                               cudaStream_t stream);
+/* Before a build's sort (md_cluster_sort.cu): the geometry of [lo, lo + ext) and the sort's
+ * arrays grown for c->n atoms and as many clusters as they can make (cl_cluster_bound). Needs
+ * n_home, n, shift_dims and box of c. */
+extern "C" cudaError_t halox__md_clusters_sort_prepare(md_clusters_t *c, const float lo[3],
+                                                       const float ext[3], double density);
+
+/* Enqueue the sort of the atoms of x (counts in c->dims) into clusters over the prepared
+ * geometry: the slots (perm, slot_of) with their positions xq and the prune references, the
+ * bounding boxes, fs zeroed, the cluster counts into c->dims (md_cluster_sort.cu). Grids are
+ * sized by the capacities, nothing waits: a build captures it in its graph. */
+extern "C" cudaError_t halox__md_clusters_sort_enqueue(const md_clusters_t *c, const float *x,
+                                                       const uint8_t *zone, cudaStream_t stream);
 
 /* After a build: every list prunes in the next kernels, maxima and ticket cleared
- * (md_cluster_watch.cu). */
+ * (md_cluster_watch.cu). Nothing but a launch: a build captures it in its graph. */
 extern "C" cudaError_t halox__md_clusters_arm(const md_clusters_t *c, cudaStream_t stream);
 
 #endif

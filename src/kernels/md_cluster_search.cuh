@@ -69,15 +69,18 @@ __device__ static inline int cl_bisect(const float2 *__restrict__ zwin, int a, i
  * of 32 windows are packed onto the lanes (one column per pass left most lanes idle: nine
  * clusters to 32 lanes). Home rows take home clusters into the local list and halo clusters into
  * the non-local one; halo rows take halo clusters only (their pairs with home clusters are in
- * the home rows). */
+ * the home rows). The cluster counts come from dims (CL_D_*), need is where the longest rows go
+ * when they do not fit. */
 static __global__ void cl_search(const float4 *__restrict__ bbox, const float2 *__restrict__ zwin,
                                  const int *__restrict__ col, int bisect_above, cl_geom_t g,
-                                 int ncl_home, int ncl, float rl, int *__restrict__ jl_loc,
+                                 const int *__restrict__ dims, float rl, int *__restrict__ jl_loc,
                                  int *__restrict__ cnt_loc, int max_loc, int *__restrict__ jl_nl,
                                  int *__restrict__ cnt_nl, int max_nl, int *__restrict__ need)
 {
     int ic = (int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
     int lane = threadIdx.x & 31;
+    /* the cluster counts the sort found (the grid spans the capacity) */
+    const int ncl_home = dims[CL_D_NCL_HOME], ncl = dims[CL_D_NCL];
     if (ic >= ncl)
         return; /* the whole warp */
     const float4 ilo = bbox[2 * (size_t)ic], ihi = bbox[2 * (size_t)ic + 1];

@@ -11,11 +11,11 @@
 
 /* key = ((part * ncol) + column) * nzb + z bin */
 static __global__ void cl_keys(const float *__restrict__ x, const uint8_t *__restrict__ zone,
-                               int n_home, int n, cl_geom_t g, int *__restrict__ key,
+                               const int *__restrict__ dims, cl_geom_t g, int *__restrict__ key,
                                int *__restrict__ count)
 {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n)
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, n_home = dims[CL_D_NHOME];
+    if (i >= dims[CL_D_N])
         return;
     int c[3]; /* column x, column y, z bin */
     halox__cell_of(x, i, g.lo, g.inv_w, g.m, c);
@@ -29,11 +29,11 @@ static __global__ void cl_keys(const float *__restrict__ x, const uint8_t *__res
     atomicAdd(&count[k], 1);
 }
 
-static __global__ void cl_scatter(int n, const int *__restrict__ key, int *__restrict__ cursor,
-                                  int *__restrict__ sorted)
+static __global__ void cl_scatter(const int *__restrict__ dims, const int *__restrict__ key,
+                                  int *__restrict__ cursor, int *__restrict__ sorted)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n)
+    if (i >= dims[CL_D_N])
         return;
     sorted[atomicAdd(&cursor[key[i]], 1)] = i;
 }
@@ -68,12 +68,21 @@ static __global__ void cl_col_count(int ncols, int nzb, const int *__restrict__ 
     col[c] = (atoms + MD_CLUSTER_SIZE - 1) / MD_CLUSTER_SIZE;
 }
 
-static __global__ void cl_fill(int n, int nzb, const int *__restrict__ sorted,
-                               const int *__restrict__ key, const int *__restrict__ bin,
-                               const int *__restrict__ col, int *__restrict__ perm)
+/* the cluster counts from the columns' offsets: home columns first, then the halo parts' */
+static __global__ void cl_count_clusters(int ncol, int ncols, const int *__restrict__ col,
+                                         int *__restrict__ dims)
+{
+    dims[CL_D_NCL_HOME] = col[ncol];
+    dims[CL_D_NCL] = col[ncols];
+}
+
+static __global__ void cl_fill(const int *__restrict__ dims, int nzb,
+                               const int *__restrict__ sorted, const int *__restrict__ key,
+                               const int *__restrict__ bin, const int *__restrict__ col,
+                               int *__restrict__ perm)
 {
     int p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p >= n)
+    if (p >= dims[CL_D_N])
         return;
     int i = sorted[p];
     int c = key[i] / nzb;
@@ -84,15 +93,16 @@ static __global__ void cl_fill(int n, int nzb, const int *__restrict__ sorted,
 /* bounding boxes and zone masks of the clusters; positions of all slots (padding far away),
  * also as the three references (the prunes' and the build's: nslots apart), and no forces yet;
  * the slot of each atom */
-static __global__ void cl_bbox(int ncl, size_t nslots, const int *__restrict__ perm,
+static __global__ void cl_bbox(const int *__restrict__ dims, const int *__restrict__ perm,
                                const float *__restrict__ x, const uint8_t *__restrict__ zone,
                                float4 *__restrict__ bbox, float4 *__restrict__ xq,
                                float4 *__restrict__ ref, float *__restrict__ fs,
                                int *__restrict__ slot_of)
 {
-    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    const int c = blockIdx.x * blockDim.x + threadIdx.x, ncl = dims[CL_D_NCL];
     if (c >= ncl)
         return;
+    const size_t nslots = (size_t)ncl * MD_CLUSTER_SIZE;
     float lo0 = 3e38f, lo1 = 3e38f, lo2 = 3e38f, hi0 = -3e38f, hi1 = -3e38f, hi2 = -3e38f;
     unsigned zm = 0;
     for (int l = 0; l < MD_CLUSTER_SIZE; l++) {
@@ -206,20 +216,18 @@ static void cl_geometry(md_clusters_t *c, const float lo[3], const float ext[3],
     }
 }
 
-extern "C" cudaError_t halox__md_clusters_sort(md_clusters_t *c, const float *x,
-                                               const uint8_t *zone, const float lo[3],
-                                               const float ext[3], double density,
-                                               cudaStream_t stream)
+extern "C" cudaError_t halox__md_clusters_sort_prepare(md_clusters_t *c, const float lo[3],
+                                                       const float ext[3], double density)
 {
     cl_geometry(c, lo, ext, density, c->n);
     const cl_geom_t g = cl_geom_of(c);
-    const int n_home = c->n_home, n = c->n;
+    const int n = c->n;
     const int ncol = c->m[0] * c->m[1], nzb = c->m[2];
     const int nkeys = g.parts * ncol * nzb; /* no halo: the 7 halo parts would stay empty */
     {
-        void **p[] = {(void **)&c->key, (void **)&c->sorted};
-        size_t el[] = {sizeof(int), sizeof(int)};
-        CL_TRY(halox__md_clusters_grow(p, el, 2, &c->cap_atoms, (size_t)(n > 0 ? n : 1)));
+        void **p[] = {(void **)&c->key, (void **)&c->sorted, (void **)&c->slot_of};
+        size_t el[] = {sizeof(int), sizeof(int), sizeof(int)};
+        CL_TRY(halox__md_clusters_grow(p, el, 3, &c->cap_atoms, (size_t)(n > 0 ? n : 1)));
     }
     {
         void **p[] = {(void **)&c->bin, (void **)&c->cursor, (void **)&c->scan};
@@ -232,67 +240,59 @@ extern "C" cudaError_t halox__md_clusters_sort(md_clusters_t *c, const float *x,
         size_t el[] = {sizeof(int)};
         CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_cols, (size_t)g.parts * ncol + 1));
     }
-    /* sort the atoms by key: count, scan, scatter, order each bin by index */
-    CL_TRY(cudaMemsetAsync(c->cursor, 0, sizeof(int) * ((size_t)nkeys + 1), stream));
-    if (n > 0) {
-        cl_keys<<<cl_blocks(n, 256), 256, 0, stream>>>(x, zone, n_home, n, g, c->key, c->cursor);
-        CL_TRY(cudaGetLastError());
-    }
-    CL_TRY(halox__md_kernel_scan(c->cursor, nkeys, c->bin, c->cursor, c->scan, stream));
-    if (n > 0) {
-        cl_scatter<<<cl_blocks(n, 256), 256, 0, stream>>>(n, c->key, c->cursor, c->sorted);
-        CL_TRY(cudaGetLastError());
-    }
-    cl_bin_order<<<cl_blocks(nkeys, 256), 256, 0, stream>>>(nkeys, c->bin, c->sorted);
-    CL_TRY(cudaGetLastError());
-    /* clusters per column, their offsets: home columns first, then the halo parts' columns */
-    const int ncols = g.parts * ncol;
-    cl_col_count<<<cl_blocks(ncols, 256), 256, 0, stream>>>(ncols, nzb, c->bin, c->col);
-    CL_TRY(cudaGetLastError());
-    CL_TRY(halox__md_kernel_scan(c->col, ncols, c->col, c->col, c->scan, stream));
-    CL_TRY(cudaMemcpyAsync(&c->h_small[0], &c->col[ncol], sizeof(int), cudaMemcpyDeviceToHost,
-                           stream));
-    CL_TRY(cudaMemcpyAsync(&c->h_small[1], &c->col[ncols], sizeof(int), cudaMemcpyDeviceToHost,
-                           stream));
-    CL_TRY(cudaStreamSynchronize(stream));
-    c->ncl_home = c->h_small[0];
-    c->ncl = c->h_small[1];
-    const size_t nslots = (size_t)c->ncl * MD_CLUSTER_SIZE;
+    /* the clusters are counted on the device: room for as many as the atoms can make */
+    const size_t most = cl_cluster_bound(n, (long long)g.parts * ncol);
     {
         void **p[] = {(void **)&c->perm, (void **)&c->xq, (void **)&c->ref, (void **)&c->fs};
         size_t el[] = {sizeof(int), 4 * sizeof(float), 12 * sizeof(float), 3 * sizeof(float)};
-        CL_TRY(halox__md_clusters_grow(p, el, 4, &c->cap_slots, nslots > 0 ? nslots : 1));
-    }
-    {
-        void **p[] = {(void **)&c->slot_of};
-        size_t el[] = {sizeof(int)};
-        CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_atoms_slot, (size_t)(n > 0 ? n : 1)));
+        CL_TRY(halox__md_clusters_grow(p, el, 4, &c->cap_slots, MD_CLUSTER_SIZE * most));
     }
     {
         void **p[] = {(void **)&c->bbox, (void **)&c->cnt_loc, (void **)&c->cnt_nl,
                       (void **)&c->zwin, (void **)&c->bnow};
         size_t el[] = {8 * sizeof(float), sizeof(int), sizeof(int), 2 * sizeof(float),
                        8 * sizeof(float)};
-        CL_TRY(halox__md_clusters_grow(p, el, 5, &c->cap_cl, (size_t)(c->ncl > 0 ? c->ncl : 1)));
-    }
-    CL_TRY(cudaMemsetAsync(c->perm, 0xff, sizeof(int) * (nslots > 0 ? nslots : 1), stream));
-    if (n > 0) {
-        cl_fill<<<cl_blocks(n, 256), 256, 0, stream>>>(n, nzb, c->sorted, c->key, c->bin, c->col,
-                                                       c->perm);
-        CL_TRY(cudaGetLastError());
-    }
-    if (c->ncl > 0) {
-        /* every reference at the build's positions; no forces yet */
-        cl_bbox<<<cl_blocks(c->ncl, 128), 128, 0, stream>>>(c->ncl, nslots, c->perm, x, zone,
-                                                            (float4 *)c->bbox, (float4 *)c->xq,
-                                                            (float4 *)c->ref, c->fs, c->slot_of);
-        CL_TRY(cudaGetLastError());
-        cl_zwin<<<cl_blocks(ncols, 128), 128, 0, stream>>>(ncols, c->col, (const float4 *)c->bbox,
-                                                           (float2 *)c->zwin);
-        CL_TRY(cudaGetLastError());
-        /* the boxes now are the build's until a gather moves the atoms */
-        CL_TRY(cudaMemcpyAsync(c->bnow, c->bbox, 8 * sizeof(float) * (size_t)c->ncl,
-                               cudaMemcpyDeviceToDevice, stream));
+        CL_TRY(halox__md_clusters_grow(p, el, 5, &c->cap_cl, most));
     }
     return cudaSuccess;
+}
+
+extern "C" cudaError_t halox__md_clusters_sort_enqueue(const md_clusters_t *c, const float *x,
+                                                       const uint8_t *zone, cudaStream_t stream)
+{
+    const cl_geom_t g = cl_geom_of(c);
+    const int ncol = c->m[0] * c->m[1], nzb = c->m[2];
+    const int nkeys = g.parts * ncol * nzb, ncols = g.parts * ncol;
+    const long long atoms = (long long)c->cap_atoms, cls = (long long)c->cap_cl;
+    /* sort the atoms by key: count, scan, scatter, order each bin by index */
+    CL_TRY(cudaMemsetAsync(c->cursor, 0, sizeof(int) * ((size_t)nkeys + 1), stream));
+    cl_keys<<<cl_blocks(atoms, 256), 256, 0, stream>>>(x, zone, c->dims, g, c->key, c->cursor);
+    CL_TRY(cudaGetLastError());
+    CL_TRY(halox__md_kernel_scan(c->cursor, nkeys, c->bin, c->cursor, c->scan, stream));
+    cl_scatter<<<cl_blocks(atoms, 256), 256, 0, stream>>>(c->dims, c->key, c->cursor, c->sorted);
+    CL_TRY(cudaGetLastError());
+    cl_bin_order<<<cl_blocks(nkeys, 256), 256, 0, stream>>>(nkeys, c->bin, c->sorted);
+    CL_TRY(cudaGetLastError());
+    /* clusters per column, their offsets: home columns first, then the halo parts' columns */
+    cl_col_count<<<cl_blocks(ncols, 256), 256, 0, stream>>>(ncols, nzb, c->bin, c->col);
+    CL_TRY(cudaGetLastError());
+    CL_TRY(halox__md_kernel_scan(c->col, ncols, c->col, c->col, c->scan, stream));
+    cl_count_clusters<<<1, 1, 0, stream>>>(ncol, ncols, c->col, c->dims);
+    CL_TRY(cudaGetLastError());
+    CL_TRY(cudaMemsetAsync(c->perm, 0xff, sizeof(int) * c->cap_slots, stream));
+    cl_fill<<<cl_blocks(atoms, 256), 256, 0, stream>>>(c->dims, nzb, c->sorted, c->key, c->bin,
+                                                       c->col, c->perm);
+    CL_TRY(cudaGetLastError());
+    /* every reference at the build's positions; no forces yet */
+    cl_bbox<<<cl_blocks(cls, 128), 128, 0, stream>>>(c->dims, c->perm, x, zone, (float4 *)c->bbox,
+                                                     (float4 *)c->xq, (float4 *)c->ref, c->fs,
+                                                     c->slot_of);
+    CL_TRY(cudaGetLastError());
+    cl_zwin<<<cl_blocks(ncols, 128), 128, 0, stream>>>(ncols, c->col, (const float4 *)c->bbox,
+                                                       (float2 *)c->zwin);
+    CL_TRY(cudaGetLastError());
+    /* the boxes now are the build's until a gather moves the atoms (the whole capacity: the
+     * count is on the device) */
+    return cudaMemcpyAsync(c->bnow, c->bbox, 8 * sizeof(float) * c->cap_cl,
+                           cudaMemcpyDeviceToDevice, stream);
 }
