@@ -5,7 +5,8 @@
 # engine.sh; ENGINE_BUILD, /tmp/hx-engine).
 # Knobs: ENVAB_SETS (';'-separated settings, each "NAME=value ..." or "-" for none; required),
 # ENVAB_NP ("2": rank counts), ENVAB_T ("nvshmem-inline": the transport above one rank; one rank
-# runs nccl), ENVAB_SIZES ("45000 180000"), ENVAB_STEPS (1000), ENVAB_REPEATS (3). Results:
+# runs nccl), ENVAB_SIZES ("45000 180000"), ENVAB_STEPS (1000), ENVAB_REPEATS (3), ENVAB_BENCH
+# (md; overlap: halox-bench overlap records instead, above one rank only). Results:
 # $OUT/envab.jsonl (the records) and envab.log; the commit from .halox-commit.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,11 +30,12 @@ for n in ${ENVAB_SIZES:-45000 180000}; do
                 for v in "${vars[@]}"; do xs+=(-x "$v"); done
                 tr=nccl
                 [ "$np" -gt 1 ] && tr=${ENVAB_T:-nvshmem-inline}
+                args=(md -t "$tr" --device gpu --graph --atoms "$n" --steps "${ENVAB_STEPS:-1000}")
+                [ "${ENVAB_BENCH:-md}" = overlap ] && args=(overlap -t "$tr" --atoms "$n")
                 env "${vars[@]}" timeout 200 mpirun --allow-run-as-root --oversubscribe \
                     --bind-to none -np "$np" -x HALOX_COMMIT -x CUDA_MPS_PIPE_DIRECTORY \
                     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE \
-                    -x HALOX_SYSTEM_CACHE "${xs[@]}" "$B/tools/halox-bench" md -t "$tr" \
-                    --device gpu --graph --atoms "$n" --steps "${ENVAB_STEPS:-1000}" \
+                    -x HALOX_SYSTEM_CACHE "${xs[@]}" "$B/tools/halox-bench" "${args[@]}" \
                     --json "$OUT/envab.jsonl" >>"$OUT/envab.log" 2>&1
                 echo "$n round $r np$np [$set] rc=$?"
             done
@@ -46,8 +48,11 @@ groups = {}
 for line in open(sys.argv[1]):
     r = json.loads(line)
     key = (r["atoms"], r["ranks"], json.dumps(r.get("env", {}), sort_keys=True))
-    groups.setdefault(key, []).append(r["ms_per_step"])
-for (n, np, env), v in sorted(groups.items()):
-    print(f"{n:>8} np{np} {env}: median {statistics.median(v):.4f} ms/step of {len(v)}: "
-          + " ".join(f"{x:.4f}" for x in v))
+    what = "overlap_percent" if r.get("bench") == "overlap" else "ms_per_step"
+    groups.setdefault(key + (what,), []).append(r.get(what))
+for (n, np, env, what), v in sorted(groups.items()):
+    v = [x for x in v if x is not None]
+    if v:
+        print(f"{n:>8} np{np} {env}: median {statistics.median(v):.4f} {what} of {len(v)}: "
+              + " ".join(f"{x:.4f}" for x in v))
 EOF

@@ -92,60 +92,92 @@ static __global__ void cl_fill(const int *__restrict__ dims, int nzb,
 
 /* bounding boxes and zone masks of the clusters; positions of all slots (padding far away),
  * also as the three references (the prunes' and the build's: nslots apart), and no forces yet;
- * the slot of each atom */
+ * the slot of each atom. A thread per slot, the 8 slots of a cluster on 8 neighbouring lanes
+ * that reduce its box by shuffles (a thread per cluster walked its 8 atoms one load after
+ * another: 10 us of a 76 us build at 45k atoms). */
 static __global__ void cl_bbox(const int *__restrict__ dims, const int *__restrict__ perm,
                                const float *__restrict__ x, const uint8_t *__restrict__ zone,
                                float4 *__restrict__ bbox, float4 *__restrict__ xq,
                                float4 *__restrict__ ref, float *__restrict__ fs,
                                int *__restrict__ slot_of)
 {
-    const int c = blockIdx.x * blockDim.x + threadIdx.x, ncl = dims[CL_D_NCL];
+    const int s = blockIdx.x * blockDim.x + threadIdx.x, ncl = dims[CL_D_NCL];
+    const int c = s / MD_CLUSTER_SIZE;
     if (c >= ncl)
-        return;
+        return; /* the cluster's 8 lanes alike */
     const size_t nslots = (size_t)ncl * MD_CLUSTER_SIZE;
+    const unsigned group = 0xffu << (threadIdx.x & 24);
     float lo0 = 3e38f, lo1 = 3e38f, lo2 = 3e38f, hi0 = -3e38f, hi1 = -3e38f, hi2 = -3e38f;
     unsigned zm = 0;
-    for (int l = 0; l < MD_CLUSTER_SIZE; l++) {
-        size_t s = (size_t)c * MD_CLUSTER_SIZE + l;
-        int a = perm[s];
-        float4 q = make_float4(CL_PAD, CL_PAD, CL_PAD, __int_as_float(CL_ZONE_TAG));
-        if (a >= 0) {
-            float p0 = x[3 * (size_t)a], p1 = x[3 * (size_t)a + 1], p2 = x[3 * (size_t)a + 2];
-            int z = zone[a];
-            lo0 = fminf(lo0, p0), lo1 = fminf(lo1, p1), lo2 = fminf(lo2, p2);
-            hi0 = fmaxf(hi0, p0), hi1 = fmaxf(hi1, p1), hi2 = fmaxf(hi2, p2);
-            zm |= 1u << (z & 7);
-            q = make_float4(p0, p1, p2, __int_as_float(CL_ZONE_TAG | z));
-            slot_of[a] = (int)s;
-        }
-        xq[s] = q;
-        for (int k = 0; k < 3; k++)
-            ref[k * nslots + s] = q;
-        fs[3 * s] = fs[3 * s + 1] = fs[3 * s + 2] = 0.0f;
+    const int a = perm[s];
+    float4 q = make_float4(CL_PAD, CL_PAD, CL_PAD, __int_as_float(CL_ZONE_TAG));
+    if (a >= 0) {
+        const float p0 = x[3 * (size_t)a], p1 = x[3 * (size_t)a + 1], p2 = x[3 * (size_t)a + 2];
+        const int z = zone[a];
+        lo0 = hi0 = p0, lo1 = hi1 = p1, lo2 = hi2 = p2;
+        zm = 1u << (z & 7);
+        q = make_float4(p0, p1, p2, __int_as_float(CL_ZONE_TAG | z));
+        slot_of[a] = s;
     }
-    bbox[2 * (size_t)c] = make_float4(lo0, lo1, lo2, __uint_as_float(zm));
-    bbox[2 * (size_t)c + 1] = make_float4(hi0, hi1, hi2, 0.0f);
+    xq[s] = q;
+    for (int k = 0; k < 3; k++)
+        ref[k * nslots + s] = q;
+    fs[3 * (size_t)s] = fs[3 * (size_t)s + 1] = fs[3 * (size_t)s + 2] = 0.0f;
+    for (int o = 1; o < MD_CLUSTER_SIZE; o <<= 1) {
+        lo0 = fminf(lo0, __shfl_xor_sync(group, lo0, o, MD_CLUSTER_SIZE));
+        lo1 = fminf(lo1, __shfl_xor_sync(group, lo1, o, MD_CLUSTER_SIZE));
+        lo2 = fminf(lo2, __shfl_xor_sync(group, lo2, o, MD_CLUSTER_SIZE));
+        hi0 = fmaxf(hi0, __shfl_xor_sync(group, hi0, o, MD_CLUSTER_SIZE));
+        hi1 = fmaxf(hi1, __shfl_xor_sync(group, hi1, o, MD_CLUSTER_SIZE));
+        hi2 = fmaxf(hi2, __shfl_xor_sync(group, hi2, o, MD_CLUSTER_SIZE));
+        zm |= __shfl_xor_sync(group, zm, o, MD_CLUSTER_SIZE);
+    }
+    if (s % MD_CLUSTER_SIZE == 0) {
+        bbox[2 * (size_t)c] = make_float4(lo0, lo1, lo2, __uint_as_float(zm));
+        bbox[2 * (size_t)c + 1] = make_float4(hi0, hi1, hi2, 0.0f);
+    }
 }
 
 /* Per column (and part), whose clusters are cut from atoms in z-bin order: the running largest
  * top and the running smallest bottom from the other end, monotonic along the column where the
- * boxes themselves are only nearly so (atoms within a bin are in index order). */
+ * boxes themselves are only nearly so (atoms within a bin are in index order). A warp per
+ * column, 32 clusters at a time by a scan over the lanes (a thread per column walked it one
+ * cluster after another: 9 us at 45k atoms). */
 static __global__ void cl_zwin(int ncols, const int *__restrict__ col,
                                const float4 *__restrict__ bbox, float2 *__restrict__ zwin)
 {
-    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    const int c = (int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+    const int lane = threadIdx.x & 31;
     if (c >= ncols)
-        return;
+        return; /* the whole warp */
     const int a = col[c], e = col[c + 1];
     float top = -3e38f;
-    for (int j = a; j < e; j++) {
-        top = fmaxf(top, bbox[2 * (size_t)j + 1].z);
-        zwin[j].x = top;
+    for (int j0 = a; j0 < e; j0 += 32) {
+        const int j = j0 + lane;
+        float v = j < e ? bbox[2 * (size_t)j + 1].z : -3e38f;
+        for (int d = 1; d < 32; d <<= 1) {
+            const float t = __shfl_up_sync(CL_FULL, v, d);
+            if (lane >= d)
+                v = fmaxf(v, t);
+        }
+        v = fmaxf(v, top);
+        if (j < e)
+            zwin[j].x = v;
+        top = __shfl_sync(CL_FULL, v, 31);
     }
     float bottom = 3e38f;
-    for (int j = e - 1; j >= a; j--) {
-        bottom = fminf(bottom, bbox[2 * (size_t)j].z);
-        zwin[j].y = bottom;
+    for (int j1 = e; j1 > a; j1 -= 32) { /* from the top down: lane 0 the highest */
+        const int j = j1 - 1 - lane;
+        float v = j >= a ? bbox[2 * (size_t)j].z : 3e38f;
+        for (int d = 1; d < 32; d <<= 1) {
+            const float t = __shfl_up_sync(CL_FULL, v, d);
+            if (lane >= d)
+                v = fminf(v, t);
+        }
+        v = fminf(v, bottom);
+        if (j >= a)
+            zwin[j].y = v;
+        bottom = __shfl_sync(CL_FULL, v, 31);
     }
 }
 
@@ -284,12 +316,12 @@ extern "C" cudaError_t halox__md_clusters_sort_enqueue(const md_clusters_t *c, c
                                                        c->col, c->perm);
     CL_TRY(cudaGetLastError());
     /* every reference at the build's positions; no forces yet */
-    cl_bbox<<<cl_blocks(cls, 128), 128, 0, stream>>>(c->dims, c->perm, x, zone, (float4 *)c->bbox,
-                                                     (float4 *)c->xq, (float4 *)c->ref, c->fs,
-                                                     c->slot_of);
+    cl_bbox<<<cl_blocks(MD_CLUSTER_SIZE * cls, 128), 128, 0, stream>>>(
+        c->dims, c->perm, x, zone, (float4 *)c->bbox, (float4 *)c->xq, (float4 *)c->ref, c->fs,
+        c->slot_of);
     CL_TRY(cudaGetLastError());
-    cl_zwin<<<cl_blocks(ncols, 128), 128, 0, stream>>>(ncols, c->col, (const float4 *)c->bbox,
-                                                       (float2 *)c->zwin);
+    cl_zwin<<<cl_blocks(32LL * ncols, 128), 128, 0, stream>>>(
+        ncols, c->col, (const float4 *)c->bbox, (float2 *)c->zwin);
     CL_TRY(cudaGetLastError());
     /* the boxes now are the build's until a gather moves the atoms (the whole capacity: the
      * count is on the device) */
