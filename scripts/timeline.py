@@ -85,6 +85,19 @@ def main(argv):
     print("%d rank(s), %d steps lined up; step period median %.1f us (min %.1f, max %.1f)"
           % (len(ranks), len(steps), statistics.median(periods) / 1e3 if periods else 0,
              min(periods) / 1e3 if periods else 0, max(periods) / 1e3 if periods else 0))
+    if periods:
+        # the mean is what ms/step sees: a few long steps (prunes, a late rank) pull it above
+        # the median
+        q = sorted(periods)
+        pct = lambda f: q[min(len(q) - 1, int(f * len(q)))] / 1e3
+        print("step period mean %.1f us; p10 %.1f, p50 %.1f, p90 %.1f" %
+              (statistics.mean(periods) / 1e3, pct(0.1), pct(0.5), pct(0.9)))
+        # the longest steps: which kernels made them long (lengths in us, rank 0)
+        worst = sorted(range(len(periods)), key=lambda i: -periods[i])[:5]
+        for i in sorted(worst):
+            st = steps[i][1][0]
+            lens = " ".join("%s %.1f" % (k, (st[k][1] - st[k][0]) / 1e3) for k in KINDS if k in st)
+            print("  step %d: period %.1f us; rank 0: %s" % (i, periods[i] / 1e3, lens))
     print("us from the step's first home gather (medians over the steps):")
     print("%-5s %-12s %8s %8s %8s %8s" % ("rank", "kind", "start", "waited", "end", "length"))
     for r in range(len(ranks)):
