@@ -65,10 +65,6 @@
       "GPU engine: the entries of a non-local pair-list row one warp takes (a multiple of 32, "    \
       "rounded up): each build lists the rows' non-empty chunks, so a long row is shared by "      \
       "several warps and no warp goes to an empty row; 0 one warp per row, every row")             \
-    X("HALOX_MD_PDL", "0/1", "1",                                                                  \
-      "GPU engine: 1 launches the local forces, the halo forces and the kick with programmatic "   \
-      "dependent launch (Hopper): each is placed on the GPU while the kernel before it on its "    \
-      "stream finishes, which closes the gap between them; 0 launches them plainly")               \
     X("HALOX_MD_GRAPH_UPDATE", "0/1", "1",                                                         \
       "GPU engine, --graph: 1 moves the step's graph executable to the capture after a rebuild "   \
       "(cudaGraphExecUpdate) where the captured exchange allows it, 0 instantiates every capture") \

@@ -157,10 +157,6 @@ typedef struct md_clusters {
      * kch + chunk], the entries at the chunk's place in the row). 0: one warp per row, every row
      * (kch 1). The local rows are always one per warp (in chunks they ran slower). */
     int chunk, kch, nitems;
-    /* 1: programmatic dependent launch of the local forces, the halo forces and the kick (each
-     * placed on the GPU while the kernel before it on its stream finishes; md_cluster_pdl.cuh
-     * says why only these). Set before the step kernels. */
-    int pdl;
     int *items, *item_scan;
     size_t cap_items, cap_item_scan, cap_in[2];
     /* > 0 in x or y: the columns put an edge at lo + edge[d] (the home atoms' upper bound, where

@@ -8,15 +8,12 @@
 #include "kernels/inline_halo.h"
 #include "kernels/md_cluster.h"
 #include "kernels/md_cluster_internal.cuh"
-#include "kernels/md_cluster_pdl.cuh"
 #include "kernels/md_timeline.cuh"
 
 /* fnl[a] = fs[slot] for the halo slots [s0, s1), zeroing them. */
 static __global__ void cl_halo_forces(int s0, int s1, const int *__restrict__ perm,
                                       float *__restrict__ fs, float *__restrict__ fnl)
 {
-    cl_pdl_wait(); /* launched with PDL: the non-local forces are in */
-    cl_pdl_release();
     const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= s1)
         return;
@@ -36,8 +33,6 @@ static __global__ void cl_halo_forces_send(int s0, int s1, const int *__restrict
                                            float *__restrict__ fs, halox_inline_view_t inl,
                                            md_timeline_t *tl)
 {
-    cl_pdl_wait(); /* launched with PDL: the non-local forces are in */
-    cl_pdl_release();
     const int tn = cl_tl_begin(tl, MD_TL_HALO_FORCES);
     const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
     if (s < s1) {
@@ -63,8 +58,6 @@ static __global__ void cl_kick(int n, const int *__restrict__ slot_of, float *__
                                int inl_wait, int inl_add, md_timeline_t *tl, int tl_kind)
 {
     unsigned long long epoch = 0;
-    cl_pdl_wait(); /* launched with PDL: the forces of the slots are in */
-    cl_pdl_release();
     const int tn = cl_tl_begin(tl, tl_kind);
     const int ok = inl_wait ? halox_inline_block_wait(&inl, 1, &epoch) : 1;
     if (inl_wait)
@@ -98,14 +91,15 @@ extern "C" cudaError_t halox__md_clusters_halo_forces(const md_clusters_t *c, fl
                                                       cudaStream_t stream)
 {
     const int s0 = c->ncl_home * MD_CLUSTER_SIZE, s1 = c->ncl * MD_CLUSTER_SIZE;
-    /* PDL: after the non-local forces, which never spin (md_cluster_pdl.cuh) */
-    if (inl) /* at least one block: every pulse signals, also without halo atoms */
-        return cl_launch(c->pdl, cl_halo_forces_send, cl_blocks(s1 - s0, 256), 256, stream, s0, s1,
-                         (const int *)c->perm, c->fs, *inl, c->tl);
+    if (inl) { /* at least one block: every pulse signals, also without halo atoms */
+        cl_halo_forces_send<<<cl_blocks(s1 - s0, 256), 256, 0, stream>>>(s0, s1, c->perm, c->fs,
+                                                                         *inl, c->tl);
+        return cudaGetLastError();
+    }
     if (s1 <= s0)
         return cudaSuccess;
-    return cl_launch(c->pdl, cl_halo_forces, cl_blocks(s1 - s0, 256), 256, stream, s0, s1,
-                     (const int *)c->perm, c->fs, fnl);
+    cl_halo_forces<<<cl_blocks(s1 - s0, 256), 256, 0, stream>>>(s0, s1, c->perm, c->fs, fnl);
+    return cudaGetLastError();
 }
 
 extern "C" cudaError_t halox__md_clusters_kick(const md_clusters_t *c, float *v, float *f,
@@ -122,11 +116,10 @@ extern "C" cudaError_t halox__md_clusters_kick(const md_clusters_t *c, float *v,
         return cudaSuccess;
     halox_inline_view_t none;
     memset(&none, 0, sizeof none);
-    /* PDL only right behind the forces' kernels: not behind the one-thread wait above, which
-     * spins (md_cluster_pdl.cuh) */
-    return cl_launch(c->pdl && !(inl && !wait_here), cl_kick, blocks, 256, stream, c->n_home,
-                     (const int *)c->slot_of, c->fs, fnl, f, v, h, inl ? *inl : none, wait_here,
-                     (int)(inl != NULL), c->tl, (int)MD_TL_KICK);
+    cl_kick<<<blocks, 256, 0, stream>>>(c->n_home, c->slot_of, c->fs, fnl, f, v, h,
+                                        inl ? *inl : none, wait_here, inl != NULL, c->tl,
+                                        MD_TL_KICK);
+    return cudaGetLastError();
 }
 
 extern "C" cudaError_t halox__md_clusters_take_forces(const md_clusters_t *c, float *f,

@@ -5,7 +5,6 @@
 
 #include "kernels/md_cluster.h"
 #include "kernels/md_cluster_internal.cuh"
-#include "kernels/md_cluster_pdl.cuh"
 #include "kernels/md_reduce.cuh"
 #include "kernels/md_timeline.cuh"
 
@@ -186,8 +185,6 @@ static __global__ void __launch_bounds__(CL_THREADS)
 {
     __shared__ float4 si[CL_WARPS][MD_CLUSTER_SIZE];
     __shared__ int sel[CL_WARPS][32]; /* a prune's entries that pass the box test */
-    cl_pdl_wait(); /* launched with PDL: the gathers' slots and prune decisions are in */
-    cl_pdl_release();
     const int tn = cl_tl_begin(tl, tl_kind);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int jl = lane & 7, g = lane >> 3;
@@ -349,15 +346,11 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
     const int nitems = items ? c->nitems : 0;
     const int chunk = items ? c->chunk : mx, kch = items ? c->kch : 1;
     const int b = cl_blocks(nitems > rows ? nitems : rows, CL_WARPS);
-    /* PDL for the local forces only: the non-local ones follow the halo gather, which may spin
-     * (md_cluster_pdl.cuh) */
-    const int pdl = c->pdl && !nonlocal;
-    cudaError_t e = cudaSuccess;
 #define CL_LJ(E, Z, M)                                                                             \
-    e = cl_launch(pdl, cl_lj<E, Z, M>, b, CL_THREADS, stream, xq, jo, co, ji, ci, mk, mx, flag,    \
-                  valid, ref, rlin2, rows, items, nitems, chunk, kch, rc2, c->box[0], c->box[1],   \
-                  c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow, c->tl,                \
-                  nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
+    cl_lj<E, Z, M><<<b, CL_THREADS, 0, stream>>>(                                                  \
+        xq, jo, co, ji, ci, mk, mx, flag, valid, ref, rlin2, rows, items, nitems, chunk, kch, rc2, \
+        c->box[0], c->box[1], c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow, c->tl,    \
+        nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
 #define CL_LJ_M(E, Z)                                                                              \
     do {                                                                                           \
         if (masks == MD_CLUSTER_MASKS_SKIP)                                                        \
@@ -378,7 +371,7 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
         CL_LJ_M(0, 0);
 #undef CL_LJ_M
 #undef CL_LJ
-    return e;
+    return cudaGetLastError();
 }
 
 /* Super-rows (md_cluster.h, an experiment timed by bench/pair_roofline_bench): one warp per pair

@@ -9,7 +9,6 @@
 #include "kernels/inline_halo.h"
 #include "kernels/md_cluster.h"
 #include "kernels/md_cluster_internal.cuh"
-#include "kernels/md_cluster_pdl.cuh"
 #include "kernels/md_timeline.cuh"
 
 __device__ static inline float cl_d2(float4 a, float4 b)
@@ -51,9 +50,6 @@ static __global__ void __launch_bounds__(256)
     __shared__ float part[4][8];
     __shared__ int last;
     unsigned long long epoch = 0;
-    /* never launched with PDL itself; the local forces behind the home gather may be placed once
-     * its blocks all started (md_cluster_pdl.cuh: a gather that spins has no PDL successor) */
-    cl_pdl_release();
     const int tn = cl_tl_begin(tl, tl_kind);
     const int ok = inl_wait ? halox_inline_block_wait(&inl, 0, &epoch) : 1;
     if (inl_wait)
@@ -188,8 +184,8 @@ static float cl_half2(float r, float rc)
 
 /* A gather of part 0/1/2 (halox__md_clusters_gather), with the home part's kick (kd.v) and
  * send (send) or the halo part's wait (wait). */
-static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint8_t *zone, int part,
-                                    cl_kick_drift_t kd, const halox_inline_view_t *wait,
+static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint8_t *zone,
+                                    int part, cl_kick_drift_t kd, const halox_inline_view_t *wait,
                                     const halox_inline_view_t *send, cudaStream_t stream)
 {
     const int home_end = c->ncl_home * MD_CLUSTER_SIZE;
@@ -214,11 +210,8 @@ static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint
     cl_gather<<<blocks, 256, 0, stream>>>(
         s0, s1, home_end, fin_loc, fin_nl, halo, cl_half2(rin, c->rc), cl_half2(c->rl, c->rc),
         c->perm, x, zone, (float4 *)c->xq, (const float4 *)c->ref, (size_t)c->ncl * MD_CLUSTER_SIZE,
-        bnow, (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here, send != NULL,
-        c->tl,
-        part == 0   ? MD_TL_HOME_GATHER
-        : part == 1 ? MD_TL_HALO_GATHER
-                    : -1);
+        bnow, (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here,
+        send != NULL, c->tl, part == 0 ? MD_TL_HOME_GATHER : part == 1 ? MD_TL_HALO_GATHER : -1);
     return cudaGetLastError();
 }
 
@@ -234,8 +227,8 @@ extern "C" cudaError_t halox__md_clusters_gather(const md_clusters_t *c, const f
 }
 
 extern "C" cudaError_t halox__md_clusters_kick_gather(const md_clusters_t *c, float *v,
-                                                      const float *f, float *x, const uint8_t *zone,
-                                                      float h, float dt,
+                                                      const float *f, float *x,
+                                                      const uint8_t *zone, float h, float dt,
                                                       const halox_inline_view_t *send,
                                                       cudaStream_t stream)
 {

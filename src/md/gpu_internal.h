@@ -64,8 +64,7 @@ typedef struct md_gpu {
     int bisect;                          /* HALOX_MD_SEARCH_BISECT: !md_clusters_t.no_bisect */
     int local_overlap;                   /* HALOX_MD_LOCAL_OVERLAP: local forces on lo */
     int row_chunk;                       /* HALOX_MD_ROW_CHUNK: non-local entries per warp */
-    int pdl;        /* HALOX_MD_PDL: programmatic dependent launch of the step kernels */
-    void *sort_tmp; /* its scratch (md__gpu_sort_home) */
+    void *sort_tmp;                      /* its scratch (md__gpu_sort_home) */
     size_t sort_tmp_bytes;
     double *energy; /* [5]: local pe, vir; non-local pe, vir; kinetic */
     unsigned *disp; /* [1] */

@@ -50,7 +50,6 @@ halox_status_t md__gpu_lists(halox_md_t *md)
                                  inner > 0 ? (float)(md->cfg.cutoff + inner) : 0.0f);
     g->cl.masks = g->pair_masks;
     g->cl.chunk = g->row_chunk;
-    g->cl.pdl = g->pdl;
     g->cl.no_bisect = !g->bisect;
     /* columns with an edge where the home atoms end and the halo begins (no slivers) */
     for (int d = 0; d < 3; d++)

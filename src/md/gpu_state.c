@@ -94,10 +94,6 @@ halox_status_t md__gpu_create(halox_md_t *md)
     if ((est = halox__env_int("HALOX_MD_ROW_CHUNK", 0, 4096, 64, &g->row_chunk)) != HALOX_OK)
         return est;
     g->row_chunk = (g->row_chunk + 31) / 32 * 32;
-    /* HALOX_MD_PDL: the step kernels that follow one that never spins placed on the GPU while
-     * it finishes (kernels/md_cluster_pdl.cuh) */
-    if ((est = halox__env_flag_or("HALOX_MD_PDL", 1, &g->pdl)) != HALOX_OK)
-        return est;
     /* HALOX_MD_GRAPH_UPDATE: a new capture after a rebuild updates the graph's executable */
     if ((est = halox__env_flag_or("HALOX_MD_GRAPH_UPDATE", 1, &g->gupdate)) != HALOX_OK)
         return est;
