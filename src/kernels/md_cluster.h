@@ -195,6 +195,16 @@ cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x, const uin
                                      int n_home, int n, const float lo[3], const float ext[3],
                                      double density, float rl, int shift_dims, cudaStream_t stream);
 
+/** halox__md_clusters_build in two halves, so that the host can do other work while the GPU
+ *  builds: _begin launches the build on `stream` (nothing waits), _end waits for it and builds
+ *  again with longer rows until every row fits (the same x and zone; c untouched in between). */
+cudaError_t halox__md_clusters_build_begin(md_clusters_t *c, const float *x, const uint8_t *zone,
+                                           int n_home, int n, const float lo[3],
+                                           const float ext[3], double density, float rl,
+                                           int shift_dims, cudaStream_t stream);
+cudaError_t halox__md_clusters_build_end(md_clusters_t *c, const float *x, const uint8_t *zone,
+                                         cudaStream_t stream);
+
 /** Inner lists of radius rl_in for cut-off rc (rl_in <= rc or >= rl: none). Takes effect at the
  *  next build. */
 void halox__md_clusters_set_prune(md_clusters_t *c, float rc, float rl_in);

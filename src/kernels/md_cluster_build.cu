@@ -194,11 +194,43 @@ static cudaError_t cl_capture(md_clusters_t *c, const float *x, const uint8_t *z
     return cudaSuccess;
 }
 
-extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x,
-                                                const uint8_t *zone, int n_home, int n,
-                                                const float lo[3], const float ext[3],
-                                                double density, float rl, int shift_dims,
-                                                cudaStream_t stream)
+/* The lists' arrays grown for the current row lengths, the graph captured again when what it
+ * holds as values changed, the atom counts written for it, and the launch. */
+static cudaError_t cl_launch_build(md_clusters_t *c, const float *x, const uint8_t *zone,
+                                   cudaStream_t stream)
+{
+    const int km = c->masks != MD_CLUSTER_MASKS_TEST;
+    /* rows for as many clusters as the atoms can make (the count is found on the device) */
+    const size_t rows_home = cl_cluster_bound(c->n_home, (long long)c->m[0] * c->m[1]);
+    {
+        void **p[] = {(void **)&c->jl_loc, (void **)&c->jl_loc_in, (void **)&c->mk_loc_in};
+        size_t el[] = {sizeof(int), sizeof(int), MD_CLUSTER_SIZE};
+        size_t want = (size_t)c->max_loc * rows_home;
+        CL_TRY(halox__md_clusters_grow(p, el, km ? 3 : 2, &c->cap_loc, want));
+    }
+    {
+        void **p[] = {(void **)&c->jl_nl, (void **)&c->jl_nl_in, (void **)&c->mk_nl_in};
+        size_t el[] = {sizeof(int), sizeof(int), MD_CLUSTER_SIZE};
+        size_t want = (size_t)c->max_nl * c->cap_cl;
+        CL_TRY(halox__md_clusters_grow(p, el, km ? 3 : 2, &c->cap_nl, want));
+    }
+    CL_TRY(cl_items_prepare(c));
+    cl_graph_key_t key;
+    cl_key_of(c, x, zone, &key);
+    if (!c->graph || memcmp(&key, c->graph_key, sizeof key) != 0) {
+        CL_TRY(cl_capture(c, x, zone));
+        memcpy(c->graph_key, &key, sizeof key);
+    }
+    c->h_small[CL_D_NHOME] = c->n_home;
+    c->h_small[CL_D_N] = c->n;
+    return cudaGraphLaunch(c->graph, stream);
+}
+
+extern "C" cudaError_t halox__md_clusters_build_begin(md_clusters_t *c, const float *x,
+                                                      const uint8_t *zone, int n_home, int n,
+                                                      const float lo[3], const float ext[3],
+                                                      double density, float rl, int shift_dims,
+                                                      cudaStream_t stream)
 {
     c->n_home = n_home;
     c->n = n;
@@ -238,34 +270,15 @@ extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x
             *mks[k] = NULL;
         }
         if (km && !*mks[k])
-            *caps[k] = 0; /* allocated below with the lists */
+            *caps[k] = 0; /* allocated with the lists */
     }
-    /* rows for as many clusters as the atoms can make (the count is found on the device) */
-    const long long ncol = (long long)c->m[0] * c->m[1];
-    const size_t rows_home = cl_cluster_bound(n_home, ncol);
+    return cl_launch_build(c, x, zone, stream);
+}
+
+extern "C" cudaError_t halox__md_clusters_build_end(md_clusters_t *c, const float *x,
+                                                    const uint8_t *zone, cudaStream_t stream)
+{
     for (int attempt = 0; attempt < 4; attempt++) {
-        {
-            void **p[] = {(void **)&c->jl_loc, (void **)&c->jl_loc_in, (void **)&c->mk_loc_in};
-            size_t el[] = {sizeof(int), sizeof(int), MD_CLUSTER_SIZE};
-            size_t want = (size_t)c->max_loc * rows_home;
-            CL_TRY(halox__md_clusters_grow(p, el, km ? 3 : 2, &c->cap_loc, want));
-        }
-        {
-            void **p[] = {(void **)&c->jl_nl, (void **)&c->jl_nl_in, (void **)&c->mk_nl_in};
-            size_t el[] = {sizeof(int), sizeof(int), MD_CLUSTER_SIZE};
-            size_t want = (size_t)c->max_nl * c->cap_cl;
-            CL_TRY(halox__md_clusters_grow(p, el, km ? 3 : 2, &c->cap_nl, want));
-        }
-        CL_TRY(cl_items_prepare(c));
-        cl_graph_key_t key;
-        cl_key_of(c, x, zone, &key);
-        if (!c->graph || memcmp(&key, c->graph_key, sizeof key) != 0) {
-            CL_TRY(cl_capture(c, x, zone));
-            memcpy(c->graph_key, &key, sizeof key);
-        }
-        c->h_small[CL_D_NHOME] = n_home;
-        c->h_small[CL_D_N] = n;
-        CL_TRY(cudaGraphLaunch(c->graph, stream));
         CL_TRY(cudaStreamSynchronize(stream));
         c->ncl_home = c->h_small[CL_D_NCL_HOME];
         c->ncl = c->h_small[CL_D_NCL];
@@ -278,8 +291,20 @@ extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x
         if (nn > c->max_nl)
             c->max_nl = nn + nn / 5 + 8;
         c->grown++;
+        CL_TRY(cl_launch_build(c, x, zone, stream));
     }
     return cudaErrorInvalidValue; /* cannot happen: the second attempt has room for every row */
+}
+
+extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x,
+                                                const uint8_t *zone, int n_home, int n,
+                                                const float lo[3], const float ext[3],
+                                                double density, float rl, int shift_dims,
+                                                cudaStream_t stream)
+{
+    CL_TRY(halox__md_clusters_build_begin(c, x, zone, n_home, n, lo, ext, density, rl, shift_dims,
+                                          stream));
+    return halox__md_clusters_build_end(c, x, zone, stream);
 }
 
 extern "C" cudaError_t halox__md_clusters_timeline(md_clusters_t *c)

@@ -157,8 +157,12 @@ halox_status_t md__gpu_speed_verdict(halox_md_t *md);
 halox_status_t md__gpu_inline_refresh(halox_md_t *md);
 
 /* gpu_rebuild.c */
-/* Cluster pair lists over the local atoms' extent (the plan bound, the arrays uploaded). */
+/* Cluster pair lists over the local atoms' extent (the plan built, the arrays uploaded): on hi,
+ * waited for; or launched on a stream (begin) and waited for later (end), so that the host can
+ * bind meanwhile. */
 halox_status_t md__gpu_lists(halox_md_t *md);
+halox_status_t md__gpu_lists_begin(halox_md_t *md, cudaStream_t s);
+halox_status_t md__gpu_lists_end(halox_md_t *md, cudaStream_t s);
 /* HALOX_MD_SORT: the home atoms (positions, velocities, ids) laid out in the order of the last
  * build's slots (the atoms the lists were built for), before a plan refers to their indices; the
  * host copies go stale. md__gpu_before_plan: the host atoms sorted by cell (a host rebuild). */

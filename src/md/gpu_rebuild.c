@@ -37,8 +37,9 @@ static void md__gpu_extent(const halox_md_t *md, float lo[3], float ext[3])
     }
 }
 
-/* Cluster pair lists over the local atoms' extent. */
-halox_status_t md__gpu_lists(halox_md_t *md)
+/* Cluster pair lists over the local atoms' extent, launched on s (the host may do other work
+ * until md__gpu_lists_end waits for them). */
+halox_status_t md__gpu_lists_begin(halox_md_t *md, cudaStream_t s)
 {
     md_gpu_t *g = md__gpu(md);
     const double rl = md->cfg.cutoff + md->cfg.skin;
@@ -55,8 +56,17 @@ halox_status_t md__gpu_lists(halox_md_t *md)
     for (int d = 0; d < 3; d++)
         g->cl.edge[d] = ((shifts >> d) & 1) ? 0.0f : (float)(md->plan.hi[d] - lo[d]);
     md__gpu_timeline_build(md);
-    MD_CUDA(halox__md_clusters_build(&g->cl, g->x, g->zone, g->n_home, g->n_total, lo, ext, md->rho,
-                                     (float)rl, shifts, g->hi));
+    MD_CUDA(halox__md_clusters_build_begin(&g->cl, g->x, g->zone, g->n_home, g->n_total, lo, ext,
+                                           md->rho, (float)rl, shifts, s));
+    return HALOX_OK;
+}
+
+/* The lists launched by md__gpu_lists_begin on s, waited for (and built again with longer rows
+ * until every row fits). */
+halox_status_t md__gpu_lists_end(halox_md_t *md, cudaStream_t s)
+{
+    md_gpu_t *g = md__gpu(md);
+    MD_CUDA(halox__md_clusters_build_end(&g->cl, g->x, g->zone, s));
     g->gathers_at_build = g->gathers;
     if (g->cl.grown > g->grown_seen && g->grown_seen < 3)
         md__notice(md,
@@ -65,6 +75,12 @@ halox_status_t md__gpu_lists(halox_md_t *md)
                    md->rank, g->cl.max_loc, g->cl.max_nl);
     g->grown_seen = g->cl.grown;
     return HALOX_OK;
+}
+
+halox_status_t md__gpu_lists(halox_md_t *md)
+{
+    halox_status_t st = md__gpu_lists_begin(md, md__gpu(md)->hi);
+    return st == HALOX_OK ? md__gpu_lists_end(md, md__gpu(md)->hi) : st;
 }
 
 /* The cluster sort orders atoms by column and z within the rank's extent; atoms laid out in
