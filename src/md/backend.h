@@ -32,6 +32,10 @@ struct md_backend {
      * NULL: always on the host */
     int (*local_rebuild_ok)(const halox_md_t *md);
     halox_status_t (*rebuild_local)(halox_md_t *md);
+    /* 1: rebuild_local is enqueued behind the work still queued instead of waiting for it first,
+     * and reports that work's remaining time in md->rpart[HALOX_MD_R_DRAIN], taken out of the
+     * part (and timer) whose first wait absorbed it */
+    int rebuild_queued;
     /* host rebuild, between migration and the plan build (CPU: sort home atoms by cell; agreed
      * inside) and after it (bind, lists; agreed inside; t_plan: the host clock when the plan
      * build began, for the timers). before_plan NULL: nothing */

@@ -96,6 +96,11 @@ typedef struct md_gpu {
     md_gpu_slot_t slot[MD_GPU_SLOTS];
     int cur;
     cudaEvent_t ovl[2]; /* overlap probe: start and end of a repetition (created on first use) */
+    /* a device rebuild's drain on the GPU's clock (md__gpu_drain_mark): an event on an idle stream
+     * of its own when the rebuild starts, one behind the steps queued on hi (created on first
+     * use) */
+    cudaStream_t clock;
+    cudaEvent_t drain_ev[2];
     /* nvshmem-inline (halox/inline.h): the exchange inside the step's kernels. inl_on: the bound
      * plan has a view and HALOX_MD_INLINE allows it: the kick stores the halo into the peers,
      * the halo gather waits for ours, the halo forces go straight to their owners, the next
@@ -169,6 +174,12 @@ halox_status_t md__gpu_lists_end(halox_md_t *md, cudaStream_t s);
 halox_status_t md__gpu_sort_home(halox_md_t *md);
 halox_status_t md__gpu_before_plan(halox_md_t *md);
 int md__gpu_local_rebuild_ok(const halox_md_t *md);
+/* A device rebuild does not wait for the steps still queued before it starts: it is enqueued
+ * behind them on hi. md__gpu_drain_mark (at its start) records the GPU's clock now and behind
+ * those steps; after the rebuild, md__gpu_drain_read gives the time they still took (seconds, on
+ * the GPU's clock; 0 when unknown), which the rebuild's first wait absorbed. */
+halox_status_t md__gpu_drain_mark(halox_md_t *md);
+double md__gpu_drain_read(halox_md_t *md);
 halox_status_t md__gpu_rebuild_local(halox_md_t *md);
 halox_status_t md__gpu_after_plan_hook(halox_md_t *md, double t_plan);
 halox_status_t md__gpu_watch(halox_md_t *md, int *rebuild_p);

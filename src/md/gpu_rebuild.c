@@ -198,6 +198,31 @@ int md__gpu_local_rebuild_ok(const halox_md_t *md)
            md->plan.shift_dims == 7 && md__gpu(md)->n_total == md__gpu(md)->n_home;
 }
 
+halox_status_t md__gpu_drain_mark(halox_md_t *md)
+{
+    md_gpu_t *g = md__gpu(md);
+    if (!g->clock)
+        MD_CUDA(cudaStreamCreateWithFlags(&g->clock, cudaStreamNonBlocking));
+    for (int k = 0; k < 2; k++)
+        if (!g->drain_ev[k])
+            MD_CUDA(cudaEventCreate(&g->drain_ev[k]));
+    MD_CUDA(cudaEventRecord(g->drain_ev[0], g->clock)); /* nothing before it: now */
+    MD_CUDA(cudaEventRecord(g->drain_ev[1], g->hi));    /* the queued steps done */
+    return HALOX_OK;
+}
+
+double md__gpu_drain_read(halox_md_t *md)
+{
+    md_gpu_t *g = md__gpu(md);
+    float ms = 0;
+    if (!g->drain_ev[0] ||
+        cudaEventElapsedTime(&ms, g->drain_ev[0], g->drain_ev[1]) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0.0;
+    }
+    return ms > 0 ? 1e-3 * (double)ms : 0.0; /* hi idle: its event may precede the clock's */
+}
+
 /* The rebuild of a one-rank run on the device: positions wrapped into the box, the blow-up check
  * of the host rebuild (an atom faster than half the box per step) from the largest speed, the
  * home atoms in cluster order (md__gpu_sort_home), the cluster lists (whose gathers watch the

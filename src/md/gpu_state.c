@@ -140,6 +140,11 @@ void md__gpu_destroy(halox_md_t *md)
         cudaStreamSynchronize(g->lo);
         cudaStreamDestroy(g->lo);
     }
+    if (g->clock)
+        cudaStreamDestroy(g->clock);
+    for (int k = 0; k < 2; k++)
+        if (g->drain_ev[k])
+            cudaEventDestroy(g->drain_ev[k]);
     if (g->gexec)
         cudaGraphExecDestroy(g->gexec);
     for (int k = 0; k < 2; k++)

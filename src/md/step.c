@@ -82,16 +82,23 @@ halox_status_t md__rebuild(halox_md_t *md)
 {
     const md_backend_t *be = md->be;
     if (be->local_rebuild_ok && be->local_rebuild_ok(md)) { /* on the device: no host */
-        /* the queued steps first, untimed: they are the steps', not the rebuild's */
-        double td = halox__now();
-        halox_status_t ist = md__be_idle(md);
-        if (ist != HALOX_OK)
-            return ist;
+        /* the queued steps are the steps' time, not the rebuild's: waited for first, untimed,
+         * or (rebuild_queued) the rebuild runs behind them and reports their time as its drain */
+        if (!be->rebuild_queued) {
+            double td = halox__now();
+            halox_status_t ist = md__be_idle(md);
+            if (ist != HALOX_OK)
+                return ist;
+            md->rpart[HALOX_MD_R_DRAIN] += halox__now() - td;
+        }
         double t = halox__now(), mig = md->timer[HALOX_MD_T_MIGRATE];
-        md->rpart[HALOX_MD_R_DRAIN] += t - td;
+        double drain = md->rpart[HALOX_MD_R_DRAIN];
         halox_status_t lst = be->rebuild_local(md); /* records its parts in md->rpart */
+        drain = md->rpart[HALOX_MD_R_DRAIN] - drain;
         /* a device migration timed itself (HALOX_MD_T_MIGRATE): the rest is the lists' */
-        md->timer[HALOX_MD_T_NEIGHBOUR] += halox__now() - t - (md->timer[HALOX_MD_T_MIGRATE] - mig);
+        md->timer[HALOX_MD_T_NEIGHBOUR] += halox__now() - t -
+                                           (md->timer[HALOX_MD_T_MIGRATE] - mig) -
+                                           (be->rebuild_queued ? drain : 0.0);
         if (lst == HALOX_OK) {
             md->last_rebuild = md->step;
             md->rebuilds++;
