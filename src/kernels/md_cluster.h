@@ -172,7 +172,8 @@ typedef struct md_clusters {
      * replayed on the caller's: its kernels read their sizes from dims, their grids span the
      * capacities, so a build with other atom counts replays it; anything it captured as a value
      * (arrays, capacities, geometry, row lengths) is kept in graph_key, and a change captures
-     * again (counted in captures). */
+     * again (counted in captures). An array the build's kernels read must join that key
+     * (cl_key_of, md_cluster_build.cu), or a regrown one would be replayed stale. */
     cudaGraphExec_t graph;
     cudaStream_t capture_stream;
     void *graph_key;

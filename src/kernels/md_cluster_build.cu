@@ -115,7 +115,7 @@ typedef struct cl_graph_key {
     size_t cap[10];
     cl_geom_t g;
     float rl;
-    int max_loc, max_nl, kch, chunk, no_bisect, halo;
+    int iv[6]; /* row lengths, chunks per row, chunk, no_bisect, halo */
 } cl_graph_key_t;
 
 static void cl_key_of(const md_clusters_t *c, const float *x, const uint8_t *zone,
@@ -131,14 +131,10 @@ static void cl_key_of(const md_clusters_t *c, const float *x, const uint8_t *zon
     const size_t cap[] = {c->cap_atoms, c->cap_keys, c->cap_cols,  c->cap_slots,     c->cap_cl,
                           c->cap_loc,   c->cap_nl,   c->cap_items, c->cap_item_scan, c->cap_in[1]};
     memcpy(k->cap, cap, sizeof cap);
+    const int iv[] = {c->max_loc, c->max_nl, c->kch, c->chunk, c->no_bisect, c->n > c->n_home};
+    memcpy(k->iv, iv, sizeof iv);
     k->g = cl_geom_of(c);
     k->rl = c->rl;
-    k->max_loc = c->max_loc;
-    k->max_nl = c->max_nl;
-    k->kch = c->kch;
-    k->chunk = c->chunk;
-    k->no_bisect = c->no_bisect;
-    k->halo = c->n > c->n_home;
 }
 
 /* Everything of a build after the host's preparation, in the stream's order: the atom counts up
