@@ -95,10 +95,10 @@ halox_status_t md__rebuild(halox_md_t *md)
         double drain = md->rpart[HALOX_MD_R_DRAIN];
         halox_status_t lst = be->rebuild_local(md); /* records its parts in md->rpart */
         drain = md->rpart[HALOX_MD_R_DRAIN] - drain;
-        /* a device migration timed itself (HALOX_MD_T_MIGRATE): the rest is the lists' */
-        md->timer[HALOX_MD_T_NEIGHBOUR] += halox__now() - t -
-                                           (md->timer[HALOX_MD_T_MIGRATE] - mig) -
-                                           (be->rebuild_queued ? drain : 0.0);
+        /* a device migration timed itself (HALOX_MD_T_MIGRATE), a drain the rebuild reported is
+         * the steps': the rest is the lists' */
+        md->timer[HALOX_MD_T_NEIGHBOUR] +=
+            halox__now() - t - (md->timer[HALOX_MD_T_MIGRATE] - mig) - drain;
         if (lst == HALOX_OK) {
             md->last_rebuild = md->step;
             md->rebuilds++;
