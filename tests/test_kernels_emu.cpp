@@ -252,14 +252,24 @@ static void test_records(void)
         for (size_t b = 0; b < eb; b++)
             ex[eb * (size_t)i + b] = (unsigned char)(i * 3 + (int)b);
     }
+    /* m leavers (ascending, as the leavers' compaction gives them), slots reversed */
     std::vector<int> index((size_t)m), slot((size_t)m);
-    for (int j = 0; j < m; j++) {
-        index[(size_t)j] = (j * 37) % n;
+    std::vector<char> leaves((size_t)n, 0);
+    for (int j = 0, i = 0; j < m; i++)
+        if ((i * 37) % 7 < 3 || n - i == m - j) {
+            index[(size_t)j++] = i;
+            leaves[(size_t)i] = 1;
+        }
+    for (int j = 0; j < m; j++)
         slot[(size_t)j] = m - 1 - j;
-    }
+    const int keep = n - m;
     std::vector<unsigned char> buf(rec * (size_t)m);
-    EXPECT(halox_kernel_mig_pack(x.data(), id.data(), ex.data(), xb, eb, index.data(), slot.data(),
-                                 m, rec, buf.data(), nullptr) == cudaSuccess,
+    std::vector<float> xs(3 * (size_t)keep);
+    std::vector<int32_t> ids((size_t)keep);
+    std::vector<unsigned char> exs(eb * (size_t)keep);
+    EXPECT(halox_kernel_mig_split(x.data(), id.data(), ex.data(), xb, eb, n, index.data(), m,
+                                  slot.data(), rec, buf.data(), xs.data(), ids.data(), exs.data(),
+                                  nullptr) == cudaSuccess,
            "launch");
     int wrong = 0;
     for (int j = 0; j < m; j++) {
@@ -268,23 +278,56 @@ static void test_records(void)
         wrong += memcmp(o, &x[3 * (size_t)i], xb) != 0 || memcmp(o + xb, &id[(size_t)i], 4) != 0 ||
                  memcmp(o + xb + 4, &ex[eb * (size_t)i], eb) != 0;
     }
-    EXPECT(wrong == 0, "pack: %d records wrong", wrong);
+    EXPECT(wrong == 0, "split: %d leavers' records wrong", wrong);
+    wrong = 0;
+    for (int i = 0, j = 0; i < n; i++) {
+        if (leaves[(size_t)i])
+            continue;
+        wrong += memcmp(&xs[3 * (size_t)j], &x[3 * (size_t)i], xb) != 0 ||
+                 ids[(size_t)j] != id[(size_t)i] ||
+                 memcmp(&exs[eb * (size_t)j], &ex[eb * (size_t)i], eb) != 0;
+        j++;
+    }
+    EXPECT(wrong == 0, "split: %d stayers wrong or out of order", wrong);
+    /* the stayers back to the front of the arrays, in one launch */
+    std::vector<float> xb2(x);
+    std::vector<int32_t> idb(id);
+    std::vector<unsigned char> exb(ex);
+    void *const to[3] = {xb2.data(), idb.data(), exb.data()};
+    const void *const from[3] = {xs.data(), ids.data(), exs.data()};
+    const size_t bytes[3] = {xb * (size_t)keep, 4 * (size_t)keep, eb * (size_t)keep};
+    EXPECT(halox_kernel_copy3(to, from, bytes, nullptr) == cudaSuccess, "launch");
+    EXPECT(memcmp(xb2.data(), xs.data(), bytes[0]) == 0 &&
+               memcmp(idb.data(), ids.data(), bytes[1]) == 0 &&
+               memcmp(exb.data(), exs.data(), bytes[2]) == 0 &&
+               memcmp(&xb2[3 * (size_t)keep], &x[3 * (size_t)keep], xb * (size_t)m) == 0 &&
+               idb[(size_t)keep] == id[(size_t)keep],
+           "copy3: the stayers not in front, or more than their bytes written");
+    /* bytes that are not whole words, at odd addresses */
+    std::vector<unsigned char> c1(37), c2(37, 0);
+    for (size_t b = 0; b < c1.size(); b++)
+        c1[b] = (unsigned char)(b * 11 + 3);
+    void *const to1[3] = {c2.data() + 1, nullptr, nullptr};
+    const void *const from1[3] = {c1.data() + 3, nullptr, nullptr};
+    const size_t bytes1[3] = {33, 0, 0};
+    EXPECT(halox_kernel_copy3(to1, from1, bytes1, nullptr) == cudaSuccess, "launch");
+    EXPECT(memcmp(c2.data() + 1, c1.data() + 3, 33) == 0 && c2[0] == 0 && c2[34] == 0,
+           "copy3 by bytes");
+    /* unpack: the records in slot order, leaver m - 1 - j at slot j */
     std::vector<float> x2(3 * (size_t)m);
     std::vector<int32_t> id2((size_t)m);
     std::vector<unsigned char> ex2(eb * (size_t)m);
     EXPECT(halox_kernel_mig_unpack(buf.data(), rec, m, xb, eb, x2.data(), id2.data(), ex2.data(),
                                    nullptr) == cudaSuccess,
            "launch");
-    std::vector<float> x3(3 * (size_t)m);
-    std::vector<int32_t> id3((size_t)m);
-    std::vector<unsigned char> ex3(eb * (size_t)m);
-    std::vector<int> inv((size_t)m);
-    for (int j = 0; j < m; j++)
-        inv[(size_t)slot[(size_t)j]] = index[(size_t)j];
-    EXPECT(halox_kernel_mig_gather(x.data(), id.data(), ex.data(), xb, eb, inv.data(), m, x3.data(),
-                                   id3.data(), ex3.data(), nullptr) == cudaSuccess,
-           "launch");
-    EXPECT(x2 == x3 && id2 == id3 && ex2 == ex3, "unpack and gather disagree");
+    wrong = 0;
+    for (int j = 0; j < m; j++) {
+        const int i = index[(size_t)(m - 1 - j)];
+        wrong += memcmp(&x2[3 * (size_t)j], &x[3 * (size_t)i], xb) != 0 ||
+                 id2[(size_t)j] != id[(size_t)i] ||
+                 memcmp(&ex2[eb * (size_t)j], &ex[eb * (size_t)i], eb) != 0;
+    }
+    EXPECT(wrong == 0, "unpack: %d records wrong", wrong);
     std::vector<int> gi((size_t)m);
     std::vector<int> src((size_t)n);
     for (int i = 0; i < n; i++)
@@ -307,17 +350,33 @@ static void test_records(void)
         wrong += gc[(size_t)j] != (j < few ? src[(size_t)index[(size_t)j]] : -7);
     EXPECT(wrong == 0, "gather_int with a device count: %d wrong", wrong);
     std::vector<int32_t> ido((size_t)m);
-    std::vector<uint8_t> zo((size_t)m), zz((size_t)m);
+    std::vector<uint8_t> zo((size_t)m);
     EXPECT(halox_kernel_plan_gather_meta(id.data(), zone.data(), index.data(), m, 4, ido.data(),
                                          zo.data(), nullptr) == cudaSuccess,
            "launch");
-    EXPECT(halox_kernel_plan_zone_or(zz.data(), zo.data(), m, 2, nullptr) == cudaSuccess, "launch");
     wrong = 0;
     for (int j = 0; j < m; j++) {
         const int i = index[(size_t)j];
-        wrong += ido[(size_t)j] != id[(size_t)i] ||
-                 zo[(size_t)j] != (uint8_t)(zone[(size_t)i] | 4) ||
-                 zz[(size_t)j] != (uint8_t)(zone[(size_t)i] | 6);
+        wrong += ido[(size_t)j] != id[(size_t)i] || zo[(size_t)j] != (uint8_t)(zone[(size_t)i] | 4);
+    }
+    /* a set-up message (coordinates, ids, zones) into place, at a word boundary and not */
+    for (size_t off = 0; off < 2; off++) {
+        const size_t es = 12;
+        std::vector<unsigned char> msg(off + (es + 5) * (size_t)m);
+        memcpy(msg.data() + off, x.data(), es * (size_t)m);
+        memcpy(msg.data() + off + es * (size_t)m, ido.data(), 4 * (size_t)m);
+        memcpy(msg.data() + off + (es + 4) * (size_t)m, zo.data(), (size_t)m);
+        std::vector<float> xp(3 * (size_t)m + 3, -1.0f);
+        std::vector<int32_t> idp((size_t)m + 1, -1);
+        std::vector<uint8_t> zp((size_t)m + 1, 0xee);
+        EXPECT(halox_kernel_plan_place(msg.data() + off, m, es, 2, xp.data(), idp.data(), zp.data(),
+                                       nullptr) == cudaSuccess,
+               "launch");
+        for (int j = 0; j < m; j++)
+            wrong += memcmp(&xp[3 * (size_t)j], &x[3 * (size_t)j], es) != 0 ||
+                     idp[(size_t)j] != ido[(size_t)j] ||
+                     zp[(size_t)j] != (uint8_t)(zo[(size_t)j] | 2);
+        wrong += xp[3 * (size_t)m] != -1.0f || idp[(size_t)m] != -1 || zp[(size_t)m] != 0xee;
     }
     EXPECT(wrong == 0, "set-up ids and zones: %d wrong", wrong);
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "kernels/compact.cuh"
+#include "kernels/copy3.cuh"
 #include "kernels/migrate_kernels.h"
 
 #define HALOX__MIG_THREADS 256
@@ -134,62 +135,66 @@ __device__ static void halox__mig_bytes(unsigned char *dst, const unsigned char 
         dst[b] = src[b];
 }
 
-__global__ void halox__mig_pack_kernel(const unsigned char *__restrict__ x,
-                                       const unsigned char *__restrict__ id,
-                                       const unsigned char *__restrict__ extra, size_t xb,
-                                       size_t eb, const int *__restrict__ index,
-                                       const int *__restrict__ slot, int n, size_t rec,
-                                       unsigned char *__restrict__ buf)
+/* Home atom i's place among the nl leavers (their indices ascending): how many are below i. */
+__device__ static int halox__mig_below(const int *__restrict__ leave, int nl, int i)
 {
-    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
-        const size_t i = (size_t)index[j];
-        unsigned char *o = buf + (size_t)slot[j] * rec;
-        halox__mig_bytes(o, x + i * xb, xb);
-        halox__mig_bytes(o + xb, id + i * sizeof(int32_t), sizeof(int32_t));
-        if (eb)
-            halox__mig_bytes(o + xb + sizeof(int32_t), extra + i * eb, eb);
+    int lo = 0, hi = nl;
+    while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        if (leave[mid] < i)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-}
-
-extern "C" cudaError_t halox_kernel_mig_pack(const void *x, const int32_t *id, const void *extra,
-                                             size_t xb, size_t eb, const int *index,
-                                             const int *slot, int n, size_t rec, void *buf,
-                                             cudaStream_t stream)
-{
-    if (n <= 0)
-        return cudaSuccess;
-    HALOX__LAUNCH(halox__mig_pack_kernel, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
-    ((const unsigned char *)x, (const unsigned char *)id, (const unsigned char *)extra, xb, eb,
-     index, slot, n, rec, (unsigned char *)buf);
-    return cudaPeekAtLastError();
+    return lo;
 }
 
 __global__ void
-halox__mig_gather_kernel(const unsigned char *__restrict__ x, const int32_t *__restrict__ id,
-                         const unsigned char *__restrict__ extra, size_t xb, size_t eb,
-                         const int *__restrict__ index, int n, unsigned char *__restrict__ x_out,
-                         int32_t *__restrict__ id_out, unsigned char *__restrict__ extra_out)
+halox__mig_split_kernel(const unsigned char *__restrict__ x, const unsigned char *__restrict__ id,
+                        const unsigned char *__restrict__ extra, size_t xb, size_t eb, int n,
+                        const int *__restrict__ leave, int nl, const int *__restrict__ slot,
+                        size_t rec, unsigned char *__restrict__ buf,
+                        unsigned char *__restrict__ x_out, unsigned char *__restrict__ id_out,
+                        unsigned char *__restrict__ extra_out)
 {
-    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
-        const size_t i = (size_t)index[j];
-        halox__mig_bytes(x_out + (size_t)j * xb, x + i * xb, xb);
-        id_out[j] = id[i];
-        if (eb)
-            halox__mig_bytes(extra_out + (size_t)j * eb, extra + i * eb, eb);
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const int b = halox__mig_below(leave, nl, i);
+        const size_t a = (size_t)i;
+        if (b < nl && leave[b] == i) { /* leaver b: its record in its slot */
+            unsigned char *o = buf + (size_t)slot[b] * rec;
+            halox__mig_bytes(o, x + a * xb, xb);
+            halox__mig_bytes(o + xb, id + a * sizeof(int32_t), sizeof(int32_t));
+            if (eb)
+                halox__mig_bytes(o + xb + sizeof(int32_t), extra + a * eb, eb);
+        } else { /* a stayer: after the i - b stayers before it */
+            const size_t j = (size_t)(i - b);
+            halox__mig_bytes(x_out + j * xb, x + a * xb, xb);
+            halox__mig_bytes(id_out + j * sizeof(int32_t), id + a * sizeof(int32_t),
+                             sizeof(int32_t));
+            if (eb)
+                halox__mig_bytes(extra_out + j * eb, extra + a * eb, eb);
+        }
     }
 }
 
-extern "C" cudaError_t halox_kernel_mig_gather(const void *x, const int32_t *id, const void *extra,
-                                               size_t xb, size_t eb, const int *index, int n,
-                                               void *x_out, int32_t *id_out, void *extra_out,
-                                               cudaStream_t stream)
+extern "C" cudaError_t halox_kernel_mig_split(const void *x, const int32_t *id, const void *extra,
+                                              size_t xb, size_t eb, int n, const int *leave, int nl,
+                                              const int *slot, size_t rec, void *buf, void *x_out,
+                                              int32_t *id_out, void *extra_out, cudaStream_t stream)
 {
     if (n <= 0)
         return cudaSuccess;
-    HALOX__LAUNCH(halox__mig_gather_kernel, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
-    ((const unsigned char *)x, id, (const unsigned char *)extra, xb, eb, index, n,
-     (unsigned char *)x_out, id_out, (unsigned char *)extra_out);
+    HALOX__LAUNCH(halox__mig_split_kernel, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
+    ((const unsigned char *)x, (const unsigned char *)id, (const unsigned char *)extra, xb, eb, n,
+     leave, nl, slot, rec, (unsigned char *)buf, (unsigned char *)x_out, (unsigned char *)id_out,
+     (unsigned char *)extra_out);
     return cudaPeekAtLastError();
+}
+
+extern "C" cudaError_t halox_kernel_copy3(void *const dst[3], const void *const src[3],
+                                          const size_t bytes[3], cudaStream_t stream)
+{
+    return halox__copy3(dst, src, bytes, stream);
 }
 
 __global__ void halox__mig_unpack_kernel(const unsigned char *__restrict__ buf, size_t rec, int n,

@@ -42,16 +42,18 @@ cudaError_t halox_kernel_mig_compact(const uint8_t *flags, int n, int want, int 
 cudaError_t halox_kernel_mig_gather_int(const int *src, const int *index, int n, const int *count,
                                         int *out, cudaStream_t stream);
 
-/* Atom index[j]'s record (xb bytes of coordinates, its id, eb extra bytes) at buf + slot[j] *
- * rec, for j < n. */
-cudaError_t halox_kernel_mig_pack(const void *x, const int32_t *id, const void *extra, size_t xb,
-                                  size_t eb, const int *index, const int *slot, int n, size_t rec,
-                                  void *buf, cudaStream_t stream);
+/* One pass over the n home atoms, the leavers' indices leave[0 .. nl) ascending: leaver b's
+ * record (xb bytes of coordinates, its id, eb extra bytes) at buf + slot[b] * rec; the stayers,
+ * in order, to the entries 0 .. n - nl of x_out, id_out, extra_out. */
+cudaError_t halox_kernel_mig_split(const void *x, const int32_t *id, const void *extra, size_t xb,
+                                   size_t eb, int n, const int *leave, int nl, const int *slot,
+                                   size_t rec, void *buf, void *x_out, int32_t *id_out,
+                                   void *extra_out, cudaStream_t stream);
 
-/* Atom index[j]'s coordinates, id and extra bytes to entry j of the outputs, for j < n. */
-cudaError_t halox_kernel_mig_gather(const void *x, const int32_t *id, const void *extra, size_t xb,
-                                    size_t eb, const int *index, int n, void *x_out,
-                                    int32_t *id_out, void *extra_out, cudaStream_t stream);
+/* Up to three device copies in one launch (bytes[r] from src[r] to dst[r]; 0: none): a launch
+ * costs the host as much as one cudaMemcpyAsync. The regions must not overlap. */
+cudaError_t halox_kernel_copy3(void *const dst[3], const void *const src[3], const size_t bytes[3],
+                               cudaStream_t stream);
 
 /* Record j of buf (rec bytes each) to entry j of x, id, extra, for j < n. */
 cudaError_t halox_kernel_mig_unpack(const void *buf, size_t rec, int n, size_t xb, size_t eb,

@@ -100,19 +100,45 @@ extern "C" cudaError_t halox_kernel_plan_gather_meta(const int32_t *id, const ui
     return cudaPeekAtLastError();
 }
 
-__global__ void halox__zone_or_kernel(uint8_t *__restrict__ dst, const uint8_t *__restrict__ src,
-                                      int n, uint8_t bit)
+/* A set-up message's atoms into place: es bytes of coordinates, the ids, the zones with the
+ * pulse's bit, in one launch instead of two copies and a kernel. In 4-byte words where the
+ * message allows (a receive half may start anywhere: the send half before it ends on its zones'
+ * bytes), else byte by byte. */
+__global__ void halox__place_kernel(const unsigned char *__restrict__ msg, int n, size_t es,
+                                    uint8_t bit, int words, unsigned char *__restrict__ x,
+                                    unsigned char *__restrict__ id, uint8_t *__restrict__ zone)
 {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-        dst[i] = (uint8_t)(src[i] | bit);
+    const size_t t0 = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t step = (size_t)gridDim.x * blockDim.x;
+    const size_t cb = es * (size_t)n, ib = sizeof(int32_t) * (size_t)n;
+    if (words) {
+        const uint32_t *c = (const uint32_t *)(const void *)msg;
+        uint32_t *xw = (uint32_t *)(void *)x, *iw = (uint32_t *)(void *)id;
+        for (size_t u = t0; u < cb / 4; u += step)
+            xw[u] = c[u];
+        for (size_t u = t0; u < ib / 4; u += step)
+            iw[u] = c[cb / 4 + u];
+    } else {
+        for (size_t u = t0; u < cb; u += step)
+            x[u] = msg[u];
+        for (size_t u = t0; u < ib; u += step)
+            id[u] = msg[cb + u];
+    }
+    for (size_t i = t0; i < (size_t)n; i += step)
+        zone[i] = (uint8_t)(msg[cb + ib + i] | bit);
 }
 
-extern "C" cudaError_t halox_kernel_plan_zone_or(uint8_t *dst, const uint8_t *src, int n,
-                                                 uint8_t bit, cudaStream_t stream)
+extern "C" cudaError_t halox_kernel_plan_place(const void *msg, int n, size_t es, uint8_t bit,
+                                               void *x, int32_t *id, uint8_t *zone,
+                                               cudaStream_t stream)
 {
     if (n <= 0)
         return cudaSuccess;
-    HALOX__LAUNCH(halox__zone_or_kernel, halox__grid(n), HALOX__SEL_THREADS, stream)
-    (dst, src, n, bit);
+    const int words = es % 4 == 0 && (uintptr_t)msg % 4 == 0 && (uintptr_t)x % 4 == 0 &&
+                      (uintptr_t)id % 4 == 0;
+    const size_t units = words ? es / 4 * (size_t)n : es * (size_t)n;
+    HALOX__LAUNCH(halox__place_kernel, halox__grid(units < 0x7fffffff ? (int)units : 0x7fffffff),
+                  HALOX__SEL_THREADS, stream)
+    ((const unsigned char *)msg, n, es, bit, words, (unsigned char *)x, (unsigned char *)id, zone);
     return cudaPeekAtLastError();
 }

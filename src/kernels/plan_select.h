@@ -52,9 +52,10 @@ cudaError_t halox_kernel_plan_gather_meta(const int32_t *id, const uint8_t *zone
                                           int n, uint8_t bit, int32_t *id_out, uint8_t *zone_out,
                                           cudaStream_t stream);
 
-/* dst[i] = src[i] | bit, for i < n. */
-cudaError_t halox_kernel_plan_zone_or(uint8_t *dst, const uint8_t *src, int n, uint8_t bit,
-                                      cudaStream_t stream);
+/* A set-up message of n atoms (es bytes of coordinates each, then n ids, then n zones) into
+ * place: x (es bytes per atom), id, zone[i] = its zone | bit. */
+cudaError_t halox_kernel_plan_place(const void *msg, int n, size_t es, uint8_t bit, void *x,
+                                    int32_t *id, uint8_t *zone, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

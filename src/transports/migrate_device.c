@@ -1,8 +1,9 @@
 /* The device store of a migration (core/migrate_store.h) for the GPU transports: the atoms stay
  * in device memory. The wrap, the owners and the leavers' list (a stable compaction) are kernels;
  * the leavers' indices and owners come to the host, which orders them by destination exactly as
- * the host migration does (migrate.c) and sends the slots back; the pack, the compaction of the
- * stayers and the placement of the arrivals are kernels again. The records that move go device to
+ * the host migration does (migrate.c) and sends the slots back; the pack with the stayers'
+ * compaction (one pass: halox_kernel_mig_split) and the placement of the arrivals are kernels
+ * again. The records that move go device to
  * device where the transport can (halox__gpu_t.dalltoallv: NVSHMEM), else they are staged
  * through pinned memory for the transport's host all-to-all. Scratch lives with the endpoint
  * (halox__gpu_t.mig_dev) and grows. */
@@ -44,14 +45,14 @@ static halox_status_t md_cuda(halox__mig_dev_t *m, cudaError_t e, const char *wh
     return halox__gpu_check(m->h.comm, m->h.g, e, what);
 }
 
-/* The indices of the leavers (leave 1) or of the stayers (0) of the n home atoms, in order, into
- * d_index, their count into the counters. */
-static halox_status_t mig_compact(halox__mig_dev_t *m, int n, int leave, cudaStream_t s)
+/* The indices of the leavers of the n home atoms, ascending, into d_index, their count into the
+ * counters. */
+static halox_status_t mig_compact(halox__mig_dev_t *m, int n, cudaStream_t s)
 {
     return md_cuda(m,
-                   halox_kernel_mig_compact(m->d_flags, n, leave, m->d_index,
-                                            m->h.d_small + MD_COUNT, m->d_scratch, s),
-                   leave ? "the leavers' compaction" : "the stayers' compaction");
+                   halox_kernel_mig_compact(m->d_flags, n, 1, m->d_index, m->h.d_small + MD_COUNT,
+                                            m->d_scratch, s),
+                   "the leavers' compaction");
 }
 
 static halox_status_t md_grow(halox__mig_dev_t *m, void **p, size_t *cap, size_t bytes,
@@ -143,7 +144,7 @@ static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_b
                                            m->d_dest, m->d_flags, m->h.d_small + MD_BAD, s),
                      "the migration's scan kernel");
     if (st == HALOX_OK)
-        st = mig_compact(m, n, 1, s);
+        st = mig_compact(m, n, s);
     /* the leavers and their owners come with the counters, as many as the last migration's
      * twice (one wait for both, where they fit) */
     const int guess = m->guess < n ? m->guess : n;
@@ -228,35 +229,24 @@ static halox_status_t md_pack(void *ctx, const size_t *soff, size_t *fill, int *
                      cudaMemcpyAsync(m->d_slot, m->h_slot, sizeof(int) * (size_t)nl,
                                      cudaMemcpyHostToDevice, s),
                      "the slots");
-    if (st == HALOX_OK)
-        st = md_cuda(m,
-                     halox_kernel_mig_pack(A->x, A->id, A->extra, m->xb, eb, m->d_index, m->d_slot,
-                                           nl, m->rec, m->d_sbuf, s),
-                     "the migration's pack kernel");
-    /* the stayers, in order, through the scratch and back to the front */
-    if (st == HALOX_OK)
-        st = mig_compact(m, n, 0, s);
+    /* the leavers' records into the send buffer and the stayers, in order, into the scratch in
+     * one pass (a home atom finds its place among the sorted leavers by bisection), then the
+     * stayers back to the front in one launch: two launches where a compaction of the stayers,
+     * a gather and three copies took seven (each costs the host 3-7 us) */
     char *tx = m->d_tmp;
     int32_t *tid = (int32_t *)(void *)(tx + m->xb * (size_t)keep);
     char *te = (char *)(tid + keep);
     if (st == HALOX_OK)
         st = md_cuda(m,
-                     halox_kernel_mig_gather(A->x, A->id, A->extra, m->xb, eb, m->d_index, keep, tx,
-                                             tid, te, s),
-                     "the stayers' gather");
+                     halox_kernel_mig_split(A->x, A->id, A->extra, m->xb, eb, n, m->d_index, nl,
+                                            m->d_slot, m->rec, m->d_sbuf, tx, tid, te, s),
+                     "the migration's split kernel");
+    void *const to[3] = {A->x, A->id, eb ? A->extra : NULL};
+    const void *const from[3] = {tx, tid, te};
+    const size_t bytes[3] = {m->xb * (size_t)keep, sizeof(int32_t) * (size_t)keep,
+                             eb * (size_t)keep};
     if (st == HALOX_OK && keep > 0)
-        st =
-            md_cuda(m, cudaMemcpyAsync(A->x, tx, m->xb * (size_t)keep, cudaMemcpyDeviceToDevice, s),
-                    "moving the stayers");
-    if (st == HALOX_OK && keep > 0)
-        st = md_cuda(m,
-                     cudaMemcpyAsync(A->id, tid, sizeof(int32_t) * (size_t)keep,
-                                     cudaMemcpyDeviceToDevice, s),
-                     "moving the stayers' ids");
-    if (st == HALOX_OK && keep > 0 && eb)
-        st = md_cuda(m,
-                     cudaMemcpyAsync(A->extra, te, eb * (size_t)keep, cudaMemcpyDeviceToDevice, s),
-                     "moving the stayers' extra data");
+        st = md_cuda(m, halox_kernel_copy3(to, from, bytes, s), "moving the stayers");
     if (st == HALOX_OK)
         A->n_home = A->n_total = keep;
     return st;

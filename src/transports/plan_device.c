@@ -304,26 +304,12 @@ static halox_status_t pd_unpack(void *ctx, halox_plan_t *plan, int k, const void
     const int n = p->recv_count, off = p->recv_offset;
     if (n == 0)
         return HALOX_OK;
-    cudaStream_t s = pd->h.g->stream;
-    const char *b = buf;
-    const size_t cb = halox__atom_bytes(pd->h.comm->real, pd->h.comm->stride, n);
     const size_t at = halox__atom_bytes(pd->h.comm->real, pd->h.comm->stride, off);
-    halox_status_t st =
-        pd_cuda(pd, cudaMemcpyAsync((char *)pd->atoms->x + at, b, cb, cudaMemcpyDeviceToDevice, s),
-                "placing the halo coordinates");
-    if (st == HALOX_OK)
-        st = pd_cuda(pd,
-                     cudaMemcpyAsync(pd->atoms->id + off, b + cb, sizeof(int32_t) * (size_t)n,
-                                     cudaMemcpyDeviceToDevice, s),
-                     "placing the halo ids");
-    if (st == HALOX_OK)
-        st = pd_cuda(
-            pd,
-            halox_kernel_plan_zone_or(pd->atoms->zone + off,
-                                      (const uint8_t *)(b + cb + (size_t)n * sizeof(int32_t)), n,
-                                      (uint8_t)(1u << p->dim), s),
-            "the zone kernel");
-    return st;
+    return pd_cuda(pd,
+                   halox_kernel_plan_place(buf, n, pd_esize(pd), (uint8_t)(1u << p->dim),
+                                           (char *)pd->atoms->x + at, pd->atoms->id + off,
+                                           pd->atoms->zone + off, pd->h.g->stream),
+                   "placing the set-up message");
 }
 
 static halox_status_t pd_copy(void *ctx, halox_plan_t *plan, int k)
