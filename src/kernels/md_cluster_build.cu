@@ -37,19 +37,27 @@ static cudaError_t halox__md_timeline_clear(md_timeline_t *tl, cudaStream_t stre
  * k-major: chunk k of every row before chunk k + 1 of any, so a block's warps take neighbouring
  * rows (which share j clusters) as with a warp per row. The slots span the capacity (the row
  * count is on the device); those past kch x rows flag nothing. */
+/* with the inner counts zeroed: chunks no item names count nothing (halox__md_clusters_entries
+ * sums them all) */
 static __global__ void cl_item_flag(int slots, const int *__restrict__ dims, int kch, int ch,
-                                    const int *__restrict__ cnt, int *__restrict__ flag)
+                                    const int *__restrict__ cnt, int *__restrict__ flag,
+                                    int *__restrict__ cnt_in)
 {
     const int s = blockIdx.x * blockDim.x + threadIdx.x, n = dims[CL_D_NCL];
-    if (s < slots)
+    if (s < slots) {
         flag[s] = s < kch * n && cnt[s % n] > (s / n) * ch;
+        cnt_in[s] = 0;
+    }
 }
 
-static __global__ void cl_item_fill(const int *__restrict__ dims, int kch, int ch,
+/* and their number into dims (the scan's total, start[slots]) */
+static __global__ void cl_item_fill(int *dims, int slots, int kch, int ch,
                                     const int *__restrict__ cnt, const int *__restrict__ start,
                                     int *__restrict__ items)
 {
     const int s = blockIdx.x * blockDim.x + threadIdx.x, n = dims[CL_D_NCL];
+    if (s == 0)
+        dims[CL_D_ITEMS] = start[slots];
     if (s >= kch * n)
         return;
     const int r = s % n, k = s / n;
@@ -94,18 +102,14 @@ static cudaError_t cl_items_enqueue(const md_clusters_t *c, cudaStream_t stream)
     if (!ch)
         return cudaSuccess;
     const int slots = (int)(c->cap_cl * (size_t)c->kch);
-    /* chunks no item names count nothing (halox__md_clusters_entries sums them all) */
-    CL_TRY(cudaMemsetAsync(c->cnt_nl_in, 0, sizeof(int) * (size_t)slots, stream));
     int *flag = c->item_scan, *start = flag + slots + 1, *scratch = start + slots + 1;
     cl_item_flag<<<cl_blocks(slots, 256), 256, 0, stream>>>(slots, c->dims, c->kch, ch, c->cnt_nl,
-                                                            flag);
+                                                            flag, c->cnt_nl_in);
     CL_TRY(cudaGetLastError());
     CL_TRY(halox__md_kernel_scan(flag, slots, start, flag, scratch, stream));
-    cl_item_fill<<<cl_blocks(slots, 256), 256, 0, stream>>>(c->dims, c->kch, ch, c->cnt_nl, start,
-                                                            c->items);
-    CL_TRY(cudaGetLastError());
-    return cudaMemcpyAsync(&c->dims[CL_D_ITEMS], &start[slots], sizeof(int),
-                           cudaMemcpyDeviceToDevice, stream);
+    cl_item_fill<<<cl_blocks(slots, 256), 256, 0, stream>>>(c->dims, slots, c->kch, ch, c->cnt_nl,
+                                                            start, c->items);
+    return cudaGetLastError();
 }
 
 /* What a build's graph captured as values: a build whose key differs captures again. Built
@@ -148,7 +152,6 @@ static cudaError_t cl_enqueue(md_clusters_t *c, const float *x, const uint8_t *z
     if (c->tl) /* the launches of this list's life */
         CL_TRY(halox__md_timeline_clear(c->tl, stream));
     CL_TRY(halox__md_clusters_sort_enqueue(c, x, zone, stream));
-    CL_TRY(halox__md_clusters_arm(c, stream));
     const cl_geom_t g = cl_geom_of(c);
     cl_search<<<cl_blocks(32LL * (long long)c->cap_cl, 128), 128, 0, stream>>>(
         (const float4 *)c->bbox, (const float2 *)c->zwin, c->col, c->no_bisect ? INT_MAX : 8, g,

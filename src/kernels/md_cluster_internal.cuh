@@ -80,6 +80,16 @@ typedef struct cl_state {
     long long steps, prunes[2], exceeded;
 } cl_state_t;
 
+/* After a build: every list prunes in the next kernels, maxima and ticket cleared (one thread,
+ * inside a kernel of the build: a launch of its own cost the graph a node). */
+__device__ static inline void cl_arm(cl_state_t *st)
+{
+    st->prune[0] = st->prune[1] = 1;
+    st->valid[0] = st->valid[1] = 0;
+    st->mx[0] = st->mx[1] = st->mx[2] = st->mx[3] = 0;
+    st->ticket = 0;
+}
+
 /* Are there inner lists (an inner radius between the cut-off and the outer radius)? */
 static inline int cl_pruning(const md_clusters_t *c)
 {
@@ -129,6 +139,5 @@ extern "C" cudaError_t halox__md_clusters_sort_enqueue(const md_clusters_t *c, c
 
 /* After a build: every list prunes in the next kernels, maxima and ticket cleared
  * (md_cluster_watch.cu). Nothing but a launch: a build captures it in its graph. */
-extern "C" cudaError_t halox__md_clusters_arm(const md_clusters_t *c, cudaStream_t stream);
 
 #endif

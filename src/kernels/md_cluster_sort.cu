@@ -68,26 +68,31 @@ static __global__ void cl_col_count(int ncols, int nzb, const int *__restrict__ 
     col[c] = (atoms + MD_CLUSTER_SIZE - 1) / MD_CLUSTER_SIZE;
 }
 
-/* the cluster counts from the columns' offsets: home columns first, then the halo parts' */
-static __global__ void cl_count_clusters(int ncol, int ncols, const int *__restrict__ col,
-                                         int *__restrict__ dims)
-{
-    dims[CL_D_NCL_HOME] = col[ncol];
-    dims[CL_D_NCL] = col[ncols];
-}
-
-static __global__ void cl_fill(const int *__restrict__ dims, int nzb,
+/* The slots: atom p of the sort goes to its column's clusters, after the column's atoms before
+ * it; the last atom of a column marks the rest of its cluster as padding (-1), so no slot needs
+ * clearing first. Thread 0 also writes the cluster counts from the columns' offsets (home
+ * columns first, then the halo parts'), read from the next kernel on. */
+static __global__ void cl_fill(int *dims, int nzb, int ncol, int ncols,
                                const int *__restrict__ sorted, const int *__restrict__ key,
                                const int *__restrict__ bin, const int *__restrict__ col,
                                int *__restrict__ perm)
 {
     int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p == 0) {
+        dims[CL_D_NCL_HOME] = col[ncol];
+        dims[CL_D_NCL] = col[ncols];
+    }
     if (p >= dims[CL_D_N])
         return;
     int i = sorted[p];
     int c = key[i] / nzb;
-    int idx = p - bin[(size_t)c * nzb];
-    perm[(size_t)col[c] * MD_CLUSTER_SIZE + idx] = i;
+    const int b0 = bin[(size_t)c * nzb], atoms = bin[(size_t)(c + 1) * nzb] - b0;
+    int idx = p - b0;
+    int *at = perm + (size_t)col[c] * MD_CLUSTER_SIZE;
+    at[idx] = i;
+    if (idx == atoms - 1)
+        for (int s = atoms; s % MD_CLUSTER_SIZE != 0; s++)
+            at[s] = -1;
 }
 
 /* bounding boxes and zone masks of the clusters; positions of all slots (padding far away),
@@ -97,9 +102,9 @@ static __global__ void cl_fill(const int *__restrict__ dims, int nzb,
  * another: 10 us of a 76 us build at 45k atoms). */
 static __global__ void cl_bbox(const int *__restrict__ dims, const int *__restrict__ perm,
                                const float *__restrict__ x, const uint8_t *__restrict__ zone,
-                               float4 *__restrict__ bbox, float4 *__restrict__ xq,
-                               float4 *__restrict__ ref, float *__restrict__ fs,
-                               int *__restrict__ slot_of)
+                               float4 *__restrict__ bbox, float4 *__restrict__ bnow,
+                               float4 *__restrict__ xq, float4 *__restrict__ ref,
+                               float *__restrict__ fs, int *__restrict__ slot_of)
 {
     const int s = blockIdx.x * blockDim.x + threadIdx.x, ncl = dims[CL_D_NCL];
     const int c = s / MD_CLUSTER_SIZE;
@@ -132,9 +137,11 @@ static __global__ void cl_bbox(const int *__restrict__ dims, const int *__restri
         hi2 = fmaxf(hi2, __shfl_xor_sync(group, hi2, o, MD_CLUSTER_SIZE));
         zm |= __shfl_xor_sync(group, zm, o, MD_CLUSTER_SIZE);
     }
-    if (s % MD_CLUSTER_SIZE == 0) {
-        bbox[2 * (size_t)c] = make_float4(lo0, lo1, lo2, __uint_as_float(zm));
-        bbox[2 * (size_t)c + 1] = make_float4(hi0, hi1, hi2, 0.0f);
+    if (s % MD_CLUSTER_SIZE == 0) { /* the boxes now are the build's until a gather moves */
+        const float4 b0 = make_float4(lo0, lo1, lo2, __uint_as_float(zm));
+        const float4 b1 = make_float4(hi0, hi1, hi2, 0.0f);
+        bbox[2 * (size_t)c] = bnow[2 * (size_t)c] = b0;
+        bbox[2 * (size_t)c + 1] = bnow[2 * (size_t)c + 1] = b1;
     }
 }
 
@@ -144,8 +151,11 @@ static __global__ void cl_bbox(const int *__restrict__ dims, const int *__restri
  * column, 32 clusters at a time by a scan over the lanes (a thread per column walked it one
  * cluster after another: 9 us at 45k atoms). */
 static __global__ void cl_zwin(int ncols, const int *__restrict__ col,
-                               const float4 *__restrict__ bbox, float2 *__restrict__ zwin)
+                               const float4 *__restrict__ bbox, float2 *__restrict__ zwin,
+                               cl_state_t *st)
 {
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        cl_arm(st); /* read by the kernels after the build */
     const int c = (int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
     const int lane = threadIdx.x & 31;
     if (c >= ncols)
@@ -309,22 +319,17 @@ extern "C" cudaError_t halox__md_clusters_sort_enqueue(const md_clusters_t *c, c
     cl_col_count<<<cl_blocks(ncols, 256), 256, 0, stream>>>(ncols, nzb, c->bin, c->col);
     CL_TRY(cudaGetLastError());
     CL_TRY(halox__md_kernel_scan(c->col, ncols, c->col, c->col, c->scan, stream));
-    cl_count_clusters<<<1, 1, 0, stream>>>(ncol, ncols, c->col, c->dims);
-    CL_TRY(cudaGetLastError());
-    CL_TRY(cudaMemsetAsync(c->perm, 0xff, sizeof(int) * c->cap_slots, stream));
-    cl_fill<<<cl_blocks(atoms, 256), 256, 0, stream>>>(c->dims, nzb, c->sorted, c->key, c->bin,
-                                                       c->col, c->perm);
+    /* the counts, the slots and the boxes without a launch of their own each (a graph's node
+     * costs the build 2-3 us of GPU time: the build is a chain of small kernels) */
+    cl_fill<<<cl_blocks(atoms, 256), 256, 0, stream>>>(c->dims, nzb, ncol, ncols, c->sorted, c->key,
+                                                       c->bin, c->col, c->perm);
     CL_TRY(cudaGetLastError());
     /* every reference at the build's positions; no forces yet */
     cl_bbox<<<cl_blocks(MD_CLUSTER_SIZE * cls, 128), 128, 0, stream>>>(
-        c->dims, c->perm, x, zone, (float4 *)c->bbox, (float4 *)c->xq, (float4 *)c->ref, c->fs,
-        c->slot_of);
+        c->dims, c->perm, x, zone, (float4 *)c->bbox, (float4 *)c->bnow, (float4 *)c->xq,
+        (float4 *)c->ref, c->fs, c->slot_of);
     CL_TRY(cudaGetLastError());
     cl_zwin<<<cl_blocks(32LL * ncols, 128), 128, 0, stream>>>(
-        ncols, c->col, (const float4 *)c->bbox, (float2 *)c->zwin);
-    CL_TRY(cudaGetLastError());
-    /* the boxes now are the build's until a gather moves the atoms (the whole capacity: the
-     * count is on the device) */
-    return cudaMemcpyAsync(c->bnow, c->bbox, 8 * sizeof(float) * c->cap_cl,
-                           cudaMemcpyDeviceToDevice, stream);
+        ncols, c->col, (const float4 *)c->bbox, (float2 *)c->zwin, (cl_state_t *)c->state);
+    return cudaGetLastError();
 }

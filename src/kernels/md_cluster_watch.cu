@@ -166,15 +166,6 @@ static __global__ void __launch_bounds__(256)
     cl_tl_later(tl, tl_kind, tn); /* the launch ends here */
 }
 
-/* After a build: every list prunes in the next kernels, maxima and ticket cleared. */
-static __global__ void cl_arm(cl_state_t *st)
-{
-    st->prune[0] = st->prune[1] = 1;
-    st->valid[0] = st->valid[1] = 0;
-    st->mx[0] = st->mx[1] = st->mx[2] = st->mx[3] = 0;
-    st->ticket = 0;
-}
-
 /* The pruning thresholds: squared half buffers of the inner and the outer list. */
 static float cl_half2(float r, float rc)
 {
@@ -236,8 +227,3 @@ extern "C" cudaError_t halox__md_clusters_kick_gather(const md_clusters_t *c, fl
     return cl_gather_launch(c, x, zone, 0, kd, NULL, send, stream);
 }
 
-extern "C" cudaError_t halox__md_clusters_arm(const md_clusters_t *c, cudaStream_t stream)
-{
-    cl_arm<<<1, 1, 0, stream>>>((cl_state_t *)c->state);
-    return cudaGetLastError();
-}
