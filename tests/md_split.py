@@ -9,7 +9,9 @@ Runs halox-md with ARGS and --json, then checks that
   - under --graph the table is replaced by the sentence that the split is not measured;
   - the JSON names the build (type, flags, optimised);
   - the rebuilds' parts (rebuild_ms_per_rebuild) are all there and, drain and graph aside, add up to the
-    rebuild timers (migration + plan, neighbour search), and the summary prints them.
+    rebuild timers (migration + plan, neighbour search), and the summary prints them;
+  - the rebuilds' budget (rebuild_budget_per_rebuild: collectives, host waits for the GPU) fits in
+    their time, several ranks agree a few times per rebuild, the CPU engine never waits for a GPU.
 Exit 77 (skipped) when the tool says no GPU is visible.
 """
 import json
@@ -76,6 +78,24 @@ def main():
                        f"{timers:.4f} ms")
         if not re.search(r"rebuilds, ms each \(mean of ranks\): drain [0-9.]+, to host", p.stdout):
             bad.append("the summary does not print the rebuilds' parts")
+    # the rebuilds' budget: collectives and host waits for the GPU, inside the rebuilds' time
+    bud = s.get("rebuild_budget_per_rebuild", {})
+    bkeys = ["collectives", "collective_ms", "gpu_waits", "gpu_wait_ms"]
+    if sorted(bud) != sorted(bkeys) or any(not (bud[k] >= 0) for k in bkeys):
+        bad.append(f"JSON rebuild budget {bud!r}: want {bkeys}, each >= 0")
+    elif s["rebuilds"] > 0:
+        inside = sum(rp.get(k, 0) for k in ("drain", "to_host", "migration", "plan", "bind",
+                                             "lists"))
+        if bud["collective_ms"] + bud["gpu_wait_ms"] > 1.02 * inside + 0.05:
+            bad.append(f"rebuild budget {bud!r} exceeds the rebuild's {inside:.4f} ms")
+        # a migration and a plan build agree at least once each, the bind once more
+        if s["ranks"] > 1 and bud["collectives"] < 3:
+            bad.append(f"{bud['collectives']} collectives per rebuild on {s['ranks']} ranks")
+        if "--device" in args and args[args.index("--device") + 1] == "cpu" and bud["gpu_waits"]:
+            bad.append(f"{bud['gpu_waits']} GPU waits per rebuild on the CPU")
+        if not re.search(r"of each rebuild, across its parts: [0-9.]+ collectives in [0-9.]+ ms",
+                         p.stdout):
+            bad.append("the summary does not print the rebuilds' budget")
     print(p.stdout)
     for b in bad:
         print("FAIL:", b)

@@ -249,6 +249,15 @@ static void *rank_main(void *p)
                "stats count %lld coordinate and %lld force exchanges",
                after.coord_exchanges - before.coord_exchanges,
                after.force_exchanges - before.force_exchanges);
+        /* a collective is counted and timed, once */
+        st = halox_comm_barrier(comm);
+        halox_comm_stats_t more;
+        halox_comm_get_stats(comm, &more);
+        RCHECK(a,
+               st == HALOX_OK && more.collectives == after.collectives + 1 &&
+                   more.collective_seconds >= after.collective_seconds && more.device_waits == 0,
+               "a barrier: %lld collectives counted (%lld before), %lld device waits",
+               more.collectives, after.collectives, more.device_waits);
     }
 out:
     halox_comm_destroy(comm);

@@ -177,6 +177,11 @@ void md_print_summary(const halox_md_result_t *res)
                    halox_md_rebuild_part_name((halox_md_rebuild_part_t)k),
                    1e3 * s->rebuild_seconds[k] / (double)s->rebuilds);
         printf("\n");
+        const double per = 1.0 / (double)s->rebuilds;
+        printf("  of each rebuild, across its parts: %.1f collectives in %.3f ms, %.1f waits for "
+               "the GPU in %.3f ms (the drain included)\n",
+               s->rebuild_collectives * per, 1e3 * s->rebuild_collective_seconds * per,
+               s->rebuild_waits * per, 1e3 * s->rebuild_wait_seconds * per);
     }
     if (s->graph_steps > 0)
         printf("  CUDA graphs: %lld of %lld steps replayed as a graph (%lld captures, %lld of them "

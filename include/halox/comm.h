@@ -278,6 +278,13 @@ typedef struct halox_comm_stats {
                                     halox_comm_migrate_device() that went device to device
                                     (NVSHMEM transports, HALOX_NVSHMEM_DIRECT_MESSAGES); the
                                     others were staged through the host */
+    long long collectives;     /**< collectives the library ran (agreements, gathers, reductions,
+                                    barriers: halox_comm_allgather, _allreduce_*, _barrier and
+                                    those inside migrations, plan builds and binds) */
+    double collective_seconds; /**< wall time inside them, the wait for the slowest rank included */
+    long long device_waits;    /**< GPU transports: host waits for the endpoint's stream (inside
+                                    migrations, plan builds, binds, messages, exchanges) */
+    double device_wait_seconds; /**< wall time inside them */
 } halox_comm_stats_t;
 void halox_comm_get_stats(const halox_comm_t *comm, halox_comm_stats_t *stats_p);
 

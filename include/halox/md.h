@@ -306,7 +306,13 @@ typedef struct halox_md_summary {
                                     periodic by shifts; HALOX_MD_DEVICE_REBUILD) */
     double rebuild_seconds[HALOX_MD_R_COUNT]; /**< the rebuilds' parts over the run, mean over
                                                    ranks (halox_md_rebuild_part_t) */
-    long long migrated;                       /**< atoms that changed rank, summed over rebuilds */
+    /* where the rebuilds' time went, across their parts (mean over ranks, over the run): */
+    double rebuild_collectives;        /**< collectives (halox_comm_stats_t.collectives) */
+    double rebuild_collective_seconds; /**< wall time inside them (waiting for the slowest rank) */
+    double rebuild_waits;              /**< host waits for the GPU (the transport's and the
+                                            engine's: the lists, the blow-up check) */
+    double rebuild_wait_seconds;       /**< wall time inside them (the drain included) */
+    long long migrated;                /**< atoms that changed rank, summed over rebuilds */
     int max_hops;              /**< most domains an atom crossed in one dimension between two
                                     rebuilds (periodic distance in grid coordinates) */
     long long stale_steps;     /**< steps of the run (not the equilibration's) on lists that an

@@ -21,12 +21,30 @@ void halox_comm_get_stats(const halox_comm_t *comm, halox_comm_stats_t *stats_p)
     *stats_p = comm->stats;
 }
 
-halox_status_t halox_comm_allgather(halox_comm_t *comm, const void *send, void *recv, size_t bytes)
+/* Every collective of the library through here: counted and timed (halox_comm_stats_t). */
+static halox_status_t halox__allgather_timed(halox_comm_t *comm, const void *send, void *recv,
+                                             size_t bytes)
 {
-    return comm->ops->allgather(comm, send, recv, bytes);
+    const double t = halox__now();
+    halox_status_t st = comm->ops->allgather(comm, send, recv, bytes);
+    comm->stats.collectives++;
+    comm->stats.collective_seconds += halox__now() - t;
+    return st;
 }
 
-halox_status_t halox_comm_barrier(halox_comm_t *comm) { return comm->ops->barrier(comm); }
+halox_status_t halox_comm_allgather(halox_comm_t *comm, const void *send, void *recv, size_t bytes)
+{
+    return halox__allgather_timed(comm, send, recv, bytes);
+}
+
+halox_status_t halox_comm_barrier(halox_comm_t *comm)
+{
+    const double t = halox__now();
+    halox_status_t st = comm->ops->barrier(comm);
+    comm->stats.collectives++;
+    comm->stats.collective_seconds += halox__now() - t;
+    return st;
+}
 
 /* The verdict of an agreement, given every rank's status (all[r * step]). */
 static halox_status_t halox__agree_verdict(const halox_comm_t *comm, halox_status_t mine,
@@ -71,7 +89,7 @@ halox_status_t halox__agree_gather(halox_comm_t *comm, halox_status_t mine, cons
     }
     msg[0] = (long long)mine;
     /* keep our own message: the allgather may not touch it, but be explicit */
-    halox_status_t st = comm->ops->allgather(comm, msg, all, sizeof(long long) * (size_t)n);
+    halox_status_t st = halox__allgather_timed(comm, msg, all, sizeof(long long) * (size_t)n);
     if (st == HALOX_OK)
         st = halox__agree_verdict(comm, mine, what, all, n);
     free(tmp);
@@ -85,7 +103,7 @@ static halox_status_t halox__gather_all(halox_comm_t *comm, const void *values, 
     *all_p = malloc(elem * (size_t)n * (size_t)comm->size);
     if (!*all_p)
         return halox__error(HALOX_ERR_NO_MEMORY, "allreduce: no memory");
-    halox_status_t st = comm->ops->allgather(comm, values, *all_p, elem * (size_t)n);
+    halox_status_t st = halox__allgather_timed(comm, values, *all_p, elem * (size_t)n);
     if (st != HALOX_OK) {
         free(*all_p);
         *all_p = NULL;
@@ -153,7 +171,7 @@ halox_status_t halox_comm_gatherv(halox_comm_t *comm, const void *send, size_t b
     if (!all)
         return halox__error(HALOX_ERR_NO_MEMORY, "gatherv: no memory");
     size_t *sb = all + P, *so = all + 2 * P, *rb = all + 3 * P;
-    halox_status_t st = comm->ops->allgather(comm, &bytes, all, sizeof(size_t));
+    halox_status_t st = halox__allgather_timed(comm, &bytes, all, sizeof(size_t));
     size_t total = 0;
     for (int r = 0; r < P; r++)
         total += all[r];

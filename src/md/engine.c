@@ -211,6 +211,8 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
         md->timer[t] = 0;
     for (int p = 0; p < HALOX_MD_R_COUNT; p++)
         md->rpart[p] = 0;
+    for (int k = 0; k < 4; k++)
+        md->rbudget[k] = 0;
     md->rebuilds = 0;
     md->device_rebuilds = 0;
     md->migrated = 0;
@@ -388,7 +390,7 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     halox_comm_stats_t cs;
     halox_comm_get_stats(md->comm, &cs);
     enum { NR = HALOX_MD_R_COUNT };
-    double sum[NT + 4 + NR], mx[NT + 4];
+    double sum[NT + 4 + NR + 4], mx[NT + 4];
     long long stale = -1;
     if (md->be->stale_steps) {
         halox_status_t sst = md__agree(md, md->be->stale_steps(md, &stale));
@@ -412,11 +414,13 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     sum[NT + 3] = (double)(cs.bytes_sent - md->ovl_bytes - md->eq_bytes);
     for (int p = 0; p < NR; p++)
         sum[NT + 4 + p] = md->rpart[p];
+    for (int k = 0; k < 4; k++)
+        sum[NT + 4 + NR + k] = md->rbudget[k];
     mx[NT] = md->max_hops;
     mx[NT + 1] = md->loop_seconds;
     mx[NT + 2] = (double)cs.device_bytes;
     mx[NT + 3] = (double)stale;
-    halox_status_t st = halox_comm_allreduce_sum(md->comm, sum, NT + 4 + NR);
+    halox_status_t st = halox_comm_allreduce_sum(md->comm, sum, NT + 4 + NR + 4);
     if (st == HALOX_OK)
         st = halox_comm_allreduce_max(md->comm, mx, NT + 4);
     if (st != HALOX_OK)
@@ -455,6 +459,10 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     s.device_rebuilds = md->device_rebuilds;
     for (int p = 0; p < NR; p++)
         s.rebuild_seconds[p] = sum[NT + 4 + p] / md->nranks;
+    s.rebuild_collectives = sum[NT + 4 + NR] / md->nranks;
+    s.rebuild_collective_seconds = sum[NT + 4 + NR + 1] / md->nranks;
+    s.rebuild_waits = sum[NT + 4 + NR + 2] / md->nranks;
+    s.rebuild_wait_seconds = sum[NT + 4 + NR + 3] / md->nranks;
     s.migrated = (long long)sum[NT];
     s.max_hops = (int)mx[NT];
     s.stale_steps = (long long)mx[NT + 3];

@@ -150,6 +150,9 @@ halox_status_t md__gpu_read_slot(halox_md_t *md, int k);
 void md__gpu_record(md_gpu_t *g, int ev, cudaStream_t s);
 halox_status_t md__gpu_flush_timers(halox_md_t *md);
 halox_status_t md__gpu_wait(halox_md_t *md, cudaStream_t s, cudaEvent_t ev, const char *what);
+/* A host wait for the GPU since `since` (halox__now()), counted in a rebuild's budget while one
+ * runs. */
+void md__gpu_waited(halox_md_t *md, double since);
 halox_status_t md__gpu_idle(halox_md_t *md);
 halox_status_t md__gpu_to_host(halox_md_t *md, int forces);
 /* The blow-up check of a rebuild on the device: the largest v^2 the device left in h_disp (as

@@ -66,7 +66,10 @@ halox_status_t md__gpu_lists_begin(halox_md_t *md, cudaStream_t s)
 halox_status_t md__gpu_lists_end(halox_md_t *md, cudaStream_t s)
 {
     md_gpu_t *g = md__gpu(md);
-    MD_CUDA(halox__md_clusters_build_end(&g->cl, g->x, g->zone, s));
+    const double t = halox__now(); /* mostly the wait for the build */
+    cudaError_t e = halox__md_clusters_build_end(&g->cl, g->x, g->zone, s);
+    md__gpu_waited(md, t);
+    MD_CUDA(e);
     g->gathers_at_build = g->gathers;
     if (g->cl.grown > g->grown_seen && g->grown_seen < 3)
         md__notice(md,

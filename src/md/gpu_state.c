@@ -223,7 +223,7 @@ halox_status_t md__gpu_flush_timers(halox_md_t *md)
 
 /* Poll until the stream (ev NULL) or the event has completed, within the timeout: a peer that
  * never comes (an exchange stuck on the device) ends the run with an error, not a hang. */
-halox_status_t md__gpu_wait(halox_md_t *md, cudaStream_t s, cudaEvent_t ev, const char *what)
+static halox_status_t md__gpu_poll(halox_md_t *md, cudaStream_t s, cudaEvent_t ev, const char *what)
 {
     double limit;
     halox_status_t st = halox__timeout(md->cfg.timeout_s, "halox-md", &limit);
@@ -245,6 +245,22 @@ halox_status_t md__gpu_wait(halox_md_t *md, cudaStream_t s, cudaEvent_t ev, cons
                                 md->rank, md->step, what, limit);
         if (polls > 1000)
             sched_yield();
+    }
+}
+
+halox_status_t md__gpu_wait(halox_md_t *md, cudaStream_t s, cudaEvent_t ev, const char *what)
+{
+    const double t = halox__now();
+    halox_status_t st = md__gpu_poll(md, s, ev, what);
+    md__gpu_waited(md, t);
+    return st;
+}
+
+void md__gpu_waited(halox_md_t *md, double since)
+{
+    if (md->in_rebuild) { /* the rebuild's budget (md__rebuild) */
+        md->rbudget[2] += 1;
+        md->rbudget[3] += halox__now() - since;
     }
 }
 

@@ -127,6 +127,11 @@ struct halox_md {
     int max_hops;
     double timer[HALOX_MD_T_COUNT];
     double rpart[HALOX_MD_R_COUNT]; /* the rebuilds' parts (halox_md_rebuild_part_t) */
+    /* the rebuilds' budget (halox_md_summary_t.rebuild_collectives ...): collectives, their
+     * seconds, host waits for the GPU, their seconds; in_rebuild while md__rebuild runs (the
+     * engine's own waits count then) */
+    double rbudget[4];
+    int in_rebuild;
     double setup_seconds;
     double loop_seconds;
     long long loop_steps;

@@ -371,6 +371,13 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
         fprintf(fp, "%s\"%s\": ", k ? ", " : "", md__rpart_keys[k]);
         md__json_num(fp, s->rebuilds > 0 ? 1e3 * s->rebuild_seconds[k] / (double)s->rebuilds : 0.0);
     }
+    /* across the parts: collectives and host waits for the GPU, per rebuild */
+    const double per = s->rebuilds > 0 ? 1.0 / (double)s->rebuilds : 0.0;
+    fprintf(fp, "},\n    \"rebuild_budget_per_rebuild\": {\"collectives\": ");
+    md__json_num(fp, s->rebuild_collectives * per);
+    md__json_kv(fp, "collective_ms", 1e3 * s->rebuild_collective_seconds * per);
+    md__json_kv(fp, "gpu_waits", s->rebuild_waits * per);
+    md__json_kv(fp, "gpu_wait_ms", 1e3 * s->rebuild_wait_seconds * per);
     fprintf(fp,
             "},\n    \"rebuilds\": %lld,\n    \"device_rebuilds\": %lld,\n"
             "    \"migrated_atoms\": %lld,\n"

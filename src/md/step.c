@@ -78,7 +78,7 @@ static halox_status_t md__check_speeds(halox_md_t *md)
 }
 
 /* Migration, sort, plan, bind, lists, and the coordinate exchange the force exchange needs. */
-halox_status_t md__rebuild(halox_md_t *md)
+static halox_status_t md__rebuild_body(halox_md_t *md)
 {
     const md_backend_t *be = md->be;
     if (be->local_rebuild_ok && be->local_rebuild_ok(md)) { /* on the device: no host */
@@ -154,6 +154,23 @@ halox_status_t md__rebuild(halox_md_t *md)
     md->rebuilds++;
     md->force_rebuild = 0;
     md->ckpt_rebuild = 0;
+    return st;
+}
+
+/* md__rebuild_body with its budget: the library's collectives and GPU waits during it (and the
+ * engine's own waits, counted while in_rebuild is set) */
+halox_status_t md__rebuild(halox_md_t *md)
+{
+    halox_comm_stats_t a, b;
+    halox_comm_get_stats(md->comm, &a);
+    md->in_rebuild = 1;
+    halox_status_t st = md__rebuild_body(md);
+    md->in_rebuild = 0;
+    halox_comm_get_stats(md->comm, &b);
+    md->rbudget[0] += (double)(b.collectives - a.collectives);
+    md->rbudget[1] += b.collective_seconds - a.collective_seconds;
+    md->rbudget[2] += (double)(b.device_waits - a.device_waits);
+    md->rbudget[3] += b.device_wait_seconds - a.device_wait_seconds;
     return st;
 }
 

@@ -254,8 +254,8 @@ void halox__gpu_backoff(long polls)
     }
 }
 
-halox_status_t halox__gpu_stream_wait(halox_comm_t *comm, halox__gpu_t *g, double deadline,
-                                      halox__gpu_check_fn check, void *ctx, const char *what)
+static halox_status_t halox__gpu_stream_poll(halox_comm_t *comm, halox__gpu_t *g, double deadline,
+                                             halox__gpu_check_fn check, void *ctx, const char *what)
 {
     for (long polls = 0;; polls++) {
         cudaError_t e = cudaStreamQuery(g->stream);
@@ -272,6 +272,16 @@ halox_status_t halox__gpu_stream_wait(halox_comm_t *comm, halox__gpu_t *g, doubl
             return HALOX_ERR_TIMEOUT;
         halox__gpu_backoff(polls);
     }
+}
+
+halox_status_t halox__gpu_stream_wait(halox_comm_t *comm, halox__gpu_t *g, double deadline,
+                                      halox__gpu_check_fn check, void *ctx, const char *what)
+{
+    const double t = halox__now();
+    halox_status_t st = halox__gpu_stream_poll(comm, g, deadline, check, ctx, what);
+    comm->stats.device_waits++;
+    comm->stats.device_wait_seconds += halox__now() - t;
+    return st;
 }
 
 halox_status_t halox__gpu_drain(halox_comm_t *comm, halox__gpu_t *g, const char *who,

@@ -56,6 +56,12 @@ static int report(const bench_md_case_t *c, const halox_md_result_t *res)
     for (int k = 0; k < HALOX_MD_R_COUNT; k++)
         rec_num(&r, parts[k],
                 s->rebuilds > 0 ? 1e3 * s->rebuild_seconds[k] / (double)s->rebuilds : 0.0);
+    /* across the parts, per rebuild: collectives and host waits for the GPU (drain included) */
+    const double rb = s->rebuilds > 0 ? 1.0 / (double)s->rebuilds : 0.0;
+    rec_num(&r, "rebuild_budget.collectives", s->rebuild_collectives * rb);
+    rec_num(&r, "rebuild_budget.collective_ms", 1e3 * s->rebuild_collective_seconds * rb);
+    rec_num(&r, "rebuild_budget.gpu_waits", s->rebuild_waits * rb);
+    rec_num(&r, "rebuild_budget.gpu_wait_ms", 1e3 * s->rebuild_wait_seconds * rb);
     rec_num(&r, "halo_atoms", s->halo_atoms);
     rec_int(&r, "halo_bytes", s->halo_bytes);
     rec_num(&r, "setup_s", s->setup_seconds);
