@@ -18,6 +18,7 @@
 
 #include <vector>
 
+#include "kernels/halo_pack.cu"
 #include "kernels/migrate_kernels.cu"
 #include "kernels/plan_select.cu"
 
@@ -145,11 +146,18 @@ static void test_check_home(halox_real_t real, int n)
             bad = 3;
         }
         int first = 0x7f7f7f7f;
-        EXPECT(halox_kernel_plan_check_home(real, stride, x.data(), n, lo, hi, &first, nullptr) ==
-                   cudaSuccess,
+        std::vector<uint8_t> zone((size_t)n + 1, 0x5a);
+        EXPECT(halox_kernel_plan_check_home(real, stride, x.data(), n, lo, hi, &first,
+                                            round == 2 ? nullptr : zone.data(),
+                                            nullptr) == cudaSuccess,
                "launch");
         EXPECT((bad == n && first == 0x7f7f7f7f) || first == bad,
                "check home n %d round %d: first %d, want %d", n, round, first, bad);
+        int zoned = 0; /* zeroed below n (none without the array), untouched at n */
+        for (int i = 0; i < n; i++)
+            zoned += zone[(size_t)i] == (round == 2 ? 0x5a : 0);
+        EXPECT(zoned == n && zone[(size_t)n] == 0x5a, "check home n %d round %d: %d zones right", n,
+               round, zoned);
     }
 }
 
@@ -349,15 +357,25 @@ static void test_records(void)
     for (int j = 0; j < m; j++)
         wrong += gc[(size_t)j] != (j < few ? src[(size_t)index[(size_t)j]] : -7);
     EXPECT(wrong == 0, "gather_int with a device count: %d wrong", wrong);
+    /* a set-up message's pack: coordinates (shifted in dimension 1), ids, zones in one launch */
     std::vector<int32_t> ido((size_t)m);
     std::vector<uint8_t> zo((size_t)m);
-    EXPECT(halox_kernel_plan_gather_meta(id.data(), zone.data(), index.data(), m, 4, ido.data(),
-                                         zo.data(), nullptr) == cudaSuccess,
+    std::vector<float> xo(3 * (size_t)m);
+    EXPECT(halox_kernel_pack_setup(HALOX_FLOAT, 3, xo.data(), x.data(), id.data(), zone.data(),
+                                   index.data(), m, 1, 2.5, 4, ido.data(), zo.data(),
+                                   nullptr) == cudaSuccess,
            "launch");
+    EXPECT(halox_kernel_pack_setup(HALOX_FLOAT, 3, xo.data(), x.data(), nullptr, zone.data(),
+                                   index.data(), m, 1, 2.5, 4, ido.data(), zo.data(),
+                                   nullptr) == cudaErrorInvalidValue,
+           "pack_setup without ids accepted");
     wrong = 0;
     for (int j = 0; j < m; j++) {
         const int i = index[(size_t)j];
-        wrong += ido[(size_t)j] != id[(size_t)i] || zo[(size_t)j] != (uint8_t)(zone[(size_t)i] | 4);
+        const float *a = &x[3 * (size_t)i], *o = &xo[3 * (size_t)j];
+        wrong += ido[(size_t)j] != id[(size_t)i] ||
+                 zo[(size_t)j] != (uint8_t)(zone[(size_t)i] | 4) || o[0] != a[0] ||
+                 o[1] != a[1] + 2.5f || o[2] != a[2];
     }
     /* a set-up message (coordinates, ids, zones) into place, at a word boundary and not */
     for (size_t off = 0; off < 2; off++) {

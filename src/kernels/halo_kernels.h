@@ -22,6 +22,13 @@ cudaError_t halox_kernel_pack_coords(halox_real_t real, int stride, void *dst, c
                                      const int *index, int n, int dim, double shift,
                                      cudaStream_t stream);
 
+/* halox_kernel_pack_coords, and in the same launch (one call instead of two: a plan build's
+ * set-up message) id_out[i] = id[index[i]], zone_out[i] = zone[index[i]] | bit. */
+cudaError_t halox_kernel_pack_setup(halox_real_t real, int stride, void *dst, const void *x,
+                                    const int32_t *id, const uint8_t *zone, const int *index, int n,
+                                    int dim, double shift, uint8_t bit, int32_t *id_out,
+                                    uint8_t *zone_out, cudaStream_t stream);
+
 /* f[index[i]] += src[i] for n atoms, components 0..2 (device pointers): exactly
  * halox__add_forces(). The entries of index must be distinct (true within one pulse's map), so
  * no two threads update the same atom and no atomics are needed. */

@@ -17,19 +17,34 @@
 /* grid-stride loops: no more blocks than this (well above what an H200 keeps resident) */
 #define HALOX__KERNEL_MAX_BLOCKS 8192
 
+/* What a plan build's set-up message carries beside the coordinates (id_out NULL: nothing, the
+ * halo exchange's pack). */
+typedef struct halox__pack_meta {
+    const int32_t *id;
+    const uint8_t *zone;
+    int32_t *id_out;
+    uint8_t *zone_out;
+    uint8_t bit;
+} halox__pack_meta_t;
+
 template <typename T>
 __global__ void halox__pack_coords_kernel(T *__restrict__ dst, const T *__restrict__ x,
                                           const int *__restrict__ index, int64_t total, int stride,
-                                          int dim, int add_shift, T shift)
+                                          int dim, int add_shift, T shift, halox__pack_meta_t meta)
 {
     for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < total;
          t += (int64_t)gridDim.x * blockDim.x) {
         const int64_t i = t / stride;
         const int c = (int)(t - i * stride);
-        T v = x[(int64_t)index[i] * stride + c];
+        const int64_t j = index[i];
+        T v = x[j * stride + c];
         if (add_shift && c == dim)
             v = v + shift;
         dst[t] = v;
+        if (meta.id_out && c == 0) { /* the set-up message's id and zone, once per atom */
+            meta.id_out[i] = meta.id[j];
+            meta.zone_out[i] = (uint8_t)(meta.zone[j] | meta.bit);
+        }
     }
 }
 
@@ -53,9 +68,9 @@ static unsigned halox__blocks(int64_t total)
     return (unsigned)(b < HALOX__KERNEL_MAX_BLOCKS ? b : HALOX__KERNEL_MAX_BLOCKS);
 }
 
-extern "C" cudaError_t halox_kernel_pack_coords(halox_real_t real, int stride, void *dst,
-                                                const void *x, const int *index, int n, int dim,
-                                                double shift, cudaStream_t stream)
+static cudaError_t halox__pack(halox_real_t real, int stride, void *dst, const void *x,
+                               const int *index, int n, int dim, double shift,
+                               halox__pack_meta_t meta, cudaStream_t stream)
 {
     if (n <= 0)
         return cudaSuccess;
@@ -66,14 +81,35 @@ extern "C" cudaError_t halox_kernel_pack_coords(halox_real_t real, int stride, v
     if (real == HALOX_FLOAT)
         HALOX__LAUNCH(halox__pack_coords_kernel<float>, halox__blocks(total), HALOX__KERNEL_THREADS,
                       stream)
-        ((float *)dst, (const float *)x, index, total, stride, dim, add, (float)shift);
+        ((float *)dst, (const float *)x, index, total, stride, dim, add, (float)shift, meta);
     else if (real == HALOX_DOUBLE)
         HALOX__LAUNCH(halox__pack_coords_kernel<double>, halox__blocks(total),
                       HALOX__KERNEL_THREADS, stream)
-        ((double *)dst, (const double *)x, index, total, stride, dim, add, shift);
+        ((double *)dst, (const double *)x, index, total, stride, dim, add, shift, meta);
     else
         return cudaErrorInvalidValue;
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t halox_kernel_pack_coords(halox_real_t real, int stride, void *dst,
+                                                const void *x, const int *index, int n, int dim,
+                                                double shift, cudaStream_t stream)
+{
+    halox__pack_meta_t none = {NULL, NULL, NULL, NULL, 0};
+    return halox__pack(real, stride, dst, x, index, n, dim, shift, none, stream);
+}
+
+extern "C" cudaError_t halox_kernel_pack_setup(halox_real_t real, int stride, void *dst,
+                                               const void *x, const int32_t *id,
+                                               const uint8_t *zone, const int *index, int n,
+                                               int dim, double shift, uint8_t bit,
+                                               int32_t *id_out, uint8_t *zone_out,
+                                               cudaStream_t stream)
+{
+    if (n > 0 && (!id || !zone || !id_out || !zone_out))
+        return cudaErrorInvalidValue;
+    halox__pack_meta_t meta = {id, zone, id_out, zone_out, bit};
+    return halox__pack(real, stride, dst, x, index, n, dim, shift, meta, stream);
 }
 
 extern "C" cudaError_t halox_kernel_add_forces(halox_real_t real, int stride, void *f,

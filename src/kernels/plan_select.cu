@@ -42,9 +42,11 @@ extern "C" cudaError_t halox_kernel_plan_select(const halox_plan_select_args_t *
 template <typename T>
 __global__ void halox__check_home_kernel(const T *__restrict__ x, int n, int stride, double lo0,
                                          double lo1, double lo2, double hi0, double hi1, double hi2,
-                                         int *first_bad)
+                                         int *first_bad, uint8_t *__restrict__ zone)
 {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        if (zone)
+            zone[i] = 0; /* a home atom is in no halo zone (a memset less) */
         const T *p = x + (size_t)i * stride;
         const double a = (double)p[0], b = (double)p[1], c = (double)p[2];
         /* written so that a NaN fails: every compare with it is false */
@@ -62,41 +64,17 @@ static unsigned halox__grid(int n)
 
 extern "C" cudaError_t halox_kernel_plan_check_home(halox_real_t real, int stride, const void *x,
                                                     int n, const double lo[3], const double hi[3],
-                                                    int *first_bad, cudaStream_t stream)
+                                                    int *first_bad, uint8_t *zone,
+                                                    cudaStream_t stream)
 {
     if (n <= 0)
         return cudaSuccess;
     if (real == HALOX_FLOAT)
         HALOX__LAUNCH(halox__check_home_kernel<float>, halox__grid(n), HALOX__SEL_THREADS, stream)
-        ((const float *)x, n, stride, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], first_bad);
+        ((const float *)x, n, stride, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], first_bad, zone);
     else
         HALOX__LAUNCH(halox__check_home_kernel<double>, halox__grid(n), HALOX__SEL_THREADS, stream)
-        ((const double *)x, n, stride, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], first_bad);
-    return cudaPeekAtLastError();
-}
-
-__global__ void halox__gather_meta_kernel(const int32_t *__restrict__ id,
-                                          const uint8_t *__restrict__ zone,
-                                          const int *__restrict__ index, int n, uint8_t bit,
-                                          int32_t *__restrict__ id_out,
-                                          uint8_t *__restrict__ zone_out)
-{
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const int j = index[i];
-        id_out[i] = id[j];
-        zone_out[i] = (uint8_t)(zone[j] | bit);
-    }
-}
-
-extern "C" cudaError_t halox_kernel_plan_gather_meta(const int32_t *id, const uint8_t *zone,
-                                                     const int *index, int n, uint8_t bit,
-                                                     int32_t *id_out, uint8_t *zone_out,
-                                                     cudaStream_t stream)
-{
-    if (n <= 0)
-        return cudaSuccess;
-    HALOX__LAUNCH(halox__gather_meta_kernel, halox__grid(n), HALOX__SEL_THREADS, stream)
-    (id, zone, index, n, bit, id_out, zone_out);
+        ((const double *)x, n, stride, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], first_bad, zone);
     return cudaPeekAtLastError();
 }
 

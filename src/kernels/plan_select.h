@@ -42,15 +42,11 @@ cudaError_t halox_kernel_plan_select(const halox_plan_select_args_t *a, int *out
                                      unsigned *mask, int *scratch, cudaStream_t stream);
 
 /* *first_bad (device, set by the caller above n) = the smallest i < n whose position is not
- * inside [lo, hi) in every dimension (in double; a NaN is not inside). */
+ * inside [lo, hi) in every dimension (in double; a NaN is not inside); zone[i] = 0 for i < n
+ * (zone not NULL). */
 cudaError_t halox_kernel_plan_check_home(halox_real_t real, int stride, const void *x, int n,
                                          const double lo[3], const double hi[3], int *first_bad,
-                                         cudaStream_t stream);
-
-/* id_out[i] = id[index[i]], zone_out[i] = zone[index[i]] | bit, for i < n. */
-cudaError_t halox_kernel_plan_gather_meta(const int32_t *id, const uint8_t *zone, const int *index,
-                                          int n, uint8_t bit, int32_t *id_out, uint8_t *zone_out,
-                                          cudaStream_t stream);
+                                         uint8_t *zone, cudaStream_t stream);
 
 /* A set-up message of n atoms (es bytes of coordinates each, then n ids, then n zones) into
  * place: x (es bytes per atom), id, zone[i] = its zone | bit. */

@@ -108,13 +108,13 @@ static halox_status_t pd_begin(void *ctx, halox_plan_t *plan, const halox_plan_p
         return st;
     cudaStream_t s = pd->h.g->stream;
     const int nh = A->n_home;
-    if ((st = pd_cuda(pd, cudaMemsetAsync(A->zone, 0, (size_t)(nh > 0 ? nh : 1), s),
-                      "zeroing the home zones")) != HALOX_OK ||
-        (st = pd_cuda(pd, cudaMemsetAsync(pd->h.d_small, 0x7f, sizeof(int) * PD_SMALL, s),
+    /* the home check zeroes the home zones as it goes */
+    if ((st = pd_cuda(pd, cudaMemsetAsync(pd->h.d_small, 0x7f, sizeof(int) * PD_SMALL, s),
                       "resetting the counters")) != HALOX_OK ||
         (st = pd_cuda(pd,
                       halox_kernel_plan_check_home(pd->h.comm->real, pd->h.comm->stride, A->x, nh,
-                                                   plan->lo, plan->hi, pd->h.d_small + PD_BAD, s),
+                                                   plan->lo, plan->hi, pd->h.d_small + PD_BAD,
+                                                   A->zone, s),
                       "the home check kernel")) != HALOX_OK)
         return st;
     for (int d = 0; d < 3 && st == HALOX_OK; d++) {
@@ -273,18 +273,12 @@ static halox_status_t pd_meta(halox__plan_dev_t *pd, const halox_plan_t *plan, i
                               int32_t *ids, uint8_t *zones, uint8_t bit)
 {
     const halox_pulse_t *p = &plan->pulse[k];
-    cudaStream_t s = pd->h.g->stream;
-    halox_status_t st =
-        pd_cuda(pd,
-                halox_kernel_pack_coords(pd->h.comm->real, pd->h.comm->stride, coords, pd->atoms->x,
-                                         pd->d_map[k], p->send_count, p->dim, p->shift, s),
-                "the set-up pack kernel");
-    if (st == HALOX_OK)
-        st = pd_cuda(pd,
-                     halox_kernel_plan_gather_meta(pd->atoms->id, pd->atoms->zone, pd->d_map[k],
-                                                   p->send_count, bit, ids, zones, s),
-                     "the set-up gather kernel");
-    return st;
+    return pd_cuda(pd,
+                   halox_kernel_pack_setup(pd->h.comm->real, pd->h.comm->stride, coords,
+                                           pd->atoms->x, pd->atoms->id, pd->atoms->zone,
+                                           pd->d_map[k], p->send_count, p->dim, p->shift, bit, ids,
+                                           zones, pd->h.g->stream),
+                   "the set-up pack kernel");
 }
 
 static halox_status_t pd_pack(void *ctx, const halox_plan_t *plan, int k, void *buf)
