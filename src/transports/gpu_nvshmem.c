@@ -228,9 +228,6 @@ halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t 
         (e = cudaMalloc((void **)&m->d_rows, sizeof m->rows)) != cudaSuccess)
         m->d_rows = NULL;
     if (st == HALOX_OK && e == cudaSuccess &&
-        (e = cudaMallocHost((void **)&m->h_rows, sizeof m->rows)) != cudaSuccess)
-        m->h_rows = NULL;
-    if (st == HALOX_OK && e == cudaSuccess &&
         (e = cudaHostAlloc((void **)&m->h_flag, sizeof(int), cudaHostAllocMapped)) != cudaSuccess)
         m->h_flag = NULL;
     if (st == HALOX_OK && e == cudaSuccess &&
@@ -289,8 +286,6 @@ void halox__shm_fini(halox_comm_t *comm)
     }
     if (m->h_flag && idle)
         cudaFreeHost(m->h_flag);
-    if (m->h_rows && idle)
-        cudaFreeHost(m->h_rows);
     (void)cudaGetLastError();
     free(m->pe_of);
     free(m->rank_of);

@@ -38,8 +38,6 @@ typedef struct halox__shm {
     halox__shm_state_t *state; /* device */
     halox__shm_row_t *d_rows;  /* device, HALOX_MAX_PULSES */
     halox__shm_row_t rows[HALOX_MAX_PULSES];
-    halox__shm_row_t *h_rows; /* pinned: the table's upload (from pageable memory the bind's
-                                 wait for it took 36-50 us on 2 ranks sharing an H200) */
     int *h_flag; /* mapped host memory: a kernel gave up */
     int *d_flag;
     int blocks_per_row;

@@ -232,10 +232,8 @@ static halox_status_t halox__shm_bind_rows(halox_comm_t *comm, const long long *
             m->last_wait[1] = k; /* forces go down: the lowest pulse waits last */
     }
     *maxc_p = maxc;
-    /* through pinned memory, free again: the last bind's copy completed before its end */
-    memcpy(m->h_rows, m->rows, sizeof m->rows);
     cudaError_t e =
-        cudaMemcpyAsync(m->d_rows, m->h_rows, sizeof m->rows, cudaMemcpyHostToDevice, g->stream);
+        cudaMemcpyAsync(m->d_rows, m->rows, sizeof m->rows, cudaMemcpyHostToDevice, g->stream);
     return e == cudaSuccess
                ? HALOX_OK
                : halox__gpu_cuda_error(comm, g, e, "uploading the pulse table", HALOX_ERR_COMM, 1);
