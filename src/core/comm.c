@@ -21,14 +21,20 @@ void halox_comm_get_stats(const halox_comm_t *comm, halox_comm_stats_t *stats_p)
     *stats_p = comm->stats;
 }
 
-/* Every collective of the library through here: counted and timed (halox_comm_stats_t). */
+/* Every collective of the library is counted and timed (halox_comm_stats_t): one that began at
+ * `since` (halox__now()) ends here. */
+static void halox__collective_done(halox_comm_t *comm, double since)
+{
+    comm->stats.collectives++;
+    comm->stats.collective_seconds += halox__now() - since;
+}
+
 static halox_status_t halox__allgather_timed(halox_comm_t *comm, const void *send, void *recv,
                                              size_t bytes)
 {
     const double t = halox__now();
     halox_status_t st = comm->ops->allgather(comm, send, recv, bytes);
-    comm->stats.collectives++;
-    comm->stats.collective_seconds += halox__now() - t;
+    halox__collective_done(comm, t);
     return st;
 }
 
@@ -41,8 +47,7 @@ halox_status_t halox_comm_barrier(halox_comm_t *comm)
 {
     const double t = halox__now();
     halox_status_t st = comm->ops->barrier(comm);
-    comm->stats.collectives++;
-    comm->stats.collective_seconds += halox__now() - t;
+    halox__collective_done(comm, t);
     return st;
 }
 

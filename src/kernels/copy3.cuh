@@ -1,7 +1,7 @@
-/* Internal to src/kernels: up to three device-to-device copies in one launch. On the H200
- * machines a launch and a cudaMemcpyAsync each cost the host 3-7 us, and a rebuild's phases move
- * several arrays at once (coordinates, ids, velocities): one launch instead of three. Words of 4
- * bytes where every region allows them (sizes and addresses multiples of 4), else bytes. */
+/* Internal to src/kernels: device-to-device copies inside kernels. On the H200 machines a launch
+ * and a cudaMemcpyAsync each cost the host 3-5 us, and a rebuild's phases move several arrays at
+ * once (coordinates, ids, velocities): one launch instead of three. Words of 4 bytes where every
+ * region allows them (sizes and addresses multiples of 4), else bytes. */
 #ifndef HALOX_KERNELS_COPY3_CUH
 #define HALOX_KERNELS_COPY3_CUH
 
@@ -16,25 +16,31 @@ typedef struct halox__copy3_args {
     size_t bytes[3];
 } halox__copy3_args_t;
 
-static __global__ void halox__copy3_kernel(halox__copy3_args_t c, int words)
+/* `bytes` from src to dst by the whole grid (grid-stride), in words or bytes */
+static __device__ inline void halox__copy_region(unsigned char *dst, const unsigned char *src,
+                                                 size_t bytes, int words)
 {
     const size_t t0 = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     const size_t step = (size_t)gridDim.x * blockDim.x;
-    for (int r = 0; r < 3; r++) {
-        if (words) {
-            uint32_t *d = (uint32_t *)(void *)c.dst[r];
-            const uint32_t *s = (const uint32_t *)(const void *)c.src[r];
-            for (size_t u = t0; u < c.bytes[r] / 4; u += step)
-                d[u] = s[u];
-        } else {
-            for (size_t u = t0; u < c.bytes[r]; u += step)
-                c.dst[r][u] = c.src[r][u];
-        }
+    if (words) {
+        uint32_t *d = (uint32_t *)(void *)dst;
+        const uint32_t *s = (const uint32_t *)(const void *)src;
+        for (size_t u = t0; u < bytes / 4; u += step)
+            d[u] = s[u];
+    } else {
+        for (size_t u = t0; u < bytes; u += step)
+            dst[u] = src[u];
     }
 }
 
-static cudaError_t halox__copy3(void *const dst[3], const void *const src[3], const size_t bytes[3],
-                                cudaStream_t stream)
+static __global__ void halox__copy3_kernel(halox__copy3_args_t c, int words)
+{
+    for (int r = 0; r < 3; r++)
+        halox__copy_region(c.dst[r], c.src[r], c.bytes[r], words);
+}
+
+static inline cudaError_t halox__copy3(void *const dst[3], const void *const src[3],
+                                       const size_t bytes[3], cudaStream_t stream)
 {
     halox__copy3_args_t c;
     size_t most = 0;

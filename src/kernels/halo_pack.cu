@@ -17,8 +17,7 @@
 /* grid-stride loops: no more blocks than this (well above what an H200 keeps resident) */
 #define HALOX__KERNEL_MAX_BLOCKS 8192
 
-/* What a plan build's set-up message carries beside the coordinates (id_out NULL: nothing, the
- * halo exchange's pack). */
+/* What a plan build's set-up message carries beside the coordinates. */
 typedef struct halox__pack_meta {
     const int32_t *id;
     const uint8_t *zone;
@@ -27,7 +26,9 @@ typedef struct halox__pack_meta {
     uint8_t bit;
 } halox__pack_meta_t;
 
-template <typename T>
+/* SETUP: also the set-up message's id and zone (the halo exchange's instance, SETUP 0, has
+ * nothing of it on its path) */
+template <typename T, int SETUP>
 __global__ void halox__pack_coords_kernel(T *__restrict__ dst, const T *__restrict__ x,
                                           const int *__restrict__ index, int64_t total, int stride,
                                           int dim, int add_shift, T shift, halox__pack_meta_t meta)
@@ -41,7 +42,7 @@ __global__ void halox__pack_coords_kernel(T *__restrict__ dst, const T *__restri
         if (add_shift && c == dim)
             v = v + shift;
         dst[t] = v;
-        if (meta.id_out && c == 0) { /* the set-up message's id and zone, once per atom */
+        if (SETUP && c == 0) { /* the set-up message's id and zone, once per atom */
             meta.id_out[i] = meta.id[j];
             meta.zone_out[i] = (uint8_t)(meta.zone[j] | meta.bit);
         }
@@ -78,13 +79,19 @@ static cudaError_t halox__pack(halox_real_t real, int stride, void *dst, const v
         return cudaErrorInvalidValue;
     const int64_t total = (int64_t)n * stride;
     const int add = shift != 0.0;
-    if (real == HALOX_FLOAT)
-        HALOX__LAUNCH(halox__pack_coords_kernel<float>, halox__blocks(total), HALOX__KERNEL_THREADS,
-                      stream)
+    const unsigned b = halox__blocks(total);
+    const int setup = meta.id_out != NULL;
+    if (real == HALOX_FLOAT && setup)
+        HALOX__LAUNCH((halox__pack_coords_kernel<float, 1>), b, HALOX__KERNEL_THREADS, stream)
         ((float *)dst, (const float *)x, index, total, stride, dim, add, (float)shift, meta);
+    else if (real == HALOX_FLOAT)
+        HALOX__LAUNCH((halox__pack_coords_kernel<float, 0>), b, HALOX__KERNEL_THREADS, stream)
+        ((float *)dst, (const float *)x, index, total, stride, dim, add, (float)shift, meta);
+    else if (real == HALOX_DOUBLE && setup)
+        HALOX__LAUNCH((halox__pack_coords_kernel<double, 1>), b, HALOX__KERNEL_THREADS, stream)
+        ((double *)dst, (const double *)x, index, total, stride, dim, add, shift, meta);
     else if (real == HALOX_DOUBLE)
-        HALOX__LAUNCH(halox__pack_coords_kernel<double>, halox__blocks(total),
-                      HALOX__KERNEL_THREADS, stream)
+        HALOX__LAUNCH((halox__pack_coords_kernel<double, 0>), b, HALOX__KERNEL_THREADS, stream)
         ((double *)dst, (const double *)x, index, total, stride, dim, add, shift, meta);
     else
         return cudaErrorInvalidValue;

@@ -137,7 +137,4 @@ extern "C" cudaError_t halox__md_clusters_sort_prepare(md_clusters_t *c, const f
 extern "C" cudaError_t halox__md_clusters_sort_enqueue(const md_clusters_t *c, const float *x,
                                                        const uint8_t *zone, cudaStream_t stream);
 
-/* After a build: every list prunes in the next kernels, maxima and ticket cleared
- * (md_cluster_watch.cu). Nothing but a launch: a build captures it in its graph. */
-
 #endif

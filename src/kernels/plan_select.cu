@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "kernels/compact.cuh"
+#include "kernels/copy3.cuh"
 #include "kernels/plan_select.h"
 
 #define HALOX__SEL_THREADS 256
@@ -89,19 +90,8 @@ __global__ void halox__place_kernel(const unsigned char *__restrict__ msg, int n
     const size_t t0 = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     const size_t step = (size_t)gridDim.x * blockDim.x;
     const size_t cb = es * (size_t)n, ib = sizeof(int32_t) * (size_t)n;
-    if (words) {
-        const uint32_t *c = (const uint32_t *)(const void *)msg;
-        uint32_t *xw = (uint32_t *)(void *)x, *iw = (uint32_t *)(void *)id;
-        for (size_t u = t0; u < cb / 4; u += step)
-            xw[u] = c[u];
-        for (size_t u = t0; u < ib / 4; u += step)
-            iw[u] = c[cb / 4 + u];
-    } else {
-        for (size_t u = t0; u < cb; u += step)
-            x[u] = msg[u];
-        for (size_t u = t0; u < ib; u += step)
-            id[u] = msg[cb + u];
-    }
+    halox__copy_region(x, msg, cb, words);
+    halox__copy_region(id, msg + cb, ib, words);
     for (size_t i = t0; i < (size_t)n; i += step)
         zone[i] = (uint8_t)(msg[cb + ib + i] | bit);
 }

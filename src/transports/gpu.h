@@ -119,6 +119,9 @@ cudaError_t halox__gpu_add(const halox__gpu_plan_t *dp, const halox_plan_t *plan
 typedef halox_status_t (*halox__gpu_check_fn)(halox_comm_t *comm, void *ctx);
 halox_status_t halox__gpu_stream_wait(halox_comm_t *comm, halox__gpu_t *g, double deadline,
                                       halox__gpu_check_fn check, void *ctx, const char *what);
+/* A host wait for the endpoint's stream that began at `since` (halox__now()): counted and timed
+ * in the endpoint's statistics (halox_comm_stats_t.device_waits). */
+void halox__gpu_waited(halox_comm_t *comm, double since);
 
 /* halox__gpu_stream_wait within the endpoint's timeout, a timeout as an error saying that `who`
  * (a plan build, a migration) waited for `what`. */

@@ -279,9 +279,14 @@ halox_status_t halox__gpu_stream_wait(halox_comm_t *comm, halox__gpu_t *g, doubl
 {
     const double t = halox__now();
     halox_status_t st = halox__gpu_stream_poll(comm, g, deadline, check, ctx, what);
-    comm->stats.device_waits++;
-    comm->stats.device_wait_seconds += halox__now() - t;
+    halox__gpu_waited(comm, t);
     return st;
+}
+
+void halox__gpu_waited(halox_comm_t *comm, double since)
+{
+    comm->stats.device_waits++;
+    comm->stats.device_wait_seconds += halox__now() - since;
 }
 
 halox_status_t halox__gpu_drain(halox_comm_t *comm, halox__gpu_t *g, const char *who,

@@ -296,8 +296,7 @@ halox_status_t halox__shm_bind_end(halox_comm_t *comm, halox_status_t st)
     if (st == HALOX_OK) {
         const double t = halox__now();
         cudaError_t e = cudaStreamSynchronize(g->stream);
-        comm->stats.device_waits++;
-        comm->stats.device_wait_seconds += halox__now() - t;
+        halox__gpu_waited(comm, t);
         if (e != cudaSuccess)
             st = halox__gpu_cuda_error(comm, g, e, "bind", HALOX_ERR_COMM, 1);
     }
