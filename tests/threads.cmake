@@ -23,3 +23,7 @@ halox_test(test_threads_bind_mismatch SOURCES test_threads_bind_mismatch.c LIBS 
 # the plan build and the migration over the caller's fixed arrays (halox_comm_build_plan_device,
 # halox_comm_migrate_device) on thread ranks: as the host versions, bit for bit
 halox_test(test_device_threads SOURCES test_device_threads.c LABELS threads TIMEOUT 120)
+# a rank's own failure carried into the next migration, plan build or bind
+# (halox_comm_defer_failure): every rank stops there in one agreement; the collectives a healthy
+# plan build, migration and bind cost
+halox_test(test_defer_failure SOURCES test_defer_failure.c LABELS threads TIMEOUT 60)

@@ -250,6 +250,17 @@ halox_status_t halox_comm_migrate_device(halox_comm_t *comm, const halox_grid_t 
                                          const halox_box_t *box, halox_device_atoms_t *atoms,
                                          long long expected_total, long long step);
 
+/** Carry this rank's failure into the next migration, plan build or bind, instead of agreeing
+ *  on it with a collective of the caller's own. For a caller whose local work between two of
+ *  those calls failed on some rank: every rank makes the call as it would have, and that call
+ *  does none of its work and fails on every rank at its first agreement, this rank with `st` and
+ *  the message halox_last_error() held when deferring, the others with HALOX_ERR_ABORTED naming
+ *  this rank. (halox_comm_migrate, _migrate_device, _build_plan, _build_plan_device and
+ *  halox_comm_bind take it; the other calls leave it pending.) The first deferred failure is
+ *  kept until taken; HALOX_OK clears it. Local: nothing is sent. Saves one collective per call
+ *  pair: a rebuild's allgathers cost 4-8 us each plus the slowest rank. */
+halox_status_t halox_comm_defer_failure(halox_comm_t *comm, halox_status_t st);
+
 /** Sum n doubles over all ranks; every rank gets the same bits (summed in rank order). */
 halox_status_t halox_comm_allreduce_sum(halox_comm_t *comm, double *values, int n);
 /** Largest of n doubles over all ranks. */

@@ -1,6 +1,7 @@
 /* Endpoint dispatch: plan builds, exchanges, migration and collectives over the transport's
  * table of functions. Everything here is transport-neutral (no MPI, no CUDA). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,28 @@ halox_status_t halox_comm_barrier(halox_comm_t *comm)
     halox_status_t st = comm->ops->barrier(comm);
     halox__collective_done(comm, t);
     return st;
+}
+
+halox_status_t halox_comm_defer_failure(halox_comm_t *comm, halox_status_t st)
+{
+    if (!comm)
+        return halox__error(HALOX_ERR_INVALID_ARG, "defer_failure: comm is NULL");
+    if (st == HALOX_OK) {
+        comm->deferred = HALOX_OK;
+    } else if (comm->deferred == HALOX_OK) { /* the first failure is the one to report */
+        comm->deferred = st;
+        snprintf(comm->deferred_msg, sizeof comm->deferred_msg, "%s", halox_last_error());
+    }
+    return HALOX_OK;
+}
+
+halox_status_t halox__comm_take_deferred(halox_comm_t *comm)
+{
+    const halox_status_t st = comm->deferred;
+    if (st == HALOX_OK)
+        return HALOX_OK;
+    comm->deferred = HALOX_OK;
+    return halox__error(st, "%s", comm->deferred_msg);
 }
 
 /* The verdict of an agreement, given every rank's status (all[r * step]). */
@@ -210,10 +233,10 @@ halox_status_t halox_comm_gatherv(halox_comm_t *comm, const void *send, size_t b
 
 halox_status_t halox_comm_bind(halox_comm_t *comm, const halox_plan_t *plan, void *x, void *f)
 {
-    halox_status_t st = HALOX_OK;
-    if (!plan || !x || !f)
+    halox_status_t st = halox__comm_take_deferred(comm); /* failed: only the agreement */
+    if (st == HALOX_OK && (!plan || !x || !f))
         st = halox__error(HALOX_ERR_INVALID_ARG, "bind: plan, x and f are required");
-    else if (plan->rank != comm->rank || plan->nranks != comm->size)
+    else if (st == HALOX_OK && (plan->rank != comm->rank || plan->nranks != comm->size))
         st = halox__error(HALOX_ERR_INVALID_ARG,
                           "bind: plan is for rank %d of %d but this endpoint is rank %d of %d",
                           plan->rank, plan->nranks, comm->rank, comm->size);

@@ -533,8 +533,9 @@ halox_status_t halox_comm_migrate(halox_comm_t *comm, const halox_grid_t *grid,
 {
     halox__mig_host_t h = {.atoms = atoms};
     halox__mig_store_t s = halox__mig_host_store(&h, 0);
-    halox_status_t st =
-        halox__migrate_drive(comm, grid, box, &s, expected_total, step, NULL, NULL, HALOX_OK);
+    /* a deferred failure: only the drive's first agreement */
+    halox_status_t st = halox__migrate_drive(comm, grid, box, &s, expected_total, step, NULL, NULL,
+                                             halox__comm_take_deferred(comm));
     s.ops->done(s.ctx);
     return st;
 }
@@ -546,7 +547,9 @@ halox_status_t halox_comm_migrate_device(halox_comm_t *comm, const halox_grid_t 
     if (!comm || !grid || !box || !atoms)
         return halox__error(HALOX_ERR_INVALID_ARG, "migrate_device: NULL argument");
     atoms->need = atoms->moved = atoms->max_hops = 0;
-    halox_status_t st = halox__device_atoms_check(atoms, comm->rank, "migrate_device", 0);
+    halox_status_t st = halox__comm_take_deferred(comm); /* failed: only the first agreement */
+    if (st == HALOX_OK)
+        st = halox__device_atoms_check(atoms, comm->rank, "migrate_device", 0);
     halox__mig_store_t s;
     memset(&s, 0, sizeof s);
     halox_atoms_t view; /* CPU transports: the caller's host arrays, as atoms that cannot grow */

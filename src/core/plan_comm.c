@@ -37,13 +37,15 @@ static halox_status_t halox__plan_agree_room(halox_comm_t *comm, const halox__pl
 }
 
 /* Per pulse: one allgather of (status, send count, room) agrees on failures so far and gives the
- * receive count; the set-up message. The buffer is sized before the counts are known (arrivals
- * guessed from departures); only when some rank lacks room for its arrivals (every rank can tell
- * from the messages) do all grow and agree once more. A pulse within one rank (a single rank in
- * its dimension, so on every rank alike) needs no collective: its atoms are copied straight into
- * place, and a failure there waits for the next agreement (that of a later pulse, or the last
- * one). A failure after a pulse's agreement (a store's pack or unpack) still sends and receives,
- * so that no peer waits for a message that never comes, and is agreed at the end. */
+ * receive count; the set-up message. The first pulse's agreement is also the build's first (a
+ * rank that failed before the pulses takes part in it and stops). The buffer is sized before the
+ * counts are known (arrivals guessed from departures); only when some rank lacks room for its
+ * arrivals (every rank can tell from the messages) do all grow and agree once more. A pulse within
+ * one rank (a single rank in its dimension, so on every rank alike) needs no collective: its atoms
+ * are copied straight into place, and a failure there waits for the next agreement (that of a later
+ * pulse, or the last one). A failure after a pulse's agreement (a store's pack or unpack) still
+ * sends and receives, so that no peer waits for a message that never comes, and is agreed at the
+ * end. */
 halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *params,
                                  const halox__plan_store_t *S, halox_plan_t *plan,
                                  halox_status_t st0)
@@ -66,17 +68,27 @@ halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *
     /* per rank and pulse: status, send count, room for arrivals (atoms), receive buffer
      * (bytes), and what a rank whose arrays cannot grow lacked in a pulse within itself */
     enum { M = 5 };
-    long long *cnt = malloc(sizeof(long long) * M * (size_t)(comm->size + 1));
-    if (st == HALOX_OK && !cnt)
-        st = halox__error(HALOX_ERR_NO_MEMORY, "plan build: no memory");
-    st = halox__agree(comm, st, "plan build");
+    long long *cnt = calloc(M * (size_t)(comm->size + 1), sizeof(long long));
+    if (!cnt) {
+        /* cannot take part in the gather: at least do not crash (the others fail on the size
+         * mismatch, or wait out their timeout) */
+        return halox__agree(comm, halox__error(HALOX_ERR_NO_MEMORY, "plan build: no memory"),
+                            "plan build");
+    }
     if (st != HALOX_OK) {
+        /* failed before the first pulse (arguments, the store, a deferred failure): the first
+         * agreement, which every rank reaches with the same message (the first pulse with a
+         * peer's, or the one after the pulses), and nothing after it (a failure seen there ends
+         * every rank) */
+        st = halox__plan_agree_room(comm, S, st, cnt, M);
         free(cnt);
         return st;
     }
+    int agreed = 0;   /* an agreement ran: it reported any failure before it */
     void *buf = NULL; /* send and receive halves, reused by every pulse (the store's memory) */
     size_t cap = 0;
     int pending = 0;                /* a pulse within the rank since the last agreement */
+    int seen = 0;                   /* a failure every rank saw at an agreement */
     long long lacked = 0;           /* such a pulse did not fit: the atoms this rank needs */
     halox_status_t late = HALOX_OK; /* a failure after an agreement: agreed at the end */
     for (int k = 0; k < plan->n_pulses; k++) {
@@ -97,7 +109,9 @@ halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *
             st = S->ops->select(S->ctx, plan, k);
         size_t sbytes =
             st == HALOX_OK ? halox__plan_setup_bytes_of(S->real, S->stride, p->send_count) : 0;
-        size_t want = sbytes + sbytes / 2 + 4096;
+        /* the send half and a receive half guessed from it (up to 1.25 times the departures:
+         * neighbours hold about as many atoms near a face as this rank does) */
+        size_t want = 2 * sbytes + sbytes / 4 + 4096;
         if (st == HALOX_OK && want > cap)
             st = S->ops->reserve(S->ctx, want, &buf, &cap);
         long long room = st == HALOX_OK ? S->ops->room(S->ctx, plan) : 0;
@@ -107,8 +121,11 @@ halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *
         cnt[4] = lacked;
         st = halox__plan_agree_room(comm, S, st, cnt, M);
         pending = 0;
-        if (st != HALOX_OK)
+        agreed = 1;
+        if (st != HALOX_OK) {
+            seen = 1;
             break;
+        }
         const long long *all = cnt + M;
         int tight = 0, short_rank = -1;
         long long more = 0;
@@ -142,8 +159,10 @@ halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *
             if (st == HALOX_OK && sbytes + rbytes > cap)
                 st = S->ops->reserve(S->ctx, sbytes + rbytes, &buf, &cap);
             st = halox__agree(comm, st, "plan build");
-            if (st != HALOX_OK)
+            if (st != HALOX_OK) {
+                seen = 1;
                 break;
+            }
         }
         /* else nothing above could fail: every rank had room (checked alike everywhere) */
         void *sbuf = buf, *rbuf = (char *)buf + sbytes;
@@ -160,8 +179,10 @@ halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *
         st = late;
     if (st == HALOX_OK)
         st = S->ops->end(S->ctx, plan);
-    /* a store whose steps can fail after an agreement (device kernels) agrees once more */
-    if (pending || S->may_fail_late) {
+    /* once more after a pulse within the rank or a store whose steps can fail after an
+     * agreement (device kernels), and at least once (the first agreement, which a rank that
+     * failed before the pulses waits in); not after a failure every rank saw at an agreement */
+    if (!seen && (pending || S->may_fail_late || !agreed)) {
         cnt[4] = lacked;
         st = halox__plan_agree_room(comm, S, st, cnt, M);
     }
@@ -296,7 +317,8 @@ halox_status_t halox_comm_build_plan(halox_comm_t *comm, const halox_plan_params
         return halox__error(HALOX_ERR_INVALID_ARG, "build_plan: NULL argument");
     halox__host_store_t h = {.atoms = atoms};
     halox__plan_store_t s = halox__host_store(&h);
-    halox_status_t st = halox__plan_drive(comm, params, &s, plan, HALOX_OK);
+    /* a deferred failure: only the drive's first agreement */
+    halox_status_t st = halox__plan_drive(comm, params, &s, plan, halox__comm_take_deferred(comm));
     s.ops->done(s.ctx);
     return st;
 }
@@ -308,7 +330,9 @@ halox_status_t halox_comm_build_plan_device(halox_comm_t *comm, const halox_plan
         return halox__error(HALOX_ERR_INVALID_ARG, "build_plan_device: NULL argument");
     atoms->need = 0;
     atoms->n_total = 0;
-    halox_status_t st = halox__device_atoms_check(atoms, comm->rank, "build_plan_device", 1);
+    halox_status_t st = halox__comm_take_deferred(comm); /* failed: only the first agreement */
+    if (st == HALOX_OK)
+        st = halox__device_atoms_check(atoms, comm->rank, "build_plan_device", 1);
     halox__plan_store_t s;
     memset(&s, 0, sizeof s);
     halox_atoms_t view; /* CPU transports: the caller's host arrays, as atoms that cannot grow */

@@ -92,7 +92,10 @@ struct halox_comm {
     halox_comm_stats_t stats;
     void *stream;   /* GPU transports: cudaStream_t of the exchanges */
     int graph_mode; /* capturing: enqueue only, no host-side completion bookkeeping */
-    void *impl;     /* transport's own state */
+    /* halox_comm_defer_failure: taken by the next migration, plan build or bind */
+    halox_status_t deferred;
+    char deferred_msg[1024];
+    void *impl; /* transport's own state */
 };
 
 /* An endpoint of the transport `ops`: what halox_comm_create() does once it found the table by
@@ -100,6 +103,10 @@ struct halox_comm {
  * set-up, pass its table: they never go back up to the registry). */
 halox_status_t halox__comm_create_ops(const halox_transport_ops_t *ops,
                                       const halox_comm_args_t *args, halox_comm_t **comm_p);
+
+/* The failure halox_comm_defer_failure left for this call (HALOX_OK: none), taken: its message
+ * is halox_last_error()'s again. Local. */
+halox_status_t halox__comm_take_deferred(halox_comm_t *comm);
 
 /* Collective: if any rank's local step failed, every rank returns an error (the failing one its
  * own status), so no rank walks into a collective the others will never join. */

@@ -36,9 +36,10 @@ struct md_backend {
      * and reports that work's remaining time in md->rpart[HALOX_MD_R_DRAIN], taken out of the
      * part (and timer) whose first wait absorbed it */
     int rebuild_queued;
-    /* host rebuild, between migration and the plan build (CPU: sort home atoms by cell; agreed
-     * inside) and after it (bind, lists; agreed inside; t_plan: the host clock when the plan
-     * build began, for the timers). before_plan NULL: nothing */
+    /* host rebuild, between migration and the plan build (CPU: sort home atoms by cell; local,
+     * not agreed: a failure is deferred into the plan build, halox_comm_defer_failure) and after
+     * it (bind, lists; agreed inside, a failure deferred before it taken by its bind; t_plan: the
+     * host clock when the plan build began, for the timers). before_plan NULL: nothing */
     halox_status_t (*before_plan)(halox_md_t *md);
     halox_status_t (*after_plan)(halox_md_t *md, double t_plan);
     /* steps 2-4: with coords the coordinate exchange first (none on rebuild steps: the plan build

@@ -116,10 +116,11 @@ halox_status_t md__gpu_sort_home(halox_md_t *md)
 }
 
 /* before a plan build through the host: the host atoms sorted by cell as the CPU engine's
- * (HALOX_MD_SORT), so the upload starts in a spatial order */
+ * (HALOX_MD_SORT), so the upload starts in a spatial order (local: step.c defers a failure into
+ * the plan build) */
 halox_status_t md__gpu_before_plan(halox_md_t *md)
 {
-    return md__gpu(md)->sort ? md__agree(md, md__sort_home(md)) : HALOX_OK;
+    return md__gpu(md)->sort ? md__sort_home(md) : HALOX_OK;
 }
 
 /* After the host plan build: upload, bind, lists. */

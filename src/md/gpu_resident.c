@@ -114,12 +114,15 @@ static halox_status_t md__gpu_speeds_verdict(halox_md_t *md)
 }
 
 /* The migration (plan 0) or the plan build (plan 1) on the device arrays, grown and tried again
- * while some rank lacks room (every rank returns HALOX_ERR_NO_MEMORY alike). */
-static halox_status_t md__gpu_on_device(halox_md_t *md, int plan)
+ * while some rank lacks room (every rank returns HALOX_ERR_NO_MEMORY alike). A failure of this
+ * rank's work before it (pre) stops every rank in its first agreement, without a retry. */
+static halox_status_t md__gpu_on_device(halox_md_t *md, int plan, halox_status_t pre)
 {
     md_gpu_t *g = md__gpu(md);
     halox_status_t st = HALOX_OK;
     for (int tries = 0; tries < 6; tries++) {
+        if (tries == 0)
+            halox_comm_defer_failure(md->comm, pre);
         halox_device_atoms_t a;
         memset(&a, 0, sizeof a);
         a.x = g->x;
@@ -143,7 +146,7 @@ static halox_status_t md__gpu_on_device(halox_md_t *md, int plan)
                 md->max_hops = a.max_hops > md->max_hops ? a.max_hops : md->max_hops;
             }
         }
-        if (st != HALOX_ERR_NO_MEMORY)
+        if (st != HALOX_ERR_NO_MEMORY || pre != HALOX_OK)
             return st;
         /* the plan: later pulses may need more than the first short one said (head-room) */
         const int need = a.need > 0 ? a.need : 0;
@@ -165,16 +168,15 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
     halox_status_t st = md__gpu_speeds_launch(md);
     if (st == HALOX_OK)
         st = md__gpu_sort_home(md);
-    if ((st = md__agree(md, st)) != HALOX_OK)
+    /* a failure there is agreed in the migration's first agreement (no agreement of its own) */
+    if ((st = md__gpu_on_device(md, 0, st)) != HALOX_OK)
         return st;
-    if ((st = md__gpu_on_device(md, 0)) != HALOX_OK)
-        return st;
-    /* agreed with the plan's outcome below (the plan build runs on any finite positions) */
+    /* agreed in the bind's agreement below (the plan build runs on any finite positions) */
     const halox_status_t speeds = md__gpu_speeds_verdict(md);
     const double t1 = halox__now();
     md->timer[HALOX_MD_T_MIGRATE] += t1 - t0;
     md->rpart[HALOX_MD_R_MIGRATE] += t1 - t0;
-    if ((st = md__gpu_on_device(md, 1)) != HALOX_OK)
+    if ((st = md__gpu_on_device(md, 1, HALOX_OK)) != HALOX_OK)
         return st;
     const double t2 = halox__now();
     md->rpart[HALOX_MD_R_PLAN] += t2 - t1;
@@ -188,19 +190,26 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
         md->atoms.n_total = g->n_total;
         st = md__ensure_forces(md, g->n_total + 1);
     }
-    if ((st = md__agree(md, st)) != HALOX_OK)
-        return st;
-    /* the force exchange adds the returned forces into fnl; the last kick of a step zeroes it */
-    MD_CUDA(cudaMemsetAsync(g->fnl, 0,
-                            sizeof(float) * 3 * (size_t)(g->n_total > 0 ? g->n_total : 1), g->hi));
+    /* a failure so far is agreed in the bind's agreement (no agreement of its own) */
+    halox_comm_defer_failure(md->comm, st);
     /* the lists need the positions and zones the plan build placed, not the bind: they are built
      * on the lo stream while the host binds (the bind waits for the hi stream only), and waited
      * for after it (2 ranks sharing an H200 at 45k: the bind took 0.12 ms of host time and the
      * lists 0.17 ms, one after the other) */
     const double tl = halox__now();
-    MD_CUDA(cudaEventRecord(g->x_ready, g->hi));
-    MD_CUDA(cudaStreamWaitEvent(g->lo, g->x_ready, 0));
-    const halox_status_t lst = md__gpu_lists_begin(md, g->lo);
+    halox_status_t lst = HALOX_OK;
+    if (st == HALOX_OK) {
+        /* the force exchange adds the returned forces into fnl; the last kick of a step zeroes
+         * it. A failure here is agreed with the lists' (every rank binds first) */
+        cudaError_t e = cudaMemsetAsync(
+            g->fnl, 0, sizeof(float) * 3 * (size_t)(g->n_total > 0 ? g->n_total : 1), g->hi);
+        if (e == cudaSuccess)
+            e = cudaEventRecord(g->x_ready, g->hi);
+        if (e == cudaSuccess)
+            e = cudaStreamWaitEvent(g->lo, g->x_ready, 0);
+        lst = e == cudaSuccess ? md__gpu_lists_begin(md, g->lo)
+                               : md__gpu_error(md, e, "clearing fnl before the lists");
+    }
     const double t3 = halox__now();
     /* collective: every rank binds, whatever its lists did */
     if ((st = halox_comm_bind(md->comm, &md->plan, g->x, g->fnl)) != HALOX_OK)

@@ -120,10 +120,13 @@ static halox_status_t md__rebuild_body(halox_md_t *md)
         return st;
     double th = halox__now();
     md->rpart[HALOX_MD_R_TO_HOST] += th - t0;
-    halox_status_t cst = md__agree(md, md__check_speeds(md));
-    if (cst != HALOX_OK)
-        return cst;
-    md__migration_stats(md);
+    /* a blown-up system stops every rank in the migration's first agreement (deferred there
+     * instead of an agreement of its own) */
+    const halox_status_t vst = md__check_speeds(md);
+    if (vst == HALOX_OK)
+        md__migration_stats(md);
+    else
+        halox_comm_defer_failure(md->comm, vst);
     st = halox_comm_migrate(md->comm, &md->cfg.grid, &md->box, &md->atoms, md->natoms, md->step);
     if (st != HALOX_OK)
         return st;
@@ -132,9 +135,9 @@ static halox_status_t md__rebuild_body(halox_md_t *md)
     md->rpart[HALOX_MD_R_MIGRATE] += t1 - th;
     /* home atoms in cell order (the CPU lists read neighbours close in memory; the GPU's
      * per-atom kernels read runs) */
-    st = be->before_plan ? be->before_plan(md) : HALOX_OK;
-    if (st != HALOX_OK)
-        return st;
+    /* local: a failure stops every rank in the plan build's first agreement */
+    if (be->before_plan)
+        halox_comm_defer_failure(md->comm, be->before_plan(md));
     double t2 = halox__now();
     md->timer[HALOX_MD_T_NEIGHBOUR] += t2 - t1;
     md->rpart[HALOX_MD_R_LISTS] += t2 - t1;
@@ -142,9 +145,8 @@ static halox_status_t md__rebuild_body(halox_md_t *md)
     if (st != HALOX_OK)
         return st;
     md->rpart[HALOX_MD_R_PLAN] += halox__now() - t2;
-    st = md__agree(md, md__ensure_forces(md, md->atoms.n_total + 1));
-    if (st != HALOX_OK)
-        return st;
+    /* local: a failure stops every rank in the bind's agreement (after_plan binds) */
+    halox_comm_defer_failure(md->comm, md__ensure_forces(md, md->atoms.n_total + 1));
     /* bind, lists (GPU: upload first; both record their parts); the plan build filled the
      * halo: no coordinate exchange on rebuild steps */
     st = be->after_plan(md, t2);
