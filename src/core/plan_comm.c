@@ -70,10 +70,11 @@ halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *
     enum { M = 5 };
     long long *cnt = calloc(M * (size_t)(comm->size + 1), sizeof(long long));
     if (!cnt) {
-        /* cannot take part in the gather: at least do not crash (the others fail on the size
-         * mismatch, or wait out their timeout) */
-        return halox__agree(comm, halox__error(HALOX_ERR_NO_MEMORY, "plan build: no memory"),
-                            "plan build");
+        /* the first agreement with a message of the same size (its gather allocates what it
+         * can; without that the others wait out their timeout) */
+        long long one[M] = {0};
+        return halox__agree_gather(comm, halox__error(HALOX_ERR_NO_MEMORY, "plan build: no memory"),
+                                   "plan build", one, M, NULL);
     }
     if (st != HALOX_OK) {
         /* failed before the first pulse (arguments, the store, a deferred failure): the first

@@ -165,6 +165,8 @@ halox_status_t md__rebuild(halox_md_t *md)
 {
     halox_comm_stats_t a, b;
     halox_comm_get_stats(md->comm, &a);
+    /* none left over from a rebuild that stopped before the call that takes it */
+    halox_comm_defer_failure(md->comm, HALOX_OK);
     md->in_rebuild = 1;
     halox_status_t st = md__rebuild_body(md);
     md->in_rebuild = 0;
