@@ -125,16 +125,13 @@ static halox_status_t rank_main(int rank, halox_team_t *team, void *arg)
     halox_status_t mine = HALOX_OK;
     if (rank == 1)
         halox_comm_defer_failure(comm, mine = own_failure(msg, sizeof msg));
+    const long long total = (long long)(B.len[0] / SPACING) * (long long)(B.len[1] / SPACING) *
+                            (long long)(B.len[2] / SPACING);
     c0 = collectives(comm);
-    st = halox_comm_migrate(comm, &G, &B, &a,
-                            (long long)(B.len[0] / SPACING) * (long long)(B.len[1] / SPACING) *
-                                (long long)(B.len[2] / SPACING),
-                            5);
+    st = halox_comm_migrate(comm, &G, &B, &a, total, 5);
     expect_stopped(c, "migration", st, 1, mine, msg, collectives(comm) - c0);
     RCHECK(c, a.n_home == n_home && memcmp(a.x, x0, sizeof(double) * 3 * (size_t)n_home) == 0,
            "the stopped migration changed the atoms (%d home, were %d)", a.n_home, n_home);
-    const long long total = (long long)(B.len[0] / SPACING) * (long long)(B.len[1] / SPACING) *
-                            (long long)(B.len[2] / SPACING);
     c0 = collectives(comm);
     st = halox_comm_migrate(comm, &G, &B, &a, total, 6);
     RCHECK(c, st == HALOX_OK && collectives(comm) - c0 == 1, "migration: %s, %lld collectives",
