@@ -1,16 +1,19 @@
 /* The device-data rebuild's kernels (src/kernels/plan_select.cu, migrate_kernels.cu and their
  * stable compaction, compact.cuh) run on the CPU through the host emulation of tests/emu, against
- * host references, in every build (no GPU, no CUDA needed): so their logic (block counts, the
- * scan of the offsets, the scatter in index order, the warp reductions of the masks, the wrap and
- * owner arithmetic) is checked in CI, and the GPU runs (test_gpu_plan_device,
+ * host references, in every build (no GPU, no CUDA needed): so their logic (the tiles' counts,
+ * the look-back over the tiles before, the scatter in index order, the warp reductions of the
+ * masks, the wrap and owner arithmetic) is checked in CI, and the GPU runs (test_gpu_plan_device,
  * test_gpu_migrate_device) check the same code on the device.
  *   - selection: (double)x - lo < rh over [begin, end), float and double, strides 3 and 4, every
- *     dimension, sizes around the block (1024) and scan (1024 blocks) boundaries, the mask of the
- *     ranges that hold a selected atom; the compaction of flags both ways;
- *   - the home check's first atom outside [lo, hi), NaN included;
- *   - the migration's scan: components wrapped exactly as core's halox_wrap and the store in the
- *     atoms' precision (-0, 0, the edge, far outside, NaN), owners as halox_owner_rank;
- *   - pack, gather, unpack of records, the ids and zones of the set-up messages. */
+ *     dimension, sizes around the tile (1024) boundaries, the mask of the ranges that hold a
+ *     selected atom; the same scratch used again after a compaction of another size;
+ *   - the look-back over tiles that published only their counts (the emulation runs tiles one
+ *     after another, so a compaction never meets that);
+ *   - the home check's first atom outside [lo, hi), NaN included, alone and inside a selection;
+ *   - the migration's leavers: components wrapped exactly as core's halox_wrap and the store in
+ *     the atoms' precision (-0, 0, the edge, far outside, NaN), owners as halox_owner_rank, the
+ *     leavers ascending with their owners;
+ *   - pack, unpack of records, the ids and zones of the set-up messages. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,22 +111,22 @@ static void test_select(halox_real_t real, int stride, int n, int dim)
     EXPECT(count != (int)want.size() || std::equal(want.begin(), want.end(), out.begin()),
            "select n %d: indices differ", n);
     EXPECT(mask == want_mask, "select n %d: mask %#x, want %#x", n, mask, want_mask);
-    /* the flags of the migration's compaction, both ways */
-    std::vector<uint8_t> fl((size_t)(n > 0 ? n : 1));
-    for (int i = 0; i < n; i++)
-        fl[(size_t)i] = uni() < 0.3 ? (uint8_t)(1 + (i % 3)) : 0;
-    for (int w = 0; w < 2; w++) {
-        std::vector<int> ref;
-        for (int i = 0; i < n; i++)
-            if ((fl[(size_t)i] != 0) == w)
-                ref.push_back(i);
-        std::vector<int> o((size_t)n + 1, -7), sc(halox_kernel_mig_scratch(n) + 1);
-        int c = -1;
-        EXPECT(halox_kernel_mig_compact(fl.data(), n, w, o.data(), &c, sc.data(), nullptr) ==
+    /* the same scratch again (the tiles' words and the ticket left ready by the last launch),
+     * after a compaction of another size over it */
+    if (len > 0) {
+        halox_plan_select_args_t half = a;
+        half.end = a.begin + len / 2;
+        std::vector<int> o2((size_t)n + 1, -7);
+        int c2 = -1;
+        EXPECT(halox_kernel_plan_select(&half, o2.data(), &c2, &mask, scratch.data(), nullptr) ==
                    cudaSuccess,
                "launch");
-        EXPECT(c == (int)ref.size() && std::equal(ref.begin(), ref.end(), o.begin()),
-               "compact n %d want %d: %d of %zu", n, w, c, ref.size());
+        int c3 = -1;
+        EXPECT(halox_kernel_plan_select(&a, o2.data(), &c3, &mask, scratch.data(), nullptr) ==
+                   cudaSuccess,
+               "launch");
+        EXPECT(c3 == (int)want.size() && std::equal(want.begin(), want.end(), o2.begin()),
+               "select n %d again on the same scratch: %d of %zu", n, c3, want.size());
     }
 }
 
@@ -158,6 +161,38 @@ static void test_check_home(halox_real_t real, int n)
             zoned += zone[(size_t)i] == (round == 2 ? 0x5a : 0);
         EXPECT(zoned == n && zone[(size_t)n] == 0x5a, "check home n %d round %d: %d zones right", n,
                round, zoned);
+        /* the same check inside a selection over the home atoms (the plan build's first), which
+         * still selects as without it */
+        halox_plan_select_args_t a;
+        memset(&a, 0, sizeof a);
+        a.x = x.data();
+        a.real = real;
+        a.stride = stride;
+        a.dim = round;
+        a.lo = lo[round];
+        a.rh = 0.4 * (hi[round] - lo[round]);
+        a.end = n;
+        for (int d = 0; d < 3; d++) {
+            a.home_lo[d] = lo[d];
+            a.home_hi[d] = hi[d];
+        }
+        int first2 = 0x7f7f7f7f, count = -1;
+        unsigned mask = 0;
+        a.first_bad = &first2;
+        std::vector<uint8_t> zone2((size_t)n + 1, 0x5a);
+        a.zone = round == 2 ? nullptr : zone2.data();
+        std::vector<int> out((size_t)n + 1, -7), scratch(halox_kernel_plan_select_scratch(n) + 1);
+        EXPECT(halox_kernel_plan_select(&a, out.data(), &count, &mask, scratch.data(), nullptr) ==
+                   cudaSuccess,
+               "launch");
+        std::vector<int> want;
+        for (int i = 0; i < n; i++)
+            if (get(x.data(), real, stride, i, round) - a.lo < a.rh)
+                want.push_back(i);
+        EXPECT(first2 == first && zone2 == zone && count == (int)want.size() &&
+                   std::equal(want.begin(), want.end(), out.begin()),
+               "check home in the selection, n %d round %d: first %d (%d), count %d (%zu)", n,
+               round, first2, first, count, want.size());
     }
 }
 
@@ -186,7 +221,7 @@ static int host_scan(halox_real_t real, int stride, void *x, int i, const halox_
     return halox_owner_rank(g, box, v);
 }
 
-static void test_mig_scan(halox_real_t real, int stride, int n)
+static void test_mig_leavers(halox_real_t real, int stride, int n)
 {
     const halox_grid_t g = {{3, 2, 2}};
     const halox_box_t box = {{9.3, 7.1, 5.0}};
@@ -224,23 +259,27 @@ static void test_mig_scan(halox_real_t real, int stride, int n)
         geo.n[d] = g.n[d];
     }
     geo.me = me;
-    std::vector<int> dest((size_t)n);
-    std::vector<uint8_t> leaves((size_t)n);
-    int first = 0x7f7f7f7f;
-    EXPECT(halox_kernel_mig_scan(real, stride, x.data(), n, &geo, dest.data(), leaves.data(),
-                                 &first, nullptr) == cudaSuccess,
+    /* the leavers, ascending, with their owners (a non-finite atom stays: the caller stops) */
+    std::vector<int> want_leave, want_owner;
+    for (int i = 0; i < n; i++)
+        if (i != want_bad && want[(size_t)i] != me) {
+            want_leave.push_back(i);
+            want_owner.push_back(want[(size_t)i]);
+        }
+    std::vector<int> leave((size_t)n + 1, -7), owner((size_t)n + 1, -7);
+    std::vector<int> scratch(halox_kernel_mig_scratch(n) + 1);
+    int first = 0x7f7f7f7f, count = -1;
+    EXPECT(halox_kernel_mig_leavers(real, stride, x.data(), n, &geo, &first, leave.data(),
+                                    owner.data(), &count, scratch.data(), nullptr) == cudaSuccess,
            "launch");
     EXPECT(memcmp(x.data(), y.data(), x.size()) == 0,
-           "mig scan n %d: positions not wrapped as "
-           "the host wraps them",
-           n);
-    int wrong = 0;
-    for (int i = 0; i < n; i++)
-        if (i != want_bad &&
-            (dest[(size_t)i] != want[(size_t)i] || leaves[(size_t)i] != (want[(size_t)i] != me)))
-            wrong++;
-    EXPECT(wrong == 0, "mig scan n %d: %d owners differ", n, wrong);
-    EXPECT(want_bad == n ? first == 0x7f7f7f7f : first == want_bad, "mig scan: first bad %d, %d",
+           "mig leavers n %d: positions not wrapped as the host wraps them", n);
+    EXPECT(count == (int)want_leave.size() &&
+               std::equal(want_leave.begin(), want_leave.end(), leave.begin()) &&
+               std::equal(want_owner.begin(), want_owner.end(), owner.begin()),
+           "mig leavers n %d: %d leavers (want %zu) or their order or owners differ", n, count,
+           want_leave.size());
+    EXPECT(want_bad == n ? first == 0x7f7f7f7f : first == want_bad, "mig leavers: first bad %d, %d",
            first, want_bad);
 }
 
@@ -336,27 +375,6 @@ static void test_records(void)
                  memcmp(&ex2[eb * (size_t)j], &ex[eb * (size_t)i], eb) != 0;
     }
     EXPECT(wrong == 0, "unpack: %d records wrong", wrong);
-    std::vector<int> gi((size_t)m);
-    std::vector<int> src((size_t)n);
-    for (int i = 0; i < n; i++)
-        src[(size_t)i] = 5 * i + 1;
-    EXPECT(halox_kernel_mig_gather_int(src.data(), index.data(), m, nullptr, gi.data(), nullptr) ==
-               cudaSuccess,
-           "launch");
-    wrong = 0;
-    for (int j = 0; j < m; j++)
-        wrong += gi[(size_t)j] != src[(size_t)index[(size_t)j]];
-    EXPECT(wrong == 0, "gather_int: %d wrong", wrong);
-    /* a count on the device below n: only that many written */
-    const int few = m / 2;
-    std::vector<int> gc((size_t)m, -7);
-    EXPECT(halox_kernel_mig_gather_int(src.data(), index.data(), m, &few, gc.data(), nullptr) ==
-               cudaSuccess,
-           "launch");
-    wrong = 0;
-    for (int j = 0; j < m; j++)
-        wrong += gc[(size_t)j] != (j < few ? src[(size_t)index[(size_t)j]] : -7);
-    EXPECT(wrong == 0, "gather_int with a device count: %d wrong", wrong);
     /* a set-up message's pack: coordinates (shifted in dimension 1), ids, zones in one launch */
     std::vector<int32_t> ido((size_t)m);
     std::vector<uint8_t> zo((size_t)m);
@@ -411,27 +429,32 @@ int main()
             test_select(HALOX_FLOAT, 4, n, 2);
         }
     }
-    /* the offsets' scan over more blocks than one round of its 1024 threads takes (over 1 M
-     * indices: a compaction that large would take minutes here), directly */
-    for (int nb : {1, 1024, 1025, 2500}) {
-        std::vector<int> counts((size_t)nb), want((size_t)nb);
-        int total = 0;
-        for (int b = 0; b < nb; b++) {
-            counts[(size_t)b] = (int)(uni() * 1025);
-            want[(size_t)b] = total;
-            total += counts[(size_t)b];
-        }
-        int got = -1;
-        HALOX__LAUNCH(halox__cmp_scan_kernel, 1, HALOX__CMP_SCAN, nullptr)(counts.data(), nb, &got);
-        EXPECT(got == total && counts == want, "scan of %d blocks: total %d, want %d", nb, got,
-               total);
+    /* the look-back of one tile over tiles that have published only their counts (A) or their
+     * prefixes (P): here the tiles run one after another, so a compaction's predecessors always
+     * have their prefixes; on a GPU they may not */
+    {
+        const unsigned e = 77;
+        unsigned long long w[8];
+        const int cnt[8] = {5, 7, 0, 11, 3, 2, 9, 4};
+        w[0] = halox__cmp_word(e, HALOX__CMP_P, cnt[0]);
+        for (int t = 1; t < 6; t++)
+            w[t] = halox__cmp_word(e, HALOX__CMP_A, cnt[t]);
+        int got = halox__cmp_look_back(w, 6, cnt[6], e);
+        EXPECT(got == 28 && w[6] == halox__cmp_word(e, HALOX__CMP_P, 37),
+               "look-back over counts: %d, want 28", got);
+        w[3] = halox__cmp_word(e, HALOX__CMP_P, 23); /* a prefix stops the walk */
+        w[0] = halox__cmp_word(e, HALOX__CMP_A, 1000);
+        got = halox__cmp_look_back(w, 6, cnt[6], e);
+        EXPECT(got == 28, "look-back to a prefix: %d, want 28", got);
+        got = halox__cmp_look_back(w, 0, cnt[0], e);
+        EXPECT(got == 0 && w[0] == halox__cmp_word(e, HALOX__CMP_P, 5), "tile 0: %d", got);
     }
     for (int n : {1, 40, 3000}) {
         test_check_home(HALOX_FLOAT, n);
         test_check_home(HALOX_DOUBLE, n);
-        test_mig_scan(HALOX_FLOAT, 3, n);
-        test_mig_scan(HALOX_DOUBLE, 3, n);
-        test_mig_scan(HALOX_FLOAT, 4, n);
+        test_mig_leavers(HALOX_FLOAT, 3, n);
+        test_mig_leavers(HALOX_DOUBLE, 3, n);
+        test_mig_leavers(HALOX_FLOAT, 4, n);
     }
     test_records();
     if (g_fail)

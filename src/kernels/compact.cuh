@@ -1,10 +1,18 @@
 /* Internal to src/kernels: a stable compaction (the indices i in [begin, end) whose flag is set,
- * in ascending order) in three kernels: every block counts its flags (HALOX__CMP_ITEMS per
- * thread), one block scans the counts into offsets, every block writes its indices from its
- * offset in index order (each thread takes consecutive indices, so a scan over the block's
- * threads orders them). No atomics decide positions, so the result is a host loop's. The flag
- * is a functor F with `__device__ int operator()(int i) const` and, for the scatter, `__device__
- * unsigned bit(int i) const` (OR-ed into *mask over the selected indices; 0 when unused). */
+ * in ascending order) in ONE kernel: every block takes the next tile of HALOX__CMP_BLOCK indices
+ * (tiles in the order blocks start: a ticket), counts its flags, publishes the count and finds
+ * the tiles before it by looking back over their published counts and prefixes (a decoupled
+ * look-back: a tile waits only for tiles that started before it, so it cannot wait for one that
+ * never runs), publishes its own prefix and writes its indices from it in index order (each
+ * thread takes consecutive indices, so a scan over the block's threads orders them). No atomics
+ * decide positions, so the result is a host loop's. Three kernels (count, scan, scatter) did
+ * this before: two launches more of 3-5 us of host time each, twice per 2-rank rebuild.
+ *
+ * The flag is a functor F with `__device__ int operator()(int i) const` (0: not selected; it is
+ * called once per index, so it may write per-index outputs), `__device__ void keep(int pos, int
+ * i, int v) const` (called for each selected i, at its output position, with the flag's value)
+ * and `__device__ unsigned bit(int i) const` (OR-ed into *mask over the selected indices; 0 when
+ * unused). */
 #ifndef HALOX_KERNELS_COMPACT_CUH
 #define HALOX_KERNELS_COMPACT_CUH
 
@@ -15,80 +23,76 @@
 #define HALOX__CMP_THREADS 256
 #define HALOX__CMP_ITEMS   4
 #define HALOX__CMP_BLOCK   (HALOX__CMP_THREADS * HALOX__CMP_ITEMS)
-#define HALOX__CMP_SCAN    1024
 #define HALOX__CMP_FULL    0xffffffffu
 
 static inline int halox__cmp_blocks(int n) { return (n + HALOX__CMP_BLOCK - 1) / HALOX__CMP_BLOCK; }
 
-/* the sum of v over the block (every thread gets it) */
-__device__ static inline int halox__cmp_block_sum(int v)
+/* A tile's published state, one 64-bit word: bits 0-31 the count (A) or the inclusive prefix
+ * (P), bits 32-33 which (0: nothing yet), bits 34-63 the launch's epoch, so that the words of an
+ * earlier launch read as nothing (no reset between launches). */
+#define HALOX__CMP_A 1ull
+#define HALOX__CMP_P 2ull
+__device__ static inline unsigned long long halox__cmp_word(unsigned epoch, unsigned long long flag,
+                                                            int v)
 {
-    __shared__ int part[HALOX__CMP_THREADS / 32];
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_down_sync(HALOX__CMP_FULL, v, o);
-    if ((threadIdx.x & 31) == 0)
-        part[threadIdx.x >> 5] = v;
+    return ((unsigned long long)epoch << 34) | (flag << 32) | (unsigned)v;
+}
+
+/* The launch's epoch: every launch of a translation unit gets its own (30 bits). */
+static inline unsigned halox__cmp_epoch(void)
+{
+    static unsigned e;
+    return __atomic_add_fetch(&e, 1u, __ATOMIC_RELAXED) & 0x3fffffffu;
+}
+
+/* Thread 0 of tile `tile`: its exclusive prefix, from the tiles before it (waiting until each
+ * has published at least its count), after publishing its own count `total`; then its inclusive
+ * prefix is published. */
+__device__ static inline int halox__cmp_look_back(unsigned long long *words, int tile, int total,
+                                                  unsigned epoch)
+{
+    volatile unsigned long long *w = words;
+    if (tile == 0) {
+        atomicExch(&words[0], halox__cmp_word(epoch, HALOX__CMP_P, total));
+        return 0;
+    }
+    atomicExch(&words[tile], halox__cmp_word(epoch, HALOX__CMP_A, total));
+    int before = 0;
+    for (int j = tile - 1;; j--) {
+        unsigned long long v;
+        do {
+            v = w[j];
+        } while ((unsigned)(v >> 34) != epoch || ((v >> 32) & 3ull) == 0);
+        before += (int)(unsigned)v;
+        if (((v >> 32) & 3ull) == HALOX__CMP_P)
+            break;
+    }
+    atomicExch(&words[tile], halox__cmp_word(epoch, HALOX__CMP_P, before + total));
+    return before;
+}
+
+template <typename F>
+__global__ void halox__cmp_kernel(F f, int begin, int end, int *out, int *count, unsigned *mask,
+                                  unsigned long long *words, int *ticket, unsigned epoch)
+{
+    __shared__ int tile_s, before_s;
+    __shared__ int wsum[HALOX__CMP_THREADS / 32];
+    if (threadIdx.x == 0) {
+        const int t = atomicAdd(ticket, 1);
+        if (t == (int)gridDim.x - 1)
+            atomicExch(ticket, 0); /* every block has its tile: the next launch starts at 0 */
+        tile_s = t;
+    }
     __syncthreads();
-    int t = 0;
-    for (int w = 0; w < HALOX__CMP_THREADS / 32; w++)
-        t += part[w];
-    return t;
-}
-
-template <typename F>
-__global__ void halox__cmp_count_kernel(F f, int begin, int end, int *block_count)
-{
-    const int base = begin + blockIdx.x * HALOX__CMP_BLOCK;
-    int c = 0;
-    for (int k = 0; k < HALOX__CMP_ITEMS; k++) {
-        const int i = base + k * HALOX__CMP_THREADS + threadIdx.x;
-        if (i < end)
-            c += f(i) != 0;
-    }
-    c = halox__cmp_block_sum(c);
-    if (threadIdx.x == 0)
-        block_count[blockIdx.x] = c;
-}
-
-/* one block: block_count[] into exclusive offsets, the total into *count */
-__global__ static void halox__cmp_scan_kernel(int *block_count, int nb, int *count)
-{
-    __shared__ int sh[HALOX__CMP_SCAN];
-    const int t = threadIdx.x;
-    int carry = 0;
-    for (int base = 0; base < nb; base += HALOX__CMP_SCAN) {
-        const int i = base + t;
-        const int v = i < nb ? block_count[i] : 0;
-        sh[t] = v;
-        __syncthreads();
-        for (int o = 1; o < HALOX__CMP_SCAN; o <<= 1) {
-            const int add = t >= o ? sh[t - o] : 0;
-            __syncthreads();
-            sh[t] += add;
-            __syncthreads();
-        }
-        if (i < nb)
-            block_count[i] = carry + sh[t] - v;
-        carry += sh[HALOX__CMP_SCAN - 1];
-        __syncthreads(); /* everyone read the total before the next round writes sh */
-    }
-    if (t == 0)
-        *count = carry;
-}
-
-template <typename F>
-__global__ void halox__cmp_scatter_kernel(F f, int begin, int end, const int *block_off, int *out,
-                                          unsigned *mask)
-{
-    const int base = begin + blockIdx.x * HALOX__CMP_BLOCK + threadIdx.x * HALOX__CMP_ITEMS;
+    const int tile = tile_s;
+    const int base = begin + tile * HALOX__CMP_BLOCK + threadIdx.x * HALOX__CMP_ITEMS;
     int fl[HALOX__CMP_ITEMS], c = 0;
     for (int k = 0; k < HALOX__CMP_ITEMS; k++) {
-        fl[k] = base + k < end ? f(base + k) != 0 : 0;
-        c += fl[k];
+        fl[k] = base + k < end ? f(base + k) : 0;
+        c += fl[k] != 0;
     }
     /* exclusive scan of c over the block's threads, in thread order */
-    __shared__ int wsum[HALOX__CMP_THREADS / 32];
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31, wp = threadIdx.x >> 5;
     int v = c;
     for (int o = 1; o < 32; o <<= 1) {
         const int y = __shfl_up_sync(HALOX__CMP_FULL, v, o);
@@ -96,17 +100,28 @@ __global__ void halox__cmp_scatter_kernel(F f, int begin, int end, const int *bl
             v += y;
     }
     if (lane == 31)
-        wsum[w] = v;
+        wsum[wp] = v;
     __syncthreads();
-    int before = 0;
-    for (int q = 0; q < w; q++)
-        before += wsum[q];
-    int pos = block_off[blockIdx.x] + before + v - c;
+    int before = 0, total = 0;
+    for (int q = 0; q < HALOX__CMP_THREADS / 32; q++) {
+        before += q < wp ? wsum[q] : 0;
+        total += wsum[q];
+    }
+    if (threadIdx.x == 0) {
+        const int b = halox__cmp_look_back(words, tile, total, epoch);
+        before_s = b;
+        if (tile == (int)gridDim.x - 1)
+            *count = b + total;
+    }
+    __syncthreads();
+    int pos = before_s + before + v - c;
     unsigned m = 0;
     for (int k = 0; k < HALOX__CMP_ITEMS; k++)
         if (fl[k]) {
-            out[pos++] = base + k;
+            out[pos] = base + k;
+            f.keep(pos, base + k, fl[k]);
             m |= f.bit(base + k);
+            pos++;
         }
     if (mask) {
         for (int o = 16; o > 0; o >>= 1)
@@ -116,14 +131,18 @@ __global__ void halox__cmp_scatter_kernel(F f, int begin, int end, const int *bl
     }
 }
 
-/* Scratch ints a compaction over n indices needs. */
+/* Scratch ints a compaction over n indices needs: the ticket (first, at the same place for every
+ * size: a compaction of another size follows on the same scratch) and a 64-bit word per tile.
+ * Zero them when the scratch is new (cudaMalloc's memory is not); each compaction leaves them
+ * ready for the next. */
 static inline size_t halox__cmp_scratch(int n)
 {
-    return (size_t)(n > 0 ? halox__cmp_blocks(n) : 1);
+    return 2 * (size_t)(n > 0 ? halox__cmp_blocks(n) : 1) + 2;
 }
 
 /* out[0 ..) = the flagged indices of [begin, end), ascending; *count (device) = how many; *mask
- * (device, NULL: none) |= f.bit over them. */
+ * (device, NULL: none) |= f.bit over them. scratch: halox__cmp_scratch(end - begin) ints, 8-byte
+ * aligned. */
 template <typename F>
 static cudaError_t halox__compact(F f, int begin, int end, int *out, int *count, unsigned *mask,
                                   int *scratch, cudaStream_t stream)
@@ -132,11 +151,9 @@ static cudaError_t halox__compact(F f, int begin, int end, int *out, int *count,
     if (n <= 0)
         return cudaMemsetAsync(count, 0, sizeof(int), stream);
     const int nb = halox__cmp_blocks(n);
-    HALOX__LAUNCH(halox__cmp_count_kernel<F>, nb, HALOX__CMP_THREADS, stream)
-    (f, begin, end, scratch);
-    HALOX__LAUNCH(halox__cmp_scan_kernel, 1, HALOX__CMP_SCAN, stream)(scratch, nb, count);
-    HALOX__LAUNCH(halox__cmp_scatter_kernel<F>, nb, HALOX__CMP_THREADS, stream)
-    (f, begin, end, scratch, out, mask);
+    HALOX__LAUNCH(halox__cmp_kernel<F>, nb, HALOX__CMP_THREADS, stream)
+    (f, begin, end, out, count, mask, (unsigned long long *)(void *)(scratch + 2), scratch,
+     halox__cmp_epoch());
     return cudaPeekAtLastError();
 }
 

@@ -32,101 +32,75 @@ __device__ static int halox__mig_owner_coord(int n, double len, double x)
     return c;
 }
 
+/* One home atom: its components outside (0, len) wrapped into [0, len) in place, as core's
+ * halox__wrap_store; its owner; *bad when a component is not finite. */
 template <typename T>
-__global__ void halox__mig_scan_kernel(T *__restrict__ x, int n, int stride, halox_mig_geometry_t g,
-                                       int *__restrict__ dest, uint8_t *__restrict__ leaves,
-                                       int *first_bad)
+__device__ static int halox__mig_scan_one(T *__restrict__ p, const halox_mig_geometry_t &g,
+                                          int *bad)
 {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        T *p = x + (size_t)i * stride;
-        double v[3];
-        int bad = 0;
-        for (int c = 0; c < 3; c++) {
-            v[c] = (double)p[c];
-            const double len = g.len[c];
-            /* inside (0, len) the wrap is the identity: untouched, as on the host */
-            if (v[c] > 0 && v[c] < len)
-                continue;
-            if (!isfinite(v[c])) {
-                bad = 1;
-                break;
-            }
-            /* geometry.c's halox_wrap, then migrate.c's store in the atoms' precision */
-            double w = __dsub_rn(v[c], __dmul_rn(floor(__ddiv_rn(v[c], len)), len));
-            if (w >= len || w < 0)
-                w = 0.0;
-            p[c] = (T)w;
-            if ((double)p[c] >= len)
-                p[c] = (T)0.0;
-            v[c] = (double)p[c];
+    double v[3];
+    for (int c = 0; c < 3; c++) {
+        v[c] = (double)p[c];
+        const double len = g.len[c];
+        /* inside (0, len) the wrap is the identity: untouched, as on the host */
+        if (v[c] > 0 && v[c] < len)
+            continue;
+        if (!isfinite(v[c])) {
+            *bad = 1;
+            return g.me;
         }
+        /* geometry.c's halox_wrap, then migrate.c's store in the atoms' precision */
+        double w = __dsub_rn(v[c], __dmul_rn(floor(__ddiv_rn(v[c], len)), len));
+        if (w >= len || w < 0)
+            w = 0.0;
+        p[c] = (T)w;
+        if ((double)p[c] >= len)
+            p[c] = (T)0.0;
+        v[c] = (double)p[c];
+    }
+    if (v[0] >= g.lo[0] && v[0] < g.hi[0] && v[1] >= g.lo[1] && v[1] < g.hi[1] && v[2] >= g.lo[2] &&
+        v[2] < g.hi[2])
+        return g.me;
+    const int c0 = halox__mig_owner_coord(g.n[0], g.len[0], v[0]);
+    const int c1 = halox__mig_owner_coord(g.n[1], g.len[1], v[1]);
+    const int c2 = halox__mig_owner_coord(g.n[2], g.len[2], v[2]);
+    return c0 + g.n[0] * (c1 + g.n[1] * c2);
+}
+
+/* The compaction's flag (compact.cuh): each atom scanned once, a leaver flagged with its owner
+ * + 1, its owner written beside its index. */
+template <typename T> struct halox__mig_leave {
+    T *x;
+    int stride;
+    halox_mig_geometry_t g;
+    int *first_bad, *owner;
+    __device__ int operator()(int i) const
+    {
+        int bad = 0;
+        const int r = halox__mig_scan_one(x + (size_t)i * stride, g, &bad);
         if (bad) {
             atomicMin(first_bad, i);
-            dest[i] = g.me;
-            leaves[i] = 0;
-            continue;
+            return 0;
         }
-        int r = g.me;
-        if (!(v[0] >= g.lo[0] && v[0] < g.hi[0] && v[1] >= g.lo[1] && v[1] < g.hi[1] &&
-              v[2] >= g.lo[2] && v[2] < g.hi[2])) {
-            const int c0 = halox__mig_owner_coord(g.n[0], g.len[0], v[0]);
-            const int c1 = halox__mig_owner_coord(g.n[1], g.len[1], v[1]);
-            const int c2 = halox__mig_owner_coord(g.n[2], g.len[2], v[2]);
-            r = c0 + g.n[0] * (c1 + g.n[1] * c2);
-        }
-        dest[i] = r;
-        leaves[i] = r != g.me;
+        return r != g.me ? r + 1 : 0;
     }
-}
-
-extern "C" cudaError_t halox_kernel_mig_scan(halox_real_t real, int stride, void *x, int n,
-                                             const halox_mig_geometry_t *geo, int *dest,
-                                             uint8_t *leaves, int *first_bad, cudaStream_t stream)
-{
-    if (n <= 0)
-        return cudaSuccess;
-    if (real == HALOX_FLOAT)
-        HALOX__LAUNCH(halox__mig_scan_kernel<float>, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
-    ((float *)x, n, stride, *geo, dest, leaves, first_bad);
-    else HALOX__LAUNCH(halox__mig_scan_kernel<double>, halox__mig_grid(n), HALOX__MIG_THREADS,
-                       stream)((double *)x, n, stride, *geo, dest, leaves, first_bad);
-    return cudaPeekAtLastError();
-}
-
-struct halox__mig_flag {
-    const uint8_t *flags;
-    int want;
-    __device__ int operator()(int i) const { return (flags[i] != 0) == want; }
+    __device__ void keep(int pos, int, int v) const { owner[pos] = v - 1; }
     __device__ unsigned bit(int) const { return 0; }
 };
 
 extern "C" size_t halox_kernel_mig_scratch(int n) { return halox__cmp_scratch(n); }
 
-extern "C" cudaError_t halox_kernel_mig_compact(const uint8_t *flags, int n, int want, int *out,
-                                                int *count, int *scratch, cudaStream_t stream)
+extern "C" cudaError_t halox_kernel_mig_leavers(halox_real_t real, int stride, void *x, int n,
+                                                const halox_mig_geometry_t *geo, int *first_bad,
+                                                int *leave, int *owner, int *count, int *scratch,
+                                                cudaStream_t stream)
 {
-    halox__mig_flag f = {flags, want != 0};
-    return halox__compact(f, 0, n, out, count, NULL, scratch, stream);
-}
-
-__global__ void halox__mig_gather_int_kernel(const int *__restrict__ src,
-                                             const int *__restrict__ index, int n,
-                                             const int *__restrict__ count, int *__restrict__ out)
-{
-    if (count && *count < n)
-        n = *count;
-    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x)
-        out[j] = src[index[j]];
-}
-
-extern "C" cudaError_t halox_kernel_mig_gather_int(const int *src, const int *index, int n,
-                                                   const int *count, int *out, cudaStream_t stream)
-{
-    if (n <= 0)
-        return cudaSuccess;
-    HALOX__LAUNCH(halox__mig_gather_int_kernel, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
-    (src, index, n, count, out);
-    return cudaPeekAtLastError();
+    if (real == HALOX_FLOAT) {
+        const halox__mig_leave<float> f = {(float *)x, stride, *geo, first_bad, owner};
+        return halox__compact(f, 0, n, leave, count, NULL, scratch, stream);
+    }
+    const halox__mig_leave<double> f = {(double *)x, stride, *geo, first_bad, owner};
+    return halox__compact(f, 0, n, leave, count, NULL, scratch, stream);
 }
 
 __device__ static void halox__mig_bytes(unsigned char *dst, const unsigned char *src, size_t n)

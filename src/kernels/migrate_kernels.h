@@ -2,8 +2,8 @@
  * store of src/transports/migrate_device.c. The wrap and the owner are core's arithmetic
  * (geometry.c, migrate.c) step by step in double (explicit round-to-nearest products, no fused
  * multiply-add), so a device migration wraps and moves exactly the atoms a host one does; the
- * compaction is stable (compact.cuh), so stayers keep their order. Every launcher enqueues on
- * `stream` and returns the launch's error. */
+ * compaction is stable (compact.cuh), so leavers and stayers keep their order. Every launcher
+ * enqueues on `stream` and returns the launch's error. */
 #ifndef HALOX_KERNELS_MIGRATE_KERNELS_H
 #define HALOX_KERNELS_MIGRATE_KERNELS_H
 
@@ -24,23 +24,15 @@ typedef struct halox_mig_geometry {
     int me;
 } halox_mig_geometry_t;
 
-/* For every home atom i < n: components outside (0, len) wrapped into [0, len) in place (as
- * core's halox__wrap_store), dest[i] = its owner, leaves[i] = dest[i] != me; *first_bad (set by
- * the caller above n) = the smallest i with a non-finite component. */
-cudaError_t halox_kernel_mig_scan(halox_real_t real, int stride, void *x, int n,
-                                  const halox_mig_geometry_t *geo, int *dest, uint8_t *leaves,
-                                  int *first_bad, cudaStream_t stream);
-
-/* Scratch ints a compaction over n flags needs. */
+/* Scratch ints halox_kernel_mig_leavers needs for n atoms (zero it when new: compact.cuh). */
 size_t halox_kernel_mig_scratch(int n);
-/* out[0 ..) = the indices i < n with (flags[i] != 0) == want, ascending; *count (device). */
-cudaError_t halox_kernel_mig_compact(const uint8_t *flags, int n, int want, int *out, int *count,
-                                     int *scratch, cudaStream_t stream);
-
-/* out[j] = src[index[j]] for j < n, and j < *count when count (device) is not NULL (a count
- * not yet known on the host). */
-cudaError_t halox_kernel_mig_gather_int(const int *src, const int *index, int n, const int *count,
-                                        int *out, cudaStream_t stream);
+/* One kernel over the home atoms i < n: components outside (0, len) wrapped into [0, len) in
+ * place (as core's halox__wrap_store); the leavers (owner not me) in leave[0 .. *count)
+ * ascending, each one's owner at the same place of owner[] (both sized n); *first_bad (set by
+ * the caller above n) = the smallest i with a non-finite component (it stays). *count: device. */
+cudaError_t halox_kernel_mig_leavers(halox_real_t real, int stride, void *x, int n,
+                                     const halox_mig_geometry_t *geo, int *first_bad, int *leave,
+                                     int *owner, int *count, int *scratch, cudaStream_t stream);
 
 /* One pass over the n home atoms, the leavers' indices leave[0 .. nl) ascending: leaver b's
  * record (xb bytes of coordinates, its id, eb extra bytes) at buf + slot[b] * rec; the stayers,

@@ -11,16 +11,42 @@
 
 #define HALOX__SEL_THREADS 256
 
-/* the planner's test: in double, as core's halox__plan_scan; the range bit for the mask */
+/* the home check of one atom (halox__check_home_kernel's): its zone cleared, the first index
+ * outside [lo, hi) kept (written so that a NaN fails: every compare with it is false) */
+template <typename T>
+__device__ static inline void halox__home_one(const T *__restrict__ x, int i, int stride,
+                                              const double *lo, const double *hi, int *first_bad,
+                                              uint8_t *zone)
+{
+    if (zone)
+        zone[i] = 0; /* a home atom is in no halo zone (a memset less) */
+    const T *p = x + (size_t)i * stride;
+    const double a = (double)p[0], b = (double)p[1], c = (double)p[2];
+    const int in = a >= lo[0] && a < hi[0] && b >= lo[1] && b < hi[1] && c >= lo[2] && c < hi[2];
+    if (!in)
+        atomicMin(first_bad, i);
+}
+
+/* the planner's test: in double, as core's halox__plan_scan; the range bit for the mask; the
+ * home check alongside when asked */
 struct halox__sel_flag {
     halox_plan_select_args_t a;
     __device__ int operator()(int i) const
     {
+        if (a.first_bad) {
+            if (a.real == HALOX_FLOAT)
+                halox__home_one((const float *)a.x, i, a.stride, a.home_lo, a.home_hi,
+                                a.first_bad, a.zone);
+            else
+                halox__home_one((const double *)a.x, i, a.stride, a.home_lo, a.home_hi,
+                                a.first_bad, a.zone);
+        }
         const size_t at = (size_t)i * (size_t)a.stride + (size_t)a.dim;
         const double v =
             a.real == HALOX_FLOAT ? (double)((const float *)a.x)[at] : ((const double *)a.x)[at];
         return v - a.lo < a.rh;
     }
+    __device__ void keep(int, int, int) const {}
     __device__ unsigned bit(int i) const
     {
         for (int j = 0; j < a.n_ranges; j++)
@@ -45,16 +71,9 @@ __global__ void halox__check_home_kernel(const T *__restrict__ x, int n, int str
                                          double lo1, double lo2, double hi0, double hi1, double hi2,
                                          int *first_bad, uint8_t *__restrict__ zone)
 {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        if (zone)
-            zone[i] = 0; /* a home atom is in no halo zone (a memset less) */
-        const T *p = x + (size_t)i * stride;
-        const double a = (double)p[0], b = (double)p[1], c = (double)p[2];
-        /* written so that a NaN fails: every compare with it is false */
-        const int in = a >= lo0 && a < hi0 && b >= lo1 && b < hi1 && c >= lo2 && c < hi2;
-        if (!in)
-            atomicMin(first_bad, i);
-    }
+    const double lo[3] = {lo0, lo1, lo2}, hi[3] = {hi0, hi1, hi2};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        halox__home_one(x, i, stride, lo, hi, first_bad, zone);
 }
 
 static unsigned halox__grid(int n)

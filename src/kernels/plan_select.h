@@ -4,8 +4,8 @@
  *
  * The selection test is core's (plan.c): (double)x - lo < rh in double, so a device build
  * selects exactly the atoms of a host build; the selected indices keep their ascending order
- * (a stable compaction: counts per block, their scan, a scatter in index order), so the maps
- * are identical too. Every launcher enqueues on `stream` and returns the launch's error. */
+ * (a stable compaction in one kernel, compact.cuh), so the maps are identical too. Every launcher
+ * enqueues on `stream` and returns the launch's error. */
 #ifndef HALOX_KERNELS_PLAN_SELECT_H
 #define HALOX_KERNELS_PLAN_SELECT_H
 
@@ -31,9 +31,14 @@ typedef struct halox_plan_select_args {
     int begin, end;
     int n_ranges;
     int range_lo[HALOX_MAX_PULSES], range_hi[HALOX_MAX_PULSES], range_pulse[HALOX_MAX_PULSES];
+    /* first_bad not NULL: the home check of halox_kernel_plan_check_home over [begin, end) in
+     * the same pass (home_lo, home_hi, first_bad, zone as there): a launch less */
+    double home_lo[3], home_hi[3];
+    int *first_bad;
+    uint8_t *zone;
 } halox_plan_select_args_t;
 
-/* Scratch ints the selection over n atoms needs. */
+/* Scratch ints the selection over n atoms needs (zero it when new: compact.cuh). */
 size_t halox_kernel_plan_select_scratch(int n);
 
 /* Write the selected indices to out[0 ..), ascending; *count (device) = how many; *mask

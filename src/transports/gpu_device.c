@@ -358,6 +358,17 @@ halox_status_t halox__gpu_scratch(halox_comm_t *comm, halox__gpu_t *g, void **p,
     return HALOX_OK;
 }
 
+halox_status_t halox__gpu_scratch_zeroed(halox_comm_t *comm, halox__gpu_t *g, void **p, size_t *cap,
+                                         size_t bytes, const char *what)
+{
+    if (bytes <= *cap && *p)
+        return HALOX_OK;
+    halox_status_t st = halox__gpu_scratch(comm, g, p, cap, bytes, 0, what);
+    return st != HALOX_OK
+               ? st
+               : halox__gpu_check(comm, g, cudaMemsetAsync(*p, 0, *cap, g->stream), what);
+}
+
 halox_status_t halox__gpu_events_wait(halox_comm_t *comm, halox__gpu_t *g, int dir, double deadline,
                                       halox__gpu_check_fn check, void *ctx, int *pulse_p)
 {

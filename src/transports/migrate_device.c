@@ -1,11 +1,11 @@
 /* The device store of a migration (core/migrate_store.h) for the GPU transports: the atoms stay
- * in device memory. The wrap, the owners and the leavers' list (a stable compaction) are kernels;
- * the leavers' indices and owners come to the host, which orders them by destination exactly as
- * the host migration does (migrate.c) and sends the slots back; the pack with the stayers'
- * compaction (one pass: halox_kernel_mig_split) and the placement of the arrivals are kernels
- * again. The records that move go device to
- * device where the transport can (halox__gpu_t.dalltoallv: NVSHMEM), else they are staged
- * through pinned memory for the transport's host all-to-all. Scratch lives with the endpoint
+ * in device memory. The wrap, the owners and the leavers' list with their owners (a stable
+ * compaction) are one kernel (halox_kernel_mig_leavers); the leavers' indices and owners come to
+ * the host, which orders them by destination exactly as the host migration does (migrate.c) and
+ * sends the slots back; the pack with the stayers' compaction (one pass: halox_kernel_mig_split)
+ * and the placement of the arrivals are kernels again. The records that move go device to device
+ * where the transport can (halox__gpu_t.dalltoallv: NVSHMEM), else they are staged through
+ * pinned memory for the transport's host all-to-all. Scratch lives with the endpoint
  * (halox__gpu_t.mig_dev) and grows. */
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +26,12 @@ struct halox__mig_dev {
     int nleave;
     int guess; /* leavers read with the counters (before their count is known): 0 at first,
                   then twice the last migration's */
-    /* device scratch, grown: per home atom, per leaver, the records */
-    int *d_dest, *d_index, *d_scratch, *d_to, *d_slot;
-    uint8_t *d_flags;
+    /* device scratch, grown: per home atom (the leavers' indices and owners, at most every home
+     * atom), the compaction's, per leaver, the records */
+    int *d_index, *d_scratch, *d_to, *d_slot;
     void *d_tmp; /* stayers' coordinates, ids and extra bytes while they move down */
     void *d_sbuf, *d_rbuf;
-    size_t cap_dest, cap_index, cap_scratch, cap_to, cap_slot, cap_flags, cap_tmp, cap_sbuf,
-        cap_rbuf;
+    size_t cap_index, cap_scratch, cap_to, cap_slot, cap_tmp, cap_sbuf, cap_rbuf;
     /* host: the pinned buffers, the leavers and their owners */
     void *h_sbuf, *h_rbuf;
     size_t hcap_sbuf, hcap_rbuf;
@@ -43,16 +42,6 @@ struct halox__mig_dev {
 static halox_status_t md_cuda(halox__mig_dev_t *m, cudaError_t e, const char *what)
 {
     return halox__gpu_check(m->h.comm, m->h.g, e, what);
-}
-
-/* The indices of the leavers of the n home atoms, ascending, into d_index, their count into the
- * counters. */
-static halox_status_t mig_compact(halox__mig_dev_t *m, int n, cudaStream_t s)
-{
-    return md_cuda(m,
-                   halox_kernel_mig_compact(m->d_flags, n, 1, m->d_index, m->h.d_small + MD_COUNT,
-                                            m->d_scratch, s),
-                   "the leavers' compaction");
 }
 
 static halox_status_t md_grow(halox__mig_dev_t *m, void **p, size_t *cap, size_t bytes,
@@ -72,10 +61,9 @@ static halox_status_t md_sync(halox__mig_dev_t *m, const char *what)
     return halox__gpu_drain(m->h.comm, m->h.g, "the migration", what);
 }
 
-/* The first `count` leavers' indices and owners to the host (pinned scratch grown to hold them);
- * `unknown`: their number is still on the device, so the owners' gather stops there (the copies
- * may bring stale entries beyond it, never read). */
-static halox_status_t md_leavers(halox__mig_dev_t *m, int count, int unknown, cudaStream_t s)
+/* The first `count` leavers' indices and owners to the host (pinned scratch grown to hold them;
+ * before their number is known the copies may bring stale entries beyond it, never read). */
+static halox_status_t md_leavers(halox__mig_dev_t *m, int count, cudaStream_t s)
 {
     /* pinned: the copies run behind the host, which waits once for them and the counters */
     const size_t ints = (size_t)count + 64;
@@ -90,19 +78,10 @@ static halox_status_t md_leavers(halox__mig_dev_t *m, int count, int unknown, cu
     }
     m->h_to = m->h_leave + m->hcap_leave;
     m->h_slot = m->h_to + m->hcap_leave;
-    st =
-        md_grow(m, (void **)&m->d_to, &m->cap_to, sizeof(int) * (size_t)count, "owners of leavers");
-    if (st == HALOX_OK)
-        st = md_cuda(m,
-                     halox_kernel_mig_gather_int(m->d_dest, m->d_index, count,
-                                                 unknown ? m->h.d_small + MD_COUNT : NULL, m->d_to,
-                                                 s),
-                     "the owners' gather");
-    if (st == HALOX_OK)
-        st = md_cuda(m,
-                     cudaMemcpyAsync(m->h_leave, m->d_index, sizeof(int) * (size_t)count,
-                                     cudaMemcpyDeviceToHost, s),
-                     "reading the leavers");
+    st = md_cuda(m,
+                 cudaMemcpyAsync(m->h_leave, m->d_index, sizeof(int) * (size_t)count,
+                                 cudaMemcpyDeviceToHost, s),
+                 "reading the leavers");
     if (st == HALOX_OK)
         st = md_cuda(m,
                      cudaMemcpyAsync(m->h_to, m->d_to, sizeof(int) * (size_t)count,
@@ -127,29 +106,29 @@ static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_b
         geo.n[d] = grid->n[d];
     }
     geo.me = me;
-    halox_status_t st = md_grow(m, (void **)&m->d_dest, &m->cap_dest, sizeof(int) * nn, "owners");
+    halox_status_t st =
+        md_grow(m, (void **)&m->d_index, &m->cap_index, sizeof(int) * nn, "the leavers' indices");
     if (st == HALOX_OK)
-        st = md_grow(m, (void **)&m->d_flags, &m->cap_flags, nn, "flags");
+        st = md_grow(m, (void **)&m->d_to, &m->cap_to, sizeof(int) * nn, "the leavers' owners");
     if (st == HALOX_OK)
-        st = md_grow(m, (void **)&m->d_index, &m->cap_index, sizeof(int) * nn, "indices");
-    if (st == HALOX_OK)
-        st = md_grow(m, (void **)&m->d_scratch, &m->cap_scratch,
-                     sizeof(int) * halox_kernel_mig_scratch(n), "the compaction's scratch");
+        st = halox__gpu_scratch_zeroed(m->h.comm, m->h.g, (void **)&m->d_scratch, &m->cap_scratch,
+                                       sizeof(int) * halox_kernel_mig_scratch(n),
+                                       "the compaction's scratch");
     if (st == HALOX_OK)
         st = md_cuda(m, cudaMemsetAsync(m->h.d_small + MD_BAD, 0x7f, sizeof(int), s),
                      "resetting the counters");
+    /* wrap, owners and the leavers with their owners: one launch (four before) */
     if (st == HALOX_OK)
         st = md_cuda(m,
-                     halox_kernel_mig_scan(m->h.comm->real, m->h.comm->stride, A->x, n, &geo,
-                                           m->d_dest, m->d_flags, m->h.d_small + MD_BAD, s),
+                     halox_kernel_mig_leavers(m->h.comm->real, m->h.comm->stride, A->x, n, &geo,
+                                              m->h.d_small + MD_BAD, m->d_index, m->d_to,
+                                              m->h.d_small + MD_COUNT, m->d_scratch, s),
                      "the migration's scan kernel");
-    if (st == HALOX_OK)
-        st = mig_compact(m, n, s);
     /* the leavers and their owners come with the counters, as many as the last migration's
      * twice (one wait for both, where they fit) */
     const int guess = m->guess < n ? m->guess : n;
     if (st == HALOX_OK && guess > 0)
-        st = md_leavers(m, guess, 1, s);
+        st = md_leavers(m, guess, s);
     if (st == HALOX_OK)
         st = md_cuda(m,
                      cudaMemcpyAsync(m->h.h_small, m->h.d_small, sizeof(int) * MD_SMALL,
@@ -176,7 +155,7 @@ static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_b
         return HALOX_OK;
     /* more leavers than guessed: all of them now (the host orders them by destination) */
     if (nl > guess) {
-        st = md_leavers(m, nl, 0, s);
+        st = md_leavers(m, nl, s);
         if (st == HALOX_OK)
             st = md_sync(m, "reading the leavers");
         if (st != HALOX_OK)
@@ -325,8 +304,8 @@ void halox__gpu_mig_dev_free(halox__gpu_t *g)
     halox__mig_dev_t *m = g->mig_dev;
     if (!m)
         return;
-    void *dev[] = {m->d_dest,    m->d_index, m->d_scratch, m->d_to,   m->d_slot,
-                   m->h.d_small, m->d_flags, m->d_tmp,     m->d_sbuf, m->d_rbuf};
+    void *dev[] = {m->d_index,   m->d_scratch, m->d_to,   m->d_slot,
+                   m->h.d_small, m->d_tmp,     m->d_sbuf, m->d_rbuf};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
         if (dev[k])
             cudaFree(dev[k]);

@@ -57,9 +57,10 @@ static size_t pd_esize(const halox__plan_dev_t *pd)
 }
 
 /* Select into pulse k's device map from entry `at` on: [begin, end) with the ranges' mask;
- * the count lands in h_small[slot] after the caller synchronises. */
+ * the count lands in h_small[slot] after the caller synchronises. check: the home atoms' check
+ * in the same pass (begin 0, end n_home). */
 static halox_status_t pd_select(halox__plan_dev_t *pd, halox_plan_t *plan, int k, int at, int begin,
-                                int end, int slot)
+                                int end, int slot, int check)
 {
     const halox_pulse_t *p = &plan->pulse[k];
     halox_plan_select_args_t a;
@@ -72,6 +73,14 @@ static halox_status_t pd_select(halox__plan_dev_t *pd, halox_plan_t *plan, int k
     a.rh = plan->halo_dist;
     a.begin = begin;
     a.end = end;
+    if (check) {
+        for (int d = 0; d < 3; d++) {
+            a.home_lo[d] = plan->lo[d];
+            a.home_hi[d] = plan->hi[d];
+        }
+        a.first_bad = pd->h.d_small + PD_BAD;
+        a.zone = pd->atoms->zone;
+    }
     for (int j = 0; j < k && begin < end; j++) {
         const halox_pulse_t *q = &plan->pulse[j];
         int b = q->recv_offset > begin ? q->recv_offset : begin;
@@ -87,7 +96,8 @@ static halox_status_t pd_select(halox__plan_dev_t *pd, halox_plan_t *plan, int k
                                 sizeof(int) * ((size_t)at + (size_t)n + 1), "the device map");
     size_t sb = sizeof(int) * halox_kernel_plan_select_scratch(n);
     if (st == HALOX_OK)
-        st = pd_grow(pd, (void **)&pd->d_scratch, &pd->scratch_cap, sb, "the selection scratch");
+        st = halox__gpu_scratch_zeroed(pd->h.comm, pd->h.g, (void **)&pd->d_scratch,
+                                       &pd->scratch_cap, sb, "the selection scratch");
     if (st != HALOX_OK)
         return st;
     return pd_cuda(pd,
@@ -108,20 +118,25 @@ static halox_status_t pd_begin(void *ctx, halox_plan_t *plan, const halox_plan_p
         return st;
     cudaStream_t s = pd->h.g->stream;
     const int nh = A->n_home;
-    /* the home check zeroes the home zones as it goes */
     if ((st = pd_cuda(pd, cudaMemsetAsync(pd->h.d_small, 0x7f, sizeof(int) * PD_SMALL, s),
-                      "resetting the counters")) != HALOX_OK ||
-        (st = pd_cuda(pd,
-                      halox_kernel_plan_check_home(pd->h.comm->real, pd->h.comm->stride, A->x, nh,
-                                                   plan->lo, plan->hi, pd->h.d_small + PD_BAD,
-                                                   A->zone, s),
-                      "the home check kernel")) != HALOX_OK)
+                      "resetting the counters")) != HALOX_OK)
         return st;
+    /* the home check (which zeroes the home zones as it goes) inside the first selection over
+     * the home atoms, or on its own without one */
+    int checked = 0;
     for (int d = 0; d < 3 && st == HALOX_OK; d++) {
         int k = halox__plan_first_pulse(plan, d);
-        if (k >= 0)
-            st = pd_select(pd, plan, k, 0, 0, nh, PD_HOME + d);
+        if (k >= 0) {
+            st = pd_select(pd, plan, k, 0, 0, nh, PD_HOME + d, !checked);
+            checked = 1;
+        }
     }
+    if (st == HALOX_OK && !checked)
+        st = pd_cuda(pd,
+                     halox_kernel_plan_check_home(pd->h.comm->real, pd->h.comm->stride, A->x, nh,
+                                                  plan->lo, plan->hi, pd->h.d_small + PD_BAD,
+                                                  A->zone, s),
+                     "the home check kernel");
     if (st == HALOX_OK)
         st = pd_cuda(pd,
                      cudaMemcpyAsync(pd->h.h_small, pd->h.d_small, sizeof(int) * PD_SMALL,
@@ -208,7 +223,7 @@ static halox_status_t pd_select_pulse(void *ctx, halox_plan_t *plan, int k)
         (void)oldcap;
     }
     if (st == HALOX_OK)
-        st = pd_select(pd, plan, k, dep, begin, end, PD_COUNT);
+        st = pd_select(pd, plan, k, dep, begin, end, PD_COUNT, 0);
     if (st == HALOX_OK)
         st = pd_cuda(pd,
                      cudaMemcpyAsync(pd->h.h_small, pd->h.d_small, sizeof(int) * 2,

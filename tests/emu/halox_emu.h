@@ -142,6 +142,12 @@ static inline unsigned atomicOr(unsigned *p, unsigned v)
 {
     return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
 }
+static inline int atomicAdd(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline int atomicExch(int *p, int v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
+static inline unsigned long long atomicExch(unsigned long long *p, unsigned long long v)
+{
+    return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+}
 
 /* round-to-nearest arithmetic: plain operations (the tests build without contraction) */
 static inline double __dmul_rn(double a, double b) { return a * b; }
