@@ -38,7 +38,10 @@ __device__ static inline unsigned long long halox__cmp_word(unsigned epoch, unsi
     return ((unsigned long long)epoch << 34) | (flag << 32) | (unsigned)v;
 }
 
-/* The launch's epoch: every launch of a translation unit gets its own (30 bits). */
+/* The launch's epoch: every launch of a translation unit gets its own (30 bits). It is a launch
+ * argument: a compaction captured into a CUDA graph would replay one epoch and read the words of
+ * its last replay as this one's (such a capture needs the epoch in device memory, raised by the
+ * kernel's last tile). */
 static inline unsigned halox__cmp_epoch(void)
 {
     static unsigned e;
