@@ -5,7 +5,8 @@
  * (maps, counts, offsets, shifts, zones), halo coordinates and accumulated forces bit for bit,
  * in float and double, stride 3 and 4, over several steps, for the grids that the number of
  * processes allows and cut-offs needing 1 to 3 pulses. Then the collectives directly, migration
- * across several boundaries and corners, and an endpoint on a sub-communicator.
+ * across several boundaries and corners (after one that a failure deferred on the last rank
+ * stops everywhere before any atom moves), and an endpoint on a sub-communicator.
  *
  * Run with 1, 2, 4 or 8 processes (other counts use a 1-D grid). */
 #include <mpi.h>
@@ -365,7 +366,25 @@ static void test_migrate(halox_comm_t *comm, halox_grid_t grid, uint64_t seed)
     for (int i = 0; i < mine.n_home; i++)
         for (int d = 0; d < 3; d++)
             halox_atoms_set(&mine, i, d, halox_atoms_get(&mine, i, d) + disp[3 * mine.id[i] + d]);
-    halox_status_t st = halox_comm_migrate(comm, &grid, &box, &mine, natoms, 42);
+    /* a failure deferred on the last rank (halox_comm_defer_failure) stops the migration on
+     * every rank in its one agreement, before any atom moves; the next one is the real one */
+    const int last = P - 1, n0 = mine.n_home;
+    halox_status_t own = HALOX_OK;
+    if (me == last) {
+        const halox_plan_params_t bad = {grid, box, 100.0, 0.0, 0};
+        own = halox_plan_check(&bad, NULL);
+        CHECK(own != HALOX_OK && halox_comm_defer_failure(comm, own) == HALOX_OK);
+    }
+    halox_comm_stats_t s0, s1;
+    halox_comm_get_stats(comm, &s0);
+    halox_status_t st = halox_comm_migrate(comm, &grid, &box, &mine, natoms, 41);
+    halox_comm_get_stats(comm, &s1);
+    CHECK_MSG(me == last ? st == own : st == HALOX_ERR_ABORTED, "deferred: %s: %s",
+              halox_status_string(st), halox_last_error());
+    CHECK_MSG(s1.collectives - s0.collectives == 1 && mine.n_home == n0,
+              "deferred: %lld collectives, %d home atoms (were %d)",
+              s1.collectives - s0.collectives, mine.n_home, n0);
+    st = halox_comm_migrate(comm, &grid, &box, &mine, natoms, 42);
     CHECK_MSG(st == HALOX_OK, "migrate: %s", halox_last_error());
     if (st == HALOX_OK) {
         CHECK_MSG(mine.n_home == want[me].n_home, "migrate: %d home atoms, expected %d",
