@@ -417,6 +417,21 @@ static void test_records(void)
     EXPECT(wrong == 0, "set-up ids and zones: %d wrong", wrong);
 }
 
+/* halox__cmp_look_back as a warp runs it (one launch of 32 threads) */
+static __global__ void lb_kernel(unsigned long long *w, int tile, int total, unsigned e, int *out)
+{
+    const int b = halox__cmp_look_back(w, tile, total, e);
+    if (threadIdx.x == 0)
+        *out = b;
+}
+
+static int look_back(unsigned long long *w, int tile, int total, unsigned e)
+{
+    int out = -1;
+    HALOX__LAUNCH(lb_kernel, 1, 32, nullptr)(w, tile, total, e, &out);
+    return out;
+}
+
 int main()
 {
     /* sizes around one block of the compaction (1024 indices) and a few blocks */
@@ -430,24 +445,41 @@ int main()
         }
     }
     /* the look-back of one tile over tiles that have published only their counts (A) or their
-     * prefixes (P): here the tiles run one after another, so a compaction's predecessors always
-     * have their prefixes; on a GPU they may not */
+     * prefixes (P), 32 at a time: here the tiles run one after another, so a compaction's
+     * predecessors always have their prefixes; on a GPU they may not */
     {
         const unsigned e = 77;
-        unsigned long long w[8];
-        const int cnt[8] = {5, 7, 0, 11, 3, 2, 9, 4};
+        std::vector<unsigned long long> w(80);
+        std::vector<int> cnt(80);
+        for (int t = 0; t < 80; t++)
+            cnt[(size_t)t] = (int)(uni() * 1025);
         w[0] = halox__cmp_word(e, HALOX__CMP_P, cnt[0]);
-        for (int t = 1; t < 6; t++)
-            w[t] = halox__cmp_word(e, HALOX__CMP_A, cnt[t]);
-        int got = halox__cmp_look_back(w, 6, cnt[6], e);
-        EXPECT(got == 28 && w[6] == halox__cmp_word(e, HALOX__CMP_P, 37),
-               "look-back over counts: %d, want 28", got);
-        w[3] = halox__cmp_word(e, HALOX__CMP_P, 23); /* a prefix stops the walk */
-        w[0] = halox__cmp_word(e, HALOX__CMP_A, 1000);
-        got = halox__cmp_look_back(w, 6, cnt[6], e);
-        EXPECT(got == 28, "look-back to a prefix: %d, want 28", got);
-        got = halox__cmp_look_back(w, 0, cnt[0], e);
-        EXPECT(got == 0 && w[0] == halox__cmp_word(e, HALOX__CMP_P, 5), "tile 0: %d", got);
+        for (int t = 1; t < 80; t++)
+            w[(size_t)t] = halox__cmp_word(e, HALOX__CMP_A, cnt[(size_t)t]);
+        for (int tile : {1, 6, 32, 33, 64, 70}) {
+            int want = 0; /* the counts before it, back to tile 0's prefix */
+            for (int t = 0; t < tile; t++)
+                want += cnt[(size_t)t];
+            std::vector<unsigned long long> v = w;
+            const int got = look_back(v.data(), tile, cnt[(size_t)tile], e);
+            EXPECT(got == want && v[(size_t)tile] ==
+                                      halox__cmp_word(e, HALOX__CMP_P, want + cnt[(size_t)tile]),
+                   "look-back of tile %d over counts: %d, want %d", tile, got, want);
+        }
+        /* a prefix stops the walk (the counts before it are not read again) */
+        w[40] = halox__cmp_word(e, HALOX__CMP_P, 5000);
+        w[0] = halox__cmp_word(e, HALOX__CMP_A, 1 << 20);
+        for (int tile : {41, 45, 72, 73}) {
+            int want = 5000;
+            for (int t = 41; t < tile; t++)
+                want += cnt[(size_t)t];
+            const int got = look_back(w.data(), tile, cnt[(size_t)tile], e);
+            EXPECT(got == want, "look-back of tile %d to the prefix of tile 40: %d, want %d", tile,
+                   got, want);
+        }
+        std::vector<unsigned long long> z(2, 0);
+        const int got = look_back(z.data(), 0, 9, e);
+        EXPECT(got == 0 && z[0] == halox__cmp_word(e, HALOX__CMP_P, 9), "tile 0: %d", got);
     }
     for (int n : {1, 40, 3000}) {
         test_check_home(HALOX_FLOAT, n);

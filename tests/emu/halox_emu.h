@@ -90,6 +90,7 @@ static inline unsigned __ballot_sync(unsigned, int pred)
     return b;
 }
 static inline int __popc(unsigned v) { return __builtin_popcount(v); }
+static inline int __ffs(int v) { return __builtin_ffs(v); }
 
 /* the vector types and bit casts the cluster kernels use */
 struct float2 {
