@@ -64,7 +64,23 @@ static void put(void *x, halox_real_t real, int stride, int i, int c, double v)
         ((double *)x)[k] = v;
 }
 
-/* the selection and the flag compaction against host loops */
+/* a selection of [0, n) by component dim (the ranges, the home check: none) */
+static halox_plan_select_args_t sel_args(const void *x, halox_real_t real, int stride, int dim,
+                                         double lo, double rh, int n)
+{
+    halox_plan_select_args_t a;
+    memset(&a, 0, sizeof a);
+    a.x = x;
+    a.real = real;
+    a.stride = stride;
+    a.dim = dim;
+    a.lo = lo;
+    a.rh = rh;
+    a.end = n;
+    return a;
+}
+
+/* the selection against host loops */
 static void test_select(halox_real_t real, int stride, int n, int dim)
 {
     const size_t es = halox_real_size(real) * (size_t)stride;
@@ -72,16 +88,8 @@ static void test_select(halox_real_t real, int stride, int n, int dim)
     for (int i = 0; i < n; i++)
         for (int c = 0; c < stride; c++)
             put(x.data(), real, stride, i, c, uni() * 10.0);
-    halox_plan_select_args_t a;
-    memset(&a, 0, sizeof a);
-    a.x = x.data();
-    a.real = real;
-    a.stride = stride;
-    a.dim = dim;
-    a.lo = 2.5;
-    a.rh = 3.0; /* about half the atoms */
+    halox_plan_select_args_t a = sel_args(x.data(), real, stride, dim, 2.5, 3.0, n); /* ~half */
     a.begin = n / 7;
-    a.end = n;
     /* three ranges of "pulses" 0, 2 and 5 over [begin, end) */
     const int len = a.end - a.begin;
     a.n_ranges = 3;
@@ -163,15 +171,8 @@ static void test_check_home(halox_real_t real, int n)
                round, zoned);
         /* the same check inside a selection over the home atoms (the plan build's first), which
          * still selects as without it */
-        halox_plan_select_args_t a;
-        memset(&a, 0, sizeof a);
-        a.x = x.data();
-        a.real = real;
-        a.stride = stride;
-        a.dim = round;
-        a.lo = lo[round];
-        a.rh = 0.4 * (hi[round] - lo[round]);
-        a.end = n;
+        halox_plan_select_args_t a =
+            sel_args(x.data(), real, stride, round, lo[round], 0.4 * (hi[round] - lo[round]), n);
         for (int d = 0; d < 3; d++) {
             a.home_lo[d] = lo[d];
             a.home_hi[d] = hi[d];
