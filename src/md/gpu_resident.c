@@ -120,9 +120,8 @@ static halox_status_t md__gpu_on_device(halox_md_t *md, int plan, halox_status_t
 {
     md_gpu_t *g = md__gpu(md);
     halox_status_t st = HALOX_OK;
+    halox_comm_defer_failure(md->comm, pre); /* taken by the first try */
     for (int tries = 0; tries < 6; tries++) {
-        if (tries == 0)
-            halox_comm_defer_failure(md->comm, pre);
         halox_device_atoms_t a;
         memset(&a, 0, sizeof a);
         a.x = g->x;
