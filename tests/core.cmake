@@ -54,6 +54,11 @@ if(CMAKE_CXX_COMPILER)
                  ${_src}/migrate_device.c ${_src}/threads.c ${_src}/threads_exchange.c
                  ${_src}/team.c ${_src}/team_run.c ${_src}/pulse_host.c)
   target_compile_definitions(test_device_stores_emu PRIVATE HALOX_TEST_EMU_GPU=1)
+  # the GPU engine's cluster lists and step kernels (md_cluster_*.cu) through test_gpu_clusters'
+  # checks against brute forces (a smaller set: the emulation runs a thread per GPU thread)
+  halox_emu_test(test_clusters_emu test_gpu_clusters.c emu/emu_md_kernels.cpp)
+  target_compile_definitions(test_clusters_emu PRIVATE HALOX_TEST_EMU_GPU=1)
+  set_tests_properties(test_clusters_emu PROPERTIES TIMEOUT 900) # 100 s here, more sanitised
 else()
-  message(STATUS "halox tests: no C++ compiler, test_kernels_emu and test_device_stores_emu not built")
+  message(STATUS "halox tests: no C++ compiler, the emulation's tests (*_emu) not built")
 endif()

@@ -31,10 +31,14 @@
  *     device counts no exceeded step); the prunes happen.
  *  7. the kernel timeline (HALOX_MD_TIMELINE's stamps) of part 6's steps: one stamped launch of
  *     the home gather and the force kernel per step, in the stream's order.
+ *  8. a step captured once (gather, pair kernels, halo forces, kick) replayed after builds with
+ *     other counts (the spans of md_cluster.h): pairs and forces against the brute force of each
+ *     build; spans too small for a build are seen (test_span_graph).
  *  1-3, 5 and 6 also run over inner lists with each way of masking pairs (md_cluster.h: tests in
  *  the kernel, the prune's pair masks, masks with skipped i atoms).
  *
- * Exit 77 (skipped) when no GPU is visible. */
+ * Exit 77 (skipped) when no GPU is visible. Built as test_clusters_emu (HALOX_TEST_EMU_GPU) it runs
+ * a smaller set through the host emulation of tests/emu, in CI. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -612,6 +616,173 @@ static void test_hot(int cells, int masks, uint64_t seed)
     free(s.z);
 }
 
+/* 8. A step captured once and replayed across builds (spans, md_cluster.h): the gather of every
+ * slot, both pair kernels, the halo forces and the kick, captured as a graph on a stream of the
+ * test after a build with spans of 25 % headroom; replayed after the atoms moved (no build),
+ * after builds with a third of the halo atoms gone and with a fifth of the home atoms gone too
+ * (other counts: the same arrays and values, the key unchanged, the counts fit the spans), and
+ * after a build of the whole system again: each time the pairs within rc and every atom's force
+ * (home: the kick's f; halo: what the halo forces left in fnl) against the brute force of the
+ * system built. Spans taken tight on a build with two thirds of the halo atoms gone do not fit
+ * the whole system. */
+typedef struct span_run {
+    cudaStream_t cs;
+    cudaGraphExec_t exec;
+} span_run_t;
+
+/* pairs within rc and the force error of one launch of the captured step on system s */
+static long long span_replay(span_run_t *r, dev_t *d, const sys_t *s, double *err)
+{
+    TG_CUDA(cudaGraphLaunch(r->exec, r->cs));
+    TG_CUDA(cudaStreamSynchronize(r->cs));
+    double e[4] = {0, 0, 0, 0};
+    TG_CUDA(cudaMemcpy(e, d->e, sizeof e, cudaMemcpyDeviceToHost));
+    const size_t n3 = 3 * (size_t)s->n;
+    float *hf = malloc(sizeof(float) * n3), *hnl = malloc(sizeof(float) * n3);
+    double *ref = malloc(sizeof(double) * n3);
+    TG_CUDA(cudaMemcpy(hf, d->f, sizeof(float) * n3, cudaMemcpyDeviceToHost));
+    TG_CUDA(cudaMemcpy(hnl, d->fnl, sizeof(float) * n3, cudaMemcpyDeviceToHost));
+    /* home atoms: the kick's forces; halo atoms: the halo forces (the kick cleared nothing there)
+     */
+    memcpy(hf + 3 * (size_t)s->nh, hnl + 3 * (size_t)s->nh,
+           sizeof(float) * 3 * (size_t)(s->n - s->nh));
+    brute(s, 0, RC, ref);
+    double scale = 0;
+    *err = force_error(s, hf, ref, &scale);
+    free(hf);
+    free(hnl);
+    free(ref);
+    return (long long)llround((e[0] + e[2]) / 1e6);
+}
+
+/* s as it is built after dropping the last drop_halo halo atoms and the last drop_home home atoms
+ * (the halo atoms move down: home atoms first) */
+static sys_t span_subset(const sys_t *s, int drop_home, int drop_halo)
+{
+    sys_t t = *s;
+    t.nh = s->nh - drop_home;
+    t.n = t.nh + (s->n - s->nh - drop_halo);
+    t.x = malloc(sizeof(float) * 3 * (size_t)(t.n > 0 ? t.n : 1));
+    t.z = malloc((size_t)(t.n > 0 ? t.n : 1));
+    memcpy(t.x, s->x, sizeof(float) * 3 * (size_t)t.nh);
+    memcpy(t.x + 3 * (size_t)t.nh, s->x + 3 * (size_t)s->nh,
+           sizeof(float) * 3 * (size_t)(t.n - t.nh));
+    memcpy(t.z, s->z, (size_t)t.nh);
+    memcpy(t.z + t.nh, s->z + s->nh, (size_t)(t.n - t.nh));
+    return t;
+}
+
+static void test_span_graph(int cells, uint64_t seed, double rl_in, int masks)
+{
+    sys_t s;
+    make_system(&s, cells, seed);
+    const size_t n3 = 3 * (size_t)s.n;
+    dev_t d;
+    dev_alloc(&d, &s);
+    TG_CUDA(cudaMemset(d.fnl, 0, sizeof(float) * n3));
+    md_clusters_t c;
+    memset(&c, 0, sizeof c);
+    halox__md_clusters_set_prune(&c, (float)RC, (float)rl_in);
+    c.masks = masks;
+    c.chunk = g_chunk;
+    const float lo[3] = {-0.01f, -0.01f, -0.01f};
+    const float ext = (float)(s.lh + s.rl + 0.02);
+    const float exts[3] = {ext, ext, ext};
+    TG_CUDA(
+        halox__md_clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0, 0));
+    halox__md_clusters_set_span(&c, 0.25);
+    CHECK(halox__md_clusters_span_fits(&c));
+    md_clusters_step_key_t key, now;
+    halox__md_clusters_step_key(&c, &key);
+
+    span_run_t r;
+    cudaGraph_t graph = NULL;
+    TG_CUDA(cudaStreamCreateWithFlags(&r.cs, cudaStreamNonBlocking));
+    TG_CUDA(cudaStreamBeginCapture(r.cs, cudaStreamCaptureModeThreadLocal));
+    TG_CUDA(cudaMemsetAsync(d.e, 0, 4 * sizeof(double), r.cs));
+    TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 2, NULL, r.cs));
+    TG_CUDA(halox__md_clusters_lj(&c, 0, (float)(RC * RC), -1e6, d.e, r.cs));
+    TG_CUDA(halox__md_clusters_lj(&c, 1, (float)(RC * RC), -1e6, d.e + 2, r.cs));
+    TG_CUDA(halox__md_clusters_halo_forces(&c, d.fnl, NULL, r.cs));
+    TG_CUDA(halox__md_clusters_kick(&c, NULL, d.f, d.fnl, 0.0f, NULL, r.cs));
+    TG_CUDA(cudaStreamEndCapture(r.cs, &graph));
+    TG_CUDA(cudaGraphInstantiate(&r.exec, graph, 0));
+    TG_CUDA(cudaGraphDestroy(graph));
+
+    double err = 0;
+    long long want = brute(&s, 0, RC, NULL), got = span_replay(&r, &d, &s, &err);
+    printf("spans (%d cells, inner radius %.2f, masks %d, chunk %d): %d home atoms, %d + %d "
+           "clusters spanned; built: pairs within rc %lld (brute %lld), force error %.2e\n",
+           cells, rl_in, masks, g_chunk, c.span.n_home, c.span.ncl_home, c.span.ncl_halo, got, want,
+           err);
+    CHECK_MSG(got == want && err < 1e-5, "spans, built: pairs %lld (brute %lld), error %.3e", got,
+              want, err);
+
+    /* the atoms moved up to 0.49 skin, no build: the graph's gather takes them */
+    uint64_t st = seed ^ 0x51ed27ull;
+    for (size_t k = 0; k < n3; k++)
+        s.x[k] = (float)(s.x[k] + (tm_uniform(&st) - 0.5) * 0.49 * SKIN / sqrt(3.0));
+    TG_CUDA(cudaMemcpy(d.x, s.x, sizeof(float) * n3, cudaMemcpyHostToDevice));
+    want = brute(&s, 0, RC, NULL);
+    got = span_replay(&r, &d, &s, &err);
+    CHECK_MSG(got == want && err < 1e-5, "spans, moved: pairs %lld (brute %lld), error %.3e", got,
+              want, err);
+
+    /* builds with other counts on the same arrays: the captured step replayed as it is */
+    const int halo = s.n - s.nh;
+    const int drops[3][2] = {{0, halo / 3}, {s.nh / 5, halo / 3}, {0, 0}};
+    for (int k = 0; k < 3; k++) {
+        sys_t t = span_subset(&s, drops[k][0], drops[k][1]);
+        TG_CUDA(cudaMemcpy(d.x, t.x, sizeof(float) * 3 * (size_t)t.n, cudaMemcpyHostToDevice));
+        TG_CUDA(cudaMemcpy(d.z, t.z, (size_t)t.n, cudaMemcpyHostToDevice));
+        TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, t.nh, t.n, lo, exts, DENSITY, (float)t.rl, 0,
+                                         0));
+        /* as the engine after a build: the kick adds fnl of the home atoms (the returned forces),
+         * where a halo atom of the last build left its force */
+        TG_CUDA(cudaMemset(d.fnl, 0, sizeof(float) * n3));
+        halox__md_clusters_step_key(&c, &now);
+        const int fits = halox__md_clusters_span_fits(&c);
+        const int same = memcmp(&key, &now, sizeof key) == 0;
+        want = brute(&t, 0, RC, NULL);
+        got = span_replay(&r, &d, &t, &err);
+        printf("  built with %d home + %d halo atoms (%d + %d clusters): fits %d, key %s; pairs "
+               "within rc %lld (brute %lld), force error %.2e\n",
+               t.nh, t.n - t.nh, c.ncl_home, c.ncl - c.ncl_home, fits,
+               same ? "unchanged" : "changed", got, want, err);
+        CHECK_MSG(fits && same, "build %d: the step's spans %s, its key %s", k,
+                  fits ? "fit" : "do not fit", same ? "unchanged" : "changed");
+        CHECK_MSG(got == want && err < 1e-5, "build %d: pairs %lld (brute %lld), error %.3e", k,
+                  got, want, err);
+        free(t.x);
+        free(t.z);
+    }
+    /* tight spans on a smaller build do not hold the whole system */
+    {
+        sys_t t = span_subset(&s, 0, 2 * halo / 3);
+        TG_CUDA(cudaMemcpy(d.x, t.x, sizeof(float) * 3 * (size_t)t.n, cudaMemcpyHostToDevice));
+        TG_CUDA(cudaMemcpy(d.z, t.z, (size_t)t.n, cudaMemcpyHostToDevice));
+        TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, t.nh, t.n, lo, exts, DENSITY, (float)t.rl, 0,
+                                         0));
+        halox__md_clusters_set_span(&c, 0.0);
+        CHECK(halox__md_clusters_span_fits(&c));
+        TG_CUDA(cudaMemcpy(d.x, s.x, sizeof(float) * n3, cudaMemcpyHostToDevice));
+        TG_CUDA(cudaMemcpy(d.z, s.z, (size_t)s.n, cudaMemcpyHostToDevice));
+        TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0,
+                                         0));
+        CHECK_MSG(!halox__md_clusters_span_fits(&c),
+                  "%d halo clusters fit spans of %d taken on %d halo atoms", c.ncl - c.ncl_home,
+                  c.span.ncl_halo, t.n - t.nh);
+        free(t.x);
+        free(t.z);
+    }
+    TG_CUDA(cudaGraphExecDestroy(r.exec));
+    TG_CUDA(cudaStreamDestroy(r.cs));
+    halox__md_clusters_free(&c);
+    dev_free(&d);
+    free(s.x);
+    free(s.z);
+}
+
 int main(void)
 {
     if (tg_device_count() == 0) {
@@ -623,6 +794,20 @@ int main(void)
         BITS = MD_CLUSTER_MASKS_BITS,
         SKIP = MD_CLUSTER_MASKS_SKIP
     };
+#ifdef HALOX_TEST_EMU_GPU
+    /* test_clusters_emu, the host emulation (tests/emu: a thread per GPU thread, so small systems):
+     * each path once: a halo with outer lists, inner lists with pair masks and skipped atoms on
+     * edged columns, periodic shifts pruned with masks, a hot system, the non-local work items */
+    test_system(6, 1, 0.0, TEST, 0);
+    test_system(7, 9, RC + 0.1, SKIP, 1);
+    test_shifts(6, 6, 6, RC + 0.1, BITS, 6);
+    test_hot(6, TEST, 8);
+    test_span_graph(6, 12, 0.0, TEST);
+    g_chunk = 32;
+    test_system(7, 9, RC + 0.1, BITS, 0);
+    test_span_graph(7, 13, RC + 0.1, SKIP);
+    TEST_DONE();
+#endif
     test_system(6, 1, 0.0, TEST, 0);  /* small: few clusters per column */
     test_system(14, 2, 0.0, TEST, 0); /* 2744 home atoms, several list rows per column */
     /* inner lists with a halo (the zone rule in the masks), every way of masking */
@@ -644,6 +829,9 @@ int main(void)
         test_shifts(12, 12, 6, RC + 0.1, m, 6); /* x open, y and z periodic; this one prunes */
         test_hot(12, m, 8);
     }
+    /* a step captured once, replayed across builds (spans) */
+    test_span_graph(14, 12, 0.0, TEST);
+    test_span_graph(14, 13, RC + 0.1, SKIP);
     /* the non-local kernel's warps taking rows in chunks of 32 and 64 entries (work items):
      * the same pairs, forces and inner lists, a prune writing each chunk's inner row */
     for (g_chunk = 32; g_chunk <= 64; g_chunk *= 2) {
@@ -655,6 +843,7 @@ int main(void)
             test_shifts(12, 12, 6, RC + 0.1, m, 6);
             test_hot(12, m, 8);
         }
+        test_span_graph(14, 13, RC + 0.1, BITS);
     }
     TEST_DONE();
 }

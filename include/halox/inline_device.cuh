@@ -23,6 +23,9 @@
 #define HALOX_INLINE_DEVICE_CUH
 
 #include <cuda_runtime.h>
+#ifdef HALOX_EMU
+#include <time.h>
+#endif
 
 #include "halox/inline.h"
 #include "halox/plan.h"
@@ -31,14 +34,22 @@ static __device__ __forceinline__ unsigned long long
 halox_inline_ld_acquire_sys(const unsigned long long *p)
 {
     unsigned long long v;
+#ifdef HALOX_EMU /* the host emulation of halox's tests */
+    v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#else
     asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+#endif
     return v;
 }
 
 static __device__ __forceinline__ long long halox_inline_now_ns(void)
 {
     unsigned long long t;
+#ifdef HALOX_EMU
+    t = (unsigned long long)clock() * (1000000000ull / CLOCKS_PER_SEC);
+#else
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+#endif
     return (long long)t;
 }
 

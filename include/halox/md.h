@@ -333,6 +333,9 @@ typedef struct halox_md_summary {
     long long graph_updates;   /**< of those, how many updated the executable in place
                                     (cudaGraphExecUpdate, HALOX_MD_GRAPH_UPDATE) instead of
                                     instantiating a new one */
+    long long graph_kept;      /**< rebuilds after which the step's graph was launched as it was,
+                                    without a capture (HALOX_MD_GRAPH_SPAN: the counts fit the
+                                    spans of its kernels; rank 0) */
     long long inline_steps;    /**< GPU engine on nvshmem-inline: steps whose halo exchanges ran
                                     inside the step's kernels (halox/inline.h) on rank 0, graphs
                                     included; the others used the transport's exchange kernels

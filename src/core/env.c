@@ -68,6 +68,11 @@
     X("HALOX_MD_GRAPH_UPDATE", "0/1", "1",                                                         \
       "GPU engine, --graph: 1 moves the step's graph executable to the capture after a rebuild "   \
       "(cudaGraphExecUpdate) where the captured exchange allows it, 0 instantiates every capture") \
+    X("HALOX_MD_GRAPH_SPAN", "-1-4", "0.05",                                                       \
+      "GPU engine, --graph: the head-room of the step kernels' grids over the counts of the "      \
+      "build they were captured after (sizes read on the device), so that the step's graph is "    \
+      "kept across rebuilds whose counts fit (one rank, nvshmem-inline); -1 captures after every " \
+      "rebuild with the counts as values")                                                         \
     X("HALOX_MD_TIMELINE", "prefix", "(none)",                                                     \
       "GPU engine, a diagnosis: each rank writes PREFIX.rankR.tsv, the GPU clock's stamps of its " \
       "step kernels (start, end, in-kernel wait) over the third list's life, or the last one; "    \

@@ -16,6 +16,7 @@
 
 #include "halox/inline_device.cuh"
 #include "kernels/inline_halo.h"
+#include "kernels/launch.cuh"
 #include "kernels/md_kernels.h"
 
 #define INL_THREADS 256
@@ -128,16 +129,16 @@ extern "C" cudaError_t halox__inl_pack(const halox__shm_launch_t *l, int k, int 
 {
     const int b = l->signal_only || blocks < 1 ? 1 : blocks;
     if (l->real_double)
-        inl_pack_kernel<double><<<b, INL_THREADS, 0, stream>>>(*l, k);
+        HALOX__LAUNCH((inl_pack_kernel<double>), b, INL_THREADS, stream)(*l, k);
     else
-        inl_pack_kernel<float><<<b, INL_THREADS, 0, stream>>>(*l, k);
+        HALOX__LAUNCH((inl_pack_kernel<float>), b, INL_THREADS, stream)(*l, k);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t halox__inl_await(const halox__shm_launch_t *l, int dir, uint32_t pulses,
                                         int bump, cudaStream_t stream)
 {
-    inl_await_kernel<<<1, 1, 0, stream>>>(*l, dir, pulses, bump);
+    HALOX__LAUNCH(inl_await_kernel, 1, 1, stream)(*l, dir, pulses, bump);
     return cudaGetLastError();
 }
 
@@ -146,9 +147,9 @@ extern "C" cudaError_t halox__inl_send(const halox__shm_launch_t *l, int k, int 
 {
     const int b = l->signal_only || blocks < 1 ? 1 : blocks;
     if (l->real_double)
-        inl_send_kernel<double><<<b, INL_THREADS, 0, stream>>>(*l, k);
+        HALOX__LAUNCH((inl_send_kernel<double>), b, INL_THREADS, stream)(*l, k);
     else
-        inl_send_kernel<float><<<b, INL_THREADS, 0, stream>>>(*l, k);
+        HALOX__LAUNCH((inl_send_kernel<float>), b, INL_THREADS, stream)(*l, k);
     return cudaGetLastError();
 }
 
@@ -157,21 +158,21 @@ extern "C" cudaError_t halox__inl_take(const halox__shm_launch_t *l, int k, int 
 {
     const int b = blocks < 1 ? 1 : blocks;
     if (l->real_double)
-        inl_take_kernel<double><<<b, INL_THREADS, 0, stream>>>(*l, k, bump);
+        HALOX__LAUNCH((inl_take_kernel<double>), b, INL_THREADS, stream)(*l, k, bump);
     else
-        inl_take_kernel<float><<<b, INL_THREADS, 0, stream>>>(*l, k, bump);
+        HALOX__LAUNCH((inl_take_kernel<float>), b, INL_THREADS, stream)(*l, k, bump);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t halox__inl_wait(const halox_inline_view_t *v, int dir, cudaStream_t stream)
 {
-    inl_view_wait_kernel<<<1, 1, 0, stream>>>(*v, dir);
+    HALOX__LAUNCH(inl_view_wait_kernel, 1, 1, stream)(*v, dir);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t halox__inl_signal(const halox_inline_view_t *v, int dir, cudaStream_t stream)
 {
-    inl_view_signal_kernel<<<1, 1, 0, stream>>>(*v, dir);
+    HALOX__LAUNCH(inl_view_signal_kernel, 1, 1, stream)(*v, dir);
     return cudaGetLastError();
 }
 
@@ -216,7 +217,7 @@ extern "C" cudaError_t halox__inl_sends(int n_home, int n_pulses, const int *con
     for (int k = 0; k < n_pulses && e == cudaSuccess; k++) {
         if (counts[k] <= 0)
             continue;
-        inl_count_kernel<<<inl_blocks(counts[k]), INL_THREADS, 0, stream>>>(maps[k], counts[k],
+        HALOX__LAUNCH(inl_count_kernel, inl_blocks(counts[k]), INL_THREADS, stream)(maps[k], counts[k],
                                                                            n_home, count);
         e = cudaGetLastError();
     }
@@ -227,7 +228,7 @@ extern "C" cudaError_t halox__inl_sends(int n_home, int n_pulses, const int *con
     for (int k = n_pulses - 1; k >= 0 && e == cudaSuccess; k--) {
         if (counts[k] <= 0)
             continue;
-        inl_place_kernel<<<inl_blocks(counts[k]), INL_THREADS, 0, stream>>>(
+        HALOX__LAUNCH(inl_place_kernel, inl_blocks(counts[k]), INL_THREADS, stream)(
             maps[k], counts[k], n_home, k, cursor, send);
         e = cudaGetLastError();
     }

@@ -107,6 +107,31 @@ typedef struct md_timeline {
     unsigned done[MD_TL_KINDS];                            /* blocks finished */
 } md_timeline_t;
 
+/** The spans of the step kernels (halox__md_clusters_set_span; all 0: none). Without spans the
+ *  step kernels (the gathers, the pair kernels, the halo forces, the kick) take the counts of the
+ *  last build as values and size their grids by them, so a graph that captured them holds that
+ *  build only. With spans they read the counts on the device (dims) and their grids span these,
+ *  so a captured step stays valid for every later build whose counts fit the spans
+ *  (halox__md_clusters_span_fits) and whose arrays and values did not change
+ *  (halox__md_clusters_step_key). */
+typedef struct md_clusters_span {
+    int n_home;   /**< home atoms (the kick) */
+    int ncl_home; /**< home clusters (home gather, local rows) */
+    int ncl_halo; /**< halo clusters (halo gather, halo forces; the non-local rows span both) */
+    int items;    /**< the non-local kernel's work items (with chunk > 0) */
+} md_clusters_span_t;
+
+/** What a captured step took as values from c besides the counts: the arrays and their
+ *  capacities, the row lengths and the geometry the kernels read, the spans (compared as bytes:
+ *  built zeroed by halox__md_clusters_step_key). */
+typedef struct md_clusters_step_key {
+    const void *ptr[24];
+    size_t cap_slots;
+    int iv[8];
+    float fv[7];
+    md_clusters_span_t span;
+} md_clusters_step_key_t;
+
 typedef struct md_clusters {
     /* geometry of the last build */
     int n_home, n;
@@ -181,6 +206,7 @@ typedef struct md_clusters {
     void *state;  /* device: maxima of the step, prune decisions, counters */
     md_clusters_watch_t *watch; /* mapped host memory the gathers publish into */
     md_timeline_t *tl; /* device: the kernel timeline (halox__md_clusters_timeline), or NULL */
+    md_clusters_span_t span; /* the step kernels' spans, or zero (md_clusters_span_t) */
     size_t cap_atoms, cap_keys, cap_cols, cap_slots, cap_cl, cap_loc, cap_nl;
 } md_clusters_t;
 
@@ -279,6 +305,18 @@ cudaError_t halox__md_clusters_lj_super(const md_clusters_t *c, const md_cluster
                                         float rc2, cudaStream_t stream);
 
 void halox__md_clusters_super_free(md_clusters_super_t *s);
+
+/** Spans for the step kernels (md_clusters_span_t) of the current build's counts times (1 +
+ *  headroom), plus a block's worth, within the capacities; headroom < 0: none (counts as values).
+ *  Takes effect at the next launch of a step kernel. */
+void halox__md_clusters_set_span(md_clusters_t *c, double headroom);
+
+/** 1 when spans are set and the current build's counts fit them, with halo clusters as the spans
+ *  have them (some or none: the launches made differ). */
+int halox__md_clusters_span_fits(const md_clusters_t *c);
+
+/** What a step captured now takes from c as values (md_clusters_step_key_t). */
+void halox__md_clusters_step_key(const md_clusters_t *c, md_clusters_step_key_t *key);
 
 /** Entries (cluster pairs) in the outer and inner lists, local and non-local (synchronous). */
 cudaError_t halox__md_clusters_entries(const md_clusters_t *c, long long *loc, long long *nl,

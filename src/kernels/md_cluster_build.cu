@@ -103,12 +103,12 @@ static cudaError_t cl_items_enqueue(const md_clusters_t *c, cudaStream_t stream)
         return cudaSuccess;
     const int slots = (int)(c->cap_cl * (size_t)c->kch);
     int *flag = c->item_scan, *start = flag + slots + 1, *scratch = start + slots + 1;
-    cl_item_flag<<<cl_blocks(slots, 256), 256, 0, stream>>>(slots, c->dims, c->kch, ch, c->cnt_nl,
-                                                            flag, c->cnt_nl_in);
+    HALOX__LAUNCH(cl_item_flag, cl_blocks(slots, 256), 256, stream)
+    (slots, c->dims, c->kch, ch, c->cnt_nl, flag, c->cnt_nl_in);
     CL_TRY(cudaGetLastError());
     CL_TRY(halox__md_kernel_scan(flag, slots, start, flag, scratch, stream));
-    cl_item_fill<<<cl_blocks(slots, 256), 256, 0, stream>>>(c->dims, slots, c->kch, ch, c->cnt_nl,
-                                                            start, c->items);
+    HALOX__LAUNCH(cl_item_fill, cl_blocks(slots, 256), 256, stream)
+    (c->dims, slots, c->kch, ch, c->cnt_nl, start, c->items);
     return cudaGetLastError();
 }
 
@@ -153,10 +153,10 @@ static cudaError_t cl_enqueue(md_clusters_t *c, const float *x, const uint8_t *z
         CL_TRY(halox__md_timeline_clear(c->tl, stream));
     CL_TRY(halox__md_clusters_sort_enqueue(c, x, zone, stream));
     const cl_geom_t g = cl_geom_of(c);
-    cl_search<<<cl_blocks(32LL * (long long)c->cap_cl, 128), 128, 0, stream>>>(
-        (const float4 *)c->bbox, (const float2 *)c->zwin, c->col, c->no_bisect ? INT_MAX : 8, g,
-        c->dims, c->rl, c->jl_loc, c->cnt_loc, c->max_loc, c->jl_nl, c->cnt_nl, c->max_nl,
-        c->dims + CL_D_NEED_LOC);
+    HALOX__LAUNCH(cl_search, cl_blocks(32LL * (long long)c->cap_cl, 128), 128, stream)
+    ((const float4 *)c->bbox, (const float2 *)c->zwin, c->col, c->no_bisect ? INT_MAX : 8, g,
+     c->dims, c->rl, c->jl_loc, c->cnt_loc, c->max_loc, c->jl_nl, c->cnt_nl, c->max_nl,
+     c->dims + CL_D_NEED_LOC);
     CL_TRY(cudaGetLastError());
     CL_TRY(cl_items_enqueue(c, stream));
     return cudaMemcpyAsync(c->h_small + CL_D_NCL_HOME, c->dims + CL_D_NCL_HOME,
@@ -337,6 +337,59 @@ static cudaError_t cl_sum_counts(const int *cnt, int rows, long long *out)
         *out += h[r];
     free(h);
     return e;
+}
+
+/* ---- spans of the step kernels (md_cluster.h) --------------------------------------------- */
+
+static int cl_span_of(int count, double headroom, int pad, size_t cap)
+{
+    double v = count + count * headroom + pad;
+    if (v > (double)cap)
+        v = (double)cap;
+    return v > 0 ? (int)v : 0;
+}
+
+extern "C" void halox__md_clusters_set_span(md_clusters_t *c, double headroom)
+{
+    memset(&c->span, 0, sizeof c->span);
+    if (headroom < 0)
+        return;
+    const int halo = c->ncl - c->ncl_home;
+    /* a block of the gathers and the kick (256 threads) over each count; clusters: 8 slots */
+    c->span.n_home = cl_span_of(c->n_home, headroom, 256, c->cap_atoms);
+    c->span.ncl_home = cl_span_of(c->ncl_home, headroom, 32, c->cap_cl);
+    c->span.ncl_halo = halo > 0 ? cl_span_of(halo, headroom, 32, c->cap_cl) : 0;
+    c->span.items =
+        c->chunk > 0 && halo > 0 ? cl_span_of(c->nitems, headroom, 64, c->cap_items) : 0;
+}
+
+extern "C" int halox__md_clusters_span_fits(const md_clusters_t *c)
+{
+    const md_clusters_span_t *p = &c->span;
+    const int halo = c->ncl - c->ncl_home;
+    if (p->ncl_home + p->ncl_halo <= 0)
+        return 0;
+    return c->n_home <= p->n_home && c->ncl_home <= p->ncl_home && halo <= p->ncl_halo &&
+           (halo > 0) == (p->ncl_halo > 0) &&
+           (!(c->chunk > 0 && halo > 0) || c->nitems <= p->items) &&
+           c->ncl_home + halo <= (int)c->cap_cl;
+}
+
+extern "C" void halox__md_clusters_step_key(const md_clusters_t *c, md_clusters_step_key_t *k)
+{
+    memset(k, 0, sizeof *k);
+    const void *p[] = {c->xq,        c->ref,        c->fs,       c->perm,      c->slot_of,
+                       c->bnow,      c->jl_loc,     c->cnt_loc,  c->jl_nl,     c->cnt_nl,
+                       c->jl_loc_in, c->cnt_loc_in, c->jl_nl_in, c->cnt_nl_in, c->mk_loc_in,
+                       c->mk_nl_in,  c->items,      c->state,    c->watch,     c->tl,
+                       c->dims};
+    memcpy(k->ptr, p, sizeof p);
+    k->cap_slots = c->cap_slots;
+    const int iv[] = {c->max_loc, c->max_nl, c->kch, c->chunk, c->masks, cl_pruning(c)};
+    memcpy(k->iv, iv, sizeof iv);
+    const float fv[] = {c->rl, c->rc, c->rl_in, c->box[0], c->box[1], c->box[2]};
+    memcpy(k->fv, fv, sizeof fv);
+    k->span = c->span;
 }
 
 extern "C" cudaError_t halox__md_clusters_entries(const md_clusters_t *c, long long *loc,

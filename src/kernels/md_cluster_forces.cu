@@ -10,10 +10,22 @@
 #include "kernels/md_cluster_internal.cuh"
 #include "kernels/md_timeline.cuh"
 
-/* fnl[a] = fs[slot] for the halo slots [s0, s1), zeroing them. */
-static __global__ void cl_halo_forces(int s0, int s1, const int *__restrict__ perm,
-                                      float *__restrict__ fs, float *__restrict__ fnl)
+/* The halo slots [s0, s1): 8 x the build's home and all clusters, or with dims (spans:
+ * md_cluster.h) the counts on the device. */
+__device__ static inline void cl_halo_slots(const int *dims, int *s0, int *s1)
 {
+    if (dims) {
+        *s0 = dims[CL_D_NCL_HOME] * MD_CLUSTER_SIZE;
+        *s1 = dims[CL_D_NCL] * MD_CLUSTER_SIZE;
+    }
+}
+
+/* fnl[a] = fs[slot] for the halo slots [s0, s1) (cl_halo_slots), zeroing them. */
+static __global__ void cl_halo_forces(int s0, int s1, const int *__restrict__ dims,
+                                      const int *__restrict__ perm, float *__restrict__ fs,
+                                      float *__restrict__ fnl)
+{
+    cl_halo_slots(dims, &s0, &s1);
     const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= s1)
         return;
@@ -29,10 +41,11 @@ static __global__ void cl_halo_forces(int s0, int s1, const int *__restrict__ pe
 
 /* The same straight to the owners (nvshmem-inline): the slot's force of halo atom perm[s] into
  * its owner's force buffer, the slot zeroed; the launch's last block signals the owners. */
-static __global__ void cl_halo_forces_send(int s0, int s1, const int *__restrict__ perm,
-                                           float *__restrict__ fs, halox_inline_view_t inl,
-                                           md_timeline_t *tl)
+static __global__ void cl_halo_forces_send(int s0, int s1, const int *__restrict__ dims,
+                                           const int *__restrict__ perm, float *__restrict__ fs,
+                                           halox_inline_view_t inl, md_timeline_t *tl)
 {
+    cl_halo_slots(dims, &s0, &s1);
     const int tn = cl_tl_begin(tl, MD_TL_HALO_FORCES);
     const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
     if (s < s1) {
@@ -48,15 +61,19 @@ static __global__ void cl_halo_forces_send(int s0, int s1, const int *__restrict
     cl_tl_end(tl, MD_TL_HALO_FORCES, tn);
 }
 
-/* f[a] = fs[slot_of[a]] (+ fnl[a], then zeroed), the slot zeroed; v[a] += h f[a] when v.
+/* f[a] = fs[slot_of[a]] (+ fnl[a], then zeroed) for the n atoms (with dims: the build's home
+ * atoms on the device), the slot zeroed; v[a] += h f[a] when v.
  * inl_wait (nvshmem-inline, the grid within the view's spin_blocks): each block first waits for
  * the forces returned for our sent atoms, and the last block completes that exchange; with
  * inl_add the returned forces of each atom's sends are added (in descending pulse order). */
-static __global__ void cl_kick(int n, const int *__restrict__ slot_of, float *__restrict__ fs,
-                               float *__restrict__ fnl, float *__restrict__ f,
-                               float *__restrict__ v, float h, halox_inline_view_t inl,
-                               int inl_wait, int inl_add, md_timeline_t *tl, int tl_kind)
+static __global__ void cl_kick(int n, const int *__restrict__ dims, const int *__restrict__ slot_of,
+                               float *__restrict__ fs, float *__restrict__ fnl,
+                               float *__restrict__ f, float *__restrict__ v, float h,
+                               halox_inline_view_t inl, int inl_wait, int inl_add,
+                               md_timeline_t *tl, int tl_kind)
 {
+    if (dims)
+        n = dims[CL_D_NHOME];
     unsigned long long epoch = 0;
     const int tn = cl_tl_begin(tl, tl_kind);
     const int ok = inl_wait ? halox_inline_block_wait(&inl, 1, &epoch) : 1;
@@ -90,15 +107,20 @@ extern "C" cudaError_t halox__md_clusters_halo_forces(const md_clusters_t *c, fl
                                                       const halox_inline_view_t *inl,
                                                       cudaStream_t stream)
 {
+    /* the halo slots: the build's, or with spans the spans' (the counts read on the device) */
+    const int spans = c->span.ncl_home + c->span.ncl_halo > 0;
+    const int *dims = spans ? c->dims : NULL;
     const int s0 = c->ncl_home * MD_CLUSTER_SIZE, s1 = c->ncl * MD_CLUSTER_SIZE;
+    const int slots = spans ? c->span.ncl_halo * MD_CLUSTER_SIZE : s1 - s0;
     if (inl) { /* at least one block: every pulse signals, also without halo atoms */
-        cl_halo_forces_send<<<cl_blocks(s1 - s0, 256), 256, 0, stream>>>(s0, s1, c->perm, c->fs,
-                                                                         *inl, c->tl);
+        HALOX__LAUNCH(cl_halo_forces_send, cl_blocks(slots, 256), 256, stream)
+        (s0, s1, dims, c->perm, c->fs, *inl, c->tl);
         return cudaGetLastError();
     }
-    if (s1 <= s0)
+    if (slots <= 0)
         return cudaSuccess;
-    cl_halo_forces<<<cl_blocks(s1 - s0, 256), 256, 0, stream>>>(s0, s1, c->perm, c->fs, fnl);
+    HALOX__LAUNCH(cl_halo_forces, cl_blocks(slots, 256), 256, stream)
+    (s0, s1, dims, c->perm, c->fs, fnl);
     return cudaGetLastError();
 }
 
@@ -106,19 +128,22 @@ extern "C" cudaError_t halox__md_clusters_kick(const md_clusters_t *c, float *v,
                                                float *fnl, float h, const halox_inline_view_t *inl,
                                                cudaStream_t stream)
 {
-    const int blocks = cl_blocks(c->n_home, 256);
+    /* the home atoms: the build's, or with spans the span's (the count read on the device) */
+    const int spans = c->span.ncl_home + c->span.ncl_halo > 0;
+    const int n = spans ? c->span.n_home : c->n_home;
+    const int blocks = cl_blocks(n, 256);
     /* the returned forces: waited for inside the kick when its blocks may all spin at once
      * (co-residency), else in a kernel of one thread before it */
-    const int wait_here = inl && c->n_home > 0 && blocks <= inl->spin_blocks;
+    const int wait_here = inl && n > 0 && blocks <= inl->spin_blocks;
     if (inl && !wait_here)
         CL_TRY(halox__inl_wait(inl, 1, stream));
-    if (c->n_home <= 0)
+    if (n <= 0)
         return cudaSuccess;
     halox_inline_view_t none;
     memset(&none, 0, sizeof none);
-    cl_kick<<<blocks, 256, 0, stream>>>(c->n_home, c->slot_of, c->fs, fnl, f, v, h,
-                                        inl ? *inl : none, wait_here, inl != NULL, c->tl,
-                                        MD_TL_KICK);
+    HALOX__LAUNCH(cl_kick, blocks, 256, stream)
+    (c->n_home, spans ? c->dims : NULL, c->slot_of, c->fs, fnl, f, v, h, inl ? *inl : none,
+     wait_here, inl != NULL, c->tl, MD_TL_KICK);
     return cudaGetLastError();
 }
 
@@ -129,8 +154,8 @@ extern "C" cudaError_t halox__md_clusters_take_forces(const md_clusters_t *c, fl
         return cudaSuccess;
     halox_inline_view_t none;
     memset(&none, 0, sizeof none);
-    cl_kick<<<cl_blocks(c->n, 256), 256, 0, stream>>>(c->n, c->slot_of, c->fs, NULL, f, NULL, 0.0f,
-                                                      none, 0, 0, NULL, -1);
+    HALOX__LAUNCH(cl_kick, cl_blocks(c->n, 256), 256, stream)
+    (c->n, NULL, c->slot_of, c->fs, NULL, f, NULL, 0.0f, none, 0, 0, NULL, -1);
     return cudaGetLastError();
 }
 

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "kernels/cell_coord.cuh"
+#include "kernels/launch.cuh"
 #include "kernels/md_cluster.h"
 
 #define CL_FULL 0xffffffffu

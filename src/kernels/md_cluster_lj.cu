@@ -181,10 +181,14 @@ static __global__ void __launch_bounds__(CL_THREADS)
           float4 *__restrict__ ref, float rlin2, int nrows, const int *__restrict__ items,
           int nitems, int chunk, int kch, float rc2, float bx, float by, float bz, double eshift,
           float *__restrict__ fs, double *__restrict__ energy, const float4 *__restrict__ bnow,
-          md_timeline_t *tl, int tl_kind)
+          const int *__restrict__ dims, md_timeline_t *tl, int tl_kind)
 {
     __shared__ float4 si[CL_WARPS][MD_CLUSTER_SIZE];
     __shared__ int sel[CL_WARPS][32]; /* a prune's entries that pass the box test */
+    if (dims) {                       /* spans (md_cluster.h): the build's counts on the device */
+        nrows = dims[ZONES ? CL_D_NCL : CL_D_NCL_HOME];
+        nitems = dims[CL_D_ITEMS];
+    }
     const int tn = cl_tl_begin(tl, tl_kind);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int jl = lane & 7, g = lane >> 3;
@@ -321,8 +325,12 @@ static __global__ void __launch_bounds__(CL_THREADS)
 extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonlocal, float rc2,
                                              double eshift, double *energy, cudaStream_t stream)
 {
-    const int rows = nonlocal ? c->ncl : c->ncl_home;
-    if (rows <= 0 || (nonlocal && c->ncl == c->ncl_home))
+    /* the rows a launch spans: the build's, or with spans the spans' (read on the device) */
+    const int spans = c->span.ncl_home + c->span.ncl_halo > 0;
+    const int home = spans ? c->span.ncl_home : c->ncl_home;
+    const int halo = spans ? c->span.ncl_halo : c->ncl - c->ncl_home;
+    const int rows = nonlocal ? home + halo : home;
+    if (rows <= 0 || (nonlocal && halo <= 0))
         return cudaSuccess; /* no halo: no non-local pair */
     const int pr = cl_pruning(c);
     const int *jo = nonlocal ? c->jl_nl : c->jl_loc;
@@ -332,7 +340,7 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
     cl_state_t *st = (cl_state_t *)c->state;
     const int *flag = pr ? &st->prune[nonlocal ? 1 : 0] : NULL;
     int *valid = &st->valid[nonlocal ? 1 : 0];
-    float4 *ref = (float4 *)c->ref + (nonlocal ? (size_t)c->ncl * MD_CLUSTER_SIZE : 0);
+    float4 *ref = (float4 *)c->ref + (nonlocal ? c->cap_slots : 0);
     const int mx = nonlocal ? c->max_nl : c->max_loc;
     const float rlin2 = pr ? c->rl_in * c->rl_in : 0.0f;
     const float4 *xq = (const float4 *)c->xq;
@@ -342,15 +350,17 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
     const int masks = mk ? c->masks : MD_CLUSTER_MASKS_TEST;
     /* the non-local work items (md_cluster.h), and at least a warp per row for the prunes'
      * references */
-    const int *items = nonlocal && c->chunk > 0 && c->items && c->nitems > 0 ? c->items : NULL;
-    const int nitems = items ? c->nitems : 0;
+    const int span_items = spans ? c->span.items : c->nitems;
+    const int *items = nonlocal && c->chunk > 0 && c->items && span_items > 0 ? c->items : NULL;
+    const int nitems = items ? span_items : 0;
     const int chunk = items ? c->chunk : mx, kch = items ? c->kch : 1;
     const int b = cl_blocks(nitems > rows ? nitems : rows, CL_WARPS);
+    const int *dims = spans ? c->dims : NULL;
 #define CL_LJ(E, Z, M)                                                                             \
-    cl_lj<E, Z, M><<<b, CL_THREADS, 0, stream>>>(                                                  \
-        xq, jo, co, ji, ci, mk, mx, flag, valid, ref, rlin2, rows, items, nitems, chunk, kch, rc2, \
-        c->box[0], c->box[1], c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow, c->tl,    \
-        nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
+    HALOX__LAUNCH((cl_lj<E, Z, M>), b, CL_THREADS, stream)                                         \
+    (xq, jo, co, ji, ci, mk, mx, flag, valid, ref, rlin2, rows, items, nitems, chunk, kch, rc2,    \
+     c->box[0], c->box[1], c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow, dims, c->tl, \
+     nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
 #define CL_LJ_M(E, Z)                                                                              \
     do {                                                                                           \
         if (masks == MD_CLUSTER_MASKS_SKIP)                                                        \
@@ -443,8 +453,8 @@ extern "C" cudaError_t halox__md_clusters_lj_super(const md_clusters_t *c,
 {
     if (s->nrows <= 0)
         return cudaSuccess;
-    cl_lj_super<<<cl_blocks(s->nrows, CL_WARPS), CL_THREADS, 0, stream>>>(
-        (const float4 *)c->xq, s->jl, s->mask, s->cnt, s->max_row, s->nrows, c->ncl_home, rc2,
-        c->box[0], c->box[1], c->box[2], c->fs);
+    HALOX__LAUNCH(cl_lj_super, cl_blocks(s->nrows, CL_WARPS), CL_THREADS, stream)
+    ((const float4 *)c->xq, s->jl, s->mask, s->cnt, s->max_row, s->nrows, c->ncl_home, rc2,
+     c->box[0], c->box[1], c->box[2], c->fs);
     return cudaGetLastError();
 }

@@ -96,7 +96,8 @@ static __global__ void cl_fill(int *dims, int nzb, int ncol, int ncols,
 }
 
 /* bounding boxes and zone masks of the clusters; positions of all slots (padding far away),
- * also as the three references (the prunes' and the build's: nslots apart), and no forces yet;
+ * also as the three references (the prunes' and the build's: nslots, the slots' capacity, apart:
+ * where they are does not depend on the build's count), and no forces yet;
  * the slot of each atom. A thread per slot, the 8 slots of a cluster on 8 neighbouring lanes
  * that reduce its box by shuffles (a thread per cluster walked its 8 atoms one load after
  * another: 10 us of a 76 us build at 45k atoms). */
@@ -104,13 +105,12 @@ static __global__ void cl_bbox(const int *__restrict__ dims, const int *__restri
                                const float *__restrict__ x, const uint8_t *__restrict__ zone,
                                float4 *__restrict__ bbox, float4 *__restrict__ bnow,
                                float4 *__restrict__ xq, float4 *__restrict__ ref,
-                               float *__restrict__ fs, int *__restrict__ slot_of)
+                               float *__restrict__ fs, int *__restrict__ slot_of, size_t nslots)
 {
     const int s = blockIdx.x * blockDim.x + threadIdx.x, ncl = dims[CL_D_NCL];
     const int c = s / MD_CLUSTER_SIZE;
     if (c >= ncl)
         return; /* the cluster's 8 lanes alike */
-    const size_t nslots = (size_t)ncl * MD_CLUSTER_SIZE;
     const unsigned group = 0xffu << (threadIdx.x & 24);
     float lo0 = 3e38f, lo1 = 3e38f, lo2 = 3e38f, hi0 = -3e38f, hi1 = -3e38f, hi2 = -3e38f;
     unsigned zm = 0;
@@ -308,28 +308,30 @@ extern "C" cudaError_t halox__md_clusters_sort_enqueue(const md_clusters_t *c, c
     const long long atoms = (long long)c->cap_atoms, cls = (long long)c->cap_cl;
     /* sort the atoms by key: count, scan, scatter, order each bin by index */
     CL_TRY(cudaMemsetAsync(c->cursor, 0, sizeof(int) * ((size_t)nkeys + 1), stream));
-    cl_keys<<<cl_blocks(atoms, 256), 256, 0, stream>>>(x, zone, c->dims, g, c->key, c->cursor);
+    HALOX__LAUNCH(cl_keys, cl_blocks(atoms, 256), 256, stream)
+    (x, zone, c->dims, g, c->key, c->cursor);
     CL_TRY(cudaGetLastError());
     CL_TRY(halox__md_kernel_scan(c->cursor, nkeys, c->bin, c->cursor, c->scan, stream));
-    cl_scatter<<<cl_blocks(atoms, 256), 256, 0, stream>>>(c->dims, c->key, c->cursor, c->sorted);
+    HALOX__LAUNCH(cl_scatter, cl_blocks(atoms, 256), 256, stream)
+    (c->dims, c->key, c->cursor, c->sorted);
     CL_TRY(cudaGetLastError());
-    cl_bin_order<<<cl_blocks(nkeys, 256), 256, 0, stream>>>(nkeys, c->bin, c->sorted);
+    HALOX__LAUNCH(cl_bin_order, cl_blocks(nkeys, 256), 256, stream)(nkeys, c->bin, c->sorted);
     CL_TRY(cudaGetLastError());
     /* clusters per column, their offsets: home columns first, then the halo parts' columns */
-    cl_col_count<<<cl_blocks(ncols, 256), 256, 0, stream>>>(ncols, nzb, c->bin, c->col);
+    HALOX__LAUNCH(cl_col_count, cl_blocks(ncols, 256), 256, stream)(ncols, nzb, c->bin, c->col);
     CL_TRY(cudaGetLastError());
     CL_TRY(halox__md_kernel_scan(c->col, ncols, c->col, c->col, c->scan, stream));
     /* the counts, the slots and the boxes without a launch of their own each (the build is a
      * chain of small kernels: six nodes fewer saved ~1 us each, call 46) */
-    cl_fill<<<cl_blocks(atoms, 256), 256, 0, stream>>>(c->dims, nzb, ncol, ncols, c->sorted, c->key,
-                                                       c->bin, c->col, c->perm);
+    HALOX__LAUNCH(cl_fill, cl_blocks(atoms, 256), 256, stream)
+    (c->dims, nzb, ncol, ncols, c->sorted, c->key, c->bin, c->col, c->perm);
     CL_TRY(cudaGetLastError());
     /* every reference at the build's positions; no forces yet */
-    cl_bbox<<<cl_blocks(MD_CLUSTER_SIZE * cls, 128), 128, 0, stream>>>(
-        c->dims, c->perm, x, zone, (float4 *)c->bbox, (float4 *)c->bnow, (float4 *)c->xq,
-        (float4 *)c->ref, c->fs, c->slot_of);
+    HALOX__LAUNCH(cl_bbox, cl_blocks(MD_CLUSTER_SIZE * cls, 128), 128, stream)
+    (c->dims, c->perm, x, zone, (float4 *)c->bbox, (float4 *)c->bnow, (float4 *)c->xq,
+     (float4 *)c->ref, c->fs, c->slot_of, c->cap_slots);
     CL_TRY(cudaGetLastError());
-    cl_zwin<<<cl_blocks(32LL * ncols, 128), 128, 0, stream>>>(
-        ncols, c->col, (const float4 *)c->bbox, (float2 *)c->zwin, (cl_state_t *)c->state);
+    HALOX__LAUNCH(cl_zwin, cl_blocks(32LL * ncols, 128), 128, stream)
+    (ncols, c->col, (const float4 *)c->bbox, (float2 *)c->zwin, (cl_state_t *)c->state);
     return cudaGetLastError();
 }

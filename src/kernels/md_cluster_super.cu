@@ -88,9 +88,8 @@ extern "C" cudaError_t halox__md_clusters_super_build(const md_clusters_t *c,
     }
     s->nrows = nrows;
     s->max_row = max_row;
-    cl_super_merge<<<cl_blocks(nrows, 128), 128, 0, stream>>>(c->ncl_home, jl, cnt, c->max_loc,
-                                                              nrows, max_row, s->tmp, s->tmp_mask,
-                                                              s->jl, s->mask, s->cnt);
+    HALOX__LAUNCH(cl_super_merge, cl_blocks(nrows, 128), 128, stream)
+    (c->ncl_home, jl, cnt, c->max_loc, nrows, max_row, s->tmp, s->tmp_mask, s->jl, s->mask, s->cnt);
     CL_TRY(cudaGetLastError());
     return cudaStreamSynchronize(stream);
 }

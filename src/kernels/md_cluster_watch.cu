@@ -32,23 +32,33 @@ typedef struct cl_kick_drift {
     float h, dt;
 } cl_kick_drift_t;
 
-/* Slots [s0, s1) take the current positions; refs: 3 arrays of nslots float4 (local prune,
- * non-local prune, build); bnow: the clusters' boxes now (for the prunes). fin_loc / fin_nl:
- * this gather finishes the local / the whole step. kd.v (home slots): each atom is kicked and
- * drifted first. nvshmem-inline (halox/inline.h):
- * inl_wait (the grid within the view's spin_blocks): each block first waits for the coordinates
- * of every pulse, and the last block completes that exchange; inl_send (home slots): each atom's
- * position is stored into the halos it is sent to, and the last block signals the receivers. */
+/* The slots of part 0 (home), 1 (halo) or 2 (all) take the current positions; the build's
+ * cluster counts ncl_home and ncl, or with dims (spans: md_cluster.h) those on the device; refs:
+ * 3 arrays of nslots float4 (local prune, non-local prune, build); bnow: the clusters' boxes now
+ * (for the prunes). Part 0 finishes the local step, parts 1 and 2 (and 0 without halo clusters)
+ * the whole step. kd.v (home slots): each atom is kicked and drifted first. nvshmem-inline
+ * (halox/inline.h): inl_wait (the grid within the view's spin_blocks): each block first waits for
+ * the coordinates of every pulse, and the last block completes that exchange; inl_send (home
+ * slots): each atom's position is stored into the halos it is sent to, and the last block
+ * signals the receivers. Blocks past the part's slots take part in the ticket only. */
 static __global__ void __launch_bounds__(256)
-    cl_gather(int s0, int s1, int home_end, int fin_loc, int fin_nl, int count_nl, float thr_in2,
+    cl_gather(int part, int ncl_home, int ncl, const int *__restrict__ dims, float thr_in2,
               float thr_out2, const int *__restrict__ perm, float *__restrict__ x,
               const uint8_t *__restrict__ zone, float4 *__restrict__ xq,
               const float4 *__restrict__ ref, size_t nslots, float4 *__restrict__ bnow,
               cl_state_t *st, md_clusters_watch_t *watch, cl_kick_drift_t kd,
               halox_inline_view_t inl, int inl_wait, int inl_send, md_timeline_t *tl, int tl_kind)
 {
-    __shared__ float part[4][8];
+    __shared__ float part_max[4][8];
     __shared__ int last;
+    if (dims) {
+        ncl_home = dims[CL_D_NCL_HOME];
+        ncl = dims[CL_D_NCL];
+    }
+    const int home_end = ncl_home * MD_CLUSTER_SIZE;
+    const int s0 = part == 1 ? home_end : 0, s1 = part == 0 ? home_end : ncl * MD_CLUSTER_SIZE;
+    const int count_nl = ncl > ncl_home; /* halo clusters: a non-local kernel runs */
+    const int fin_loc = part != 1, fin_nl = part != 0 || !count_nl;
     unsigned long long epoch = 0;
     const int tn = cl_tl_begin(tl, tl_kind);
     const int ok = inl_wait ? halox_inline_block_wait(&inl, 0, &epoch) : 1;
@@ -108,14 +118,14 @@ static __global__ void __launch_bounds__(256)
     for (int k = 0; k < 4; k++) {
         m[k] = cl_warp_max(m[k]);
         if (lane == 0)
-            part[k][warp] = m[k];
+            part_max[k][warp] = m[k];
     }
     __syncthreads();
     if (threadIdx.x == 0) {
         for (int k = 0; k < 4; k++) {
             float v = 0;
             for (int w = 0; w < (int)(blockDim.x >> 5); w++)
-                v = fmaxf(v, part[k][w]);
+                v = fmaxf(v, part_max[k][w]);
             if (v > 0)
                 atomicMax(&st->mx[k], __float_as_uint(v));
         }
@@ -173,35 +183,41 @@ static float cl_half2(float r, float rc)
     return h > 0 ? h * h : 0.0f;
 }
 
+/* The clusters of part 0/1/2 a launch spans: the build's, or with spans the spans'. */
+static int cl_part_clusters(const md_clusters_t *c, int part)
+{
+    const int spans = c->span.ncl_home + c->span.ncl_halo > 0;
+    const int home = spans ? c->span.ncl_home : c->ncl_home;
+    const int halo = spans ? c->span.ncl_halo : c->ncl - c->ncl_home;
+    return part == 0 ? home : part == 1 ? halo : home + halo;
+}
+
 /* A gather of part 0/1/2 (halox__md_clusters_gather), with the home part's kick (kd.v) and
  * send (send) or the halo part's wait (wait). */
 static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint8_t *zone,
                                     int part, cl_kick_drift_t kd, const halox_inline_view_t *wait,
                                     const halox_inline_view_t *send, cudaStream_t stream)
 {
-    const int home_end = c->ncl_home * MD_CLUSTER_SIZE;
-    int s0 = part == 1 ? home_end : 0;
-    int s1 = part == 0 ? home_end : c->ncl * MD_CLUSTER_SIZE;
-    const int blocks = cl_blocks(s1 - s0, 256);
+    const int slots = cl_part_clusters(c, part) * MD_CLUSTER_SIZE;
+    const int blocks = cl_blocks(slots, 256);
     /* the halo's coordinates come in: wait for them inside the gather when its blocks may all
      * spin at once (co-residency), else in a kernel of one thread before it */
-    const int wait_here = wait && s1 > s0 && blocks <= wait->spin_blocks;
+    const int wait_here = wait && slots > 0 && blocks <= wait->spin_blocks;
     if (wait && !wait_here)
         CL_TRY(halox__inl_wait(wait, 0, stream));
-    if (s1 <= s0) /* no slots (a rank without home atoms): the kick has nothing, the send its
-                     signals */
+    if (slots <= 0) /* no slots (a rank without home atoms): the kick has nothing, the send its
+                       signals */
         return send ? halox__inl_signal(send, 0, stream) : cudaSuccess;
     halox_inline_view_t none;
     memset(&none, 0, sizeof none);
     const halox_inline_view_t *inl = wait_here ? wait : send;
-    const int halo = c->ncl > c->ncl_home;
-    const int fin_loc = part != 1, fin_nl = part != 0 || !halo;
     const float rin = cl_pruning(c) ? c->rl_in : c->rl;
     float4 *bnow = cl_pruning(c) ? (float4 *)c->bnow : NULL; /* read by prunes only */
-    cl_gather<<<blocks, 256, 0, stream>>>(
-        s0, s1, home_end, fin_loc, fin_nl, halo, cl_half2(rin, c->rc), cl_half2(c->rl, c->rc),
-        c->perm, x, zone, (float4 *)c->xq, (const float4 *)c->ref, (size_t)c->ncl * MD_CLUSTER_SIZE,
-        bnow, (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here,
+    const int spans = c->span.ncl_home + c->span.ncl_halo > 0;
+    HALOX__LAUNCH(cl_gather, blocks, 256, stream)(
+        part, c->ncl_home, c->ncl, spans ? c->dims : NULL, cl_half2(rin, c->rc),
+        cl_half2(c->rl, c->rc), c->perm, x, zone, (float4 *)c->xq, (const float4 *)c->ref,
+        c->cap_slots, bnow, (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here,
         send != NULL, c->tl, part == 0 ? MD_TL_HOME_GATHER : part == 1 ? MD_TL_HALO_GATHER : -1);
     return cudaGetLastError();
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "kernels/copy3.cuh"
+#include "kernels/launch.cuh"
 #include "kernels/md_kernels.h"
 #include "kernels/md_reduce.cuh"
 
@@ -113,20 +114,21 @@ extern "C" cudaError_t halox__md_kernel_scan(const int *count, int m, int *start
                                              int *scratch, cudaStream_t stream)
 {
     if (m <= 16 * MD__SCAN_THREADS) { /* one block: a chunk per thread */
-        md__scan<<<1, MD__SCAN_THREADS, 0, stream>>>(count, m, start, cursor);
+        HALOX__LAUNCH(md__scan, 1, MD__SCAN_THREADS, stream)(count, m, start, cursor);
         return md__launched();
     }
     /* tiles: their sums, the scan of the sums (one block), every tile with its offset */
     const int tiles = (m + MD__SCAN_THREADS - 1) / MD__SCAN_THREADS;
     int *tile_sum = scratch, *tile_off = scratch + tiles + 1;
-    md__scan_tiles<<<tiles, MD__SCAN_THREADS, 0, stream>>>(count, m, tile_sum);
+    HALOX__LAUNCH(md__scan_tiles, tiles, MD__SCAN_THREADS, stream)(count, m, tile_sum);
     cudaError_t e = md__launched();
     if (e != cudaSuccess)
         return e;
-    md__scan<<<1, MD__SCAN_THREADS, 0, stream>>>(tile_sum, tiles, tile_off, tile_off);
+    HALOX__LAUNCH(md__scan, 1, MD__SCAN_THREADS, stream)(tile_sum, tiles, tile_off, tile_off);
     if ((e = md__launched()) != cudaSuccess)
         return e;
-    md__scan_apply<<<tiles, MD__SCAN_THREADS, 0, stream>>>(count, m, tile_off, start, cursor);
+    HALOX__LAUNCH(md__scan_apply, tiles, MD__SCAN_THREADS, stream)
+    (count, m, tile_off, start, cursor);
     return md__launched();
 }
 
@@ -148,8 +150,8 @@ extern "C" cudaError_t halox__md_kernel_kick(float *v, const float *f, const flo
 {
     if (n <= 0)
         return cudaSuccess;
-    md__kick_kernel<<<md__blocks(3 * n, 256), 256, 0, stream>>>(v, f, fnl, dt != 0.0f ? x : NULL,
-                                                                3 * n, h, dt);
+    HALOX__LAUNCH(md__kick_kernel, md__blocks(3 * n, 256), 256, stream)
+    (v, f, fnl, dt != 0.0f ? x : NULL, 3 * n, h, dt);
     return md__launched();
 }
 
@@ -164,7 +166,7 @@ extern "C" cudaError_t halox__md_kernel_scale(float *v, int n, float alpha, cuda
 {
     if (n <= 0)
         return cudaSuccess;
-    md__scale_kernel<<<md__blocks(3 * n, 256), 256, 0, stream>>>(v, 3 * n, alpha);
+    HALOX__LAUNCH(md__scale_kernel, md__blocks(3 * n, 256), 256, stream)(v, 3 * n, alpha);
     return md__launched();
 }
 
@@ -182,7 +184,7 @@ extern "C" cudaError_t halox__md_kernel_kinetic(const float *v, int n, double *o
 {
     if (n <= 0)
         return cudaSuccess;
-    md__kinetic_kernel<<<md__blocks(3 * n, 256), 256, 0, stream>>>(v, 3 * n, out);
+    HALOX__LAUNCH(md__kinetic_kernel, md__blocks(3 * n, 256), 256, stream)(v, 3 * n, out);
     return md__launched();
 }
 
@@ -214,8 +216,8 @@ extern "C" cudaError_t halox__md_kernel_wrap(float *x, const float *v, int n, co
 {
     if (n <= 0)
         return cudaSuccess;
-    md__wrap_kernel<<<md__blocks(n, 256), 256, 0, stream>>>(x, v, n, len[0], len[1], len[2],
-                                                            max_v2);
+    HALOX__LAUNCH(md__wrap_kernel, md__blocks(n, 256), 256, stream)
+    (x, v, n, len[0], len[1], len[2], max_v2);
     return md__launched();
 }
 
@@ -240,7 +242,7 @@ extern "C" cudaError_t halox__md_kernel_max_v2(const float *v, int n, unsigned *
 {
     if (n <= 0)
         return cudaSuccess;
-    md__max_v2_kernel<<<md__blocks(n, 256), 256, 0, stream>>>(v, n, max_v2);
+    HALOX__LAUNCH(md__max_v2_kernel, md__blocks(n, 256), 256, stream)(v, n, max_v2);
     return md__launched();
 }
 
@@ -270,7 +272,8 @@ extern "C" cudaError_t halox__md_kernel_permute(const int *order, int n, float *
         return cudaSuccess;
     float *xo = (float *)scratch, *vo = xo + 3 * (size_t)n;
     int32_t *ido = (int32_t *)(vo + 3 * (size_t)n);
-    md__permute_kernel<<<md__blocks(n, 256), 256, 0, stream>>>(order, n, x, v, id, xo, vo, ido);
+    HALOX__LAUNCH(md__permute_kernel, md__blocks(n, 256), 256, stream)
+    (order, n, x, v, id, xo, vo, ido);
     cudaError_t e = md__launched();
     /* back in one launch (three copies cost the host three times as much) */
     void *const to[3] = {x, v, id};

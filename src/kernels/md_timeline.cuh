@@ -4,6 +4,7 @@
 #define HALOX_KERNELS_MD_TIMELINE_CUH
 
 #include <cuda_runtime.h>
+#include <time.h>
 
 #include "kernels/md_cluster.h"
 
@@ -13,7 +14,11 @@
 __device__ static inline unsigned long long cl_tl_now(void)
 {
     unsigned long long t;
+#ifdef HALOX_EMU /* the host emulation of tests/emu */
+    t = (unsigned long long)clock();
+#else
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+#endif
     return t;
 }
 

@@ -385,6 +385,7 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     }
     s.graph_steps = md->graph_steps; /* 0 without graphs */
     s.graph_captures = md->graph_captures;
+    s.graph_kept = md->graph_kept;
     s.graph_updates = md->graph_updates;
     s.inline_steps = md->inline_steps;
     halox_comm_stats_t cs;

@@ -48,6 +48,7 @@ static halox_status_t md__gpu_stats(halox_md_t *md)
     MD_CUDA(halox__md_clusters_entries(&g->cl, &loc, &nl, &loc_in, &nl_in));
     md->graph_steps = g->graph_steps;
     md->graph_captures = g->graph_captures;
+    md->graph_kept = g->graph_kept;
     md->graph_updates = g->graph_updates;
     md->inline_steps = g->inline_steps;
     /* half lists: each cluster pair once, 64 atom pairs each (the outer lists) */

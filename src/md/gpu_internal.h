@@ -40,6 +40,16 @@ enum {
     EV_L1      /* lo stream: after them */
 };
 
+/* What the step's graph took as values (gpu_graph.c): the lists' (md_clusters_step_key_t), the
+ * engine's arrays, the inline view (its n_home, which no kernel reads, zeroed), the shape of the
+ * step. Built zeroed and compared as bytes. */
+typedef struct md_gpu_graph_key {
+    md_clusters_step_key_t cl;
+    const void *ptr[8];
+    halox_inline_view_t inl;
+    int iv[4];
+} md_gpu_graph_key_t;
+
 typedef struct md_gpu_slot {
     cudaEvent_t ev[MD_GPU_EVENTS];
     int pending; /* recorded, not yet read */
@@ -86,6 +96,14 @@ typedef struct md_gpu {
     int gstale;  /* a rebuild changed what gexec captured: capture again before a launch */
     int gupdate; /* HALOX_MD_GRAPH_UPDATE: move gexec to the new capture when allowed */
     long long graph_updates; /* captures that updated gexec instead of instantiating */
+    /* HALOX_MD_GRAPH_SPAN (>= 0): the step kernels read the build's counts on the device and span
+     * the counts of the capture's build plus this head-room (md_clusters_span_t), so a rebuild
+     * whose counts fit and whose arrays and values are those gkey holds keeps gexec (counted in
+     * graph_kept) where the exchange allows (gpu_graph.c) */
+    double gspan;
+    md_gpu_graph_key_t gkey;
+    int gkey_valid;
+    long long graph_kept;
     /* after each of the last two launches: the host runs at most two graphs ahead, so the GPU
      * finds the next step queued when it finishes one (one ahead kept them in lockstep: the
      * launch latency idled the GPU between steps) */

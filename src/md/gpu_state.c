@@ -97,6 +97,9 @@ halox_status_t md__gpu_create(halox_md_t *md)
     /* HALOX_MD_GRAPH_UPDATE: a new capture after a rebuild updates the graph's executable */
     if ((est = halox__env_flag_or("HALOX_MD_GRAPH_UPDATE", 1, &g->gupdate)) != HALOX_OK)
         return est;
+    /* HALOX_MD_GRAPH_SPAN: the step's graph kept across rebuilds (gpu_graph.c) */
+    if ((est = halox__env_number("HALOX_MD_GRAPH_SPAN", -1.0, 4.0, 0.05, &g->gspan)) != HALOX_OK)
+        return est;
     if ((est = md__gpu_timeline_open(md)) != HALOX_OK)
         return est;
     g->ids_fresh = 1;

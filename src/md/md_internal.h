@@ -122,6 +122,7 @@ struct halox_md {
     long long device_rebuilds; /* of those, without the host (backend.h rebuild_local) */
     long long graph_steps;     /* GPU back end: steps run as a replayed CUDA graph */
     long long graph_captures, graph_updates; /* GPU back end: captures, of them updates */
+    long long graph_kept;                    /* GPU back end: rebuilds the step's graph outlived */
     long long inline_steps; /* GPU back end: steps exchanging inside their kernels */
     long long migrated;
     int max_hops;

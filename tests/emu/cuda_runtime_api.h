@@ -1,7 +1,10 @@
 /* The host emulation's stand-in for the CUDA runtime API (tests/emu): the types and the calls the
  * GPU transports' shared parts and device stores use (src/transports/gpu_device.c,
- * plan_device.c, migrate_device.c), over host memory, every call complete on return (one
- * in-order "stream"). C and C++; the implementations are tests/emu/emu_runtime.cpp. */
+ * plan_device.c, migrate_device.c) and the GPU engine's cluster kernels with their tests
+ * (src/kernels/md_cluster_*.cu, tests/test_gpu_clusters.c), over host memory, every call complete
+ * on return (one in-order "stream"), except on a stream being captured: its launches, copies and
+ * sets are recorded into the graph and run at each cudaGraphLaunch. C and C++; the
+ * implementations are tests/emu/emu_runtime.cpp. */
 #ifndef HALOX_TESTS_EMU_API_H
 #define HALOX_TESTS_EMU_API_H
 
@@ -19,7 +22,15 @@ typedef enum cudaError {
 } cudaError_t;
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
-typedef struct CUgraphExec_st *cudaGraphExec_t; /* a type only: the emulation runs no graphs */
+typedef struct CUgraph_st *cudaGraph_t;
+typedef struct CUgraphExec_st *cudaGraphExec_t;
+enum cudaStreamCaptureMode {
+    cudaStreamCaptureModeGlobal = 0,
+    cudaStreamCaptureModeThreadLocal = 1,
+    cudaStreamCaptureModeRelaxed = 2
+};
+#define cudaStreamNonBlocking 0x01
+#define cudaHostAllocMapped   0x02
 enum cudaMemcpyKind {
     cudaMemcpyHostToHost = 0,
     cudaMemcpyHostToDevice = 1,
@@ -36,6 +47,20 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, enum cudaMemcpy
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
                             cudaStream_t s);
 cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s);
+cudaError_t cudaMemset(void *p, int v, size_t bytes);
+cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned flags);
+cudaError_t cudaDeviceSynchronize(void);
+cudaError_t cudaGetDeviceCount(int *n);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags);
+cudaError_t cudaStreamDestroy(cudaStream_t s);
+cudaError_t cudaStreamSynchronize(cudaStream_t s);
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                 unsigned long long flags);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
 cudaError_t cudaStreamQuery(cudaStream_t s);
 cudaError_t cudaEventQuery(cudaEvent_t e);
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s);
@@ -47,6 +72,8 @@ const char *cudaGetErrorString(cudaError_t e);
 const char *cudaGetErrorName(cudaError_t e);
 /* test hook: the next n cudaMalloc calls succeed, the one after fails (negative: never) */
 void halox_emu_malloc_fail_after(long n);
+/* test hook: kernel launches run so far (a captured launch counts when its graph runs) */
+long halox_emu_launches(void);
 
 #ifdef __cplusplus
 }

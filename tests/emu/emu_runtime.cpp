@@ -1,7 +1,9 @@
 /* The host emulation's CUDA runtime (tests/emu/cuda_runtime_api.h) and launches
  * (halox_emu.h): host memory, every call complete on return; a launch runs its blocks one after
- * the other, each block's threads as POSIX threads. */
+ * the other, each block's threads as POSIX threads. A stream being captured records its launches,
+ * copies and sets (by value) into the graph instead; a graph's launch runs them in order. */
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,31 @@ halox_emu_dim blockDim, gridDim;
 halox_emu_block *halox_emu_cur;
 
 static long g_malloc_left = -1;
+static long g_launches;
+
+extern "C" long halox_emu_launches(void) { return __atomic_load_n(&g_launches, __ATOMIC_SEQ_CST); }
+
+/* a graph and its executable: the recorded operations */
+struct CUgraph_st {
+    std::vector<std::function<void()>> ops;
+};
+struct CUgraphExec_st {
+    std::vector<std::function<void()>> ops;
+};
+struct CUstream_st {
+    int unused;
+};
+/* the stream this thread captures (cudaStreamCaptureModeThreadLocal) and its graph */
+static thread_local cudaStream_t g_cap_stream;
+static thread_local CUgraph_st *g_cap_graph;
+
+bool halox_emu_record(cudaStream_t s, const std::function<void()> &op)
+{
+    if (!g_cap_graph || s != g_cap_stream || !s)
+        return false;
+    g_cap_graph->ops.push_back(op);
+    return true;
+}
 
 extern "C" void halox_emu_malloc_fail_after(long n) { g_malloc_left = n; }
 
@@ -47,13 +74,91 @@ extern "C" cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, enum
     return cudaSuccess;
 }
 extern "C" cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
-                                       enum cudaMemcpyKind kind, cudaStream_t)
+                                       enum cudaMemcpyKind kind, cudaStream_t s)
 {
+    if (halox_emu_record(s, [=]() {
+            if (bytes)
+                memmove(dst, src, bytes);
+        }))
+        return cudaSuccess;
     return cudaMemcpy(dst, src, bytes, kind);
 }
-extern "C" cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t)
+extern "C" cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s)
+{
+    if (halox_emu_record(s, [=]() { memset(p, v, bytes); }))
+        return cudaSuccess;
+    memset(p, v, bytes);
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaMemset(void *p, int v, size_t bytes)
 {
     memset(p, v, bytes);
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned)
+{
+    return cudaMalloc(p, bytes);
+}
+extern "C" cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+extern "C" cudaError_t cudaGetDeviceCount(int *n)
+{
+    *n = 1;
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned)
+{
+    *s = new CUstream_st();
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    delete s;
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+extern "C" cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode)
+{
+    if (!s || g_cap_graph)
+        return cudaErrorInvalidValue; /* the legacy stream cannot be captured; one at a time */
+    g_cap_stream = s;
+    g_cap_graph = new CUgraph_st();
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph)
+{
+    if (!g_cap_graph || s != g_cap_stream)
+        return cudaErrorInvalidValue;
+    *graph = g_cap_graph;
+    g_cap_graph = nullptr;
+    g_cap_stream = nullptr;
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                            unsigned long long)
+{
+    *exec = new CUgraphExec_st();
+    (*exec)->ops = graph->ops;
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s)
+{
+    if (halox_emu_record(s, [=]() {
+            for (const auto &op : exec->ops)
+                op();
+        }))
+        return cudaSuccess;
+    for (const auto &op : exec->ops)
+        op();
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+{
+    delete graph;
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec)
+{
+    delete exec;
     return cudaSuccess;
 }
 extern "C" cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
@@ -80,60 +185,126 @@ extern "C" const char *cudaGetErrorName(cudaError_t e)
                                             : "cudaError";
 }
 
-namespace {
-
-struct emu_arg {
-    unsigned b, t;
-    const std::function<void()> *fn;
+/* A warp's barriers: the whole warp's (most syncs), and one per partial mask in use (disjoint
+ * groups of a partial mask wait apart), each counting its arrivals and releasing by generation. */
+struct emu_warp {
+    pthread_barrier_t full;
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+    unsigned present = 0; /* the lanes this warp has */
+    struct group {
+        unsigned mask;
+        int arrived;
+        unsigned long gen;
+    };
+    std::vector<group> groups;
 };
 
-void *emu_thread(void *p)
+void halox_emu_warp_sync(unsigned mask)
 {
-    const emu_arg *a = static_cast<const emu_arg *>(p);
-    threadIdx = {a->t, 0, 0};
-    blockIdx = {a->b, 0, 0};
-    (*a->fn)();
+    emu_warp *w = static_cast<emu_warp *>(halox_emu_cur->warps) + (threadIdx.x >> 5);
+    mask &= w->present;
+    if (mask == w->present) {
+        pthread_barrier_wait(&w->full);
+        return;
+    }
+    const int want = __builtin_popcount(mask);
+    pthread_mutex_lock(&w->m);
+    size_t k = 0;
+    while (k < w->groups.size() && w->groups[k].mask != mask)
+        k++;
+    if (k == w->groups.size())
+        w->groups.push_back({mask, 0, 0});
+    const unsigned long gen = w->groups[k].gen;
+    if (++w->groups[k].arrived == want) {
+        w->groups[k].arrived = 0;
+        w->groups[k].gen++;
+        pthread_cond_broadcast(&w->c);
+    } else {
+        while (w->groups[k].gen == gen)
+            pthread_cond_wait(&w->c, &w->m);
+    }
+    pthread_mutex_unlock(&w->m);
+}
+
+/* One launch at a time (the rank threads of a team launch at once): the grid's dimensions and
+ * the current block are the emulation's globals. A block's threads are a pool's, kept between
+ * blocks and launches: each block posts the semaphores of the threads it needs and waits for
+ * as many posts back. */
+static pthread_mutex_t g_launch = PTHREAD_MUTEX_INITIALIZER;
+struct emu_worker {
+    sem_t go;
+    unsigned t;
+};
+static std::vector<emu_worker *> g_pool;
+static sem_t g_pool_done;
+static unsigned g_pool_block;
+static const std::function<void()> *g_pool_fn;
+
+static void *emu_work(void *p)
+{
+    emu_worker *w = static_cast<emu_worker *>(p);
+    for (;;) {
+        while (sem_wait(&w->go) != 0) {
+        }
+        threadIdx = {w->t, 0, 0};
+        blockIdx = {g_pool_block, 0, 0};
+        (*g_pool_fn)();
+        sem_post(&g_pool_done);
+    }
     return nullptr;
 }
 
-} // namespace
-
-/* one launch at a time (the rank threads of a team launch at once): the grid's dimensions and
- * the current block are the emulation's globals */
-static pthread_mutex_t g_launch = PTHREAD_MUTEX_INITIALIZER;
-
 void halox_emu_run(unsigned blocks, unsigned threads, const std::function<void()> &fn)
 {
+    __atomic_fetch_add(&g_launches, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_lock(&g_launch);
     blockDim = {threads, 1, 1};
     gridDim = {blocks, 1, 1};
     const unsigned warps = (threads + 31) / 32;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
+    if (g_pool.empty())
+        sem_init(&g_pool_done, 0, 0);
+    if (g_pool.size() < threads) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 256 * 1024);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        while (g_pool.size() < threads) {
+            emu_worker *w = new emu_worker;
+            w->t = (unsigned)g_pool.size();
+            sem_init(&w->go, 0, 0);
+            pthread_t th;
+            if (pthread_create(&th, &attr, emu_work, w) != 0) {
+                fprintf(stderr, "emulation: cannot start thread %u\n", w->t);
+                abort();
+            }
+            g_pool.push_back(w);
+        }
+        pthread_attr_destroy(&attr);
+    }
+    g_pool_fn = &fn;
     for (unsigned b = 0; b < blocks; b++) {
         halox_emu_block blk;
         pthread_barrier_init(&blk.block, nullptr, threads);
-        blk.warp.resize(warps);
-        for (unsigned w = 0; w < warps; w++)
-            pthread_barrier_init(&blk.warp[w], nullptr, 32);
+        blk.threads = threads;
+        std::vector<emu_warp> ws(warps);
+        for (unsigned w = 0; w < warps; w++) /* a last warp may be short (a block of 1 thread) */
+        {
+            ws[w].present = threads - 32 * w >= 32 ? ~0u : (1u << (threads - 32 * w)) - 1;
+            pthread_barrier_init(&ws[w].full, nullptr, (unsigned)__builtin_popcount(ws[w].present));
+        }
+        blk.warps = ws.data();
         blk.slot.assign(32 * (size_t)warps, 0);
         halox_emu_cur = &blk;
-        std::vector<pthread_t> th(threads);
-        std::vector<emu_arg> args(threads);
-        for (unsigned t = 0; t < threads; t++) {
-            args[t] = {b, t, &fn};
-            if (pthread_create(&th[t], &attr, emu_thread, &args[t]) != 0) {
-                fprintf(stderr, "emulation: cannot start thread %u of block %u\n", t, b);
-                abort();
-            }
-        }
+        g_pool_block = b;
         for (unsigned t = 0; t < threads; t++)
-            pthread_join(th[t], nullptr);
+            sem_post(&g_pool[t]->go);
+        for (unsigned t = 0; t < threads; t++)
+            while (sem_wait(&g_pool_done) != 0) {
+            }
         pthread_barrier_destroy(&blk.block);
         for (unsigned w = 0; w < warps; w++)
-            pthread_barrier_destroy(&blk.warp[w]);
+            pthread_barrier_destroy(&ws[w].full);
     }
-    pthread_attr_destroy(&attr);
     pthread_mutex_unlock(&g_launch);
 }

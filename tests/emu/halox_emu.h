@@ -1,10 +1,13 @@
-/* A host emulation of the little of CUDA that the kernels of src/kernels/compact.cuh,
- * plan_select.cu, migrate_kernels.cu and md_cluster_search.cuh use, so that tests/test_kernels_emu.cpp runs their very
- * code on the CPU in CI (no GPU there): a launch runs the blocks one after the other, each as
- * blockDim.x POSIX threads; __syncthreads is a barrier of the block, warp shuffles exchange
- * through a slot per lane between two barriers of the warp; __shared__ variables are statics
- * (one block runs at a time); atomics are the compiler's. Only 1-D grids, blocks a multiple of
- * 32 threads. Not a CUDA model: enough to run these kernels as written. */
+/* A host emulation of the little of CUDA that the kernels of src/kernels use (compact.cuh,
+ * plan_select.cu, migrate_kernels.cu, the cluster files md_cluster_*.cu with md_kernels.cu and
+ * inline_halo.cu), so that the tests of tests/*_emu* run their very code on the CPU in CI (no GPU
+ * there): a launch runs the blocks one after the other, each as blockDim.x POSIX threads (on a
+ * stream being captured it is recorded, arguments by value, and runs when the graph does);
+ * __syncthreads is a barrier of the block, warp shuffles, votes and __syncwarp exchange through
+ * a slot per lane between two barriers of the warp (so every lane of a warp must reach them:
+ * the kernels keep their warps converged); __shared__ variables are statics (one block runs at a
+ * time); atomics are the compiler's. Only 1-D grids. Not a CUDA model: enough to run these
+ * kernels as written. Spinning waits on other blocks or peers cannot run (one block at a time). */
 #ifndef HALOX_TESTS_EMU_H
 #define HALOX_TESTS_EMU_H
 
@@ -25,9 +28,11 @@ struct halox_emu_dim {
 extern thread_local halox_emu_dim threadIdx, blockIdx;
 extern halox_emu_dim blockDim, gridDim;
 
+#define HALOX_EMU 1 /* the kernels' few host alternatives (the clock, acquire loads) */
 #define __global__
 #define __device__
 #define __host__
+#define __forceinline__ inline
 #define __shared__ static
 #define __restrict__ __restrict
 #define __launch_bounds__(...)
@@ -35,60 +40,72 @@ extern halox_emu_dim blockDim, gridDim;
 /* the block's barrier and the warps' slots */
 struct halox_emu_block {
     pthread_barrier_t block;
-    std::vector<pthread_barrier_t> warp;
+    unsigned threads;
     std::vector<unsigned long long> slot; /* 32 per warp */
+    void *warps;                          /* the warps' barriers (emu_runtime.cpp) */
 };
 extern halox_emu_block *halox_emu_cur;
+/* a barrier of the lanes of `mask` in this thread's warp (the lanes the warp has, when it is
+ * the block's short last one): the groups of a partial mask sync apart, as 8-lane groups do */
+void halox_emu_warp_sync(unsigned mask);
 
 static inline void __syncthreads(void) { pthread_barrier_wait(&halox_emu_cur->block); }
 
-template <typename T> static inline T halox_emu_shfl(T v, int from_lane_or_minus)
+template <typename T>
+static inline T halox_emu_shfl(unsigned mask, T v, int from_lane_or_minus)
 {
     const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     unsigned long long *s = &halox_emu_cur->slot[32 * w];
     unsigned long long bits = 0;
     memcpy(&bits, &v, sizeof v);
     s[lane] = bits;
-    pthread_barrier_wait(&halox_emu_cur->warp[w]);
+    halox_emu_warp_sync(mask);
     T out = v;
     if (from_lane_or_minus >= 0 && from_lane_or_minus < 32)
         memcpy(&out, &s[from_lane_or_minus], sizeof out);
-    pthread_barrier_wait(&halox_emu_cur->warp[w]);
+    halox_emu_warp_sync(mask);
     return out;
 }
-template <typename T> static inline T __shfl_up_sync(unsigned, T v, int d)
+/* shuffles within segments of `width` lanes, as CUDA's */
+template <typename T> static inline T __shfl_up_sync(unsigned mask, T v, int d, int width = 32)
 {
     const int lane = (int)(threadIdx.x & 31);
-    return halox_emu_shfl(v, lane - d >= 0 ? lane - d : -1);
+    return halox_emu_shfl(mask, v, lane % width - d >= 0 ? lane - d : -1);
 }
-template <typename T> static inline T __shfl_down_sync(unsigned, T v, int d)
+template <typename T> static inline T __shfl_down_sync(unsigned mask, T v, int d, int width = 32)
 {
     const int lane = (int)(threadIdx.x & 31);
-    return halox_emu_shfl(v, lane + d < 32 ? lane + d : -1);
+    return halox_emu_shfl(mask, v, lane % width + d < width ? lane + d : -1);
 }
-template <typename T> static inline T __shfl_xor_sync(unsigned, T v, int m)
+template <typename T> static inline T __shfl_xor_sync(unsigned mask, T v, int m, int width = 32)
 {
-    return halox_emu_shfl(v, (int)((threadIdx.x & 31) ^ (unsigned)m));
+    const int lane = (int)(threadIdx.x & 31);
+    const int to = lane ^ m;
+    return halox_emu_shfl(mask, v, to / width == lane / width ? to : lane);
 }
 
-/* a shuffle from any lane (per lane) */
-template <typename T> static inline T __shfl_sync(unsigned, T v, int from)
+/* a shuffle from any lane of the segment (per lane) */
+template <typename T> static inline T __shfl_sync(unsigned mask, T v, int from, int width = 32)
 {
-    return halox_emu_shfl(v, from & 31);
+    const int lane = (int)(threadIdx.x & 31);
+    return halox_emu_shfl(mask, v, (lane / width) * width + (from % width + width) % width);
 }
-/* the lanes whose predicate holds, as bits: every lane's vote through its slot */
-static inline unsigned __ballot_sync(unsigned, int pred)
+/* the lanes of mask whose predicate holds, as bits: every lane's vote through its slot */
+static inline unsigned __ballot_sync(unsigned mask, int pred)
 {
     const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     unsigned long long *s = &halox_emu_cur->slot[32 * w];
     s[lane] = pred != 0;
-    pthread_barrier_wait(&halox_emu_cur->warp[w]);
+    halox_emu_warp_sync(mask);
     unsigned b = 0;
     for (int l = 0; l < 32; l++)
-        b |= (unsigned)(s[l] & 1u) << l;
-    pthread_barrier_wait(&halox_emu_cur->warp[w]);
+        if (mask >> l & 1u)
+            b |= (unsigned)(s[l] & 1u) << l;
+    halox_emu_warp_sync(mask);
     return b;
 }
+static inline int __any_sync(unsigned m, int pred) { return __ballot_sync(m, pred) != 0; }
+static inline void __syncwarp(unsigned mask = 0xffffffffu) { halox_emu_warp_sync(mask); }
 static inline int __popc(unsigned v) { return __builtin_popcount(v); }
 static inline int __ffs(int v) { return __builtin_ffs(v); }
 
@@ -115,6 +132,12 @@ static inline float __uint_as_float(unsigned u)
     float f;
     memcpy(&f, &u, sizeof f);
     return f;
+}
+static inline int __float_as_int(float f)
+{
+    int i;
+    memcpy(&i, &f, sizeof i);
+    return i;
 }
 static inline float __int_as_float(int i)
 {
@@ -144,6 +167,66 @@ static inline unsigned atomicOr(unsigned *p, unsigned v)
     return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
 }
 static inline int atomicAdd(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline unsigned atomicAdd(unsigned *p, unsigned v)
+{
+    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
+{
+    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+template <typename T> static inline T halox_emu_atomic_add_fp(T *p, T v)
+{
+    T old, sum;
+    __atomic_load(p, &old, __ATOMIC_SEQ_CST);
+    do
+        sum = old + v;
+    while (!__atomic_compare_exchange(p, &old, &sum, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
+    return old;
+}
+static inline float atomicAdd(float *p, float v) { return halox_emu_atomic_add_fp(p, v); }
+static inline double atomicAdd(double *p, double v) { return halox_emu_atomic_add_fp(p, v); }
+template <typename T> static inline T halox_emu_atomic_max(T *p, T v)
+{
+    T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+    while (v > old &&
+           !__atomic_compare_exchange_n(p, &old, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    }
+    return old;
+}
+template <typename T> static inline T halox_emu_atomic_min(T *p, T v)
+{
+    T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+    while (v < old &&
+           !__atomic_compare_exchange_n(p, &old, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    }
+    return old;
+}
+static inline unsigned atomicMax(unsigned *p, unsigned v) { return halox_emu_atomic_max(p, v); }
+static inline unsigned long long atomicMax(unsigned long long *p, unsigned long long v)
+{
+    return halox_emu_atomic_max(p, v);
+}
+static inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v)
+{
+    return halox_emu_atomic_min(p, v);
+}
+static inline int atomicCAS(int *p, int cmp, int v)
+{
+    __atomic_compare_exchange_n(p, &cmp, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return cmp;
+}
+static inline unsigned long long atomicAdd_system(unsigned long long *p, unsigned long long v)
+{
+    return atomicAdd(p, v);
+}
+static inline int min(int a, int b) { return a < b ? a : b; }
+static inline int max(int a, int b) { return a > b ? a : b; }
+static inline void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __threadfence_system(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __nanosleep(unsigned) {}
+template <typename T> static inline T __ldg(const T *p) { return *p; }
+static inline float __fdividef(float a, float b) { return a / b; }
 static inline int atomicExch(int *p, int v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 static inline unsigned long long atomicExch(unsigned long long *p, unsigned long long v)
 {
@@ -157,21 +240,29 @@ static inline double __dsub_rn(double a, double b) { return a - b; }
 
 /* run fn on every thread of a grid of `blocks` x `threads` */
 void halox_emu_run(unsigned blocks, unsigned threads, const std::function<void()> &fn);
+/* op recorded into the graph when stream s is being captured (true), else not (false) */
+bool halox_emu_record(cudaStream_t s, const std::function<void()> &op);
 
-template <typename K> struct halox_emu_launcher {
+/* the kernel's own parameter types, so that the arguments convert as in a launch (NULL) */
+template <typename... P> struct halox_emu_launcher {
     unsigned blocks, threads;
-    K kernel;
-    template <typename... A> void operator()(A... args) const
+    cudaStream_t stream;
+    void (*kernel)(P...);
+    void operator()(P... args) const
     {
-        halox_emu_run(blocks, threads, [&]() { kernel(args...); });
+        const unsigned b = blocks, t = threads;
+        void (*const k)(P...) = kernel;
+        if (!halox_emu_record(stream, [=]() { halox_emu_run(b, t, [&]() { k(args...); }); }))
+            halox_emu_run(b, t, [&]() { k(args...); });
     }
 };
-template <typename K>
-static inline halox_emu_launcher<K> halox_emu_launch(unsigned blocks, unsigned threads, K kernel)
+template <typename... P>
+static inline halox_emu_launcher<P...> halox_emu_launch(unsigned blocks, unsigned threads,
+                                                        cudaStream_t stream, void (*kernel)(P...))
 {
-    return halox_emu_launcher<K>{blocks, threads, kernel};
+    return halox_emu_launcher<P...>{blocks, threads, stream, kernel};
 }
 #define HALOX__LAUNCH(kernel, blocks, threads, stream)                                             \
-    halox_emu_launch((unsigned)(blocks), (unsigned)(threads), [](auto... a) { kernel(a...); })
+    halox_emu_launch((unsigned)(blocks), (unsigned)(threads), (cudaStream_t)(stream), kernel)
 
 #endif

@@ -29,6 +29,8 @@ static int report(const bench_md_case_t *c, const halox_md_result_t *res)
     bench_md_record_start(&r, c, res);
     rec_bool(&r, "graph", o->graph);
     rec_int(&r, "graph_steps", s->graph_steps);
+    rec_int(&r, "graph_captures", s->graph_captures);
+    rec_int(&r, "graph_kept", s->graph_kept);
     rec_int(&r, "inline_steps", s->inline_steps);
     rec_num(&r, "ms_per_step", s->ms_per_step);
     rec_num(&r, "steps_per_second", s->steps_per_second);
