@@ -624,7 +624,7 @@ static void test_hot(int cells, int masks, uint64_t seed)
  * after a build of the whole system again: each time the pairs within rc and every atom's force
  * (home: the kick's f; halo: what the halo forces left in fnl) against the brute force of the
  * system built. Spans taken tight on a build with two thirds of the halo atoms gone do not fit
- * the whole system. */
+ * the whole system, whose direct launches still cover every cluster. */
 typedef struct span_run {
     cudaStream_t cs;
     cudaGraphExec_t exec;
@@ -772,6 +772,18 @@ static void test_span_graph(int cells, uint64_t seed, double rl_in, int masks)
         CHECK_MSG(!halox__md_clusters_span_fits(&c),
                   "%d halo clusters fit spans of %d taken on %d halo atoms", c.ncl - c.ncl_home,
                   c.span.ncl_halo, t.n - t.nh);
+        /* launched directly (not the graph), the kernels still cover the whole build */
+        double *ref = malloc(sizeof(double) * n3), scale = 0;
+        float *hf = malloc(sizeof(float) * n3);
+        want = brute(&s, 0, RC, ref);
+        TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 2, NULL, 0));
+        got = run(&c, &d, &s, RC, hf);
+        err = force_error(&s, hf, ref, &scale);
+        CHECK_MSG(got == want && err < 1e-5,
+                  "beyond the spans, launched directly: pairs %lld (brute %lld), error %.3e", got,
+                  want, err);
+        free(ref);
+        free(hf);
         free(t.x);
         free(t.z);
     }

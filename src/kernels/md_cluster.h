@@ -113,7 +113,8 @@ typedef struct md_timeline {
  *  build only. With spans they read the counts on the device (dims) and their grids span these,
  *  so a captured step stays valid for every later build whose counts fit the spans
  *  (halox__md_clusters_span_fits) and whose arrays and values did not change
- *  (halox__md_clusters_step_key). */
+ *  (halox__md_clusters_step_key). A launch for a build the spans do not fit spans its counts
+ *  (always right; only a graph captured before it is not). */
 typedef struct md_clusters_span {
     int n_home;   /**< home atoms (the kick) */
     int ncl_home; /**< home clusters (home gather, local rows) */

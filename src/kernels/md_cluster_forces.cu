@@ -107,11 +107,10 @@ extern "C" cudaError_t halox__md_clusters_halo_forces(const md_clusters_t *c, fl
                                                       const halox_inline_view_t *inl,
                                                       cudaStream_t stream)
 {
-    /* the halo slots: the build's, or with spans the spans' (the counts read on the device) */
-    const int spans = c->span.ncl_home + c->span.ncl_halo > 0;
-    const int *dims = spans ? c->dims : NULL;
+    /* the halo slots a launch spans (cl_reach; with spans the counts are read on the device) */
+    const int *dims = cl_spans(c) ? c->dims : NULL;
     const int s0 = c->ncl_home * MD_CLUSTER_SIZE, s1 = c->ncl * MD_CLUSTER_SIZE;
-    const int slots = spans ? c->span.ncl_halo * MD_CLUSTER_SIZE : s1 - s0;
+    const int slots = cl_reach(c, c->span.ncl_halo, c->ncl - c->ncl_home) * MD_CLUSTER_SIZE;
     if (inl) { /* at least one block: every pulse signals, also without halo atoms */
         HALOX__LAUNCH(cl_halo_forces_send, cl_blocks(slots, 256), 256, stream)
         (s0, s1, dims, c->perm, c->fs, *inl, c->tl);
@@ -128,9 +127,9 @@ extern "C" cudaError_t halox__md_clusters_kick(const md_clusters_t *c, float *v,
                                                float *fnl, float h, const halox_inline_view_t *inl,
                                                cudaStream_t stream)
 {
-    /* the home atoms: the build's, or with spans the span's (the count read on the device) */
-    const int spans = c->span.ncl_home + c->span.ncl_halo > 0;
-    const int n = spans ? c->span.n_home : c->n_home;
+    /* the home atoms a launch spans (cl_reach; with spans the count is read on the device) */
+    const int spans = cl_spans(c);
+    const int n = cl_reach(c, c->span.n_home, c->n_home);
     const int blocks = cl_blocks(n, 256);
     /* the returned forces: waited for inside the kick when its blocks may all spin at once
      * (co-residency), else in a kernel of one thread before it */

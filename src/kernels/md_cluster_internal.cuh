@@ -91,6 +91,19 @@ __device__ static inline void cl_arm(cl_state_t *st)
     st->ticket = 0;
 }
 
+/* What a step kernel's launch spans (md_clusters_span_t): with spans, the larger of the span
+ * and the build's count (a build the spans do not fit is still computed whole: its graph is
+ * captured again, halox__md_clusters_span_fits, but a launch before that must be right);
+ * without, the count. */
+static inline int cl_spans(const md_clusters_t *c)
+{
+    return c->span.ncl_home + c->span.ncl_halo > 0;
+}
+static inline int cl_reach(const md_clusters_t *c, int span, int count)
+{
+    return cl_spans(c) && span > count ? span : count;
+}
+
 /* Are there inner lists (an inner radius between the cut-off and the outer radius)? */
 static inline int cl_pruning(const md_clusters_t *c)
 {

@@ -325,10 +325,10 @@ static __global__ void __launch_bounds__(CL_THREADS)
 extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonlocal, float rc2,
                                              double eshift, double *energy, cudaStream_t stream)
 {
-    /* the rows a launch spans: the build's, or with spans the spans' (read on the device) */
-    const int spans = c->span.ncl_home + c->span.ncl_halo > 0;
-    const int home = spans ? c->span.ncl_home : c->ncl_home;
-    const int halo = spans ? c->span.ncl_halo : c->ncl - c->ncl_home;
+    /* the rows a launch spans (cl_reach; with spans the counts are read on the device) */
+    const int spans = cl_spans(c);
+    const int home = cl_reach(c, c->span.ncl_home, c->ncl_home);
+    const int halo = cl_reach(c, c->span.ncl_halo, c->ncl - c->ncl_home);
     const int rows = nonlocal ? home + halo : home;
     if (rows <= 0 || (nonlocal && halo <= 0))
         return cudaSuccess; /* no halo: no non-local pair */
@@ -350,7 +350,7 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
     const int masks = mk ? c->masks : MD_CLUSTER_MASKS_TEST;
     /* the non-local work items (md_cluster.h), and at least a warp per row for the prunes'
      * references */
-    const int span_items = spans ? c->span.items : c->nitems;
+    const int span_items = cl_reach(c, c->span.items, c->nitems);
     const int *items = nonlocal && c->chunk > 0 && c->items && span_items > 0 ? c->items : NULL;
     const int nitems = items ? span_items : 0;
     const int chunk = items ? c->chunk : mx, kch = items ? c->kch : 1;

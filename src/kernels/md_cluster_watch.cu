@@ -183,12 +183,11 @@ static float cl_half2(float r, float rc)
     return h > 0 ? h * h : 0.0f;
 }
 
-/* The clusters of part 0/1/2 a launch spans: the build's, or with spans the spans'. */
+/* The clusters of part 0/1/2 a launch spans (cl_reach). */
 static int cl_part_clusters(const md_clusters_t *c, int part)
 {
-    const int spans = c->span.ncl_home + c->span.ncl_halo > 0;
-    const int home = spans ? c->span.ncl_home : c->ncl_home;
-    const int halo = spans ? c->span.ncl_halo : c->ncl - c->ncl_home;
+    const int home = cl_reach(c, c->span.ncl_home, c->ncl_home);
+    const int halo = cl_reach(c, c->span.ncl_halo, c->ncl - c->ncl_home);
     return part == 0 ? home : part == 1 ? halo : home + halo;
 }
 
@@ -213,12 +212,12 @@ static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint
     const halox_inline_view_t *inl = wait_here ? wait : send;
     const float rin = cl_pruning(c) ? c->rl_in : c->rl;
     float4 *bnow = cl_pruning(c) ? (float4 *)c->bnow : NULL; /* read by prunes only */
-    const int spans = c->span.ncl_home + c->span.ncl_halo > 0;
+    const int tl_kind = part == 0 ? MD_TL_HOME_GATHER : part == 1 ? MD_TL_HALO_GATHER : -1;
     HALOX__LAUNCH(cl_gather, blocks, 256, stream)(
-        part, c->ncl_home, c->ncl, spans ? c->dims : NULL, cl_half2(rin, c->rc),
+        part, c->ncl_home, c->ncl, cl_spans(c) ? c->dims : NULL, cl_half2(rin, c->rc),
         cl_half2(c->rl, c->rc), c->perm, x, zone, (float4 *)c->xq, (const float4 *)c->ref,
         c->cap_slots, bnow, (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here,
-        send != NULL, c->tl, part == 0 ? MD_TL_HOME_GATHER : part == 1 ? MD_TL_HALO_GATHER : -1);
+        send != NULL, c->tl, tl_kind);
     return cudaGetLastError();
 }
 
@@ -242,4 +241,3 @@ extern "C" cudaError_t halox__md_clusters_kick_gather(const md_clusters_t *c, fl
     cl_kick_drift_t kd = {v, f, h, dt};
     return cl_gather_launch(c, x, zone, 0, kd, NULL, send, stream);
 }
-
