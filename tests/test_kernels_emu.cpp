@@ -6,7 +6,8 @@
  * test_gpu_migrate_device) check the same code on the device.
  *   - selection: (double)x - lo < rh over [begin, end), float and double, strides 3 and 4, every
  *     dimension, sizes around the tile (1024) boundaries, the mask of the ranges that hold a
- *     selected atom; the same scratch used again after a compaction of another size;
+ *     selected atom; the same scratch used again after a compaction of another size; a selection
+ *     captured into a graph and replayed (the launch's tickets and epoch in device memory);
  *   - the look-back over tiles that published only their counts (the emulation runs tiles one
  *     after another, so a compaction never meets that);
  *   - the home check's first atom outside [lo, hi), NaN included, alone and inside a selection;
@@ -433,6 +434,52 @@ static int look_back(unsigned long long *w, int tile, int total, unsigned e)
     return out;
 }
 
+/* A selection captured into a graph (the emulation records it) and replayed on new positions:
+ * every replay a launch of its own (the tickets and the epoch are in the scratch, device memory:
+ * tickets back at 0, the epoch one up per launch), each replay's indices the host loop's. */
+static void test_select_graph(int n)
+{
+    std::vector<float> x(3 * (size_t)n);
+    halox_plan_select_args_t a = sel_args(x.data(), HALOX_FLOAT, 3, 1, 2.5, 3.0, n);
+    std::vector<int> out((size_t)n + 1, -7), scratch(halox_kernel_plan_select_scratch(n) + 1, 0);
+    int count = -1;
+    unsigned mask = 0;
+    cudaStream_t s = nullptr;
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t e = nullptr;
+    EXPECT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess &&
+               cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess,
+           "capture");
+    const long before = halox_emu_launches();
+    EXPECT(halox_kernel_plan_select(&a, out.data(), &count, &mask, scratch.data(), s) ==
+               cudaSuccess,
+           "launch");
+    EXPECT(cudaStreamEndCapture(s, &g) == cudaSuccess &&
+               cudaGraphInstantiate(&e, g, 0) == cudaSuccess,
+           "instantiate");
+    EXPECT(halox_emu_launches() == before && count == -1, "the capture ran the selection");
+    for (int rep = 1; rep <= 3; rep++) {
+        for (size_t k = 0; k < x.size(); k++)
+            x[k] = (float)(uni() * 10.0);
+        std::vector<int> want;
+        for (int i = 0; i < n; i++)
+            if ((double)x[3 * (size_t)i + 1] - a.lo < a.rh)
+                want.push_back(i);
+        count = -1;
+        EXPECT(cudaGraphLaunch(e, s) == cudaSuccess, "replay");
+        EXPECT(count == (int)want.size() && std::equal(want.begin(), want.end(), out.begin()),
+               "replay %d of a captured selection of %d: %d indices, want %zu", rep, n, count,
+               want.size());
+        unsigned long long st = 0;
+        memcpy(&st, scratch.data(), sizeof st);
+        EXPECT((unsigned)st == 0 && (st >> 32) == (unsigned long long)rep,
+               "after replay %d: tickets %u, epoch %llu", rep, (unsigned)st, st >> 32);
+    }
+    cudaGraphDestroy(g);
+    cudaGraphExecDestroy(e);
+    cudaStreamDestroy(s);
+}
+
 int main()
 {
     /* sizes around one block of the compaction (1024 indices) and a few blocks */
@@ -445,6 +492,7 @@ int main()
             test_select(HALOX_FLOAT, 4, n, 2);
         }
     }
+    test_select_graph(3000);
     /* the look-back of one tile over tiles that have published only their counts (A) or their
      * prefixes (P), 32 at a time: here the tiles run one after another, so a compaction's
      * predecessors always have their prefixes; on a GPU they may not */

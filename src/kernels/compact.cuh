@@ -28,24 +28,14 @@
 static inline int halox__cmp_blocks(int n) { return (n + HALOX__CMP_BLOCK - 1) / HALOX__CMP_BLOCK; }
 
 /* A tile's published state, one 64-bit word: bits 0-31 the count (A) or the inclusive prefix
- * (P), bits 32-33 which (0: nothing yet), bits 34-63 the launch's epoch, so that the words of an
- * earlier launch read as nothing (no reset between launches). */
+ * (P), bits 32-33 which (0: nothing yet), bits 34-63 the launch's epoch (the launch's state
+ * below), so that the words of an earlier launch read as nothing (no reset between launches). */
 #define HALOX__CMP_A 1ull
 #define HALOX__CMP_P 2ull
 __device__ static inline unsigned long long halox__cmp_word(unsigned epoch, unsigned long long flag,
                                                             int v)
 {
     return ((unsigned long long)epoch << 34) | (flag << 32) | (unsigned)v;
-}
-
-/* The launch's epoch: every launch of a translation unit gets its own (30 bits). It is a launch
- * argument: a compaction captured into a CUDA graph would replay one epoch and read the words of
- * its last replay as this one's (such a capture needs the epoch in device memory, raised by the
- * kernel's last tile). */
-static inline unsigned halox__cmp_epoch(void)
-{
-    static unsigned e;
-    return __atomic_add_fetch(&e, 1u, __ATOMIC_RELAXED) & 0x3fffffffu;
 }
 
 /* Warp 0 of tile `tile` (all 32 lanes): its exclusive prefix, from the tiles before it, after
@@ -89,20 +79,30 @@ __device__ static inline int halox__cmp_look_back(unsigned long long *words, int
     return before;
 }
 
+/* The launch's state, one 64-bit word in device memory: bits 0-31 the tickets taken, bits 32-61
+ * the launch's epoch. One atomic gives a block its tile and the epoch; the block with the last
+ * ticket (every block has read the epoch by then) clears the tickets and raises the epoch for
+ * the next launch. So nothing of a launch is a launch argument: a compaction captured into a CUDA
+ * graph is a launch of its own at every replay. */
 template <typename F>
 __global__ void halox__cmp_kernel(F f, int begin, int end, int *out, int *count, unsigned *mask,
-                                  unsigned long long *words, int *ticket, unsigned epoch)
+                                  unsigned long long *words, unsigned long long *state)
 {
     __shared__ int tile_s, before_s;
+    __shared__ unsigned epoch_s;
     __shared__ int wsum[HALOX__CMP_THREADS / 32];
     if (threadIdx.x == 0) {
-        const int t = atomicAdd(ticket, 1);
-        if (t == (int)gridDim.x - 1)
-            atomicExch(ticket, 0); /* every block has its tile: the next launch starts at 0 */
+        const unsigned long long old = atomicAdd(state, 1ull);
+        const int t = (int)(unsigned)old;
+        const unsigned e = (unsigned)(old >> 32) & 0x3fffffffu;
+        if (t == (int)gridDim.x - 1) /* the next launch: tickets from 0, the next epoch */
+            atomicExch(state, (unsigned long long)((e + 1u) & 0x3fffffffu) << 32);
         tile_s = t;
+        epoch_s = e;
     }
     __syncthreads();
     const int tile = tile_s;
+    const unsigned epoch = epoch_s;
     const int base = begin + tile * HALOX__CMP_BLOCK + threadIdx.x * HALOX__CMP_ITEMS;
     int fl[HALOX__CMP_ITEMS], c = 0;
     for (int k = 0; k < HALOX__CMP_ITEMS; k++) {
@@ -151,10 +151,10 @@ __global__ void halox__cmp_kernel(F f, int begin, int end, int *out, int *count,
     }
 }
 
-/* Scratch ints a compaction over n indices needs: the ticket (first, at the same place for every
- * size: a compaction of another size follows on the same scratch) and a 64-bit word per tile.
- * Zero them when the scratch is new (cudaMalloc's memory is not); each compaction leaves them
- * ready for the next. */
+/* Scratch ints a compaction over n indices needs: the launch's state (first, at the same place
+ * for every size: a compaction of another size follows on the same scratch) and a 64-bit word
+ * per tile. Zero them when the scratch is new (cudaMalloc's memory is not); each compaction
+ * leaves them ready for the next. */
 static inline size_t halox__cmp_scratch(int n)
 {
     return 2 * (size_t)(n > 0 ? halox__cmp_blocks(n) : 1) + 2;
@@ -172,8 +172,8 @@ static cudaError_t halox__compact(F f, int begin, int end, int *out, int *count,
         return cudaMemsetAsync(count, 0, sizeof(int), stream);
     const int nb = halox__cmp_blocks(n);
     HALOX__LAUNCH(halox__cmp_kernel<F>, nb, HALOX__CMP_THREADS, stream)
-    (f, begin, end, out, count, mask, (unsigned long long *)(void *)(scratch + 2), scratch,
-     halox__cmp_epoch());
+    (f, begin, end, out, count, mask, (unsigned long long *)(void *)(scratch + 2),
+     (unsigned long long *)(void *)scratch);
     return cudaPeekAtLastError();
 }
 
