@@ -256,10 +256,12 @@ static void test_trajectory(const char *transport, int P)
             CHECK_MSG(c + kept >= 2 || gg.summary.rebuilds < 3,
                       "%lld rebuilds but %lld captures and %lld kept", gg.summary.rebuilds, c,
                       kept);
-            if (P == 1) /* the counts of one rank hardly change: the spans hold */
+            /* the counts of one rank hardly change, those of the ranks of nvshmem-inline (every
+             * step inside the kernels) by a few migrating atoms: the spans hold */
+            if (P == 1 || (keeps && all_inline(transport, P, &cfg, gg.natoms)))
                 CHECK_MSG(kept >= 1 || gg.summary.rebuilds < 3,
-                          "one rank: %lld rebuilds, %lld captures, none kept", gg.summary.rebuilds,
-                          c);
+                          "%s, %d rank(s): %lld rebuilds, %lld captures, none kept", transport, P,
+                          gg.summary.rebuilds, c);
         }
         if (all_inline(transport, P, &cfg, gg.natoms)) /* the captured steps too */
             CHECK_MSG(gg.summary.inline_steps == gg.summary.steps,
