@@ -236,7 +236,8 @@ struct emu_worker {
     sem_t go;
     unsigned t;
 };
-static std::vector<emu_worker *> g_pool;
+/* never destroyed: the workers outlive main, blocked on their semaphores */
+static std::vector<emu_worker *> &g_pool = *new std::vector<emu_worker *>;
 static sem_t g_pool_done;
 static unsigned g_pool_block;
 static const std::function<void()> *g_pool_fn;
