@@ -108,9 +108,9 @@ extern "C" cudaError_t halox__md_clusters_halo_forces(const md_clusters_t *c, fl
                                                       cudaStream_t stream)
 {
     /* the halo slots a launch spans (cl_reach; with spans the counts are read on the device) */
-    const int *dims = cl_spans(c) ? c->dims : NULL;
+    const int *dims = cl_span_dims(c);
     const int s0 = c->ncl_home * MD_CLUSTER_SIZE, s1 = c->ncl * MD_CLUSTER_SIZE;
-    const int slots = cl_reach(c, c->span.ncl_halo, c->ncl - c->ncl_home) * MD_CLUSTER_SIZE;
+    const int slots = cl_span_clusters(c, 1) * MD_CLUSTER_SIZE;
     if (inl) { /* at least one block: every pulse signals, also without halo atoms */
         HALOX__LAUNCH(cl_halo_forces_send, cl_blocks(slots, 256), 256, stream)
         (s0, s1, dims, c->perm, c->fs, *inl, c->tl);
@@ -128,7 +128,6 @@ extern "C" cudaError_t halox__md_clusters_kick(const md_clusters_t *c, float *v,
                                                cudaStream_t stream)
 {
     /* the home atoms a launch spans (cl_reach; with spans the count is read on the device) */
-    const int spans = cl_spans(c);
     const int n = cl_reach(c, c->span.n_home, c->n_home);
     const int blocks = cl_blocks(n, 256);
     /* the returned forces: waited for inside the kick when its blocks may all spin at once
@@ -141,8 +140,8 @@ extern "C" cudaError_t halox__md_clusters_kick(const md_clusters_t *c, float *v,
     halox_inline_view_t none;
     memset(&none, 0, sizeof none);
     HALOX__LAUNCH(cl_kick, blocks, 256, stream)
-    (c->n_home, spans ? c->dims : NULL, c->slot_of, c->fs, fnl, f, v, h, inl ? *inl : none,
-     wait_here, inl != NULL, c->tl, MD_TL_KICK);
+    (c->n_home, cl_span_dims(c), c->slot_of, c->fs, fnl, f, v, h, inl ? *inl : none, wait_here,
+     inl != NULL, c->tl, MD_TL_KICK);
     return cudaGetLastError();
 }
 

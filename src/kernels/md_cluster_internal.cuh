@@ -103,6 +103,18 @@ static inline int cl_reach(const md_clusters_t *c, int span, int count)
 {
     return cl_spans(c) && span > count ? span : count;
 }
+/* The clusters of part 0 (home), 1 (halo) or 2 (all) a launch spans. */
+static inline int cl_span_clusters(const md_clusters_t *c, int part)
+{
+    const int home = cl_reach(c, c->span.ncl_home, c->ncl_home);
+    const int halo = cl_reach(c, c->span.ncl_halo, c->ncl - c->ncl_home);
+    return part == 0 ? home : part == 1 ? halo : home + halo;
+}
+/* The counts a step kernel reads on the device (with spans), else NULL: its launch's values. */
+static inline const int *cl_span_dims(const md_clusters_t *c)
+{
+    return cl_spans(c) ? c->dims : NULL;
+}
 
 /* Are there inner lists (an inner radius between the cut-off and the outer radius)? */
 static inline int cl_pruning(const md_clusters_t *c)

@@ -326,10 +326,7 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
                                              double eshift, double *energy, cudaStream_t stream)
 {
     /* the rows a launch spans (cl_reach; with spans the counts are read on the device) */
-    const int spans = cl_spans(c);
-    const int home = cl_reach(c, c->span.ncl_home, c->ncl_home);
-    const int halo = cl_reach(c, c->span.ncl_halo, c->ncl - c->ncl_home);
-    const int rows = nonlocal ? home + halo : home;
+    const int halo = cl_span_clusters(c, 1), rows = cl_span_clusters(c, nonlocal ? 2 : 0);
     if (rows <= 0 || (nonlocal && halo <= 0))
         return cudaSuccess; /* no halo: no non-local pair */
     const int pr = cl_pruning(c);
@@ -355,7 +352,7 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
     const int nitems = items ? span_items : 0;
     const int chunk = items ? c->chunk : mx, kch = items ? c->kch : 1;
     const int b = cl_blocks(nitems > rows ? nitems : rows, CL_WARPS);
-    const int *dims = spans ? c->dims : NULL;
+    const int *dims = cl_span_dims(c);
 #define CL_LJ(E, Z, M)                                                                             \
     HALOX__LAUNCH((cl_lj<E, Z, M>), b, CL_THREADS, stream)                                         \
     (xq, jo, co, ji, ci, mk, mx, flag, valid, ref, rlin2, rows, items, nitems, chunk, kch, rc2,    \

@@ -183,21 +183,13 @@ static float cl_half2(float r, float rc)
     return h > 0 ? h * h : 0.0f;
 }
 
-/* The clusters of part 0/1/2 a launch spans (cl_reach). */
-static int cl_part_clusters(const md_clusters_t *c, int part)
-{
-    const int home = cl_reach(c, c->span.ncl_home, c->ncl_home);
-    const int halo = cl_reach(c, c->span.ncl_halo, c->ncl - c->ncl_home);
-    return part == 0 ? home : part == 1 ? halo : home + halo;
-}
-
 /* A gather of part 0/1/2 (halox__md_clusters_gather), with the home part's kick (kd.v) and
  * send (send) or the halo part's wait (wait). */
 static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint8_t *zone,
                                     int part, cl_kick_drift_t kd, const halox_inline_view_t *wait,
                                     const halox_inline_view_t *send, cudaStream_t stream)
 {
-    const int slots = cl_part_clusters(c, part) * MD_CLUSTER_SIZE;
+    const int slots = cl_span_clusters(c, part) * MD_CLUSTER_SIZE;
     const int blocks = cl_blocks(slots, 256);
     /* the halo's coordinates come in: wait for them inside the gather when its blocks may all
      * spin at once (co-residency), else in a kernel of one thread before it */
@@ -214,7 +206,7 @@ static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint
     float4 *bnow = cl_pruning(c) ? (float4 *)c->bnow : NULL; /* read by prunes only */
     const int tl_kind = part == 0 ? MD_TL_HOME_GATHER : part == 1 ? MD_TL_HALO_GATHER : -1;
     HALOX__LAUNCH(cl_gather, blocks, 256, stream)(
-        part, c->ncl_home, c->ncl, cl_spans(c) ? c->dims : NULL, cl_half2(rin, c->rc),
+        part, c->ncl_home, c->ncl, cl_span_dims(c), cl_half2(rin, c->rc),
         cl_half2(c->rl, c->rc), c->perm, x, zone, (float4 *)c->xq, (const float4 *)c->ref,
         c->cap_slots, bnow, (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here,
         send != NULL, c->tl, tl_kind);

@@ -287,7 +287,6 @@ void halox_emu_run(unsigned blocks, unsigned threads, const std::function<void()
     for (unsigned b = 0; b < blocks; b++) {
         halox_emu_block blk;
         pthread_barrier_init(&blk.block, nullptr, threads);
-        blk.threads = threads;
         std::vector<emu_warp> ws(warps);
         for (unsigned w = 0; w < warps; w++) /* a last warp may be short (a block of 1 thread) */
         {

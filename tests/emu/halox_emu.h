@@ -40,7 +40,6 @@ extern halox_emu_dim blockDim, gridDim;
 /* the block's barrier and the warps' slots */
 struct halox_emu_block {
     pthread_barrier_t block;
-    unsigned threads;
     std::vector<unsigned long long> slot; /* 32 per warp */
     void *warps;                          /* the warps' barriers (emu_runtime.cpp) */
 };
