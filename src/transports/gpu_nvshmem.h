@@ -68,8 +68,11 @@ typedef struct halox__shm {
     void *inl_pulses, *inl_start, *inl_send, *inl_scratch;
     size_t inl_cap[4];
     /* the rebuild's messages device to device (gpu_nvshmem_msg.c, HALOX_NVSHMEM_DIRECT_MESSAGES):
-     * the symmetric mailbox (mbox_cap bytes on every rank), the event after its last copy out */
-    int msg_direct; /* HALOX_NVSHMEM_DIRECT_MESSAGES */
+     * the symmetric mailbox (mbox_cap bytes on every rank: two halves used in turn), the messages
+     * so far, the event after its last copy out */
+    int msg_direct;  /* HALOX_NVSHMEM_DIRECT_MESSAGES */
+    int msg_verdict; /* agreed at the first message: 1 device to device, 0 host path, -1 not yet */
+    unsigned long long msg_seq;
     char *mbox;
     size_t mbox_cap;
     cudaEvent_t mbox_read;

@@ -6,14 +6,18 @@
  * bench/results/2026-12-04-h200). Here each rank copies its blocks into its receivers' symmetric
  * mailboxes through their load/store pointers.
  *
- * Every rank makes the same calls (both are collective), so two host agreements order them: the
- * first carries every rank's status, largest block and whether it reaches its peers by stores
- * (all ranks copy, or none: *used 0, the host path), and the mailboxes grow alike (one slot for a
- * sendrecv, a slot per sender for an all-to-all); then each rank copies and waits for its stream;
- * the second says that every block landed, and each receiver copies its mailbox out on its
- * stream. A mailbox is written only after its owner's last copy out completed (waited for before
- * the first agreement). A rank that fails or stops is seen at an agreement, bounded as every host
- * collective is: nothing here spins on the GPU, so nothing can hang there. */
+ * Every rank makes the same calls (both are collective), in the same order. The first call agrees
+ * once whether every rank reaches every rank by stores (all copy, or none ever does: *used 0, the
+ * host path). After that a message costs one host agreement: each rank copies the blocks that fit
+ * their slots, waits for its stream and agrees, the agreement carrying the largest block that did
+ * not fit; when one did not, every rank grows the mailboxes alike and copies again (rare: the
+ * mailboxes keep their size). Then each receiver copies its blocks out on its stream.
+ *
+ * The mailbox has two halves used in turn (message n in half n % 2). A half is written again two
+ * messages later, and only after its owner's copy out of it completed: each rank waits for its last
+ * copy out before it enters a message's agreement, and a writer of message n + 2 has passed the
+ * agreement of message n + 1. A rank that fails or stops is seen at the agreement, bounded as
+ * every host collective is: nothing here spins on the GPU, so nothing can hang there. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,8 +27,6 @@
 #include "kernels/nvshmem_halo.h"
 #include "transports/gpu.h"
 #include "transports/gpu_nvshmem.h"
-
-enum { MSG_REACH = 1, MSG_BYTES, MSG_WORDS };
 
 /* whether this rank's loads and stores reach rank r's symmetric memory */
 static int halox__msg_reaches(const halox__shm_t *m, const halox_comm_t *comm, int r)
@@ -56,72 +58,49 @@ static halox_status_t halox__msg_read_wait(halox_comm_t *comm, halox__shm_t *m)
     return HALOX_OK;
 }
 
-/* The mailboxes grown to `most` bytes on every rank (collective; the old ones are idle: every
- * copy into them landed before the last agreement, every copy out completed before this one). */
-static halox_status_t halox__msg_grow(halox_comm_t *comm, halox__shm_t *m, size_t most)
+/* The mailboxes grown to two halves of `half` bytes on every rank (collective; the old ones are
+ * idle: every copy into them landed before the last agreement, every copy out completed before
+ * it). */
+static halox_status_t halox__msg_grow(halox_comm_t *comm, halox__shm_t *m, size_t half)
 {
-    if (most <= m->mbox_cap)
+    if (2 * half <= m->mbox_cap)
         return HALOX_OK;
     if (m->mbox)
         halox__shm_free(m->mbox);
     m->mbox = NULL;
     m->mbox_cap = 0;
-    const size_t want = (most + most / 4 + 4096 + 255) / 256 * 256;
+    const size_t want = (half + half / 4 + 4096 + 255) / 256 * 256;
     void *p = NULL;
-    halox_status_t st = halox__shm_sym_alloc(comm, want, &p, "the rebuild's mailbox");
+    halox_status_t st = halox__shm_sym_alloc(comm, 2 * want, &p, "the rebuild's mailbox");
     if (st != HALOX_OK)
         return st;
     m->mbox = p;
-    m->mbox_cap = want;
+    m->mbox_cap = 2 * want;
     return HALOX_OK;
 }
 
-/* The first agreement of a message call, after this rank's last copy out: every rank's status,
- * whether it reaches its `n` peers by stores and the largest block it sends or receives (`bytes`).
- * *direct: every rank copies (the mailboxes then hold `slots` blocks of the largest rank's
- * `bytes`, *slot bytes apart), or none does (0: the host path). Fails alike on every rank. */
-static halox_status_t halox__msg_open(halox_comm_t *comm, halox__shm_t *m, const char *what,
-                                      halox_status_t st0, const int *peers, int n, size_t bytes,
-                                      int slots, int *direct, size_t *slot)
+/* Whether the messages go device to device, agreed at the first call: every rank reaches every
+ * rank by stores and wants to (HALOX_NVSHMEM_DIRECT_MESSAGES; hybrid keeps the host path: it may
+ * be told to treat reachable peers as unreachable). A failure before it fails every rank here. */
+static halox_status_t halox__msg_verdict(halox_comm_t *comm, halox__shm_t *m, const char *what,
+                                         halox_status_t st)
 {
-    halox__gpu_t *g = &m->g;
-    *direct = 0;
-    *slot = 0;
-    halox_status_t st = st0 != HALOX_OK ? st0 : halox__gpu_usable(comm, g, what);
-    if (st == HALOX_OK)
-        st = halox__msg_read_wait(comm, m);
-    /* hybrid keeps the host path: it may be told to treat reachable peers as unreachable */
     int reach = st == HALOX_OK && m->msg_direct && !m->use_put && m->mode != HALOX__SHM_HYBRID;
-    for (int i = 0; i < n && reach; i++)
-        reach = halox__msg_reaches(m, comm, peers[i]);
-    long long msg[MSG_WORDS];
-    memset(msg, 0, sizeof msg);
-    msg[MSG_REACH] = reach;
-    msg[MSG_BYTES] = (long long)bytes;
-    long long *all = malloc(sizeof(long long) * MSG_WORDS * (size_t)comm->size);
+    for (int r = 0; r < comm->size && reach; r++)
+        reach = halox__msg_reaches(m, comm, r);
+    long long msg[2] = {0, reach};
+    long long *all = malloc(sizeof msg * (size_t)comm->size);
     if (!all && st == HALOX_OK)
-        st = halox__error(HALOX_ERR_NO_MEMORY, "%s: %s: no memory", g->name, what);
-    st = halox__agree_gather(comm, st, what, msg, MSG_WORDS, all);
-    if (st != HALOX_OK) {
-        free(all);
-        return st;
-    }
-    int every = 1;
-    size_t most = 0;
-    for (int r = 0; r < comm->size; r++) {
-        every &= all[(size_t)r * MSG_WORDS + MSG_REACH] != 0;
-        const size_t b = (size_t)all[(size_t)r * MSG_WORDS + MSG_BYTES];
-        most = b > most ? b : most;
+        st = halox__error(HALOX_ERR_NO_MEMORY, "%s: %s: no memory", m->g.name, what);
+    st = halox__agree_gather(comm, st, what, msg, 2, all);
+    if (st == HALOX_OK) {
+        int every = 1;
+        for (int r = 0; r < comm->size; r++)
+            every &= all[2 * (size_t)r + 1] != 0;
+        m->msg_verdict = every;
     }
     free(all);
-    if (!every)
-        return HALOX_OK;
-    most = (most + 15) / 16 * 16; /* blocks on 16 bytes: the copy kernel's words */
-    if ((st = halox__msg_grow(comm, m, most * (size_t)slots)) != HALOX_OK)
-        return st;
-    *direct = 1;
-    *slot = most;
-    return HALOX_OK;
+    return st;
 }
 
 /* bytes from src into rank r's mailbox at `at` (enqueued) */
@@ -138,25 +117,71 @@ static halox_status_t halox__msg_copy(halox_comm_t *comm, halox__shm_t *m, const
                             halox__shm_copy_to_peer(peer + at, src, bytes, m->g.stream), what);
 }
 
-/* After this rank's copies: they landed (its stream), every rank's did (an agreement); then the
- * copies out of this rank's mailbox, n blocks (to[i] from mailbox offset at[i], bytes[i]). */
-static halox_status_t halox__msg_close(halox_comm_t *comm, halox__shm_t *m, const char *what,
-                                       halox_status_t st, int copied, void *const *to,
-                                       const size_t *at, const size_t *bytes, int n)
+/* One message: `ns` blocks to send (sbytes[i] from src[i] to rank dst[i], into its slot `pos`
+ * of this message's half, where pos[i] = slot index), `nr` blocks to receive (rbytes[i] into
+ * to[i] from this rank's slot rpos[i]); `slots` slots per half. Copies what fits, waits for its
+ * stream, agrees (with the largest block that did not fit on any rank: then every rank grows and
+ * copies again), then copies this rank's blocks out on its stream. */
+static halox_status_t halox__msg_run(halox_comm_t *comm, halox__shm_t *m, const char *what,
+                                     halox_status_t st, int slots, int ns, const int *dst,
+                                     const int *pos, const void *const *src, const size_t *sbytes,
+                                     int nr, const int *rpos, void *const *to, const size_t *rbytes)
 {
     halox__gpu_t *g = &m->g;
-    if (st == HALOX_OK && copied)
-        st = halox__gpu_drain(comm, g, what, "its copy into the peer");
-    if ((st = halox__agree(comm, st, what)) != HALOX_OK)
-        return st;
+    size_t half = m->mbox_cap / 2, slot = half / (size_t)slots / 16 * 16;
+    for (int tries = 0;; tries++) {
+        const size_t base = (m->msg_seq & 1) ? half : 0;
+        long long need = 0;
+        int copied = 0;
+        for (int i = 0; i < nr; i++)
+            need = rbytes[i] > slot && (long long)rbytes[i] > need ? (long long)rbytes[i] : need;
+        for (int i = 0; i < ns && st == HALOX_OK; i++) {
+            if (sbytes[i] == 0)
+                continue;
+            if (sbytes[i] > slot) {
+                need = (long long)sbytes[i] > need ? (long long)sbytes[i] : need;
+                continue;
+            }
+            st = halox__msg_copy(comm, m, what, dst[i], base + slot * (size_t)pos[i], src[i],
+                                 sbytes[i]);
+            copied = 1;
+        }
+        if (st == HALOX_OK && copied)
+            st = halox__gpu_drain(comm, g, what, "its copy into the peer");
+        long long msg[2] = {0, need};
+        long long *all = malloc(sizeof msg * (size_t)comm->size);
+        if (!all && st == HALOX_OK)
+            st = halox__error(HALOX_ERR_NO_MEMORY, "%s: %s: no memory", g->name, what);
+        st = halox__agree_gather(comm, st, what, msg, 2, all);
+        long long most = 0;
+        for (int r = 0; st == HALOX_OK && r < comm->size; r++)
+            most = all[2 * (size_t)r + 1] > most ? all[2 * (size_t)r + 1] : most;
+        free(all);
+        if (st != HALOX_OK)
+            return st;
+        if (most == 0)
+            break;
+        if (tries > 0) /* the grown slots hold every block: the same on every rank */
+            return halox__error(HALOX_ERR_INTERNAL,
+                                "%s: rank %d: %s: a block of %lld bytes did not fit the grown "
+                                "mailbox's %zu-byte slots: report this",
+                                g->name, comm->rank, what, most, slot);
+        slot = ((size_t)most + 15) / 16 * 16;
+        if ((st = halox__msg_grow(comm, m, slot * (size_t)slots)) != HALOX_OK)
+            return st;
+        half = m->mbox_cap / 2;
+        slot = half / (size_t)slots / 16 * 16;
+    }
+    const size_t base = (m->msg_seq & 1) ? half : 0;
+    m->msg_seq++;
     int out = 0;
-    for (int i = 0; i < n && st == HALOX_OK; i++) {
-        if (bytes[i] == 0)
+    for (int i = 0; i < nr && st == HALOX_OK; i++) {
+        if (rbytes[i] == 0)
             continue;
-        st = halox__gpu_check(
-            comm, g,
-            cudaMemcpyAsync(to[i], m->mbox + at[i], bytes[i], cudaMemcpyDeviceToDevice, g->stream),
-            what);
+        st = halox__gpu_check(comm, g,
+                              cudaMemcpyAsync(to[i], m->mbox + base + slot * (size_t)rpos[i],
+                                              rbytes[i], cudaMemcpyDeviceToDevice, g->stream),
+                              what);
         out = 1;
     }
     if (st == HALOX_OK && out)
@@ -167,27 +192,42 @@ static halox_status_t halox__msg_close(halox_comm_t *comm, halox__shm_t *m, cons
     return st;
 }
 
+/* What every message call does first: *direct, whether this call goes device to device (the
+ * verdict, agreed at the first call; then every rank holds the same); for that, the GPU usable and
+ * this rank's last copy out completed. A failure with *direct set is agreed in the message
+ * (halox__msg_run takes part with it); without, it was every rank's (the first call's agreement).
+ * The host path takes part even after a failure (the drivers' staging), so it needs no check. */
+static halox_status_t halox__msg_open(halox_comm_t *comm, halox__shm_t *m, const char *what,
+                                      halox_status_t st, int *direct)
+{
+    *direct = 0;
+    if (m->msg_verdict == 0)
+        return HALOX_OK;
+    if (st == HALOX_OK)
+        st = halox__gpu_usable(comm, &m->g, what);
+    if (st == HALOX_OK)
+        st = halox__msg_read_wait(comm, m);
+    if (m->msg_verdict < 0 && (st = halox__msg_verdict(comm, m, what, st)) != HALOX_OK)
+        return st;
+    *direct = m->msg_verdict;
+    return st;
+}
+
 halox_status_t halox__shm_dsendrecv(halox_comm_t *comm, int dst, const void *sbuf, size_t sbytes,
                                     int src, void *rbuf, size_t rbytes, int *used)
 {
     halox__shm_t *m = halox__shm(comm);
-    const int peers[2] = {dst, src};
-    int direct = 0;
-    size_t slot = 0;
-    *used = 1; /* a failure is every rank's: no host path after it */
     static const char what[] = "the plan build's set-up message";
-    halox_status_t st = halox__msg_open(comm, m, what, HALOX_OK, peers, 2,
-                                        sbytes > rbytes ? sbytes : rbytes, 1, &direct, &slot);
-    if (st != HALOX_OK)
+    (void)src; /* its block lands in this rank's mailbox */
+    int direct = 0;
+    halox_status_t st = halox__msg_open(comm, m, what, HALOX_OK, &direct);
+    *used = direct || st != HALOX_OK; /* a failure without direct is every rank's */
+    if (!direct)
         return st;
-    if (!direct) {
-        *used = 0;
-        return HALOX_OK;
-    }
-    if (sbytes > 0)
-        st = halox__msg_copy(comm, m, what, dst, 0, sbuf, sbytes);
-    const size_t at = 0;
-    return halox__msg_close(comm, m, what, st, sbytes > 0, &rbuf, &at, &rbytes, 1);
+    /* one slot: a rank receives one block */
+    const int zero = 0;
+    return halox__msg_run(comm, m, what, st, 1, 1, &dst, &zero, &sbuf, &sbytes, 1, &zero, &rbuf,
+                          &rbytes);
 }
 
 /* The mailbox holds a slot per sender: rank c's block for rank r lands in r's slot c. */
@@ -198,43 +238,35 @@ halox_status_t halox__shm_dalltoallv(halox_comm_t *comm, const void *sbuf, const
     static const char what[] = "the migration's message";
     halox__shm_t *m = halox__shm(comm);
     const int P = comm->size;
-    int *peers = malloc(sizeof(int) * (size_t)P);
+    int *dst = malloc(sizeof(int) * (size_t)P), *pos = malloc(sizeof(int) * (size_t)P);
+    int *rpos = malloc(sizeof(int) * (size_t)P);
+    const void **src = malloc(sizeof(void *) * (size_t)P);
     void **to = malloc(sizeof(void *) * (size_t)P);
-    size_t *at = malloc(sizeof(size_t) * (size_t)P);
-    int n = 0;
-    size_t most = 0;
-    for (int r = 0; peers && r < P; r++) {
-        if (sbytes[r] > 0 || rbytes[r] > 0)
-            peers[n++] = r;
-        most = sbytes[r] > most ? sbytes[r] : most;
-        most = rbytes[r] > most ? rbytes[r] : most;
-    }
-    int direct = 0;
-    size_t slot = 0;
-    *used = 1;
     halox_status_t st =
-        peers && to && at ? HALOX_OK
-                          : halox__error(HALOX_ERR_NO_MEMORY, "%s: %s: no memory", m->g.name, what);
-    st = halox__msg_open(comm, m, what, st, peers, peers ? n : 0, most, P, &direct, &slot);
-    if (st == HALOX_OK && !direct)
-        *used = 0;
-    if (st == HALOX_OK && direct) {
-        int copied = 0;
-        for (int r = 0; r < P && st == HALOX_OK; r++)
-            if (sbytes[r] > 0) {
-                st = halox__msg_copy(comm, m, what, r, slot * (size_t)comm->rank,
-                                     (const char *)sbuf + soffs[r], sbytes[r]);
-                copied = 1;
-            }
-        for (int c = 0; c < P; c++) {
-            to[c] = (char *)rbuf + roffs[c];
-            at[c] = slot * (size_t)c;
+        dst && pos && rpos && src && to
+            ? HALOX_OK
+            : halox__error(HALOX_ERR_NO_MEMORY, "%s: %s: no memory", m->g.name, what);
+    const int ok = st == HALOX_OK;
+    int direct = 0;
+    st = halox__msg_open(comm, m, what, st, &direct);
+    *used = direct || st != HALOX_OK;
+    if (direct) {
+        for (int r = 0; ok && r < P; r++) {
+            dst[r] = r;
+            pos[r] = comm->rank;
+            src[r] = (const char *)sbuf + soffs[r];
+            rpos[r] = r;
+            to[r] = (char *)rbuf + roffs[r];
         }
-        st = halox__msg_close(comm, m, what, st, copied, to, at, rbytes, P);
+        /* without its arrays a rank takes part in the agreement with its failure */
+        st = halox__msg_run(comm, m, what, st, P, ok ? P : 0, dst, pos, (const void *const *)src,
+                            sbytes, ok ? P : 0, rpos, to, rbytes);
     }
-    free(peers);
+    free(dst);
+    free(pos);
+    free(rpos);
+    free((void *)src);
     free(to);
-    free(at);
     return st;
 }
 
