@@ -55,7 +55,7 @@ command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
     cmake -S "$ROOT" -B "$B" "${GEN[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHALOX_ENABLE_CUDA=ON \
         -DHALOX_ENABLE_MPI=ON -DHALOX_ENABLE_NVSHMEM="${ENGINE_NVSHMEM:-OFF}" -DHALOX_BUILD_TESTS=ON &&
         cmake --build "$B" -j "$(nproc)" --target test_gpu_clusters test_gpu_md \
-            pair_roofline_bench halox-md halox-bench $MPI_TARGETS
+            pair_roofline_bench halox-md halox-bench $MPI_TARGETS ${ENGINE_TESTS-}
 } >"$OUT/build.log" 2>&1 || {
     echo "build failed"
     grep -E "error|FAILED" "$OUT/build.log" | head -n 30
