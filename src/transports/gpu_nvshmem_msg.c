@@ -117,15 +117,15 @@ static halox_status_t halox__msg_copy(halox_comm_t *comm, halox__shm_t *m, const
                             halox__shm_copy_to_peer(peer + at, src, bytes, m->g.stream), what);
 }
 
-/* One message: `ns` blocks to send (sbytes[i] from src[i] to rank dst[i], into its slot `pos`
- * of this message's half, where pos[i] = slot index), `nr` blocks to receive (rbytes[i] into
- * to[i] from this rank's slot rpos[i]); `slots` slots per half. Copies what fits, waits for its
- * stream, agrees (with the largest block that did not fit on any rank: then every rank grows and
- * copies again), then copies this rank's blocks out on its stream. */
+/* One message: block i of the `n` goes to rank dst[i] (dst NULL: rank i), sbytes[i] from sbuf +
+ * soffs[i] into that rank's slot `mine`; this rank receives block i from its slot i, rbytes[i]
+ * into rbuf + roffs[i]; `slots` slots per half. Copies what fits, waits for its stream, agrees
+ * (with the largest block that did not fit on any rank: then every rank grows and copies again),
+ * then copies this rank's blocks out on its stream. */
 static halox_status_t halox__msg_run(halox_comm_t *comm, halox__shm_t *m, const char *what,
-                                     halox_status_t st, int slots, int ns, const int *dst,
-                                     const int *pos, const void *const *src, const size_t *sbytes,
-                                     int nr, const int *rpos, void *const *to, const size_t *rbytes)
+                                     halox_status_t st, int slots, int mine, int n, const int *dst,
+                                     const void *sbuf, const size_t *soffs, const size_t *sbytes,
+                                     void *rbuf, const size_t *roffs, const size_t *rbytes)
 {
     halox__gpu_t *g = &m->g;
     size_t half = m->mbox_cap / 2, slot = half / (size_t)slots / 16 * 16;
@@ -133,17 +133,17 @@ static halox_status_t halox__msg_run(halox_comm_t *comm, halox__shm_t *m, const 
         const size_t base = (m->msg_seq & 1) ? half : 0;
         long long need = 0;
         int copied = 0;
-        for (int i = 0; i < nr; i++)
+        for (int i = 0; i < n; i++)
             need = rbytes[i] > slot && (long long)rbytes[i] > need ? (long long)rbytes[i] : need;
-        for (int i = 0; i < ns && st == HALOX_OK; i++) {
+        for (int i = 0; i < n && st == HALOX_OK; i++) {
             if (sbytes[i] == 0)
                 continue;
             if (sbytes[i] > slot) {
                 need = (long long)sbytes[i] > need ? (long long)sbytes[i] : need;
                 continue;
             }
-            st = halox__msg_copy(comm, m, what, dst[i], base + slot * (size_t)pos[i], src[i],
-                                 sbytes[i]);
+            st = halox__msg_copy(comm, m, what, dst ? dst[i] : i, base + slot * (size_t)mine,
+                                 (const char *)sbuf + soffs[i], sbytes[i]);
             copied = 1;
         }
         if (st == HALOX_OK && copied)
@@ -175,12 +175,13 @@ static halox_status_t halox__msg_run(halox_comm_t *comm, halox__shm_t *m, const 
     const size_t base = (m->msg_seq & 1) ? half : 0;
     m->msg_seq++;
     int out = 0;
-    for (int i = 0; i < nr && st == HALOX_OK; i++) {
+    for (int i = 0; i < n && st == HALOX_OK; i++) {
         if (rbytes[i] == 0)
             continue;
         st = halox__gpu_check(comm, g,
-                              cudaMemcpyAsync(to[i], m->mbox + base + slot * (size_t)rpos[i],
-                                              rbytes[i], cudaMemcpyDeviceToDevice, g->stream),
+                              cudaMemcpyAsync((char *)rbuf + roffs[i],
+                                              m->mbox + base + slot * (size_t)i, rbytes[i],
+                                              cudaMemcpyDeviceToDevice, g->stream),
                               what);
         out = 1;
     }
@@ -225,8 +226,8 @@ halox_status_t halox__shm_dsendrecv(halox_comm_t *comm, int dst, const void *sbu
     if (!direct)
         return st;
     /* one slot: a rank receives one block */
-    const int zero = 0;
-    return halox__msg_run(comm, m, what, st, 1, 1, &dst, &zero, &sbuf, &sbytes, 1, &zero, &rbuf,
+    const size_t zero = 0;
+    return halox__msg_run(comm, m, what, st, 1, 0, 1, &dst, sbuf, &zero, &sbytes, rbuf, &zero,
                           &rbytes);
 }
 
@@ -237,37 +238,13 @@ halox_status_t halox__shm_dalltoallv(halox_comm_t *comm, const void *sbuf, const
 {
     static const char what[] = "the migration's message";
     halox__shm_t *m = halox__shm(comm);
-    const int P = comm->size;
-    int *dst = malloc(sizeof(int) * (size_t)P), *pos = malloc(sizeof(int) * (size_t)P);
-    int *rpos = malloc(sizeof(int) * (size_t)P);
-    const void **src = malloc(sizeof(void *) * (size_t)P);
-    void **to = malloc(sizeof(void *) * (size_t)P);
-    halox_status_t st =
-        dst && pos && rpos && src && to
-            ? HALOX_OK
-            : halox__error(HALOX_ERR_NO_MEMORY, "%s: %s: no memory", m->g.name, what);
-    const int ok = st == HALOX_OK;
     int direct = 0;
-    st = halox__msg_open(comm, m, what, st, &direct);
+    halox_status_t st = halox__msg_open(comm, m, what, HALOX_OK, &direct);
     *used = direct || st != HALOX_OK;
-    if (direct) {
-        for (int r = 0; ok && r < P; r++) {
-            dst[r] = r;
-            pos[r] = comm->rank;
-            src[r] = (const char *)sbuf + soffs[r];
-            rpos[r] = r;
-            to[r] = (char *)rbuf + roffs[r];
-        }
-        /* without its arrays a rank takes part in the agreement with its failure */
-        st = halox__msg_run(comm, m, what, st, P, ok ? P : 0, dst, pos, (const void *const *)src,
-                            sbytes, ok ? P : 0, rpos, to, rbytes);
-    }
-    free(dst);
-    free(pos);
-    free(rpos);
-    free((void *)src);
-    free(to);
-    return st;
+    if (!direct)
+        return st;
+    return halox__msg_run(comm, m, what, st, comm->size, comm->rank, comm->size, NULL, sbuf, soffs,
+                          sbytes, rbuf, roffs, rbytes);
 }
 
 void halox__shm_msg_fini(halox__shm_t *m, int collective)
