@@ -18,8 +18,9 @@
 # report goes to ncu.txt), ENGINE_NP ("1": rank counts of the halox-md runs; above 1 the ranks
 # share the GPU under MPS, grid Nx1x1), ENGINE_TRANSPORT (nccl: the transport of one rank; several
 # ranks: ENGINE_TRANSPORTS_NP, "nvshmem-fused"), ENGINE_NVSHMEM (OFF; ON or AUTO builds the NVSHMEM
-# transports, from the python wheel), ENGINE_MPI_TESTS (';'-separated "[TOOL@]NP:BINARY[:ARGS]":
-# tests/ binaries run under mpirun with NP ranks on the GPU, under MPS; with TOOL@ inside
+# transports, from the python wheel), ENGINE_MPI_TESTS (';'-separated
+# "[NAME=value ...] [TOOL@]NP:BINARY[:ARGS]": tests/ binaries run under mpirun with NP ranks on
+# the GPU, under MPS, with the variables named first set for every rank; with TOOL@ inside
 # compute-sanitizer --tool TOOL, NVSHMEM's heap as plain device memory; their targets are built
 # too), ENGINE_HALO (atom counts: halox-bench halo --shifts on 2 ranks under MPS, host and in-step
 # modes, transports ENGINE_HALO_T, records into bench.jsonl), ENGINE_BENCH_NP2_T (transports: the
@@ -83,7 +84,11 @@ mps_stop() {
 }
 trap mps_stop EXIT
 for spec in "${MPI_TESTS[@]}"; do
-    tool="" pre=()
+    tool="" pre=() xs=()
+    while [[ $spec =~ ^\ *([A-Za-z_][A-Za-z0-9_]*=[^\ ]*)\ +(.*)$ ]]; do
+        xs+=(-x "${BASH_REMATCH[1]}")
+        spec=${BASH_REMATCH[2]}
+    done
     if [[ $spec == *@* ]]; then
         tool=${spec%%@*} spec=${spec#*@}
         pre=(env NVSHMEM_DISABLE_CUDA_VMM=1 compute-sanitizer --tool "$tool" --report-api-errors no
@@ -93,13 +98,13 @@ for spec in "${MPI_TESTS[@]}"; do
     t=${rest%%:*} args=""
     [[ $rest == *:* ]] && args=${rest#*:}
     mps_start # (one rank too: mpirun passes the MPS variables, which must be set)
-    echo "== ${tool:+$tool: }mpirun -np $np $t $args" >>"$OUT/tests.log"
+    echo "== ${xs[*]} ${tool:+$tool: }mpirun -np $np $t $args" >>"$OUT/tests.log"
     # shellcheck disable=SC2086
     (cd "$B/tests" && timeout "${ENGINE_MPI_TIMEOUT:-300}" mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np" \
         -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS \
-        -x NCCL_NVLS_ENABLE "${pre[@]}" "./$t" $args) >>"$OUT/tests.log" 2>&1
+        -x NCCL_NVLS_ENABLE "${xs[@]}" "${pre[@]}" "./$t" $args) >>"$OUT/tests.log" 2>&1
     rc=$?
-    echo "$(el) ${tool:+$tool }np$np $t $args rc=$rc"
+    echo "$(el) ${xs[*]} ${tool:+$tool }np$np $t $args rc=$rc"
     [ -n "$tool" ] && grep -E "ERROR SUMMARY" "$OUT/tests.log" | tail -n 2
     [ $rc -ne 0 ] && grep -E "FAIL|error|differ" "$OUT/tests.log" | tail -n 12
 done

@@ -3,7 +3,9 @@
 # under each setting, interleaved (A, B, A, B, ...), on one GPU (several ranks under MPS). The
 # records carry the setting (field `env`). The tree must be built already (scripts/device-
 # engine.sh; ENGINE_BUILD, /tmp/hx-engine).
-# Knobs: ENVAB_SETS (';'-separated settings, each "NAME=value ..." or "-" for none; required),
+# Knobs: ENVAB_SETS (';'-separated settings, each "NAME=value ..." or "-" for none, and any
+# words from the first that starts with "--" on: halox-bench md options such as "--skin 3";
+# required),
 # ENVAB_NP ("2": rank counts), ENVAB_T ("nvshmem-inline": the transport above one rank; one rank
 # runs nccl), ENVAB_SIZES ("45000 180000"), ENVAB_STEPS (1000), ENVAB_REPEATS (3), ENVAB_BENCH
 # (md; overlap: halox-bench overlap records instead, above one rank only). Results:
@@ -25,12 +27,20 @@ for n in ${ENVAB_SIZES:-45000 180000}; do
     for ((r = 1; r <= ${ENVAB_REPEATS:-3}; r++)); do
         for np in ${ENVAB_NP:-2}; do
             for set in "${SETS[@]}"; do
-                vars=() xs=()
-                [ "$set" != "-" ] && read -r -a vars <<<"$set"
-                for v in "${vars[@]}"; do xs+=(-x "$v"); done
+                words=() vars=() xs=() opts=()
+                [ "$set" != "-" ] && read -r -a words <<<"$set"
+                for v in "${words[@]}"; do
+                    if [ ${#opts[@]} -gt 0 ] || [[ $v == --* ]]; then
+                        opts+=("$v")
+                    else
+                        vars+=("$v")
+                        xs+=(-x "$v")
+                    fi
+                done
                 tr=nccl
                 [ "$np" -gt 1 ] && tr=${ENVAB_T:-nvshmem-inline}
-                args=(md -t "$tr" --device gpu --graph --atoms "$n" --steps "${ENVAB_STEPS:-1000}")
+                args=(md -t "$tr" --device gpu --graph --atoms "$n" --steps "${ENVAB_STEPS:-1000}"
+                    "${opts[@]}")
                 [ "${ENVAB_BENCH:-md}" = overlap ] && args=(overlap -t "$tr" --atoms "$n")
                 env "${vars[@]}" timeout 200 mpirun --allow-run-as-root --oversubscribe \
                     --bind-to none -np "$np" -x HALOX_COMMIT -x CUDA_MPS_PIPE_DIRECTORY \
@@ -47,7 +57,8 @@ import json, statistics, sys
 groups = {}
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    key = (r["atoms"], r["ranks"], json.dumps(r.get("env", {}), sort_keys=True))
+    key = (r["atoms"], r["ranks"],
+           json.dumps(r.get("env", {}), sort_keys=True) + " " + r.get("engine_options", ""))
     what = "overlap_percent" if r.get("bench") == "overlap" else "ms_per_step"
     groups.setdefault(key + (what,), []).append(r.get(what))
 for (n, np, env, what), v in sorted(groups.items()):

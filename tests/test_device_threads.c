@@ -7,7 +7,8 @@
  *   - the migration of moved atoms over arrays too small for a rank that gains atoms: refused
  *     on every rank before any atom moves; grown, the same atoms, order and bits as
  *     halox_comm_migrate on a copy, with the leavers counted.
- *   - one rank's arrays refused: every rank returns from the same agreement, none waits.
+ *   - one rank's arrays refused (too many home atoms, async neither 0 nor 1): every rank returns
+ *     from the same agreement, none waits.
  * Rank threads record what they saw; the main thread judges (the checks are not thread-safe).
  * Built twice: test_device_threads (the `threads` transport: the host store) and, with
  * HALOX_TEST_EMU_GPU, test_device_stores_emu: the same checks through the GPU transports' device
@@ -123,6 +124,13 @@ static halox_status_t rank_fn(int rank, halox_team_t *team, void *arg)
         st = halox_comm_migrate_device(comm, &prm->grid, &prm->box, &a, sh->natoms, 1);
         FAIL_IF(st != (rank == liar ? HALOX_ERR_INVALID_ARG : HALOX_ERR_ABORTED),
                 "migration with rank %d's bad arrays: %s", liar, halox_status_string(st));
+        /* neither 0 nor 1 for async: named */
+        a.n_home = mine.n_home;
+        a.async = rank == liar ? 2 : 1;
+        st = halox_comm_migrate_device(comm, &prm->grid, &prm->box, &a, sh->natoms, 1);
+        FAIL_IF(st != (rank == liar ? HALOX_ERR_INVALID_ARG : HALOX_ERR_ABORTED) ||
+                    (rank == liar && !strstr(halox_last_error(), "async 2: give 0 or 1")),
+                "migration with rank %d's async 2: %s", liar, halox_last_error());
         halox_plan_free(&bad_plan);
         dev_free(&a);
     }
@@ -177,6 +185,9 @@ static halox_status_t rank_fn(int rank, halox_team_t *team, void *arg)
         int cap = a.need > a.capacity ? a.need + 4 : a.capacity;
         dev_free(&a);
         dev_arrays(&a, &mine, cap);
+        /* the device store without its last wait (an emulated launch is done on return; the
+         * CPU store has none to skip) */
+        a.async = 1;
         st = halox_comm_migrate_device(comm, &prm->grid, &prm->box, &a, sh->natoms, 1);
     }
     FAIL_IF(st != HALOX_OK, "migration: %s", halox_last_error());

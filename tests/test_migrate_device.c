@@ -5,8 +5,9 @@
  * for neighbours, cross several domains, leave the box (wrapped), sit on -0, 0 and the edge.
  * First with arrays too small for the arrivals where a rank gains atoms (every rank refuses
  * with HALOX_ERR_NO_MEMORY before any atom moves, the short rank says what it needs), then grown.
- * Grids of 1 to 8 ranks, float and double, stride 3 and 4, with and without extra bytes; a
- * non-finite position is refused naming the atom.
+ * Grids of 1 to 8 ranks, float and double, stride 3 and 4, with and without extra bytes, with
+ * and without async (the placement left on the endpoint's stream, which the test then waits
+ * for); a non-finite position is refused naming the atom.
  *
  * Built twice: test_migrate_device on the `mpi` transport (host arrays) and, with HALOX_TEST_GPU,
  * test_gpu_migrate_device on the GPU transports with device arrays (the kernels of
@@ -148,14 +149,14 @@ static int same_atoms(const halox_atoms_t *p, const halox_atoms_t *q)
 }
 
 static void run_case(halox_comm_t *comm, int on_gpu, halox_grid_t grid, halox_real_t real,
-                     int stride, size_t eb, int natoms, uint64_t seed)
+                     int stride, size_t eb, int natoms, uint64_t seed, int async)
 {
     const int P = g_size, me = g_rank;
     halox_box_t box = {{12.0, 10.0, 9.0}};
     char ctx[160];
-    snprintf(ctx, sizeof ctx, "%s: grid %dx%dx%d %s stride %d extra %zu",
+    snprintf(ctx, sizeof ctx, "%s: grid %dx%dx%d %s stride %d extra %zu%s",
              halox_comm_transport(comm), grid.n[0], grid.n[1], grid.n[2], test_real_name(real),
-             stride, eb);
+             stride, eb, async ? " async" : "");
     halox_atoms_t *all = calloc((size_t)P, sizeof *all), mine, want, got;
     CHECK(tm_make_ranks(&grid, &box, real, stride, eb, natoms, seed, me, all, &mine) == 0);
     move_atoms(&mine, &box, seed * 31 + (uint64_t)me);
@@ -167,6 +168,7 @@ static void run_case(halox_comm_t *comm, int on_gpu, halox_grid_t grid, halox_re
     const int gains = all_max(want.n_home > mine.n_home);
     arrays_t arr;
     arr_make(&arr, on_gpu, &mine, mine.n_home > 0 ? mine.n_home : 1);
+    arr.a.async = async;
     st = halox_comm_migrate_device(comm, &grid, &box, &arr.a, natoms, 7);
     int tries = 0;
     CHECK(halox_atoms_init(&got, real, stride, eb) == HALOX_OK);
@@ -186,11 +188,17 @@ static void run_case(halox_comm_t *comm, int on_gpu, halox_grid_t grid, halox_re
             int cap = arr.a.need > arr.a.capacity ? arr.a.need + 8 : arr.a.capacity;
             arr_free(&arr);
             arr_make(&arr, on_gpu, &mine, cap);
+            arr.a.async = async;
             st = halox_comm_migrate_device(comm, &grid, &box, &arr.a, natoms, 7);
         }
     }
     CHECK_MSG(st == HALOX_OK, "%s: rank %d: %s", ctx, me, halox_last_error());
     if (st == HALOX_OK) {
+#ifdef HALOX_TEST_GPU
+        /* async: the placement may still run on the endpoint's stream */
+        if (on_gpu && arr.a.async)
+            TG_CUDA(cudaStreamSynchronize((cudaStream_t)halox_comm_stream(comm)));
+#endif
         arr_read(&arr, &got);
         CHECK_MSG(same_atoms(&got, &want),
                   "%s: rank %d: %d atoms, the host migration %d: not the same atoms, order or bits",
@@ -282,7 +290,7 @@ static void test_transport(const char *name)
         for (int g = 0; g < ng; g++)
             for (int rep = 0; rep < 2; rep++)
                 run_case(comm, on_gpu, grids[g], kinds[k].real, kinds[k].stride, kinds[k].eb,
-                         rep ? 40 : 2000, 700 + (uint64_t)(k * 50 + g * 5 + rep));
+                         rep ? 40 : 2000, 700 + (uint64_t)(k * 50 + g * 5 + rep), k == 0 && rep);
         if (k == 0)
             bad_case(comm, on_gpu);
         tm_check_direct(comm, name, direct);

@@ -199,6 +199,10 @@ typedef struct halox_device_atoms {
     int moved;    /**< out, migration: home atoms that left this rank */
     int max_hops; /**< out, migration: the most domains (periodic grid steps in one dimension)
                        one of them crossed */
+    int async;    /**< in, migration on a GPU transport: 1 returns once the arrivals' placement
+                       is enqueued on halox_comm_stream() (work ordered behind it there sees the
+                       atoms, as halox_comm_build_plan_device does; synchronise that stream before
+                       reading them on the host or on another stream); 0 returns after it */
 } halox_device_atoms_t;
 
 /** halox_comm_build_plan() for atoms in the transport's memory (collective): the halo part of x,

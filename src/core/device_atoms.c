@@ -12,6 +12,9 @@ halox_status_t halox__device_atoms_check(const halox_device_atoms_t *a, int rank
                             "%s: rank %d: x and id%s (and extra, with extra_bytes) are required, "
                             "with a capacity of at least 1 (capacity %d)",
                             op, rank, zone ? ", zone" : "", a->capacity);
+    if (a->async != 0 && a->async != 1)
+        return halox__error(HALOX_ERR_INVALID_ARG, "%s: rank %d: async %d: give 0 or 1", op, rank,
+                            a->async);
     if (a->n_home < 0 || a->n_home > a->capacity)
         return halox__error(HALOX_ERR_INVALID_ARG, "%s: rank %d: %d home atoms but capacity %d", op,
                             rank, a->n_home, a->capacity);

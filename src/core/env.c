@@ -40,6 +40,10 @@
       "build by halox_comm_migrate_device / halox_comm_build_plan_device on the device arrays, "   \
       "no positions through the host); 0 brings them through the host (the CPU engine's "          \
       "migration and plan build)")                                                                 \
+    X("HALOX_MD_MIGRATE_ASYNC", "0/1", "0",                                                        \
+      "GPU engine, rebuilds on the device: 1 lets the migration return with the arrivals' "        \
+      "placement enqueued (halox_device_atoms_t.async), the plan build behind it waiting for it; " \
+      "0 waits for it in the migration")                                                           \
     X("HALOX_MD_SORT", "0/1", "1",                                                                 \
       "GPU engine: 1 lays each rank's home atoms out in the last build's cluster order at every "  \
       "rebuild on the device, and by cell at a rebuild through the host (as the CPU engine "       \
@@ -105,6 +109,11 @@
       "build's set-up messages, the migrating atoms) into the receivers' symmetric mailboxes "     \
       "when every rank reaches its peers by stores; 0 stages them through pinned memory and "      \
       "the host's MPI")                                                                            \
+    X("HALOX_NVSHMEM_BIND_SYNC", "0/1", "1",                                                       \
+      "NVSHMEM transports: 1 ends every bind with a wait for its uploads (the device plan, the "   \
+      "pulse table); 0 leaves them ordered on the exchange stream before the next exchange "       \
+      "(one host wait fewer per rebuild; kernels that read an nvshmem-inline view must then be "   \
+      "ordered behind halox_comm_stream())")                                                       \
     X("NVSHMEM_SYMMETRIC_SIZE", "bytes", "1G (NVSHMEM's)",                                         \
       "NVSHMEM's symmetric heap per PE: must hold x, f, force buffers and staging of the largest " \
       "rank (bind reports the bytes needed and fails naming them when it is too small)")

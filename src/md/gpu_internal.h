@@ -63,6 +63,7 @@ typedef struct md_gpu {
     uint8_t *zone;
     int32_t *id;      /* cap_total ids (home and halo), for the rebuilds on the device */
     int resident;     /* HALOX_MD_DEVICE_REBUILD: rebuilds stay on the device */
+    int mig_async;    /* HALOX_MD_MIGRATE_ASYNC: the device migration returns enqueued */
     int ids_fresh;    /* the host atoms' ids (and n_home) are the device's */
     md_clusters_t cl; /* cluster pair lists (kernels/md_cluster.h) */
     int grown_seen;   /* list growths already reported */

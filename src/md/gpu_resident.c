@@ -104,7 +104,7 @@ static halox_status_t md__gpu_speeds_launch(halox_md_t *md)
     return HALOX_OK;
 }
 
-/* the verdict after the migration, whose steps drained the stream (the wait returns at
+/* the verdict after the plan build, whose steps drained the stream (the wait returns at
  * once): a blown-up system whose positions are still finite migrates as any other, the
  * non-finite ones stop the migration with their own message */
 static halox_status_t md__gpu_speeds_verdict(halox_md_t *md)
@@ -136,6 +136,7 @@ static halox_status_t md__gpu_on_device(halox_md_t *md, int plan, halox_status_t
         } else {
             a.extra = g->v;
             a.extra_bytes = sizeof(float) * 3;
+            a.async = g->mig_async; /* the plan build below, on the same stream, waits */
             a.capacity = g->cap_home < g->cap_total ? g->cap_home : g->cap_total;
             st = halox_comm_migrate_device(md->comm, &md->cfg.grid, &md->box, &a, md->natoms,
                                            md->step);
@@ -170,13 +171,15 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
     /* a failure there is agreed in the migration's first agreement (no agreement of its own) */
     if ((st = md__gpu_on_device(md, 0, st)) != HALOX_OK)
         return st;
-    /* agreed in the bind's agreement below (the plan build runs on any finite positions) */
-    const halox_status_t speeds = md__gpu_speeds_verdict(md);
     const double t1 = halox__now();
     md->timer[HALOX_MD_T_MIGRATE] += t1 - t0;
     md->rpart[HALOX_MD_R_MIGRATE] += t1 - t0;
     if ((st = md__gpu_on_device(md, 1, HALOX_OK)) != HALOX_OK)
         return st;
+    /* read after the plan build, whose waits for the stream took the speed with them (the
+     * migration may return before its last kernel: HALOX_MD_MIGRATE_ASYNC); agreed in the
+     * bind's agreement below (the plan build runs on any finite positions) */
+    const halox_status_t speeds = md__gpu_speeds_verdict(md);
     const double t2 = halox__now();
     md->rpart[HALOX_MD_R_PLAN] += t2 - t1;
     /* the host atoms follow the device's layout; their contents come when asked */

@@ -71,6 +71,10 @@ halox_status_t md__gpu_create(halox_md_t *md)
                             "HALOX_MD_DEVICE_REBUILD differs between the ranks (rank %d has %d): "
                             "set it alike for every rank (mpirun -x HALOX_MD_DEVICE_REBUILD)",
                             md->rank, g->resident);
+    /* HALOX_MD_MIGRATE_ASYNC: the device migration returns with the arrivals' placement
+     * enqueued (the plan build behind it on the same stream waits; per rank, no agreement) */
+    if ((est = halox__env_flag_or("HALOX_MD_MIGRATE_ASYNC", 0, &g->mig_async)) != HALOX_OK)
+        return est;
     /* HALOX_MD_SORT: home atoms in cluster order (md__gpu_sort_home; per rank, no agreement) */
     if ((est = halox__env_flag_or("HALOX_MD_SORT", 1, &g->sort)) != HALOX_OK)
         return est;

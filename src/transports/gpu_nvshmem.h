@@ -27,6 +27,7 @@ typedef struct halox__shm {
     int use_tma;       /* HALOX_NVSHMEM_TMA */
     double headroom;   /* HALOX_NVSHMEM_HEADROOM */
     int blocks_wanted; /* HALOX_NVSHMEM_BLOCKS (0: from the halo size) */
+    int bind_sync;     /* HALOX_NVSHMEM_BIND_SYNC: the bind's end waits for its uploads */
     int *pe_of;        /* comm rank -> PE */
     int *rank_of;      /* PE -> comm rank (-1: not in this endpoint) */
     int n_pes;

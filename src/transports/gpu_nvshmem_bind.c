@@ -83,7 +83,8 @@ static int halox__shm_alloc_of(const halox__shm_t *m, const void *p, size_t byte
 /* The arrays: x and f symmetric, from device_alloc, the same allocations on every rank (peers
  * compute addresses in them from their own), large enough for the whole plan; the signals and
  * counters zeroed while every stream is idle (no peer signals before this bind's agreement, and
- * every signal of earlier exchanges was waited for; the end of the bind waits for the reset).
+ * every signal of earlier exchanges was waited for). halox__gpu_bind waits for the stream before
+ * its gather, so every rank's reset is done before any rank passes the gather.
  * which[]: the allocations' indices, checked against every rank's by the bind's gather. */
 static halox_status_t halox__shm_bind_arrays(halox_comm_t *comm, long long which[2])
 {
@@ -291,9 +292,12 @@ halox_status_t halox__shm_bind_end(halox_comm_t *comm, halox_status_t st)
 {
     halox__shm_t *m = halox__shm(comm);
     halox__gpu_t *g = &m->g;
-    /* the reset signals and the uploads in place before any peer may signal (after the
-     * agreement); the stream has nothing else */
-    if (st == HALOX_OK) {
+    /* The signals' reset was done before the gather (halox__gpu_bind's wait). What was enqueued
+     * since (the device plan, the pulse table, nvshmem-inline's view) only this rank's kernels
+     * read, ordered behind it on the stream, and no peer writes it: HALOX_NVSHMEM_BIND_SYNC=0
+     * leaves it there (a failed upload then fails the next call instead of this bind);
+     * 1 waits for it here. */
+    if (st == HALOX_OK && m->bind_sync) {
         const double t = halox__now();
         cudaError_t e = cudaStreamSynchronize(g->stream);
         halox__gpu_waited(comm, t);

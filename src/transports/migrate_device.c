@@ -24,6 +24,7 @@ struct halox__mig_dev {
     halox_device_atoms_t *atoms;
     size_t xb, rec;
     int nleave;
+    int async; /* the caller's halox_device_atoms_t.async: no wait after the arrivals' unpack */
     int guess; /* leavers read with the counters (before their count is known): 0 at first,
                   then twice the last migration's */
     /* device scratch, grown: per home atom (the leavers' indices and owners, at most every home
@@ -278,7 +279,9 @@ static halox_status_t md_append(void *ctx, int keep, int nrecv)
                     m->d_rbuf, m->rec, nrecv, m->xb, eb, (char *)A->x + m->xb * (size_t)keep,
                     A->id + keep, eb ? (char *)A->extra + eb * (size_t)keep : NULL, m->h.g->stream),
                 "the arrivals' unpack kernel");
-    if (st == HALOX_OK)
+    /* async: what the caller orders behind it on the stream (the plan build, which waits for
+     * its own first kernels) finds the atoms in place, without a wait of its own here */
+    if (st == HALOX_OK && !m->async)
         st = md_sync(m, "placing the arrivals");
     if (st == HALOX_OK)
         A->n_home = A->n_total = keep + nrecv;
@@ -343,6 +346,7 @@ halox_status_t halox__gpu_mig_store(halox_comm_t *comm, halox_device_atoms_t *at
     halox__mig_dev_t *m = g->mig_dev;
     m->atoms = atoms;
     m->nleave = 0;
+    m->async = atoms->async;
     m->xb = halox__atom_bytes(comm->real, comm->stride, 1);
     m->rec = m->xb + sizeof(int32_t) + atoms->extra_bytes;
     *store = (halox__mig_store_t){.ops = &md_ops,
