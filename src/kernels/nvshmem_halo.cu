@@ -28,12 +28,19 @@
 #include <nvshmemx.h>
 #include <stdint.h>
 
+#include "kernels/launch.cuh"
 #include "kernels/nvshmem_halo.h"
 
 #define SHM_THREADS 256
 
 typedef unsigned long long u64;
 
+#if HALOX_EMU /* the host emulation (tests/emu): the same orders through the compiler's atomics */
+static inline u64 shm_ld_acquire_sys(const u64 *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline u64 shm_ld_acquire_gpu(const u64 *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void shm_st_release_gpu(u64 *p, u64 v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline long long shm_now_ns(void) { return halox_emu_now_ns(); }
+#else
 static __device__ __forceinline__ u64 shm_ld_acquire_sys(const u64 *p)
 {
     u64 v;
@@ -59,6 +66,7 @@ static __device__ __forceinline__ long long shm_now_ns(void)
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return (long long)t;
 }
+#endif
 
 /* Spin until *p >= want (sys: written by peers; else by this GPU). 1: reached; 0: gave up
  * (timeout recorded here, or another wait failed first). One thread calls it. */
@@ -262,6 +270,10 @@ static __device__ void shm_pack_tma(T *dst, const T *x, const int *map, int lo, 
             sb[t] = add && c == dim ? v + shift : v;
         }
         __syncthreads();
+#if HALOX_EMU /* the bulk copy as one thread's copy */
+        if (threadIdx.x == 0)
+            memcpy(dst + c0, sb, (size_t)len * sizeof(T));
+#else
         if (threadIdx.x == 0) {
             /* the block's shared-memory writes before the async proxy reads them */
             asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -272,11 +284,14 @@ static __device__ void shm_pack_tma(T *dst, const T *x, const int *map, int lo, 
             asm volatile("cp.async.bulk.commit_group;" ::: "memory");
             asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); /* buffer reusable */
         }
+#endif
         __syncthreads();
     }
+#if !HALOX_EMU
     /* the copies' writes are complete before the caller fences and signals */
     if (threadIdx.x == 0)
         asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#endif
 }
 
 template <typename T>
@@ -422,9 +437,11 @@ extern "C" cudaError_t halox__shm_coords(const halox__shm_launch_t *l, cudaStrea
     if (l->count <= 0)
         return cudaSuccess;
     if (l->real_double)
-        halox__shm_coords_kernel<double><<<halox__shm_grid(l), SHM_THREADS, 0, stream>>>(*l);
+        HALOX__LAUNCH((halox__shm_coords_kernel<double>), halox__shm_grid(l), SHM_THREADS, stream)
+        (*l);
     else
-        halox__shm_coords_kernel<float><<<halox__shm_grid(l), SHM_THREADS, 0, stream>>>(*l);
+        HALOX__LAUNCH((halox__shm_coords_kernel<float>), halox__shm_grid(l), SHM_THREADS, stream)
+        (*l);
     return cudaGetLastError();
 }
 
@@ -433,22 +450,24 @@ extern "C" cudaError_t halox__shm_forces(const halox__shm_launch_t *l, cudaStrea
     if (l->count <= 0)
         return cudaSuccess;
     if (l->real_double)
-        halox__shm_forces_kernel<double><<<halox__shm_grid(l), SHM_THREADS, 0, stream>>>(*l);
+        HALOX__LAUNCH((halox__shm_forces_kernel<double>), halox__shm_grid(l), SHM_THREADS, stream)
+        (*l);
     else
-        halox__shm_forces_kernel<float><<<halox__shm_grid(l), SHM_THREADS, 0, stream>>>(*l);
+        HALOX__LAUNCH((halox__shm_forces_kernel<float>), halox__shm_grid(l), SHM_THREADS, stream)
+        (*l);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t halox__shm_wait(const halox__shm_launch_t *l, int dir, int slot, int peer,
                                        cudaStream_t stream)
 {
-    halox__shm_wait_kernel<<<1, 1, 0, stream>>>(*l, dir, slot, peer);
+    HALOX__LAUNCH(halox__shm_wait_kernel, 1, 1, stream)(*l, dir, slot, peer);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t halox__shm_bump(halox__shm_state_t *state, int dir, cudaStream_t stream)
 {
-    halox__shm_bump_kernel<<<1, 1, 0, stream>>>(state, dir);
+    HALOX__LAUNCH(halox__shm_bump_kernel, 1, 1, stream)(state, dir);
     return cudaGetLastError();
 }
 

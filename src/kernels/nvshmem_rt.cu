@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/launch.cuh"
 #include "kernels/nvshmem_halo.h"
 
 static int halox__shm_ready = 0;    /* initialised in this process */
@@ -210,8 +211,8 @@ extern "C" cudaError_t halox__shm_copy_to_peer(void *dst, const void *src, size_
         return cudaSuccess;
     size_t blocks = (bytes / 16 + 255) / 256;
     blocks = blocks < 1 ? 1 : blocks > 1024 ? 1024 : blocks;
-    halox__shm_copy_kernel<<<(unsigned)blocks, 256, 0, stream>>>((char *)dst, (const char *)src,
-                                                                 bytes);
+    HALOX__LAUNCH(halox__shm_copy_kernel, blocks, 256, stream)
+    ((char *)dst, (const char *)src, bytes);
     return cudaGetLastError();
 }
 

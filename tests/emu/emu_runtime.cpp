@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <vector>
 
@@ -161,6 +162,62 @@ extern "C" cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec)
     delete exec;
     return cudaSuccess;
 }
+extern "C" cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr, int)
+{
+    /* multiprocessors: the spinning grids' bound (halox__shm_max_blocks); the emulation runs a
+     * launch's blocks one after another, so a test that spins across blocks of one launch
+     * asks for one block per row (HALOX_NVSHMEM_BLOCKS=1) */
+    *value = 64;
+    return cudaSuccess;
+}
+/* events: every operation is complete on return, so every event has been reached */
+struct CUevent_st {
+    int unused;
+};
+extern "C" cudaError_t cudaEventCreate(cudaEvent_t *e)
+{
+    *e = new CUevent_st();
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned)
+{
+    return cudaEventCreate(e);
+}
+extern "C" cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+    delete e;
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+extern "C" cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned)
+{
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned flags, int)
+{
+    return cudaStreamCreateWithFlags(s, flags);
+}
+extern "C" cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest)
+{
+    *least = 0;
+    *greatest = -1;
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaDeviceGetPCIBusId(char *bus, int len, int)
+{
+    snprintf(bus, (size_t)len, "0000:00:00.0"); /* one emulated GPU */
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaHostGetDevicePointer(void **dev, void *host, unsigned)
+{
+    *dev = host;
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaDeviceCanAccessPeer(int *can, int, int)
+{
+    *can = 1;
+    return cudaSuccess;
+}
 extern "C" cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
 extern "C" cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }
 extern "C" cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
@@ -256,9 +313,30 @@ static void *emu_work(void *p)
     return nullptr;
 }
 
+/* HALOX_EMU_JITTER_US=N: each launch starts after a pause of 0 to N us (a xorshift of the
+ * process id), so that the processes of a multi-rank test interleave in other orders and a wait
+ * that is missing shows up as a wrong result */
+static void emu_jitter(void)
+{
+    static long max_us = -1;
+    static unsigned long long s;
+    if (max_us < 0) {
+        const char *v = getenv("HALOX_EMU_JITTER_US");
+        max_us = v && *v ? atol(v) : 0;
+        s = 0x9e3779b97f4a7c15ull ^ (unsigned long long)getpid();
+    }
+    if (max_us <= 0)
+        return;
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    usleep((useconds_t)(s % (unsigned long long)(max_us + 1)));
+}
+
 void halox_emu_run(unsigned blocks, unsigned threads, const std::function<void()> &fn)
 {
     __atomic_fetch_add(&g_launches, 1, __ATOMIC_SEQ_CST);
+    emu_jitter();
     pthread_mutex_lock(&g_launch);
     blockDim = {threads, 1, 1};
     gridDim = {blocks, 1, 1};

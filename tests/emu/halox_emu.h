@@ -7,12 +7,14 @@
  * a slot per lane between two barriers of the warp (so every lane of a warp must reach them:
  * the kernels keep their warps converged); __shared__ variables are statics (one block runs at a
  * time); atomics are the compiler's. Only 1-D grids. Not a CUDA model: enough to run these
- * kernels as written. Spinning waits on other blocks or peers cannot run (one block at a time). */
+ * kernels as written. Spinning waits on other blocks of the launch cannot run (one block at a
+ * time); waits on peers can where each rank is a process (nvshmem.h). */
 #ifndef HALOX_TESTS_EMU_H
 #define HALOX_TESTS_EMU_H
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -107,6 +109,19 @@ static inline int __any_sync(unsigned m, int pred) { return __ballot_sync(m, pre
 static inline void __syncwarp(unsigned mask = 0xffffffffu) { halox_emu_warp_sync(mask); }
 static inline int __popc(unsigned v) { return __builtin_popcount(v); }
 static inline int __ffs(int v) { return __builtin_ffs(v); }
+
+/* the global timer of the waits that give up (nvshmem_halo.cu) */
+#include <time.h>
+static inline long long halox_emu_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+#define __align__(n) __attribute__((aligned(n)))
+struct int4 {
+    int x, y, z, w;
+};
 
 /* the vector types and bit casts the cluster kernels use */
 struct float2 {
@@ -223,7 +238,8 @@ static inline int min(int a, int b) { return a < b ? a : b; }
 static inline int max(int a, int b) { return a > b ? a : b; }
 static inline void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_system(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-static inline void __nanosleep(unsigned) {}
+/* a spinning wait gives the core away: its peer may be another process on the same core */
+static inline void __nanosleep(unsigned) { sched_yield(); }
 template <typename T> static inline T __ldg(const T *p) { return *p; }
 static inline float __fdividef(float a, float b) { return a / b; }
 static inline int atomicExch(int *p, int v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }

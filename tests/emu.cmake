@@ -1,0 +1,51 @@
+# The GPU transports on the CPU (label emu): the GPU tests' checks built over the host emulation of
+# tests/emu, whose NVSHMEM has the PEs as processes sharing one mapped file (emu_nvshmem.cpp),
+# under mpirun, with the very sources of the transports (src/transports) and of their kernels
+# (emu_exchange_kernels.cpp): the NVSHMEM signal protocol, binds, exchanges and the device
+# rebuild's messages run in CI without a GPU. Needs MPI and C++.
+if(NOT HALOX_HAVE_MPI OR NOT CMAKE_CXX_COMPILER)
+  return()
+endif()
+set(_t ${PROJECT_SOURCE_DIR}/src/transports)
+set(HALOX_EMU_GPU_SOURCES
+    emu/emu_exchange_kernels.cpp emu/emu_nvshmem.cpp emu/emu_runtime.cpp
+    ${_t}/registry.c ${_t}/affinity.c ${_t}/choose.c ${_t}/pulse_host.c ${_t}/team.c
+    ${_t}/threads.c ${_t}/threads_exchange.c ${_t}/team_run.c ${_t}/mpi.c ${_t}/mpi_wait.c
+    ${_t}/gpu_device.c ${_t}/pulse_gpu.c ${_t}/plan_device.c ${_t}/migrate_device.c
+    ${_t}/gpu_endpoint.c ${_t}/gpu_staging.c ${_t}/gpu_mpi.c ${_t}/gpu_nvshmem.c
+    ${_t}/gpu_nvshmem_alloc.c ${_t}/gpu_nvshmem_bind.c ${_t}/gpu_nvshmem_exchange.c
+    ${_t}/gpu_nvshmem_inline.c ${_t}/gpu_nvshmem_msg.c ${_t}/gpu_hybrid.c)
+
+# halox_emu_gpu_test(NAME SOURCE NP...): SOURCE as its GPU test builds it (HALOX_TEST_GPU), over
+# the emulation, run by mpirun with each NP
+function(halox_emu_gpu_test name source)
+  add_executable(${name} ${source} ${HALOX_EMU_GPU_SOURCES})
+  target_include_directories(${name} BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/emu)
+  target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/src
+                             ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)
+  target_compile_definitions(${name} PRIVATE HALOX_HAVE_MPI=1 HALOX_HAVE_CUDA=1
+                             HALOX_HAVE_NVSHMEM=1 HALOX_TEST_GPU=1 HALOX_TEST_EMU_GPU=1)
+  set_target_properties(${name} PROPERTIES CXX_STANDARD 14 CXX_STANDARD_REQUIRED ON)
+  target_compile_options(${name} PRIVATE -ffp-contract=off)
+  target_link_libraries(${name} PRIVATE halox_core Threads::Threads MPI::MPI_C m)
+  foreach(np ${ARGN})
+    halox_mpiexec(_cmd ${np} $<TARGET_FILE:${name}>)
+    add_test(NAME ${name}_np${np} COMMAND ${_cmd} --quick)
+    set_tests_properties(${name}_np${np} PROPERTIES LABELS emu TIMEOUT 900
+                         SKIP_RETURN_CODE 77 PROCESSORS ${np})
+    halox_mpi_leaks_off(${name}_np${np})
+  endforeach()
+endfunction()
+
+# every GPU transport's exchanges against the serial reference, bit for bit (test_gpu_exchange)
+halox_emu_gpu_test(test_exchange_emu test_gpu_exchange.c 1 2 4)
+# the device rebuild through the GPU transports (their messages device to device on NVSHMEM)
+# against the reference plan and the host migration (test_gpu_plan_device, _migrate_device)
+halox_emu_gpu_test(test_plan_device_emu test_plan_device.c 2)
+halox_emu_gpu_test(test_migrate_device_emu test_migrate_device.c 2 4)
+# bounded waits: a peer that stops signalling ends every rank with a timeout naming rank, pulse,
+# peer and step (test_gpu_timeout)
+halox_emu_gpu_test(test_timeout_emu test_gpu_timeout.c 2)
+# the NVSHMEM transports' memory errors: a heap too small (named with the size to set), arrays
+# not from device_alloc (test_gpu_nvshmem)
+halox_emu_gpu_test(test_nvshmem_emu test_gpu_nvshmem.c 2)
