@@ -39,6 +39,13 @@ endfunction()
 
 # every GPU transport's exchanges against the serial reference, bit for bit (test_gpu_exchange)
 halox_emu_gpu_test(test_exchange_emu test_gpu_exchange.c 1 2 4)
+# and with binds that leave their uploads on the stream (HALOX_NVSHMEM_BIND_SYNC=0: the order of
+# the calls, not the stream's, which the emulation cannot show)
+halox_mpiexec(_cmd 2 $<TARGET_FILE:test_exchange_emu>)
+add_test(NAME test_exchange_emu_np2_bind_nosync COMMAND ${_cmd} --quick)
+set_tests_properties(test_exchange_emu_np2_bind_nosync PROPERTIES LABELS emu TIMEOUT 900
+                     SKIP_RETURN_CODE 77 PROCESSORS 2 ENVIRONMENT HALOX_NVSHMEM_BIND_SYNC=0)
+halox_mpi_leaks_off(test_exchange_emu_np2_bind_nosync)
 # the device rebuild through the GPU transports (their messages device to device on NVSHMEM)
 # against the reference plan and the host migration (test_gpu_plan_device, _migrate_device)
 halox_emu_gpu_test(test_plan_device_emu test_plan_device.c 2)
