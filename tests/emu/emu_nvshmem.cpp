@@ -1,12 +1,11 @@
 /* The host emulation of NVSHMEM (tests/emu/nvshmem.h): PEs are processes of one machine. Rank 0's
- * unique id names a file; every PE maps it whole: a header (a process-shared barrier) and then
- * every PE's symmetric heap (NVSHMEM_SYMMETRIC_SIZE, default 1G, a sparse file). Allocations are
- * collective and deterministic (first fit, the same calls in the same order on every PE), so an
- * allocation lies at the same offset of every heap and a symmetric address translates by its
+ * unique id names a file; every PE maps it whole: a header (the collectives' barrier, bounded)
+ * and every PE's symmetric heap (NVSHMEM_SYMMETRIC_SIZE, default 1G, a sparse file). Allocations
+ * are collective and deterministic (first fit, the same calls in the same order on every PE), so
+ * an allocation lies at the same offset of every heap and a symmetric address translates by its
  * offset. */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +20,9 @@
 
 namespace {
 struct head {
-    pthread_barrier_t bar;
-    int ready; /* the barrier is initialised */
+    unsigned arrived; /* the barrier: arrivals of this round, and rounds completed */
+    unsigned round;
+    int ready; /* the file is sized and the header set */
 };
 const size_t HEAD = 4096;
 char *g_map;   /* the whole file */
@@ -52,7 +52,26 @@ size_t heap_size(void)
     return v * m >= 4096 ? (size_t)(v * m) : (size_t)1 << 30;
 }
 
-void barrier(void) { pthread_barrier_wait(&((head *)g_map)->bar); }
+/* every PE arrives (the last one opens the next round); bounded: a PE that never comes (it
+ * failed) stops this one with a message instead of a hang */
+void barrier(void)
+{
+    head *h = (head *)g_map;
+    const unsigned r = __atomic_load_n(&h->round, __ATOMIC_ACQUIRE);
+    if (__atomic_add_fetch(&h->arrived, 1u, __ATOMIC_ACQ_REL) == (unsigned)g_n) {
+        __atomic_store_n(&h->arrived, 0u, __ATOMIC_RELAXED);
+        __atomic_store_n(&h->round, r + 1, __ATOMIC_RELEASE);
+        return;
+    }
+    for (long us = 0; __atomic_load_n(&h->round, __ATOMIC_ACQUIRE) == r; us += 100) {
+        if (us > 120L * 1000 * 1000) {
+            fprintf(stderr, "emulated NVSHMEM: PE %d waited 120 s for the others in a collective\n",
+                    g_me);
+            abort();
+        }
+        usleep(100);
+    }
+}
 } // namespace
 
 /* Before main, for the programs that link this emulation (several ranks, each a process):
@@ -100,7 +119,7 @@ int nvshmemi_init_thread(int, int *provided, unsigned, nvshmemx_init_attr_t *att
         if (fd < 0 || ftruncate(fd, (off_t)total) != 0)
             return 1;
     } else {
-        /* rank 0 creates it: wait for it, and for its barrier (at most 60 s) */
+        /* rank 0 creates it: wait for it, and for its header (at most 60 s) */
         for (int tries = 0; tries < 60000 && fd < 0; tries++) {
             fd = open(attr->id.path, O_RDWR);
             struct stat st;
@@ -121,12 +140,7 @@ int nvshmemi_init_thread(int, int *provided, unsigned, nvshmemx_init_attr_t *att
     g_map = (char *)m;
     head *h = (head *)g_map;
     if (attr->rank == 0) {
-        pthread_barrierattr_t a;
-        pthread_barrierattr_init(&a);
-        pthread_barrierattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-        pthread_barrier_init(&h->bar, &a, (unsigned)attr->nranks);
-        pthread_barrierattr_destroy(&a);
-        __atomic_store_n(&h->ready, 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&h->ready, 1, __ATOMIC_RELEASE); /* a new file is zero: round 0 */
     } else {
         for (int tries = 0; tries < 60000 && !__atomic_load_n(&h->ready, __ATOMIC_ACQUIRE); tries++)
             usleep(1000);
