@@ -16,10 +16,11 @@ set(HALOX_EMU_GPU_SOURCES
     ${_t}/gpu_nvshmem_alloc.c ${_t}/gpu_nvshmem_bind.c ${_t}/gpu_nvshmem_exchange.c
     ${_t}/gpu_nvshmem_inline.c ${_t}/gpu_nvshmem_msg.c ${_t}/gpu_hybrid.c)
 
-# halox_emu_gpu_test(NAME SOURCE NP...): SOURCE as its GPU test builds it (HALOX_TEST_GPU), over
-# the emulation, run by mpirun with each NP
+# halox_emu_gpu_test(NAME SOURCE NP... [EXTRA sources...]): SOURCE as its GPU test builds it
+# (HALOX_TEST_GPU), over the emulation, run by mpirun with each NP
 function(halox_emu_gpu_test name source)
-  add_executable(${name} ${source} ${HALOX_EMU_GPU_SOURCES})
+  cmake_parse_arguments(E "" "" "EXTRA" ${ARGN})
+  add_executable(${name} ${source} ${E_EXTRA} ${HALOX_EMU_GPU_SOURCES})
   target_include_directories(${name} BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/emu)
   target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/src
                              ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)
@@ -28,7 +29,7 @@ function(halox_emu_gpu_test name source)
   set_target_properties(${name} PROPERTIES CXX_STANDARD 14 CXX_STANDARD_REQUIRED ON)
   target_compile_options(${name} PRIVATE -ffp-contract=off)
   target_link_libraries(${name} PRIVATE halox_core Threads::Threads MPI::MPI_C m)
-  foreach(np ${ARGN})
+  foreach(np ${E_UNPARSED_ARGUMENTS})
     halox_mpiexec(_cmd ${np} $<TARGET_FILE:${name}>)
     add_test(NAME ${name}_np${np} COMMAND ${_cmd} --quick)
     set_tests_properties(${name}_np${np} PROPERTIES LABELS emu TIMEOUT 900
@@ -56,3 +57,15 @@ halox_emu_gpu_test(test_timeout_emu test_gpu_timeout.c 2)
 # the NVSHMEM transports' memory errors: a heap too small (named with the size to set), arrays
 # not from device_alloc (test_gpu_nvshmem)
 halox_emu_gpu_test(test_nvshmem_emu test_gpu_nvshmem.c 2)
+# the GPU engine (src/md, its GPU back end included) on the GPU transports against the CPU engine
+# (test_gpu_md, 30 steps per part): built always, run only with -DHALOX_TEST_EMU_ENGINE=ON
+# (about 8 minutes for one transport on 2 ranks here: a step of 2048 atoms takes seconds), e.g.
+#   mpirun -np 2 tests/test_md_emu --transport nvshmem-inline
+# to try a change of the engine's GPU code on the CPU before a GPU runs it
+option(HALOX_TEST_EMU_ENGINE "register test_md_emu (the GPU engine over the emulation)" OFF)
+file(GLOB _md ${PROJECT_SOURCE_DIR}/src/md/*.c)
+set(_np "")
+if(HALOX_TEST_EMU_ENGINE)
+  set(_np 2)
+endif()
+halox_emu_gpu_test(test_md_emu test_gpu_md.c ${_np} EXTRA emu/emu_engine_kernels.cpp ${_md})

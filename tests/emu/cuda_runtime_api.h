@@ -53,6 +53,14 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest);
 cudaError_t cudaDeviceGetPCIBusId(char *bus, int len, int device);
 cudaError_t cudaHostGetDevicePointer(void **dev, void *host, unsigned flags);
 cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer);
+typedef struct {
+    int result;
+} cudaGraphExecUpdateResultInfo;
+/* the executable takes the graph's operations (the emulation's graphs are lists of them) */
+cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph,
+                                cudaGraphExecUpdateResultInfo *info);
+/* the time between two events: every call completes on return, so a token 1 us */
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b);
 cudaError_t cudaMalloc(void **p, size_t bytes);
 cudaError_t cudaFree(void *p);
 cudaError_t cudaMallocHost(void **p, size_t bytes);

@@ -32,13 +32,28 @@ struct CUgraphExec_st {
 struct CUstream_st {
     int unused;
 };
-/* the stream this thread captures (cudaStreamCaptureModeThreadLocal) and its graph */
+/* the stream this thread captures (cudaStreamCaptureModeThreadLocal), its graph, and the
+ * streams that joined the capture by waiting for an event recorded in it (a fork: their work
+ * is the graph's too, in the order it is enqueued, which is an order the graph allows) */
 static thread_local cudaStream_t g_cap_stream;
 static thread_local CUgraph_st *g_cap_graph;
+static thread_local std::vector<cudaStream_t> *g_cap_joined;
+
+static bool emu_capturing(cudaStream_t s)
+{
+    if (!g_cap_graph || !s)
+        return false;
+    if (s == g_cap_stream)
+        return true;
+    for (cudaStream_t j : *g_cap_joined)
+        if (j == s)
+            return true;
+    return false;
+}
 
 bool halox_emu_record(cudaStream_t s, const std::function<void()> &op)
 {
-    if (!g_cap_graph || s != g_cap_stream || !s)
+    if (!emu_capturing(s))
         return false;
     g_cap_graph->ops.push_back(op);
     return true;
@@ -123,6 +138,9 @@ extern "C" cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCap
         return cudaErrorInvalidValue; /* the legacy stream cannot be captured; one at a time */
     g_cap_stream = s;
     g_cap_graph = new CUgraph_st();
+    if (!g_cap_joined)
+        g_cap_joined = new std::vector<cudaStream_t>;
+    g_cap_joined->clear();
     return cudaSuccess;
 }
 extern "C" cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph)
@@ -132,6 +150,7 @@ extern "C" cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph)
     *graph = g_cap_graph;
     g_cap_graph = nullptr;
     g_cap_stream = nullptr;
+    g_cap_joined->clear();
     return cudaSuccess;
 }
 extern "C" cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
@@ -152,6 +171,14 @@ extern "C" cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s)
         op();
     return cudaSuccess;
 }
+extern "C" cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph,
+                                           cudaGraphExecUpdateResultInfo *info)
+{
+    exec->ops = graph->ops;
+    if (info)
+        info->result = 0;
+    return cudaSuccess;
+}
 extern "C" cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 {
     delete graph;
@@ -170,9 +197,10 @@ extern "C" cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr, i
     *value = 64;
     return cudaSuccess;
 }
-/* events: every operation is complete on return, so every event has been reached */
+/* events: every operation is complete on return, so every event has been reached; one recorded
+ * in a capture forks it into the streams that wait for it */
 struct CUevent_st {
-    int unused;
+    bool in_capture;
 };
 extern "C" cudaError_t cudaEventCreate(cudaEvent_t *e)
 {
@@ -189,8 +217,15 @@ extern "C" cudaError_t cudaEventDestroy(cudaEvent_t e)
     return cudaSuccess;
 }
 extern "C" cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
-extern "C" cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned)
+extern "C" cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t)
 {
+    *ms = 0.001f;
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned)
+{
+    if (e && e->in_capture && g_cap_graph && s && !emu_capturing(s))
+        g_cap_joined->push_back(s);
     return cudaSuccess;
 }
 extern "C" cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned flags, int)
@@ -220,7 +255,12 @@ extern "C" cudaError_t cudaDeviceCanAccessPeer(int *can, int, int)
 }
 extern "C" cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
 extern "C" cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }
-extern "C" cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
+extern "C" cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+{
+    if (e)
+        e->in_capture = emu_capturing(s);
+    return cudaSuccess;
+}
 extern "C" cudaError_t cudaGetDevice(int *d)
 {
     *d = 0;
