@@ -172,6 +172,10 @@ void *nvshmem_malloc(size_t bytes)
     if (at + bytes > g_heap)
         return NULL;
     g_used.insert(g_used.begin() + (long)k, block{at, bytes});
+    /* poisoned, as cudaMalloc's (NVSHMEM's memory starts with anything in it): the code must not
+     * read what it did not write; every PE's poison is in before any PE returns */
+    memset(heap_of(g_me) + at, 0xa5, bytes);
+    barrier();
     return heap_of(g_me) + at;
 }
 

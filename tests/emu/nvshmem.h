@@ -1,7 +1,8 @@
 /* The host emulation's stand-in for NVSHMEM (tests/emu): the part of the host and device API that
  * src/kernels/nvshmem_rt.cu and nvshmem_halo.cu use, for PEs that are processes of one machine
  * (ranks under mpirun). Every PE maps one shared file holding every PE's symmetric heap; an
- * allocation is at the same offset of every PE's heap (collective, in the same order everywhere),
+ * allocation is at the same offset of every PE's heap (collective, in the same order everywhere;
+ * poisoned with 0xa5 as cudaMalloc's),
  * and a symmetric address of this PE is translated to a peer's by that offset (nvshmem_ptr).
  * Signals are 64-bit atomics in the peers' heaps; a put is a copy and then the signal. Waits
  * across PEs spin for real: each process runs its own launches. Implementation:
