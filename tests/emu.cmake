@@ -51,6 +51,9 @@ halox_mpi_leaks_off(test_exchange_emu_np2_bind_nosync)
 # against the reference plan and the host migration (test_gpu_plan_device, _migrate_device)
 halox_emu_gpu_test(test_plan_device_emu test_plan_device.c 2)
 halox_emu_gpu_test(test_migrate_device_emu test_migrate_device.c 2 4)
+# the host's calls of a settled device rebuild (migration, plan build, bind) against a budget per
+# phase and kind, counted by the emulation (no GPU test: only the emulation counts calls)
+halox_emu_gpu_test(test_rebuild_calls_emu test_rebuild_calls.c 2)
 # bounded waits: a peer that stops signalling ends every rank with a timeout naming rank, pulse,
 # peer and step (test_gpu_timeout)
 halox_emu_gpu_test(test_timeout_emu test_gpu_timeout.c 2)

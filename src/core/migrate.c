@@ -230,9 +230,10 @@ static halox_status_t halox__mh_pack(void *ctx, const size_t *soff, size_t *fill
 
 static halox_status_t halox__mh_alltoallv(void *ctx, halox_comm_t *comm, const size_t *sbytes,
                                           const size_t *soffs, const size_t *rbytes,
-                                          const size_t *roffs)
+                                          const size_t *roffs, size_t most)
 {
     halox__mig_host_t *h = ctx;
+    (void)most;
     return comm->ops->alltoallv(comm, h->sbuf, sbytes, soffs, h->rbuf, rbytes, roffs);
 }
 
@@ -321,6 +322,7 @@ typedef struct halox__mig {
     long long *all;
     size_t *blk;    /* scount, soff, sbytes, rbytes, roff, fill: P each */
     long long rcap; /* records the receive buffer holds */
+    size_t most;    /* the largest block of the all-to-all, any rank's */
 } halox__mig_t;
 
 /* Check the arguments, find the leavers, and size the buffers before the counts are known: the
@@ -395,6 +397,11 @@ static void halox__mig_blocks(halox__mig_t *m, long long *moved_p, int *tight_p,
         roff[r] = rtotal;
         rtotal += rbytes[r];
     }
+    m->most = 0;
+    for (size_t i = 0; i < (size_t)P * (size_t)P; i++) {
+        const size_t b = (size_t)all[(i / (size_t)P) * (size_t)M + H + i % (size_t)P] * rec;
+        m->most = b > m->most ? b : m->most;
+    }
     *moved_p = moved;
     *tight_p = tight;
 }
@@ -422,7 +429,7 @@ static halox_status_t halox__mig_move(halox__mig_t *m, halox_comm_t *comm,
         st = halox__agree(comm, st, "migration");
     }
     if (st == HALOX_OK)
-        st = S->ops->alltoallv(S->ctx, comm, sbytes, soff, rbytes, roff);
+        st = S->ops->alltoallv(S->ctx, comm, sbytes, soff, rbytes, roff, m->most);
     if (st == HALOX_OK)
         st = S->ops->append(S->ctx, keep, nrecv);
     return st;

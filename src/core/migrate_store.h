@@ -22,9 +22,11 @@ typedef struct halox__mig_store_ops {
     /* leavers packed by destination (index order within one) at soff[r] bytes (fill: P zeroed
      * counters, bytes), stayers moved down in order; *keep_p = stayers */
     halox_status_t (*pack)(void *ctx, const size_t *soff, size_t *fill, int *keep_p);
-    /* the all-to-all of the buffers (blocks as transport.h's alltoallv) */
+    /* the all-to-all of the buffers (blocks as transport.h's alltoallv; most: the largest block
+     * any rank sends, the same on every rank) */
     halox_status_t (*alltoallv)(void *ctx, halox_comm_t *comm, const size_t *sbytes,
-                                const size_t *soffs, const size_t *rbytes, const size_t *roffs);
+                                const size_t *soffs, const size_t *rbytes, const size_t *roffs,
+                                size_t most);
     /* room for `atoms` home atoms (not called where the store is fixed) */
     halox_status_t (*grow)(void *ctx, int atoms);
     /* the nrecv arrivals after the keep stayers, in buffer order; n_home = keep + nrecv */

@@ -68,9 +68,10 @@ typedef struct halox__plan_store_ops {
     halox_status_t (*pack)(void *ctx, const halox_plan_t *plan, int k, void *buf);
     halox_status_t (*unpack)(void *ctx, halox_plan_t *plan, int k, const void *buf);
     halox_status_t (*copy)(void *ctx, halox_plan_t *plan, int k);
-    /* send sbytes of the store's memory to dst, receive rbytes from src into it */
+    /* send sbytes of the store's memory to dst, receive rbytes from src into it (most: the
+     * largest message any rank sends in this pulse, the same on every rank) */
     halox_status_t (*sendrecv)(void *ctx, halox_comm_t *comm, int dst, const void *sbuf,
-                               size_t sbytes, int src, void *rbuf, size_t rbytes);
+                               size_t sbytes, int src, void *rbuf, size_t rbytes, size_t most);
     /* the build succeeded on every rank: n_total out, the host plan complete (maps, zones) */
     halox_status_t (*end)(void *ctx, halox_plan_t *plan);
     /* release what the build held (always called) */

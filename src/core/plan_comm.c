@@ -129,8 +129,9 @@ halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *
         }
         const long long *all = cnt + M;
         int tight = 0, short_rank = -1;
-        long long more = 0;
+        long long more = 0, most = 0; /* the largest count any rank sends in this pulse */
         for (int r = 0; r < comm->size; r++) {
+            most = all[(size_t)r * M + 1] > most ? all[(size_t)r * M + 1] : most;
             int src = halox_grid_neighbour(&plan->params.grid, r, p->dim, +1);
             long long rc = all[(size_t)src * M + 1];
             tight |= rc > all[(size_t)r * M + 2] ||
@@ -170,7 +171,8 @@ halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *
         halox_status_t pst = late == HALOX_OK ? S->ops->pack(S->ctx, plan, k, sbuf) : late;
         if (pst != HALOX_OK && late == HALOX_OK)
             late = pst;
-        st = S->ops->sendrecv(S->ctx, comm, p->send_rank, sbuf, sbytes, p->recv_rank, rbuf, rbytes);
+        st = S->ops->sendrecv(S->ctx, comm, p->send_rank, sbuf, sbytes, p->recv_rank, rbuf, rbytes,
+                              halox__plan_setup_bytes_of(S->real, S->stride, (int)most));
         if (st != HALOX_OK)
             break;
         if (late == HALOX_OK)
@@ -264,9 +266,11 @@ static halox_status_t halox__hs_copy(void *ctx, halox_plan_t *plan, int k)
 }
 
 static halox_status_t halox__hs_sendrecv(void *ctx, halox_comm_t *comm, int dst, const void *sbuf,
-                                         size_t sbytes, int src, void *rbuf, size_t rbytes)
+                                         size_t sbytes, int src, void *rbuf, size_t rbytes,
+                                         size_t most)
 {
     (void)ctx;
+    (void)most;
     return comm->ops->sendrecv(comm, dst, sbuf, sbytes, src, rbuf, rbytes);
 }
 

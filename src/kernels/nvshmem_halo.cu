@@ -30,78 +30,11 @@
 
 #include "kernels/launch.cuh"
 #include "kernels/nvshmem_halo.h"
+#include "kernels/shm_sync.cuh"
 
 #define SHM_THREADS 256
 
 typedef unsigned long long u64;
-
-#if HALOX_EMU /* the host emulation (tests/emu): the same orders through the compiler's atomics */
-static inline u64 shm_ld_acquire_sys(const u64 *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static inline u64 shm_ld_acquire_gpu(const u64 *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static inline void shm_st_release_gpu(u64 *p, u64 v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-static inline long long shm_now_ns(void) { return halox_emu_now_ns(); }
-#else
-static __device__ __forceinline__ u64 shm_ld_acquire_sys(const u64 *p)
-{
-    u64 v;
-    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ u64 shm_ld_acquire_gpu(const u64 *p)
-{
-    u64 v;
-    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ void shm_st_release_gpu(u64 *p, u64 v)
-{
-    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-static __device__ __forceinline__ long long shm_now_ns(void)
-{
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return (long long)t;
-}
-#endif
-
-/* Spin until *p >= want (sys: written by peers; else by this GPU). 1: reached; 0: gave up
- * (timeout recorded here, or another wait failed first). One thread calls it. */
-static __device__ int shm_wait_ge(const halox__shm_launch_t *L, const u64 *p, u64 want, int sys,
-                                  int dir, int pulse, int peer)
-{
-    halox__shm_state_t *S = L->state;
-    u64 v = sys ? shm_ld_acquire_sys(p) : shm_ld_acquire_gpu(p);
-    if (v >= want)
-        return 1;
-    const long long t0 = shm_now_ns();
-    for (unsigned it = 1;; it++) {
-        v = sys ? shm_ld_acquire_sys(p) : shm_ld_acquire_gpu(p);
-        if (v >= want)
-            return 1;
-        if ((it & 31) == 0) {
-            if (*(volatile int *)&S->abort)
-                return 0;
-            if (shm_now_ns() - t0 > L->timeout_ns) {
-                if (atomicCAS(&S->fail.code, 0, 1) == 0) {
-                    S->fail.dir = dir;
-                    S->fail.pulse = pulse;
-                    S->fail.peer = peer;
-                    S->fail.epoch = want;
-                    S->fail.seen = v;
-                    __threadfence_system();
-                    *L->host_flag = 1;
-                }
-                *(volatile int *)&S->abort = 1;
-                return 0;
-            }
-        }
-        __nanosleep(32);
-    }
-}
 
 /* The row's blocks count themselves done (after a system-scope fence of everything this block
  * wrote); returns nonzero in the block that completes the row for epoch e. Whole block calls. */

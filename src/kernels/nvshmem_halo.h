@@ -149,6 +149,51 @@ cudaError_t halox__shm_wait(const halox__shm_launch_t *l, int dir, int slot, int
 /* nvshmem-stream: raise epoch[dir] (when no wait of that direction did). */
 cudaError_t halox__shm_bump(halox__shm_state_t *state, int dir, cudaStream_t stream);
 
+/* ---- rebuild messages (nvshmem_msg.cu) ---------------------------------------------------- */
+
+/* A rebuild message (the plan build's set-up message, the migration's all-to-all:
+ * gpu_nvshmem_msg.c) from device memory into the receivers' symmetric mailboxes and out again,
+ * ordered by signals between the GPUs instead of host waits and agreements. Every rank has, in
+ * symmetric memory, an arrival signal and an acknowledgement per rank: a sender raises its
+ * receiver's arrival signal for it to seq + 1 once its block of message seq landed; a receiver,
+ * once it copied message seq out of its mailbox, raises every rank's acknowledgement for it to seq
+ * + 1. The mailbox has two halves used in turn (message seq in half seq % 2), so a sender waits,
+ * before it writes message seq, until its receiver acknowledged message seq - 2 (acknowledgement >=
+ * seq - 1). Waits are bounded as the halo kernels' (the record says HALOX__SHM_DIR_MSG). */
+enum { HALOX__SHM_MSG_MAX = 32 }; /* ranks the message kernels serve; more: the host path */
+enum { HALOX__SHM_DIR_MSG = 2 };  /* halox__shm_fail_t.dir of a message's wait */
+enum { HALOX__SHM_MSG_ARRIVAL = 0, HALOX__SHM_MSG_ACK = 1 }; /* its .pulse: what it waited for */
+
+typedef struct halox__shm_msg_block {
+    char *dst;       /* send: the receiver's slot (load/store pointer); receive: where it goes */
+    const char *src; /* send: this rank's block; receive: this rank's slot for the sender */
+    size_t bytes;
+    unsigned long long *sig; /* send: the receiver's arrival signal for this rank (load/store
+                                pointer); receive: this rank's arrival signal for the sender */
+    unsigned long long *ack; /* send: this rank's acknowledgement from the receiver */
+    int pe;                  /* the peer, for a timeout's record */
+} halox__shm_msg_block_t;
+
+typedef struct halox__shm_msg_launch {
+    halox__shm_launch_t L;  /* the waits' state, host flag and bound */
+    unsigned long long seq; /* the message's number (the same on every rank) */
+    int n;                  /* blocks of the message this rank sends or receives */
+    halox__shm_msg_block_t b[HALOX__SHM_MSG_MAX];
+    /* receive: every rank's acknowledgement for this rank (load/store pointers) */
+    unsigned long long *ack_peer[HALOX__SHM_MSG_MAX];
+    int n_ack;
+    /* the launch's last block signals (send) or acknowledges (receive): it brings *counter (this
+     * rank's device memory, zeroed once) to target, the blocks of every such launch so far */
+    unsigned *counter;
+    unsigned target;
+} halox__shm_msg_launch_t;
+
+/* Send: wait for the receivers' acknowledgements of message seq - 2, copy the blocks into their
+ * slots, raise their arrival signals. Receive: wait for the arrival signals, copy the blocks out,
+ * acknowledge to every rank. `blocks` CUDA blocks each (the counter's target counts them). */
+cudaError_t halox__shm_msg_send(const halox__shm_msg_launch_t *l, int blocks, cudaStream_t stream);
+cudaError_t halox__shm_msg_recv(const halox__shm_msg_launch_t *l, int blocks, cudaStream_t stream);
+
 /* Blocks a launch may use without risking non-resident spinning blocks: the SMs of the current
  * device divided among the PEs sharing it. */
 int halox__shm_max_blocks(int pes_per_gpu);

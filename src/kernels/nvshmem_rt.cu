@@ -17,6 +17,7 @@
 
 #include "kernels/launch.cuh"
 #include "kernels/nvshmem_halo.h"
+#include "kernels/shm_sync.cuh"
 
 static int halox__shm_ready = 0;    /* initialised in this process */
 static int halox__shm_npes0 = 0;    /* PEs of that initialisation */
@@ -194,14 +195,8 @@ extern "C" void halox__shm_poison(void) { halox__shm_poisoned = 1; }
 /* 16-byte words where both ends allow it, the rest byte by byte */
 static __global__ void halox__shm_copy_kernel(char *dst, const char *src, size_t bytes)
 {
-    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const size_t step = (size_t)gridDim.x * blockDim.x;
-    const int vec = (((uintptr_t)dst | (uintptr_t)src) & 15) == 0;
-    const size_t words = vec ? bytes / 16 : 0;
-    for (size_t i = t; i < words; i += step)
-        ((int4 *)dst)[i] = ((const int4 *)src)[i];
-    for (size_t i = 16 * words + t; i < bytes; i += step)
-        dst[i] = src[i];
+    shm_copy_bytes(dst, src, bytes, (size_t)blockIdx.x * blockDim.x + threadIdx.x,
+                   (size_t)gridDim.x * blockDim.x);
 }
 
 extern "C" cudaError_t halox__shm_copy_to_peer(void *dst, const void *src, size_t bytes,

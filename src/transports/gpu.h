@@ -75,12 +75,16 @@ typedef struct halox__gpu {
     /* the device plan build's set-up message (a sendrecv every rank calls) and the device
      * migration's all-to-all from device memory to device memory, where the transport can
      * (NVSHMEM: gpu_nvshmem_msg.c): *used 0 (the same on every rank) leaves them to the host
-     * path; NULL: always the host path */
+     * path; NULL: always the host path. most: the largest block any rank sends in it (the same
+     * on every rank) */
     halox_status_t (*dsendrecv)(halox_comm_t *comm, int dst, const void *sbuf, size_t sbytes,
-                                int src, void *rbuf, size_t rbytes, int *used);
+                                int src, void *rbuf, size_t rbytes, size_t most, int *used);
     halox_status_t (*dalltoallv)(halox_comm_t *comm, const void *sbuf, const size_t *sbytes,
                                  const size_t *soffs, void *rbuf, const size_t *rbytes,
-                                 const size_t *roffs, int *used);
+                                 const size_t *roffs, size_t most, int *used);
+    /* the transport's check of its kernels' waits (NULL: none): the stores' waits
+     * (halox__gpu_drain) call it, so that a message kernel that gave up is named */
+    halox_status_t (*check)(halox_comm_t *comm, void *ctx);
 } halox__gpu_t;
 
 static inline halox__gpu_t *halox__gpu(halox_comm_t *comm) { return (halox__gpu_t *)comm->impl; }

@@ -292,14 +292,19 @@ void halox__gpu_waited(halox_comm_t *comm, double since)
 halox_status_t halox__gpu_drain(halox_comm_t *comm, halox__gpu_t *g, const char *who,
                                 const char *what)
 {
-    halox_status_t st =
-        halox__gpu_stream_wait(comm, g, halox__now() + comm->timeout_s, NULL, NULL, what);
-    if (st == HALOX_ERR_TIMEOUT)
+    /* with the transport's check, longer than its kernels' own bound, so that their record
+     * (which names the peer) is what reports a timeout; and once more at the end: a kernel that
+     * gave up has returned */
+    const double bound = g->check ? 1.5 * comm->timeout_s + 1.0 : comm->timeout_s;
+    halox_status_t st = halox__gpu_stream_wait(comm, g, halox__now() + bound, g->check, NULL, what);
+    if (st == HALOX_OK && g->check)
+        st = g->check(comm, NULL);
+    if (st == HALOX_ERR_TIMEOUT && !g->failed)
         return halox__error(HALOX_ERR_TIMEOUT,
                             "%s: rank %d: %s waited %.3g s for %s: work queued on the endpoint's "
                             "stream before it did not complete (a peer that stopped?); raise "
                             "HALOX_TIMEOUT_S if it is only slow",
-                            g->name, comm->rank, who, comm->timeout_s, what);
+                            g->name, comm->rank, who, bound, what);
     return st;
 }
 

@@ -67,6 +67,19 @@ halox_status_t halox__shm_check(halox_comm_t *comm, void *ctx)
                      "%s: rank %d: a halo kernel gave up waiting for a peer (step %lld); its "
                      "record could not be read (%s); this endpoint is unusable now (end the job)",
                      m->g.name, comm->rank, comm->step, cudaGetErrorString(e));
+    } else if (f.dir == HALOX__SHM_DIR_MSG) {
+        /* a rebuild message's kernel (nvshmem_msg.cu): epoch is the signal value it waited for */
+        const int ack = f.pulse == HALOX__SHM_MSG_ACK;
+        halox__error(HALOX_ERR_TIMEOUT,
+                     "%s: rank %d timed out after %.3g s waiting for rank %d (PE %d) %s of the "
+                     "device rebuild at step %lld (its signal stands at %llu, %llu wanted): that "
+                     "rank is missing from the rebuild, stopped, or makes different calls; check "
+                     "that every rank rebuilds at the same steps, or raise HALOX_TIMEOUT_S if it "
+                     "is only slow; this endpoint is unusable now (end the job)",
+                     m->g.name, comm->rank, comm->timeout_s, peer_rank, f.peer,
+                     ack ? "to take an earlier message out of its mailbox"
+                         : "to deliver its message",
+                     comm->step, f.seen, f.epoch);
     } else if (f.peer < 0) {
         halox__error(HALOX_ERR_TIMEOUT,
                      "%s: rank %d timed out after %.3g s in the %s exchange of step %lld "
@@ -161,7 +174,7 @@ halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t 
     if (st == HALOX_OK)
         st = halox__env_int("HALOX_NVSHMEM_BLOCKS", 0, 1 << 16, 0, &m->blocks_wanted);
     if (st == HALOX_OK)
-        st = halox__env_flag_or("HALOX_NVSHMEM_DIRECT_MESSAGES", 1, &m->msg_direct);
+        st = halox__env_int("HALOX_NVSHMEM_DIRECT_MESSAGES", 0, 2, 2, &m->msg_direct);
     if (st == HALOX_OK)
         st = halox__env_flag_or("HALOX_NVSHMEM_BIND_SYNC", 1, &m->bind_sync);
     m->msg_verdict = -1; /* agreed at the first message (gpu_nvshmem_msg.c) */
@@ -227,6 +240,10 @@ halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t 
                           name, comm->rank, sizeof(uint64_t) * 2 * HALOX_MAX_PULSES);
     if (st == HALOX_OK && (e = cudaMalloc((void **)&m->state, sizeof *m->state)) != cudaSuccess)
         m->state = NULL;
+    /* zeroed now, not only at bind: the rebuild's message kernels wait with it before the first
+     * bind (their abort and failure record) */
+    if (st == HALOX_OK && e == cudaSuccess)
+        e = cudaMemset(m->state, 0, sizeof *m->state);
     if (st == HALOX_OK && e == cudaSuccess &&
         (e = cudaMalloc((void **)&m->d_rows, sizeof m->rows)) != cudaSuccess)
         m->d_rows = NULL;
@@ -249,6 +266,7 @@ halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t 
         goto fail;
     m->g.dsendrecv = halox__shm_dsendrecv;
     m->g.dalltoallv = halox__shm_dalltoallv;
+    m->g.check = halox__shm_check;
     return HALOX_OK;
 
 fail:

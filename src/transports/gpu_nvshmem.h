@@ -20,6 +20,14 @@ enum { HALOX__SHM_STREAM, HALOX__SHM_PULSE, HALOX__SHM_FUSED, HALOX__SHM_HYBRID,
 
 #define HALOX__SHM_MAX_ALLOCS 64
 
+/* The message kernels' symmetric signals (nvshmem_halo.h): per rank r, its arrival signal
+ * (sig[r]) and its acknowledgement (ack[r]); the launches' last-block counters (this rank's). */
+typedef struct halox__shm_msync {
+    unsigned long long sig[HALOX__SHM_MSG_MAX];
+    unsigned long long ack[HALOX__SHM_MSG_MAX];
+    unsigned counter[2];
+} halox__shm_msync_t;
+
 typedef struct halox__shm {
     halox__gpu_t g; /* first: the shared GPU part */
     int mode;
@@ -73,11 +81,14 @@ typedef struct halox__shm {
      * so far, the event after its last copy out */
     int msg_direct;  /* HALOX_NVSHMEM_DIRECT_MESSAGES */
     int msg_verdict; /* agreed at the first message: 1 device to device, 0 host path, -1 not yet */
+    int msg_kernels; /* agreed with it: the message kernels (2), no host wait or agreement */
     unsigned long long msg_seq;
     char *mbox;
     size_t mbox_cap;
     cudaEvent_t mbox_read;
     int mbox_pending;
+    halox__shm_msync_t *msync; /* the message kernels' signals (symmetric) */
+    unsigned msg_blocks[2];    /* blocks of every send (0) and receive (1) launch so far */
 } halox__shm_t;
 
 static inline halox__shm_t *halox__shm(halox_comm_t *comm) { return (halox__shm_t *)comm->impl; }
@@ -119,10 +130,10 @@ halox_status_t halox__shm_launch_error(halox_comm_t *comm, cudaError_t e, const 
 /* halox__gpu_t.dsendrecv and .dalltoallv of the NVSHMEM transports; the mailbox's release
  * (fini: collective, healthy ranks only). */
 halox_status_t halox__shm_dsendrecv(halox_comm_t *comm, int dst, const void *sbuf, size_t sbytes,
-                                    int src, void *rbuf, size_t rbytes, int *used);
+                                    int src, void *rbuf, size_t rbytes, size_t most, int *used);
 halox_status_t halox__shm_dalltoallv(halox_comm_t *comm, const void *sbuf, const size_t *sbytes,
                                      const size_t *soffs, void *rbuf, const size_t *rbytes,
-                                     const size_t *roffs, int *used);
+                                     const size_t *roffs, size_t most, int *used);
 void halox__shm_msg_fini(halox__shm_t *m, int collective);
 
 /* ---- gpu_nvshmem_exchange.c ---------------------------------------------------------------- */

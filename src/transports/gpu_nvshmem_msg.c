@@ -8,16 +8,24 @@
  *
  * Every rank makes the same calls (both are collective), in the same order. The first call agrees
  * once whether every rank reaches every rank by stores (all copy, or none ever does: *used 0, the
- * host path). After that a message costs one host agreement: each rank copies the blocks that fit
- * their slots, waits for its stream and agrees, the agreement carrying the largest block that did
- * not fit; when one did not, every rank grows the mailboxes alike and copies again (rare: the
- * mailboxes keep their size). Then each receiver copies its blocks out on its stream.
+ * host path), and whether the message kernels run them (HALOX_NVSHMEM_DIRECT_MESSAGES=2, at most
+ * HALOX__SHM_MSG_MAX ranks). The mailbox has two halves used in turn (message n in half n % 2),
+ * slots of the same size on every rank; the callers pass the largest block of any rank (`most`,
+ * from the counts they exchanged before), so every rank grows the mailbox alike when a block does
+ * not fit, without asking.
  *
- * The mailbox has two halves used in turn (message n in half n % 2). A half is written again two
- * messages later, and only after its owner's copy out of it completed: each rank waits for its last
- * copy out before it enters a message's agreement, and a writer of message n + 2 has passed the
- * agreement of message n + 1. A rank that fails or stops is seen at the agreement, bounded as
- * every host collective is: nothing here spins on the GPU, so nothing can hang there. */
+ * With the message kernels (nvshmem_msg.cu) a message costs the host two launches and nothing
+ * else: the send kernel waits on the GPU until each receiver acknowledged message n - 2 (the half
+ * is free), copies into the slots and raises the receivers' arrival signals; the receive kernel
+ * waits for those, copies out and acknowledges to every rank. A stopped peer ends those waits
+ * after the endpoint's timeout, named (halox__shm_check, which the stores' waits call).
+ *
+ * Without them (1) a message costs one host agreement: each rank copies its blocks, waits for
+ * its stream and agrees; then each receiver copies its blocks out on its stream. A half is
+ * written again two messages later, only after its owner's copy out of it completed: each rank
+ * waits for its last copy out before it enters a message's agreement, and a writer of message
+ * n + 2 has passed the agreement of message n + 1. A rank that fails or stops is seen at the
+ * agreement, bounded as every host collective is. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,26 +89,49 @@ static halox_status_t halox__msg_grow(halox_comm_t *comm, halox__shm_t *m, size_
 
 /* Whether the messages go device to device, agreed at the first call: every rank reaches every
  * rank by stores and wants to (HALOX_NVSHMEM_DIRECT_MESSAGES; hybrid keeps the host path: it may
- * be told to treat reachable peers as unreachable). A failure before it fails every rank here. */
+ * be told to treat reachable peers as unreachable); and whether every rank runs them by the
+ * message kernels, whose signals are allocated and zeroed here before an agreement that no rank
+ * passes before every rank's zeroes are in. A failure before it fails every rank here. */
 static halox_status_t halox__msg_verdict(halox_comm_t *comm, halox__shm_t *m, const char *what,
                                          halox_status_t st)
 {
     int reach = st == HALOX_OK && m->msg_direct && !m->use_put && m->mode != HALOX__SHM_HYBRID;
     for (int r = 0; r < comm->size && reach; r++)
         reach = halox__msg_reaches(m, comm, r);
-    long long msg[2] = {0, reach};
+    const int kernels = m->msg_direct == 2 && comm->size <= HALOX__SHM_MSG_MAX;
+    long long msg[3] = {0, reach, kernels};
     long long *all = malloc(sizeof msg * (size_t)comm->size);
     if (!all && st == HALOX_OK)
         st = halox__error(HALOX_ERR_NO_MEMORY, "%s: %s: no memory", m->g.name, what);
-    st = halox__agree_gather(comm, st, what, msg, 2, all);
-    if (st == HALOX_OK) {
-        int every = 1;
-        for (int r = 0; r < comm->size; r++)
-            every &= all[2 * (size_t)r + 1] != 0;
-        m->msg_verdict = every;
+    st = halox__agree_gather(comm, st, what, msg, 3, all);
+    int every = 1, every_k = 1;
+    for (int r = 0; r < comm->size && st == HALOX_OK; r++) {
+        every &= all[3 * (size_t)r + 1] != 0;
+        every_k &= all[3 * (size_t)r + 2] != 0;
     }
     free(all);
-    return st;
+    if (st != HALOX_OK)
+        return st;
+    if (every && every_k) { /* the same on every rank */
+        void *p = NULL;
+        st = halox__shm_sym_alloc(comm, sizeof *m->msync, &p, "the rebuild messages' signals");
+        if (st != HALOX_OK)
+            return st;
+        m->msync = p;
+        cudaError_t e = cudaMemsetAsync(m->msync, 0, sizeof *m->msync, m->g.stream);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(m->g.stream);
+        st = halox__agree(comm,
+                          e == cudaSuccess
+                              ? HALOX_OK
+                              : halox__gpu_cuda_error(comm, &m->g, e, what, HALOX_ERR_COMM, 1),
+                          what);
+        if (st != HALOX_OK)
+            return st;
+    }
+    m->msg_kernels = every && every_k;
+    m->msg_verdict = every;
+    return HALOX_OK;
 }
 
 /* bytes from src into rank r's mailbox at `at` (enqueued) */
@@ -193,6 +224,88 @@ static halox_status_t halox__msg_run(halox_comm_t *comm, halox__shm_t *m, const 
     return st;
 }
 
+/* One message by the message kernels: block i of the `n` goes to rank dst[i] (dst NULL: rank i),
+ * sbytes[i] from sbuf + soffs[i] into that rank's slot `mine`; this rank receives block i from
+ * rank src[i] (src NULL: rank i) out of its slot i, rbytes[i] into rbuf + roffs[i]; `slots` slots
+ * per half; `most`: the largest block of any rank (the same everywhere). A failure before it (st)
+ * still launches both kernels, so that no peer waits out its timeout, and is returned. */
+static halox_status_t halox__msg_kernels(halox_comm_t *comm, halox__shm_t *m, const char *what,
+                                         halox_status_t st, int slots, int mine, int n,
+                                         const int *dst, const int *src, const void *sbuf,
+                                         const size_t *soffs, const size_t *sbytes, void *rbuf,
+                                         const size_t *roffs, const size_t *rbytes, size_t most)
+{
+    halox__gpu_t *g = &m->g;
+    size_t half = m->mbox_cap / 2, slot = half / (size_t)slots / 16 * 16;
+    if (most > slot) {
+        /* every rank alike: its kernels on the old mailbox done before the collective free */
+        halox_status_t dst_st = halox__gpu_drain(comm, g, what, "growing the mailbox");
+        if (dst_st == HALOX_OK)
+            dst_st = halox__msg_grow(comm, m, ((most + 15) / 16 * 16) * (size_t)slots);
+        if (dst_st != HALOX_OK)
+            return dst_st;
+        half = m->mbox_cap / 2;
+        slot = half / (size_t)slots / 16 * 16;
+    }
+    const size_t base = (m->msg_seq & 1) ? half : 0;
+    halox__shm_msg_launch_t snd, rcv;
+    memset(&snd, 0, sizeof snd);
+    memset(&rcv, 0, sizeof rcv);
+    snd.L.state = m->state; /* what the waits need of the endpoint's launch parameters */
+    snd.L.host_flag = m->d_flag;
+    snd.L.timeout_ns = (long long)(comm->timeout_s * 1e9);
+    snd.seq = m->msg_seq;
+    rcv.L = snd.L;
+    rcv.seq = snd.seq;
+    size_t sent = 0, got = 0;
+    snd.n = rcv.n = n;
+    for (int i = 0; i < n; i++) {
+        const int to = dst ? dst[i] : i, from = src ? src[i] : i;
+        halox__shm_msg_block_t *b = &snd.b[i];
+        b->bytes = sbytes[i];
+        b->src = (const char *)sbuf + soffs[i];
+        b->dst = (char *)halox__shm_ptr(m->mbox + base + slot * (size_t)mine, m->pe_of[to]);
+        b->sig = halox__shm_ptr(&m->msync->sig[comm->rank], m->pe_of[to]);
+        b->ack = &m->msync->ack[to];
+        b->pe = m->pe_of[to];
+        b = &rcv.b[i];
+        b->bytes = rbytes[i];
+        b->src = m->mbox + base + slot * (size_t)i;
+        b->dst = (char *)rbuf + roffs[i];
+        b->sig = &m->msync->sig[from];
+        b->pe = m->pe_of[from];
+        if ((snd.b[i].bytes && (!snd.b[i].dst || !snd.b[i].sig)) || rbytes[i] > slot ||
+            sbytes[i] > slot)
+            return halox__error(HALOX_ERR_INTERNAL,
+                                "%s: rank %d: %s: rank %d's mailbox cannot take block %d (%zu "
+                                "bytes, slots of %zu): report this",
+                                g->name, comm->rank, what, to, i, sbytes[i], slot);
+        sent += sbytes[i];
+        got += rbytes[i];
+    }
+    rcv.n_ack = comm->size;
+    for (int r = 0; r < comm->size; r++)
+        rcv.ack_peer[r] = halox__shm_ptr(&m->msync->ack[comm->rank], m->pe_of[r]);
+    /* about 4 KB per block: the messages are small (hundreds of KB at most at 45k atoms) */
+    const int bs = (int)(sent / 4096 < 63 ? sent / 4096 + 1 : 64);
+    const int br = (int)(got / 4096 < 63 ? got / 4096 + 1 : 64);
+    snd.counter = &m->msync->counter[0];
+    snd.target = m->msg_blocks[0] += (unsigned)bs;
+    rcv.counter = &m->msync->counter[1];
+    rcv.target = m->msg_blocks[1] += (unsigned)br;
+    cudaError_t e = halox__shm_msg_send(&snd, bs, g->stream);
+    if (e == cudaSuccess)
+        e = halox__shm_msg_recv(&rcv, br, g->stream);
+    m->msg_seq++;
+    if (e != cudaSuccess) {
+        halox__shm_poison(); /* peers may wait for this rank's signals: no collective exit */
+        return halox__gpu_cuda_error(comm, g, e, what, HALOX_ERR_COMM, 1);
+    }
+    if (st == HALOX_OK)
+        comm->stats.direct_messages++;
+    return st;
+}
+
 /* What every message call does first: *direct, whether this call goes device to device (the
  * verdict, agreed at the first call; then every rank holds the same); for that, the GPU usable and
  * this rank's last copy out completed. A failure with *direct set is agreed in the message
@@ -215,11 +328,10 @@ static halox_status_t halox__msg_open(halox_comm_t *comm, halox__shm_t *m, const
 }
 
 halox_status_t halox__shm_dsendrecv(halox_comm_t *comm, int dst, const void *sbuf, size_t sbytes,
-                                    int src, void *rbuf, size_t rbytes, int *used)
+                                    int src, void *rbuf, size_t rbytes, size_t most, int *used)
 {
     halox__shm_t *m = halox__shm(comm);
     static const char what[] = "the plan build's set-up message";
-    (void)src; /* its block lands in this rank's mailbox */
     int direct = 0;
     halox_status_t st = halox__msg_open(comm, m, what, HALOX_OK, &direct);
     *used = direct || st != HALOX_OK; /* a failure without direct is every rank's */
@@ -227,6 +339,9 @@ halox_status_t halox__shm_dsendrecv(halox_comm_t *comm, int dst, const void *sbu
         return st;
     /* one slot: a rank receives one block */
     const size_t zero = 0;
+    if (m->msg_kernels)
+        return halox__msg_kernels(comm, m, what, st, 1, 0, 1, &dst, &src, sbuf, &zero, &sbytes,
+                                  rbuf, &zero, &rbytes, most);
     return halox__msg_run(comm, m, what, st, 1, 0, 1, &dst, sbuf, &zero, &sbytes, rbuf, &zero,
                           &rbytes);
 }
@@ -234,7 +349,7 @@ halox_status_t halox__shm_dsendrecv(halox_comm_t *comm, int dst, const void *sbu
 /* The mailbox holds a slot per sender: rank c's block for rank r lands in r's slot c. */
 halox_status_t halox__shm_dalltoallv(halox_comm_t *comm, const void *sbuf, const size_t *sbytes,
                                      const size_t *soffs, void *rbuf, const size_t *rbytes,
-                                     const size_t *roffs, int *used)
+                                     const size_t *roffs, size_t most, int *used)
 {
     static const char what[] = "the migration's message";
     halox__shm_t *m = halox__shm(comm);
@@ -243,6 +358,9 @@ halox_status_t halox__shm_dalltoallv(halox_comm_t *comm, const void *sbuf, const
     *used = direct || st != HALOX_OK;
     if (!direct)
         return st;
+    if (m->msg_kernels)
+        return halox__msg_kernels(comm, m, what, st, comm->size, comm->rank, comm->size, NULL, NULL,
+                                  sbuf, soffs, sbytes, rbuf, roffs, rbytes, most);
     return halox__msg_run(comm, m, what, st, comm->size, comm->rank, comm->size, NULL, sbuf, soffs,
                           sbytes, rbuf, roffs, rbytes);
 }
@@ -251,8 +369,11 @@ void halox__shm_msg_fini(halox__shm_t *m, int collective)
 {
     if (collective && m->mbox)
         halox__shm_free(m->mbox);
+    if (collective && m->msync)
+        halox__shm_free(m->msync);
     m->mbox = NULL;
     m->mbox_cap = 0;
+    m->msync = NULL;
     if (m->mbox_read)
         cudaEventDestroy(m->mbox_read);
     m->mbox_read = NULL;

@@ -233,14 +233,15 @@ static halox_status_t md_pack(void *ctx, const size_t *soff, size_t *fill, int *
 }
 
 static halox_status_t md_alltoallv(void *ctx, halox_comm_t *comm, const size_t *sbytes,
-                                   const size_t *soffs, const size_t *rbytes, const size_t *roffs)
+                                   const size_t *soffs, const size_t *rbytes, const size_t *roffs,
+                                   size_t most)
 {
     halox__mig_dev_t *m = ctx;
     cudaStream_t s = m->h.g->stream;
     if (m->h.g->dalltoallv) { /* device to device, where the transport can (every rank alike) */
         int used = 0;
-        halox_status_t dst =
-            m->h.g->dalltoallv(comm, m->d_sbuf, sbytes, soffs, m->d_rbuf, rbytes, roffs, &used);
+        halox_status_t dst = m->h.g->dalltoallv(comm, m->d_sbuf, sbytes, soffs, m->d_rbuf, rbytes,
+                                                roffs, most, &used);
         if (used)
             return dst;
     }

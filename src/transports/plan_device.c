@@ -334,14 +334,14 @@ static halox_status_t pd_copy(void *ctx, halox_plan_t *plan, int k)
 }
 
 static halox_status_t pd_sendrecv(void *ctx, halox_comm_t *comm, int dst, const void *sbuf,
-                                  size_t sbytes, int src, void *rbuf, size_t rbytes)
+                                  size_t sbytes, int src, void *rbuf, size_t rbytes, size_t most)
 {
     halox__plan_dev_t *pd = ctx;
     cudaStream_t s = pd->h.g->stream;
     if (pd->h.g->dsendrecv) { /* device to device, where the transport can (every rank alike) */
         int used = 0;
         halox_status_t dst_st =
-            pd->h.g->dsendrecv(comm, dst, sbuf, sbytes, src, rbuf, rbytes, &used);
+            pd->h.g->dsendrecv(comm, dst, sbuf, sbytes, src, rbuf, rbytes, most, &used);
         if (used)
             return dst_st;
     }

@@ -96,6 +96,22 @@ const char *cudaGetErrorName(cudaError_t e);
 void halox_emu_malloc_fail_after(long n);
 /* test hook: kernel launches run so far (a captured launch counts when its graph runs) */
 long halox_emu_launches(void);
+/* test hook: the host's calls so far, by kind: what each costs a real host (a few us each, more
+ * under MPS) whether or not a stream is being captured. NVSHMEM's host calls count as
+ * HALOX_EMU_NVSHMEM; a synchronous copy counts as a copy and a wait. */
+enum {
+    HALOX_EMU_LAUNCH,  /* kernel launches */
+    HALOX_EMU_COPY,    /* cudaMemcpy, cudaMemcpyAsync */
+    HALOX_EMU_SET,     /* cudaMemset, cudaMemsetAsync */
+    HALOX_EMU_EVENT,   /* cudaEventRecord, cudaStreamWaitEvent */
+    HALOX_EMU_WAIT,    /* synchronisations and queries of streams, events, the device */
+    HALOX_EMU_GRAPH,   /* cudaGraphLaunch */
+    HALOX_EMU_ALLOC,   /* cudaMalloc, cudaFree, their pinned twins */
+    HALOX_EMU_NVSHMEM, /* NVSHMEM's host calls (collectives, on-stream operations) */
+    HALOX_EMU_KINDS
+};
+long halox_emu_calls(int kind);
+void halox_emu_count(int kind);
 
 #ifdef __cplusplus
 }

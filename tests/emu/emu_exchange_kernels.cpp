@@ -8,5 +8,6 @@
 #include "kernels/md_kernels.cu" /* the scan nvshmem-inline's send lists use */
 #include "kernels/migrate_kernels.cu"
 #include "kernels/nvshmem_halo.cu"
+#include "kernels/nvshmem_msg.cu"
 #include "kernels/nvshmem_rt.cu"
 #include "kernels/plan_select.cu"

@@ -18,6 +18,10 @@
 
 #include "nvshmem.h"
 
+/* NVSHMEM_SYMMETRIC_SIZE as the transports read it (src/kernels/nvshmem_rt.cu, built into every
+ * program of the emulation) */
+extern "C" size_t halox__shm_heap_size(int *user_set);
+
 namespace {
 struct head {
     unsigned arrived; /* the barrier: arrivals of this round, and rounds completed */
@@ -37,19 +41,9 @@ char *heap_of(int pe) { return g_map + HEAD + (size_t)pe * g_heap; }
 
 size_t heap_size(void)
 {
-    const char *s = getenv("NVSHMEM_SYMMETRIC_SIZE");
-    if (!s || !*s)
-        return (size_t)1 << 30;
-    char *end = NULL;
-    double v = strtod(s, &end);
-    double m = 1;
-    if (end && (*end == 'k' || *end == 'K'))
-        m = 1024.0;
-    else if (end && (*end == 'm' || *end == 'M'))
-        m = 1024.0 * 1024;
-    else if (end && (*end == 'g' || *end == 'G'))
-        m = 1024.0 * 1024 * 1024;
-    return v * m >= 4096 ? (size_t)(v * m) : (size_t)1 << 30;
+    int set = 0;
+    const size_t v = halox__shm_heap_size(&set);
+    return v >= 4096 ? v : (size_t)1 << 30;
 }
 
 /* every PE arrives (the last one opens the next round); bounded: a PE that never comes (it
@@ -160,6 +154,7 @@ int nvshmem_n_pes(void) { return g_n; }
 
 void *nvshmem_malloc(size_t bytes)
 {
+    halox_emu_count(HALOX_EMU_NVSHMEM);
     barrier(); /* collective, as NVSHMEM's */
     bytes = (bytes + 255) / 256 * 256;
     size_t at = 0;
@@ -181,6 +176,7 @@ void *nvshmem_malloc(size_t bytes)
 
 void nvshmem_free(void *p)
 {
+    halox_emu_count(HALOX_EMU_NVSHMEM);
     barrier();
     for (size_t k = 0; k < g_used.size(); k++)
         if (heap_of(g_me) + g_used[k].off == (char *)p) {
@@ -207,6 +203,7 @@ void nvshmem_finalize(void)
 void nvshmemx_putmem_signal_on_stream(void *dest, const void *src, size_t bytes, uint64_t *sig,
                                       uint64_t value, int op, int pe, cudaStream_t stream)
 {
+    halox_emu_count(HALOX_EMU_NVSHMEM);
     auto run = [=]() {
         memcpy(nvshmem_ptr(dest, pe), src, bytes);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -219,6 +216,7 @@ void nvshmemx_putmem_signal_on_stream(void *dest, const void *src, size_t bytes,
 void nvshmemx_signal_op_on_stream(uint64_t *sig, uint64_t value, int op, int pe,
                                   cudaStream_t stream)
 {
+    halox_emu_count(HALOX_EMU_NVSHMEM);
     auto run = [=]() { nvshmemx_signal_op(sig, value, op, pe); };
     if (!halox_emu_record(stream, run))
         run();

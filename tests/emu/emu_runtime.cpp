@@ -22,6 +22,17 @@ static long g_launches;
 
 extern "C" long halox_emu_launches(void) { return __atomic_load_n(&g_launches, __ATOMIC_SEQ_CST); }
 
+static long g_calls[HALOX_EMU_KINDS];
+extern "C" void halox_emu_count(int kind)
+{
+    __atomic_fetch_add(&g_calls[kind], 1, __ATOMIC_SEQ_CST);
+}
+extern "C" long halox_emu_calls(int kind)
+{
+    return kind >= 0 && kind < HALOX_EMU_KINDS ? __atomic_load_n(&g_calls[kind], __ATOMIC_SEQ_CST)
+                                               : -1;
+}
+
 /* a graph and its executable: the recorded operations */
 struct CUgraph_st {
     std::vector<std::function<void()>> ops;
@@ -63,6 +74,7 @@ extern "C" void halox_emu_malloc_fail_after(long n) { g_malloc_left = n; }
 
 extern "C" cudaError_t cudaMalloc(void **p, size_t bytes)
 {
+    halox_emu_count(HALOX_EMU_ALLOC);
     if (g_malloc_left == 0) {
         *p = nullptr;
         g_malloc_left = -1;
@@ -78,6 +90,7 @@ extern "C" cudaError_t cudaMalloc(void **p, size_t bytes)
 }
 extern "C" cudaError_t cudaFree(void *p)
 {
+    halox_emu_count(HALOX_EMU_ALLOC);
     free(p);
     return cudaSuccess;
 }
@@ -85,6 +98,8 @@ extern "C" cudaError_t cudaMallocHost(void **p, size_t bytes) { return cudaMallo
 extern "C" cudaError_t cudaFreeHost(void *p) { return cudaFree(p); }
 extern "C" cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind)
 {
+    halox_emu_count(HALOX_EMU_COPY);
+    halox_emu_count(HALOX_EMU_WAIT);
     if (bytes)
         memmove(dst, src, bytes);
     return cudaSuccess;
@@ -92,15 +107,20 @@ extern "C" cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, enum
 extern "C" cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
                                        enum cudaMemcpyKind kind, cudaStream_t s)
 {
+    halox_emu_count(HALOX_EMU_COPY);
     if (halox_emu_record(s, [=]() {
             if (bytes)
                 memmove(dst, src, bytes);
         }))
         return cudaSuccess;
-    return cudaMemcpy(dst, src, bytes, kind);
+    (void)kind;
+    if (bytes)
+        memmove(dst, src, bytes);
+    return cudaSuccess;
 }
 extern "C" cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s)
 {
+    halox_emu_count(HALOX_EMU_SET);
     if (halox_emu_record(s, [=]() { memset(p, v, bytes); }))
         return cudaSuccess;
     memset(p, v, bytes);
@@ -108,6 +128,7 @@ extern "C" cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_
 }
 extern "C" cudaError_t cudaMemset(void *p, int v, size_t bytes)
 {
+    halox_emu_count(HALOX_EMU_SET);
     memset(p, v, bytes);
     return cudaSuccess;
 }
@@ -115,7 +136,11 @@ extern "C" cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned)
 {
     return cudaMalloc(p, bytes);
 }
-extern "C" cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+extern "C" cudaError_t cudaDeviceSynchronize(void)
+{
+    halox_emu_count(HALOX_EMU_WAIT);
+    return cudaSuccess;
+}
 extern "C" cudaError_t cudaGetDeviceCount(int *n)
 {
     *n = 1;
@@ -131,7 +156,11 @@ extern "C" cudaError_t cudaStreamDestroy(cudaStream_t s)
     delete s;
     return cudaSuccess;
 }
-extern "C" cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+extern "C" cudaError_t cudaStreamSynchronize(cudaStream_t)
+{
+    halox_emu_count(HALOX_EMU_WAIT);
+    return cudaSuccess;
+}
 extern "C" cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode)
 {
     if (!s || g_cap_graph)
@@ -162,6 +191,7 @@ extern "C" cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t g
 }
 extern "C" cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s)
 {
+    halox_emu_count(HALOX_EMU_GRAPH);
     if (halox_emu_record(s, [=]() {
             for (const auto &op : exec->ops)
                 op();
@@ -216,7 +246,11 @@ extern "C" cudaError_t cudaEventDestroy(cudaEvent_t e)
     delete e;
     return cudaSuccess;
 }
-extern "C" cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+extern "C" cudaError_t cudaEventSynchronize(cudaEvent_t)
+{
+    halox_emu_count(HALOX_EMU_WAIT);
+    return cudaSuccess;
+}
 extern "C" cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t)
 {
     *ms = 0.001f;
@@ -224,6 +258,7 @@ extern "C" cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t)
 }
 extern "C" cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned)
 {
+    halox_emu_count(HALOX_EMU_EVENT);
     if (e && e->in_capture && g_cap_graph && s && !emu_capturing(s))
         g_cap_joined->push_back(s);
     return cudaSuccess;
@@ -253,10 +288,19 @@ extern "C" cudaError_t cudaDeviceCanAccessPeer(int *can, int, int)
     *can = 1;
     return cudaSuccess;
 }
-extern "C" cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
-extern "C" cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }
+extern "C" cudaError_t cudaStreamQuery(cudaStream_t)
+{
+    halox_emu_count(HALOX_EMU_WAIT);
+    return cudaSuccess;
+}
+extern "C" cudaError_t cudaEventQuery(cudaEvent_t)
+{
+    halox_emu_count(HALOX_EMU_WAIT);
+    return cudaSuccess;
+}
 extern "C" cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
+    halox_emu_count(HALOX_EMU_EVENT);
     if (e)
         e->in_capture = emu_capturing(s);
     return cudaSuccess;

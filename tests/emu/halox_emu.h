@@ -267,6 +267,7 @@ template <typename... P> struct halox_emu_launcher {
     {
         const unsigned b = blocks, t = threads;
         void (*const k)(P...) = kernel;
+        halox_emu_count(HALOX_EMU_LAUNCH);
         if (!halox_emu_record(stream, [=]() { halox_emu_run(b, t, [&]() { k(args...); }); }))
             halox_emu_run(b, t, [&]() { k(args...); });
     }
