@@ -51,6 +51,15 @@ halox_mpi_leaks_off(test_exchange_emu_np2_bind_nosync)
 # against the reference plan and the host migration (test_gpu_plan_device, _migrate_device)
 halox_emu_gpu_test(test_plan_device_emu test_plan_device.c 2)
 halox_emu_gpu_test(test_migrate_device_emu test_migrate_device.c 2 4)
+# and with the messages copied under host agreements (HALOX_NVSHMEM_DIRECT_MESSAGES=1) instead of
+# by the message kernels (2, the default)
+foreach(_t test_plan_device_emu test_migrate_device_emu)
+  halox_mpiexec(_cmd 2 $<TARGET_FILE:${_t}>)
+  add_test(NAME ${_t}_np2_agreed COMMAND ${_cmd} --quick)
+  set_tests_properties(${_t}_np2_agreed PROPERTIES LABELS emu TIMEOUT 900 SKIP_RETURN_CODE 77
+                       PROCESSORS 2 ENVIRONMENT HALOX_NVSHMEM_DIRECT_MESSAGES=1)
+  halox_mpi_leaks_off(${_t}_np2_agreed)
+endforeach()
 # the host's calls of a settled device rebuild (migration, plan build, bind) against a budget per
 # phase and kind, counted by the emulation (no GPU test: only the emulation counts calls)
 halox_emu_gpu_test(test_rebuild_calls_emu test_rebuild_calls.c 2)
