@@ -75,7 +75,7 @@ typedef struct halox_inline_send {
 /** Where a wait that gave up writes (first failure wins). */
 typedef struct halox_inline_fail {
     int code; /**< 0 none, 1 timeout */
-    int dir;  /**< 0 coordinates, 1 forces */
+    int dir;  /**< 0 coordinates, 1 forces, 2 a device rebuild's message (the library's own) */
     int pulse;
     int peer;                 /**< PE that did not signal (-1: a dependency of this rank) */
     unsigned long long epoch; /**< the exchange waited for (since bind) */
