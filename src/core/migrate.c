@@ -372,11 +372,14 @@ static void halox__mig_blocks(halox__mig_t *m, long long *moved_p, int *tight_p,
     int tight = 0;
     *short_p = -1;
     *need_p = 0;
+    m->most = 0;
     for (int r = 0; r < P; r++) {
         long long keep = all[(size_t)r * M + 1], nrecv = 0;
         for (int c = 0; c < P; c++) {
-            keep -= all[(size_t)r * M + H + c];
+            const long long out = all[(size_t)r * M + H + c]; /* rank r's block for rank c */
+            keep -= out;
             nrecv += all[(size_t)c * M + H + r];
+            m->most = (size_t)out * rec > m->most ? (size_t)out * rec : m->most;
         }
         moved += nrecv;
         long long need = keep + nrecv > 0 ? keep + nrecv : 1;
@@ -396,11 +399,6 @@ static void halox__mig_blocks(halox__mig_t *m, long long *moved_p, int *tight_p,
         rbytes[r] = (size_t)all[(size_t)r * M + H + m->me] * rec;
         roff[r] = rtotal;
         rtotal += rbytes[r];
-    }
-    m->most = 0;
-    for (size_t i = 0; i < (size_t)P * (size_t)P; i++) {
-        const size_t b = (size_t)all[(i / (size_t)P) * (size_t)M + H + i % (size_t)P] * rec;
-        m->most = b > m->most ? b : m->most;
     }
     *moved_p = moved;
     *tight_p = tight;

@@ -150,60 +150,42 @@ static halox_status_t halox__msg_copy(halox_comm_t *comm, halox__shm_t *m, const
 
 /* One message: block i of the `n` goes to rank dst[i] (dst NULL: rank i), sbytes[i] from sbuf +
  * soffs[i] into that rank's slot `mine`; this rank receives block i from its slot i, rbytes[i]
- * into rbuf + roffs[i]; `slots` slots per half. Copies what fits, waits for its stream, agrees
- * (with the largest block that did not fit on any rank: then every rank grows and copies again),
- * then copies this rank's blocks out on its stream. */
+ * into rbuf + roffs[i]; `slots` slots per half; `most`: the largest block of any rank (the same
+ * everywhere, so every rank grows the mailbox alike first). Copies, waits for its stream, agrees
+ * (then every block has landed), then copies this rank's blocks out on its stream. */
 static halox_status_t halox__msg_run(halox_comm_t *comm, halox__shm_t *m, const char *what,
                                      halox_status_t st, int slots, int mine, int n, const int *dst,
                                      const void *sbuf, const size_t *soffs, const size_t *sbytes,
-                                     void *rbuf, const size_t *roffs, const size_t *rbytes)
+                                     void *rbuf, const size_t *roffs, const size_t *rbytes,
+                                     size_t most)
 {
     halox__gpu_t *g = &m->g;
     size_t half = m->mbox_cap / 2, slot = half / (size_t)slots / 16 * 16;
-    for (int tries = 0;; tries++) {
-        const size_t base = (m->msg_seq & 1) ? half : 0;
-        long long need = 0;
-        int copied = 0;
-        for (int i = 0; i < n; i++)
-            need = rbytes[i] > slot && (long long)rbytes[i] > need ? (long long)rbytes[i] : need;
-        for (int i = 0; i < n && st == HALOX_OK; i++) {
-            if (sbytes[i] == 0)
-                continue;
-            if (sbytes[i] > slot) {
-                need = (long long)sbytes[i] > need ? (long long)sbytes[i] : need;
-                continue;
-            }
-            st = halox__msg_copy(comm, m, what, dst ? dst[i] : i, base + slot * (size_t)mine,
-                                 (const char *)sbuf + soffs[i], sbytes[i]);
-            copied = 1;
-        }
-        if (st == HALOX_OK && copied)
-            st = halox__gpu_drain(comm, g, what, "its copy into the peer");
-        long long msg[2] = {0, need};
-        long long *all = malloc(sizeof msg * (size_t)comm->size);
-        if (!all && st == HALOX_OK)
-            st = halox__error(HALOX_ERR_NO_MEMORY, "%s: %s: no memory", g->name, what);
-        st = halox__agree_gather(comm, st, what, msg, 2, all);
-        long long most = 0;
-        for (int r = 0; st == HALOX_OK && r < comm->size; r++)
-            most = all[2 * (size_t)r + 1] > most ? all[2 * (size_t)r + 1] : most;
-        free(all);
-        if (st != HALOX_OK)
-            return st;
-        if (most == 0)
-            break;
-        if (tries > 0) /* the grown slots hold every block: the same on every rank */
-            return halox__error(HALOX_ERR_INTERNAL,
-                                "%s: rank %d: %s: a block of %lld bytes did not fit the grown "
-                                "mailbox's %zu-byte slots: report this",
-                                g->name, comm->rank, what, most, slot);
-        slot = ((size_t)most + 15) / 16 * 16;
-        if ((st = halox__msg_grow(comm, m, slot * (size_t)slots)) != HALOX_OK)
-            return st;
+    if (most > slot) { /* halox__msg_open waited for this rank's last copy out of the old one */
+        halox_status_t gst = halox__msg_grow(comm, m, ((most + 15) / 16 * 16) * (size_t)slots);
+        if (gst != HALOX_OK)
+            return gst;
         half = m->mbox_cap / 2;
         slot = half / (size_t)slots / 16 * 16;
     }
     const size_t base = (m->msg_seq & 1) ? half : 0;
+    int copied = 0;
+    for (int i = 0; i < n && st == HALOX_OK; i++) {
+        if (sbytes[i] > slot || rbytes[i] > slot)
+            st = halox__error(HALOX_ERR_INTERNAL,
+                              "%s: rank %d: %s: block %d (%zu bytes out, %zu in) is larger than "
+                              "the largest block every rank was told of (%zu): report this",
+                              g->name, comm->rank, what, i, sbytes[i], rbytes[i], most);
+        else if (sbytes[i] > 0) {
+            st = halox__msg_copy(comm, m, what, dst ? dst[i] : i, base + slot * (size_t)mine,
+                                 (const char *)sbuf + soffs[i], sbytes[i]);
+            copied = 1;
+        }
+    }
+    if (st == HALOX_OK && copied)
+        st = halox__gpu_drain(comm, g, what, "its copy into the peer");
+    if ((st = halox__agree(comm, st, what)) != HALOX_OK)
+        return st;
     m->msg_seq++;
     int out = 0;
     for (int i = 0; i < n && st == HALOX_OK; i++) {
@@ -343,7 +325,7 @@ halox_status_t halox__shm_dsendrecv(halox_comm_t *comm, int dst, const void *sbu
         return halox__msg_kernels(comm, m, what, st, 1, 0, 1, &dst, &src, sbuf, &zero, &sbytes,
                                   rbuf, &zero, &rbytes, most);
     return halox__msg_run(comm, m, what, st, 1, 0, 1, &dst, sbuf, &zero, &sbytes, rbuf, &zero,
-                          &rbytes);
+                          &rbytes, most);
 }
 
 /* The mailbox holds a slot per sender: rank c's block for rank r lands in r's slot c. */
@@ -362,7 +344,7 @@ halox_status_t halox__shm_dalltoallv(halox_comm_t *comm, const void *sbuf, const
         return halox__msg_kernels(comm, m, what, st, comm->size, comm->rank, comm->size, NULL, NULL,
                                   sbuf, soffs, sbytes, rbuf, roffs, rbytes, most);
     return halox__msg_run(comm, m, what, st, comm->size, comm->rank, comm->size, NULL, sbuf, soffs,
-                          sbytes, rbuf, roffs, rbytes);
+                          sbytes, rbuf, roffs, rbytes, most);
 }
 
 void halox__shm_msg_fini(halox__shm_t *m, int collective)
