@@ -219,7 +219,9 @@ halox_status_t halox_comm_build_plan_device(halox_comm_t *comm, const halox_plan
 /** Bind the coordinate and force arrays that the following exchanges use (collective): x as
  *  filled by the plan build, f with room for plan->n_total forces. Call after every plan build
  *  and whenever an array moves. The plan build filled the halo, so the first exchange after a
- *  bind may be a force exchange (no coordinate exchange needed on rebuild steps). */
+ *  bind may be a force exchange (no coordinate exchange needed on rebuild steps). A failure on
+ *  any rank (bad arguments included) fails the bind on every rank, and nothing is bound then:
+ *  exchanges return HALOX_ERR_STATE until a bind succeeds. */
 halox_status_t halox_comm_bind(halox_comm_t *comm, const halox_plan_t *plan, void *x, void *f);
 
 /** Coordinate halo exchange: fills the halo part of the bound x from the owners' home atoms.

@@ -240,16 +240,14 @@ halox_status_t halox_comm_bind(halox_comm_t *comm, const halox_plan_t *plan, voi
         st = halox__error(HALOX_ERR_INVALID_ARG,
                           "bind: plan is for rank %d of %d but this endpoint is rank %d of %d",
                           plan->rank, plan->nranks, comm->rank, comm->size);
-    st = halox__agree(comm, st, "bind");
-    if (st != HALOX_OK)
-        return st;
-    comm->plan = plan;
-    comm->x = x;
-    comm->f = f;
+    /* a failure is agreed in the transport's bind (its first collective) */
+    comm->plan = st == HALOX_OK ? plan : NULL;
+    comm->x = st == HALOX_OK ? x : NULL;
+    comm->f = st == HALOX_OK ? f : NULL;
     comm->coords_pending = 0;
     /* the plan build just filled the halo: a force exchange may come first */
     comm->halo_fresh = 1;
-    return comm->ops->bind(comm);
+    return comm->ops->bind(comm, st);
 }
 
 halox_status_t halox_comm_graph_mode(halox_comm_t *comm, int on)
@@ -312,8 +310,7 @@ halox_status_t halox_comm_inline_view(halox_comm_t *comm, halox_inline_view_t *v
 halox_status_t halox_comm_inline_enqueued(halox_comm_t *comm, int coords)
 {
     if (!comm || !comm->plan || !comm->ops->inline_enqueued)
-        return halox__error(HALOX_ERR_STATE,
-                            "inline_enqueued: %s",
+        return halox__error(HALOX_ERR_STATE, "inline_enqueued: %s",
                             !comm || !comm->plan ? "no plan bound"
                                                  : "the transport has no in-kernel exchange");
     if (comm->coords_pending)

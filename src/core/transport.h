@@ -48,7 +48,11 @@ typedef struct halox_transport_ops {
      * every exchange (comm->stats): transports must not. After HALOX_ERR_TIMEOUT or
      * HALOX_ERR_COMM an endpoint may refuse every later call with HALOX_ERR_STATE: messages may
      * still be in flight, so the caller destroys it and stops the run. */
-    halox_status_t (*bind)(halox_comm_t *comm);
+    /* bind: st0 is this rank's failure before it (its arguments, a deferred failure; comm->plan,
+     * x and f are NULL then): the transport agrees on it in its first collective (GPU
+     * transports: the bind's gather), so that every rank fails alike without a collective of
+     * its own. */
+    halox_status_t (*bind)(halox_comm_t *comm, halox_status_t st0);
     halox_status_t (*coords)(halox_comm_t *comm);
     halox_status_t (*forces)(halox_comm_t *comm);
 

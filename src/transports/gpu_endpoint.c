@@ -207,7 +207,7 @@ halox_status_t halox__gpu_bind(halox_comm_t *comm, halox__gpu_t *g, halox_status
     const int W = HALOX__BOUND_WORDS(n_extra);
     long long msg[HALOX__BOUND_WORDS(HALOX__BOUND_EXTRA_MAX)];
     memset(msg, 0, sizeof msg);
-    const int n = plan->n_pulses;
+    const int n = plan ? plan->n_pulses : 0; /* none after a failure before the bind */
     msg[1] = n;
     for (int k = 0; k < n && k < HALOX_MAX_PULSES; k++) {
         const halox_pulse_t *p = &plan->pulse[k];

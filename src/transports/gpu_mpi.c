@@ -127,10 +127,10 @@ static void halox__gmpi_fini(halox_comm_t *comm)
 
 /* ---- halo exchange ---------------------------------------------------------------------- */
 
-static halox_status_t halox__gmpi_bind(halox_comm_t *comm)
+static halox_status_t halox__gmpi_bind(halox_comm_t *comm, halox_status_t st0)
 {
     halox__gmpi_t *m = halox__gmpi(comm);
-    halox_status_t st = halox__gpu_bind(comm, &m->g, HALOX_OK, NULL, 0, NULL);
+    halox_status_t st = halox__gpu_bind(comm, &m->g, st0, NULL, 0, NULL);
     if (st != HALOX_OK)
         return st;
     m->g.bound = 0;

@@ -323,10 +323,10 @@ static void halox__nccl_fini(halox_comm_t *comm)
 
 /* ---- halo exchange ---------------------------------------------------------------------- */
 
-static halox_status_t halox__nccl_bind(halox_comm_t *comm)
+static halox_status_t halox__nccl_bind(halox_comm_t *comm, halox_status_t st0)
 {
     halox__nccl_t *m = halox__nccl(comm);
-    halox_status_t st = halox__gpu_usable(comm, &m->g, "bind");
+    halox_status_t st = st0 != HALOX_OK ? st0 : halox__gpu_usable(comm, &m->g, "bind");
     if (st == HALOX_OK)
         st = halox__gpu_set_device(comm, &m->g);
     if (st == HALOX_OK && m->g.bound) /* an earlier plan's exchanges may still run */

@@ -36,6 +36,8 @@ typedef struct halox__shm {
     double headroom;   /* HALOX_NVSHMEM_HEADROOM */
     int blocks_wanted; /* HALOX_NVSHMEM_BLOCKS (0: from the halo size) */
     int bind_sync;     /* HALOX_NVSHMEM_BIND_SYNC: the bind's end waits for its uploads */
+    int bind_agreed;   /* the bind's begin failed in its gather: every rank knows (no end
+                          agreement) */
     int *pe_of;        /* comm rank -> PE */
     int *rank_of;      /* PE -> comm rank (-1: not in this endpoint) */
     int n_pes;
@@ -108,10 +110,11 @@ halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t 
 void halox__shm_fini(halox_comm_t *comm);
 /* Bind: the rows, buffers and signals of the bound plan (and m->bind_routes first). In two
  * halves for a transport that adds its own work before the last agreement: _begin (collective,
- * returns the same failures on every rank except its local uploads'), then _end(st): waits for
- * the stream and agrees on st. */
-halox_status_t halox__shm_bind(halox_comm_t *comm);
-halox_status_t halox__shm_bind_begin(halox_comm_t *comm);
+ * returns the same failures on every rank except its local uploads'; st0: a failure before the
+ * bind, agreed in its gather), then _end(st): waits for the stream and agrees on st (not after a
+ * failure of _begin's gather: every rank has it). */
+halox_status_t halox__shm_bind(halox_comm_t *comm, halox_status_t st0);
+halox_status_t halox__shm_bind_begin(halox_comm_t *comm, halox_status_t st0);
 halox_status_t halox__shm_bind_end(halox_comm_t *comm, halox_status_t st);
 halox_status_t halox__shm_dalloc(halox_comm_t *comm, size_t bytes, void **ptr_p);
 /* gpu_nvshmem_alloc.c: collective symmetric allocation of the largest rank's `bytes` (agreed: on

@@ -86,12 +86,15 @@ static int halox__shm_alloc_of(const halox__shm_t *m, const void *p, size_t byte
  * every signal of earlier exchanges was waited for). halox__gpu_bind waits for the stream before
  * its gather, so every rank's reset is done before any rank passes the gather.
  * which[]: the allocations' indices, checked against every rank's by the bind's gather. */
-static halox_status_t halox__shm_bind_arrays(halox_comm_t *comm, long long which[2])
+static halox_status_t halox__shm_bind_arrays(halox_comm_t *comm, halox_status_t st0,
+                                             long long which[2])
 {
     halox__shm_t *m = halox__shm(comm);
     halox__gpu_t *g = &m->g;
     const halox_plan_t *plan = comm->plan;
     const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
+    if (st0 != HALOX_OK) /* no plan, no arrays: agreed in the bind's gather */
+        return st0;
     halox_status_t st = halox__gpu_usable(comm, g, "bind");
     if (st == HALOX_OK)
         st = halox__gpu_set_device(comm, g);
@@ -261,15 +264,19 @@ static void halox__shm_bind_blocks(halox_comm_t *comm, int maxc)
 
 /* Bind up to its last agreement: one collective (the device plan's gather, which also checks
  * the arrays and gives every rank's counts and offsets) unless the symmetric buffers grow. */
-halox_status_t halox__shm_bind_begin(halox_comm_t *comm)
+halox_status_t halox__shm_bind_begin(halox_comm_t *comm, halox_status_t st0)
 {
     halox__shm_t *m = halox__shm(comm);
     halox__gpu_t *g = &m->g;
     long long which[2] = {-1, -1}, *all = NULL;
-    halox_status_t st = halox__shm_bind_arrays(comm, which);
-    /* device plan (maps, offsets), agreement, counts checked with the peers */
-    if ((st = halox__gpu_bind(comm, g, st, which, 2, &all)) != HALOX_OK)
+    halox_status_t st = halox__shm_bind_arrays(comm, st0, which);
+    /* device plan (maps, offsets), agreement, counts checked with the peers: a failure there is
+     * every rank's */
+    m->bind_agreed = 0;
+    if ((st = halox__gpu_bind(comm, g, st, which, 2, &all)) != HALOX_OK) {
+        m->bind_agreed = 1;
         return st;
+    }
     const int W = HALOX__BOUND_WORDS(2);
     g->bound = 0;
     st = halox__shm_bind_same(comm, all, W);
@@ -304,13 +311,14 @@ halox_status_t halox__shm_bind_end(halox_comm_t *comm, halox_status_t st)
         if (e != cudaSuccess)
             st = halox__gpu_cuda_error(comm, g, e, "bind", HALOX_ERR_COMM, 1);
     }
-    st = halox__agree(comm, st, "bind");
+    if (!(st != HALOX_OK && m->bind_agreed))
+        st = halox__agree(comm, st, "bind");
     m->h_epoch[0] = m->h_epoch[1] = 0;
     g->bound = st == HALOX_OK;
     return st;
 }
 
-halox_status_t halox__shm_bind(halox_comm_t *comm)
+halox_status_t halox__shm_bind(halox_comm_t *comm, halox_status_t st0)
 {
-    return halox__shm_bind_end(comm, halox__shm_bind_begin(comm));
+    return halox__shm_bind_end(comm, halox__shm_bind_begin(comm, st0));
 }

@@ -251,9 +251,9 @@ static halox_status_t halox__inl_bind_view(halox_comm_t *comm)
     return HALOX_OK;
 }
 
-static halox_status_t halox__inl_bind(halox_comm_t *comm)
+static halox_status_t halox__inl_bind(halox_comm_t *comm, halox_status_t st0)
 {
-    halox_status_t st = halox__shm_bind_begin(comm);
+    halox_status_t st = halox__shm_bind_begin(comm, st0);
     halox__shm_t *m = halox__shm(comm);
     const halox_plan_t *plan = comm->plan;
     for (int k = 0; k < m->g.plan.n_pulses && st == HALOX_OK; k++) {

@@ -405,9 +405,12 @@ static halox_status_t halox__mpi_barrier(halox_comm_t *comm)
 
 /* ---- halo exchange ---------------------------------------------------------------------- */
 
-static halox_status_t halox__mpi_bind(halox_comm_t *comm)
+static halox_status_t halox__mpi_bind(halox_comm_t *comm, halox_status_t st0)
 {
-    halox_status_t st = halox__mpi_usable(comm, "bind");
+    /* no collective of its own: the arguments' verdict first */
+    halox_status_t st = halox__agree(comm, st0, "bind");
+    if (st == HALOX_OK)
+        st = halox__mpi_usable(comm, "bind");
     if (st != HALOX_OK)
         return st;
     halox__mpi_t *m = halox__mpi(comm);

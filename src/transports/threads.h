@@ -34,7 +34,7 @@ static inline halox__threads_comm_t *halox__threads_impl(const halox_comm_t *com
 }
 
 /* threads_exchange.c: the table's bind, coords and forces. */
-halox_status_t halox__threads_bind(halox_comm_t *comm);
+halox_status_t halox__threads_bind(halox_comm_t *comm, halox_status_t st0);
 halox_status_t halox__threads_coords(halox_comm_t *comm);
 halox_status_t halox__threads_forces(halox_comm_t *comm);
 

@@ -209,15 +209,18 @@ static halox_status_t halox__threads_resolve(halox_comm_t *comm)
     return HALOX_OK;
 }
 
-halox_status_t halox__threads_bind(halox_comm_t *comm)
+halox_status_t halox__threads_bind(halox_comm_t *comm, halox_status_t st0)
 {
     halox__threads_comm_t *impl = halox__threads_impl(comm);
     halox_team_t *team = impl->team;
     halox__threads_slot_t *slot = impl->self;
+    /* the arguments' verdict first (no plan after a failure there) */
+    halox_status_t st = halox__agree(comm, st0, "bind");
+    if (st != HALOX_OK)
+        return st;
     long long seq = ++impl->collectives;
-
     /* our own pulses first: nothing below may index past them */
-    halox_status_t st = halox__pulse_host_prepare(comm, &impl->ph, "threads");
+    st = halox__pulse_host_prepare(comm, &impl->ph, "threads");
     memset(slot->stage_at, 0, sizeof slot->stage_at); /* no stale pulses */
     if (st == HALOX_OK)
         st = halox__threads_storage(comm);
