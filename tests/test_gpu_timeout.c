@@ -157,6 +157,65 @@ static void test_inline_kernels(int me)
     bound_close(&b);
 }
 
+#ifdef HALOX_TEST_EMU_GPU
+/* The device rebuild's messages by kernels (HALOX_NVSHMEM_DIRECT_MESSAGES=2), on the emulation
+ * only (its hook halox_emu_drop): rank 1's GPU drops the send kernel of the plan build's first
+ * set-up message after its host took part in the counts' agreement. Rank 0's receive kernel must
+ * give up after the timeout and its plan build fail with HALOX_ERR_TIMEOUT naming the peer and the
+ * message; rank 1's fails too (the verdict, or its own wait for rank 0's next message, which an
+ * endpoint that gave up no longer sends); neither hangs. */
+static void test_message_kernels(int me)
+{
+    setenv("HALOX_NVSHMEM_DIRECT_MESSAGES", "2", 1);
+    bound_t b;
+    const int ok = bound_open(&b, "nvshmem-fused", 0, me);
+    unsetenv("HALOX_NVSHMEM_DIRECT_MESSAGES");
+    if (!ok)
+        return;
+    halox_grid_t grid = {{2, 1, 1}};
+    halox_box_t box = {{9.0, 8.0, 7.0}};
+    halox_plan_params_t params = {grid, box, 2.0, 0.5, 0};
+    const int nh = b.plan.n_home, cap = 4 * b.plan.n_total + 64;
+    halox_device_atoms_t a;
+    memset(&a, 0, sizeof a);
+    CHECK_OK(halox_comm_device_alloc(b.comm, sizeof(float) * 3 * (size_t)cap, &a.x));
+    TG_CUDA(cudaMalloc((void **)&a.id, sizeof(int32_t) * (size_t)cap));
+    TG_CUDA(cudaMalloc((void **)&a.zone, (size_t)cap));
+    TG_CUDA(cudaMemcpy(a.x, b.mine.x, sizeof(float) * 3 * (size_t)nh, cudaMemcpyHostToDevice));
+    TG_CUDA(cudaMemcpy(a.id, b.mine.id, sizeof(int32_t) * (size_t)nh, cudaMemcpyHostToDevice));
+    a.n_home = nh;
+    a.capacity = cap;
+    halox_plan_t plan;
+    halox_plan_init(&plan);
+    /* a healthy build first: the messages' verdict and mailbox are set up */
+    CHECK_OK(halox_comm_build_plan_device(b.comm, &params, &a, &plan));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 1)
+        halox_emu_drop("halox__shm_msg_send_kernel", 1);
+    const double t0 = now_s();
+    halox_status_t st = halox_comm_build_plan_device(b.comm, &params, &a, &plan);
+    const double dt = now_s() - t0;
+    halox_emu_drop(NULL, 0);
+    const char *msg = halox_last_error();
+    printf("message kernels: rank %d: the plan build failed after %.2f s: %s\n", me, dt, msg);
+    CHECK_MSG(st != HALOX_OK && dt < 10 * k_timeout, "rank %d: %s after %.2f s", me,
+              halox_status_string(st), dt);
+    if (me == 0) {
+        CHECK_MSG(st == HALOX_ERR_TIMEOUT, "rank 0: expected a timeout, got %s",
+                  halox_status_string(st));
+        CHECK(dt >= 0.9 * k_timeout);
+        CHECK(strstr(msg, "rank 1") != NULL);
+        CHECK(strstr(msg, "message of the device rebuild") != NULL);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    halox_plan_free(&plan);
+    halox_comm_device_free(b.comm, a.x);
+    cudaFree(a.id);
+    cudaFree(a.zone);
+    bound_close(&b);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     setenv("NCCL_NVLS_ENABLE", "0", 0); /* NVLink multicast stays off */
@@ -173,6 +232,9 @@ int main(int argc, char **argv)
     test_transport("nvshmem-fused", me);
     test_transport("nvshmem-inline", me);
     test_inline_kernels(me);
+#ifdef HALOX_TEST_EMU_GPU
+    test_message_kernels(me);
+#endif
     /* hybrid: the pair direct (a wait kernel gives up), then through MPI (a receive times out) */
     test_transport("hybrid", me);
     setenv("HALOX_HYBRID_UNREACHABLE", "all", 1);

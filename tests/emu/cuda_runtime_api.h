@@ -112,6 +112,12 @@ enum {
 };
 long halox_emu_calls(int kind);
 void halox_emu_count(int kind);
+/* test hook: the next n launches of the kernel named `kernel` (its function's name) are dropped:
+ * counted as launches, never run (a GPU that stops working for one kernel: a peer waiting for
+ * what it would have done must give up on its own); NULL clears */
+void halox_emu_drop(const char *kernel, int n);
+/* whether a launch of `kernel` is to be dropped (taken from the count) */
+int halox_emu_dropped(const char *kernel);
 
 #ifdef __cplusplus
 }

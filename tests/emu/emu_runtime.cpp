@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <mutex>
 #include <vector>
 
 #include "cuda_runtime.h"
@@ -26,6 +27,23 @@ static long g_calls[HALOX_EMU_KINDS];
 extern "C" void halox_emu_count(int kind)
 {
     __atomic_fetch_add(&g_calls[kind], 1, __ATOMIC_SEQ_CST);
+}
+static char g_drop[128];
+static int g_drop_n;
+static std::mutex g_drop_lock;
+extern "C" void halox_emu_drop(const char *kernel, int n)
+{
+    std::lock_guard<std::mutex> hold(g_drop_lock);
+    snprintf(g_drop, sizeof g_drop, "%s", kernel ? kernel : "");
+    g_drop_n = kernel ? n : 0;
+}
+extern "C" int halox_emu_dropped(const char *kernel)
+{
+    std::lock_guard<std::mutex> hold(g_drop_lock);
+    if (g_drop_n <= 0 || strcmp(kernel, g_drop) != 0)
+        return 0;
+    g_drop_n--;
+    return 1;
 }
 extern "C" long halox_emu_calls(int kind)
 {

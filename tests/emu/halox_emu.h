@@ -263,22 +263,27 @@ template <typename... P> struct halox_emu_launcher {
     unsigned blocks, threads;
     cudaStream_t stream;
     void (*kernel)(P...);
+    const char *name;
     void operator()(P... args) const
     {
         const unsigned b = blocks, t = threads;
         void (*const k)(P...) = kernel;
         halox_emu_count(HALOX_EMU_LAUNCH);
+        if (halox_emu_dropped(name)) /* halox_emu_drop */
+            return;
         if (!halox_emu_record(stream, [=]() { halox_emu_run(b, t, [&]() { k(args...); }); }))
             halox_emu_run(b, t, [&]() { k(args...); });
     }
 };
 template <typename... P>
 static inline halox_emu_launcher<P...> halox_emu_launch(unsigned blocks, unsigned threads,
-                                                        cudaStream_t stream, void (*kernel)(P...))
+                                                        cudaStream_t stream, void (*kernel)(P...),
+                                                        const char *name)
 {
-    return halox_emu_launcher<P...>{blocks, threads, stream, kernel};
+    return halox_emu_launcher<P...>{blocks, threads, stream, kernel, name};
 }
 #define HALOX__LAUNCH(kernel, blocks, threads, stream)                                             \
-    halox_emu_launch((unsigned)(blocks), (unsigned)(threads), (cudaStream_t)(stream), kernel)
+    halox_emu_launch((unsigned)(blocks), (unsigned)(threads), (cudaStream_t)(stream), kernel,      \
+                     #kernel)
 
 #endif
