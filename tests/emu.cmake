@@ -51,24 +51,24 @@ halox_mpi_leaks_off(test_exchange_emu_np2_bind_nosync)
 # against the reference plan and the host migration (test_gpu_plan_device, _migrate_device)
 halox_emu_gpu_test(test_plan_device_emu test_plan_device.c 2)
 halox_emu_gpu_test(test_migrate_device_emu test_migrate_device.c 2 4)
-# and with the messages sent by the message kernels (HALOX_NVSHMEM_DIRECT_MESSAGES=2) instead of
-# copied under host agreements (1, the default)
+# and with the messages copied under host agreements (HALOX_NVSHMEM_DIRECT_MESSAGES=1) instead of
+# sent by the message kernels (2, the default)
 foreach(_t test_plan_device_emu test_migrate_device_emu)
   halox_mpiexec(_cmd 2 $<TARGET_FILE:${_t}>)
-  add_test(NAME ${_t}_np2_kernels COMMAND ${_cmd} --quick)
-  set_tests_properties(${_t}_np2_kernels PROPERTIES LABELS emu TIMEOUT 900 SKIP_RETURN_CODE 77
-                       PROCESSORS 2 ENVIRONMENT HALOX_NVSHMEM_DIRECT_MESSAGES=2)
-  halox_mpi_leaks_off(${_t}_np2_kernels)
+  add_test(NAME ${_t}_np2_agreed COMMAND ${_cmd} --quick)
+  set_tests_properties(${_t}_np2_agreed PROPERTIES LABELS emu TIMEOUT 900 SKIP_RETURN_CODE 77
+                       PROCESSORS 2 ENVIRONMENT HALOX_NVSHMEM_DIRECT_MESSAGES=1)
+  halox_mpi_leaks_off(${_t}_np2_agreed)
 endforeach()
 # the host's calls of a settled device rebuild (migration, plan build, bind) against a budget per
 # phase and kind, counted by the emulation (no GPU test: only the emulation counts calls), with
 # each way of sending the rebuild's messages (HALOX_NVSHMEM_DIRECT_MESSAGES 1 and 2)
 halox_emu_gpu_test(test_rebuild_calls_emu test_rebuild_calls.c 2)
 halox_mpiexec(_cmd 2 $<TARGET_FILE:test_rebuild_calls_emu>)
-add_test(NAME test_rebuild_calls_emu_np2_kernels COMMAND ${_cmd} --quick)
-set_tests_properties(test_rebuild_calls_emu_np2_kernels PROPERTIES LABELS emu TIMEOUT 900
-                     SKIP_RETURN_CODE 77 PROCESSORS 2 ENVIRONMENT HALOX_NVSHMEM_DIRECT_MESSAGES=2)
-halox_mpi_leaks_off(test_rebuild_calls_emu_np2_kernels)
+add_test(NAME test_rebuild_calls_emu_np2_agreed COMMAND ${_cmd} --quick)
+set_tests_properties(test_rebuild_calls_emu_np2_agreed PROPERTIES LABELS emu TIMEOUT 900
+                     SKIP_RETURN_CODE 77 PROCESSORS 2 ENVIRONMENT HALOX_NVSHMEM_DIRECT_MESSAGES=1)
+halox_mpi_leaks_off(test_rebuild_calls_emu_np2_agreed)
 # bounded waits: a peer that stops signalling ends every rank with a timeout naming rank, pulse,
 # peer and step (test_gpu_timeout)
 halox_emu_gpu_test(test_timeout_emu test_gpu_timeout.c 2)

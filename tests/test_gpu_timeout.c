@@ -166,7 +166,7 @@ static void test_inline_kernels(int me)
  * endpoint that gave up no longer sends); neither hangs. */
 static void test_message_kernels(int me)
 {
-    setenv("HALOX_NVSHMEM_DIRECT_MESSAGES", "2", 1);
+    setenv("HALOX_NVSHMEM_DIRECT_MESSAGES", "2", 1); /* the default, whatever the caller set */
     bound_t b;
     const int ok = bound_open(&b, "nvshmem-fused", 0, me);
     unsetenv("HALOX_NVSHMEM_DIRECT_MESSAGES");

@@ -139,7 +139,7 @@ static void check_atoms(const arrays_t *r, const halox_plan_t *plan, const halox
 static void test_transport(const char *name)
 {
     const char *e = getenv("HALOX_NVSHMEM_DIRECT_MESSAGES");
-    const int messages = e && *e ? atoi(e) : 1; /* the library's default */
+    const int messages = e && *e ? atoi(e) : 2; /* the library's default */
     const budget_t *b = NULL;
     for (size_t k = 0; k < sizeof budgets / sizeof budgets[0]; k++)
         if (!strcmp(budgets[k].transport, name) && budgets[k].messages == messages)

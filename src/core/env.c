@@ -104,13 +104,12 @@
     X("HALOX_NVSHMEM_HEADROOM", "factor", "1.25",                                                  \
       "NVSHMEM transports: symmetric buffers are sized to the largest rank's need times this, "    \
       "so migration rarely forces a collective regrowth")                                          \
-    X("HALOX_NVSHMEM_DIRECT_MESSAGES", "0/1/2", "1",                                               \
+    X("HALOX_NVSHMEM_DIRECT_MESSAGES", "0/1/2", "2",                                               \
       "NVSHMEM transports (not hybrid): the device rebuild's messages (the plan build's set-up "   \
       "messages, the migrating atoms) go into the receivers' symmetric mailboxes when every "      \
       "rank reaches its peers by stores: 1 by copies the host waits for and agrees on, 2 by "      \
       "kernels that order them with signals between the GPUs (no host wait or agreement; up to "   \
-      "32 ranks, else 1; not yet run on a GPU); 0 stages them through pinned memory and the "      \
-      "host's MPI")                                                                                \
+      "32 ranks, else 1); 0 stages them through pinned memory and the host's MPI")                 \
     X("HALOX_NVSHMEM_BIND_SYNC", "0/1", "1",                                                       \
       "NVSHMEM transports: 1 ends every bind with a wait for its uploads (the device plan, the "   \
       "pulse table); 0 leaves them ordered on the exchange stream before the next exchange "       \
