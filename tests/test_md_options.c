@@ -148,31 +148,19 @@ static void check_combinations(void)
     CHECK(!strcmp(s.cfg.transport, "threads"));
 }
 
-/* water-density's skin follows the atom count (3.0 from 10^6 atoms) unless given or chosen for
- * a drift tolerance; the description says so; other presets keep theirs */
+/* water-density's skin is 3.0 at every size unless given; the description says so; other presets
+ * keep theirs */
 static void check_preset_sizes(void)
 {
     halox_md_config_t c;
     halox_md_config_default(&c);
     CHECK_OK(halox_md_config_preset(&c, "water-density"));
-    CHECK(c.skin == 2.5);
-    halox_md_config_atoms(&c, 3000000, 0);
-    CHECK(c.natoms == 3000000 && c.skin == 3.0);
-    halox_md_config_atoms(&c, HALOX_MD_WATER_BIG_ATOMS - 1, 0);
-    CHECK(c.skin == 2.5);
-    c.skin = 1.7;
-    halox_md_config_atoms(&c, 3000000, 1);
-    CHECK(c.natoms == 3000000 && c.skin == 1.7);
-    halox_md_config_default(&c);
-    CHECK_OK(halox_md_config_preset(&c, "lammps-lj"));
-    const double lj = c.skin;
-    halox_md_config_atoms(&c, 3000000, 0);
-    CHECK(c.skin == lj);
+    CHECK(c.skin == 3.0);
     const char *d = halox_md_preset_description("water-density");
-    CHECK_MSG(d && strstr(d, "skin 2.5 (3 from 1000000 atoms)"), "%s", d ? d : "(null)");
+    CHECK_MSG(d && strstr(d, "skin 3,"), "%s", d ? d : "(null)");
     /* through the options, as halox-md takes them (the preset first) */
     const char *sizes[][2] = {{"3000000", NULL}, {"45000", NULL}, {"3000000", "2"}};
-    const double want[] = {3.0, 2.5, 2.0};
+    const double want[] = {3.0, 3.0, 2.0};
     for (int k = 0; k < 3; k++) {
         halox_md_setup_t s = fresh();
         CHECK_OK(halox_md_setup_option(&s, "--preset", "water-density"));
@@ -181,8 +169,9 @@ static void check_preset_sizes(void)
             CHECK_OK(halox_md_setup_option(&s, "--skin", sizes[k][1]));
         CHECK_OK(halox_md_setup_option(&s, "--device", "cpu"));
         CHECK_OK(halox_md_setup_finish(&s, NULL));
-        CHECK_MSG(s.cfg.skin == want[k], "--atoms %s --skin %s: skin %g", sizes[k][0],
-                  sizes[k][1] ? sizes[k][1] : "-", s.cfg.skin);
+        CHECK_MSG(s.cfg.skin == want[k] && s.cfg.natoms == atoll(sizes[k][0]),
+                  "--atoms %s --skin %s: skin %g, %lld atoms", sizes[k][0],
+                  sizes[k][1] ? sizes[k][1] : "-", s.cfg.skin, s.cfg.natoms);
     }
 }
 

@@ -172,14 +172,6 @@ void halox_md_config_default(halox_md_config_t *cfg);
 /** Apply a preset ("lammps-lj", "water-density") over the current settings. */
 halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name);
 
-/** The atom count of a random system (--atoms N) with what a preset ties to it: water-density's
- *  skin is 2.5 below HALOX_MD_WATER_BIG_ATOMS atoms and 3.0 from there (the fastest of more
- *  atoms is faster: at skin 2.5 its lists live about 50 steps at 45k and 180k atoms but 33 at
- *  3M; 3.0 keeps them at 50 there at the same ms/step), unless keep_skin (the skin was given).
- *  Other presets: the count alone. */
-void halox_md_config_atoms(halox_md_config_t *cfg, long long natoms, int keep_skin);
-#define HALOX_MD_WATER_BIG_ATOMS 1000000LL
-
 /** Names of the presets, NULL-terminated. */
 const char *const *halox_md_preset_names(void);
 /** One-line description of a preset with every value it sets (written from the preset), or

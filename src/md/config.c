@@ -83,17 +83,6 @@ static const char *const md__presets[] = {"lammps-lj", "water-density", NULL};
 
 const char *const *halox_md_preset_names(void) { return md__presets; }
 
-/* water-density's skin below and from HALOX_MD_WATER_BIG_ATOMS atoms (halox_md_config_atoms) */
-#define MD_WATER_SKIN     2.5
-#define MD_WATER_BIG_SKIN 3.0
-
-void halox_md_config_atoms(halox_md_config_t *cfg, long long natoms, int keep_skin)
-{
-    cfg->natoms = natoms;
-    if (!keep_skin && cfg->preset && !strcmp(cfg->preset, "water-density"))
-        cfg->skin = natoms >= HALOX_MD_WATER_BIG_ATOMS ? MD_WATER_BIG_SKIN : MD_WATER_SKIN;
-}
-
 /* The values are written from the preset itself (halox_md_config_preset over the defaults), so
  * that a description, and halox-md --help which prints it, cannot differ from what a run with
  * the preset does. */
@@ -122,17 +111,9 @@ const char *halox_md_preset_description(const char *name)
                 c.cells[1], c.cells[2], 4LL * c.cells[0] * c.cells[1] * c.cells[2]);
     else
         MD_DESC("%lld atoms at random (--atoms N), density %g", c.natoms, c.density);
-    halox_md_config_t big = c;
-    halox_md_config_atoms(&big, HALOX_MD_WATER_BIG_ATOMS, 0);
-    char skin[64];
-    if (big.skin != c.skin)
-        snprintf(skin, sizeof skin, "%g (%g from %lld atoms)", c.skin, big.skin,
-                 HALOX_MD_WATER_BIG_ATOMS);
-    else
-        snprintf(skin, sizeof skin, "%g", c.skin);
-    MD_DESC(", T %g, seed %llu, cut-off %g %s, %s, skin %s, rebuild every %d steps%s, dt %g, %s",
+    MD_DESC(", T %g, seed %llu, cut-off %g %s, %s, skin %g, rebuild every %d steps%s, dt %g, %s",
             c.temp, (unsigned long long)c.seed, c.cutoff, c.shift ? "shifted" : "unshifted",
-            c.tail ? "tail corrections" : "no tail corrections", skin, c.rebuild_every,
+            c.tail ? "tail corrections" : "no tail corrections", c.skin, c.rebuild_every,
             c.rebuild_check ? " (sooner once an atom moved skin/2)" : "", c.dt,
             c.ensemble == HALOX_MD_NVT ? "NVT" : "NVE");
     if (c.ensemble == HALOX_MD_NVT)
@@ -172,13 +153,14 @@ halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name)
         /* a Verlet buffer for long-lived lists (issue 14): the lists are rebuilt when an atom
          * has moved skin / 2 (rebuild check: exact on the CPU engine, from the displacements
          * the device publishes on the GPU engine), at the latest every 100 steps; at T 1.2 the
-         * fastest of 45k atoms moves half of a 2.5 skin in about 50 steps (1.5: 25). The GPU
-         * prunes inner lists at cut-off + 5 % in between (kernels/md_cluster.h), so the outer
-         * buffer costs a prune now and then, not pair terms. rc + skin = 7.5 is GROMACS'
-         * rlist (1.498 nm at nstlist 100) in these units. Measured on one H200 against skins
-         * 1.5 and 2.2: 45k 0.092 against 0.094 ms/step, 180k 0.281 against 0.274
-         * (bench/results/2026-12-02-h200) */
-        cfg->skin = MD_WATER_SKIN; /* MD_WATER_BIG_SKIN from 10^6 atoms: halox_md_config_atoms */
+         * fastest of 45k atoms moves half of a 3.0 skin in about 75 steps (2.5: 55, 1.5: 25;
+         * the fastest of more atoms is faster: 2.5 lived 33 steps at 3M). The GPU prunes inner
+         * lists at cut-off + 5 % in between (kernels/md_cluster.h), so the outer buffer costs a
+         * prune now and then, not pair terms. 3.0 against 2.5, same calls: one rank the same
+         * at 45k, 180k and 3M (within the spread), 2 ranks 0.4-1.3 % faster, their rebuilds
+         * 13-14 instead of 18-19 per 1000 steps (bench/results/2026-12-05-h200 call 55,
+         * 2026-12-05-h100 calls 56-57, 2026-12-03-h200 calls 8-9) */
+        cfg->skin = 3.0;
         md__plain_nve(cfg);
         cfg->rebuild_every = 100;
         cfg->rebuild_check = 1;

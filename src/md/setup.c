@@ -201,9 +201,6 @@ halox_status_t halox_md_setup_finish(halox_md_setup_t *s, const halox_md_launch_
         return st;
     if ((st = halox__md_setup_engine(s)) != HALOX_OK)
         return st;
-    /* what the preset ties to the atom count (a restart's skin is the checkpoint's) */
-    if (c->source == HALOX_MD_RANDOM && !c->restart_path)
-        halox_md_config_atoms(c, c->natoms, GIVEN("--skin"));
     if ((st = halox__md_setup_verlet(s)) != HALOX_OK)
         return st;
     return halox_md_config_check(c);

@@ -40,12 +40,7 @@ static int setup_config(bench_md_case_t *c, const char *base)
     halox_md_config_t *cfg = &c->cfg;
     if (bench_md_preset(o, cfg))
         return BENCH_USAGE;
-    /* the skin given or chosen for a drift tolerance, else the preset's for the size
-     * (halox_md_config_atoms) */
-    int skin_given = cfg->verlet_tolerance > 0;
-    for (int k = 0; k < o->n_engine_opts; k++)
-        skin_given |= !strcmp(o->engine_opt[k][0], "--skin");
-    halox_md_config_atoms(cfg, c->natoms, skin_given);
+    cfg->natoms = c->natoms;
     cfg->steps = o->steps;
     /* thermo as the preset takes it (every 100 steps, and the last): the timed steps' mean
      * temperature from those samples, at the cost of one energy sum per 100 steps (the GPU:
