@@ -8,7 +8,9 @@
 # required),
 # ENVAB_NP ("2": rank counts), ENVAB_T ("nvshmem-inline": the transport above one rank; one rank
 # runs nccl), ENVAB_SIZES ("45000 180000"), ENVAB_STEPS (1000), ENVAB_REPEATS (3), ENVAB_BENCH
-# (md; overlap: halox-bench overlap records instead, above one rank only). Results:
+# (md; overlap: halox-bench overlap records instead, above one rank only; halo: halox-bench halo
+# --shifts --mode in-step records, ENVAB_T a list such as "nvshmem-fused,nvshmem-fused+floor",
+# above one rank only). Results:
 # $OUT/envab.jsonl (the records) and envab.log; the commit from .halox-commit.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,6 +44,8 @@ for n in ${ENVAB_SIZES:-45000 180000}; do
                 args=(md -t "$tr" --device gpu --graph --atoms "$n" --steps "${ENVAB_STEPS:-1000}"
                     "${opts[@]}")
                 [ "${ENVAB_BENCH:-md}" = overlap ] && args=(overlap -t "$tr" --atoms "$n")
+                [ "${ENVAB_BENCH:-md}" = halo ] &&
+                    args=(halo --shifts --mode in-step -t "$tr" --atoms "$n" "${opts[@]}")
                 env "${vars[@]}" timeout 200 mpirun --allow-run-as-root --oversubscribe \
                     --bind-to none -np "$np" -x HALOX_COMMIT -x CUDA_MPS_PIPE_DIRECTORY \
                     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE \
@@ -60,7 +64,10 @@ for line in open(sys.argv[1]):
     key = (r["atoms"], r["ranks"],
            json.dumps(r.get("env", {}), sort_keys=True) + " " + r.get("engine_options", ""))
     what = "overlap_percent" if r.get("bench") == "overlap" else "ms_per_step"
-    groups.setdefault(key + (what,), []).append(r.get(what))
+    value = r.get(what)
+    if r.get("bench") == "halo":  # per transport: in-step us per coordinates + forces
+        what, value = r["transport"] + " us", r.get("time_us", {}).get("median")
+    groups.setdefault(key + (what,), []).append(value)
 for (n, np, env, what), v in sorted(groups.items()):
     v = [x for x in v if x is not None]
     if v:
