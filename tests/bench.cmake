@@ -52,6 +52,8 @@ halox_bench_error(bench_err_overlap_graph "option '--graph' is not for this subc
 halox_bench_error(bench_err_overlap_repeats "--repeats '0': give a count >= 1" overlap -r 0)
 halox_bench_error(bench_err_overlap_floor "overlap: 'threads\\+floor': \\+floor moves no atoms"
                   overlap --transport threads+floor)
+halox_bench_error(bench_err_md_null "md: 'threads\\+null': \\+null moves no atoms"
+                  md --transport threads+null)
 halox_bench_error(bench_err_overlap_device
                   "--device cpu runs on threads or mpi|unknown transport 'mpi-staged'" overlap
                   --device cpu --transport mpi-staged)
@@ -242,6 +244,17 @@ if(HALOX_HAVE_MPI)
                        TOOL halo --transport nvshmem-fused,nvshmem-fused+floor --atoms 3000 -r 5
                             --mode in-step)
       set_tests_properties(bench_halo_in_step_nvshmem PROPERTIES LABELS "bench;gpu")
+      # the launch floor: halox's kernels launched empty (pulse, fused, inline's own); refused,
+      # naming the variable, where NVSHMEM's stream calls signal
+      halox_bench_test(bench_halo_null_gpu NP 1
+                       ARGS --grep "nvshmem-inline\\+null +skipped: no GPU visible|^nvshmem-inline\\+null .* floor .* in-step$"
+                       TOOL halo --transport nvshmem-fused+null,nvshmem-pulse+null,nvshmem-inline+null
+                            --atoms 3000 -r 5 --mode in-step)
+      halox_bench_test(bench_halo_null_refused_gpu NP 1
+                       ARGS --grep "nvshmem-stream\\+null +skipped: no GPU visible|nvshmem-stream\\+null .*refused: .*SIGNAL_ONLY=2"
+                       TOOL halo --transport nvshmem-stream+null --atoms 3000 -r 5)
+      set_tests_properties(bench_halo_null_gpu bench_halo_null_refused_gpu PROPERTIES
+                           LABELS "bench;gpu")
     endif()
     # the GPU engine's probe: skipped here, measured and checked on a GPU machine
     halox_bench_test(bench_overlap_gpu NP 1

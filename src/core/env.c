@@ -98,9 +98,10 @@
     X("HALOX_NVSHMEM_BLOCKS", "integer", "(from the halo size)",                                   \
       "nvshmem-pulse/fused: thread blocks per pulse (tuning; at most 2 blocks per SM shared "      \
       "among the pulses and the ranks of a GPU, so that every spinning block is resident)")        \
-    X("HALOX_NVSHMEM_SIGNAL_ONLY", "0/1", "0",                                                     \
+    X("HALOX_NVSHMEM_SIGNAL_ONLY", "0/1/2", "0",                                                   \
       "NVSHMEM transports: 1 exchanges the signals of every pulse but no atoms (the benchmarks' "  \
-      "floor; coordinates and forces are then wrong)")                                             \
+      "floor; coordinates and forces are then wrong); 2 launches halox's exchange kernels empty, " \
+      "neither atoms nor signals (the launch floor; nvshmem-pulse, -fused, -inline)")              \
     X("HALOX_NVSHMEM_HEADROOM", "factor", "1.25",                                                  \
       "NVSHMEM transports: symmetric buffers are sized to the largest rank's need times this, "    \
       "so migration rarely forces a collective regrowth")                                          \

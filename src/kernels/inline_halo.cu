@@ -39,6 +39,8 @@ static __device__ int inl_wait(const halox__shm_launch_t *L, int dir, int k, int
 
 template <typename T> __global__ void inl_pack_kernel(halox__shm_launch_t L, int k)
 {
+    if (L.signal_only > 1) /* the launch floor: the launch alone */
+        return;
     const halox__shm_row_t *R = &L.rows[k];
     const long long n = L.signal_only ? 0 : (long long)R->send_count * L.stride;
     const T *x = (const T *)L.x;
@@ -60,6 +62,8 @@ template <typename T> __global__ void inl_pack_kernel(halox__shm_launch_t L, int
 
 __global__ void inl_await_kernel(halox__shm_launch_t L, int dir, uint32_t pulses, int bump)
 {
+    if (L.signal_only > 1)
+        return;
     const unsigned long long e = *(volatile unsigned long long *)&L.state->epoch[dir] + 1;
     for (int k = 0; k < L.n_pulses; k++) {
         if (!((pulses >> k) & 1u))
@@ -74,6 +78,8 @@ __global__ void inl_await_kernel(halox__shm_launch_t L, int dir, uint32_t pulses
 
 template <typename T> __global__ void inl_send_kernel(halox__shm_launch_t L, int k)
 {
+    if (L.signal_only > 1)
+        return;
     const halox__shm_row_t *R = &L.rows[k];
     const long long n = L.signal_only ? 0 : (long long)R->recv_count * L.stride;
     const T *src = (const T *)R->f_src;
@@ -91,6 +97,8 @@ template <typename T> __global__ void inl_send_kernel(halox__shm_launch_t L, int
  * sends each atom once, so no two threads add to the same element */
 template <typename T> __global__ void inl_take_kernel(halox__shm_launch_t L, int k, int bump)
 {
+    if (L.signal_only > 1)
+        return;
     const halox__shm_row_t *R = &L.rows[k];
     __shared__ int ok;
     const unsigned long long e = *(volatile unsigned long long *)&L.state->epoch[1] + 1;

@@ -20,8 +20,9 @@ extern "C" {
 #endif
 
 /* Coordinates of pulse k (map order, with its shift) stored into its receiver's halo; the
- * launch's last block raises the receiver's signal k. l->signal_only: the signal alone. These
- * kernels never wait: any grid size (blocks) is safe. */
+ * launch's last block raises the receiver's signal k. l->signal_only: the signal alone (2: every
+ * kernel here returns at once, the launch floor). These kernels never wait: any grid size
+ * (blocks) is safe. */
 cudaError_t halox__inl_pack(const halox__shm_launch_t *l, int k, int blocks, cudaStream_t stream);
 /* One thread: wait (bounded) until this PE's signal of direction dir reached the next exchange
  * for every pulse of the mask; with bump, that exchange of dir is complete (epoch raised). */

@@ -230,6 +230,8 @@ static __device__ void shm_pack_tma(T *dst, const T *x, const int *map, int lo, 
 template <typename T>
 __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_coords_kernel(halox__shm_launch_t L)
 {
+    if (L.signal_only > 1) /* the launch floor: the launch alone */
+        return;
     const int r = blockIdx.x / L.blocks_per_row, b = blockIdx.x % L.blocks_per_row;
     const int k = L.first + r;
     const halox__shm_row_t *R = &L.rows[k];
@@ -291,6 +293,8 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_coords_kernel(halox
 template <typename T>
 __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_forces_kernel(halox__shm_launch_t L)
 {
+    if (L.signal_only > 1)
+        return;
     const int r = blockIdx.x / L.blocks_per_row, b = blockIdx.x % L.blocks_per_row;
     const int k = L.first - r;
     const halox__shm_row_t *R = &L.rows[k];
@@ -352,6 +356,8 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_forces_kernel(halox
 
 __global__ void halox__shm_wait_kernel(halox__shm_launch_t L, int dir, int slot, int peer)
 {
+    if (L.signal_only > 1)
+        return;
     const u64 e = *(volatile u64 *)&L.state->epoch[dir] + 1;
     if (shm_wait_ge(&L, (const u64 *)&L.sig[slot], e, 1, dir, slot % HALOX_MAX_PULSES, peer) &&
         L.bump)

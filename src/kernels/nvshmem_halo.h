@@ -129,7 +129,7 @@ typedef struct halox__shm_launch {
     volatile int *host_flag;   /* mapped host memory: set to 1 on a failure */
     long long timeout_ns;
     int use_put;     /* never store to peers: put-with-signal (RDMA path) */
-    int signal_only; /* benchmark floor: no payload, signals only */
+    int signal_only; /* benchmark floors: 1 signals without payload, 2 the launches alone */
     int tma;         /* store path: stage in shared memory, write with bulk async copies */
     int bump;        /* the launch's last block raises epoch[dir] */
 } halox__shm_launch_t;

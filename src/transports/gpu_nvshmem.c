@@ -166,7 +166,17 @@ halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t 
     int put = 0, signal_only = 0, tma = 0;
     halox_status_t st = halox__env_flag("HALOX_NVSHMEM_PUT", &put);
     if (st == HALOX_OK)
-        st = halox__env_flag("HALOX_NVSHMEM_SIGNAL_ONLY", &signal_only);
+        st = halox__env_int("HALOX_NVSHMEM_SIGNAL_ONLY", 0, 2, 0, &signal_only);
+    /* 2 empties halox's own exchange kernels; nvshmem-stream and hybrid signal (also) through
+     * NVSHMEM's stream calls, which nothing here can empty */
+    if (st == HALOX_OK && signal_only == 2 &&
+        (mode == HALOX__SHM_STREAM || mode == HALOX__SHM_HYBRID))
+        st = halox__error(HALOX_ERR_INVALID_ARG,
+                          "%s: HALOX_NVSHMEM_SIGNAL_ONLY=2 (the launch floor: halox's exchange "
+                          "kernels launched empty) applies to nvshmem-pulse, nvshmem-fused and "
+                          "nvshmem-inline; %s signals through NVSHMEM's stream calls: use 1 (the "
+                          "signal floor) or unset it",
+                          name, name);
     if (st == HALOX_OK)
         st = halox__env_flag("HALOX_NVSHMEM_TMA", &tma);
     if (st == HALOX_OK)

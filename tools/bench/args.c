@@ -110,15 +110,16 @@ static int parse_int(const char *s, long long lo, long long hi, long long *v)
     return 1;
 }
 
-/* A transport label: a compiled-in name, optionally +put, +tma or +floor. */
+/* A transport label: a compiled-in name, optionally +put, +tma, +floor or +null. */
 static int check_transport(const char *label)
 {
     char base[64];
     bench_base_name(label, base, sizeof base);
     const char *plus = strchr(label, '+');
-    if (plus && strcmp(plus, "+put") && strcmp(plus, "+tma") && strcmp(plus, "+floor"))
-        return bench_bad("transport '%s': unknown variant '%s' (use +put, +tma or +floor)", label,
-                         plus);
+    if (plus && strcmp(plus, "+put") && strcmp(plus, "+tma") && strcmp(plus, "+floor") &&
+        strcmp(plus, "+null"))
+        return bench_bad("transport '%s': unknown variant '%s' (use +put, +tma, +floor or +null)",
+                         label, plus);
     if (!halox_transport_available(base)) {
         char names[512] = "";
         for (const char *const *t = halox_transport_names(); *t; t++)
@@ -336,10 +337,9 @@ static int check_combinations(bench_opts_t *o, int cmd)
                 return bench_bad("--device cpu runs on threads or mpi, not '%s'", o->transports[i]);
     if (cmd & C_MDRUN)
         for (int i = 0; i < o->n_transports; i++)
-            if (strchr(o->transports[i], '+') && !strstr(o->transports[i], "+tma") &&
-                !strstr(o->transports[i], "+put"))
-                return bench_bad("%s: '%s': +floor moves no atoms, it cannot run MD", o->cmd,
-                                 o->transports[i]);
+            if (bench_label_floor(o->transports[i]))
+                return bench_bad("%s: '%s': %s moves no atoms, it cannot run MD", o->cmd,
+                                 o->transports[i], strchr(o->transports[i], '+'));
     return 0;
 }
 
@@ -360,7 +360,8 @@ void bench_usage(FILE *to)
         "             overlap %% = 100 (t_halo + t_local - t_both) / t_halo\n"
         "\n"
         "Options (each subcommand takes those that apply to it):\n"
-        "  -t, --transport T[,T...]  transports; NAME+put, NAME+tma, NAME+floor: NVSHMEM paths\n"
+        "  -t, --transport T[,T...]  transports; NAME+put, NAME+tma, NAME+floor (signals only),\n"
+        "                            NAME+null (the kernels launched empty): NVSHMEM paths\n"
         "                            (default: threads without mpirun, every other transport\n"
         "                            under mpirun)\n"
         "  --atoms N[,N...]          halo: system sizes (45000,176000); md, overlap: atoms\n"

@@ -101,9 +101,12 @@ halox_status_t bench_comm_create(const bench_rank_t *who, const char *transport,
 /* Ranks of a transport in this launch (threads: --threads, the grid's or 2; else the world),
  * or 0 after a message when it cannot run here (threads under mpirun, GPU without a GPU). */
 int bench_transport_ranks(const bench_opts_t *o, const char *label, int *nranks_p);
-/* NAME+put, +tma, +floor: set (on) or clear (off) the NVSHMEM knob it stands for; the
+/* NAME+put, +tma, +floor, +null: set (on) or clear (off) the NVSHMEM knob it stands for; the
  * transports read them at endpoint creation. */
 void bench_variant_env(const char *label, int on);
+/* +floor (signals without atoms) and +null (the exchange kernels launched empty): nothing moves,
+ * nothing to verify */
+int bench_label_floor(const char *label);
 /* A failure no rank can recover from: threads: abort the team; MPI: abort the job. */
 void bench_rank_fail(const bench_rank_t *who, const char *what);
 

@@ -16,7 +16,7 @@
 typedef struct halo_case {
     const bench_opts_t *o;
     const char *label; /* transport as given, with its +variant */
-    int floor_run;     /* +floor: signals only, nothing to verify */
+    int floor_run;     /* +floor: signals only; +null: empty launches; nothing to verify */
     long long natoms;
     int nranks;
     halox_plan_params_t params;
@@ -340,7 +340,7 @@ static int prepare(halo_case_t *c, halox_atoms_t *home, bench_expect_t *e)
 static int run_case(const bench_opts_t *o, const char *label, long long natoms)
 {
     halo_case_t c = {.o = o, .label = label, .natoms = natoms, .link_peak = g_link_peak};
-    c.floor_run = strstr(label, "+floor") != NULL;
+    c.floor_run = bench_label_floor(label);
     if (!bench_transport_ranks(o, label, &c.nranks))
         return BENCH_OK;
     halox_grid_t grid;

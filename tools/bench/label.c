@@ -1,4 +1,4 @@
-/* Transport labels of halox-bench: a transport's name, optionally +put, +tma or +floor (the
+/* Transport labels of halox-bench: a transport's name, optionally +put, +tma, +floor or +null (the
  * NVSHMEM paths), and what the transport behind a label can do. */
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +9,12 @@ void bench_base_name(const char *label, char *out, size_t cap)
 {
     snprintf(out, cap, "%s", label);
     out[strcspn(out, "+")] = '\0';
+}
+
+int bench_label_floor(const char *label)
+{
+    const char *plus = strchr(label, '+');
+    return plus && (!strcmp(plus, "+floor") || !strcmp(plus, "+null"));
 }
 
 halox_transport_caps_t bench_label_caps(const char *label)

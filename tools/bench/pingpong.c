@@ -269,7 +269,7 @@ int bench_cmd_pingpong(const bench_opts_t *o)
         c.link_peak = peak;
         c.label = o->transports[t];
         c.latency = latency;
-        c.floor_run = strstr(c.label, "+floor") != NULL;
+        c.floor_run = bench_label_floor(c.label);
         if (make_sizes(&c))
             return BENCH_USAGE;
         int nranks = 0;

@@ -154,13 +154,14 @@ int bench_transport_ranks(const bench_opts_t *o, const char *label, int *nranks_
 
 void bench_variant_env(const char *label, int on)
 {
-    static const char *const var[][2] = {{"+put", "HALOX_NVSHMEM_PUT"},
-                                         {"+tma", "HALOX_NVSHMEM_TMA"},
-                                         {"+floor", "HALOX_NVSHMEM_SIGNAL_ONLY"}};
+    static const char *const var[][3] = {{"+put", "HALOX_NVSHMEM_PUT", "1"},
+                                         {"+tma", "HALOX_NVSHMEM_TMA", "1"},
+                                         {"+floor", "HALOX_NVSHMEM_SIGNAL_ONLY", "1"},
+                                         {"+null", "HALOX_NVSHMEM_SIGNAL_ONLY", "2"}};
     const char *plus = strchr(label, '+');
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         if (on && plus && !strcmp(plus, var[k][0]))
-            setenv(var[k][1], "1", 1);
+            setenv(var[k][1], var[k][2], 1);
         else if (!on)
             unsetenv(var[k][1]);
     }
