@@ -171,7 +171,7 @@ halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t 
      * NVSHMEM's stream calls, which nothing here can empty */
     if (st == HALOX_OK && signal_only == 2 &&
         (mode == HALOX__SHM_STREAM || mode == HALOX__SHM_HYBRID))
-        st = halox__error(HALOX_ERR_INVALID_ARG,
+        st = halox__error(HALOX_ERR_UNAVAILABLE,
                           "%s: HALOX_NVSHMEM_SIGNAL_ONLY=2 (the launch floor: halox's exchange "
                           "kernels launched empty) applies to nvshmem-pulse, nvshmem-fused and "
                           "nvshmem-inline; %s signals through NVSHMEM's stream calls: use 1 (the "
