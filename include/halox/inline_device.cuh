@@ -42,20 +42,6 @@ halox_inline_ld_acquire_sys(const unsigned long long *p)
     return v;
 }
 
-/* Release (and acquire) at system scope: orders the stores before it, as seen by a peer whose
- * acquire load reads the signal written after it, on any GPU. fence.acq_rel is what a signal
- * needs; __threadfence_system (fence.sc.sys) also orders later loads against earlier stores,
- * which no signal here needs, and cost about 1 us more per exchange (one H100, 2 ranks under
- * MPS: bench/results/2026-12-05-h100, calls 63-64). */
-static __device__ __forceinline__ void halox_inline_fence_sys(void)
-{
-#ifdef HALOX_EMU
-    __atomic_thread_fence(__ATOMIC_ACQ_REL);
-#else
-    asm volatile("fence.acq_rel.sys;" ::: "memory");
-#endif
-}
-
 static __device__ __forceinline__ long long halox_inline_now_ns(void)
 {
     unsigned long long t;
@@ -154,7 +140,7 @@ static __device__ int halox_inline_last_block(unsigned *ticket)
     __shared__ int last;
     __syncthreads();
     if (threadIdx.x == 0) {
-        halox_inline_fence_sys(); /* this block's stores, behind the count the last block reads */
+        __threadfence_system();
         const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
         last = atomicAdd(ticket, 1u) == blocks - 1;
         if (last) {
@@ -170,7 +156,7 @@ static __device__ int halox_inline_last_block(unsigned *ticket)
  * direction dir at its peer by one (every pulse, also one without atoms). */
 static __device__ void halox_inline_signal(const halox_inline_view_t *v, int dir)
 {
-    halox_inline_fence_sys();
+    __threadfence_system();
     for (int k = 0; k < v->n_pulses; k++) {
         const halox_inline_pulse_t *P = &v->pulse[k];
         atomicAdd_system(dir ? P->sig_f_peer : P->sig_x_peer, 1ull);

@@ -55,7 +55,7 @@ template <typename T> __global__ void inl_pack_kernel(halox__shm_launch_t L, int
         dst[t] = add && c == R->dim ? v + shift : v;
     }
     if (halox_inline_last_block(&L.state->inl_ticket[0][k]) && threadIdx.x == 0) {
-        halox_inline_fence_sys();
+        __threadfence_system();
         atomicAdd_system((unsigned long long *)R->sig_x_peer, 1ull);
     }
 }
@@ -88,7 +88,7 @@ template <typename T> __global__ void inl_send_kernel(halox__shm_launch_t L, int
          t += (long long)gridDim.x * blockDim.x)
         dst[t] = src[t];
     if (halox_inline_last_block(&L.state->inl_ticket[1][k]) && threadIdx.x == 0) {
-        halox_inline_fence_sys();
+        __threadfence_system();
         atomicAdd_system((unsigned long long *)R->sig_f_peer, 1ull);
     }
 }

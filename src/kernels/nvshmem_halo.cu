@@ -36,21 +36,19 @@
 
 typedef unsigned long long u64;
 
-/* The row's blocks count themselves done (after a system-scope release of everything this block
- * wrote); returns nonzero in the block that completes the row for epoch e, which has acquired
- * the other blocks' writes and released them at system scope for the signal it raises next.
- * Whole block calls. */
+/* The row's blocks count themselves done (after a system-scope fence of everything this block
+ * wrote); returns nonzero in the block that completes the row for epoch e. Whole block calls. */
 static __device__ int shm_row_last(unsigned *counter, u64 e, int blocks)
 {
     __shared__ int last;
     __syncthreads();
     if (threadIdx.x == 0) {
-        shm_fence_acq_rel_sys();
+        __threadfence_system();
         unsigned old = atomicAdd(counter, 1u);
         /* modulo 2^32 like the counter: it wraps after 2^32 / blocks exchanges (hours) */
         last = old + 1u == (unsigned)(e * (u64)blocks);
         if (last)
-            shm_fence_acq_rel_sys();
+            __threadfence(); /* acquire the other blocks' writes */
     }
     __syncthreads();
     return last;

@@ -28,7 +28,6 @@ static inline void shm_st_release_gpu(shm_u64 *p, shm_u64 v)
     __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 static inline long long shm_now_ns(void) { return halox_emu_now_ns(); }
-static inline void shm_fence_acq_rel_sys(void) { __atomic_thread_fence(__ATOMIC_ACQ_REL); }
 #else
 static __device__ __forceinline__ shm_u64 shm_ld_acquire_sys(const shm_u64 *p)
 {
@@ -47,14 +46,6 @@ static __device__ __forceinline__ shm_u64 shm_ld_acquire_gpu(const shm_u64 *p)
 static __device__ __forceinline__ void shm_st_release_gpu(shm_u64 *p, shm_u64 v)
 {
     asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-/* Release (and acquire) at system scope: what a signal to a peer on any GPU needs (lighter than
- * __threadfence_system, fence.sc.sys: about 1 us per exchange on an H100, calls 63-64 of
- * bench/results/2026-12-05-h100) */
-static __device__ __forceinline__ void shm_fence_acq_rel_sys(void)
-{
-    asm volatile("fence.acq_rel.sys;" ::: "memory");
 }
 
 static __device__ __forceinline__ long long shm_now_ns(void)
