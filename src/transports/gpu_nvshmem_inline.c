@@ -151,8 +151,9 @@ static void halox__inl_why_not(halox_comm_t *comm, char *why, size_t len)
     const halox__gpu_plan_t *dp = &m->g.plan;
     why[0] = '\0';
     if (m->g.no_atoms == 2) { /* the caller's kernels would signal into emptied ones */
-        snprintf(why, len, "HALOX_NVSHMEM_SIGNAL_ONLY=2 (the launch floor) empties the "
-                 "transport's own kernels, which then exchange for every rank");
+        snprintf(why, len,
+                 "HALOX_NVSHMEM_SIGNAL_ONLY=2 (the launch floor) empties the transport's own "
+                 "kernels, which then exchange for every rank");
         return;
     }
     if (comm->real != HALOX_FLOAT || comm->stride != 3) {

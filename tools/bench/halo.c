@@ -225,9 +225,12 @@ static void report(const bench_rank_t *who, halo_case_t *c, halo_rank_t *h, int 
     const halox_grid_t *gr = &c->params.grid;
     char grid[32];
     snprintf(grid, sizeof grid, "%dx%dx%d", gr->n[0], gr->n[1], gr->n[2]);
-    printf("%-22s %9lld %-6s %6d %10.0f %9.1f %-8s %10.1f %10.1f %10.1f %10.1f %8.2f %s\n",
-           c->label, c->natoms, grid, pulses, mx[0], step_bytes / 1024.0, check, g.median * 1e3,
-           g.min * 1e3, g.max * 1e3, t.median * 1e3, gbps, mode_name(o));
+    char bw[16] = "-"; /* a floor moves no bytes: no bandwidth */
+    if (!c->floor_run)
+        snprintf(bw, sizeof bw, "%.2f", gbps);
+    printf("%-22s %9lld %-6s %6d %10.0f %9.1f %-8s %10.1f %10.1f %10.1f %10.1f %8s %s\n", c->label,
+           c->natoms, grid, pulses, mx[0], step_bytes / 1024.0, check, g.median * 1e3, g.min * 1e3,
+           g.max * 1e3, t.median * 1e3, bw, mode_name(o));
     fflush(stdout);
     bench_record_t r;
     rec_init(&r);
@@ -254,8 +257,9 @@ static void report(const bench_rank_t *who, halo_case_t *c, halo_rank_t *h, int 
     rec_num(&r, "host_us.median", t.median * 1e3);
     rec_num(&r, "host_us.min", t.min * 1e3);
     rec_num(&r, "host_us.max", t.max * 1e3);
-    rec_num(&r, "bandwidth_GBps", gbps);
-    if (c->link_peak > 0) { /* bandwidth use against the link measured in this run */
+    if (!c->floor_run)
+        rec_num(&r, "bandwidth_GBps", gbps);
+    if (c->link_peak > 0 && !c->floor_run) { /* use of the link measured in this run */
         rec_num(&r, "link_peak_GBps", c->link_peak);
         rec_num(&r, "link_use", gbps / c->link_peak);
     }

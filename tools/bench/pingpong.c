@@ -162,12 +162,15 @@ static void report(const bench_rank_t *who, pp_case_t *c, pp_rank_t *h, int k, i
     } else {
         const double per = h->dev_ms[0] / o->iters, moved = 2.0 * (double)bytes;
         const double gbps = per > 0 ? moved / (per * 1e-3) / 1e9 : 0;
-        printf("%-22s %12lld %10lld %-8s %12.2f %12.3f\n", c->label, bytes, n, check, per * 1e3,
-               gbps);
+        char bw[24] = "-"; /* a floor moves no bytes: no bandwidth */
+        if (!c->floor_run)
+            snprintf(bw, sizeof bw, "%.3f", gbps);
+        printf("%-22s %12lld %10lld %-8s %12.2f %12s\n", c->label, bytes, n, check, per * 1e3, bw);
         rec_num(&r, "time_us", per * 1e3);
         rec_int(&r, "bytes_per_exchange", (long long)moved);
-        rec_num(&r, "bandwidth_GBps", gbps);
-        if (c->link_peak > 0) {
+        if (!c->floor_run)
+            rec_num(&r, "bandwidth_GBps", gbps);
+        if (c->link_peak > 0 && !c->floor_run) {
             rec_num(&r, "link_peak_GBps", c->link_peak);
             rec_num(&r, "link_use", gbps / c->link_peak);
         }
