@@ -232,7 +232,7 @@ for n in ${ENGINE_HALO-}; do
         timeout 200 mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 \
             -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS \
             -x NCCL_NVLS_ENABLE "$B/tools/halox-bench" halo --shifts --mode "$mode" --atoms "$n" \
-            -t "${ENGINE_HALO_T:-nvshmem-stream,nvshmem-fused,nvshmem-fused+floor,nvshmem-inline,nvshmem-inline+floor}" \
+            -t "${ENGINE_HALO_T:-nvshmem-stream,nvshmem-fused,nvshmem-fused+floor,nvshmem-fused+null,nvshmem-inline,nvshmem-inline+floor,nvshmem-inline+null}" \
             --json "$OUT/bench.jsonl" >>"$OUT/md.log" 2>&1
         echo "$(el) halo $n $mode rc=$?"
         grep -E "^nvshmem|^nccl|^mpi" "$OUT/md.log" | tail -n 6

@@ -209,10 +209,11 @@ static void default_transports(bench_opts_t *o, int cmd)
         if (!bench_label_caps(*t).threads)
             snprintf(o->transports[o->n_transports++], sizeof o->transports[0], "%s", *t);
     if (halox_transport_available("nvshmem-fused")) {
-        static const char *const v[] = {"nvshmem-pulse+put", "nvshmem-fused+put",
-                                        "nvshmem-fused+tma", "nvshmem-fused+floor",
-                                        "nvshmem-inline+floor"};
-        for (int i = 0; i < 5; i++)
+        static const char *const v[] = {"nvshmem-pulse+put",  "nvshmem-fused+put",
+                                        "nvshmem-fused+tma",  "nvshmem-fused+floor",
+                                        "nvshmem-fused+null", "nvshmem-inline+floor",
+                                        "nvshmem-inline+null"};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
             snprintf(o->transports[o->n_transports++], sizeof o->transports[0], "%s", v[i]);
     }
 }
