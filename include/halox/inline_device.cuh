@@ -152,11 +152,14 @@ static __device__ int halox_inline_last_block(unsigned *ticket)
     return last;
 }
 
-/* One thread of the last block, after the launch's stores: raise every pulse's signal of
- * direction dir at its peer by one (every pulse, also one without atoms). */
+/* One thread of the block that halox_inline_last_block chose: raise every pulse's signal of
+ * direction dir at its peer by one (every pulse, also one without atoms). No fence of its own:
+ * every block's system-scope fence came before its count, so the launch's stores are visible
+ * to the peers before the last count (a second fence on this path cost about 0.45 us per
+ * direction on an H100: bench/results/2026-12-05-h100, call 64). A caller that signals without
+ * halox_inline_last_block calls __threadfence_system() after its stores first. */
 static __device__ void halox_inline_signal(const halox_inline_view_t *v, int dir)
 {
-    __threadfence_system();
     for (int k = 0; k < v->n_pulses; k++) {
         const halox_inline_pulse_t *P = &v->pulse[k];
         atomicAdd_system(dir ? P->sig_f_peer : P->sig_x_peer, 1ull);

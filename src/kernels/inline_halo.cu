@@ -54,10 +54,9 @@ template <typename T> __global__ void inl_pack_kernel(halox__shm_launch_t L, int
         const T v = x[(long long)R->map[i] * L.stride + c];
         dst[t] = add && c == R->dim ? v + shift : v;
     }
-    if (halox_inline_last_block(&L.state->inl_ticket[0][k]) && threadIdx.x == 0) {
-        __threadfence_system();
+    /* every block's system-scope fence came before its count (halox_inline_signal) */
+    if (halox_inline_last_block(&L.state->inl_ticket[0][k]) && threadIdx.x == 0)
         atomicAdd_system((unsigned long long *)R->sig_x_peer, 1ull);
-    }
 }
 
 __global__ void inl_await_kernel(halox__shm_launch_t L, int dir, uint32_t pulses, int bump)
@@ -87,10 +86,8 @@ template <typename T> __global__ void inl_send_kernel(halox__shm_launch_t L, int
     for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n;
          t += (long long)gridDim.x * blockDim.x)
         dst[t] = src[t];
-    if (halox_inline_last_block(&L.state->inl_ticket[1][k]) && threadIdx.x == 0) {
-        __threadfence_system();
+    if (halox_inline_last_block(&L.state->inl_ticket[1][k]) && threadIdx.x == 0)
         atomicAdd_system((unsigned long long *)R->sig_f_peer, 1ull);
-    }
 }
 
 /* f[map[i]] += fb_mine[i] (3 components; src has the exchange stride), after the wait: a pulse
@@ -129,6 +126,7 @@ __global__ void inl_view_wait_kernel(halox_inline_view_t v, int dir)
 
 __global__ void inl_view_signal_kernel(halox_inline_view_t v, int dir)
 {
+    __threadfence_system(); /* no halox_inline_last_block here: the earlier kernels' stores */
     halox_inline_signal(&v, dir);
 }
 
