@@ -34,6 +34,8 @@
  *  8. a step captured once (gather, pair kernels, halo forces, kick) replayed after builds with
  *     other counts (the spans of md_cluster.h): pairs and forces against the brute force of each
  *     build; spans too small for a build are seen (test_span_graph).
+ *  9. the rebuild's permute of the home atoms with the blow-up check's largest |v|^2
+ *     (test_permute_speeds).
  *  1-3, 5 and 6 also run over inner lists with each way of masking pairs (md_cluster.h: tests in
  *  the kernel, the prune's pair masks, masks with skipped i atoms).
  *
@@ -47,6 +49,7 @@
 
 #include "harness.h"
 #include "kernels/md_cluster.h"
+#include "kernels/md_kernels.h"
 #include "mpi_common.h"
 #include "test_gpu_common.h"
 
@@ -795,6 +798,105 @@ static void test_span_graph(int cells, uint64_t seed, double rl_in, int masks)
     free(s.z);
 }
 
+/* 9. the rebuild's permute (halox__md_kernel_permute) with the blow-up check riding along: the
+ * atoms laid out in a random order (positions, velocities, ids against the host's), the largest
+ * |v|^2 in mapped host memory against the host's, the [max, ticket] pair left zero for the next
+ * launch (a second launch with slower atoms reports their maximum, not the first one's), a NaN
+ * velocity reported as the largest float. */
+static void test_permute_speeds(int n, uint64_t seed)
+{
+    float *x = malloc(sizeof(float) * 3 * (size_t)n), *v = malloc(sizeof(float) * 3 * (size_t)n);
+    float *xo = malloc(sizeof(float) * 3 * (size_t)n), *vo = malloc(sizeof(float) * 3 * (size_t)n);
+    int32_t *id = malloc(sizeof(int32_t) * (size_t)n), *ido = malloc(sizeof(int32_t) * (size_t)n);
+    int *order = malloc(sizeof(int) * (size_t)n);
+    uint64_t st = seed;
+    for (int i = 0; i < n; i++) {
+        order[i] = i;
+        id[i] = 1000 + i;
+    }
+    for (int i = n - 1; i > 0; i--) { /* a random permutation */
+        const int j = (int)(tm_uniform(&st) * (i + 1)) % (i + 1);
+        const int t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    float *dx, *dv, *scratch;
+    int32_t *did;
+    int *dorder;
+    unsigned *pair, *h_out, *d_out;
+    TG_CUDA(cudaMalloc((void **)&dx, sizeof(float) * 3 * (size_t)n));
+    TG_CUDA(cudaMalloc((void **)&dv, sizeof(float) * 3 * (size_t)n));
+    TG_CUDA(cudaMalloc((void **)&did, sizeof(int32_t) * (size_t)n));
+    TG_CUDA(cudaMalloc((void **)&dorder, sizeof(int) * (size_t)n));
+    TG_CUDA(cudaMalloc((void **)&scratch, sizeof(float) * 7 * (size_t)n));
+    TG_CUDA(cudaMalloc((void **)&pair, 2 * sizeof(unsigned)));
+    TG_CUDA(cudaMemset(pair, 0, 2 * sizeof(unsigned)));
+    TG_CUDA(cudaHostAlloc((void **)&h_out, sizeof(unsigned), cudaHostAllocMapped));
+    TG_CUDA(cudaHostGetDevicePointer((void **)&d_out, h_out, 0));
+    TG_CUDA(cudaMemcpy(dorder, order, sizeof(int) * (size_t)n, cudaMemcpyHostToDevice));
+    for (int round = 0; round < 3; round++) {
+        /* round 1: slower atoms than round 0; round 2: one velocity NaN */
+        const double scale = round == 1 ? 0.25 : 1.0;
+        double most = 0;
+        for (int i = 0; i < n; i++) {
+            double v2 = 0;
+            for (int d = 0; d < 3; d++) {
+                x[3 * i + d] = (float)(10.0 * tm_uniform(&st));
+                v[3 * i + d] = (float)(scale * (tm_uniform(&st) - 0.5) * (1 + i % 7));
+                v2 += (double)v[3 * i + d] * v[3 * i + d];
+            }
+            most = v2 > most ? v2 : most;
+        }
+        if (round == 2)
+            v[3 * (n / 3) + 1] = NAN;
+        TG_CUDA(cudaMemcpy(dx, x, sizeof(float) * 3 * (size_t)n, cudaMemcpyHostToDevice));
+        TG_CUDA(cudaMemcpy(dv, v, sizeof(float) * 3 * (size_t)n, cudaMemcpyHostToDevice));
+        TG_CUDA(cudaMemcpy(did, id, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice));
+        *h_out = 0x12345678u;
+        TG_CUDA(halox__md_kernel_permute(dorder, n, dx, dv, did, scratch, pair, d_out, 0));
+        TG_CUDA(cudaDeviceSynchronize());
+        TG_CUDA(cudaMemcpy(xo, dx, sizeof(float) * 3 * (size_t)n, cudaMemcpyDeviceToHost));
+        TG_CUDA(cudaMemcpy(vo, dv, sizeof(float) * 3 * (size_t)n, cudaMemcpyDeviceToHost));
+        TG_CUDA(cudaMemcpy(ido, did, sizeof(int32_t) * (size_t)n, cudaMemcpyDeviceToHost));
+        unsigned left[2] = {1, 1};
+        TG_CUDA(cudaMemcpy(left, pair, sizeof left, cudaMemcpyDeviceToHost));
+        int moved = 1;
+        for (int k = 0; k < n && moved; k++) {
+            const int a = order[k];
+            moved = ido[k] == id[a];
+            for (int d = 0; d < 3; d++)
+                moved = moved && xo[3 * k + d] == x[3 * a + d] &&
+                        memcmp(&vo[3 * k + d], &v[3 * a + d], sizeof(float)) == 0;
+        }
+        float got;
+        memcpy(&got, h_out, sizeof got);
+        printf("permute with the blow-up check, %d atoms, round %d: largest v^2 %.7g (host %.7g), "
+               "pair left %u/%u\n",
+               n, round, (double)got, round == 2 ? 3.0e38 : most, left[0], left[1]);
+        CHECK_MSG(moved, "round %d: the atoms are not where the order puts them", round);
+        CHECK(left[0] == 0 && left[1] == 0);
+        if (round == 2)
+            CHECK_MSG(got == 3.0e38f, "a NaN velocity reported as %g", (double)got);
+        else
+            CHECK_MSG(fabs((double)got - most) <= 1e-6 * most, "largest v^2 %.9g, host %.9g",
+                      (double)got, most);
+    }
+    cudaFree(dx);
+    cudaFree(dv);
+    cudaFree(did);
+    cudaFree(dorder);
+    cudaFree(scratch);
+    cudaFree(pair);
+    cudaFreeHost(h_out);
+    free(x);
+    free(v);
+    free(xo);
+    free(vo);
+    free(id);
+    free(ido);
+    free(order);
+}
+
 int main(void)
 {
     if (tg_device_count() == 0) {
@@ -806,6 +908,8 @@ int main(void)
         BITS = MD_CLUSTER_MASKS_BITS,
         SKIP = MD_CLUSTER_MASKS_SKIP
     };
+    test_permute_speeds(1000, 21); /* several blocks, the last one partly full */
+    test_permute_speeds(1, 22);
 #ifdef HALOX_TEST_EMU_GPU
     /* test_clusters_emu, the host emulation (tests/emu: a thread per GPU thread, so small systems):
      * each path once: a halo with outer lists, inner lists with pair masks and skipped atoms on

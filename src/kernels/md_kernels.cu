@@ -246,34 +246,63 @@ extern "C" cudaError_t halox__md_kernel_max_v2(const float *v, int n, unsigned *
     return md__launched();
 }
 
-/* row k of the gathered copies from atom order[k] */
+/* row k of the gathered copies from atom order[k]; with speed (a [max, ticket] pair left zero
+ * between launches) the largest |v|^2 of the atoms as float bits (NaN as the largest float) goes
+ * to *speed_out (host memory mapped for the device) from the launch's last block, which also
+ * leaves the pair zero again: the blow-up check without a launch, a clear or a copy of its own */
 static __global__ void md__permute_kernel(const int *__restrict__ order, int n,
                                           const float *__restrict__ x, const float *__restrict__ v,
                                           const int32_t *__restrict__ id, float *__restrict__ xo,
-                                          float *__restrict__ vo, int32_t *__restrict__ ido)
+                                          float *__restrict__ vo, int32_t *__restrict__ ido,
+                                          unsigned *speed, unsigned *speed_out)
 {
-    int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n)
-        return;
-    const int a = order[k];
-    for (int d = 0; d < 3; d++) {
-        xo[3 * (size_t)k + d] = x[3 * (size_t)a + d];
-        if (v)
-            vo[3 * (size_t)k + d] = v[3 * (size_t)a + d];
+    __shared__ unsigned block_max;
+    if (speed && threadIdx.x == 0)
+        block_max = 0;
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    float v2 = 0;
+    if (k < n) {
+        const int a = order[k];
+        for (int d = 0; d < 3; d++) {
+            xo[3 * (size_t)k + d] = x[3 * (size_t)a + d];
+            if (v) {
+                const float c = v[3 * (size_t)a + d];
+                vo[3 * (size_t)k + d] = c;
+                v2 += c * c;
+            }
+        }
+        if (id)
+            ido[k] = id[a];
     }
-    if (id)
-        ido[k] = id[a];
+    if (!speed)
+        return;
+    if (!(v2 == v2))
+        v2 = 3.0e38f;
+    __syncthreads();
+    atomicMax(&block_max, __float_as_uint(v2));
+    __syncthreads();
+    if (threadIdx.x != 0)
+        return;
+    atomicMax(&speed[0], block_max);
+    __threadfence();
+    if (atomicAdd(&speed[1], 1u) == gridDim.x - 1) {
+        __threadfence(); /* every block's maximum is in */
+        *(volatile unsigned *)speed_out = *(volatile unsigned *)&speed[0];
+        speed[0] = 0;
+        speed[1] = 0;
+    }
 }
 
 extern "C" cudaError_t halox__md_kernel_permute(const int *order, int n, float *x, float *v,
-                                                int32_t *id, void *scratch, cudaStream_t stream)
+                                                int32_t *id, void *scratch, unsigned *speed,
+                                                unsigned *speed_out, cudaStream_t stream)
 {
     if (n <= 0)
         return cudaSuccess;
     float *xo = (float *)scratch, *vo = xo + 3 * (size_t)n;
     int32_t *ido = (int32_t *)(vo + 3 * (size_t)n);
     HALOX__LAUNCH(md__permute_kernel, md__blocks(n, 256), 256, stream)
-    (order, n, x, v, id, xo, vo, ido);
+    (order, n, x, v, id, xo, vo, ido, v ? speed : NULL, speed_out);
     cudaError_t e = md__launched();
     /* back in one launch (three copies cost the host three times as much) */
     void *const to[3] = {x, v, id};

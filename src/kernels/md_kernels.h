@@ -48,9 +48,12 @@ cudaError_t halox__md_kernel_max_v2(const float *v, int n, unsigned *max_v2, cud
 
 /** Lay the n atoms out in `order` (order[k]: the atom that moves to k, a permutation of 0..n-1):
  *  x and v (3 floats each; v may be NULL) and id (may be NULL) gathered into scratch (7 n
- *  floats' room) and copied back. */
+ *  floats' room) and copied back. With v and speed (two unsigneds, zero before the first launch
+ *  and left zero by each), also the largest |v|^2 as float bits (NaN as the largest float) into
+ *  *speed_out (host memory mapped for the device: readable once the stream got past it). */
 cudaError_t halox__md_kernel_permute(const int *order, int n, float *x, float *v, int32_t *id,
-                                     void *scratch, cudaStream_t stream);
+                                     void *scratch, unsigned *speed, unsigned *speed_out,
+                                     cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -78,10 +78,12 @@ typedef struct md_gpu {
     void *sort_tmp;                      /* its scratch (md__gpu_sort_home) */
     size_t sort_tmp_bytes;
     double *energy; /* [5]: local pe, vir; non-local pe, vir; kinetic */
-    unsigned *disp; /* [1] */
-    /* pinned host mirrors */
+    /* [3]: the largest v^2 of a wrap or of halox__md_kernel_max_v2; the pair the sort's permute
+     * keeps (zero between launches) */
+    unsigned *disp;
+    /* pinned host mirrors; h_disp mapped for the device too (h_disp_dev: the permute's copy) */
     double *h_energy;
-    unsigned *h_disp;
+    unsigned *h_disp, *h_disp_dev;
     int n_home, n_total;
     int xv_fresh, f_fresh; /* the host atoms (x, v) / md->f hold the current device state */
     int in_step;
@@ -192,8 +194,11 @@ halox_status_t md__gpu_lists_begin(halox_md_t *md, cudaStream_t s);
 halox_status_t md__gpu_lists_end(halox_md_t *md, cudaStream_t s);
 /* HALOX_MD_SORT: the home atoms (positions, velocities, ids) laid out in the order of the last
  * build's slots (the atoms the lists were built for), before a plan refers to their indices; the
- * host copies go stale. md__gpu_before_plan: the host atoms sorted by cell (a host rebuild). */
-halox_status_t md__gpu_sort_home(halox_md_t *md);
+ * host copies go stale. with_speeds: the rebuild's blow-up check rides along (the largest v^2
+ * into h_disp, read after a wait for hi); *took_p (may be NULL) says whether it did, which it
+ * does not where nothing is sorted. md__gpu_before_plan: the host atoms sorted by cell (a host
+ * rebuild). */
+halox_status_t md__gpu_sort_home(halox_md_t *md, int with_speeds, int *took_p);
 halox_status_t md__gpu_before_plan(halox_md_t *md);
 int md__gpu_local_rebuild_ok(const halox_md_t *md);
 /* A device rebuild does not wait for the steps still queued before it starts: it is enqueued

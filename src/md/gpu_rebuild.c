@@ -93,10 +93,12 @@ halox_status_t md__gpu_lists(halox_md_t *md)
  * kernels took 19 us of a 104 us step; ncu, one H200). A rebuild on the device takes the last
  * build's order, which costs one permutation and no sort (atoms move a fraction of a cluster
  * between builds); a rebuild through the host sorts there (md__gpu_before_plan). */
-halox_status_t md__gpu_sort_home(halox_md_t *md)
+halox_status_t md__gpu_sort_home(halox_md_t *md, int with_speeds, int *took_p)
 {
     md_gpu_t *g = md__gpu(md);
     const int n = g->n_home;
+    if (took_p)
+        *took_p = 0;
     if (!g->sort || n < 2 || g->cl.n_home != n || !g->cl.sorted)
         return HALOX_OK;
     size_t need = (sizeof(float) * 6 + sizeof(int32_t)) * (size_t)n;
@@ -107,7 +109,14 @@ halox_status_t md__gpu_sort_home(halox_md_t *md)
     halox_status_t st = md__dev_grow(md, &g->sort_tmp, need, &g->sort_tmp_bytes);
     if (st != HALOX_OK)
         return st;
-    MD_CUDA(halox__md_kernel_permute(g->cl.sorted, n, g->x, g->v, g->id, g->sort_tmp, g->hi));
+    /* with_speeds: the blow-up check's largest v^2 read on the way into h_disp (the permute
+     * reads every velocity anyway; a launch, a clear and a copy of its own cost a 2-rank rebuild
+     * sharing an H100 about 30 us of host time) */
+    MD_CUDA(halox__md_kernel_permute(g->cl.sorted, n, g->x, g->v, g->id, g->sort_tmp,
+                                     with_speeds ? g->disp + 1 : NULL,
+                                     with_speeds ? g->h_disp_dev : NULL, g->hi));
+    if (took_p)
+        *took_p = with_speeds;
     /* the host atoms follow the device's layout when asked (md__gpu_to_host) */
     g->xv_fresh = 0;
     g->ids_fresh = 0;
@@ -243,7 +252,7 @@ static halox_status_t md__gpu_rebuild_local_body(halox_md_t *md)
     MD_CUDA(cudaMemcpyAsync(g->h_disp, g->disp, sizeof(unsigned), cudaMemcpyDeviceToHost, g->hi));
     g->xv_fresh = 0;
     const double tl = halox__now();
-    halox_status_t st = md__gpu_sort_home(md);
+    halox_status_t st = md__gpu_sort_home(md, 0, NULL);
     if (st == HALOX_OK)
         st = md__gpu_lists(md); /* synchronises hi: h_disp is there */
     /* the wrap and the blow-up check ride along: one rank has nothing else to rebuild */

@@ -165,9 +165,10 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
     /* the largest speed on its way to the host; the home atoms in the last build's cluster
      * order, then the migration (which keeps the order of those that stay) and the plan build
      * refer to that layout. No wait for the GPU before the migration's own. */
-    halox_status_t st = md__gpu_speeds_launch(md);
-    if (st == HALOX_OK)
-        st = md__gpu_sort_home(md);
+    int took = 0;
+    halox_status_t st = md__gpu_sort_home(md, 1, &took);
+    if (st == HALOX_OK && !took) /* no sort: the check on its own */
+        st = md__gpu_speeds_launch(md);
     /* a failure there is agreed in the migration's first agreement (no agreement of its own) */
     if ((st = md__gpu_on_device(md, 0, st)) != HALOX_OK)
         return st;

@@ -117,9 +117,11 @@ halox_status_t md__gpu_create(halox_md_t *md)
         for (int j = 0; j < MD_GPU_EVENTS; j++)
             MD_CUDA(cudaEventCreate(&g->slot[k].ev[j]));
     MD_CUDA(cudaMalloc((void **)&g->energy, 5 * sizeof(double)));
-    MD_CUDA(cudaMalloc((void **)&g->disp, sizeof(unsigned)));
+    MD_CUDA(cudaMalloc((void **)&g->disp, 3 * sizeof(unsigned)));
+    MD_CUDA(cudaMemsetAsync(g->disp, 0, 3 * sizeof(unsigned), g->hi));
     MD_CUDA(cudaMallocHost((void **)&g->h_energy, 5 * sizeof(double)));
-    MD_CUDA(cudaMallocHost((void **)&g->h_disp, sizeof(unsigned)));
+    MD_CUDA(cudaHostAlloc((void **)&g->h_disp, sizeof(unsigned), cudaHostAllocMapped));
+    MD_CUDA(cudaHostGetDevicePointer((void **)&g->h_disp_dev, g->h_disp, 0));
     for (int k = 0; k < 2; k++)
         MD_CUDA(cudaEventCreateWithFlags(&g->gdone[k], cudaEventDisableTiming));
     g->xv_fresh = g->f_fresh = 1; /* nothing on the device yet: the host is the truth */
