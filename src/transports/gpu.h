@@ -147,7 +147,8 @@ typedef struct halox__gpu_store_head {
 
 /* The start of a device store's call `what`: the endpoint usable, its device current, and its
  * scratch *slot (a struct of `bytes` beginning with a halox__gpu_store_head_t) made zeroed on
- * first use with n_small counters. On failure nothing is made. */
+ * first use with n_small counters (none: d_small and h_small stay NULL). On failure nothing is
+ * made. */
 halox_status_t halox__gpu_store_open(halox_comm_t *comm, const char *what, void **slot,
                                      size_t bytes, int n_small);
 

@@ -331,8 +331,8 @@ halox_status_t halox__gpu_store_open(halox_comm_t *comm, const char *what, void 
     h->comm = comm;
     h->g = g;
     const size_t nb = sizeof(int) * (size_t)n_small;
-    cudaError_t e = cudaMalloc((void **)&h->d_small, nb);
-    if (e == cudaSuccess)
+    cudaError_t e = nb ? cudaMalloc((void **)&h->d_small, nb) : cudaSuccess;
+    if (e == cudaSuccess && nb)
         e = cudaMallocHost((void **)&h->h_small, nb);
     if (e != cudaSuccess) {
         if (h->d_small)

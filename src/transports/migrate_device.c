@@ -19,8 +19,14 @@
 
 enum { MD_COUNT = 0, MD_BAD, MD_SMALL };
 
+/* The scan's results in rows of one allocation on each side, so that one strided copy brings
+ * the counters with the first leavers and their owners (three copies cost a 2-rank rebuild
+ * sharing an H100 10-15 us of host time): device rows of rp ints (the counters, the leavers'
+ * indices, their owners), pinned host rows of hrp ints (the same three, then the slots). */
+enum { MD_ROW_COUNT = 0, MD_ROW_INDEX, MD_ROW_TO, MD_ROWS, MD_ROW_SLOT = MD_ROWS, MD_HROWS };
+
 struct halox__mig_dev {
-    halox__gpu_store_head_t h; /* endpoint; MD_* counters and their pinned mirror */
+    halox__gpu_store_head_t h; /* endpoint (the MD_* counters live in the scan's rows) */
     halox_device_atoms_t *atoms;
     size_t xb, rec;
     int nleave;
@@ -29,15 +35,16 @@ struct halox__mig_dev {
                   then twice the last migration's */
     /* device scratch, grown: per home atom (the leavers' indices and owners, at most every home
      * atom), the compaction's, per leaver, the records */
-    int *d_index, *d_scratch, *d_to, *d_slot;
+    int *d_rows, *d_scratch, *d_slot;
+    size_t rp;   /* ints per device row */
     void *d_tmp; /* stayers' coordinates, ids and extra bytes while they move down */
     void *d_sbuf, *d_rbuf;
-    size_t cap_index, cap_scratch, cap_to, cap_slot, cap_tmp, cap_sbuf, cap_rbuf;
+    size_t cap_rows, cap_scratch, cap_slot, cap_tmp, cap_sbuf, cap_rbuf;
     /* host: the pinned buffers, the leavers and their owners */
     void *h_sbuf, *h_rbuf;
     size_t hcap_sbuf, hcap_rbuf;
-    int *h_leave, *h_to, *h_slot;
-    size_t hcap_leave;
+    int *h_rows, *h_leave, *h_to, *h_slot;
+    size_t hrp; /* ints per host row */
 };
 
 static halox_status_t md_cuda(halox__mig_dev_t *m, cudaError_t e, const char *what)
@@ -62,33 +69,35 @@ static halox_status_t md_sync(halox__mig_dev_t *m, const char *what)
     return halox__gpu_drain(m->h.comm, m->h.g, "the migration", what);
 }
 
-/* The first `count` leavers' indices and owners to the host (pinned scratch grown to hold them;
- * before their number is known the copies may bring stale entries beyond it, never read). */
-static halox_status_t md_leavers(halox__mig_dev_t *m, int count, cudaStream_t s)
+static int *md_row(const halox__mig_dev_t *m, int row) { return m->d_rows + (size_t)row * m->rp; }
+
+/* The first `count` leavers' indices and owners to the host, with the counters when `counters`
+ * (pinned rows grown to hold them; before their number is known the copy may bring stale entries
+ * beyond it, never read): one copy. */
+static halox_status_t md_leavers(halox__mig_dev_t *m, int count, int counters, cudaStream_t s)
 {
-    /* pinned: the copies run behind the host, which waits once for them and the counters */
+    /* pinned: the copy runs behind the host, which waits once for it */
     const size_t ints = (size_t)count + 64;
     halox_status_t st = HALOX_OK;
-    if (ints > m->hcap_leave) {
-        size_t bytes = m->hcap_leave * 3 * sizeof(int);
-        st = md_grow_pinned(m, (void **)&m->h_leave, &bytes, sizeof(int) * 3 * ints,
+    if (ints > m->hrp) {
+        size_t bytes = m->hrp * MD_HROWS * sizeof(int);
+        st = md_grow_pinned(m, (void **)&m->h_rows, &bytes, sizeof(int) * MD_HROWS * ints,
                             "the leavers' host copy");
-        m->hcap_leave = st == HALOX_OK ? bytes / (3 * sizeof(int)) : 0;
+        m->hrp = st == HALOX_OK ? bytes / (MD_HROWS * sizeof(int)) : 0;
         if (st != HALOX_OK)
             return st;
     }
-    m->h_to = m->h_leave + m->hcap_leave;
-    m->h_slot = m->h_to + m->hcap_leave;
-    st = md_cuda(m,
-                 cudaMemcpyAsync(m->h_leave, m->d_index, sizeof(int) * (size_t)count,
-                                 cudaMemcpyDeviceToHost, s),
-                 "reading the leavers");
-    if (st == HALOX_OK)
-        st = md_cuda(m,
-                     cudaMemcpyAsync(m->h_to, m->d_to, sizeof(int) * (size_t)count,
+    m->h_leave = m->h_rows + (size_t)MD_ROW_INDEX * m->hrp;
+    m->h_to = m->h_rows + (size_t)MD_ROW_TO * m->hrp;
+    m->h_slot = m->h_rows + (size_t)MD_ROW_SLOT * m->hrp;
+    const int first = counters ? MD_ROW_COUNT : MD_ROW_INDEX;
+    const size_t width = sizeof(int) * (size_t)(counters && count < MD_SMALL ? MD_SMALL : count);
+    const size_t rows = count > 0 ? (size_t)(MD_ROWS - first) : 1;
+    return md_cuda(m,
+                   cudaMemcpy2DAsync(m->h_rows + (size_t)first * m->hrp, sizeof(int) * m->hrp,
+                                     md_row(m, first), sizeof(int) * m->rp, width, rows,
                                      cudaMemcpyDeviceToHost, s),
-                     "reading their owners");
-    return st;
+                   "reading the leavers");
 }
 
 static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_box_t *box, int me,
@@ -107,39 +116,35 @@ static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_b
         geo.n[d] = grid->n[d];
     }
     geo.me = me;
-    halox_status_t st =
-        md_grow(m, (void **)&m->d_index, &m->cap_index, sizeof(int) * nn, "the leavers' indices");
-    if (st == HALOX_OK)
-        st = md_grow(m, (void **)&m->d_to, &m->cap_to, sizeof(int) * nn, "the leavers' owners");
+    const size_t rp = nn > MD_SMALL ? nn : MD_SMALL;
+    halox_status_t st = md_grow(m, (void **)&m->d_rows, &m->cap_rows, sizeof(int) * MD_ROWS * rp,
+                                "the leavers' indices and owners");
+    m->rp = st == HALOX_OK ? m->cap_rows / (MD_ROWS * sizeof(int)) : 0;
     if (st == HALOX_OK)
         st = halox__gpu_scratch_zeroed(m->h.comm, m->h.g, (void **)&m->d_scratch, &m->cap_scratch,
                                        sizeof(int) * halox_kernel_mig_scratch(n),
                                        "the compaction's scratch");
     if (st == HALOX_OK)
-        st = md_cuda(m, cudaMemsetAsync(m->h.d_small + MD_BAD, 0x7f, sizeof(int), s),
+        st = md_cuda(m, cudaMemsetAsync(md_row(m, MD_ROW_COUNT) + MD_BAD, 0x7f, sizeof(int), s),
                      "resetting the counters");
     /* wrap, owners and the leavers with their owners: one launch (four before) */
     if (st == HALOX_OK)
         st = md_cuda(m,
                      halox_kernel_mig_leavers(m->h.comm->real, m->h.comm->stride, A->x, n, &geo,
-                                              m->h.d_small + MD_BAD, m->d_index, m->d_to,
-                                              m->h.d_small + MD_COUNT, m->d_scratch, s),
+                                              md_row(m, MD_ROW_COUNT) + MD_BAD,
+                                              md_row(m, MD_ROW_INDEX), md_row(m, MD_ROW_TO),
+                                              md_row(m, MD_ROW_COUNT) + MD_COUNT, m->d_scratch, s),
                      "the migration's scan kernel");
     /* the leavers and their owners come with the counters, as many as the last migration's
-     * twice (one wait for both, where they fit) */
+     * twice (one copy and one wait for all, where they fit) */
     const int guess = m->guess < n ? m->guess : n;
-    if (st == HALOX_OK && guess > 0)
-        st = md_leavers(m, guess, s);
     if (st == HALOX_OK)
-        st = md_cuda(m,
-                     cudaMemcpyAsync(m->h.h_small, m->h.d_small, sizeof(int) * MD_SMALL,
-                                     cudaMemcpyDeviceToHost, s),
-                     "reading the counters");
+        st = md_leavers(m, guess, 1, s);
     if (st == HALOX_OK)
         st = md_sync(m, "the migration's scan");
     if (st != HALOX_OK)
         return st;
-    const int bad = m->h.h_small[MD_BAD];
+    const int bad = m->h_rows[MD_BAD];
     if (bad >= 0 && bad < n) {
         int32_t id = -1;
         (void)cudaMemcpy(&id, A->id + bad, sizeof id, cudaMemcpyDeviceToHost);
@@ -148,7 +153,7 @@ static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_b
                             "system blew up (time step too large, overlapping atoms?)",
                             step, me, id);
     }
-    const int nl = m->nleave = m->h.h_small[MD_COUNT];
+    const int nl = m->nleave = m->h_rows[MD_COUNT];
     m->guess = nl < (1 << 29) ? 2 * nl + 64 : nl;
     *nleave_p = nl;
     *hops_p = 0;
@@ -156,7 +161,7 @@ static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_b
         return HALOX_OK;
     /* more leavers than guessed: all of them now (the host orders them by destination) */
     if (nl > guess) {
-        st = md_leavers(m, nl, s);
+        st = md_leavers(m, nl, 0, s);
         if (st == HALOX_OK)
             st = md_sync(m, "reading the leavers");
         if (st != HALOX_OK)
@@ -218,8 +223,9 @@ static halox_status_t md_pack(void *ctx, const size_t *soff, size_t *fill, int *
     char *te = (char *)(tid + keep);
     if (st == HALOX_OK)
         st = md_cuda(m,
-                     halox_kernel_mig_split(A->x, A->id, A->extra, m->xb, eb, n, m->d_index, nl,
-                                            m->d_slot, m->rec, m->d_sbuf, tx, tid, te, s),
+                     halox_kernel_mig_split(A->x, A->id, A->extra, m->xb, eb, n,
+                                            md_row(m, MD_ROW_INDEX), nl, m->d_slot, m->rec,
+                                            m->d_sbuf, tx, tid, te, s),
                      "the migration's split kernel");
     void *const to[3] = {A->x, A->id, eb ? A->extra : NULL};
     const void *const from[3] = {tx, tid, te};
@@ -308,17 +314,14 @@ void halox__gpu_mig_dev_free(halox__gpu_t *g)
     halox__mig_dev_t *m = g->mig_dev;
     if (!m)
         return;
-    void *dev[] = {m->d_index,   m->d_scratch, m->d_to,   m->d_slot,
-                   m->h.d_small, m->d_tmp,     m->d_sbuf, m->d_rbuf};
+    void *dev[] = {m->d_rows, m->d_scratch, m->d_slot, m->d_tmp, m->d_sbuf, m->d_rbuf};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
         if (dev[k])
             cudaFree(dev[k]);
-    void *pinned[] = {m->h.h_small, m->h_sbuf, m->h_rbuf};
+    void *pinned[] = {m->h_rows, m->h_sbuf, m->h_rbuf};
     for (size_t k = 0; k < sizeof pinned / sizeof pinned[0]; k++)
         if (pinned[k])
             cudaFreeHost(pinned[k]);
-    if (m->h_leave)
-        cudaFreeHost(m->h_leave);
     free(m);
     g->mig_dev = NULL;
 }
@@ -340,8 +343,9 @@ halox_status_t halox__gpu_mig_store(halox_comm_t *comm, halox_device_atoms_t *at
 {
     halox__gpu_t *g = halox__gpu(comm);
     memset(store, 0, sizeof *store);
-    halox_status_t st = halox__gpu_store_open(comm, "migrate_device", (void **)&g->mig_dev,
-                                              sizeof *g->mig_dev, MD_SMALL);
+    /* the counters live in the scan's rows (md_leavers): none in the head */
+    halox_status_t st =
+        halox__gpu_store_open(comm, "migrate_device", (void **)&g->mig_dev, sizeof *g->mig_dev, 0);
     if (st != HALOX_OK)
         return st;
     halox__mig_dev_t *m = g->mig_dev;

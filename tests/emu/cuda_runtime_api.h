@@ -68,6 +68,9 @@ cudaError_t cudaFreeHost(void *p);
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind);
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
                             cudaStream_t s);
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
+                              size_t width, size_t height, enum cudaMemcpyKind kind,
+                              cudaStream_t s);
 cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s);
 cudaError_t cudaMemset(void *p, int v, size_t bytes);
 cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned flags);
@@ -101,7 +104,7 @@ long halox_emu_launches(void);
  * HALOX_EMU_NVSHMEM; a synchronous copy counts as a copy and a wait. */
 enum {
     HALOX_EMU_LAUNCH,  /* kernel launches */
-    HALOX_EMU_COPY,    /* cudaMemcpy, cudaMemcpyAsync */
+    HALOX_EMU_COPY,    /* cudaMemcpy, cudaMemcpyAsync, cudaMemcpy2DAsync */
     HALOX_EMU_SET,     /* cudaMemset, cudaMemsetAsync */
     HALOX_EMU_EVENT,   /* cudaEventRecord, cudaStreamWaitEvent */
     HALOX_EMU_WAIT,    /* synchronisations and queries of streams, events, the device */

@@ -136,6 +136,24 @@ extern "C" cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
         memmove(dst, src, bytes);
     return cudaSuccess;
 }
+extern "C" cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
+                                         size_t width, size_t height, enum cudaMemcpyKind kind,
+                                         cudaStream_t s)
+{
+    halox_emu_count(HALOX_EMU_COPY);
+    if (width > dpitch || width > spitch)
+        return cudaErrorInvalidValue; /* as the runtime: rows may not overlap */
+    auto copy = [=]() {
+        for (size_t r = 0; r < height; r++)
+            if (width)
+                memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
+    };
+    (void)kind;
+    if (halox_emu_record(s, copy))
+        return cudaSuccess;
+    copy();
+    return cudaSuccess;
+}
 extern "C" cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s)
 {
     halox_emu_count(HALOX_EMU_SET);
