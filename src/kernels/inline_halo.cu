@@ -13,6 +13,7 @@
  * later pulse forwards sends only after that pulse's take. */
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "halox/inline_device.cuh"
 #include "kernels/inline_halo.h"
@@ -184,58 +185,92 @@ extern "C" cudaError_t halox__inl_signal(const halox_inline_view_t *v, int dir, 
 
 /* ---- send lists ----------------------------------------------------------------------------- */
 
-static __global__ void inl_count_kernel(const int *__restrict__ map, int n, int n_home,
-                                        int *__restrict__ count)
+/* every pulse's map in one launch: block b serves pulse k where first[k] <= b < first[k + 1] */
+typedef struct inl_maps {
+    const int *map[HALOX_MAX_PULSES];
+    int count[HALOX_MAX_PULSES];
+    int first[HALOX_MAX_PULSES + 1];
+    int n_pulses;
+} inl_maps_t;
+
+static __device__ int inl_pulse_of_block(const inl_maps_t *M)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n && map[i] >= 0 && map[i] < n_home)
-        atomicAdd(&count[map[i]], 1);
+    int k = 0;
+    while (k + 1 < M->n_pulses && (int)blockIdx.x >= M->first[k + 1])
+        k++;
+    return k;
 }
 
-/* one pulse: each atom appears once in a map, so its cursor moves by one without races; the
- * pulses run one launch after another, descending */
-static __global__ void inl_place_kernel(const int *__restrict__ map, int n, int n_home, int k,
-                                        int *__restrict__ cursor, halox_inline_send_t *send)
+/* count[a]: the pulses that send home atom a; mask[a]: which (bit k: pulse k) */
+static __global__ void inl_count_kernel(inl_maps_t M, int n_home, int *__restrict__ count,
+                                        unsigned *__restrict__ mask)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n)
+    const int k = inl_pulse_of_block(&M);
+    const int i = ((int)blockIdx.x - M.first[k]) * blockDim.x + threadIdx.x;
+    if (i >= M.count[k])
         return;
-    const int a = map[i];
+    const int a = M.map[k][i];
+    if (a >= 0 && a < n_home) {
+        atomicAdd(&count[a], 1);
+        atomicOr(&mask[a], 1u << k);
+    }
+}
+
+/* each atom appears once in a map, and its entry of pulse k goes after those of the higher
+ * pulses that send it (pulses descending): its place needs no cursor, no race, no order of
+ * launches */
+static __global__ void inl_place_kernel(inl_maps_t M, int n_home, const int *__restrict__ start,
+                                        const unsigned *__restrict__ mask,
+                                        halox_inline_send_t *send)
+{
+    const int k = inl_pulse_of_block(&M);
+    const int i = ((int)blockIdx.x - M.first[k]) * blockDim.x + threadIdx.x;
+    if (i >= M.count[k])
+        return;
+    const int a = M.map[k][i];
     if (a < 0 || a >= n_home)
         return;
     halox_inline_send_t s;
     s.pulse = k;
     s.index = i;
-    send[cursor[a]++] = s;
+    send[start[a] + __popc(mask[a] >> (k + 1))] = s;
 }
 
 extern "C" size_t halox__inl_sends_scratch(int n_home)
 {
-    return 2 * (size_t)(n_home + 1) + halox__md_kernel_scan_scratch(n_home);
+    return 3 * (size_t)(n_home + 1) + halox__md_kernel_scan_scratch(n_home);
 }
 
 extern "C" cudaError_t halox__inl_sends(int n_home, int n_pulses, const int *const *maps,
                                         const int *counts, int *start, halox_inline_send_t *send,
                                         int *scratch, cudaStream_t stream)
 {
-    int *count = scratch, *cursor = scratch + (n_home + 1), *scan = cursor + (n_home + 1);
-    cudaError_t e = cudaMemsetAsync(count, 0, sizeof(int) * (size_t)(n_home + 1), stream);
-    for (int k = 0; k < n_pulses && e == cudaSuccess; k++) {
-        if (counts[k] <= 0)
-            continue;
-        HALOX__LAUNCH(inl_count_kernel, inl_blocks(counts[k]), INL_THREADS, stream)(maps[k], counts[k],
-                                                                           n_home, count);
+    /* count and mask cleared together; cursor only because the scan writes one */
+    int *count = scratch, *cursor = count + 2 * (n_home + 1);
+    unsigned *mask = (unsigned *)(count + (n_home + 1));
+    int *scan = cursor + (n_home + 1);
+    inl_maps_t M;
+    memset(&M, 0, sizeof M);
+    M.n_pulses = n_pulses < HALOX_MAX_PULSES ? n_pulses : HALOX_MAX_PULSES;
+    int blocks = 0;
+    for (int k = 0; k < M.n_pulses; k++) {
+        M.map[k] = maps[k];
+        M.count[k] = counts[k] > 0 ? counts[k] : 0;
+        M.first[k] = blocks;
+        blocks += M.count[k] > 0 ? inl_blocks(M.count[k]) : 0;
+    }
+    M.first[M.n_pulses] = blocks;
+    cudaError_t e = cudaMemsetAsync(count, 0, sizeof(int) * 2 * (size_t)(n_home + 1), stream);
+    if (e == cudaSuccess && blocks > 0) {
+        HALOX__LAUNCH(inl_count_kernel, blocks, INL_THREADS, stream)(M, n_home, count, mask);
         e = cudaGetLastError();
     }
-    /* start = exclusive scan (start[n_home] = every send); cursor = start */
+    /* start = exclusive scan (start[n_home] = every send) */
     if (e == cudaSuccess)
         e = n_home > 0 ? halox__md_kernel_scan(count, n_home, start, cursor, scan, stream)
                        : cudaMemsetAsync(start, 0, sizeof(int), stream);
-    for (int k = n_pulses - 1; k >= 0 && e == cudaSuccess; k--) {
-        if (counts[k] <= 0)
-            continue;
-        HALOX__LAUNCH(inl_place_kernel, inl_blocks(counts[k]), INL_THREADS, stream)(
-            maps[k], counts[k], n_home, k, cursor, send);
+    if (e == cudaSuccess && blocks > 0) {
+        HALOX__LAUNCH(inl_place_kernel, blocks, INL_THREADS, stream)(M, n_home, start, mask, send);
         e = cudaGetLastError();
     }
     return e;
