@@ -202,7 +202,13 @@ typedef struct halox_device_atoms {
     int async;    /**< in, migration on a GPU transport: 1 returns once the arrivals' placement
                        is enqueued on halox_comm_stream() (work ordered behind it there sees the
                        atoms, as halox_comm_build_plan_device does; synchronise that stream before
-                       reading them on the host or on another stream); 0 returns after it */
+                       reading them on the host or on another stream); 0 returns after it.
+                       Plan build on a GPU transport: 1 returns once the halo's placement and the
+                       read of the maps and zones are enqueued on that stream (work ordered behind
+                       it sees the halo atoms and zones on the device); the plan's counts and
+                       offsets are complete on return, its maps (send_index) and zones on the
+                       host only once the next halox_comm_bind() of that plan returns (bind it
+                       next: a bind of another plan drops them); 0 returns with the plan complete */
 } halox_device_atoms_t;
 
 /** halox_comm_build_plan() for atoms in the transport's memory (collective): the halo part of x,

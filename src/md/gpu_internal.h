@@ -58,6 +58,7 @@ typedef struct md_gpu_slot {
 typedef struct md_gpu {
     cudaStream_t hi, lo;
     cudaEvent_t x_ready, local_done;
+    cudaEvent_t speeds_ready; /* a device rebuild's largest v^2 is in h_disp */
     float *x, *v, *f, *fnl;
     int cap_total, cap_home;
     uint8_t *zone;

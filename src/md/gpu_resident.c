@@ -93,8 +93,9 @@ static halox_status_t md__gpu_grow(halox_md_t *md, int need_home, int need_total
     return md__agree(md, st);
 }
 
-/* the host rebuild's blow-up check, from the device's velocities: the largest speed comes to
- * the host on the exchange stream (md__gpu_speeds_verdict reads it once the stream got there) */
+/* the host rebuild's blow-up check, from the device's velocities, where no sort carries it: the
+ * largest speed comes to the host on the exchange stream (md__gpu_speeds_verdict reads it once
+ * the stream got past speeds_ready) */
 static halox_status_t md__gpu_speeds_launch(halox_md_t *md)
 {
     md_gpu_t *g = md__gpu(md);
@@ -104,12 +105,14 @@ static halox_status_t md__gpu_speeds_launch(halox_md_t *md)
     return HALOX_OK;
 }
 
-/* the verdict after the plan build, whose steps drained the stream (the wait returns at
- * once): a blown-up system whose positions are still finite migrates as any other, the
- * non-finite ones stop the migration with their own message */
+/* the verdict after the plan build (the wait for speeds_ready, recorded behind the largest v^2
+ * at the rebuild's start, returns at once: the migration's waits came after it; not one for the
+ * stream, whose plan kernels the lists follow without the host): a blown-up system whose
+ * positions are still finite migrates as any other, the non-finite ones stop the migration with
+ * their own message */
 static halox_status_t md__gpu_speeds_verdict(halox_md_t *md)
 {
-    halox_status_t st = md__gpu_wait(md, md__gpu(md)->hi, NULL, "the blow-up check");
+    halox_status_t st = md__gpu_wait(md, NULL, md__gpu(md)->speeds_ready, "the blow-up check");
     return st == HALOX_OK ? md__gpu_speed_verdict(md) : st;
 }
 
@@ -130,6 +133,7 @@ static halox_status_t md__gpu_on_device(halox_md_t *md, int plan, halox_status_t
         if (plan) {
             a.zone = g->zone;
             a.capacity = g->cap_total;
+            a.async = 1; /* the maps and zones reach the host plan in the bind below */
             st = halox_comm_build_plan_device(md->comm, &md->prm, &a, &md->plan);
             if (st == HALOX_OK)
                 g->n_total = a.n_total;
@@ -169,6 +173,9 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
     halox_status_t st = md__gpu_sort_home(md, 1, &took);
     if (st == HALOX_OK && !took) /* no sort: the check on its own */
         st = md__gpu_speeds_launch(md);
+    cudaError_t e = st == HALOX_OK ? cudaEventRecord(g->speeds_ready, g->hi) : cudaSuccess;
+    if (e != cudaSuccess)
+        st = md__gpu_error(md, e, "recording the blow-up check");
     /* a failure there is agreed in the migration's first agreement (no agreement of its own) */
     if ((st = md__gpu_on_device(md, 0, st)) != HALOX_OK)
         return st;
@@ -177,9 +184,8 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
     md->rpart[HALOX_MD_R_MIGRATE] += t1 - t0;
     if ((st = md__gpu_on_device(md, 1, HALOX_OK)) != HALOX_OK)
         return st;
-    /* read after the plan build, whose waits for the stream took the speed with them (the
-     * migration may return before its last kernel: HALOX_MD_MIGRATE_ASYNC); agreed in the
-     * bind's agreement below (the plan build runs on any finite positions) */
+    /* read after the plan build, whose waits came after speeds_ready; agreed in the bind's
+     * agreement below (the plan build runs on any finite positions) */
     const halox_status_t speeds = md__gpu_speeds_verdict(md);
     const double t2 = halox__now();
     md->rpart[HALOX_MD_R_PLAN] += t2 - t1;

@@ -113,6 +113,7 @@ halox_status_t md__gpu_create(halox_md_t *md)
     MD_CUDA(cudaStreamCreateWithPriority(&g->lo, cudaStreamNonBlocking, least));
     MD_CUDA(cudaEventCreateWithFlags(&g->x_ready, cudaEventDisableTiming));
     MD_CUDA(cudaEventCreateWithFlags(&g->local_done, cudaEventDisableTiming));
+    MD_CUDA(cudaEventCreateWithFlags(&g->speeds_ready, cudaEventDisableTiming));
     for (int k = 0; k < MD_GPU_SLOTS; k++)
         for (int j = 0; j < MD_GPU_EVENTS; j++)
             MD_CUDA(cudaEventCreate(&g->slot[k].ev[j]));
@@ -163,6 +164,8 @@ void md__gpu_destroy(halox_md_t *md)
         cudaEventDestroy(g->x_ready);
     if (g->local_done)
         cudaEventDestroy(g->local_done);
+    if (g->speeds_ready)
+        cudaEventDestroy(g->speeds_ready);
     for (int k = 0; k < 2; k++)
         if (g->ovl[k])
             cudaEventDestroy(g->ovl[k]);

@@ -199,6 +199,11 @@ halox_status_t halox__gpu_plan_store(halox_comm_t *comm, halox_device_atoms_t *a
                                      struct halox__plan_store *store);
 /* Free the store's device scratch (the stream must be idle). */
 void halox__gpu_plan_dev_free(halox__gpu_t *g);
+/* A build with atoms->async left its maps and zones on their way to the host (on the stream):
+ * the bind, after waiting for the stream (ok: the wait succeeded), copies them into that plan's
+ * host arrays when `plan` is the plan built then and unchanged since; the pending read is
+ * dropped either way. */
+void halox__gpu_plan_dev_settle(halox__gpu_t *g, const halox_plan_t *plan, int ok);
 
 /* ---- migrate_device.c --------------------------------------------------------------------- */
 

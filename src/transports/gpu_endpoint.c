@@ -196,6 +196,10 @@ halox_status_t halox__gpu_bind(halox_comm_t *comm, halox__gpu_t *g, halox_status
             halox__gpu_fail(g);
         }
     }
+    /* a plan built with atoms->async gets its maps and zones now: the wait above covered their
+     * read (a bind that failed before it drops them) */
+    if (plan)
+        halox__gpu_plan_dev_settle(g, plan, st == HALOX_OK);
     if (st == HALOX_OK) {
         memset(g->ev_live, 0, sizeof g->ev_live);
         st = halox__gpu_plan_upload(&g->plan, plan, comm->real, comm->stride, g->stream, g->name);
