@@ -196,9 +196,9 @@ halox_status_t md__gpu_lists_end(halox_md_t *md, cudaStream_t s);
 /* HALOX_MD_SORT: the home atoms (positions, velocities, ids) laid out in the order of the last
  * build's slots (the atoms the lists were built for), before a plan refers to their indices; the
  * host copies go stale. with_speeds: the rebuild's blow-up check rides along (the largest v^2
- * into h_disp, read after a wait for hi); *took_p (may be NULL) says whether it did, which it
- * does not where nothing is sorted. md__gpu_before_plan: the host atoms sorted by cell (a host
- * rebuild). */
+ * into h_disp, read after the wait for speeds_ready); *took_p (may be NULL) says whether it did,
+ * which it does not where nothing is sorted. md__gpu_before_plan: the host atoms sorted by cell (a
+ * host rebuild). */
 halox_status_t md__gpu_sort_home(halox_md_t *md, int with_speeds, int *took_p);
 halox_status_t md__gpu_before_plan(halox_md_t *md);
 int md__gpu_local_rebuild_ok(const halox_md_t *md);

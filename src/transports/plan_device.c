@@ -497,6 +497,7 @@ halox_status_t halox__gpu_plan_store(halox_comm_t *comm, halox_device_atoms_t *a
         return st;
     halox__plan_dev_t *pd = g->plan_dev;
     pd->atoms = atoms;
+    pd->pending = NULL; /* an earlier build's read, never bound: this build replaces the plan */
     *store = (halox__plan_store_t){.ops = &pd_ops,
                                    .ctx = pd,
                                    .real = comm->real,
