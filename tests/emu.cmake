@@ -47,6 +47,12 @@ add_test(NAME test_exchange_emu_np2_bind_nosync COMMAND ${_cmd} --quick)
 set_tests_properties(test_exchange_emu_np2_bind_nosync PROPERTIES LABELS emu TIMEOUT 900
                      SKIP_RETURN_CODE 77 PROCESSORS 2 ENVIRONMENT HALOX_NVSHMEM_BIND_SYNC=0)
 halox_mpi_leaks_off(test_exchange_emu_np2_bind_nosync)
+# and with endpoints whose caller declared its kernels ordered behind the stream
+# (halox_comm_set_stream_ordered: the same binds, by the caller's promise instead of the variable)
+add_test(NAME test_exchange_emu_np2_stream_ordered COMMAND ${_cmd} --quick --stream-ordered)
+set_tests_properties(test_exchange_emu_np2_stream_ordered PROPERTIES LABELS emu TIMEOUT 900
+                     SKIP_RETURN_CODE 77 PROCESSORS 2)
+halox_mpi_leaks_off(test_exchange_emu_np2_stream_ordered)
 # the device rebuild through the GPU transports (their messages device to device on NVSHMEM)
 # against the reference plan and the host migration (test_gpu_plan_device, _migrate_device)
 halox_emu_gpu_test(test_plan_device_emu test_plan_device.c 2)

@@ -16,7 +16,7 @@
  * mpi-cuda without CUDA-aware MPI) is reported and skipped, after checking that it refused with
  * HALOX_ERR_UNAVAILABLE on every rank and said why.
  *
- *   test_gpu_exchange [--transport NAME[+VARIANT]] [--quick]
+ *   test_gpu_exchange [--transport NAME[+VARIANT]] [--quick] [--stream-ordered]
  *
  * Exit 77 (skipped) when no GPU is visible. */
 #define _POSIX_C_SOURCE 200809L
@@ -35,6 +35,7 @@
 #include "test_gpu_common.h"
 
 static int g_rank, g_quick;
+static int g_ordered; /* --stream-ordered: halox_comm_set_stream_ordered(comm, 1) on every endpoint */
 
 /* nvshmem-inline: `steps` more exchanges inside kernels of the caller (tests/inline_kernels.cu,
  * the public device API), alternately waiting inside the consumers and in a kernel before them,
@@ -255,6 +256,8 @@ static halox_comm_t *make_comm(const char *name, halox_real_t real, int stride, 
     }
     halox_comm_t *comm = NULL;
     halox_status_t st = halox_comm_create(name, &args, &comm);
+    if (st == HALOX_OK && g_ordered) /* this test's kernels: on the endpoint's stream */
+        CHECK_OK(halox_comm_set_stream_ordered(comm, 1));
     *refused = st == HALOX_ERR_UNAVAILABLE;
     int any = 0, all = 0, r = *refused;
     MPI_Allreduce(&r, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -346,6 +349,8 @@ int main(int argc, char **argv)
             only = argv[++i];
         else if (strcmp(argv[i], "--quick") == 0)
             g_quick = 1;
+        else if (strcmp(argv[i], "--stream-ordered") == 0)
+            g_ordered = 1;
     }
     /* NVLink multicast stays off (it can take shared GPUs out of service), unless set already */
     setenv("NCCL_NVLS_ENABLE", "0", 0);

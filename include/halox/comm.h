@@ -76,6 +76,15 @@ int halox_gpu_count(void);
  *  it) before reading the results on the host. */
 void *halox_comm_stream(const halox_comm_t *comm);
 
+/** GPU transports: declare (1) that every kernel of the caller that reads this endpoint's device
+ *  state (the bound arrays' halo, an nvshmem-inline view, the maps) is enqueued on
+ *  halox_comm_stream() or behind an event recorded on it after the bind; 0 (the default) makes
+ *  no such promise. An ordered caller's binds may return with their uploads still enqueued
+ *  (the NVSHMEM transports: one host wait fewer per bind; a failed upload then fails the next
+ *  call instead of the bind); HALOX_NVSHMEM_BIND_SYNC, when set, decides instead. Per rank, no
+ *  agreement; CPU transports ignore it. */
+halox_status_t halox_comm_set_stream_ordered(halox_comm_t *comm, int ordered);
+
 /** CUDA graphs. halox_comm_graph_mode(comm, 1) before capturing halox_comm_coords() and
  *  halox_comm_forces() on the transport's stream, (comm, 0) after: in between the exchanges
  *  only enqueue work (no host-side completion checks, which a capture cannot hold), so the

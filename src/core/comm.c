@@ -250,6 +250,19 @@ halox_status_t halox_comm_bind(halox_comm_t *comm, const halox_plan_t *plan, voi
     return comm->ops->bind(comm, st);
 }
 
+halox_status_t halox_comm_set_stream_ordered(halox_comm_t *comm, int ordered)
+{
+    if (!comm)
+        return halox__error(HALOX_ERR_INVALID_ARG, "set_stream_ordered: comm is NULL");
+    if (ordered != 0 && ordered != 1)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "set_stream_ordered: ordered is %d: give 1 (every kernel of yours that "
+                            "reads this endpoint's device state follows halox_comm_stream()) or 0",
+                            ordered);
+    comm->stream_ordered = ordered;
+    return HALOX_OK;
+}
+
 halox_status_t halox_comm_graph_mode(halox_comm_t *comm, int on)
 {
     if (!comm)

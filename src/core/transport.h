@@ -96,6 +96,7 @@ struct halox_comm {
     halox_comm_stats_t stats;
     void *stream;   /* GPU transports: cudaStream_t of the exchanges */
     int graph_mode; /* capturing: enqueue only, no host-side completion bookkeeping */
+    int stream_ordered; /* halox_comm_set_stream_ordered: the caller's kernels follow the stream */
     /* halox_comm_defer_failure: taken by the next migration, plan build or bind */
     halox_status_t deferred;
     char deferred_msg[1024];
