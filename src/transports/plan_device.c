@@ -387,7 +387,6 @@ static halox_status_t pd_end(void *ctx, halox_plan_t *plan)
 {
     halox__plan_dev_t *pd = ctx;
     cudaStream_t s = pd->h.g->stream;
-    pd->pending = NULL;
     halox_status_t st = halox__grow((void **)&plan->zone, &plan->zone_capacity,
                                     plan->n_total > 0 ? plan->n_total : 1, 1);
     /* the maps one after another, then the zones */
