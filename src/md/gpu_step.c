@@ -80,10 +80,14 @@ static cudaError_t md__gpu_local_forces(halox_md_t *md, cudaStream_t s, int want
     return e == cudaSuccess ? cudaEventRecord(g->local_done, s) : e;
 }
 
+/* How md__gpu_forces_body exchanges: not at all (the overlap probe's "local" part: the same
+ * kernels on the same streams, so it times exactly what the exchanges overlap with), as a step
+ * does, or as the probe's "both" part (a step's exchanges, complete before the join). */
+enum { MD_EXCHANGE_NONE = 0, MD_EXCHANGE_STEP = 1, MD_EXCHANGE_PROBE = 2 };
+
 /* Forces of the current positions: local on lo, (coordinate exchange,) non-local, force
  * exchange on hi. With want_energy the energies are read back (host sync) into pe_local and
- * vir_local. exchange = 0 leaves both exchanges out (the overlap probe's "local" part: the same
- * kernels on the same streams, so it times exactly what the exchanges overlap with). */
+ * vir_local. exchange: MD_EXCHANGE_*. */
 static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_energy, int exchange)
 {
     md_gpu_t *g = md__gpu(md);
@@ -175,6 +179,14 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     md__gpu_record(g, EV_F1, g->hi);
     if (!overlap)
         MD_CUDA(md__gpu_local_forces(md, ls, want_energy));
+    if (inl && exchange == MD_EXCHANGE_PROBE) {
+        /* the probe: the returned forces waited for on hi before the join, as the other
+         * transports' halox_comm_forces waits for them; a step's kick waits inside itself after
+         * the join instead, a kernel it runs anyway, where a wait kernel of its own would time
+         * one launch more than the step has (its values are cleared by the probe) */
+        MD_CUDA(halox__inl_wait(&g->inl, 1, g->hi));
+        g->f_sent = 0;
+    }
     /* the local forces join only here: the force exchange reads and adds into fnl, which they
      * do not touch, so it overlaps them too */
     MD_CUDA(cudaStreamWaitEvent(g->hi, g->local_done, 0));
@@ -195,7 +207,7 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
 halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
 {
     halox__nvtx_push("halox: forces and halo exchanges");
-    halox_status_t st = md__gpu_forces_body(md, coords, want_energy, 1);
+    halox_status_t st = md__gpu_forces_body(md, coords, want_energy, MD_EXCHANGE_STEP);
     halox__nvtx_pop();
     md_gpu_t *g = md__gpu(md);
     if (st == HALOX_OK && !g->mid_step) {
@@ -266,12 +278,8 @@ halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p)
         if (st == HALOX_OK)
             st = halox_comm_forces(md->comm);
     } else {
-        st = md__gpu_forces_body(md, 1, 0, kind == MD_OVL_BOTH);
-        /* inline: the returned forces, waited for (their values are cleared below) */
-        if (st == HALOX_OK && g->f_sent) {
-            MD_CUDA(halox__inl_wait(&g->inl, 1, g->hi));
-            g->f_sent = 0;
-        }
+        st = md__gpu_forces_body(md, 1, 0,
+                                 kind == MD_OVL_BOTH ? MD_EXCHANGE_PROBE : MD_EXCHANGE_NONE);
     }
     halox__nvtx_pop();
     if (st != HALOX_OK)
