@@ -40,7 +40,7 @@
       "build by halox_comm_migrate_device / halox_comm_build_plan_device on the device arrays, "   \
       "no positions through the host); 0 brings them through the host (the CPU engine's "          \
       "migration and plan build)")                                                                 \
-    X("HALOX_MD_MIGRATE_ASYNC", "0/1", "0",                                                        \
+    X("HALOX_MD_MIGRATE_ASYNC", "0/1", "1",                                                        \
       "GPU engine, rebuilds on the device: 1 lets the migration return with the arrivals' "        \
       "placement enqueued (halox_device_atoms_t.async), the plan build behind it waiting for it; " \
       "0 waits for it in the migration")                                                           \

@@ -73,7 +73,7 @@ halox_status_t md__gpu_create(halox_md_t *md)
                             md->rank, g->resident);
     /* HALOX_MD_MIGRATE_ASYNC: the device migration returns with the arrivals' placement
      * enqueued (the plan build behind it on the same stream waits; per rank, no agreement) */
-    if ((est = halox__env_flag_or("HALOX_MD_MIGRATE_ASYNC", 0, &g->mig_async)) != HALOX_OK)
+    if ((est = halox__env_flag_or("HALOX_MD_MIGRATE_ASYNC", 1, &g->mig_async)) != HALOX_OK)
         return est;
     /* HALOX_MD_SORT: home atoms in cluster order (md__gpu_sort_home; per rank, no agreement) */
     if ((est = halox__env_flag_or("HALOX_MD_SORT", 1, &g->sort)) != HALOX_OK)
