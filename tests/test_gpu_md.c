@@ -31,7 +31,8 @@
  *      not add into the next step's forces): every thermo record within 2e-4 of the CPU engine
  *      and the final positions within 2e-3.
  *   6. nvshmem-inline on several ranks on a system wide enough (3 cells per rank) that every
- *      rank exchanges inside the kernels on every step: 100 steps against the CPU engine.
+ *      rank exchanges inside the kernels on every step: 100 steps against the CPU engine, then
+ *      again with the overlap probe after the last step (its times present, the run as the CPU's).
  * Usage: test_gpu_md [--transport NAME] (default: every GPU transport in the build; hybrid with
  * HALOX_HYBRID_UNREACHABLE=all in the environment sends every pair through MPI). Exit 77
  * (skipped) when no GPU is visible. */
@@ -438,6 +439,35 @@ static void test_inline_wide(const char *transport, int P)
                   "%lld of %lld steps inside the kernels", gr.summary.inline_steps,
                   gr.summary.steps);
     }
+    /* the same run with the overlap probe after its last step (whose "both" part exchanges
+     * inside the kernels and waits for the returned forces before the local forces join): the
+     * probe's times present and ordered, and no trace of it in the run (the final state and
+     * the last thermo record, which the engine recomputes after the probe, as the CPU's) */
+    halox_md_result_t pr;
+    cfg.overlap_probe = 5;
+    if (gpu_run(&cfg, transport, P, 1, &pr) == 0 && g_rank == 0 && cr.x) {
+        double dx, th;
+        run_diff(&cr, &pr, &dx, &th);
+        const halox_md_summary_t *s = &pr.summary;
+        printf("%s, %d rank(s), with the overlap probe: vs CPU positions max %.2e, thermo max rel "
+               "%.2e; local %.1f us, halo %.1f us, both %.1f us, overlap %.1f %%\n",
+               transport, P, dx, th, 1e3 * s->overlap_local_ms, 1e3 * s->overlap_halo_ms,
+               1e3 * s->overlap_both_ms, s->overlap_percent);
+        CHECK_MSG(dx < 2e-3 && th < 2e-4, "with the probe vs CPU: positions %.3e, thermo %.3e", dx,
+                  th);
+        CHECK(s->overlap_reps == 5);
+        CHECK_MSG(s->overlap_local_ms > 0 && s->overlap_halo_ms > 0 && isfinite(s->overlap_both_ms),
+                  "probe times %g %g %g ms", s->overlap_local_ms, s->overlap_halo_ms,
+                  s->overlap_both_ms);
+        /* the exchanges add work to the local forces' stream pair: never much less than it */
+        CHECK_MSG(s->overlap_both_ms >= 0.5 * s->overlap_local_ms, "both %g ms, local %g ms",
+                  s->overlap_both_ms, s->overlap_local_ms);
+        CHECK_MSG(s->inline_steps == s->steps,
+                  "with the probe: %lld of %lld steps inside the "
+                  "kernels",
+                  s->inline_steps, s->steps);
+    }
+    halox_md_result_free(&pr);
     halox_md_result_free(&gr);
     halox_md_result_free(&cr);
 }

@@ -25,9 +25,8 @@ static cudaError_t md__gpu_take_forces(halox_md_t *md, float *v, float h)
     md_gpu_t *g = md__gpu(md);
     const int take = g->f_sent;
     g->f_sent = 0;
-    return halox__md_clusters_kick(&g->cl, v, g->f,
-                                   !take && md->plan.n_pulses > 0 ? g->fnl : NULL, h,
-                                   take ? &g->inl : NULL, g->hi);
+    return halox__md_clusters_kick(&g->cl, v, g->f, !take && md->plan.n_pulses > 0 ? g->fnl : NULL,
+                                   h, take ? &g->inl : NULL, g->hi);
 }
 
 static halox_status_t md__gpu_kick_drift_body(halox_md_t *md)
