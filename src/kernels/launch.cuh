@@ -1,11 +1,79 @@
 /* Internal to src/kernels: kernel launches through one macro, HALOX__LAUNCH(kernel, blocks,
  * threads, stream)(arguments...), so that the kernels that use it also compile for the host
- * emulation of tests/emu (which defines the macro first): CI checks their logic without a GPU. */
+ * emulation of tests/emu (which defines the macro first): CI checks their logic without a GPU.
+ *
+ * HALOX__LAUNCH_CHAINED is the same launch as a programmatic dependent launch: the GPU may
+ * prepare the kernel while the kernel before it in the stream finishes (its blocks all exited,
+ * its memory not yet flushed), which hides part of the gap between two kernels. The kernel must
+ * call halox__chained_wait() before anything else: that waits for the kernel before it to
+ * complete with its memory visible, so the order is the stream's as with HALOX__LAUNCH. Without
+ * an early trigger in the kernel before, no block of the chained kernel is resident while a
+ * block of the one before still runs (the co-residency argument of spinning kernels holds). */
 #ifndef HALOX_KERNELS_LAUNCH_CUH
 #define HALOX_KERNELS_LAUNCH_CUH
 
-#ifndef HALOX__LAUNCH
+#ifdef HALOX__LAUNCH
+/* the host emulation: launches run in stream order, one after the other */
+#define HALOX__LAUNCH_CHAINED HALOX__LAUNCH
+static inline void halox__chained_wait(void) {}
+#else
 #define HALOX__LAUNCH(kernel, blocks, threads, stream) kernel<<<(blocks), (threads), 0, (stream)>>>
+
+/* Chained launches only when every device target of this build is sm_90 or later, where the
+ * kernels wait (griddepcontrol): a build for an older target (its PTX run through the JIT on a
+ * newer GPU) would have kernels without the wait, and launches them plainly. */
+static constexpr int halox__arch_min(int a) { return a; }
+template <typename... R> static constexpr int halox__arch_min(int a, int b, R... r)
+{
+    return halox__arch_min(a < b ? a : b, r...);
+}
+#ifdef __CUDA_ARCH_LIST__
+#define HALOX__CHAINED_OK (halox__arch_min(__CUDA_ARCH_LIST__) >= 900)
+#else
+#define HALOX__CHAINED_OK 0
+#endif
+
+template <typename... P> struct halox__chained_launcher {
+    unsigned blocks, threads;
+    cudaStream_t stream;
+    void (*kernel)(P...);
+    /* the kernel's own parameter types: the arguments convert here, as with <<<>>> (NULL) */
+    void operator()(P... args) const
+    {
+        if (!HALOX__CHAINED_OK) {
+            kernel<<<blocks, threads, 0, stream>>>(args...);
+            return;
+        }
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        cudaLaunchConfig_t c = {};
+        c.gridDim = dim3(blocks);
+        c.blockDim = dim3(threads);
+        c.dynamicSmemBytes = 0;
+        c.stream = stream;
+        c.attrs = attr;
+        c.numAttrs = 1;
+        /* an error is also the runtime's last error, which the callers read */
+        (void)cudaLaunchKernelEx(&c, kernel, args...);
+    }
+};
+template <typename... P>
+static inline halox__chained_launcher<P...> halox__chained(void (*kernel)(P...), unsigned blocks,
+                                                           unsigned threads, cudaStream_t stream)
+{
+    return halox__chained_launcher<P...>{blocks, threads, stream, kernel};
+}
+#define HALOX__LAUNCH_CHAINED(kernel, blocks, threads, stream)                                     \
+    halox__chained((kernel), (unsigned)(blocks), (unsigned)(threads), (stream))
+
+/* First in a kernel launched by HALOX__LAUNCH_CHAINED (the comment above). */
+static __device__ __forceinline__ void halox__chained_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 #endif
 
 #endif

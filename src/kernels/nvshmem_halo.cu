@@ -230,6 +230,7 @@ static __device__ void shm_pack_tma(T *dst, const T *x, const int *map, int lo, 
 template <typename T>
 __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_coords_kernel(halox__shm_launch_t L)
 {
+    halox__chained_wait(); /* launched chained: the kernels before it are done */
     if (L.signal_only > 1) /* the launch floor: the launch alone */
         return;
     const int r = blockIdx.x / L.blocks_per_row, b = blockIdx.x % L.blocks_per_row;
@@ -293,6 +294,7 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_coords_kernel(halox
 template <typename T>
 __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_forces_kernel(halox__shm_launch_t L)
 {
+    halox__chained_wait();
     if (L.signal_only > 1)
         return;
     const int r = blockIdx.x / L.blocks_per_row, b = blockIdx.x % L.blocks_per_row;
@@ -375,12 +377,11 @@ extern "C" cudaError_t halox__shm_coords(const halox__shm_launch_t *l, cudaStrea
 {
     if (l->count <= 0)
         return cudaSuccess;
+    const unsigned grid = halox__shm_grid(l);
     if (l->real_double)
-        HALOX__LAUNCH((halox__shm_coords_kernel<double>), halox__shm_grid(l), SHM_THREADS, stream)
-        (*l);
+        HALOX__LAUNCH_CHAINED((halox__shm_coords_kernel<double>), grid, SHM_THREADS, stream)(*l);
     else
-        HALOX__LAUNCH((halox__shm_coords_kernel<float>), halox__shm_grid(l), SHM_THREADS, stream)
-        (*l);
+        HALOX__LAUNCH_CHAINED((halox__shm_coords_kernel<float>), grid, SHM_THREADS, stream)(*l);
     return cudaGetLastError();
 }
 
@@ -388,12 +389,11 @@ extern "C" cudaError_t halox__shm_forces(const halox__shm_launch_t *l, cudaStrea
 {
     if (l->count <= 0)
         return cudaSuccess;
+    const unsigned grid = halox__shm_grid(l);
     if (l->real_double)
-        HALOX__LAUNCH((halox__shm_forces_kernel<double>), halox__shm_grid(l), SHM_THREADS, stream)
-        (*l);
+        HALOX__LAUNCH_CHAINED((halox__shm_forces_kernel<double>), grid, SHM_THREADS, stream)(*l);
     else
-        HALOX__LAUNCH((halox__shm_forces_kernel<float>), halox__shm_grid(l), SHM_THREADS, stream)
-        (*l);
+        HALOX__LAUNCH_CHAINED((halox__shm_forces_kernel<float>), grid, SHM_THREADS, stream)(*l);
     return cudaGetLastError();
 }
 
