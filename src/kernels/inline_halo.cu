@@ -40,6 +40,7 @@ static __device__ int inl_wait(const halox__shm_launch_t *L, int dir, int k, int
 
 template <typename T> __global__ void inl_pack_kernel(halox__shm_launch_t L, int k)
 {
+    halox__chained_wait(); /* launched chained (launch.cuh) */
     if (L.signal_only > 1) /* the launch floor: the launch alone */
         return;
     const halox__shm_row_t *R = &L.rows[k];
@@ -62,6 +63,7 @@ template <typename T> __global__ void inl_pack_kernel(halox__shm_launch_t L, int
 
 __global__ void inl_await_kernel(halox__shm_launch_t L, int dir, uint32_t pulses, int bump)
 {
+    halox__chained_wait();
     if (L.signal_only > 1)
         return;
     const unsigned long long e = *(volatile unsigned long long *)&L.state->epoch[dir] + 1;
@@ -78,6 +80,7 @@ __global__ void inl_await_kernel(halox__shm_launch_t L, int dir, uint32_t pulses
 
 template <typename T> __global__ void inl_send_kernel(halox__shm_launch_t L, int k)
 {
+    halox__chained_wait();
     if (L.signal_only > 1)
         return;
     const halox__shm_row_t *R = &L.rows[k];
@@ -95,6 +98,7 @@ template <typename T> __global__ void inl_send_kernel(halox__shm_launch_t L, int
  * sends each atom once, so no two threads add to the same element */
 template <typename T> __global__ void inl_take_kernel(halox__shm_launch_t L, int k, int bump)
 {
+    halox__chained_wait();
     if (L.signal_only > 1)
         return;
     const halox__shm_row_t *R = &L.rows[k];
@@ -120,6 +124,7 @@ template <typename T> __global__ void inl_take_kernel(halox__shm_launch_t L, int
 
 __global__ void inl_view_wait_kernel(halox_inline_view_t v, int dir)
 {
+    halox__chained_wait();
     unsigned long long e = 0;
     if (halox_inline_wait(&v, dir, &e))
         halox_inline_complete(&v, dir, e);
@@ -127,6 +132,7 @@ __global__ void inl_view_wait_kernel(halox_inline_view_t v, int dir)
 
 __global__ void inl_view_signal_kernel(halox_inline_view_t v, int dir)
 {
+    halox__chained_wait();
     __threadfence_system(); /* no halox_inline_last_block here: the earlier kernels' stores */
     halox_inline_signal(&v, dir);
 }
@@ -136,16 +142,16 @@ extern "C" cudaError_t halox__inl_pack(const halox__shm_launch_t *l, int k, int 
 {
     const int b = l->signal_only || blocks < 1 ? 1 : blocks;
     if (l->real_double)
-        HALOX__LAUNCH((inl_pack_kernel<double>), b, INL_THREADS, stream)(*l, k);
+        HALOX__LAUNCH_CHAINED((inl_pack_kernel<double>), b, INL_THREADS, stream)(*l, k);
     else
-        HALOX__LAUNCH((inl_pack_kernel<float>), b, INL_THREADS, stream)(*l, k);
+        HALOX__LAUNCH_CHAINED((inl_pack_kernel<float>), b, INL_THREADS, stream)(*l, k);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t halox__inl_await(const halox__shm_launch_t *l, int dir, uint32_t pulses,
                                         int bump, cudaStream_t stream)
 {
-    HALOX__LAUNCH(inl_await_kernel, 1, 1, stream)(*l, dir, pulses, bump);
+    HALOX__LAUNCH_CHAINED(inl_await_kernel, 1, 1, stream)(*l, dir, pulses, bump);
     return cudaGetLastError();
 }
 
@@ -154,9 +160,9 @@ extern "C" cudaError_t halox__inl_send(const halox__shm_launch_t *l, int k, int 
 {
     const int b = l->signal_only || blocks < 1 ? 1 : blocks;
     if (l->real_double)
-        HALOX__LAUNCH((inl_send_kernel<double>), b, INL_THREADS, stream)(*l, k);
+        HALOX__LAUNCH_CHAINED((inl_send_kernel<double>), b, INL_THREADS, stream)(*l, k);
     else
-        HALOX__LAUNCH((inl_send_kernel<float>), b, INL_THREADS, stream)(*l, k);
+        HALOX__LAUNCH_CHAINED((inl_send_kernel<float>), b, INL_THREADS, stream)(*l, k);
     return cudaGetLastError();
 }
 
@@ -165,21 +171,21 @@ extern "C" cudaError_t halox__inl_take(const halox__shm_launch_t *l, int k, int 
 {
     const int b = blocks < 1 ? 1 : blocks;
     if (l->real_double)
-        HALOX__LAUNCH((inl_take_kernel<double>), b, INL_THREADS, stream)(*l, k, bump);
+        HALOX__LAUNCH_CHAINED((inl_take_kernel<double>), b, INL_THREADS, stream)(*l, k, bump);
     else
-        HALOX__LAUNCH((inl_take_kernel<float>), b, INL_THREADS, stream)(*l, k, bump);
+        HALOX__LAUNCH_CHAINED((inl_take_kernel<float>), b, INL_THREADS, stream)(*l, k, bump);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t halox__inl_wait(const halox_inline_view_t *v, int dir, cudaStream_t stream)
 {
-    HALOX__LAUNCH(inl_view_wait_kernel, 1, 1, stream)(*v, dir);
+    HALOX__LAUNCH_CHAINED(inl_view_wait_kernel, 1, 1, stream)(*v, dir);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t halox__inl_signal(const halox_inline_view_t *v, int dir, cudaStream_t stream)
 {
-    HALOX__LAUNCH(inl_view_signal_kernel, 1, 1, stream)(*v, dir);
+    HALOX__LAUNCH_CHAINED(inl_view_signal_kernel, 1, 1, stream)(*v, dir);
     return cudaGetLastError();
 }
 

@@ -25,6 +25,7 @@ static __global__ void cl_halo_forces(int s0, int s1, const int *__restrict__ di
                                       const int *__restrict__ perm, float *__restrict__ fs,
                                       float *__restrict__ fnl)
 {
+    halox__chained_wait(); /* launched chained (launch.cuh) */
     cl_halo_slots(dims, &s0, &s1);
     const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= s1)
@@ -45,6 +46,7 @@ static __global__ void cl_halo_forces_send(int s0, int s1, const int *__restrict
                                            const int *__restrict__ perm, float *__restrict__ fs,
                                            halox_inline_view_t inl, md_timeline_t *tl)
 {
+    halox__chained_wait();
     cl_halo_slots(dims, &s0, &s1);
     const int tn = cl_tl_begin(tl, MD_TL_HALO_FORCES);
     const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
@@ -72,6 +74,7 @@ static __global__ void cl_kick(int n, const int *__restrict__ dims, const int *_
                                halox_inline_view_t inl, int inl_wait, int inl_add,
                                md_timeline_t *tl, int tl_kind)
 {
+    halox__chained_wait();
     if (dims)
         n = dims[CL_D_NHOME];
     unsigned long long epoch = 0;
@@ -112,13 +115,13 @@ extern "C" cudaError_t halox__md_clusters_halo_forces(const md_clusters_t *c, fl
     const int s0 = c->ncl_home * MD_CLUSTER_SIZE, s1 = c->ncl * MD_CLUSTER_SIZE;
     const int slots = cl_span_clusters(c, 1) * MD_CLUSTER_SIZE;
     if (inl) { /* at least one block: every pulse signals, also without halo atoms */
-        HALOX__LAUNCH(cl_halo_forces_send, cl_blocks(slots, 256), 256, stream)
+        HALOX__LAUNCH_CHAINED(cl_halo_forces_send, cl_blocks(slots, 256), 256, stream)
         (s0, s1, dims, c->perm, c->fs, *inl, c->tl);
         return cudaGetLastError();
     }
     if (slots <= 0)
         return cudaSuccess;
-    HALOX__LAUNCH(cl_halo_forces, cl_blocks(slots, 256), 256, stream)
+    HALOX__LAUNCH_CHAINED(cl_halo_forces, cl_blocks(slots, 256), 256, stream)
     (s0, s1, dims, c->perm, c->fs, fnl);
     return cudaGetLastError();
 }
@@ -139,7 +142,7 @@ extern "C" cudaError_t halox__md_clusters_kick(const md_clusters_t *c, float *v,
         return cudaSuccess;
     halox_inline_view_t none;
     memset(&none, 0, sizeof none);
-    HALOX__LAUNCH(cl_kick, blocks, 256, stream)
+    HALOX__LAUNCH_CHAINED(cl_kick, blocks, 256, stream)
     (c->n_home, cl_span_dims(c), c->slot_of, c->fs, fnl, f, v, h, inl ? *inl : none, wait_here,
      inl != NULL, c->tl, MD_TL_KICK);
     return cudaGetLastError();
@@ -152,7 +155,7 @@ extern "C" cudaError_t halox__md_clusters_take_forces(const md_clusters_t *c, fl
         return cudaSuccess;
     halox_inline_view_t none;
     memset(&none, 0, sizeof none);
-    HALOX__LAUNCH(cl_kick, cl_blocks(c->n, 256), 256, stream)
+    HALOX__LAUNCH_CHAINED(cl_kick, cl_blocks(c->n, 256), 256, stream)
     (c->n, NULL, c->slot_of, c->fs, NULL, f, NULL, 0.0f, none, 0, 0, NULL, -1);
     return cudaGetLastError();
 }

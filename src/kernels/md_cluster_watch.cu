@@ -49,6 +49,7 @@ static __global__ void __launch_bounds__(256)
               cl_state_t *st, md_clusters_watch_t *watch, cl_kick_drift_t kd,
               halox_inline_view_t inl, int inl_wait, int inl_send, md_timeline_t *tl, int tl_kind)
 {
+    halox__chained_wait(); /* launched chained (launch.cuh) */
     __shared__ float part_max[4][8];
     __shared__ int last;
     if (dims) {
@@ -205,7 +206,7 @@ static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint
     const float rin = cl_pruning(c) ? c->rl_in : c->rl;
     float4 *bnow = cl_pruning(c) ? (float4 *)c->bnow : NULL; /* read by prunes only */
     const int tl_kind = part == 0 ? MD_TL_HOME_GATHER : part == 1 ? MD_TL_HALO_GATHER : -1;
-    HALOX__LAUNCH(cl_gather, blocks, 256, stream)(
+    HALOX__LAUNCH_CHAINED(cl_gather, blocks, 256, stream)(
         part, c->ncl_home, c->ncl, cl_span_dims(c), cl_half2(rin, c->rc),
         cl_half2(c->rl, c->rc), c->perm, x, zone, (float4 *)c->xq, (const float4 *)c->ref,
         c->cap_slots, bnow, (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here,
