@@ -40,8 +40,9 @@ static __device__ int inl_wait(const halox__shm_launch_t *L, int dir, int k, int
 
 template <typename T> __global__ void inl_pack_kernel(halox__shm_launch_t L, int k)
 {
-    halox__chained_wait(); /* launched chained (launch.cuh) */
-    if (L.signal_only > 1) /* the launch floor: the launch alone */
+    halox__chained_wait();    /* launched chained (launch.cuh) */
+    halox__chained_trigger(); /* no wait here */
+    if (L.signal_only > 1)    /* the launch floor: the launch alone */
         return;
     const halox__shm_row_t *R = &L.rows[k];
     const long long n = L.signal_only ? 0 : (long long)R->send_count * L.stride;
@@ -81,6 +82,7 @@ __global__ void inl_await_kernel(halox__shm_launch_t L, int dir, uint32_t pulses
 template <typename T> __global__ void inl_send_kernel(halox__shm_launch_t L, int k)
 {
     halox__chained_wait();
+    halox__chained_trigger(); /* no wait here */
     if (L.signal_only > 1)
         return;
     const halox__shm_row_t *R = &L.rows[k];
@@ -107,6 +109,7 @@ template <typename T> __global__ void inl_take_kernel(halox__shm_launch_t L, int
     if (threadIdx.x == 0)
         ok = inl_wait(&L, 1, k, R->send_pe, e);
     __syncthreads();
+    halox__chained_trigger(); /* past the wait */
     const long long n = ok && !L.signal_only ? (long long)R->send_count * 3 : 0;
     T *f = (T *)L.f;
     const T *src = (const T *)R->fb_mine;

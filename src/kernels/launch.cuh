@@ -6,9 +6,11 @@
  * prepare the kernel while the kernel before it in the stream finishes (its blocks all exited,
  * its memory not yet flushed), which hides part of the gap between two kernels. The kernel must
  * call halox__chained_wait() before anything else: that waits for the kernel before it to
- * complete with its memory visible, so the order is the stream's as with HALOX__LAUNCH. Without
- * an early trigger in the kernel before, no block of the chained kernel is resident while a
- * block of the one before still runs (the co-residency argument of spinning kernels holds). */
+ * complete with its memory visible, so the order is the stream's as with HALOX__LAUNCH. A kernel
+ * may let its chained successor's blocks become resident early (halox__chained_trigger), but
+ * only past its own last wait: what it still has to do then finishes whatever else runs, so
+ * the successor's waiting blocks never keep a place from a block that a wait depends on (the
+ * co-residency argument of spinning kernels holds, docs/NVSHMEM.md). */
 #ifndef HALOX_KERNELS_LAUNCH_CUH
 #define HALOX_KERNELS_LAUNCH_CUH
 
@@ -16,6 +18,7 @@
 /* the host emulation: launches run in stream order, one after the other */
 #define HALOX__LAUNCH_CHAINED HALOX__LAUNCH
 static inline void halox__chained_wait(void) {}
+static inline void halox__chained_trigger(void) {}
 #else
 #define HALOX__LAUNCH(kernel, blocks, threads, stream) kernel<<<(blocks), (threads), 0, (stream)>>>
 
@@ -72,6 +75,17 @@ static __device__ __forceinline__ void halox__chained_wait(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/* Early trigger: the kernel after this one (launched chained) may start its blocks once every
+ * block of this one called this or exited; they then sit in halox__chained_wait until this
+ * kernel completed. Call it only past a block's last wait: a block of the next kernel then never
+ * holds a place that a block this kernel waits for (here or in a peer's kernel) still needs. */
+static __device__ __forceinline__ void halox__chained_trigger(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 #endif

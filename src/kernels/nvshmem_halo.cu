@@ -288,6 +288,7 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_coords_kernel(halox
     __syncthreads();
     if (!ok)
         return;
+    halox__chained_trigger(); /* past this block's last wait (launch.cuh) */
     shm_launch_done(&L, 0, e);
 }
 
@@ -353,6 +354,7 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_forces_kernel(halox
         if (old + 1u == (unsigned)(e * (u64)L.blocks_per_row))
             shm_st_release_gpu(&S->acc_done[k], e);
     }
+    halox__chained_trigger();
     shm_launch_done(&L, 1, e);
 }
 
