@@ -20,9 +20,11 @@
  *   add      wait for the forces returned for this pulse and for pulse k+1's accumulation (the
  *            chain keeps the reference's order, so sums are bit-identical and race-free), add
  *            them into f, and mark pulse k accumulated (GPU-scope release).
- * Counters (rows, launches) are epoch-valued: exchange e's last block is the one that brings a
- * counter to e * blocks. Waits spin with acquire loads and give up after timeout_ns, recording
- * pulse, peer and epoch; every other wait then leaves at once (state->abort). */
+ * Counters are epoch-valued: exchange e's last block of a row is the one that brings the row's
+ * counter to e * blocks, its last row the one that brings the launch's to e * rows and raises
+ * the epoch, once every block has read it (no block counts at its end). Waits spin with acquire
+ * loads and give up after timeout_ns, recording pulse, peer and epoch; every other wait then leaves
+ * at once (state->abort). */
 #include <cuda_runtime.h>
 #include <nvshmem.h>
 #include <nvshmemx.h>
@@ -54,15 +56,15 @@ static __device__ int shm_row_last(unsigned *counter, u64 e, int blocks)
     return last;
 }
 
-/* The launch's blocks count themselves done; the last one raises the epoch when asked. */
-static __device__ void shm_launch_done(const halox__shm_launch_t *L, int dir, u64 e)
+/* Thread 0 of a row's last block (shm_row_last): every block of the row has read the epoch. The
+ * launch's rows count themselves; the last raises the epoch when asked. Nothing in this launch
+ * reads the epoch again and the next launch reads it after this one completed, so the raise
+ * waits for none of the launch's remaining work (waits, adds): no block counts at its end. */
+static __device__ void shm_rows_done(const halox__shm_launch_t *L, int dir, u64 e)
 {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        unsigned old = atomicAdd(&L->state->launch_done[dir][L->first], 1u);
-        if (old + 1u == (unsigned)(e * (u64)gridDim.x) && L->bump)
-            *(volatile u64 *)&L->state->epoch[dir] = e;
-    }
+    unsigned old = atomicAdd(&L->state->launch_done[dir][L->first], 1u);
+    if (old + 1u == (unsigned)(e * (u64)L->count) && L->bump)
+        *(volatile u64 *)&L->state->epoch[dir] = e;
 }
 
 /* Element loops issue SHM_UNROLL independent loads before their stores: a thread's loads would
@@ -281,6 +283,8 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_coords_kernel(halox
         } else if (threadIdx.x == 0) {
             nvshmemx_signal_op(&L.sig[k], 1, NVSHMEM_SIGNAL_ADD, R->send_pe);
         }
+        if (threadIdx.x == 0)
+            shm_rows_done(&L, 0, e);
     }
     /* tail: this PE's own pulse-k coordinates are in before the launch ends */
     if (b == 0 && threadIdx.x == 0)
@@ -289,7 +293,6 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_coords_kernel(halox
     if (!ok)
         return;
     halox__chained_trigger(); /* past this block's last wait (launch.cuh) */
-    shm_launch_done(&L, 0, e);
 }
 
 template <typename T>
@@ -333,6 +336,8 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_forces_kernel(halox
         } else if (threadIdx.x == 0) {
             nvshmemx_signal_op(&fsig[k], 1, NVSHMEM_SIGNAL_ADD, R->recv_pe);
         }
+        if (threadIdx.x == 0)
+            shm_rows_done(&L, 1, e);
     }
 
     /* add: the forces returned for the atoms this PE sent in pulse k, after pulse k+1's */
@@ -346,16 +351,18 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_forces_kernel(halox
         return;
     const int ns = L.signal_only ? 0 : R->send_count;
     shm_accumulate<T>((T *)L.f, (const T *)R->fb_mine, R->map, ns, L.stride, t0, nthreads);
-    /* accumulated: GPU-scope release for the rows (and the next launch) that wait on it */
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();
-        unsigned old = atomicAdd(&S->acc_blocks[k], 1u);
-        if (old + 1u == (unsigned)(e * (u64)L.blocks_per_row))
-            shm_st_release_gpu(&S->acc_done[k], e);
+    halox__chained_trigger(); /* past this block's last wait */
+    /* accumulated: GPU-scope release for pulse k-1's rows, which wait on it (no row waits on
+     * pulse 0's) */
+    if (k > 0) {
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            __threadfence();
+            unsigned old = atomicAdd(&S->acc_blocks[k], 1u);
+            if (old + 1u == (unsigned)(e * (u64)L.blocks_per_row))
+                shm_st_release_gpu(&S->acc_done[k], e);
+        }
     }
-    halox__chained_trigger();
-    shm_launch_done(&L, 1, e);
 }
 
 __global__ void halox__shm_wait_kernel(halox__shm_launch_t L, int dir, int slot, int peer)

@@ -106,7 +106,7 @@ typedef struct halox__shm_state {
     unsigned int row_done[2][HALOX_MAX_PULSES];    /* blocks done per row (send phase) */
     unsigned int acc_blocks[HALOX_MAX_PULSES];     /* forces: blocks done accumulating */
     unsigned long long acc_done[HALOX_MAX_PULSES]; /* forces: epoch whose accumulation is done */
-    unsigned int launch_done[2][HALOX_MAX_PULSES]; /* blocks done per launch */
+    unsigned int launch_done[2][HALOX_MAX_PULSES]; /* rows signalled per launch */
     int abort;                                     /* a wait failed: everyone leaves */
     halox__shm_fail_t fail;
     /* nvshmem-inline: last-block counters of its pack and send kernels (per direction and
