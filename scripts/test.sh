@@ -121,8 +121,16 @@ run_ctest() {
             sed -E 's/^[[:space:]]+[0-9]+ - ([^ ]+).*/\1/' | tr '\n' ' ')"
         line="$line; $skipped skipped (no GPU visible, or a transport this machine lacks: exit 77): $names"
     fi
+    # this run's logs kept under the suite's name: two suites share build-asan, and a rerun
+    # rewrites ctest's own
+    local tmp="$HALOX_ROOT/$dir/Testing/Temporary"
+    cp -f "$tmp/LastTest.log" "$tmp/LastTest-$suite.log" 2>/dev/null || true
+    rm -f "$tmp/LastTestsFailed-$suite.log"
+    if [ "$rc" -ne 0 ]; then
+        cp -f "$tmp/LastTestsFailed.log" "$tmp/LastTestsFailed-$suite.log" 2>/dev/null || true
+    fi
     if [ "$rc" -ne 0 ] && rerun_emu "$suite" "$dir" "$prefix" "$log"; then
-        record "$suite" ok "$line; FLAKY, passed when run again: $(failed_names "$dir" -first)"
+        record "$suite" ok "$line; FLAKY, passed when run again: $(failed_names "$suite" "$dir")"
         FLAKY_RUNS+=("$suite:$dir")
     elif [ "$rc" -eq 0 ]; then
         record "$suite" ok "$line"
@@ -132,26 +140,21 @@ run_ctest() {
     fi
 }
 
-# failed_names DIR [SUFFIX]: the tests that failed in ctest's last run in DIR (or in the run whose
-# logs were kept with SUFFIX), space-separated
+# failed_names SUITE DIR: the tests that failed in the suite's run (in DIR), space-separated
 failed_names() {
-    local f="$HALOX_ROOT/$1/Testing/Temporary/LastTestsFailed${2:-}.log"
+    local f="$HALOX_ROOT/$2/Testing/Temporary/LastTestsFailed-$1.log"
     [ -f "$f" ] && sed 's/^[0-9]*://' "$f" | tr '\n' ' '
 }
 
 # rerun_emu SUITE DIR PREFIX LOG: when every failed test is an emulated multi-process GPU test
 # (label emu: several processes, each with a pool of threads per emulated block, on CI's two
-# cores), run those once more; 0 when they pass then. The first run's logs are kept (suffix
-# -first) and its failures quoted at the end of the output, so a flake stays on record with its
+# cores), run those once more; 0 when they pass then. The first run's failures are quoted at the
+# end of the output (from the suite's copies of the logs), so a flake stays on record with its
 # message instead of being lost or turning the whole CI red. Any other failure is final.
 rerun_emu() {
-    local suite="$1" dir="$2" prefix="$3" log="$4" tmp="$HALOX_ROOT/$2/Testing/Temporary" t emu
-    local failed
-    failed="$(failed_names "$dir")"
+    local suite="$1" dir="$2" prefix="$3" log="$4" t emu failed
+    failed="$(failed_names "$suite" "$dir")"
     [ -n "$failed" ] || return 1
-    # kept before anything else runs ctest here (even ctest -N rewrites LastTest.log)
-    cp "$tmp/LastTest.log" "$tmp/LastTest-first.log"
-    cp "$tmp/LastTestsFailed.log" "$tmp/LastTestsFailed-first.log"
     emu="$(ctest --test-dir "$HALOX_ROOT/$dir" -N -L '^emu$' | sed -n 's/^ *Test *#[0-9]*: //p')"
     for t in $failed; do
         grep -qx -- "$t" <<<"$emu" || return 1
@@ -162,12 +165,12 @@ rerun_emu() {
         tee -a "$log"
 }
 
-# failure_excerpts SUITE DIR [SUFFIX]: each failed test's telling lines, from ctest's own log of the run
-# (LastTest.log holds every test's whole output; under -j the console interleaves them, and a CI
-# that keeps only the head and tail of the output would lose the message). Bounded: 3 tests, the
-# lines that name a failure (at most 30) and the last 15.
+# failure_excerpts SUITE DIR: each failed test's telling lines, from ctest's own log of the
+# suite's run (LastTest.log holds every test's whole output; under -j the console interleaves
+# them, and a CI that keeps only the head and tail of the output would lose the message).
+# Bounded: 3 tests, the lines that name a failure (at most 30) and the last 15.
 failure_excerpts() {
-    local suite="$1" tmp="$HALOX_ROOT/$2/Testing/Temporary" sfx="${3:-}" name n=0
+    local suite="$1" tmp="$HALOX_ROOT/$2/Testing/Temporary" sfx="-$1" name n=0
     [ -f "$tmp/LastTestsFailed$sfx.log" ] && [ -f "$tmp/LastTest$sfx.log" ] || return 0
     while IFS= read -r name; do
         name="${name#*:}"
@@ -300,5 +303,5 @@ fi
 echo "  RESULT: all suites passed"
 echo "===================================================================================="
 for r in "${FLAKY_RUNS[@]}"; do
-    failure_excerpts "${r%%:*}" "${r#*:}" -first
+    failure_excerpts "${r%%:*}" "${r#*:}"
 done

@@ -5,7 +5,11 @@
  * rank waits for the timed-out one on a plain MPI barrier before it finalises).
  *
  * Round 1: rank 1 skips the coordinate exchange. Round 2: rank 1 does the coordinate exchange
- * but skips the force exchange. Round 3: rank 1 calls a barrier that rank 0 never joins. */
+ * but skips the force exchange. Round 3: rank 1 calls a barrier that rank 0 never joins.
+ * Round 4: rank 1 calls an allgather that rank 0 joins only after rank 1 timed out: the
+ * abandoned collective completes later, and must not write into rank 1's buffers, which a caller
+ * may free as soon as the call returned (it did once: a plan build's gather freed its buffer and
+ * the late block landed in freed memory, found by ASan in test_timeout_emu under load). */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -124,6 +128,46 @@ int main(int argc, char **argv)
         if (rank == 0)
             CHECK_OK(halox_comm_barrier(s.comm));
         MPI_Barrier(MPI_COMM_WORLD);
+        tear_down(&s);
+    }
+
+    /* round 4: a late peer completes an abandoned allgather into the endpoint's memory only */
+    if (set_up(&s, rank) == 0) {
+        enum { NB = 64 }; /* 512 bytes a block: small messages (eager), as in set_up */
+        double send[NB], *recv = malloc(2 * NB * sizeof(double));
+        for (int i = 0; i < NB; i++)
+            send[i] = rank + 1.0;
+        for (int i = 0; i < 2 * NB && recv; i++)
+            recv[i] = -7.0;
+        if (rank == 1 && recv) {
+            double t0 = MPI_Wtime();
+            halox_status_t st = halox_comm_allgather(s.comm, send, recv, sizeof send);
+            double el = MPI_Wtime() - t0;
+            CHECK_STATUS(st, HALOX_ERR_TIMEOUT);
+            CHECK(el >= timeout_s * 0.99 && el < timeout_s + 20);
+            CHECK(strstr(halox_last_error(), "allgather") != NULL);
+            for (int i = 0; i < 2 * NB; i++) /* what the call left does not matter */
+                recv[i] = -7.0;
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0 && recv) { /* joins late: the collective completes on both sides */
+            CHECK_OK(halox_comm_allgather(s.comm, send, recv, sizeof send));
+            CHECK(recv[0] == 1.0 && recv[NB - 1] == 1.0 && recv[NB] == 2.0 &&
+                  recv[2 * NB - 1] == 2.0);
+        }
+        /* rank 0's block reaches rank 1 (same pair, in order) before its barrier message */
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1 && recv) {
+            int touched = 0;
+            for (int i = 0; i < 2 * NB; i++)
+                touched += recv[i] != -7.0;
+            CHECK_MSG(touched == 0,
+                      "rank 1: %d values of the caller's buffer written after the failed "
+                      "allgather returned",
+                      touched);
+        }
+        free(recv);
         tear_down(&s);
     }
 

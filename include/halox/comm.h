@@ -236,7 +236,11 @@ halox_status_t halox_comm_build_plan_device(halox_comm_t *comm, const halox_plan
  *  and whenever an array moves. The plan build filled the halo, so the first exchange after a
  *  bind may be a force exchange (no coordinate exchange needed on rebuild steps). A failure on
  *  any rank (bad arguments included) fails the bind on every rank, and nothing is bound then:
- *  exchanges return HALOX_ERR_STATE until a bind succeeds. */
+ *  exchanges return HALOX_ERR_STATE until a bind succeeds. After an exchange failed (a timeout,
+ *  a peer's error) keep x and f allocated until the job ends: a message of a late peer that MPI
+ *  could not cancel may still land in the halo of x or be sent from f. (The collectives and the
+ *  set-up calls of the MPI-based transports copy through the endpoint's own memory, so their
+ *  buffers are the caller's to free as soon as they return, failed or not.) */
 halox_status_t halox_comm_bind(halox_comm_t *comm, const halox_plan_t *plan, void *x, void *f);
 
 /** Coordinate halo exchange: fills the halo part of the bound x from the owners' home atoms.

@@ -9,7 +9,11 @@
  *
  * A timeout or an MPI error leaves requests that may still complete later (a peer that was only
  * late), so the endpoint is marked failed: every later call but destroy returns HALOX_ERR_STATE.
- * The usual reaction is MPI_Abort. */
+ * The usual reaction is MPI_Abort. The collectives (sendrecv, alltoallv, allgather) move the
+ * caller's data through the endpoint's own bounce buffer, so a request that outlives a failed
+ * call (a collective cannot be cancelled, a receive already half in cannot either) writes into
+ * memory the endpoint then never frees or reuses, never into the caller's buffers, which the
+ * caller may free as soon as the call returned. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <limits.h>
@@ -50,7 +54,7 @@ typedef struct halox__mpi {
     MPI_Comm comm; /* our duplicate; MPI_COMM_NULL until created */
     int failed;    /* a wait timed out or MPI failed: the endpoint is unusable */
     char failure[512];
-    int leaked; /* abandoned requests may still touch buf: never free it */
+    int leaked; /* abandoned requests may still touch buf or bounce: never free them */
 
     /* requests of the operation in progress (halo: [0, n) receives, [n, 2n) sends) */
     MPI_Request *req;
@@ -66,6 +70,10 @@ typedef struct halox__mpi {
     size_t off[HALOX_MAX_PULSES];
     halox__pulse_host_t ph; /* the pulse driver's part: ph.pack_to[k] == buf + off[k] */
     halox__mpi_op_t xop;    /* the exchange in progress, for the leg's callbacks */
+
+    /* the collectives' copy of the caller's data, in and out (see the top of this file) */
+    char *bounce;
+    size_t bounce_capacity;
 } halox__mpi_t;
 
 static halox__mpi_t *halox__mpi(halox_comm_t *comm) { return (halox__mpi_t *)comm->impl; }
@@ -152,6 +160,27 @@ static halox_status_t halox__mpi_wait(halox_comm_t *comm, int first, int count, 
     halox_status_t st = halox__mpiw_wait(comm, "mpi", m->req + first, m->info + first, count,
                                          m->index, m->status, op->name, op->deadline);
     return st == HALOX_OK ? HALOX_OK : halox__mpi_fail(comm, n, st);
+}
+
+/* The bounce buffer, at least `bytes` long (NULL with the error recorded when it cannot grow).
+ * Only a healthy endpoint gets here (halox__mpi_usable), so it was never leaked. */
+static char *halox__mpi_bounce(halox_comm_t *comm, const char *op, size_t bytes)
+{
+    halox__mpi_t *m = halox__mpi(comm);
+    if (bytes <= m->bounce_capacity && m->bounce)
+        return m->bounce;
+    size_t cap = m->bounce_capacity > 0 ? m->bounce_capacity : 256;
+    while (cap < bytes)
+        cap *= 2;
+    char *q = realloc(m->bounce, cap);
+    if (!q) {
+        halox__error(HALOX_ERR_NO_MEMORY, "mpi: rank %d: %s: no memory for %zu bytes of copies",
+                     comm->rank, op, cap);
+        return NULL;
+    }
+    m->bounce = q;
+    m->bounce_capacity = cap;
+    return q;
 }
 
 static halox_status_t halox__mpi_check_bytes(halox_comm_t *comm, const char *op, size_t bytes)
@@ -271,8 +300,10 @@ static void halox__mpi_fini(halox_comm_t *comm)
     /* freeing a communicator with operations pending is allowed: they complete normally */
     if (m->comm != MPI_COMM_NULL && !finalized)
         MPI_Comm_free(&m->comm);
-    if (!m->leaked)
+    if (!m->leaked) {
         free(m->buf);
+        free(m->bounce);
+    }
     free(m->req);
     free(m->info);
     free(m->status);
@@ -303,13 +334,22 @@ static halox_status_t halox__mpi_sendrecv(halox_comm_t *comm, int dst, const voi
         st = halox__mpi_check_bytes(comm, "sendrecv", sbytes > rbytes ? sbytes : rbytes);
     if (st != HALOX_OK)
         return st;
+    /* through the bounce buffer: [received | sent] */
+    char *b = halox__mpi_bounce(comm, "sendrecv", rbytes + sbytes);
+    if (!b)
+        return HALOX_ERR_NO_MEMORY;
+    if (sbytes)
+        memcpy(b + rbytes, sbuf, sbytes);
     halox__mpi_op_t op = {"sendrecv", halox__mpi_deadline(comm)};
     halox__mpi_clear(halox__mpi(comm), 2);
-    st = halox__mpi_irecv(comm, 0, 2, &op, rbuf, rbytes, src, HALOX__MPI_TAG_SENDRECV, -1);
+    st = halox__mpi_irecv(comm, 0, 2, &op, b, rbytes, src, HALOX__MPI_TAG_SENDRECV, -1);
     if (st == HALOX_OK)
-        st = halox__mpi_isend(comm, 1, 2, &op, sbuf, sbytes, dst, HALOX__MPI_TAG_SENDRECV, -1);
+        st =
+            halox__mpi_isend(comm, 1, 2, &op, b + rbytes, sbytes, dst, HALOX__MPI_TAG_SENDRECV, -1);
     if (st == HALOX_OK)
         st = halox__mpi_wait(comm, 0, 2, 2, &op);
+    if (st == HALOX_OK && rbytes)
+        memcpy(rbuf, b, rbytes);
     return st;
 }
 
@@ -332,29 +372,54 @@ static halox_status_t halox__mpi_alltoallv(halox_comm_t *comm, const void *send,
         return halox__error(HALOX_ERR_INVALID_ARG,
                             "mpi: alltoallv: rank %d sends itself %zu bytes but expects %zu", me,
                             sbytes[me], rbytes[me]);
+    /* through the bounce buffer: the blocks received, in the order their receives are posted,
+     * then those sent */
+    size_t in = 0, out = 0;
+    for (int r = 0; r < P; r++)
+        if (r != me) {
+            in += rbytes[r];
+            out += sbytes[r];
+        }
+    char *b = halox__mpi_bounce(comm, "alltoallv", in + out);
+    if (!b)
+        return HALOX_ERR_NO_MEMORY;
     halox__mpi_op_t op = {"alltoallv", halox__mpi_deadline(comm)};
     halox__mpi_t *m = halox__mpi(comm);
     halox__mpi_clear(m, 2 * P);
     /* empty blocks are skipped on both sides: the sizes were agreed beforehand (transport.h),
      * and migration on many ranks sends to a few neighbours only */
     int n = 0;
+    size_t at = 0;
     for (int i = 1; i < P && st == HALOX_OK; i++) {
         int r = (me + P - i) % P; /* spread the receives so not everyone starts at rank 0 */
         if (rbytes[r])
-            st = halox__mpi_irecv(comm, n++, 2 * P, &op, (char *)recv + roffs[r], rbytes[r], r,
+            st = halox__mpi_irecv(comm, n++, 2 * P, &op, b + at, rbytes[r], r,
                                   HALOX__MPI_TAG_ALLTOALLV, -1);
+        at += rbytes[r];
     }
     for (int i = 1; i < P && st == HALOX_OK; i++) {
         int r = (me + i) % P;
-        if (sbytes[r])
-            st = halox__mpi_isend(comm, n++, 2 * P, &op, (const char *)send + soffs[r], sbytes[r],
-                                  r, HALOX__MPI_TAG_ALLTOALLV, -1);
+        if (sbytes[r]) {
+            memcpy(b + at, (const char *)send + soffs[r], sbytes[r]);
+            st = halox__mpi_isend(comm, n++, 2 * P, &op, b + at, sbytes[r], r,
+                                  HALOX__MPI_TAG_ALLTOALLV, -1);
+        }
+        at += sbytes[r];
     }
+    if (st == HALOX_OK)
+        st = halox__mpi_wait(comm, 0, n, n, &op);
     if (st != HALOX_OK)
         return st;
+    at = 0;
+    for (int i = 1; i < P; i++) {
+        int r = (me + P - i) % P;
+        if (rbytes[r])
+            memcpy((char *)recv + roffs[r], b + at, rbytes[r]);
+        at += rbytes[r];
+    }
     if (sbytes[me])
         memcpy((char *)recv + roffs[me], (const char *)send + soffs[me], sbytes[me]);
-    return halox__mpi_wait(comm, 0, n, n, &op);
+    return HALOX_OK;
 }
 
 /* A nonblocking collective in request 0: begin (after the checks) before posting it, which gives
@@ -385,12 +450,20 @@ static halox_status_t halox__mpi_allgather(halox_comm_t *comm, const void *send,
     if (st != HALOX_OK)
         return st;
     halox__mpi_t *m = halox__mpi(comm);
-    /* MPI forbids overlapping buffers; our own block already in place is MPI_IN_PLACE */
-    const void *s = send == (const char *)recv + (size_t)comm->rank * bytes ? MPI_IN_PLACE : send;
+    /* through the bounce buffer, our own block copied into place (MPI_IN_PLACE) */
+    const size_t all = bytes * (size_t)comm->size;
+    char *b = halox__mpi_bounce(comm, "allgather", all);
+    if (!b)
+        return HALOX_ERR_NO_MEMORY;
+    if (bytes)
+        memcpy(b + (size_t)comm->rank * bytes, send, bytes);
     halox__mpi_op_t op = halox__mpi_collective_begin(comm, "allgather");
-    int rc =
-        MPI_Iallgather(s, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, m->comm, &m->req[0]);
-    return halox__mpi_collective_end(comm, &op, "MPI_Iallgather", rc);
+    int rc = MPI_Iallgather(MPI_IN_PLACE, (int)bytes, MPI_BYTE, b, (int)bytes, MPI_BYTE, m->comm,
+                            &m->req[0]);
+    st = halox__mpi_collective_end(comm, &op, "MPI_Iallgather", rc);
+    if (st == HALOX_OK && all)
+        memcpy(recv, b, all);
+    return st;
 }
 
 static halox_status_t halox__mpi_barrier(halox_comm_t *comm)
