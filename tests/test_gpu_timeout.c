@@ -48,6 +48,10 @@ static int bound_open(bound_t *b, const char *name, int shifts, int me)
     memset(b, 0, sizeof *b);
     if (!halox_transport_available(name))
         return 0;
+    /* both ranks start the creation together: its collectives are bounded by the short timeout
+     * too, and the teardown of a case that timed out can keep one rank away from them for longer
+     * than that on a loaded machine (nocuda suite, CI of e163508: hybrid's MPI_Comm_idup) */
+    MPI_Barrier(MPI_COMM_WORLD);
     halox_comm_args_t args = {.real = HALOX_FLOAT, .stride = 3, .timeout_s = k_timeout};
     halox_status_t st = halox_comm_create(name, &args, &b->comm);
     if (st == HALOX_ERR_UNAVAILABLE) {
