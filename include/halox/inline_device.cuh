@@ -16,6 +16,9 @@
  *   consumer of forces, per home atom a (after halox_inline_block_wait(v, 1, &e)):
  *                                                  halox_inline_add_f(v, a, &fx, &fy, &fz)
  *     and its last block:                          halox_inline_complete(v, 1, e)
+ *   (a consumer may instead count its blocks right after the wait, the whole block:
+ *                                                  halox_inline_waited(v, &v->ticket[t], dir, e,
+ * ok))
  *
  * A block whose wait returned 0 (timed out, or another wait of this rank did) must not read what
  * it waited for; it still takes part in halox_inline_last_block. */
@@ -132,6 +135,25 @@ static __device__ __forceinline__ void halox_inline_complete(const halox_inline_
     *(volatile unsigned long long *)&v->epoch[dir] = e;
 }
 
+/* The whole block of a consumer, right after its halox_inline_block_wait(v, dir, &e) returned
+ * ok: the launch's last block to get here completes exchange e (halox_inline_complete; with the
+ * last block's ok), in place of halox_inline_last_block at the block's end. Nothing is fenced:
+ * the epoch is read by later launches only, after this one completed, so it may be raised while
+ * the blocks still read what they waited for, and the kernel's end waits for no count. The
+ * ticket is left zero for the next launch that uses it. */
+static __device__ void halox_inline_waited(const halox_inline_view_t *v, unsigned *ticket, int dir,
+                                           unsigned long long e, int ok)
+{
+    if (threadIdx.x == 0) {
+        const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+        if (atomicAdd(ticket, 1u) == blocks - 1) {
+            *(volatile unsigned *)ticket = 0;
+            if (ok)
+                halox_inline_complete(v, dir, e);
+        }
+    }
+}
+
 /* The whole block: 1 in the launch's last block to get here (after a system-scope fence of what
  * the block wrote, and with the other blocks' writes acquired), 0 elsewhere. The ticket is left
  * zero for the next launch that uses it (launches of one ticket must not overlap). */
@@ -205,8 +227,8 @@ static __device__ void halox_inline_put_f(const halox_inline_view_t *v, int j, f
 }
 
 /* The forces returned for home atom a's sends, added in descending pulse order. */
-static __device__ void halox_inline_add_f(const halox_inline_view_t *v, int a, float *fx,
-                                          float *fy, float *fz)
+static __device__ void halox_inline_add_f(const halox_inline_view_t *v, int a, float *fx, float *fy,
+                                          float *fz)
 {
     if (v->no_atoms)
         return;

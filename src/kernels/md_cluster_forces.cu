@@ -80,8 +80,11 @@ static __global__ void cl_kick(int n, const int *__restrict__ dims, const int *_
     unsigned long long epoch = 0;
     const int tn = cl_tl_begin(tl, tl_kind);
     const int ok = inl_wait ? halox_inline_block_wait(&inl, 1, &epoch) : 1;
-    if (inl_wait)
+    if (inl_wait) {
+        /* every block past its wait completes the exchange: no count at the kernel's end */
+        halox_inline_waited(&inl, &inl.ticket[3], 1, epoch, ok);
         cl_tl_wait(tl, tl_kind, tn);
+    }
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
     /* a block whose wait gave up writes nothing (the host reports the timeout) */
     if (a < n && ok) {
@@ -101,8 +104,6 @@ static __global__ void cl_kick(int n, const int *__restrict__ dims, const int *_
                 v[3 * (size_t)a + k] += h * t[k];
         }
     }
-    if (inl_wait && halox_inline_last_block(&inl.ticket[3]) && threadIdx.x == 0 && ok)
-        halox_inline_complete(&inl, 1, epoch);
     cl_tl_end(tl, tl_kind, tn);
 }
 
