@@ -106,8 +106,18 @@ template <typename T> __global__ void inl_take_kernel(halox__shm_launch_t L, int
     const halox__shm_row_t *R = &L.rows[k];
     __shared__ int ok;
     const unsigned long long e = *(volatile unsigned long long *)&L.state->epoch[1] + 1;
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
         ok = inl_wait(&L, 1, k, R->send_pe, e);
+        /* the launch's last block past its wait completes the exchange (ok or not: a failed wait
+         * is reported by the host); the epoch is read by later launches only, after this one
+         * completed, so nothing is fenced and the kernel's end waits for no count */
+        unsigned *ticket = &L.state->inl_ticket[1][k];
+        if (atomicAdd(ticket, 1u) == gridDim.x - 1) {
+            *(volatile unsigned *)ticket = 0;
+            if (bump && ok)
+                *(volatile unsigned long long *)&L.state->epoch[1] = e;
+        }
+    }
     __syncthreads();
     halox__chained_trigger(); /* past the wait */
     const long long n = ok && !L.signal_only ? (long long)R->send_count * 3 : 0;
@@ -120,9 +130,6 @@ template <typename T> __global__ void inl_take_kernel(halox__shm_launch_t L, int
         const long long at = (long long)R->map[i] * L.stride + c;
         f[at] = f[at] + src[i * L.stride + c];
     }
-    /* complete once every block has waited (ok or not: a failed wait is reported by the host) */
-    if (halox_inline_last_block(&L.state->inl_ticket[1][k]) && threadIdx.x == 0 && bump && ok)
-        *(volatile unsigned long long *)&L.state->epoch[1] = e;
 }
 
 __global__ void inl_view_wait_kernel(halox_inline_view_t v, int dir)
