@@ -56,19 +56,21 @@ static __device__ __forceinline__ long long shm_now_ns(void)
 }
 #endif
 
-/* Spin until *p >= want (sys: written by peers; else by this GPU). 1: reached; 0: gave up
- * (timeout recorded here, or another wait failed first). One thread calls it. */
-static __device__ int shm_wait_ge(const halox__shm_launch_t *L, const shm_u64 *p, shm_u64 want,
-                                  int sys, int dir, int pulse, int peer)
+/* Spin until *p >= want << shift (sys: written by peers; else by this GPU). 1: reached; 0: gave
+ * up (timeout recorded here, in units of 1 << shift, or another wait failed first). One thread
+ * calls it. A signal in units (shift > 0) is raised by many blocks' shares of one unit. */
+static __device__ int shm_wait_units(const halox__shm_launch_t *L, const shm_u64 *p, shm_u64 want,
+                                     int shift, int sys, int dir, int pulse, int peer)
 {
     halox__shm_state_t *S = L->state;
+    const shm_u64 w = want << shift;
     shm_u64 v = sys ? shm_ld_acquire_sys(p) : shm_ld_acquire_gpu(p);
-    if (v >= want)
+    if (v >= w)
         return 1;
     const long long t0 = shm_now_ns();
     for (unsigned it = 1;; it++) {
         v = sys ? shm_ld_acquire_sys(p) : shm_ld_acquire_gpu(p);
-        if (v >= want)
+        if (v >= w)
             return 1;
         if ((it & 31) == 0) {
             if (*(volatile int *)&S->abort)
@@ -79,7 +81,7 @@ static __device__ int shm_wait_ge(const halox__shm_launch_t *L, const shm_u64 *p
                     S->fail.pulse = pulse;
                     S->fail.peer = peer;
                     S->fail.epoch = want;
-                    S->fail.seen = v;
+                    S->fail.seen = v >> shift;
                     __threadfence_system();
                     *L->host_flag = 1;
                 }
@@ -89,6 +91,13 @@ static __device__ int shm_wait_ge(const halox__shm_launch_t *L, const shm_u64 *p
         }
         __nanosleep(32);
     }
+}
+
+/* Spin until *p >= want: shm_wait_units in whole units. */
+static __device__ int shm_wait_ge(const halox__shm_launch_t *L, const shm_u64 *p, shm_u64 want,
+                                  int sys, int dir, int pulse, int peer)
+{
+    return shm_wait_units(L, p, want, 0, sys, dir, pulse, peer);
 }
 
 /* bytes from src to dst by thread t of `step` (grid-stride): 16-byte words where both ends allow
