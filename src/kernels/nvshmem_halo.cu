@@ -9,9 +9,11 @@
  *            copies) or into the symmetric staging buffer (put path);
  *   pass 2   wait only for the signals of the pulses whose atoms this pulse forwards (needs),
  *            then pack the forwarded atoms;
- *   signal   each block fences (system scope) and counts itself done; the row's last block
- *            raises the peer's signal (store path: a system-scope atomic add on the peer's
- *            signal) or issues put-with-signal of the whole staging slot (put path);
+ *   signal   store path: each block fences (system scope) and adds its share of one unit to
+ *            the peer's signal (the shares of a row sum to one unit, so the peer sees the
+ *            pulse whole when the last share lands; no ticket before the signal); put path:
+ *            each block fences and counts itself done, the row's last block issues
+ *            put-with-signal of the whole staging slot (one unit);
  *   tail     the row's first block waits until this PE's own pulse-k coordinates arrived, so the
  *            launch ends only when the halo is complete.
  * Forces, per row (pulses from `first` down):
@@ -21,8 +23,9 @@
  *            chain keeps the reference's order, so sums are bit-identical and race-free), add
  *            them into f, and mark pulse k accumulated (GPU-scope release).
  * Counters are epoch-valued: exchange e's last block of a row is the one that brings the row's
- * counter to e * blocks, its last row the one that brings the launch's to e * rows and raises
- * the epoch, once every block has read it (no block counts at its end). Waits spin with acquire
+ * counter to e * blocks (after its signal on the store path), its last row the one that brings
+ * the launch's to e * rows and raises the epoch, once every block has read it (no block counts
+ * at its end). Waits spin with acquire
  * loads and give up after timeout_ns, recording pulse, peer and epoch; every other wait then leaves
  * at once (state->abort). */
 #include <cuda_runtime.h>
@@ -62,7 +65,7 @@ static __device__ int shm_row_last(unsigned *counter, u64 e, int blocks)
  * trip before it; a put (one per row) adds the whole unit. Shares sum to exactly one unit, a
  * strict subset to less, so a wait for e units sees exchange e whole. 2^44 exchanges fit. */
 #define SHM_SIG_SHIFT 20
-#define SHM_SIG_UNIT (1ull << SHM_SIG_SHIFT)
+#define SHM_SIG_UNIT  (1ull << SHM_SIG_SHIFT)
 
 /* block b's share of a unit among `blocks` (block 0 takes the remainder) */
 static __device__ u64 shm_share(int b, int blocks)
