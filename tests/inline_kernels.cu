@@ -20,8 +20,7 @@ static __global__ void tk_put_x(halox_inline_view_t v, const float *x, int n_hom
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
     if (a < n_home)
         halox_inline_put_x(&v, a, x[3 * a], x[3 * a + 1], x[3 * a + 2]);
-    if (halox_inline_last_block(&v.ticket[0]) && threadIdx.x == 0)
-        halox_inline_signal(&v, 0);
+    halox_inline_block_signal(&v, 0); /* every block its share (the forces: the last block) */
 }
 
 static __global__ void tk_put_f(halox_inline_view_t v, const float *f, int n_home, int n_total)

@@ -24,15 +24,19 @@
  * calls; the engine does that by itself.
  *
  * Protocol (each direction independently; "exchange e" counts from 1 after every bind):
+ *  - signals count exchanges in units of 2^HALOX_INLINE_SIG_SHIFT: exchange e has arrived when
+ *    a signal reaches e units. A producer raises each pulse's signal by one unit per exchange:
+ *    either every block of its launch adds its share once its own stores are fenced (the shares
+ *    sum to one unit), or one thread (the launch's last block) adds the whole unit.
  *  - coordinates: every home atom a is stored into the halos it is sent to (sends[a], below),
- *    shifted by its pulse's shift; after every store of the launch, ONE thread (the launch's last
- *    block) raises each pulse's coordinate signal at its receiver by one (every pulse, also an
- *    empty one); the reader waits until its own signal k reaches epoch[0] + 1 for every pulse k,
- *    reads, and after its last block has read raises epoch[0] by one.
+ *    shifted by its pulse's shift; after the stores each pulse's coordinate signal at its
+ *    receiver is raised by one unit (every pulse, also an empty one); the reader waits until its
+ *    own signal k reaches epoch[0] + 1 units for every pulse k, reads, and after its last block
+ *    has read raises epoch[0] by one.
  *  - forces: the halo atom j of pulse k (local index recv_offset <= j < recv_offset + recv_count)
- *    goes to f_peer[j - recv_offset]; after the launch, one thread raises each pulse's force
- *    signal at the owner; the consumer waits until its signals HALOX_MAX_PULSES + k reach
- *    epoch[1] + 1, adds f_back[k] of each home atom's sends in descending pulse order (the
+ *    goes to f_peer[j - recv_offset]; after the stores each pulse's force signal at the owner is
+ *    raised by one unit; the consumer waits until its signals HALOX_MAX_PULSES + k reach
+ *    epoch[1] + 1 units, adds f_back[k] of each home atom's sends in descending pulse order (the
  *    reference exchange's order, so sums are those of halox_comm_forces), and raises epoch[1].
  *  - buffers are reused without resets by the chain order: a rank stores its next coordinates
  *    only after it has waited for the forces its peer computed with the previous ones, and its
@@ -52,6 +56,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** Signals count exchanges in units of 2^HALOX_INLINE_SIG_SHIFT, so that the blocks of a launch
+ * may each add a share (launches of at most 2^20 blocks; 2^44 exchanges per bind). */
+#define HALOX_INLINE_SIG_SHIFT 20
 
 /** One pulse as the kernels see it (device memory). */
 typedef struct halox_inline_pulse {
@@ -79,7 +87,7 @@ typedef struct halox_inline_fail {
     int pulse;
     int peer;                 /**< PE that did not signal (-1: a dependency of this rank) */
     unsigned long long epoch; /**< the exchange waited for (since bind) */
-    unsigned long long seen;  /**< the signal's value when the wait gave up */
+    unsigned long long seen;  /**< whole exchanges the signal held when the wait gave up */
 } halox_inline_fail_t;
 
 enum { HALOX_INLINE_TICKETS = 8 }; /**< last-block counters for the caller's kernels */

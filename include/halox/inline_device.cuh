@@ -4,9 +4,10 @@
  * the view by pointer (a kernel argument's address is fine). What a step's kernels call:
  *
  *   producer of home positions, per home atom a:   halox_inline_put_x(v, a, x, y, z)
- *     then the whole block:                        if (halox_inline_last_block(&v->ticket[t]))
+ *     then every block of the launch (whole block): halox_inline_block_signal(v, 0)
+ *     (or the launch's last block alone:           if (halox_inline_last_block(&v->ticket[t]))
  *                                                      if (threadIdx.x == 0)
- *                                                          halox_inline_signal(v, 0);
+ *                                                          halox_inline_signal(v, 0);)
  *   first reader of the halo, each block before it reads (the whole block):
  *                                                  ok = halox_inline_block_wait(v, 0, &e)
  *     (or thread 0 alone: halox_inline_wait(v, 0, &e))
@@ -56,7 +57,8 @@ static __device__ __forceinline__ long long halox_inline_now_ns(void)
     return (long long)t;
 }
 
-/* One thread: spin until *sig >= want. 1: reached; 0: gave up (the record written here when
+/* One thread: spin until *sig holds exchange `want` whole (want units of 2^HALOX_INLINE_SIG_SHIFT).
+ * 1: reached; 0: gave up (the record written here when
  * this wait is the first to fail: dir, pulse, peer, want, the value seen) or another wait of
  * this rank failed first (*abort). */
 static __device__ int halox_inline_wait_ge(const unsigned long long *sig, unsigned long long want,
@@ -64,13 +66,14 @@ static __device__ int halox_inline_wait_ge(const unsigned long long *sig, unsign
                                            volatile int *host_flag, long long timeout_ns, int dir,
                                            int pulse, int peer)
 {
+    const unsigned long long w = want << HALOX_INLINE_SIG_SHIFT;
     unsigned long long v = halox_inline_ld_acquire_sys(sig);
-    if (v >= want)
+    if (v >= w)
         return 1;
     const long long t0 = halox_inline_now_ns();
     for (unsigned it = 1;; it++) {
         v = halox_inline_ld_acquire_sys(sig);
-        if (v >= want)
+        if (v >= w)
             return 1;
         if ((it & 31) == 0) {
             if (*(volatile int *)abort)
@@ -81,7 +84,7 @@ static __device__ int halox_inline_wait_ge(const unsigned long long *sig, unsign
                     fail->pulse = pulse;
                     fail->peer = peer;
                     fail->epoch = want;
-                    fail->seen = v;
+                    fail->seen = v >> HALOX_INLINE_SIG_SHIFT; /* whole exchanges */
                     __threadfence_system();
                     *host_flag = 1;
                 }
@@ -174,8 +177,45 @@ static __device__ int halox_inline_last_block(unsigned *ticket)
     return last;
 }
 
+/* This block's share of one signal unit among the launch's blocks (block 0 takes the
+ * remainder): the shares of a launch sum to exactly one unit, any fewer to less. */
+static __device__ __forceinline__ unsigned long long halox_inline_block_share(void)
+{
+    const unsigned long long unit = 1ull << HALOX_INLINE_SIG_SHIFT;
+    const unsigned long long blocks = (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
+    const unsigned long long b =
+        blockIdx.x +
+        (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+    const unsigned long long q = unit / blocks;
+    return b ? q : unit - (blocks - 1) * q;
+}
+
+/* Thread 0 of every block of a producer launch, after a __syncthreads that follows the block's
+ * stores and a __threadfence_system() of its own: add the block's share to every pulse's signal
+ * of direction dir at its peer. The peer sees the exchange when the last share lands; no ticket
+ * and no second fence stand between the block's stores and its share. */
+static __device__ void halox_inline_share(const halox_inline_view_t *v, int dir)
+{
+    const unsigned long long share = halox_inline_block_share();
+    for (int k = 0; k < v->n_pulses; k++) {
+        const halox_inline_pulse_t *P = &v->pulse[k];
+        atomicAdd_system(dir ? P->sig_f_peer : P->sig_x_peer, share);
+    }
+}
+
+/* The whole block, every block of a producer launch once, after its stores: they are fenced
+ * system-wide and the block's share of the signals of direction dir goes to the peers. */
+static __device__ void halox_inline_block_signal(const halox_inline_view_t *v, int dir)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence_system();
+        halox_inline_share(v, dir);
+    }
+}
+
 /* One thread of the block that halox_inline_last_block chose: raise every pulse's signal of
- * direction dir at its peer by one (every pulse, also one without atoms). No fence of its own:
+ * direction dir at its peer by one unit (every pulse, also one without atoms). No fence of its own:
  * every block's system-scope fence came before its count, so the launch's stores are visible
  * to the peers before the last count (a second fence on this path cost about 0.45 us per
  * direction on an H100: bench/results/2026-12-05-h100, call 64). A caller that signals without
@@ -184,7 +224,7 @@ static __device__ void halox_inline_signal(const halox_inline_view_t *v, int dir
 {
     for (int k = 0; k < v->n_pulses; k++) {
         const halox_inline_pulse_t *P = &v->pulse[k];
-        atomicAdd_system(dir ? P->sig_f_peer : P->sig_x_peer, 1ull);
+        atomicAdd_system(dir ? P->sig_f_peer : P->sig_x_peer, 1ull << HALOX_INLINE_SIG_SHIFT);
     }
 }
 

@@ -4,7 +4,8 @@
  * may follow each other.
  *
  * Exchange, coordinates: per pulse a pack kernel stores the pulse's atoms (map order, shifted)
- * into the receiver's halo and its last block raises the receiver's signal; a one-thread kernel
+ * into the receiver's halo and each of its blocks adds its share of the receiver's signal once
+ * its stores are fenced (halox/inline.h: signals count in units); a one-thread kernel
  * waits for this PE's signals (the pulses packed since the last wait, before a pulse that
  * forwards their atoms, and the rest at the end; the last wait completes the exchange).
  * Forces, pulses descending: per pulse a send kernel stores the halo's forces into the owner's
@@ -26,6 +27,17 @@ static int inl_blocks(long long n)
 {
     long long b = (n + INL_THREADS - 1) / INL_THREADS;
     return b < 1 ? 1 : b > 65535 ? 65535 : (int)b;
+}
+
+/* The whole block, after its stores: they are fenced system-wide and the block's share of one
+ * signal unit goes to the peer (halox_inline_block_signal for one pulse's signal). */
+static __device__ void inl_block_share(unsigned long long *sig_peer)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence_system();
+        atomicAdd_system(sig_peer, halox_inline_block_share());
+    }
 }
 
 /* the endpoint's wait, with its state's record */
@@ -57,9 +69,7 @@ template <typename T> __global__ void inl_pack_kernel(halox__shm_launch_t L, int
         const T v = x[(long long)R->map[i] * L.stride + c];
         dst[t] = add && c == R->dim ? v + shift : v;
     }
-    /* every block's system-scope fence came before its count (halox_inline_signal) */
-    if (halox_inline_last_block(&L.state->inl_ticket[0][k]) && threadIdx.x == 0)
-        atomicAdd_system((unsigned long long *)R->sig_x_peer, 1ull);
+    inl_block_share((unsigned long long *)R->sig_x_peer);
 }
 
 __global__ void inl_await_kernel(halox__shm_launch_t L, int dir, uint32_t pulses, int bump)
@@ -92,8 +102,7 @@ template <typename T> __global__ void inl_send_kernel(halox__shm_launch_t L, int
     for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n;
          t += (long long)gridDim.x * blockDim.x)
         dst[t] = src[t];
-    if (halox_inline_last_block(&L.state->inl_ticket[1][k]) && threadIdx.x == 0)
-        atomicAdd_system((unsigned long long *)R->sig_f_peer, 1ull);
+    inl_block_share((unsigned long long *)R->sig_f_peer);
 }
 
 /* f[map[i]] += fb_mine[i] (3 components; src has the exchange stride), after the wait: a pulse

@@ -41,7 +41,7 @@ static __global__ void cl_halo_forces(int s0, int s1, const int *__restrict__ di
 }
 
 /* The same straight to the owners (nvshmem-inline): the slot's force of halo atom perm[s] into
- * its owner's force buffer, the slot zeroed; the launch's last block signals the owners. */
+ * its owner's force buffer, the slot zeroed; every block adds its share of the owners' signals. */
 static __global__ void cl_halo_forces_send(int s0, int s1, const int *__restrict__ dims,
                                            const int *__restrict__ perm, float *__restrict__ fs,
                                            halox_inline_view_t inl, md_timeline_t *tl)
@@ -58,8 +58,7 @@ static __global__ void cl_halo_forces_send(int s0, int s1, const int *__restrict
             p[0] = p[1] = p[2] = 0.0f;
         }
     }
-    if (halox_inline_last_block(&inl.ticket[2]) && threadIdx.x == 0)
-        halox_inline_signal(&inl, 1);
+    halox_inline_block_signal(&inl, 1); /* every block its share once its stores are fenced */
     cl_tl_end(tl, MD_TL_HALO_FORCES, tn);
 }
 

@@ -39,8 +39,9 @@ typedef struct cl_kick_drift {
  * the whole step. kd.v (home slots): each atom is kicked and drifted first. nvshmem-inline
  * (halox/inline.h): inl_wait (the grid within the view's spin_blocks): each block first waits for
  * the coordinates of every pulse, and the last block completes that exchange; inl_send (home
- * slots): each atom's position is stored into the halos it is sent to, and the last block
- * signals the receivers. Blocks past the part's slots take part in the ticket only. */
+ * slots): each atom's position is stored into the halos it is sent to, and every block adds its
+ * share of the receivers' signals once its stores are fenced. Blocks past the part's slots take
+ * part in the ticket (and the shares) only. */
 static __global__ void __launch_bounds__(256)
     cl_gather(int part, int ncl_home, int ncl, const int *__restrict__ dims, float thr_in2,
               float thr_out2, const int *__restrict__ perm, float *__restrict__ x,
@@ -130,11 +131,13 @@ static __global__ void __launch_bounds__(256)
             if (v > 0)
                 atomicMax(&st->mx[k], __float_as_uint(v));
         }
-        /* the stores into peers too, before the last block signals them */
-        if (inl_send)
+        /* the stores into peers too, before this block's share of their signals */
+        if (inl_send) {
             __threadfence_system();
-        else
+            halox_inline_share(&inl, 0);
+        } else {
             __threadfence();
+        }
         last = atomicAdd(&st->ticket, 1u) == gridDim.x - 1;
     }
     __syncthreads();
@@ -143,8 +146,6 @@ static __global__ void __launch_bounds__(256)
     __threadfence();
     if (inl_wait && ok) /* every block has waited: the coordinate exchange is complete */
         halox_inline_complete(&inl, 0, epoch);
-    if (inl_send) /* every block has stored its atoms: the receivers may read */
-        halox_inline_signal(&inl, 0);
     volatile cl_state_t *vs = st;
     const float mloc = __uint_as_float(vs->mx[0]), mnl = __uint_as_float(vs->mx[1]);
     /* a list not pruned since its build prunes whatever the displacement */
