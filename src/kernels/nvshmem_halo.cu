@@ -103,6 +103,11 @@ static __device__ void shm_rows_done(const halox__shm_launch_t *L, int dir, u64 
         *(volatile u64 *)&L->state->epoch[dir] = e;
 }
 
+/* The thread of a block that waits after the block's signal: in another warp than thread 0,
+ * which counts the row's ticket (a returning atomic; two more in the launch's last block) at
+ * the same time, so the wait does not start behind them. */
+#define SHM_WAITER (SHM_THREADS > 32 ? 32 : 0)
+
 /* Element loops issue SHM_UNROLL independent loads before their stores: a thread's loads would
  * otherwise wait one by one behind its stores (the arrays may alias), and a pulse of millions
  * of elements then runs at the latency of one gather per thread (31 GB/s at 3M atoms). */
@@ -325,7 +330,7 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_coords_kernel(halox
             shm_rows_done(&L, 0, e);
     }
     /* tail: this PE's own pulse-k coordinates are in before the launch ends */
-    if (b == 0 && threadIdx.x == 0)
+    if (b == 0 && threadIdx.x == SHM_WAITER)
         ok = shm_wait_units(&L, (const u64 *)&L.sig[k], e, SHM_SIG_SHIFT, 1, 0, k, R->recv_pe);
     __syncthreads();
     if (!ok)
@@ -380,7 +385,7 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_forces_kernel(halox
     }
 
     /* add: the forces returned for the atoms this PE sent in pulse k, after pulse k+1's */
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == SHM_WAITER) {
         ok = shm_wait_units(&L, (const u64 *)&fsig[k], e, SHM_SIG_SHIFT, 1, 1, k, R->send_pe);
         if (ok && nxt)
             ok = shm_wait_ge(&L, &S->acc_done[k + 1], e, 0, 1, k + 1, -1);
