@@ -3,11 +3,11 @@
  * With the separate-kernel transports a step enqueues pack kernels, signals and waits between
  * its own kernels. With `nvshmem-inline` the caller's kernels do it themselves: the kernel that
  * produces the home positions (the integration) stores each sent atom straight into the peers'
- * halos and its last block raises the peers' signals; the kernel that first reads the halo waits
- * inside itself for those signals; the kernel that produces the halo forces stores them straight
- * into the owners' force buffers and signals; the kernel that consumes the forces (the final kick)
- * waits and adds the returned forces of each home atom itself. No pack, unpack or wait kernel runs
- * between them and the host takes no part.
+ * halos and raises the peers' signals (each block its share); the kernel that first reads the
+ * halo waits inside itself for those signals; the kernel that produces the halo forces stores
+ * them straight into the owners' force buffers and signals; the kernel that consumes the forces
+ * (the final kick) waits and adds the returned forces of each home atom itself. No pack, unpack
+ * or wait kernel runs between them and the host takes no part.
  *
  * This header is the host side: the view of the bound plan that such kernels take (by value, as a
  * kernel argument: every pointer in it is device memory), and the bookkeeping call. The device
