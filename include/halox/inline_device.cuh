@@ -177,17 +177,23 @@ static __device__ int halox_inline_last_block(unsigned *ticket)
     return last;
 }
 
-/* This block's share of one signal unit among the launch's blocks (block 0 takes the
- * remainder): the shares of a launch sum to exactly one unit, any fewer to less. */
-static __device__ __forceinline__ unsigned long long halox_inline_block_share(void)
+/* Block b's share of one signal unit among `blocks` blocks that each add theirs once (block 0
+ * takes the remainder): the shares sum to exactly one unit, any fewer to less. */
+static __device__ __forceinline__ unsigned long long
+halox_inline_share_of(unsigned long long b, unsigned long long blocks)
 {
     const unsigned long long unit = 1ull << HALOX_INLINE_SIG_SHIFT;
-    const unsigned long long blocks = (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
+    const unsigned long long q = unit / blocks;
+    return b ? q : unit - (blocks - 1) * q;
+}
+
+/* This block's share among the launch's blocks. */
+static __device__ __forceinline__ unsigned long long halox_inline_block_share(void)
+{
     const unsigned long long b =
         blockIdx.x +
         (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
-    const unsigned long long q = unit / blocks;
-    return b ? q : unit - (blocks - 1) * q;
+    return halox_inline_share_of(b, (unsigned long long)gridDim.x * gridDim.y * gridDim.z);
 }
 
 /* Thread 0 of every block of a producer launch, after a __syncthreads that follows the block's

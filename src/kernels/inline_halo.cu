@@ -20,6 +20,7 @@
 #include "kernels/inline_halo.h"
 #include "kernels/launch.cuh"
 #include "kernels/md_kernels.h"
+#include "kernels/shm_sync.cuh"
 
 #define INL_THREADS 256
 
@@ -27,17 +28,6 @@ static int inl_blocks(long long n)
 {
     long long b = (n + INL_THREADS - 1) / INL_THREADS;
     return b < 1 ? 1 : b > 65535 ? 65535 : (int)b;
-}
-
-/* The whole block, after its stores: they are fenced system-wide and the block's share of one
- * signal unit goes to the peer (halox_inline_block_signal for one pulse's signal). */
-static __device__ void inl_block_share(unsigned long long *sig_peer)
-{
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence_system();
-        atomicAdd_system(sig_peer, halox_inline_block_share());
-    }
 }
 
 /* the endpoint's wait, with its state's record */
@@ -69,7 +59,7 @@ template <typename T> __global__ void inl_pack_kernel(halox__shm_launch_t L, int
         const T v = x[(long long)R->map[i] * L.stride + c];
         dst[t] = add && c == R->dim ? v + shift : v;
     }
-    inl_block_share((unsigned long long *)R->sig_x_peer);
+    shm_block_signal((unsigned long long *)R->sig_x_peer, blockIdx.x, gridDim.x);
 }
 
 __global__ void inl_await_kernel(halox__shm_launch_t L, int dir, uint32_t pulses, int bump)
@@ -102,7 +92,7 @@ template <typename T> __global__ void inl_send_kernel(halox__shm_launch_t L, int
     for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n;
          t += (long long)gridDim.x * blockDim.x)
         dst[t] = src[t];
-    inl_block_share((unsigned long long *)R->sig_f_peer);
+    shm_block_signal((unsigned long long *)R->sig_f_peer, blockIdx.x, gridDim.x);
 }
 
 /* f[map[i]] += fb_mine[i] (3 components; src has the exchange stride), after the wait: a pulse

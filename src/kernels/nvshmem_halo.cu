@@ -59,32 +59,6 @@ static __device__ int shm_row_last(unsigned *counter, u64 e, int blocks)
     return last;
 }
 
-/* The signals of these kernels count exchanges in units of 2^SHM_SIG_SHIFT. Into a peer reached
- * by stores, every block of a row adds its share of a unit as soon as its own stores are fenced
- * (shm_block_signal), so the signal leaves with the row's last block without a ticket's round
- * trip before it; a put (one per row) adds the whole unit. Shares sum to exactly one unit, a
- * strict subset to less, so a wait for e units sees exchange e whole. 2^44 exchanges fit. */
-#define SHM_SIG_SHIFT 20
-#define SHM_SIG_UNIT  (1ull << SHM_SIG_SHIFT)
-
-/* block b's share of a unit among `blocks` (block 0 takes the remainder) */
-static __device__ u64 shm_share(int b, int blocks)
-{
-    const u64 q = SHM_SIG_UNIT / (u64)blocks;
-    return b ? q : SHM_SIG_UNIT - (u64)(blocks - 1) * q;
-}
-
-/* Whole block: what the block stored is fenced system-wide, then its share is added to the
- * receiver's signal. */
-static __device__ void shm_block_signal(u64 *sig_peer, int b, int blocks)
-{
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence_system();
-        atomicAdd_system(sig_peer, shm_share(b, blocks));
-    }
-}
-
 /* Thread 0, after shm_block_signal: the row's ticket, which only the epoch's raise needs (every
  * block has read the epoch); nonzero in the row's last block. */
 static __device__ int shm_row_counted(unsigned *counter, u64 e, int blocks)
@@ -303,8 +277,8 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_coords_kernel(halox
         if (n > hp)
             for (int j = 0; j < k && ok; j++)
                 if (R->needs & (1u << j))
-                    ok = shm_wait_units(&L, (const u64 *)&L.sig[j], e, SHM_SIG_SHIFT, 1, 0, j,
-                                        L.rows[j].recv_pe);
+                    ok = shm_wait_units(&L, (const u64 *)&L.sig[j], e, HALOX_INLINE_SIG_SHIFT, 1, 0,
+                                        j, L.rows[j].recv_pe);
     }
     __syncthreads();
     if (!ok)
@@ -331,7 +305,8 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_coords_kernel(halox
     }
     /* tail: this PE's own pulse-k coordinates are in before the launch ends */
     if (b == 0 && threadIdx.x == SHM_WAITER)
-        ok = shm_wait_units(&L, (const u64 *)&L.sig[k], e, SHM_SIG_SHIFT, 1, 0, k, R->recv_pe);
+        ok = shm_wait_units(&L, (const u64 *)&L.sig[k], e, HALOX_INLINE_SIG_SHIFT, 1, 0, k,
+                            R->recv_pe);
     __syncthreads();
     if (!ok)
         return;
@@ -386,7 +361,8 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_forces_kernel(halox
 
     /* add: the forces returned for the atoms this PE sent in pulse k, after pulse k+1's */
     if (threadIdx.x == SHM_WAITER) {
-        ok = shm_wait_units(&L, (const u64 *)&fsig[k], e, SHM_SIG_SHIFT, 1, 1, k, R->send_pe);
+        ok = shm_wait_units(&L, (const u64 *)&fsig[k], e, HALOX_INLINE_SIG_SHIFT, 1, 1, k,
+                            R->send_pe);
         if (ok && nxt)
             ok = shm_wait_ge(&L, &S->acc_done[k + 1], e, 0, 1, k + 1, -1);
     }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "halox/inline_device.cuh" /* the signal unit and a block's share of it */
 #include "kernels/nvshmem_halo.h"
 
 typedef unsigned long long shm_u64;
@@ -98,6 +99,24 @@ static __device__ int shm_wait_ge(const halox__shm_launch_t *L, const shm_u64 *p
                                   int sys, int dir, int pulse, int peer)
 {
     return shm_wait_units(L, p, want, 0, sys, dir, pulse, peer);
+}
+
+/* The halo signals of nvshmem-fused, -pulse and -inline count exchanges in units of
+ * 2^HALOX_INLINE_SIG_SHIFT (halox/inline.h): into a peer reached by stores every block adds its
+ * share as soon as its own stores are fenced, so the signal leaves with the last block without
+ * a ticket's round trip before it; a put (one per row) or a single thread adds the whole unit. */
+#define SHM_SIG_UNIT (1ull << HALOX_INLINE_SIG_SHIFT)
+
+/* Whole block, once per block of the `blocks` that signal one exchange: what the block stored is
+ * fenced system-wide, then block b's share is added to the receiver's signal. */
+static __device__ void shm_block_signal(shm_u64 *sig_peer, unsigned long long b,
+                                        unsigned long long blocks)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence_system();
+        atomicAdd_system(sig_peer, halox_inline_share_of(b, blocks));
+    }
 }
 
 /* bytes from src to dst by thread t of `step` (grid-stride): 16-byte words where both ends allow
