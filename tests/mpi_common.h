@@ -249,10 +249,29 @@ static inline int tm_world_rank(void)
         }                                                                                          \
     } while (0)
 
-/* MPI_Init, then this process's rank and the number of processes. */
+#ifdef HALOX_TEST_EMU_GPU
+#include <cuda_runtime_api.h> /* tests/emu's: halox_emu_set_idle */
+
+/* the emulation's idle hook (tests/emu/cuda_runtime_api.h): MPI's progress while a kernel spins */
+static void tm_emu_progress(void)
+{
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+}
+#endif
+
+/* MPI_Init, then this process's rank and the number of processes. In the GPU emulation, MPI
+ * also progresses while an emulated kernel spins (see halox_emu_set_idle). */
 static inline void tm_mpi_init(int *argc, char ***argv, int *rank, int *size)
 {
+#ifdef HALOX_TEST_EMU_GPU
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
+    if (provided >= MPI_THREAD_SERIALIZED)
+        halox_emu_set_idle(tm_emu_progress);
+#else
     MPI_Init(argc, argv);
+#endif
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, size);
 }

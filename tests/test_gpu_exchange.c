@@ -157,8 +157,17 @@ static void run_exchange(halox_comm_t *comm, const halox_plan_params_t *params, 
     const int nt = plan.n_total > 0 ? plan.n_total : 1;
     void *d_x = NULL, *d_f = NULL;
     /* through the endpoint (collective): the NVSHMEM transports need symmetric memory */
-    CHECK_OK(halox_comm_device_alloc(comm, esize * (size_t)nt, &d_x));
-    CHECK_OK(halox_comm_device_alloc(comm, esize * (size_t)nt, &d_f));
+    st = halox_comm_device_alloc(comm, esize * (size_t)nt, &d_x);
+    if (st == HALOX_OK)
+        st = halox_comm_device_alloc(comm, esize * (size_t)nt, &d_f);
+    CHECK_MSG(st == HALOX_OK, "%s: device_alloc: %s", ctx, halox_last_error());
+    if (st != HALOX_OK) { /* (an earlier case's failure refuses every later call: end here) */
+        if (d_x)
+            halox_comm_device_free(comm, d_x);
+        halox_plan_free(&plan);
+        tm_reference_free(&t);
+        return;
+    }
     void *hx = malloc(esize * (size_t)nt), *hf = malloc(esize * (size_t)nt);
     TG_CUDA(cudaMemcpyAsync(d_x, mine->x, esize * (size_t)plan.n_total, cudaMemcpyHostToDevice,
                             stream));

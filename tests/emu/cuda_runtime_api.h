@@ -121,6 +121,14 @@ void halox_emu_count(int kind);
 void halox_emu_drop(const char *kernel, int n);
 /* whether a launch of `kernel` is to be dropped (taken from the count) */
 int halox_emu_dropped(const char *kernel);
+/* test hook: fn runs (one thread at a time) whenever an emulated kernel spins (__nanosleep). On a
+ * GPU the host goes on while a kernel waits, and its MPI calls keep moving the messages its peers
+ * wait for; here a kernel runs on the thread that launched it, so a rank spinning in a wait
+ * kernel would starve a peer's message that needs this rank's progress (a pipelined send), and
+ * with 4 ranks the waits can close a circle (hybrid, seen in CI). The MPI tests pass a function
+ * that drives MPI's progress (tests/mpi_common.h, MPI_THREAD_SERIALIZED: the launching thread
+ * is blocked meanwhile). NULL clears. */
+void halox_emu_set_idle(void (*fn)(void));
 
 #ifdef __cplusplus
 }

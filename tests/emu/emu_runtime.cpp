@@ -45,6 +45,21 @@ extern "C" int halox_emu_dropped(const char *kernel)
     g_drop_n--;
     return 1;
 }
+static void (*g_idle)(void);
+static int g_idle_busy;
+extern "C" void halox_emu_set_idle(void (*fn)(void))
+{
+    __atomic_store_n(&g_idle, fn, __ATOMIC_SEQ_CST);
+}
+void halox_emu_idle(void)
+{
+    sched_yield();
+    void (*fn)(void) = __atomic_load_n(&g_idle, __ATOMIC_ACQUIRE);
+    if (fn && !__atomic_exchange_n(&g_idle_busy, 1, __ATOMIC_ACQUIRE)) {
+        fn();
+        __atomic_store_n(&g_idle_busy, 0, __ATOMIC_RELEASE);
+    }
+}
 extern "C" long halox_emu_calls(int kind)
 {
     return kind >= 0 && kind < HALOX_EMU_KINDS ? __atomic_load_n(&g_calls[kind], __ATOMIC_SEQ_CST)

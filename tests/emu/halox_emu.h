@@ -238,8 +238,10 @@ static inline int min(int a, int b) { return a < b ? a : b; }
 static inline int max(int a, int b) { return a > b ? a : b; }
 static inline void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_system(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-/* a spinning wait gives the core away: its peer may be another process on the same core */
-static inline void __nanosleep(unsigned) { sched_yield(); }
+/* a spinning wait gives the core away (its peer may be another process on the same core) and
+ * lets the host's MPI move (halox_emu_set_idle) */
+void halox_emu_idle(void);
+static inline void __nanosleep(unsigned) { halox_emu_idle(); }
 template <typename T> static inline T __ldg(const T *p) { return *p; }
 static inline float __fdividef(float a, float b) { return a / b; }
 static inline int atomicExch(int *p, int v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
