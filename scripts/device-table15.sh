@@ -8,7 +8,9 @@
 #
 # Knobs: TABLE15_CARD (e.g. "H200": stop at once, exit 3, unless nvidia-smi names that card; a
 # call that gets another card then costs only its start), TABLE15_REPEATS (3: halo, overlap and
-# 45k md; 180k runs min(2, it), 1M once), TABLE15_TESTS (1: the tests first; 0: none).
+# 45k md; 180k runs min(2, it), 1M once), TABLE15_TESTS (1: the tests first; 0: none),
+# TABLE15_MORE_TESTS (more ENGINE_MPI_TESTS entries, ';'-separated, e.g. compute-sanitizer runs
+# "racecheck@2:test_gpu_exchange:--transport nvshmem-fused --quick").
 # Results in $OUT: table15.tgz (build, tests and bench logs, the records) and table15.txt (the
 # medians, also printed).
 set -u
@@ -30,6 +32,7 @@ if [ "${TABLE15_TESTS:-1}" = 1 ]; then
     TESTS="$TESTS;4:test_gpu_exchange:--transport nvshmem-inline --quick"
     TESTS="$TESTS;2:test_gpu_md:--transport nvshmem-inline;2:test_gpu_timeout"
 fi
+[ -n "${TABLE15_MORE_TESTS-}" ] && TESTS="${TESTS:+$TESTS;}$TABLE15_MORE_TESTS"
 # build (and tests) through the engine script: its build is the one the bench scripts use
 ENGINE_TESTS= ENGINE_MD= ENGINE_ROOF_ATOMS= ENGINE_SANITIZE=0 ENGINE_NVSHMEM=ON \
     ENGINE_MPI_TESTS="$TESTS" OUT="$W/engine" bash "$ROOT/scripts/device-engine.sh" | tail -n 12
