@@ -62,20 +62,27 @@ template <typename T> __global__ void inl_pack_kernel(halox__shm_launch_t L, int
     shm_block_signal((unsigned long long *)R->sig_x_peer, blockIdx.x, gridDim.x);
 }
 
+/* Polls before its chained wait: the signals it waits for come from peers, not from the kernel
+ * before it (the pack, whose early trigger made this block resident), so the poll overlaps the
+ * pack's end; the chained wait after it keeps the stream's order for what follows (this kernel
+ * completes only after the pack did). The epoch it reads was raised by a launch that completed
+ * before the pack began. */
 __global__ void inl_await_kernel(halox__shm_launch_t L, int dir, uint32_t pulses, int bump)
 {
-    halox__chained_wait();
-    if (L.signal_only > 1)
+    if (L.signal_only > 1) {
+        halox__chained_wait();
         return;
+    }
     const unsigned long long e = *(volatile unsigned long long *)&L.state->epoch[dir] + 1;
-    for (int k = 0; k < L.n_pulses; k++) {
+    int ok = 1;
+    for (int k = 0; k < L.n_pulses && ok; k++) {
         if (!((pulses >> k) & 1u))
             continue;
         const halox__shm_row_t *R = &L.rows[k];
-        if (!inl_wait(&L, dir, k, dir ? R->send_pe : R->recv_pe, e))
-            return;
+        ok = inl_wait(&L, dir, k, dir ? R->send_pe : R->recv_pe, e);
     }
-    if (bump)
+    halox__chained_wait();
+    if (ok && bump)
         *(volatile unsigned long long *)&L.state->epoch[dir] = e;
 }
 
@@ -99,14 +106,20 @@ template <typename T> __global__ void inl_send_kernel(halox__shm_launch_t L, int
  * sends each atom once, so no two threads add to the same element */
 template <typename T> __global__ void inl_take_kernel(halox__shm_launch_t L, int k, int bump)
 {
-    halox__chained_wait();
-    if (L.signal_only > 1)
+    if (L.signal_only > 1) {
+        halox__chained_wait();
         return;
+    }
     const halox__shm_row_t *R = &L.rows[k];
     __shared__ int ok;
     const unsigned long long e = *(volatile unsigned long long *)&L.state->epoch[1] + 1;
-    if (threadIdx.x == 0) {
+    /* thread 0 polls before the chained wait (as inl_await_kernel: the returned forces come from
+     * the peer, not from the send kernel before this one); every thread waits for the kernel
+     * before before touching f */
+    if (threadIdx.x == 0)
         ok = inl_wait(&L, 1, k, R->send_pe, e);
+    halox__chained_wait();
+    if (threadIdx.x == 0) {
         /* the launch's last block past its wait completes the exchange (ok or not: a failed wait
          * is reported by the host); the epoch is read by later launches only, after this one
          * completed, so nothing is fenced and the kernel's end waits for no count */

@@ -5,8 +5,12 @@
  * HALOX__LAUNCH_CHAINED is the same launch as a programmatic dependent launch: the GPU may
  * prepare the kernel while the kernel before it in the stream finishes (its blocks all exited,
  * its memory not yet flushed), which hides part of the gap between two kernels. The kernel must
- * call halox__chained_wait() before anything else: that waits for the kernel before it to
- * complete with its memory visible, so the order is the stream's as with HALOX__LAUNCH. A kernel
+ * call halox__chained_wait() before it reads or writes anything the kernels before it use: that
+ * waits for the kernel before it to complete with its memory visible, so the order is the
+ * stream's as with HALOX__LAUNCH. Only a wait for peers' signals (which reads no memory of the
+ * kernels before) may come first: the poll then overlaps the end of the kernel before, and as
+ * every path still passes the chained wait before the kernel ends, a kernel after it still
+ * follows every kernel before (nvshmem-inline's await and take kernels). A kernel
  * may let its chained successor's blocks become resident early (halox__chained_trigger), but
  * only past its own last wait: what it still has to do then finishes whatever else runs, so
  * the successor's waiting blocks never keep a place from a block that a wait depends on (the
