@@ -20,6 +20,7 @@
 #include "kernels/inline_halo.h"
 #include "kernels/launch.cuh"
 #include "kernels/md_kernels.h"
+#include "kernels/shm_move.cuh"
 #include "kernels/shm_sync.cuh"
 
 #define INL_THREADS 256
@@ -47,18 +48,9 @@ template <typename T> __global__ void inl_pack_kernel(halox__shm_launch_t L, int
     if (L.signal_only > 1)    /* the launch floor: the launch alone */
         return;
     const halox__shm_row_t *R = &L.rows[k];
-    const long long n = L.signal_only ? 0 : (long long)R->send_count * L.stride;
-    const T *x = (const T *)L.x;
-    T *dst = (T *)R->x_peer;
-    const T shift = (T)R->shift;
-    const int add = R->shift != 0.0;
-    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n;
-         t += (long long)gridDim.x * blockDim.x) {
-        const long long i = t / L.stride;
-        const int c = (int)(t - i * L.stride);
-        const T v = x[(long long)R->map[i] * L.stride + c];
-        dst[t] = add && c == R->dim ? v + shift : v;
-    }
+    const int n = L.signal_only ? 0 : R->send_count;
+    shm_pack<T>((T *)R->x_peer, (const T *)L.x, R->map, 0, n, L.stride, R->dim, (T)R->shift,
+                R->shift != 0.0, blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x);
     shm_block_signal((unsigned long long *)R->sig_x_peer, blockIdx.x, gridDim.x);
 }
 
@@ -94,11 +86,8 @@ template <typename T> __global__ void inl_send_kernel(halox__shm_launch_t L, int
         return;
     const halox__shm_row_t *R = &L.rows[k];
     const long long n = L.signal_only ? 0 : (long long)R->recv_count * L.stride;
-    const T *src = (const T *)R->f_src;
-    T *dst = (T *)R->fb_peer;
-    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n;
-         t += (long long)gridDim.x * blockDim.x)
-        dst[t] = src[t];
+    shm_copy<T>((T *)R->fb_peer, (const T *)R->f_src, n, blockIdx.x * blockDim.x + threadIdx.x,
+                gridDim.x * blockDim.x);
     shm_block_signal((unsigned long long *)R->sig_f_peer, blockIdx.x, gridDim.x);
 }
 
@@ -132,16 +121,9 @@ template <typename T> __global__ void inl_take_kernel(halox__shm_launch_t L, int
     }
     __syncthreads();
     halox__chained_trigger(); /* past the wait */
-    const long long n = ok && !L.signal_only ? (long long)R->send_count * 3 : 0;
-    T *f = (T *)L.f;
-    const T *src = (const T *)R->fb_mine;
-    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n;
-         t += (long long)gridDim.x * blockDim.x) {
-        const long long i = t / 3;
-        const int c = (int)(t - i * 3);
-        const long long at = (long long)R->map[i] * L.stride + c;
-        f[at] = f[at] + src[i * L.stride + c];
-    }
+    const int n = ok && !L.signal_only ? R->send_count : 0;
+    shm_accumulate<T>((T *)L.f, (const T *)R->fb_mine, R->map, n, L.stride,
+                      blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x);
 }
 
 __global__ void inl_view_wait_kernel(halox_inline_view_t v, int dir)

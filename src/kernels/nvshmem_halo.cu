@@ -35,6 +35,7 @@
 
 #include "kernels/launch.cuh"
 #include "kernels/nvshmem_halo.h"
+#include "kernels/shm_move.cuh"
 #include "kernels/shm_sync.cuh"
 
 #define SHM_THREADS 256
@@ -81,104 +82,6 @@ static __device__ void shm_rows_done(const halox__shm_launch_t *L, int dir, u64 
  * which counts the row's ticket (a returning atomic; two more in the launch's last block) at
  * the same time, so the wait does not start behind them. */
 #define SHM_WAITER (SHM_THREADS > 32 ? 32 : 0)
-
-/* Element loops issue SHM_UNROLL independent loads before their stores: a thread's loads would
- * otherwise wait one by one behind its stores (the arrays may alias), and a pulse of millions
- * of elements then runs at the latency of one gather per thread (31 GB/s at 3M atoms). */
-#define SHM_UNROLL 4
-
-/* dst[t] = get(t) for t in [t0 + lo, end), SHM_UNROLL loads in flight per thread */
-template <typename T, typename G>
-static __device__ __forceinline__ void shm_move(T *dst, const G &get, long long lo, long long end,
-                                                int t0, int nthreads)
-{
-    for (long long t = lo + t0; t < end; t += (long long)nthreads * SHM_UNROLL) {
-        T v[SHM_UNROLL];
-#pragma unroll
-        for (int u = 0; u < SHM_UNROLL; u++) {
-            const long long tu = t + (long long)u * nthreads;
-            if (tu < end)
-                v[u] = get(tu);
-        }
-#pragma unroll
-        for (int u = 0; u < SHM_UNROLL; u++) {
-            const long long tu = t + (long long)u * nthreads;
-            if (tu < end)
-                dst[tu] = v[u];
-        }
-    }
-}
-
-/* element t of a pulse's coordinates: component t % stride of its atom map[t / stride], shifted
- * by a box edge along dim when the pulse crosses the periodic boundary */
-template <typename T> struct shm_gather {
-    const T *x;
-    const int *map;
-    int stride, dim, add;
-    T shift;
-    __device__ T operator()(long long t) const
-    {
-        const long long i = t / stride;
-        const int c = (int)(t - i * stride);
-        T v = x[(long long)map[i] * stride + c];
-        return add && c == dim ? v + shift : v;
-    }
-};
-
-/* element t of a contiguous buffer (the forces of a pulse's halo atoms) */
-template <typename T> struct shm_linear {
-    const T *src;
-    __device__ T operator()(long long t) const { return src[t]; }
-};
-
-/* dst[t] for the atoms [lo, hi) of a pulse's map */
-template <typename T>
-static __device__ __forceinline__ void shm_pack(T *dst, const T *x, const int *map, int lo, int hi,
-                                                int stride, int dim, T shift, int add, int t0,
-                                                int nthreads)
-{
-    const shm_gather<T> get = {x, map, stride, dim, add, shift};
-    shm_move<T>(dst, get, (long long)lo * stride, (long long)hi * stride, t0, nthreads);
-}
-
-/* dst[t] = src[t] for t < end (the forces of a pulse's halo atoms to the peer) */
-template <typename T>
-static __device__ __forceinline__ void shm_copy(T *dst, const T *src, long long end, int t0,
-                                                int nthreads)
-{
-    const shm_linear<T> get = {src};
-    shm_move<T>(dst, get, 0, end, t0, nthreads);
-}
-
-/* f[map[i]] += src[i] for the n atoms of a pulse (3 components; src has the exchange stride).
- * A pulse sends each atom once, so no two threads add to the same element. */
-template <typename T>
-static __device__ __forceinline__ void shm_accumulate(T *f, const T *src, const int *map, int n,
-                                                      int stride, int t0, int nthreads)
-{
-    const long long end = (long long)n * 3;
-    for (long long t = t0; t < end; t += (long long)nthreads * SHM_UNROLL) {
-        T v[SHM_UNROLL], a[SHM_UNROLL];
-        long long at[SHM_UNROLL];
-#pragma unroll
-        for (int u = 0; u < SHM_UNROLL; u++) {
-            const long long tu = t + (long long)u * nthreads;
-            if (tu < end) {
-                const long long i = tu / 3;
-                const int c = (int)(tu - i * 3);
-                at[u] = (long long)map[i] * stride + c;
-                v[u] = src[i * stride + c];
-                a[u] = f[at[u]];
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < SHM_UNROLL; u++) {
-            const long long tu = t + (long long)u * nthreads;
-            if (tu < end)
-                f[at[u]] = a[u] + v[u];
-        }
-    }
-}
 
 /* The same, staged in shared memory and written to the peer by bulk asynchronous copies (TMA,
  * sm_90): one thread issues a chunk while the block gathers, so fewer SM cycles go to stores.
