@@ -104,7 +104,7 @@ template <typename T> __global__ void inl_take_kernel(halox__shm_launch_t L, int
     const unsigned long long e = *(volatile unsigned long long *)&L.state->epoch[1] + 1;
     /* thread 0 polls before the chained wait (as inl_await_kernel: the returned forces come from
      * the peer, not from the send kernel before this one); every thread waits for the kernel
-     * before before touching f */
+     * before it, then touches f */
     if (threadIdx.x == 0)
         ok = inl_wait(&L, 1, k, R->send_pe, e);
     halox__chained_wait();
