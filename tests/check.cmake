@@ -118,3 +118,10 @@ halox_check_error(check_err_seed_negative
 halox_check_error(check_err_seed_huge "--seed '99999999999999999999': give an integer"
                   --seed 99999999999999999999)
 halox_check_test(check_threads_seed_max --atoms 500 --seed 18446744073709551615)
+
+# halox-hostprof (tools/hostprof): a probe with known ranges and calls, its report checked
+if(TARGET halox-hostprof)
+  add_test(NAME hostprof COMMAND ${PROJECT_SOURCE_DIR}/tests/hostprof_check.sh
+           $<TARGET_FILE:halox-hostprof> $<TARGET_FILE:halox-hostprof-probe>)
+  set_tests_properties(hostprof PROPERTIES LABELS "unit" TIMEOUT 60)
+endif()

@@ -24,6 +24,9 @@
       "halox-bench: the commit recorded in every result (default: git rev-parse of the sources)")  \
     X("HALOX_BENCH_SPOIL_REFERENCE", "0/1", "0",                                                   \
       "halox-bench test hook: 1 spoils the reference, so a run must report WRONG (tests only)")    \
+    X("HALOX_HOSTPROF", "file", "stderr",                                                          \
+      "halox-hostprof (tools/hostprof, a preloaded diagnostic): its report's file, %r the MPI "    \
+      "rank, %p the process id")                                                                   \
     X("HALOX_CPU_AFFINITY", "gpu/off", "off",                                                      \
       "gpu: each rank of a GPU transport runs on the cores local to its GPU (sysfs "               \
       "local_cpulist, within the launcher's binding), shared among the ranks of that GPU; "        \

@@ -170,22 +170,33 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
      * order, then the migration (which keeps the order of those that stay) and the plan build
      * refer to that layout. No wait for the GPU before the migration's own. */
     int took = 0;
+    /* the parts in NVTX ranges of their own: what a profiler (halox-hostprof, tools/hostprof)
+     * times of the rebuild's host work */
+    halox__nvtx_push("halox: rebuild: sort");
     halox_status_t st = md__gpu_sort_home(md, 1, &took);
     if (st == HALOX_OK && !took) /* no sort: the check on its own */
         st = md__gpu_speeds_launch(md);
     cudaError_t e = st == HALOX_OK ? cudaEventRecord(g->speeds_ready, g->hi) : cudaSuccess;
     if (e != cudaSuccess)
         st = md__gpu_error(md, e, "recording the blow-up check");
+    halox__nvtx_pop();
     /* a failure there is agreed in the migration's first agreement (no agreement of its own) */
-    if ((st = md__gpu_on_device(md, 0, st)) != HALOX_OK)
+    halox__nvtx_push("halox: rebuild: migration");
+    st = md__gpu_on_device(md, 0, st);
+    halox__nvtx_pop();
+    if (st != HALOX_OK)
         return st;
     const double t1 = halox__now();
     md->timer[HALOX_MD_T_MIGRATE] += t1 - t0;
     md->rpart[HALOX_MD_R_MIGRATE] += t1 - t0;
-    if ((st = md__gpu_on_device(md, 1, HALOX_OK)) != HALOX_OK)
+    halox__nvtx_push("halox: rebuild: plan");
+    st = md__gpu_on_device(md, 1, HALOX_OK);
+    halox__nvtx_pop();
+    if (st != HALOX_OK)
         return st;
     /* read after the plan build, whose waits came after speeds_ready; agreed in the bind's
      * agreement below (the plan build runs on any finite positions) */
+    halox__nvtx_push("halox: rebuild: host arrays");
     const halox_status_t speeds = md__gpu_speeds_verdict(md);
     const double t2 = halox__now();
     md->rpart[HALOX_MD_R_PLAN] += t2 - t1;
@@ -205,7 +216,9 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
      * on the lo stream while the host binds (the bind waits for the hi stream only), and waited
      * for after it (2 ranks sharing an H200 at 45k: the bind took 0.12 ms of host time and the
      * lists 0.17 ms, one after the other) */
+    halox__nvtx_pop();
     const double tl = halox__now();
+    halox__nvtx_push("halox: rebuild: lists launched");
     halox_status_t lst = HALOX_OK;
     if (st == HALOX_OK) {
         /* the force exchange adds the returned forces into fnl; the last kick of a step zeroes
@@ -219,9 +232,13 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
         lst = e == cudaSuccess ? md__gpu_lists_begin(md, g->lo)
                                : md__gpu_error(md, e, "clearing fnl before the lists");
     }
+    halox__nvtx_pop();
     const double t3 = halox__now();
     /* collective: every rank binds, whatever its lists did */
-    if ((st = halox_comm_bind(md->comm, &md->plan, g->x, g->fnl)) != HALOX_OK)
+    halox__nvtx_push("halox: rebuild: bind");
+    st = halox_comm_bind(md->comm, &md->plan, g->x, g->fnl);
+    halox__nvtx_pop();
+    if (st != HALOX_OK)
         return st;
     /* the view and the lists are this rank's own work: one agreement for both */
     st = md__gpu_inline_refresh(md);
@@ -229,9 +246,11 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
     md->rpart[HALOX_MD_R_BIND] += (tl - t2) + (t4 - t3);
     if (st == HALOX_OK)
         st = lst;
+    halox__nvtx_push("halox: rebuild: lists waited, agreed");
     if (st == HALOX_OK)
         st = md__gpu_lists_end(md, g->lo);
     st = md__agree(md, st);
+    halox__nvtx_pop();
     md->rpart[HALOX_MD_R_LISTS] += (t3 - tl) + (halox__now() - t4);
     return st;
 }
