@@ -2,7 +2,8 @@
 # halox-hostprof against a probe with known ranges and calls (tools/hostprof/probe.c):
 #   hostprof_check.sh LIBRARY PROBE
 # The report must hold the outer range once with 3 cudaEventQuery calls, the inner range twice
-# with one nanosleep of at least 20 ms each, and the outer range's own time without the inner's.
+# with one nanosleep of at least 20 ms each, and the outer range's own time without the inner's;
+# with HALOX_HOSTPROF_SKIP=1 the first occurrence of each range left out.
 set -u
 lib=$1
 probe=$2
@@ -29,4 +30,9 @@ awk '/^range "probe: inner"/{i=1;next} /^range/{i=0}
 awk '/^range "probe: outer"/{for(k=1;k<=NF;k++) if($k=="own"){print $(k+1); exit}}' "$out" |
     awk '{exit !($1+0 < 20000)}' || fail "outer's own time includes the inner ranges"
 grep -A3 'outside every range' "$out" | grep -q sched_yield || fail "sched_yield outside not seen"
+# HALOX_HOSTPROF_SKIP=1: the first occurrence of each range is not counted
+HALOX_HOSTPROF_SKIP=1 LD_PRELOAD=$lib NVTX_INJECTION64_PATH=$lib HALOX_HOSTPROF=$out "$probe" ||
+    fail "probe failed with HALOX_HOSTPROF_SKIP=1"
+grep -q '^range "probe: inner": 1 x' "$out" || fail "HALOX_HOSTPROF_SKIP=1: inner range not once"
+grep -q '^range "probe: outer"' "$out" && fail "HALOX_HOSTPROF_SKIP=1: outer range counted"
 echo "hostprof: ok"

@@ -27,6 +27,8 @@
     X("HALOX_HOSTPROF", "file", "stderr",                                                          \
       "halox-hostprof (tools/hostprof, a preloaded diagnostic): its report's file, %r the MPI "    \
       "rank, %p the process id")                                                                   \
+    X("HALOX_HOSTPROF_SKIP", "integer", "0",                                                       \
+      "halox-hostprof: the first occurrences of each range left out of the report (set-up)")       \
     X("HALOX_CPU_AFFINITY", "gpu/off", "off",                                                      \
       "gpu: each rank of a GPU transport runs on the cores local to its GPU (sysfs "               \
       "local_cpulist, within the launcher's binding), shared among the ranks of that GPU; "        \
