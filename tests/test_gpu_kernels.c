@@ -8,6 +8,11 @@
  *     with fewer, leaves no stale pulse (n_pulses, offsets past it zero, packing a pulse past it
  *     refused); packing every pulse and accumulating forces in reverse order on the device gives
  *     what the CPU functions give; a plan larger than the buffers regrows them.
+ *  3. The scan of counts the cluster build and the inline view use (halox__md_kernel_scan): one
+ *     block up to 16384 counts, above it one kernel of tiles that look back over the tiles before
+ *     them (src/kernels/scan.cuh), where tiles really start out of order: against a host loop,
+ *     sizes on both sides and of many tiles, in place (count == cursor), one scratch for scans of
+ *     every size one after another.
  *
  * Exit 77 (skipped) when no GPU is visible. */
 #include <math.h>
@@ -20,6 +25,7 @@
 #include "halox/plan.h"
 #include "harness.h"
 #include "kernels/halo_kernels.h"
+#include "kernels/md_kernels.h"
 #include "mpi_common.h"
 #include "test_gpu_common.h"
 #include "transports/gpu.h"
@@ -278,6 +284,58 @@ static void test_device_plan(halox_real_t real, int stride)
     cudaStreamDestroy(stream);
 }
 
+static void test_scan(void)
+{
+    const int sizes[] = {1, 1000, 16384, 16385, 70001, 300000, 20000, 1025, 300000};
+    const int most = 300000;
+    const size_t sc = halox__md_kernel_scan_scratch(most);
+    int *cnt = malloc(sizeof(int) * (size_t)most), *want = malloc(sizeof(int) * (size_t)(most + 1));
+    int *start = malloc(sizeof(int) * (size_t)(most + 1)), *cur = malloc(sizeof(int) * most);
+    int *d_cnt = NULL, *d_start = NULL, *d_cur = NULL, *d_scr = NULL;
+    TG_CUDA(cudaMalloc((void **)&d_cnt, sizeof(int) * (size_t)most));
+    TG_CUDA(cudaMalloc((void **)&d_start, sizeof(int) * (size_t)(most + 1)));
+    TG_CUDA(cudaMalloc((void **)&d_cur, sizeof(int) * (size_t)most));
+    TG_CUDA(cudaMalloc((void **)&d_scr, sizeof(int) * sc));
+    TG_CUDA(cudaMemset(d_scr, 0, sizeof(int) * sc)); /* zero when new (md_kernels.h) */
+    uint64_t s = 77;
+    for (size_t q = 0; q < sizeof sizes / sizeof sizes[0]; q++) {
+        const int m = sizes[q];
+        want[0] = 0;
+        for (int k = 0; k < m; k++) {
+            cnt[k] = (int)(tm_uniform(&s) * 10);
+            want[k + 1] = want[k] + cnt[k];
+        }
+        for (int inplace = 0; inplace < 2; inplace++) {
+            int *in = inplace ? d_cur : d_cnt;
+            TG_CUDA(cudaMemcpy(in, cnt, sizeof(int) * (size_t)m, cudaMemcpyHostToDevice));
+            TG_CUDA(cudaMemset(d_start, 0xff, sizeof(int) * (size_t)(m + 1)));
+            if (!inplace)
+                TG_CUDA(cudaMemset(d_cur, 0xff, sizeof(int) * (size_t)m));
+            TG_CUDA(halox__md_kernel_scan(in, m, d_start, d_cur, d_scr, 0));
+            TG_CUDA(cudaDeviceSynchronize());
+            TG_CUDA(
+                cudaMemcpy(start, d_start, sizeof(int) * (size_t)(m + 1), cudaMemcpyDeviceToHost));
+            TG_CUDA(cudaMemcpy(cur, d_cur, sizeof(int) * (size_t)m, cudaMemcpyDeviceToHost));
+            int bad = -1;
+            for (int k = 0; k <= m && bad < 0; k++)
+                if (start[k] != want[k] || (k < m && cur[k] != want[k]))
+                    bad = k;
+            CHECK_MSG(bad < 0, "scan of %d counts%s: at %d start %d cursor %d, want %d", m,
+                      inplace ? " in place" : "", bad, bad >= 0 ? start[bad] : 0,
+                      bad >= 0 && bad < m ? cur[bad] : 0, bad >= 0 ? want[bad] : 0);
+        }
+    }
+    cudaFree(d_cnt);
+    cudaFree(d_start);
+    cudaFree(d_cur);
+    cudaFree(d_scr);
+    free(cnt);
+    free(want);
+    free(start);
+    free(cur);
+    printf("scan: one block and tiles with a look-back, in place and not, checked\n");
+}
+
 int main(void)
 {
     int ndev = tg_device_count();
@@ -291,5 +349,6 @@ int main(void)
         for (int stride = 3; stride <= 4; stride++)
             test_device_plan(r ? HALOX_DOUBLE : HALOX_FLOAT, stride);
     printf("device plan: uploads, shrinking and growing plans checked\n");
+    test_scan();
     TEST_DONE();
 }

@@ -14,7 +14,8 @@
  *   - the migration's leavers: components wrapped exactly as core's halox_wrap and the store in
  *     the atoms' precision (-0, 0, the edge, far outside, NaN), owners as halox_owner_rank, the
  *     leavers ascending with their owners;
- *   - pack, unpack of records, the ids and zones of the set-up messages. */
+ *   - pack, unpack of records, the ids and zones of the set-up messages;
+ *   - the one-kernel scan of counts (scan.cuh) the cluster build and the inline view use. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "kernels/halo_pack.cu"
 #include "kernels/migrate_kernels.cu"
 #include "kernels/plan_select.cu"
+#include "kernels/scan.cuh"
 
 #include "halox/geometry.h"
 
@@ -480,8 +482,42 @@ static void test_select_graph(int n)
     cudaStreamDestroy(s);
 }
 
+/* The one-kernel scan (scan.cuh) against a host loop: random counts, sizes around its tiles
+ * (1024 counts) and many tiles, start[m] the total, count aliasing cursor, one scratch for scans
+ * of every size one after another (its state first: the rule of md_kernels.h), and a scratch one
+ * int off its 8-byte alignment. */
+static void test_scan(void)
+{
+    for (int off : {0, 1}) {
+        std::vector<int> scratch(halox__scan_scratch(300000) + 1, 0);
+        for (int m : {1, 5, 1023, 1024, 1025, 4097, 70001, 3000, 300000, 2}) {
+            std::vector<int> cnt((size_t)m), start((size_t)m + 1, -1), cur((size_t)m, -1);
+            std::vector<int> want((size_t)m + 1, 0);
+            for (int k = 0; k < m; k++) {
+                cnt[(size_t)k] = (int)(uni() * 10);
+                want[(size_t)k + 1] = want[(size_t)k] + cnt[(size_t)k];
+            }
+            EXPECT(halox__scan(cnt.data(), m, start.data(), cur.data(), scratch.data() + off,
+                               nullptr) == cudaSuccess,
+                   "scan of %d", m);
+            EXPECT(std::equal(want.begin(), want.end(), start.begin()) &&
+                       std::equal(cur.begin(), cur.end(), want.begin()),
+                   "scan of %d counts (scratch %d int(s) off): start[m] %d, want %d", m, off,
+                   start[(size_t)m], want[(size_t)m]);
+            std::vector<int> in = cnt; /* count == cursor, as the cluster sort calls it */
+            EXPECT(halox__scan(in.data(), m, start.data(), in.data(), scratch.data() + off,
+                               nullptr) == cudaSuccess,
+                   "scan of %d in place", m);
+            EXPECT(std::equal(in.begin(), in.end(), want.begin()) &&
+                       std::equal(want.begin(), want.end(), start.begin()),
+                   "scan of %d counts in place", m);
+        }
+    }
+}
+
 int main()
 {
+    test_scan();
     /* sizes around one block of the compaction (1024 indices) and a few blocks */
     const int sizes[] = {0, 1, 31, 1023, 1024, 1025, 3000, 5000};
     int which = 0;

@@ -246,19 +246,20 @@ static __global__ void inl_place_kernel(inl_maps_t M, int n_home, const int *__r
     send[start[a] + __popc(mask[a] >> (k + 1))] = s;
 }
 
-extern "C" size_t halox__inl_sends_scratch(int n_home)
+extern "C" size_t halox__inl_sends_scratch(int n_home) { return 3 * (size_t)(n_home + 1); }
+
+extern "C" size_t halox__inl_sends_scan_scratch(int n_home)
 {
-    return 3 * (size_t)(n_home + 1) + halox__md_kernel_scan_scratch(n_home);
+    return halox__md_kernel_scan_scratch(n_home);
 }
 
 extern "C" cudaError_t halox__inl_sends(int n_home, int n_pulses, const int *const *maps,
                                         const int *counts, int *start, halox_inline_send_t *send,
-                                        int *scratch, cudaStream_t stream)
+                                        int *scratch, int *scan, cudaStream_t stream)
 {
     /* count and mask cleared together; cursor only because the scan writes one */
     int *count = scratch, *cursor = count + 2 * (n_home + 1);
     unsigned *mask = (unsigned *)(count + (n_home + 1));
-    int *scan = cursor + (n_home + 1);
     inl_maps_t M;
     memset(&M, 0, sizeof M);
     M.n_pulses = n_pulses < HALOX_MAX_PULSES ? n_pulses : HALOX_MAX_PULSES;

@@ -45,14 +45,16 @@ cudaError_t halox__inl_wait(const halox_inline_view_t *v, int dir, cudaStream_t 
  * nothing to store: a rank without home atoms still signals every pulse). */
 cudaError_t halox__inl_signal(const halox_inline_view_t *v, int dir, cudaStream_t stream);
 
-/* Scratch ints halox__inl_sends needs for n_home atoms. */
+/* Scratch ints halox__inl_sends needs for n_home atoms, and for its scan (scan_scratch: its own
+ * allocation, zero when new, used by nothing else: md_kernels.h). */
 size_t halox__inl_sends_scratch(int n_home);
+size_t halox__inl_sends_scan_scratch(int n_home);
 /* The home atoms' send lists: for the n_pulses maps (device; map[k] holds counts[k] local indices
  * below n_home), start[0..n_home] and send[start[a] .. start[a + 1]) = every (pulse, position)
  * that sends atom a, pulses descending (the order the returned forces are added in). scratch:
- * halox__inl_sends_scratch(n_home) ints. */
+ * halox__inl_sends_scratch(n_home) ints; scan_scratch: halox__inl_sends_scan_scratch(n_home). */
 cudaError_t halox__inl_sends(int n_home, int n_pulses, const int *const *maps, const int *counts,
-                             int *start, halox_inline_send_t *send, int *scratch,
+                             int *start, halox_inline_send_t *send, int *scratch, int *scan_scratch,
                              cudaStream_t stream);
 
 #ifdef __cplusplus

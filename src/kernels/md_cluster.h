@@ -104,7 +104,7 @@ typedef struct md_timeline {
     unsigned long long start[MD_TL_KINDS][MD_TL_LAUNCHES]; /* ~0: no such launch */
     unsigned long long end[MD_TL_KINDS][MD_TL_LAUNCHES];
     unsigned long long wait[MD_TL_KINDS][MD_TL_LAUNCHES]; /* ~0: no wait in that launch */
-    unsigned done[MD_TL_KINDS];                            /* blocks finished */
+    unsigned done[MD_TL_KINDS];                           /* blocks finished */
 } md_timeline_t;
 
 /** The spans of the step kernels (halox__md_clusters_set_span; all 0: none). Without spans the
@@ -172,8 +172,8 @@ typedef struct md_clusters {
      * jl were a pair (self pair: k < jl; zone rule; not padding) within rl_in at the prune;
      * allocated and written only when masks is not MD_CLUSTER_MASKS_TEST */
     uint8_t *mk_loc_in, *mk_nl_in;
-    int masks; /* how the kernels mask pairs on the inner lists: MD_CLUSTER_MASKS_*; set it
-                  before a build (which allocates the masks; the prune after it writes them) */
+    int masks;     /* how the kernels mask pairs on the inner lists: MD_CLUSTER_MASKS_*; set it
+                      before a build (which allocates the masks; the prune after it writes them) */
     int no_bisect; /* 1: the search reads whole columns (the comparison for the bisection) */
     /* Work items of the non-local pair kernel: with chunk > 0 (a multiple of 32; set before a
      * build) the non-local rows are cut into chunks of that many entries, and the kernel's warps
@@ -204,11 +204,12 @@ typedef struct md_clusters {
     cudaStream_t capture_stream;
     void *graph_key;
     int captures;
-    void *state;  /* device: maxima of the step, prune decisions, counters */
+    void *state;                /* device: maxima of the step, prune decisions, counters */
     md_clusters_watch_t *watch; /* mapped host memory the gathers publish into */
     md_timeline_t *tl; /* device: the kernel timeline (halox__md_clusters_timeline), or NULL */
     md_clusters_span_t span; /* the step kernels' spans, or zero (md_clusters_span_t) */
     size_t cap_atoms, cap_keys, cap_cols, cap_slots, cap_cl, cap_loc, cap_nl;
+    size_t cap_scan; /* ints of scan: the build's scans' scratch (halox__md_kernel_scan) */
 } md_clusters_t;
 
 /** Sort the n atoms of x (home atoms first, n_home of them; zone[n]) into clusters over the box
@@ -227,9 +228,9 @@ cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x, const uin
  *  builds: _begin launches the build on `stream` (nothing waits), _end waits for it and builds
  *  again with longer rows until every row fits (the same x and zone; c untouched in between). */
 cudaError_t halox__md_clusters_build_begin(md_clusters_t *c, const float *x, const uint8_t *zone,
-                                           int n_home, int n, const float lo[3],
-                                           const float ext[3], double density, float rl,
-                                           int shift_dims, cudaStream_t stream);
+                                           int n_home, int n, const float lo[3], const float ext[3],
+                                           double density, float rl, int shift_dims,
+                                           cudaStream_t stream);
 cudaError_t halox__md_clusters_build_end(md_clusters_t *c, const float *x, const uint8_t *zone,
                                          cudaStream_t stream);
 

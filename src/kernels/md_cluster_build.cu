@@ -89,11 +89,12 @@ static cudaError_t cl_items_prepare(md_clusters_t *c)
         size_t el[] = {sizeof(int)};
         CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_items, most));
     }
-    /* per item slot a flag, their scan (slots + 1) and the scan's scratch */
+    /* per item slot a flag and their scan (slots + 1) */
     void **p[] = {(void **)&c->item_scan};
     size_t el[] = {sizeof(int)};
-    return halox__md_clusters_grow(p, el, 1, &c->cap_item_scan,
-                                   2 * (most + 1) + halox__md_kernel_scan_scratch((int)most));
+    CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_item_scan, 2 * (most + 1)));
+    /* the scan's scratch: the build's (the sort's scans run before, on the same stream) */
+    return halox__md_clusters_scan_room(c, halox__md_kernel_scan_scratch((int)most));
 }
 
 static cudaError_t cl_items_enqueue(const md_clusters_t *c, cudaStream_t stream)
@@ -102,7 +103,7 @@ static cudaError_t cl_items_enqueue(const md_clusters_t *c, cudaStream_t stream)
     if (!ch)
         return cudaSuccess;
     const int slots = (int)(c->cap_cl * (size_t)c->kch);
-    int *flag = c->item_scan, *start = flag + slots + 1, *scratch = start + slots + 1;
+    int *flag = c->item_scan, *start = flag + slots + 1, *scratch = c->scan;
     HALOX__LAUNCH(cl_item_flag, cl_blocks(slots, 256), 256, stream)
     (slots, c->dims, c->kch, ch, c->cnt_nl, flag, c->cnt_nl_in);
     CL_TRY(cudaGetLastError());

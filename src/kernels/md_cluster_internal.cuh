@@ -147,6 +147,10 @@ static inline size_t cl_cluster_bound(long long n, long long cols)
 
 /* Make each of the k arrays hold at least `want` elements of its size (contents not kept;
  * md_cluster_sort.cu). */
+/* Zeroes new device memory, waited for (md_cluster_sort.cu). */
+extern "C" cudaError_t halox__md_clusters_zero(void *p, size_t bytes);
+/* The build's scans' scratch (c->scan) for `ints` ints, zero when new (md_cluster_sort.cu). */
+extern "C" cudaError_t halox__md_clusters_scan_room(md_clusters_t *c, size_t ints);
 extern "C" cudaError_t halox__md_clusters_grow(void **p[], const size_t elem[], int k, size_t *cap,
                                                size_t want);
 

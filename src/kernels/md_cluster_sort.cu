@@ -39,13 +39,18 @@ static __global__ void cl_scatter(const int *__restrict__ dims, const int *__res
 }
 
 /* The scatter's order within a bin depends on atomics: sort each (small) bin by atom index so
- * clusters, lists and hence the force sums are the same in every run. */
-static __global__ void cl_bin_order(int nkeys, const int *__restrict__ bin,
-                                    int *__restrict__ sorted)
+ * clusters, lists and hence the force sums are the same in every run. The thread of a column's
+ * first bin also counts the column's clusters (nkeys = ncols * nzb; a launch of its own before). */
+static __global__ void cl_bin_order(int nkeys, int nzb, const int *__restrict__ bin,
+                                    int *__restrict__ sorted, int *__restrict__ col)
 {
     int b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= nkeys)
         return;
+    if (b % nzb == 0) {
+        const int atoms = bin[b + nzb] - bin[b];
+        col[b / nzb] = (atoms + MD_CLUSTER_SIZE - 1) / MD_CLUSTER_SIZE;
+    }
     int a = bin[b], e = bin[b + 1];
     for (int k = a + 1; k < e; k++) {
         int v = sorted[k], j = k - 1;
@@ -55,17 +60,6 @@ static __global__ void cl_bin_order(int nkeys, const int *__restrict__ bin,
         }
         sorted[j + 1] = v;
     }
-}
-
-/* clusters per column (and part) */
-static __global__ void cl_col_count(int ncols, int nzb, const int *__restrict__ bin,
-                                    int *__restrict__ col)
-{
-    int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= ncols)
-        return;
-    int atoms = bin[(size_t)(c + 1) * nzb] - bin[(size_t)c * nzb];
-    col[c] = (atoms + MD_CLUSTER_SIZE - 1) / MD_CLUSTER_SIZE;
 }
 
 /* The slots: atom p of the sort goes to its column's clusters, after the column's atoms before
@@ -194,6 +188,26 @@ static __global__ void cl_zwin(int ncols, const int *__restrict__ col,
 /* ---- host side ------------------------------------------------------------------------- */
 
 /* Make each of the k arrays hold at least `want` elements of its size (contents not kept). */
+/* Zero new memory before any stream uses it (growth only: a rebuild's rare event): on the
+ * legacy stream, waited for, since the build's streams do not wait for that stream. */
+extern "C" cudaError_t halox__md_clusters_zero(void *p, size_t bytes)
+{
+    CL_TRY(cudaMemset(p, 0, bytes));
+    return cudaStreamSynchronize(0);
+}
+
+/* The build's scans share one scratch (one stream, one after another), its own allocation: zero
+ * when new, and every scan leaves it ready for the next (md_kernels.h). */
+extern "C" cudaError_t halox__md_clusters_scan_room(md_clusters_t *c, size_t ints)
+{
+    if (ints <= c->cap_scan && c->scan)
+        return cudaSuccess;
+    void **p[] = {(void **)&c->scan};
+    size_t el[] = {sizeof(int)};
+    CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_scan, ints));
+    return halox__md_clusters_zero(c->scan, sizeof(int) * c->cap_scan);
+}
+
 extern "C" cudaError_t halox__md_clusters_grow(void **p[], const size_t elem[], int k, size_t *cap,
                                                size_t want)
 {
@@ -272,11 +286,12 @@ extern "C" cudaError_t halox__md_clusters_sort_prepare(md_clusters_t *c, const f
         CL_TRY(halox__md_clusters_grow(p, el, 3, &c->cap_atoms, (size_t)(n > 0 ? n : 1)));
     }
     {
-        void **p[] = {(void **)&c->bin, (void **)&c->cursor, (void **)&c->scan};
-        size_t el[] = {sizeof(int), sizeof(int), sizeof(int)};
-        /* the scan scratch is far smaller than the keys: it fits the same capacity */
-        CL_TRY(halox__md_clusters_grow(p, el, 3, &c->cap_keys, (size_t)nkeys + 1));
+        void **p[] = {(void **)&c->bin, (void **)&c->cursor};
+        size_t el[] = {sizeof(int), sizeof(int)};
+        CL_TRY(halox__md_clusters_grow(p, el, 2, &c->cap_keys, (size_t)nkeys + 1));
     }
+    CL_TRY(halox__md_clusters_scan_room(c, halox__md_kernel_scan_scratch(nkeys)));
+    CL_TRY(halox__md_clusters_scan_room(c, halox__md_kernel_scan_scratch(g.parts * ncol)));
     {
         void **p[] = {(void **)&c->col};
         size_t el[] = {sizeof(int)};
@@ -315,11 +330,11 @@ extern "C" cudaError_t halox__md_clusters_sort_enqueue(const md_clusters_t *c, c
     HALOX__LAUNCH(cl_scatter, cl_blocks(atoms, 256), 256, stream)
     (c->dims, c->key, c->cursor, c->sorted);
     CL_TRY(cudaGetLastError());
-    HALOX__LAUNCH(cl_bin_order, cl_blocks(nkeys, 256), 256, stream)(nkeys, c->bin, c->sorted);
+    /* each bin in index order, and the clusters per column */
+    HALOX__LAUNCH(cl_bin_order, cl_blocks(nkeys, 256), 256, stream)
+    (nkeys, nzb, c->bin, c->sorted, c->col);
     CL_TRY(cudaGetLastError());
-    /* clusters per column, their offsets: home columns first, then the halo parts' columns */
-    HALOX__LAUNCH(cl_col_count, cl_blocks(ncols, 256), 256, stream)(ncols, nzb, c->bin, c->col);
-    CL_TRY(cudaGetLastError());
+    /* the columns' offsets: home columns first, then the halo parts' columns */
     CL_TRY(halox__md_kernel_scan(c->col, ncols, c->col, c->col, c->scan, stream));
     /* the counts, the slots and the boxes without a launch of their own each (the build is a
      * chain of small kernels: six nodes fewer saved ~1 us each, call 46) */

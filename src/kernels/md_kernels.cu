@@ -9,6 +9,7 @@
 #include "kernels/launch.cuh"
 #include "kernels/md_kernels.h"
 #include "kernels/md_reduce.cuh"
+#include "kernels/scan.cuh"
 
 #define MD__SCAN_THREADS 1024
 
@@ -51,64 +52,7 @@ static __global__ void md__scan(const int *count, int m, int *start, int *cursor
         start[m] = part[t];
 }
 
-/* Inclusive scan of v over the block (blockDim.x == MD__SCAN_THREADS): warps by shuffles, then
- * the warps' totals. */
-__device__ static inline int md__block_scan(int v)
-{
-    __shared__ int wsum[MD__SCAN_THREADS / 32];
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    for (int o = 1; o < 32; o <<= 1) {
-        int y = __shfl_up_sync(0xffffffffu, v, o);
-        if (lane >= o)
-            v += y;
-    }
-    if (lane == 31)
-        wsum[w] = v;
-    __syncthreads();
-    if (w == 0) {
-        int s = wsum[lane];
-        for (int o = 1; o < 32; o <<= 1) {
-            int y = __shfl_up_sync(0xffffffffu, s, o);
-            if (lane >= o)
-                s += y;
-        }
-        wsum[lane] = s;
-    }
-    __syncthreads();
-    if (w > 0)
-        v += wsum[w - 1];
-    return v;
-}
-
-/* pass 1 of the large scan: the sum of each tile of MD__SCAN_THREADS counts */
-static __global__ void md__scan_tiles(const int *count, int m, int *tile_sum)
-{
-    int k = blockIdx.x * MD__SCAN_THREADS + threadIdx.x;
-    int v = md__block_scan(k < m ? count[k] : 0);
-    if (threadIdx.x == MD__SCAN_THREADS - 1)
-        tile_sum[blockIdx.x] = v;
-}
-
-/* pass 3: each tile's exclusive scan plus the tile's offset (count may be start or cursor: each
- * thread reads its count before anything of its tile is written) */
-static __global__ void md__scan_apply(const int *count, int m, const int *tile_off, int *start,
-                                      int *cursor)
-{
-    int k = blockIdx.x * MD__SCAN_THREADS + threadIdx.x;
-    int c = k < m ? count[k] : 0;
-    int incl = md__block_scan(c) + tile_off[blockIdx.x];
-    if (k < m) {
-        start[k] = incl - c;
-        cursor[k] = incl - c;
-    }
-    if (k == m - 1)
-        start[m] = incl;
-}
-
-extern "C" size_t halox__md_kernel_scan_scratch(int m)
-{
-    return 2 * ((size_t)m / MD__SCAN_THREADS + 2);
-}
+extern "C" size_t halox__md_kernel_scan_scratch(int m) { return halox__scan_scratch(m); }
 
 extern "C" cudaError_t halox__md_kernel_scan(const int *count, int m, int *start, int *cursor,
                                              int *scratch, cudaStream_t stream)
@@ -117,19 +61,10 @@ extern "C" cudaError_t halox__md_kernel_scan(const int *count, int m, int *start
         HALOX__LAUNCH(md__scan, 1, MD__SCAN_THREADS, stream)(count, m, start, cursor);
         return md__launched();
     }
-    /* tiles: their sums, the scan of the sums (one block), every tile with its offset */
-    const int tiles = (m + MD__SCAN_THREADS - 1) / MD__SCAN_THREADS;
-    int *tile_sum = scratch, *tile_off = scratch + tiles + 1;
-    HALOX__LAUNCH(md__scan_tiles, tiles, MD__SCAN_THREADS, stream)(count, m, tile_sum);
-    cudaError_t e = md__launched();
-    if (e != cudaSuccess)
-        return e;
-    HALOX__LAUNCH(md__scan, 1, MD__SCAN_THREADS, stream)(tile_sum, tiles, tile_off, tile_off);
-    if ((e = md__launched()) != cudaSuccess)
-        return e;
-    HALOX__LAUNCH(md__scan_apply, tiles, MD__SCAN_THREADS, stream)
-    (count, m, tile_off, start, cursor);
-    return md__launched();
+    /* one launch over tiles (scan.cuh) */
+    cudaError_t e = halox__scan(count, m, start, cursor, scratch, stream);
+    (void)cudaGetLastError();
+    return e;
 }
 
 static __global__ void md__kick_kernel(float *__restrict__ v, const float *__restrict__ f,

@@ -21,7 +21,8 @@ extern "C" {
 
 /** Exclusive scan of count[0..m) into start[0..m] (start[m] = the total) and cursor[0..m);
  *  count may be start or cursor (each count is read before it is overwritten). scratch: device
- *  ints, halox__md_kernel_scan_scratch(m) of them (unused for small m). */
+ *  ints, halox__md_kernel_scan_scratch(m) of them (unused for small m), zero when new and left
+ *  ready for the next scan (of any size). */
 cudaError_t halox__md_kernel_scan(const int *count, int m, int *start, int *cursor, int *scratch,
                                   cudaStream_t stream);
 size_t halox__md_kernel_scan_scratch(int m);

@@ -308,8 +308,8 @@ void halox__shm_fini(halox_comm_t *comm)
             cudaFree(m->state);
         if (m->d_rows)
             cudaFree(m->d_rows);
-        void *inl[] = {m->inl_pulses, m->inl_start, m->inl_send, m->inl_scratch};
-        for (int i = 0; i < 4; i++)
+        void *inl[] = {m->inl_pulses, m->inl_start, m->inl_send, m->inl_scratch, m->inl_scan};
+        for (int i = 0; i < 5; i++)
             if (inl[i])
                 cudaFree(inl[i]);
     } else {

@@ -16,7 +16,13 @@
 #include "transports/gpu_staging.h"
 #include "transports/pulse_gpu.h"
 
-enum { HALOX__SHM_STREAM, HALOX__SHM_PULSE, HALOX__SHM_FUSED, HALOX__SHM_HYBRID, HALOX__SHM_INLINE };
+enum {
+    HALOX__SHM_STREAM,
+    HALOX__SHM_PULSE,
+    HALOX__SHM_FUSED,
+    HALOX__SHM_HYBRID,
+    HALOX__SHM_INLINE
+};
 
 #define HALOX__SHM_MAX_ALLOCS 64
 
@@ -77,8 +83,8 @@ typedef struct halox__shm {
     int inl_ok;
     char inl_why[256];
     halox_inline_view_t inl_view;
-    void *inl_pulses, *inl_start, *inl_send, *inl_scratch;
-    size_t inl_cap[4];
+    void *inl_pulses, *inl_start, *inl_send, *inl_scratch, *inl_scan;
+    size_t inl_cap[5];
     /* the rebuild's messages device to device (gpu_nvshmem_msg.c, HALOX_NVSHMEM_DIRECT_MESSAGES):
      * the symmetric mailbox (mbox_cap bytes on every rank: two halves used in turn), the messages
      * so far, the event after its last copy out */

@@ -157,8 +157,10 @@ static void halox__inl_why_not(halox_comm_t *comm, char *why, size_t len)
         return;
     }
     if (comm->real != HALOX_FLOAT || comm->stride != 3) {
-        snprintf(why, len, "the view serves float coordinates with stride 3 (this endpoint: %s, "
-                 "stride %d)", comm->real == HALOX_DOUBLE ? "double" : "float", comm->stride);
+        snprintf(why, len,
+                 "the view serves float coordinates with stride 3 (this endpoint: %s, "
+                 "stride %d)",
+                 comm->real == HALOX_DOUBLE ? "double" : "float", comm->stride);
         return;
     }
     for (int k = 0; k < dp->n_pulses; k++)
@@ -211,6 +213,7 @@ static halox_status_t halox__inl_bind_view(halox_comm_t *comm)
     }
     halox_status_t st = HALOX_OK;
     void *p0 = m->inl_pulses, *p1 = m->inl_start, *p2 = m->inl_send, *p3 = m->inl_scratch;
+    void *p4 = m->inl_scan;
     st = halox__gpu_scratch(comm, g, &p0, &m->inl_cap[0], sizeof pulses, 0, "bind: inline view");
     if (st == HALOX_OK)
         st = halox__gpu_scratch(comm, g, &p1, &m->inl_cap[1], sizeof(int) * ((size_t)nh + 1), 0,
@@ -222,19 +225,24 @@ static halox_status_t halox__inl_bind_view(halox_comm_t *comm)
     if (st == HALOX_OK)
         st = halox__gpu_scratch(comm, g, &p3, &m->inl_cap[3],
                                 sizeof(int) * halox__inl_sends_scratch(nh), 0, "bind: inline view");
+    if (st == HALOX_OK) /* the scan's own: zero when new, then left ready by every scan */
+        st = halox__gpu_scratch_zeroed(comm, g, &p4, &m->inl_cap[4],
+                                       sizeof(int) * halox__inl_sends_scan_scratch(nh),
+                                       "bind: inline view");
     m->inl_pulses = p0;
     m->inl_start = p1;
     m->inl_send = p2;
     m->inl_scratch = p3;
+    m->inl_scan = p4;
     if (st != HALOX_OK)
         return st;
     /* on the stream, before any kernel that reads the view (a copy from pageable memory has
      * taken the table when it returns): no synchronisation */
-    cudaError_t e = cudaMemcpyAsync(m->inl_pulses, pulses, sizeof pulses, cudaMemcpyHostToDevice,
-                                    g->stream);
+    cudaError_t e =
+        cudaMemcpyAsync(m->inl_pulses, pulses, sizeof pulses, cudaMemcpyHostToDevice, g->stream);
     if (e == cudaSuccess)
         e = halox__inl_sends(nh, n, maps, counts, m->inl_start, m->inl_send, m->inl_scratch,
-                             g->stream);
+                             m->inl_scan, g->stream);
     if (e != cudaSuccess)
         return halox__gpu_cuda_error(comm, g, e, "building the inline view", HALOX_ERR_COMM, 1);
     halox_inline_view_t *v = &m->inl_view;
