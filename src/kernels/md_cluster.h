@@ -183,8 +183,8 @@ typedef struct md_clusters {
      * kch + chunk], the entries at the chunk's place in the row). 0: one warp per row, every row
      * (kch 1). The local rows are always one per warp (in chunks they ran slower). */
     int chunk, kch, nitems;
-    int *items, *item_scan;
-    size_t cap_items, cap_item_scan, cap_in[2];
+    int *items;
+    size_t cap_items, cap_in[2];
     /* > 0 in x or y: the columns put an edge at lo + edge[d] (the home atoms' upper bound, where
      * the halo begins). Set before a build. A column straddling that bound holds a sliver of
      * home atoms and one of halo atoms, and the clusters cut from a sliver span the column's

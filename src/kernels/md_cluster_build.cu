@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/compact.cuh"
 #include "kernels/md_cluster.h"
 #include "kernels/md_cluster_internal.cuh"
 #include "kernels/md_kernels.h"
@@ -37,33 +38,27 @@ static cudaError_t halox__md_timeline_clear(md_timeline_t *tl, cudaStream_t stre
  * k-major: chunk k of every row before chunk k + 1 of any, so a block's warps take neighbouring
  * rows (which share j clusters) as with a warp per row. The slots span the capacity (the row
  * count is on the device); those past kch x rows flag nothing. */
-/* with the inner counts zeroed: chunks no item names count nothing (halox__md_clusters_entries
- * sums them all) */
-static __global__ void cl_item_flag(int slots, const int *__restrict__ dims, int kch, int ch,
-                                    const int *__restrict__ cnt, int *__restrict__ flag,
-                                    int *__restrict__ cnt_in)
-{
-    const int s = blockIdx.x * blockDim.x + threadIdx.x, n = dims[CL_D_NCL];
-    if (s < slots) {
-        flag[s] = s < kch * n && cnt[s % n] > (s / n) * ch;
+/* One compaction (compact.cuh) over the slots: a slot is an item when its row has entries in
+ * that chunk; items[pos] = row * kch + chunk in slot order, their number into dims, and every
+ * slot's inner count zeroed (chunks no item names count nothing: halox__md_clusters_entries sums
+ * them all). Three kernels before (the flags, their scan, the items). */
+struct cl_item_of {
+    const int *dims, *cnt;
+    int kch, ch;
+    int *cnt_in, *items;
+    __device__ int operator()(int s) const
+    {
+        const int n = dims[CL_D_NCL];
         cnt_in[s] = 0;
+        return s < kch * n && cnt[s % n] > (s / n) * ch;
     }
-}
-
-/* and their number into dims (the scan's total, start[slots]) */
-static __global__ void cl_item_fill(int *dims, int slots, int kch, int ch,
-                                    const int *__restrict__ cnt, const int *__restrict__ start,
-                                    int *__restrict__ items)
-{
-    const int s = blockIdx.x * blockDim.x + threadIdx.x, n = dims[CL_D_NCL];
-    if (s == 0)
-        dims[CL_D_ITEMS] = start[slots];
-    if (s >= kch * n)
-        return;
-    const int r = s % n, k = s / n;
-    if (cnt[r] > k * ch)
-        items[start[s]] = r * kch + k;
-}
+    __device__ void keep(int pos, int s, int) const
+    {
+        const int n = dims[CL_D_NCL];
+        items[pos] = (s % n) * kch + s / n;
+    }
+    __device__ unsigned bit(int) const { return 0u; }
+};
 
 /* The work items' arrays for the rows the capacity holds, and the chunks per row. */
 static cudaError_t cl_items_prepare(md_clusters_t *c)
@@ -89,12 +84,9 @@ static cudaError_t cl_items_prepare(md_clusters_t *c)
         size_t el[] = {sizeof(int)};
         CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_items, most));
     }
-    /* per item slot a flag and their scan (slots + 1) */
-    void **p[] = {(void **)&c->item_scan};
-    size_t el[] = {sizeof(int)};
-    CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_item_scan, 2 * (most + 1)));
-    /* the scan's scratch: the build's (the sort's scans run before, on the same stream) */
-    return halox__md_clusters_scan_room(c, halox__md_kernel_scan_scratch((int)most));
+    /* the compaction's scratch: the build's scans' (the same layout; they run one after
+     * another on one stream) */
+    return halox__md_clusters_scan_room(c, halox__cmp_scratch((int)most) + 1);
 }
 
 static cudaError_t cl_items_enqueue(const md_clusters_t *c, cudaStream_t stream)
@@ -103,14 +95,9 @@ static cudaError_t cl_items_enqueue(const md_clusters_t *c, cudaStream_t stream)
     if (!ch)
         return cudaSuccess;
     const int slots = (int)(c->cap_cl * (size_t)c->kch);
-    int *flag = c->item_scan, *start = flag + slots + 1, *scratch = c->scan;
-    HALOX__LAUNCH(cl_item_flag, cl_blocks(slots, 256), 256, stream)
-    (slots, c->dims, c->kch, ch, c->cnt_nl, flag, c->cnt_nl_in);
-    CL_TRY(cudaGetLastError());
-    CL_TRY(halox__md_kernel_scan(flag, slots, start, flag, scratch, stream));
-    HALOX__LAUNCH(cl_item_fill, cl_blocks(slots, 256), 256, stream)
-    (c->dims, slots, c->kch, ch, c->cnt_nl, start, c->items);
-    return cudaGetLastError();
+    const cl_item_of f = {c->dims, c->cnt_nl, c->kch, ch, c->cnt_nl_in, c->items};
+    /* the compaction's output is the slots: into items too, where keep() puts the item at once */
+    return halox__compact(f, 0, slots, c->items, c->dims + CL_D_ITEMS, NULL, c->scan, stream);
 }
 
 /* What a build's graph captured as values: a build whose key differs captures again. Built
@@ -127,14 +114,13 @@ static void cl_key_of(const md_clusters_t *c, const float *x, const uint8_t *zon
                       cl_graph_key_t *k)
 {
     memset(k, 0, sizeof *k);
-    const void *p[] = {
-        x,          zone,     c->dims, c->h_small,   c->key,    c->sorted,   c->bin,
-        c->cursor,  c->scan,  c->col,  c->perm,      c->xq,     c->ref,      c->fs,
-        c->slot_of, c->bbox,  c->zwin, c->bnow,      c->jl_loc, c->cnt_loc,  c->jl_nl,
-        c->cnt_nl,  c->state, c->tl,   c->cnt_nl_in, c->items,  c->item_scan};
+    const void *p[] = {x,          zone,     c->dims, c->h_small,   c->key,    c->sorted,  c->bin,
+                       c->cursor,  c->scan,  c->col,  c->perm,      c->xq,     c->ref,     c->fs,
+                       c->slot_of, c->bbox,  c->zwin, c->bnow,      c->jl_loc, c->cnt_loc, c->jl_nl,
+                       c->cnt_nl,  c->state, c->tl,   c->cnt_nl_in, c->items};
     memcpy(k->ptr, p, sizeof p);
-    const size_t cap[] = {c->cap_atoms, c->cap_keys, c->cap_cols,  c->cap_slots,     c->cap_cl,
-                          c->cap_loc,   c->cap_nl,   c->cap_items, c->cap_item_scan, c->cap_in[1]};
+    const size_t cap[] = {c->cap_atoms, c->cap_keys, c->cap_cols,  c->cap_slots, c->cap_cl,
+                          c->cap_loc,   c->cap_nl,   c->cap_items, c->cap_scan,  c->cap_in[1]};
     memcpy(k->cap, cap, sizeof cap);
     const int iv[] = {c->max_loc, c->max_nl, c->kch, c->chunk, c->no_bisect, c->n > c->n_home};
     memcpy(k->iv, iv, sizeof iv);
@@ -147,9 +133,6 @@ static void cl_key_of(const md_clusters_t *c, const float *x, const uint8_t *zon
 static cudaError_t cl_enqueue(md_clusters_t *c, const float *x, const uint8_t *zone,
                               cudaStream_t stream)
 {
-    CL_TRY(cudaMemcpyAsync(c->dims, c->h_small, 2 * sizeof(int), cudaMemcpyHostToDevice, stream));
-    CL_TRY(cudaMemsetAsync(c->dims + CL_D_NCL_HOME, 0, (CL_D_COUNT - CL_D_NCL_HOME) * sizeof(int),
-                           stream));
     if (c->tl) /* the launches of this list's life */
         CL_TRY(halox__md_timeline_clear(c->tl, stream));
     CL_TRY(halox__md_clusters_sort_enqueue(c, x, zone, stream));
@@ -409,11 +392,11 @@ extern "C" cudaError_t halox__md_clusters_entries(const md_clusters_t *c, long l
 
 extern "C" void halox__md_clusters_free(md_clusters_t *c)
 {
-    void *p[] = {c->xq,         c->ref,      c->fs,        c->perm,  c->slot_of,  c->bbox,
-                 c->zwin,       c->key,      c->sorted,    c->bin,   c->cursor,   c->scan,
-                 c->col,        c->jl_loc,   c->cnt_loc,   c->jl_nl, c->cnt_nl,   c->jl_loc_in,
-                 c->cnt_loc_in, c->jl_nl_in, c->cnt_nl_in, c->dims,  c->state,    c->mk_loc_in,
-                 c->mk_nl_in,   c->tl,       c->bnow,      c->items, c->item_scan};
+    void *p[] = {c->xq,         c->ref,      c->fs,        c->perm,  c->slot_of, c->bbox,
+                 c->zwin,       c->key,      c->sorted,    c->bin,   c->cursor,  c->scan,
+                 c->col,        c->jl_loc,   c->cnt_loc,   c->jl_nl, c->cnt_nl,  c->jl_loc_in,
+                 c->cnt_loc_in, c->jl_nl_in, c->cnt_nl_in, c->dims,  c->state,   c->mk_loc_in,
+                 c->mk_nl_in,   c->tl,       c->bnow,      c->items};
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
         if (p[k])
             cudaFree(p[k]);

@@ -160,7 +160,8 @@ extern "C" cudaError_t halox__md_clusters_grow(void **p[], const size_t elem[], 
 extern "C" cudaError_t halox__md_clusters_sort_prepare(md_clusters_t *c, const float lo[3],
                                                        const float ext[3], double density);
 
-/* Enqueue the sort of the atoms of x (counts in c->dims) into clusters over the prepared
+/* Enqueue the sort of the atoms of x (counts in c->dims, from the atom counts in c->h_small; the
+ * build's other counts zeroed) into clusters over the prepared
  * geometry: the slots (perm, slot_of) with their positions xq and the prune references, the
  * bounding boxes, fs zeroed, the cluster counts into c->dims (md_cluster_sort.cu). Grids are
  * sized by the capacities, nothing waits: a build captures it in its graph. */

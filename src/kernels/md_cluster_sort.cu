@@ -9,6 +9,20 @@
 #include "kernels/md_cluster_internal.cuh"
 #include "kernels/md_kernels.h"
 
+/* The build's first kernel: the atom counts the host wrote into h_small (pinned, so read at every
+ * replay of the build's graph, as the copy node it replaces did), the other counts zeroed, the
+ * keys' counters zeroed (a copy and two clears before: three nodes of the list build's chain of
+ * small kernels, which is a 2-rank rebuild's critical path) */
+static __global__ void cl_reset(const volatile int *h_small, int *__restrict__ dims,
+                                int *__restrict__ cursor, int ncursor)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < CL_D_COUNT)
+        dims[i] = i < CL_D_NCL_HOME ? h_small[i] : 0;
+    if (i < ncursor)
+        cursor[i] = 0;
+}
+
 /* key = ((part * ncol) + column) * nzb + z bin */
 static __global__ void cl_keys(const float *__restrict__ x, const uint8_t *__restrict__ zone,
                                const int *__restrict__ dims, cl_geom_t g, int *__restrict__ key,
@@ -322,7 +336,10 @@ extern "C" cudaError_t halox__md_clusters_sort_enqueue(const md_clusters_t *c, c
     const int nkeys = g.parts * ncol * nzb, ncols = g.parts * ncol;
     const long long atoms = (long long)c->cap_atoms, cls = (long long)c->cap_cl;
     /* sort the atoms by key: count, scan, scatter, order each bin by index */
-    CL_TRY(cudaMemsetAsync(c->cursor, 0, sizeof(int) * ((size_t)nkeys + 1), stream));
+    HALOX__LAUNCH(cl_reset, cl_blocks(nkeys + 1 > CL_D_COUNT ? nkeys + 1 : CL_D_COUNT, 256), 256,
+                  stream)
+    (c->h_small, c->dims, c->cursor, nkeys + 1);
+    CL_TRY(cudaGetLastError());
     HALOX__LAUNCH(cl_keys, cl_blocks(atoms, 256), 256, stream)
     (x, zone, c->dims, g, c->key, c->cursor);
     CL_TRY(cudaGetLastError());
