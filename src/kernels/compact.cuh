@@ -79,37 +79,25 @@ __device__ static inline int halox__cmp_look_back(unsigned long long *words, int
     return before;
 }
 
-/* The launch's state, one 64-bit word in device memory: bits 0-31 the tickets taken, bits 32-61
- * the launch's epoch. One atomic gives a block its tile and the epoch; the block with the last
- * ticket (every block has read the epoch by then) clears the tickets and raises the epoch for
- * the next launch. So nothing of a launch is a launch argument: a compaction captured into a CUDA
- * graph is a launch of its own at every replay. */
-template <typename F>
-__global__ void halox__cmp_kernel(F f, int begin, int end, int *out, int *count, unsigned *mask,
-                                  unsigned long long *words, unsigned long long *state)
+/* One thread of a block: its tile and the launch's epoch from the launch's state (below); the
+ * block with the last ticket (every block has read the epoch by then) clears the tickets and
+ * raises the epoch for the next launch. */
+__device__ static inline void halox__cmp_ticket(unsigned long long *state, int *tile_p,
+                                                unsigned *epoch_p)
 {
-    __shared__ int tile_s, before_s;
-    __shared__ unsigned epoch_s;
-    __shared__ int wsum[HALOX__CMP_THREADS / 32];
-    if (threadIdx.x == 0) {
-        const unsigned long long old = atomicAdd(state, 1ull);
-        const int t = (int)(unsigned)old;
-        const unsigned e = (unsigned)(old >> 32) & 0x3fffffffu;
-        if (t == (int)gridDim.x - 1) /* the next launch: tickets from 0, the next epoch */
-            atomicExch(state, (unsigned long long)((e + 1u) & 0x3fffffffu) << 32);
-        tile_s = t;
-        epoch_s = e;
-    }
-    __syncthreads();
-    const int tile = tile_s;
-    const unsigned epoch = epoch_s;
-    const int base = begin + tile * HALOX__CMP_BLOCK + threadIdx.x * HALOX__CMP_ITEMS;
-    int fl[HALOX__CMP_ITEMS], c = 0;
-    for (int k = 0; k < HALOX__CMP_ITEMS; k++) {
-        fl[k] = base + k < end ? f(base + k) : 0;
-        c += fl[k] != 0;
-    }
-    /* exclusive scan of c over the block's threads, in thread order */
+    const unsigned long long old = atomicAdd(state, 1ull);
+    const int t = (int)(unsigned)old;
+    const unsigned e = (unsigned)(old >> 32) & 0x3fffffffu;
+    if (t == (int)gridDim.x - 1) /* the next launch: tickets from 0, the next epoch */
+        atomicExch(state, (unsigned long long)((e + 1u) & 0x3fffffffu) << 32);
+    *tile_p = t;
+    *epoch_p = e;
+}
+
+/* Each thread's exclusive prefix of c over the block's threads, in thread order, and the block's
+ * total: warps by shuffles, then the warps' sums (wsum: shared, HALOX__CMP_THREADS / 32 ints). */
+__device__ static inline int halox__cmp_block_excl(int c, int *wsum, int *total_p)
+{
     const int lane = threadIdx.x & 31, wp = threadIdx.x >> 5;
     int v = c;
     for (int o = 1; o < 32; o <<= 1) {
@@ -125,6 +113,37 @@ __global__ void halox__cmp_kernel(F f, int begin, int end, int *out, int *count,
         before += q < wp ? wsum[q] : 0;
         total += wsum[q];
     }
+    *total_p = total;
+    return before + v - c;
+}
+
+/* The launch's state, one 64-bit word in device memory: bits 0-31 the tickets taken, bits 32-61
+ * the launch's epoch. One atomic gives a block its tile and the epoch; the block with the last
+ * ticket (every block has read the epoch by then) clears the tickets and raises the epoch for
+ * the next launch. So nothing of a launch is a launch argument: a compaction captured into a CUDA
+ * graph is a launch of its own at every replay. */
+template <typename F>
+__global__ void halox__cmp_kernel(F f, int begin, int end, int *out, int *count, unsigned *mask,
+                                  unsigned long long *words, unsigned long long *state)
+{
+    __shared__ int tile_s, before_s;
+    __shared__ unsigned epoch_s;
+    __shared__ int wsum[HALOX__CMP_THREADS / 32];
+    if (threadIdx.x == 0)
+        halox__cmp_ticket(state, &tile_s, &epoch_s);
+    __syncthreads();
+    const int tile = tile_s;
+    const unsigned epoch = epoch_s;
+    const int base = begin + tile * HALOX__CMP_BLOCK + threadIdx.x * HALOX__CMP_ITEMS;
+    int fl[HALOX__CMP_ITEMS], c = 0;
+    for (int k = 0; k < HALOX__CMP_ITEMS; k++) {
+        fl[k] = base + k < end ? f(base + k) : 0;
+        c += fl[k] != 0;
+    }
+    /* exclusive scan of c over the block's threads, in thread order */
+    const int lane = threadIdx.x & 31, wp = threadIdx.x >> 5;
+    int total = 0;
+    const int excl = halox__cmp_block_excl(c, wsum, &total);
     if (wp == 0) {
         const int b = halox__cmp_look_back(words, tile, total, epoch);
         if (lane == 0) {
@@ -134,7 +153,7 @@ __global__ void halox__cmp_kernel(F f, int begin, int end, int *out, int *count,
         }
     }
     __syncthreads();
-    int pos = before_s + before + v - c;
+    int pos = before_s + excl;
     unsigned m = 0;
     for (int k = 0; k < HALOX__CMP_ITEMS; k++)
         if (fl[k]) {

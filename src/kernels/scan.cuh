@@ -21,15 +21,8 @@ static __global__ void halox__scan_kernel(const int *count, int m, int *start, i
     __shared__ int tile_s, before_s;
     __shared__ unsigned epoch_s;
     __shared__ int wsum[HALOX__CMP_THREADS / 32];
-    if (threadIdx.x == 0) { /* the tile and the epoch; the last ticket readies the next launch */
-        const unsigned long long old = atomicAdd(state, 1ull);
-        const int t = (int)(unsigned)old;
-        const unsigned e = (unsigned)(old >> 32) & 0x3fffffffu;
-        if (t == (int)gridDim.x - 1)
-            atomicExch(state, (unsigned long long)((e + 1u) & 0x3fffffffu) << 32);
-        tile_s = t;
-        epoch_s = e;
-    }
+    if (threadIdx.x == 0) /* the tile and the epoch */
+        halox__cmp_ticket(state, &tile_s, &epoch_s);
     __syncthreads();
     const int tile = tile_s;
     const int base = tile * HALOX__CMP_BLOCK + threadIdx.x * HALOX__CMP_ITEMS;
@@ -38,22 +31,10 @@ static __global__ void halox__scan_kernel(const int *count, int m, int *start, i
         c[k] = base + k < m ? count[base + k] : 0;
         sum += c[k];
     }
-    /* inclusive scan of the threads' sums, in thread order */
+    /* the threads' sums scanned over the block, in thread order */
     const int lane = threadIdx.x & 31, wp = threadIdx.x >> 5;
-    int v = sum;
-    for (int o = 1; o < 32; o <<= 1) {
-        const int y = __shfl_up_sync(HALOX__CMP_FULL, v, o);
-        if (lane >= o)
-            v += y;
-    }
-    if (lane == 31)
-        wsum[wp] = v;
-    __syncthreads();
-    int before = 0, total = 0;
-    for (int q = 0; q < HALOX__CMP_THREADS / 32; q++) {
-        before += q < wp ? wsum[q] : 0;
-        total += wsum[q];
-    }
+    int total = 0;
+    const int excl = halox__cmp_block_excl(sum, wsum, &total);
     if (wp == 0) {
         const int b = halox__cmp_look_back(words, tile, total, epoch_s);
         if (lane == 0) {
@@ -63,7 +44,7 @@ static __global__ void halox__scan_kernel(const int *count, int m, int *start, i
         }
     }
     __syncthreads();
-    int run = before_s + before + v - sum;
+    int run = before_s + excl;
     for (int k = 0; k < HALOX__CMP_ITEMS; k++)
         if (base + k < m) {
             start[base + k] = run;
