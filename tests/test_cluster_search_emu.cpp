@@ -10,7 +10,11 @@
  * arithmetic: a window the bisection cuts too short, a lane that takes the wrong window of the
  * packing, or a column range that misses one, drops or repeats entries. Boxes tall enough that a
  * column holds several warps of clusters (bisected) and a cube (short columns); periodic in z and
- * open; bisection off (whole columns) gives the same sets. */
+ * open; bisection off (whole columns) gives the same sets. With halo atoms (zones 1, 2 and 3 of
+ * a split in x and y, parts 4-7 empty) the non-local rows too: home rows take every halo cluster
+ * in reach, halo rows the halo clusters j >= i whose zones may pair; the parts' column ranges
+ * (CL_D_PART_RANGE) are made as the sort makes them, so a range that cuts a window too many
+ * drops entries. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,9 +46,12 @@ static double uniform(uint64_t *s)
 
 /* One layout: n random atoms at density 0.8 in [0, L)^2 x [0, Lz), clustered as the sort does,
  * searched with radius rl under shift_dims, compared with the brute force. */
-static void check(double L, double Lz, int shift_dims, int bisect_above, uint64_t seed)
+static void check(double L, double Lz, int shift_dims, int bisect_above, uint64_t seed,
+                  int halo = 0)
 {
     const double density = 0.8, rl = 2.9;
+    /* with halo: the home atoms below Lh in x and y, zone 1 beyond it in x, 2 in y, 3 in both */
+    const double Lh = L - rl;
     const int n = (int)(density * L * L * Lz);
     std::vector<float> x(3 * (size_t)n);
     uint64_t st = seed;
@@ -68,26 +75,30 @@ static void check(double L, double Lz, int shift_dims, int bisect_above, uint64_
         g.box[d] = per ? (float)ext[d] : 0.0f;
     }
     g.shift_dims = shift_dims;
-    g.parts = 1;
-    const int ncol = g.m[0] * g.m[1];
-    std::vector<std::vector<int>> cols((size_t)ncol);
+    g.parts = halo ? CL_PARTS : 1;
+    const int ncol = g.m[0] * g.m[1], ncols = g.parts * ncol;
+    std::vector<int> zone((size_t)n, 0);
+    std::vector<std::vector<int>> cols((size_t)ncols);
     for (int i = 0; i < n; i++) {
         int c[2];
         for (int d = 0; d < 2; d++) {
             int k = (int)floorf((x[3 * i + d] - g.lo[d]) * g.inv_w[d]);
             c[d] = k < 0 ? 0 : (k >= g.m[d] ? g.m[d] - 1 : k);
         }
-        cols[(size_t)(c[1] * g.m[0] + c[0])].push_back(i);
+        if (halo)
+            zone[(size_t)i] = (x[3 * i] >= Lh ? 1 : 0) + (x[3 * i + 1] >= Lh ? 2 : 0);
+        cols[(size_t)(zone[(size_t)i] * ncol + c[1] * g.m[0] + c[0])].push_back(i);
     }
-    std::vector<int> col((size_t)ncol + 1, 0);
+    std::vector<int> col((size_t)ncols + 1, 0);
     std::vector<float4> bbox;
-    for (int c = 0; c < ncol; c++) {
+    for (int c = 0; c < ncols; c++) {
         std::vector<int> &a = cols[(size_t)c];
         std::sort(a.begin(), a.end(), [&](int p, int q) {
             return x[3 * p + 2] < x[3 * q + 2] || (x[3 * p + 2] == x[3 * q + 2] && p < q);
         });
         for (size_t k = 0; k < a.size(); k += 8) {
-            float4 lo = make_float4(3e38f, 3e38f, 3e38f, __uint_as_float(1u)); /* zone 0 */
+            const unsigned zm = 1u << zone[(size_t)a[k]]; /* a column holds one part */
+            float4 lo = make_float4(3e38f, 3e38f, 3e38f, __uint_as_float(zm));
             float4 hi = make_float4(-3e38f, -3e38f, -3e38f, 0.0f);
             for (size_t l = k; l < k + 8 && l < a.size(); l++) {
                 const float *p = &x[3 * (size_t)a[l]];
@@ -99,10 +110,20 @@ static void check(double L, double Lz, int shift_dims, int bisect_above, uint64_
         }
         col[(size_t)c + 1] = (int)(bbox.size() / 2);
     }
-    const int ncl = col[(size_t)ncol];
+    const int ncl = col[(size_t)ncols], ncl_home = col[(size_t)ncol];
     std::vector<float2> zwin((size_t)ncl);
     int longest = 0;
-    for (int c = 0; c < ncol; c++) {
+    /* the parts' column ranges as the sort leaves them (cl_reset, cl_zwin) */
+    int dims[CL_D_ALL] = {0};
+    for (int k = CL_D_PART_RANGE; k < CL_D_ALL; k++)
+        dims[k] = ((k - CL_D_PART_RANGE) & 1) ? -1 : 0x7fffffff;
+    for (int c = 0; c < ncols; c++) {
+        if (col[(size_t)c + 1] > col[(size_t)c]) {
+            int *r = dims + CL_D_PART_RANGE + 4 * (c / ncol);
+            const int cx = c % ncol % g.m[0], cy = c % ncol / g.m[0];
+            r[0] = std::min(r[0], cx), r[1] = std::max(r[1], cx);
+            r[2] = std::min(r[2], cy), r[3] = std::max(r[3], cy);
+        }
         float top = -3e38f, bottom = 3e38f;
         for (int j = col[(size_t)c]; j < col[(size_t)c + 1]; j++)
             zwin[(size_t)j].x = top = fmaxf(top, bbox[2 * (size_t)j + 1].z);
@@ -110,24 +131,37 @@ static void check(double L, double Lz, int shift_dims, int bisect_above, uint64_
             zwin[(size_t)j].y = bottom = fminf(bottom, bbox[2 * (size_t)j].z);
         longest = std::max(longest, col[(size_t)c + 1] - col[(size_t)c]);
     }
-    const int cap = 4096;
+    const int cap = 4096, cap_nl = halo ? cap : 0;
     std::vector<int> jl((size_t)ncl * cap, -1), cnt((size_t)ncl, -1), need(2, 0);
-    std::vector<int> jl_nl(1), cnt_nl((size_t)ncl, 0);
-    int dims[CL_D_COUNT] = {0};
-    dims[CL_D_NCL_HOME] = dims[CL_D_NCL] = ncl;
+    std::vector<int> jl_nl((size_t)ncl * cap_nl + 1), cnt_nl((size_t)ncl, 0);
+    dims[CL_D_NCL_HOME] = ncl_home;
+    dims[CL_D_NCL] = ncl;
     HALOX__LAUNCH(cl_search, cl_blocks(32LL * ncl, 128), 128, 0)
     (bbox.data(), zwin.data(), col.data(), bisect_above, g, dims, (float)rl, jl.data(), cnt.data(),
-     cap, jl_nl.data(), cnt_nl.data(), 0, need.data());
+     cap, jl_nl.data(), cnt_nl.data(), cap_nl, need.data());
     EXPECT(need[0] == 0 && need[1] == 0, "rows overflowed: need %d / %d", need[0], need[1]);
 
     /* the brute force: every box pair j >= i under every image, the kernel's arithmetic */
     const float rl2 = (float)(rl * rl);
     long long entries = 0, wrong = 0;
-    for (int i = 0; i < ncl; i++) {
+    for (int i = 0, list = 0; list < 2; i += 1) {
+        if (i == ncl) { /* the non-local lists next (with halo) */
+            if (!halo || list == 1)
+                break;
+            i = 0;
+            list = 1;
+        }
         const float4 ilo = bbox[2 * (size_t)i], ihi = bbox[2 * (size_t)i + 1];
+        const unsigned zi = __float_as_uint(ilo.w);
+        if (list == 0 && i >= ncl_home)
+            continue; /* halo rows have no local list */
         std::vector<int> want;
         for (int j = i; j < ncl; j++) {
             const float4 jlo = bbox[2 * (size_t)j], jhi = bbox[2 * (size_t)j + 1];
+            /* local: home with home; non-local: any row with halo clusters whose zones meet */
+            if (list == 0 ? j >= ncl_home
+                          : (j < ncl_home || !cl_zones_meet(zi, __float_as_uint(jlo.w))))
+                continue;
             for (int sz = -1; sz <= 1; sz++)
                 for (int sy = -1; sy <= 1; sy++)
                     for (int sx = -1; sx <= 1; sx++) {
@@ -147,19 +181,23 @@ static void check(double L, double Lz, int shift_dims, int bisect_above, uint64_
                             want.push_back(j | (sh << MD_CLUSTER_SHIFT_BIT));
                     }
         }
-        std::vector<int> got(jl.begin() + (long)i * cap, jl.begin() + (long)i * cap + cnt[i]);
+        const int *row = list ? jl_nl.data() + (long)i * cap_nl : jl.data() + (long)i * cap;
+        std::vector<int> got(row, row + (list ? cnt_nl[i] : cnt[i]));
         std::sort(want.begin(), want.end());
         std::sort(got.begin(), got.end());
         entries += (long long)got.size();
         if (got != want && wrong++ < 5)
-            EXPECT(0, "shifts %d, bisect above %d: row %d has %zu entries, the brute force %zu",
-                   shift_dims, bisect_above, i, got.size(), want.size());
+            EXPECT(0,
+                   "shifts %d, bisect above %d, halo %d: %s row %d has %zu entries, the brute "
+                   "force %zu",
+                   shift_dims, bisect_above, halo, list ? "non-local" : "local", i, got.size(),
+                   want.size());
     }
-    EXPECT(wrong == 0, "shifts %d, bisect above %d: %lld of %d rows differ", shift_dims,
-           bisect_above, wrong, ncl);
-    printf("box %.1f x %.1f, shifts %d, bisect above %d: %d atoms, %d clusters, %d in the longest "
-           "column, %lld entries\n",
-           L, Lz, shift_dims, bisect_above, n, ncl, longest, entries);
+    EXPECT(wrong == 0, "shifts %d, bisect above %d, halo %d: %lld rows differ", shift_dims,
+           bisect_above, halo, wrong);
+    printf("box %.1f x %.1f, shifts %d, bisect above %d, halo %d: %d atoms, %d clusters (%d home), "
+           "%d in the longest column, %lld entries\n",
+           L, Lz, shift_dims, bisect_above, halo, n, ncl, ncl_home, longest, entries);
 }
 
 int main(void)
@@ -170,6 +208,8 @@ int main(void)
     check(6.5, 130.0, 7, whole, 1); /* the same, whole columns: windows longer than a warp */
     check(6.5, 60.0, 3, 8, 2);      /* tall, z open */
     check(12.0, 12.0, 6, 8, 3);     /* a cube, x open: short columns, no bisection */
+    check(14.0, 14.0, 4, 8, 4, 1);  /* halo zones 1-3 in x and y, z periodic */
+    check(14.0, 40.0, 0, 8, 5, 1);  /* the same, open in z, bisected */
     printf(g_fail ? "%d check(s) failed\n" : "all checks passed\n", g_fail);
     return g_fail ? 1 : 0;
 }

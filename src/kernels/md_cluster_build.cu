@@ -223,7 +223,7 @@ extern "C" cudaError_t halox__md_clusters_build_begin(md_clusters_t *c, const fl
         c->box[d] = ((shift_dims >> d) & 1) ? ext[d] : 0.0f;
     /* the first build: the counts, the device's step state, the watch, the graph's key */
     if (!c->dims) {
-        CL_TRY(cudaMalloc((void **)&c->dims, CL_D_COUNT * sizeof(int)));
+        CL_TRY(cudaMalloc((void **)&c->dims, CL_D_ALL * sizeof(int)));
         CL_TRY(cudaMallocHost((void **)&c->h_small, CL_D_COUNT * sizeof(int)));
         CL_TRY(cudaMalloc(&c->state, sizeof(cl_state_t)));
         CL_TRY(cudaMemsetAsync(c->state, 0, sizeof(cl_state_t), stream));

@@ -69,8 +69,9 @@ __device__ static inline int cl_bisect(const float2 *__restrict__ zwin, int a, i
  * of 32 windows are packed onto the lanes (one column per pass left most lanes idle: nine
  * clusters to 32 lanes). Home rows take home clusters into the local list and halo clusters into
  * the non-local one; halo rows take halo clusters only (their pairs with home clusters are in
- * the home rows). The cluster counts come from dims (CL_D_*), need is where the longest rows go
- * when they do not fit. */
+ * the home rows). Of each part only the columns where it has clusters are read (the part's
+ * column range in dims, from the sort). The cluster counts come from dims (CL_D_*), need is
+ * where the longest rows go when they do not fit. */
 static __global__ void cl_search(const float4 *__restrict__ bbox, const float2 *__restrict__ zwin,
                                  const int *__restrict__ col, int bisect_above, cl_geom_t g,
                                  const int *__restrict__ dims, float rl, int *__restrict__ jl_loc,
@@ -98,14 +99,29 @@ static __global__ void cl_search(const float4 *__restrict__ bbox, const float2 *
         sz0 = ilo.z - zlo < rl + tol ? -1 : 0;
         sz1 = zhi - ihi.z < rl + tol ? 1 : 0;
     }
-    const int ncol = g.m[0] * g.m[1];
-    const int nx = cx1 - cx0 + 1, nz = sz1 - sz0 + 1, nwin = (cy1 - cy0 + 1) * nx * nz;
+    const int ncol = g.m[0] * g.m[1], nz = sz1 - sz0 + 1;
     const float tol = 1e-3f * rl;
     int nloc = 0, nnl = 0;
     for (int p = ihalo ? 1 : 0; p < g.parts; p++) {
         /* a whole part of halo atoms whose zone no atom of this row may pair with */
         if (p > 0 && !cl_zones_meet(zmi, 1u << p))
             continue;
+        /* the row's columns where the part has clusters (CL_D_PART_RANGE): an empty part, or
+         * one out of reach in a dimension without shifts, costs no window (in a shift dimension
+         * the range wraps: taken whole) */
+        const int *pr = dims + CL_D_PART_RANGE + 4 * p;
+        int px0 = cx0, px1 = cx1, py0 = cy0, py1 = cy1;
+        if (!(g.shift_dims & 1)) {
+            px0 = max(px0, pr[0]);
+            px1 = min(px1, pr[1]);
+        }
+        if (!((g.shift_dims >> 1) & 1)) {
+            py0 = max(py0, pr[2]);
+            py1 = min(py1, pr[3]);
+        }
+        if (pr[1] < 0 || px0 > px1 || py0 > py1)
+            continue;
+        const int nx = px1 - px0 + 1, nwin = (py1 - py0 + 1) * nx * nz;
         const int toloc = !ihalo && p == 0;
         int *row = toloc ? jl_loc + (size_t)ic * max_loc : jl_nl + (size_t)ic * max_nl;
         const int cap = toloc ? max_loc : max_nl;
@@ -117,7 +133,7 @@ static __global__ void cl_search(const float4 *__restrict__ bbox, const float2 *
             int ja = 0, len = 0, sh = 0;
             float ox = 0.0f, oy = 0.0f, oz = 0.0f;
             if (w < nwin) {
-                const int cxr = cx0 + (w / nz) % nx, cyr = cy0 + w / (nz * nx);
+                const int cxr = px0 + (w / nz) % nx, cyr = py0 + w / (nz * nx);
                 const int sz = sz0 + w % nz;
                 int cx = cxr, sx = 0, cy = cyr, sy = 0;
                 if (g.shift_dims & 1) {

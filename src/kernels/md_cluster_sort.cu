@@ -2,6 +2,7 @@
  * column, z bin), each column cut into clusters of 8, the slots filled, bounding boxes. Plain
  * C-like CUDA behind the internal launchers of md_cluster_internal.cuh; every launch is checked. */
 #include <cuda_runtime.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -11,14 +12,16 @@
 
 /* The build's first kernel: the atom counts the host wrote into h_small (pinned, so read at every
  * replay of the build's graph, as the copy node it replaces did), the other counts zeroed, the
- * keys' counters zeroed (a copy and two clears before: three nodes of the list build's chain of
- * small kernels, which is a 2-rank rebuild's critical path) */
+ * parts' column ranges emptied, the keys' counters zeroed (a copy and two clears before: three
+ * nodes of the list build's chain of small kernels, which is a 2-rank rebuild's critical path) */
 static __global__ void cl_reset(const volatile int *h_small, int *__restrict__ dims,
                                 int *__restrict__ cursor, int ncursor)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < CL_D_COUNT)
         dims[i] = i < CL_D_NCL_HOME ? h_small[i] : 0;
+    else if (i < CL_D_ALL)
+        dims[i] = ((i - CL_D_PART_RANGE) & 1) ? -1 : INT_MAX; /* smallest, largest */
     if (i < ncursor)
         cursor[i] = 0;
 }
@@ -158,9 +161,9 @@ static __global__ void cl_bbox(const int *__restrict__ dims, const int *__restri
  * boxes themselves are only nearly so (atoms within a bin are in index order). A warp per
  * column, 32 clusters at a time by a scan over the lanes (a thread per column walked it one
  * cluster after another: 9 us at 45k atoms). */
-static __global__ void cl_zwin(int ncols, const int *__restrict__ col,
+static __global__ void cl_zwin(int ncols, int ncol, int m0, const int *__restrict__ col,
                                const float4 *__restrict__ bbox, float2 *__restrict__ zwin,
-                               cl_state_t *st)
+                               cl_state_t *st, int *__restrict__ dims)
 {
     if (blockIdx.x == 0 && threadIdx.x == 0)
         cl_arm(st); /* read by the kernels after the build */
@@ -169,6 +172,14 @@ static __global__ void cl_zwin(int ncols, const int *__restrict__ col,
     if (c >= ncols)
         return; /* the whole warp */
     const int a = col[c], e = col[c + 1];
+    if (lane == 0 && e > a) { /* the part's column range (CL_D_PART_RANGE) */
+        const int p = c / ncol, cx = c % ncol % m0, cy = c % ncol / m0;
+        int *r = dims + CL_D_PART_RANGE + 4 * p;
+        atomicMin(&r[0], cx);
+        atomicMax(&r[1], cx);
+        atomicMin(&r[2], cy);
+        atomicMax(&r[3], cy);
+    }
     float top = -3e38f;
     for (int j0 = a; j0 < e; j0 += 32) {
         const int j = j0 + lane;
@@ -336,7 +347,7 @@ extern "C" cudaError_t halox__md_clusters_sort_enqueue(const md_clusters_t *c, c
     const int nkeys = g.parts * ncol * nzb, ncols = g.parts * ncol;
     const long long atoms = (long long)c->cap_atoms, cls = (long long)c->cap_cl;
     /* sort the atoms by key: count, scan, scatter, order each bin by index */
-    HALOX__LAUNCH(cl_reset, cl_blocks(nkeys + 1 > CL_D_COUNT ? nkeys + 1 : CL_D_COUNT, 256), 256,
+    HALOX__LAUNCH(cl_reset, cl_blocks(nkeys + 1 > CL_D_ALL ? nkeys + 1 : CL_D_ALL, 256), 256,
                   stream)
     (c->h_small, c->dims, c->cursor, nkeys + 1);
     CL_TRY(cudaGetLastError());
@@ -364,6 +375,7 @@ extern "C" cudaError_t halox__md_clusters_sort_enqueue(const md_clusters_t *c, c
      (float4 *)c->ref, c->fs, c->slot_of, c->cap_slots);
     CL_TRY(cudaGetLastError());
     HALOX__LAUNCH(cl_zwin, cl_blocks(32LL * ncols, 128), 128, stream)
-    (ncols, c->col, (const float4 *)c->bbox, (float2 *)c->zwin, (cl_state_t *)c->state);
+    (ncols, ncol, c->m[0], c->col, (const float4 *)c->bbox, (float2 *)c->zwin,
+     (cl_state_t *)c->state, c->dims);
     return cudaGetLastError();
 }
