@@ -643,10 +643,11 @@ static long long span_replay(span_run_t *r, dev_t *d, const sys_t *s, double *er
     const size_t n3 = 3 * (size_t)s->n;
     float *hf = malloc(sizeof(float) * n3), *hnl = malloc(sizeof(float) * n3);
     double *ref = malloc(sizeof(double) * n3);
-    TG_CUDA(cudaMemcpy(hf, d->f, sizeof(float) * n3, cudaMemcpyDeviceToHost));
+    /* home atoms: the kick's forces; halo atoms: the halo forces (the kick cleared nothing there
+     * and wrote no halo row of f: copying those rows read memory never written, which
+     * compute-sanitizer's initcheck reported) */
+    TG_CUDA(cudaMemcpy(hf, d->f, sizeof(float) * 3 * (size_t)s->nh, cudaMemcpyDeviceToHost));
     TG_CUDA(cudaMemcpy(hnl, d->fnl, sizeof(float) * n3, cudaMemcpyDeviceToHost));
-    /* home atoms: the kick's forces; halo atoms: the halo forces (the kick cleared nothing there)
-     */
     memcpy(hf + 3 * (size_t)s->nh, hnl + 3 * (size_t)s->nh,
            sizeof(float) * 3 * (size_t)(s->n - s->nh));
     brute(s, 0, RC, ref);
