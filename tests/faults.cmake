@@ -30,6 +30,10 @@ halox_fault_test(fault_bench_timeout_huge "--timeout '1e308'" "" halox-bench hal
 halox_fault_test(fault_md_graph_no_gpu "no GPU is visible.*run without --graph"
                  "CUDA_VISIBLE_DEVICES=" halox-md --graph --cells 3,3,3 --steps 2)
 
+# files changed under a writer or a reader (a target become a FIFO, a folder swapped for a link
+# before the rename, a size limit), FIFOs to read or write, the same file by several spellings
+halox_test(test_file_races SOURCES test_file_races.c CORE_ONLY LABELS faults TIMEOUT 30)
+
 # a few hundred hostile argument lists and environment values for the three tools, fixed seed
 # (tests/fuzz_tools.py): no crash, no sanitizer report, no hang, no exit 0 on a malformed value
 find_package(Python3 COMPONENTS Interpreter QUIET)
@@ -39,3 +43,4 @@ if(Python3_Interpreter_FOUND AND TARGET halox-md AND TARGET halox-check AND TARG
   # the sanitizer builds run it too; leaks of a refused run are reports like any other
   set_tests_properties(fuzz_tools PROPERTIES LABELS "faults" TIMEOUT 900)
 endif()
+

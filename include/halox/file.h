@@ -28,6 +28,37 @@ halox_status_t halox_output_check(const char *path, const char *what);
  *  when it cannot be opened (a missing folder, no permission), with the reason. */
 halox_status_t halox_output_open(const char *path, const char *what, int append, FILE **fp_p);
 
+/** How a run uses one of its files (halox_files_check()). */
+typedef enum halox_file_use {
+    HALOX_FILE_READ,          /**< an input, only read */
+    HALOX_FILE_READ_REPLACED, /**< an input read whole at the start, which an atomic writer of
+                                   the same run may replace (a restart's checkpoint) */
+    HALOX_FILE_WRITE,         /**< an output written in place: emptied or appended to */
+    HALOX_FILE_REPLACE,       /**< an output replaced atomically (a new file renamed over it) */
+} halox_file_use_t;
+
+/** One file of a run: its path (NULL: not given, skipped), what messages call it ("the CSV
+ *  file") and its use. */
+typedef struct halox_file {
+    const char *path;
+    const char *what;
+    halox_file_use_t use;
+} halox_file_t;
+
+/** Check every file of a run before any of them is opened, so that a refusal leaves every file
+ *  as it was: each output with halox_output_check() and whether it can be written (an existing
+ *  file written in place: its permission; a new or atomically replaced one: its folder exists
+ *  and takes new files), HALOX_ERR_IO with the reason when not; and no two files that name the
+ *  same file where one of them is written (the same path, "./x" and "x", symbolic links, hard
+ *  links: the same device and inode where the file exists, the same folder and name where it
+ *  does not), HALOX_ERR_INVALID_ARG naming both. The one pair allowed is an input read whole
+ *  (HALOX_FILE_READ_REPLACED) and an atomic output. Inputs are not checked otherwise (their
+ *  readers do). Creates nothing. */
+halox_status_t halox_files_check(const halox_file_t *files, int n);
+
+/** 1 when paths a and b name the same file (as halox_files_check() compares them), else 0. */
+int halox_file_same(const char *a, const char *b);
+
 /** Flush fp and check its error flag: HALOX_ERR_WRITE, naming `what` and `path`, when this or
  *  any earlier write to fp failed (disk full, file size limit, I/O error). */
 halox_status_t halox_output_flush(FILE *fp, const char *path, const char *what);
