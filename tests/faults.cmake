@@ -44,3 +44,14 @@ if(Python3_Interpreter_FOUND AND TARGET halox-md AND TARGET halox-check AND TARG
   set_tests_properties(fuzz_tools PROPERTIES LABELS "faults" TIMEOUT 900)
 endif()
 
+# the files of a run (tests/test_files.py): two outputs or an output and an input that are one
+# file refused before any output is touched, outputs in missing folders, the system cache's
+# planted links, FIFOs and forged files
+if(Python3_Interpreter_FOUND AND TARGET halox-md AND TARGET halox-bench)
+  foreach(_group md_same md_input md_folder cache bench)
+    add_test(NAME files_${_group}
+             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/test_files.py
+                     $<TARGET_FILE_DIR:halox-md> ${_group})
+    set_tests_properties(files_${_group} PROPERTIES LABELS "faults" TIMEOUT 60)
+  endforeach()
+endif()
