@@ -218,7 +218,8 @@ def bench():
             ["keep.csv"], [])
     refused(base + ["--json", "r.json", "--csv", "no/r.csv"], "its folder 'no' does not exist",
             [], ["r.json"])
-    write("runs.json", '{"bench": "md"}\n')
+    write("runs.json", "".join('{"bench": "md", "transport": "mpi", "atoms": 1000, '
+                               f'"ranks": {r}, "ms_per_step": {2.0 / r}}}\n' for r in (1, 2)))
     refused([BENCH, "scaling", "runs.json", "--json", "./runs.json"],
             "is the same file as the scaling input 'runs.json'", ["runs.json"], [])
 
