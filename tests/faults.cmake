@@ -54,4 +54,9 @@ if(Python3_Interpreter_FOUND AND TARGET halox-md AND TARGET halox-bench)
                      $<TARGET_FILE_DIR:halox-md> ${_group})
     set_tests_properties(files_${_group} PROPERTIES LABELS "faults" TIMEOUT 60)
   endforeach()
+  # the same surfaces fuzzed (tests/fuzz_files.py): outputs spelled as one file or as an input,
+  # forged cache files, FIFOs, links and folders where files are read, fixed seed
+  add_test(NAME fuzz_files COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/fuzz_files.py
+                                   $<TARGET_FILE_DIR:halox-md> --cases 120 --seed 2026 --limit 10)
+  set_tests_properties(fuzz_files PROPERTIES LABELS "faults" TIMEOUT 300)
 endif()
