@@ -130,7 +130,7 @@ static void fifos(void)
     at(f, sizeof f, "pipe");
     CHECK(mkfifo(f, 0600) == 0);
     FILE *fp = NULL;
-    CHECK_STATUS(halox__input_open(f, "the input", "give a file", &fp), HALOX_ERR_IO);
+    CHECK_STATUS(halox_input_open(f, "the input", "give a file", &fp), HALOX_ERR_IO);
     printf("input FIFO: %s\n", halox_last_error());
     CHECK(!fp && strstr(halox_last_error(), "is a FIFO (named pipe), not a regular file") != NULL);
     mode_t mode = 0;

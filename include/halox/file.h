@@ -1,6 +1,7 @@
-/* Output files. Every file that the MD engine and the tools write (CSV, JSON, XYZ, checkpoints,
+/* Files. Every file that the MD engine and the tools write (CSV, JSON, XYZ, checkpoints,
  * benchmark records) is opened, flushed and closed through these, so that a path that is not a
- * regular file is refused before anything is written and every failed write is reported.
+ * regular file is refused before anything is written and every failed write is reported; the
+ * files a run reads are opened through halox_input_open(), which never waits on a FIFO.
  *
  * Symbolic links: a link to a regular file is followed (the file it points to is written; an
  * atomic writer replaces that file and keeps the link). A link that points nowhere is refused. */
@@ -58,6 +59,13 @@ halox_status_t halox_files_check(const halox_file_t *files, int n);
 
 /** 1 when paths a and b name the same file (as halox_files_check() compares them), else 0. */
 int halox_file_same(const char *a, const char *b);
+
+/** Open an input file for reading, only when it is a regular file: checked before the open and
+ *  again on the opened descriptor (a path replaced in between is refused too), and the open
+ *  never waits on a FIFO. Messages: "<what> '<path>' is a FIFO (named pipe), not a regular
+ *  file: <give>", "cannot open <what> '<path>': <reason>", HALOX_ERR_IO; what may be NULL (the
+ *  path alone). */
+halox_status_t halox_input_open(const char *path, const char *what, const char *give, FILE **fp_p);
 
 /** Flush fp and check its error flag: HALOX_ERR_WRITE, naming `what` and `path`, when this or
  *  any earlier write to fp failed (disk full, file size limit, I/O error). */

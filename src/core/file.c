@@ -96,7 +96,7 @@ int halox__open_regular(const char *path, int flags, mode_t perm, mode_t *mode_p
     return fd;
 }
 
-halox_status_t halox__input_open(const char *path, const char *what, const char *give, FILE **fp_p)
+halox_status_t halox_input_open(const char *path, const char *what, const char *give, FILE **fp_p)
 {
     *fp_p = NULL;
     const char *sp = what ? " " : "";

@@ -22,11 +22,6 @@ const char *halox__file_kind(mode_t mode);
  * is not a regular file, *mode_p then its mode. */
 int halox__open_regular(const char *path, int flags, mode_t perm, mode_t *mode_p);
 
-/* Open an input file for reading through halox__open_regular(). Messages: "<what> '<path>' is a
- * FIFO (named pipe), not a regular file: <give>" and "cannot open <what> '<path>': <reason>",
- * HALOX_ERR_IO; what may be NULL (the path alone). */
-halox_status_t halox__input_open(const char *path, const char *what, const char *give, FILE **fp_p);
-
 /* The file an atomic writer replaces for `path` (after halox_output_check()): path itself, or
  * the file that a symbolic link leads to, so that the rename keeps the link. *target_p is
  * malloc'ed (NULL after an error). */

@@ -21,7 +21,7 @@ halox_status_t md__ckpt_read(const char *path, md_ckpt_header_t *h, md_ckpt_sett
     /* a FIFO is not waited on, whatever is at the path when it is opened */
     FILE *fp = NULL;
     halox_status_t st =
-        halox__input_open(path, "the checkpoint", "give the file that --checkpoint wrote", &fp);
+        halox_input_open(path, "the checkpoint", "give the file that --checkpoint wrote", &fp);
     if (st != HALOX_OK)
         return st;
     char *payload = NULL;

@@ -164,7 +164,7 @@ halox_status_t md__read_file(const char *path, long long want, const double box_
                             HALOX_MD_READ_LAST);
     md__in_t in = {.path = path};
     /* only a regular file: a FIFO would wait for a writer, a directory reads empty */
-    halox_status_t st = halox__input_open(path, NULL, "give an XYZ file or a LAMMPS dump", &in.fp);
+    halox_status_t st = halox_input_open(path, NULL, "give an XYZ file or a LAMMPS dump", &in.fp);
     if (st != HALOX_OK)
         return st;
     md__frame_t f;
