@@ -44,9 +44,10 @@ pid_t child_start(const char *tool, const char *const args[], int *out_fd, int *
         close(po[1]);
         close(pe[1]);
         if (child_fsize_limit > 0) {
-            /* writes past the limit fail with EFBIG, as on a full disk (SIGXFSZ ignored) */
+            /* SIGXFSZ as a shell leaves it (its default ends the process): the tool itself must
+             * turn a write past the limit into EFBIG, as on a full disk, and say so */
             struct rlimit rl = {(rlim_t)child_fsize_limit, (rlim_t)child_fsize_limit};
-            signal(SIGXFSZ, SIG_IGN);
+            signal(SIGXFSZ, SIG_DFL);
             setrlimit(RLIMIT_FSIZE, &rl);
         }
         const char *argv[64];

@@ -30,6 +30,10 @@ halox_fault_test(fault_bench_timeout_huge "--timeout '1e308'" "" halox-bench hal
 halox_fault_test(fault_md_graph_no_gpu "no GPU is visible.*run without --graph"
                  "CUDA_VISIBLE_DEVICES=" halox-md --graph --cells 3,3,3 --steps 2)
 
+# files changed under a writer or a reader (a target become a FIFO, a folder swapped for a link
+# before the rename, a size limit), FIFOs to read or write, the same file by several spellings
+halox_test(test_file_races SOURCES test_file_races.c CORE_ONLY LABELS faults TIMEOUT 30)
+
 # a few hundred hostile argument lists and environment values for the three tools, fixed seed
 # (tests/fuzz_tools.py): no crash, no sanitizer report, no hang, no exit 0 on a malformed value
 find_package(Python3 COMPONENTS Interpreter QUIET)
@@ -38,4 +42,21 @@ if(Python3_Interpreter_FOUND AND TARGET halox-md AND TARGET halox-check AND TARG
                                    $<TARGET_FILE_DIR:halox-md> --cases 300 --seed 2026 --limit 10)
   # the sanitizer builds run it too; leaks of a refused run are reports like any other
   set_tests_properties(fuzz_tools PROPERTIES LABELS "faults" TIMEOUT 900)
+endif()
+
+# the files of a run (tests/test_files.py): two outputs or an output and an input that are one
+# file refused before any output is touched, outputs in missing folders, the system cache's
+# planted links, FIFOs and forged files
+if(Python3_Interpreter_FOUND AND TARGET halox-md AND TARGET halox-bench)
+  foreach(_group md_same md_input md_folder cache bench)
+    add_test(NAME files_${_group}
+             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/test_files.py
+                     $<TARGET_FILE_DIR:halox-md> ${_group})
+    set_tests_properties(files_${_group} PROPERTIES LABELS "faults" TIMEOUT 60)
+  endforeach()
+  # the same surfaces fuzzed (tests/fuzz_files.py): outputs spelled as one file or as an input,
+  # forged cache files, FIFOs, links and folders where files are read, fixed seed
+  add_test(NAME fuzz_files COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/fuzz_files.py
+                                   $<TARGET_FILE_DIR:halox-md> --cases 120 --seed 2026 --limit 10)
+  set_tests_properties(fuzz_files PROPERTIES LABELS "faults" TIMEOUT 300)
 endif()

@@ -48,6 +48,19 @@ static int run(cmd_t *c, const char *const args[]) { return child_run(g_tool, c,
 
 static void path(char *out, size_t n, const char *name) { snprintf(out, n, "%s/%s", g_dir, name); }
 
+/* The files in dir whose name starts with prefix. */
+static int files_named(const char *dir, const char *prefix)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)))
+        n += strncmp(de->d_name, prefix, strlen(prefix)) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
 static int count(const char *s, const char *what)
 {
     int n = 0;
@@ -311,13 +324,7 @@ static void kill_while_writing(void)
         }
     }
     /* kills that landed inside a write leave their temporary file behind (never the target) */
-    int torn = 0;
-    DIR *d = opendir(g_dir);
-    struct dirent *de;
-    while (d && (de = readdir(d)))
-        torn += strncmp(de->d_name, "kill.chk.tmp.", 13) == 0;
-    if (d)
-        closedir(d);
+    int torn = files_named(g_dir, "kill.chk.tmp.");
     printf("kill -9 during checkpointing, 6 times: the checkpoint was whole %d times (last at "
            "step %lld); %d kills landed inside a write\n",
            ok, last_step, torn);
@@ -550,8 +557,9 @@ static void special_outputs(void)
     expect_bad(a4, "the checkpoint '/' is a directory, not a regular file");
 }
 
-/* A write that fails during the run (here: RLIMIT_FSIZE, as a disk that fills up) stops it with
- * exit 1 and a message naming the file, for every output. */
+/* A write that fails during the run (here: RLIMIT_FSIZE, as a disk that fills up, SIGXFSZ at its
+ * default) stops it with exit 1 and a message naming the file, for every output, and leaves no
+ * temporary file. */
 static void write_failures(void)
 {
     printf("outputs that fail while they are written (a file size limit, as a full disk):\n");
@@ -585,6 +593,10 @@ static void write_failures(void)
         CHECK_MSG(c.code == 1, "%s: exit %d for a failed write (expected 1)", cases[k].opt, c.code);
         CHECK_MSG(strstr(c.err, cases[k].says) && strstr(c.err, "File too large"),
                   "%s: stderr '%s' does not say '%s' and why", cases[k].opt, c.err, cases[k].says);
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, "%s.tmp.", cases[k].name);
+        CHECK_MSG(files_named(g_dir, tmp) == 0, "%s: a temporary file %s* was left behind",
+                  cases[k].opt, tmp);
         cmd_free(&c);
     }
 }

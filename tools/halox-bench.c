@@ -30,6 +30,7 @@ static void version(void)
 
 int main(int argc, char **argv)
 {
+    tool_ignore_file_limit_signal();
     if (argc < 2) {
         bench_usage(stderr);
         return BENCH_USAGE;

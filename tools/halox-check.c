@@ -221,6 +221,7 @@ static halox_status_t thread_main(int rank, halox_team_t *team, void *vp)
 
 int main(int argc, char **argv)
 {
+    tool_ignore_file_limit_signal();
     shared_t S;
     memset(&S, 0, sizeof S);
     int rc = chk_parse_args(argc, argv, &S.o);

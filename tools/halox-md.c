@@ -348,6 +348,7 @@ static halox_status_t report_affinity(halox_comm_t *comm, int print)
 
 int main(int argc, char **argv)
 {
+    tool_ignore_file_limit_signal();
     opts_t o;
     int rc = parse_args(argc, argv, &o);
     if (rc)

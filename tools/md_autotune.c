@@ -55,9 +55,9 @@ static void make_key(const halox_md_config_t *cfg, const halox_md_system_t *sys,
 static void cache_lookup(const char *path, const char *key, char *name)
 {
     name[0] = 0;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
+    FILE *f = NULL; /* a FIFO or a device in its place is passed over, not waited on */
+    if (halox_input_open(path, "the autotune cache", "", &f) != HALOX_OK)
+        return; /* a cache only: measured anew */
     char line[512];
     while (fgets(line, sizeof line, f)) {
         char *tab = strchr(line, '\t');

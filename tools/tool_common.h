@@ -2,6 +2,7 @@
 #ifndef HALOX_TOOLS_TOOL_COMMON_H
 #define HALOX_TOOLS_TOOL_COMMON_H
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -69,5 +70,10 @@ static inline int tool_info_option(const char *a, void (*usage)(FILE *), void (*
         return 0;
     return 1;
 }
+
+/* Past the file size limit (ulimit -f) a write then fails with EFBIG, which the writers report
+ * with the file's name and exit 1, instead of SIGXFSZ ending the tool without a word and a
+ * temporary file left behind. First thing in main: the ranks a launcher starts do it too. */
+static inline void tool_ignore_file_limit_signal(void) { signal(SIGXFSZ, SIG_IGN); }
 
 #endif

@@ -1,6 +1,7 @@
-/* Output files. Every file that the MD engine and the tools write (CSV, JSON, XYZ, checkpoints,
+/* Files. Every file that the MD engine and the tools write (CSV, JSON, XYZ, checkpoints,
  * benchmark records) is opened, flushed and closed through these, so that a path that is not a
- * regular file is refused before anything is written and every failed write is reported.
+ * regular file is refused before anything is written and every failed write is reported; the
+ * files a run reads are opened through halox_input_open(), which never waits on a FIFO.
  *
  * Symbolic links: a link to a regular file is followed (the file it points to is written; an
  * atomic writer replaces that file and keeps the link). A link that points nowhere is refused. */
@@ -27,6 +28,44 @@ halox_status_t halox_output_check(const char *path, const char *what);
  *  special file in between is refused as well, and a FIFO never blocks the call. HALOX_ERR_IO
  *  when it cannot be opened (a missing folder, no permission), with the reason. */
 halox_status_t halox_output_open(const char *path, const char *what, int append, FILE **fp_p);
+
+/** How a run uses one of its files (halox_files_check()). */
+typedef enum halox_file_use {
+    HALOX_FILE_READ,          /**< an input, only read */
+    HALOX_FILE_READ_REPLACED, /**< an input read whole at the start, which an atomic writer of
+                                   the same run may replace (a restart's checkpoint) */
+    HALOX_FILE_WRITE,         /**< an output written in place: emptied or appended to */
+    HALOX_FILE_REPLACE,       /**< an output replaced atomically (a new file renamed over it) */
+} halox_file_use_t;
+
+/** One file of a run: its path (NULL: not given, skipped), what messages call it ("the CSV
+ *  file") and its use. */
+typedef struct halox_file {
+    const char *path;
+    const char *what;
+    halox_file_use_t use;
+} halox_file_t;
+
+/** Check every file of a run before any of them is opened, so that a refusal leaves every file
+ *  as it was: each output with halox_output_check() and whether it can be written (an existing
+ *  file written in place: its permission; a new or atomically replaced one: its folder exists
+ *  and takes new files), HALOX_ERR_IO with the reason when not; and no two files that name the
+ *  same file where one of them is written (the same path, "./x" and "x", symbolic links, hard
+ *  links: the same device and inode where the file exists, the same folder and name where it
+ *  does not), HALOX_ERR_INVALID_ARG naming both. The one pair allowed is an input read whole
+ *  (HALOX_FILE_READ_REPLACED) and an atomic output. Inputs are not checked otherwise (their
+ *  readers do). Creates nothing. */
+halox_status_t halox_files_check(const halox_file_t *files, int n);
+
+/** 1 when paths a and b name the same file (as halox_files_check() compares them), else 0. */
+int halox_file_same(const char *a, const char *b);
+
+/** Open an input file for reading, only when it is a regular file: checked before the open and
+ *  again on the opened descriptor (a path replaced in between is refused too), and the open
+ *  never waits on a FIFO. Messages: "<what> '<path>' is a FIFO (named pipe), not a regular
+ *  file: <give>", "cannot open <what> '<path>': <reason>", HALOX_ERR_IO; what may be NULL (the
+ *  path alone). */
+halox_status_t halox_input_open(const char *path, const char *what, const char *give, FILE **fp_p);
 
 /** Flush fp and check its error flag: HALOX_ERR_WRITE, naming `what` and `path`, when this or
  *  any earlier write to fp failed (disk full, file size limit, I/O error). */

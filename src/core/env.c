@@ -88,7 +88,9 @@
       "scripts/timeline.py lines the ranks up into a step's latency budget")                       \
     X("HALOX_SYSTEM_CACHE", "directory", "(none)",                                                 \
       "halox-md: keep random placements there (raw doubles keyed by atoms, density and seed) "     \
-      "and read them back bit for bit: millions of atoms start in seconds instead of minutes")     \
+      "and read them back bit for bit: millions of atoms start in seconds instead of minutes; a "  \
+      "file that fails its checks (size, header, checksum, a coordinate outside the box) is "      \
+      "refused, naming it")                                                                        \
     X("HALOX_HYBRID_UNREACHABLE", "pairs", "(none)",                                               \
       "pairs of ranks to treat as unable to reach each other's memory by loads and stores: "       \
       "'all', 'node:N' (blocks of N consecutive ranks, as nodes) or 'A-B,C-D' (pairs, not "        \

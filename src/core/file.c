@@ -1,4 +1,6 @@
-/* Output files: refuse paths that are not regular files, report every failed write. */
+/* Files read and written: only regular files are opened (and a FIFO is never waited on), every
+ * failed write is reported. Atomic replacement: file_atomic.c; the files of a run together:
+ * file_set.c. */
 /* realpath is XSI; 700 also gives POSIX 2008 (O_CLOEXEC, fdopen, lstat) */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
@@ -59,6 +61,63 @@ halox_status_t halox_output_check(const char *path, const char *what)
     return HALOX_OK;
 }
 
+int halox__open_regular(const char *path, int flags, mode_t perm, mode_t *mode_p)
+{
+    struct stat sb;
+    /* a look first: a device or a FIFO is not opened at all where it is there already */
+    if (((flags & O_NOFOLLOW) ? lstat(path, &sb) : stat(path, &sb)) == 0 && !S_ISREG(sb.st_mode)) {
+        *mode_p = sb.st_mode;
+        return -2;
+    }
+    /* O_NONBLOCK: a FIFO put in place since the look fails or returns at once instead of
+     * waiting for its other end; no O_TRUNC: a file is emptied only once it is known to be a
+     * regular file */
+    int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC, perm);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &sb) != 0) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        *mode_p = sb.st_mode;
+        return -2;
+    }
+    int now = fcntl(fd, F_GETFL);
+    if (now < 0 || fcntl(fd, F_SETFL, now & ~O_NONBLOCK) != 0) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
+halox_status_t halox_input_open(const char *path, const char *what, const char *give, FILE **fp_p)
+{
+    *fp_p = NULL;
+    const char *sp = what ? " " : "";
+    what = what ? what : "";
+    mode_t mode = 0;
+    int fd = halox__open_regular(path, O_RDONLY, 0, &mode);
+    if (fd == -2)
+        return halox__error(HALOX_ERR_IO, "%s%s'%s' is %s, not a regular file: %s", what, sp, path,
+                            halox__file_kind(mode), give);
+    FILE *fp = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!fp) {
+        int err = errno;
+        if (fd >= 0)
+            close(fd);
+        return halox__error(HALOX_ERR_IO, "cannot open %s%s'%s': %s", what, sp, path,
+                            strerror(err));
+    }
+    *fp_p = fp;
+    return HALOX_OK;
+}
+
 halox_status_t halox_output_open(const char *path, const char *what, int append, FILE **fp_p)
 {
     if (!fp_p)
@@ -69,28 +128,14 @@ halox_status_t halox_output_open(const char *path, const char *what, int append,
     halox_status_t st = halox_output_check(path, what);
     if (st != HALOX_OK)
         return st;
-    /* O_NONBLOCK: a FIFO put in place since the check fails at once instead of waiting for a
-     * reader; no O_TRUNC: a file is emptied only once it is known to be a regular file */
-    int fd =
-        open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC | (append ? O_APPEND : 0), 0666);
+    mode_t mode = 0;
+    int fd = halox__open_regular(path, O_WRONLY | O_CREAT | (append ? O_APPEND : 0), 0666, &mode);
+    if (fd == -2)
+        return halox__not_regular(HALOX_ERR_INVALID_ARG, path, what, halox__file_kind(mode));
     if (fd < 0)
         return halox__error(HALOX_ERR_IO, "cannot write %s '%s': %s", what, path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        int err = errno;
-        close(fd);
-        return halox__error(HALOX_ERR_IO, "cannot write %s '%s' (fstat: %s)", what, path,
-                            strerror(err));
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        close(fd);
-        return halox__not_regular(HALOX_ERR_INVALID_ARG, path, what, halox__file_kind(sb.st_mode));
-    }
-    int flags = fcntl(fd, F_GETFL);
     const char *fail = NULL;
-    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
-        fail = "fcntl";
-    else if (!append && ftruncate(fd, 0) != 0)
+    if (!append && ftruncate(fd, 0) != 0)
         fail = "truncate";
     FILE *fp = fail ? NULL : fdopen(fd, append ? "a" : "w");
     if (!fp) {
@@ -129,6 +174,20 @@ halox_status_t halox_output_close(FILE *fp, const char *path, const char *what)
     return st;
 }
 
+char *halox__path_split(const char *path, const char **name_p)
+{
+    const char *slash = strrchr(path, '/');
+    *name_p = slash ? slash + 1 : path;
+    const char *dir = slash ? path : ".";
+    size_t n = slash ? (slash == path ? 1 : (size_t)(slash - path)) : 1;
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, dir, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
 halox_status_t halox__output_target(const char *path, const char *what, char **target_p)
 {
     struct stat sb;
@@ -150,34 +209,12 @@ halox_status_t halox__output_target(const char *path, const char *what, char **t
     return HALOX_OK;
 }
 
-halox_status_t halox__temp_next_to(const char *target, char **tmp_p, int *fd_p)
+uint64_t halox__fnv1a64(uint64_t h, const void *data, size_t n)
 {
-    *tmp_p = NULL;
-    *fd_p = -1;
-    size_t len = strlen(target);
-    char *tmp = malloc(len + 16);
-    if (!tmp)
-        return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
-    snprintf(tmp, len + 16, "%s.tmp.XXXXXX", target);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        errno = e;
-        return HALOX_ERR_IO;
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
     }
-    *tmp_p = tmp;
-    *fd_p = fd;
-    return HALOX_OK;
-}
-
-halox_status_t halox__rename_check(const char *target, const char *what)
-{
-    struct stat sb;
-    if (lstat(target, &sb) != 0 || S_ISREG(sb.st_mode))
-        return HALOX_OK;
-    return halox__error(HALOX_ERR_WRITE,
-                        "%s '%s' became %s while it was written: it was left as it is (nothing "
-                        "is renamed over a file that is not a regular file)",
-                        what, target, halox__file_kind(sb.st_mode));
+    return h;
 }

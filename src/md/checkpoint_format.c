@@ -2,16 +2,12 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "core/file.h"
 #include "md/checkpoint.h"
 
 uint64_t md__ckpt_fnv1a(uint64_t h, const void *data, size_t n)
 {
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
+    return halox__fnv1a64(h, data, n);
 }
 
 size_t md__ckpt_block_bytes(long long n, size_t rs)

@@ -18,22 +18,17 @@ halox_status_t md__ckpt_read(const char *path, md_ckpt_header_t *h, md_ckpt_sett
                              char **payload_p)
 {
     *payload_p = NULL;
-    /* before the open: opening a FIFO would wait for a writer */
-    struct stat sb;
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        return halox__error(HALOX_ERR_IO,
-                            "the checkpoint '%s' is %s, not a regular file: give the file that "
-                            "--checkpoint wrote",
-                            path, halox__file_kind(sb.st_mode));
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return halox__error(HALOX_ERR_IO, "cannot open the checkpoint '%s': %s", path,
-                            strerror(errno));
-    halox_status_t st = HALOX_OK;
+    /* a FIFO is not waited on, whatever is at the path when it is opened */
+    FILE *fp = NULL;
+    halox_status_t st =
+        halox_input_open(path, "the checkpoint", "give the file that --checkpoint wrote", &fp);
+    if (st != HALOX_OK)
+        return st;
     char *payload = NULL;
-    if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st =
-            halox__error(HALOX_ERR_IO, "cannot read the checkpoint '%s': not a regular file", path);
+    struct stat sb;
+    if (fstat(fileno(fp), &sb) != 0) {
+        st = halox__error(HALOX_ERR_IO, "cannot read the checkpoint '%s': %s", path,
+                          strerror(errno));
         goto out;
     }
     const long long size = (long long)sb.st_size;

@@ -1,122 +1,34 @@
 /* Writing checkpoints (md__checkpoint_write, for halox_md_write_checkpoint; the layout in
- * checkpoint.h): rank 0 gathers the blocks, writes a temporary file in the same directory,
- * flushes and fsyncs it, renames it over the target (atomic on POSIX) and fsyncs the directory:
- * a crash at any point leaves either the old checkpoint or the new one, never a torn file. A
- * path that is not a regular file (a device, a FIFO, a directory) is refused before anything is
- * written, and checked again just before the rename, which never replaces anything but a
- * regular file; a symbolic link is followed (its target is replaced, the link stays). */
+ * checkpoint.h): rank 0 gathers the blocks and replaces the file atomically (file.h: a
+ * temporary file in the same directory, fsynced, renamed over the target through the
+ * directory's descriptor, the directory fsynced): a crash at any point leaves either the old
+ * checkpoint or the new one, never a torn file. A path that is not a regular file (a device, a
+ * FIFO, a directory) is refused before anything is written, and checked again just before the
+ * rename, which never replaces anything but a regular file; a symbolic link is followed (its
+ * target is replaced, the link stays). */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/error.h"
 #include "core/file.h"
 #include "md/checkpoint.h"
 #include "md/md_internal.h"
 
-/* fsync the directory holding path, so the rename itself is durable. */
-static void md__sync_dir(const char *path)
-{
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir)
-        dir[1] = '\0';
-    else if (slash)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    int fd = open(dir, O_RDONLY);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-}
-
 static halox_status_t md__write_atomic(const char *path, const void *a, size_t na, const void *b,
                                        size_t nb)
 {
     /* a device, a FIFO, a directory: refused before anything is written */
     halox_status_t st = halox_output_check(path, "the checkpoint");
-    char *target = NULL;
+    halox__atomic_t w;
     if (st == HALOX_OK)
-        st = halox__output_target(path, "the checkpoint", &target);
+        st = halox__atomic_begin(&w, path, "the checkpoint", 1);
     if (st != HALOX_OK)
         return st;
-    char *tmp = NULL;
-    int fd = -1;
-    st = halox__temp_next_to(target, &tmp, &fd);
-    if (st == HALOX_ERR_NO_MEMORY) {
-        free(target);
-        return st;
-    }
-    if (fd < 0) {
-        st = halox__error(HALOX_ERR_WRITE,
-                          "cannot create a temporary file next to the checkpoint '%s': %s; the "
-                          "previous checkpoint, if any, is unchanged",
-                          path, strerror(errno));
-        free(tmp);
-        free(target);
-        return st;
-    }
-    const char *what = NULL;
-    int err = 0;
-    const void *part[2] = {a, b};
-    size_t plen[2] = {na, nb};
-    for (int k = 0; k < 2 && !what; k++) {
-        const char *p = part[k];
-        size_t left = plen[k];
-        while (left > 0) {
-            errno = 0;
-            ssize_t w = write(fd, p, left);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                what = "write";
-                err = w == 0 ? EIO : errno;
-                break;
-            }
-            p += w;
-            left -= (size_t)w;
-        }
-    }
-    if (!what && fsync(fd) != 0) {
-        what = "fsync";
-        err = errno;
-    }
-    if (close(fd) != 0 && !what) {
-        what = "close";
-        err = errno;
-    }
-    /* the target may have been replaced since the check: never rename over a special file */
-    if (!what && (st = halox__rename_check(target, "the checkpoint")) != HALOX_OK) {
-        unlink(tmp);
-        free(tmp);
-        free(target);
-        return st;
-    }
-    if (!what && rename(tmp, target) != 0) {
-        what = "rename";
-        err = errno;
-    }
-    if (what) {
-        unlink(tmp);
-        st = halox__error(HALOX_ERR_WRITE,
-                          "writing the checkpoint '%s' failed (%s: %s); the previous checkpoint, "
-                          "if any, is unchanged",
-                          path, what, strerror(err));
-        free(tmp);
-        free(target);
-        return st;
-    }
-    free(tmp);
-    md__sync_dir(target);
-    free(target);
-    return HALOX_OK;
+    halox__atomic_write(&w, a, na);
+    halox__atomic_write(&w, b, nb);
+    return halox__atomic_commit(&w, path, "the checkpoint");
 }
 
 halox_status_t md__checkpoint_write(halox_md_t *md, const char *path)

@@ -9,6 +9,7 @@
 
 #include "core/env.h"
 #include "core/error.h"
+#include "halox/file.h"
 #include "md/gpu_internal.h"
 
 /* the life written: the 3rd list's (the set-up's and the equilibration's builds before it), or
@@ -55,10 +56,12 @@ static void md__gpu_timeline_write(halox_md_t *md)
     char path[sizeof g->tl_path + 32];
     snprintf(path, sizeof path, "%s.rank%d.tsv", g->tl_path, md->rank);
     cudaError_t e = halox__md_clusters_timeline_read(&g->cl, t);
-    FILE *f = e == cudaSuccess ? fopen(path, "w") : NULL;
+    FILE *f = NULL; /* only a regular file (a FIFO is not waited on) */
+    if (e == cudaSuccess && halox_output_open(path, "the timeline", 0, &f) != HALOX_OK)
+        f = NULL;
     if (!f) {
         md__notice(md, "HALOX_MD_TIMELINE: %s not written (%s)", path,
-                   e != cudaSuccess ? cudaGetErrorString(e) : "cannot open it");
+                   e != cudaSuccess ? cudaGetErrorString(e) : halox_last_error());
         (void)cudaGetLastError();
         free(t);
         return;
@@ -78,8 +81,8 @@ static void md__gpu_timeline_write(halox_md_t *md)
             else
                 fprintf(f, "%llu\n", t->wait[k][n]);
         }
-    if (fclose(f) != 0)
-        md__notice(md, "HALOX_MD_TIMELINE: writing %s failed", path);
+    if (halox_output_close(f, path, "the timeline") != HALOX_OK)
+        md__notice(md, "HALOX_MD_TIMELINE: %s", halox_last_error());
     free(t);
 }
 

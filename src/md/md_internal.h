@@ -204,6 +204,10 @@ halox_status_t md__thermo_compute(halox_md_t *md, halox_md_thermo_t *rec);
 halox_status_t md__record_thermo(halox_md_t *md, const halox_md_thermo_t *rec);
 
 /* output.c */
+/* Every file of cfg's run checked together before any is opened (halox_files_check): each
+ * output can be written, and none is another output, the --read file, the system cache file or
+ * the --restart checkpoint (but for --checkpoint, which replaces it atomically). */
+halox_status_t md__files_check(const halox_md_config_t *cfg);
 halox_status_t md__outputs_open(halox_md_t *md);
 halox_status_t md__outputs_close(halox_md_t *md);
 halox_status_t md__csv_row(halox_md_t *md, const halox_md_thermo_t *rec);

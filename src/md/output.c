@@ -17,18 +17,19 @@
  *         Both: atoms in id order, positions wrapped into the box, printed with enough digits
  *         to read back the exact bits (9 significant digits for float, 17 for double).
  * Every file goes through halox_output_open(): a path that is not a regular file (a device such
- * as /dev/full, a FIFO, a directory) is refused before any file is written, and a failed write,
- * flush or close stops the run with HALOX_ERR_WRITE (a run-time failure: halox-md exits 1). */
+ * as /dev/full, a FIFO, a directory), one that cannot be written, or two files of the run that
+ * are one (md__files_check) are refused before any file is written, and a failed write, flush
+ * or close stops the run with HALOX_ERR_WRITE (a run-time failure: halox-md exits 1). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/error.h"
 #include "core/file.h"
 #include "halox/features.h"
 #include "md/md_internal.h"
+#include "md/system.h"
 
 #define MD_CSV  "the CSV file"
 #define MD_XYZ  "the XYZ file"
@@ -85,22 +86,37 @@ static const char *md__traj_what(const halox_md_config_t *c)
     return halox_md_traj_format(c) == HALOX_MD_TRAJ_LAMMPS ? MD_DUMP : MD_XYZ;
 }
 
-/* Rank 0 opens the CSV (header written) and the XYZ file, and makes sure that the JSON file and
- * the checkpoint's directory can be written, so that a long run does not fail at its end. Every
- * path is checked before any file is created or emptied. */
+halox_status_t md__files_check(const halox_md_config_t *c)
+{
+    char cache[4096];
+    const int placed = !c->restart_path && c->source == HALOX_MD_RANDOM;
+    const int read = !c->restart_path && c->source == HALOX_MD_READ;
+    /* the system cache is read and replaced, but only a cache: an output never takes its name,
+     * and a cache folder that cannot be written refuses nothing */
+    const halox_file_t files[] = {
+        {c->csv_path, MD_CSV, HALOX_FILE_WRITE},
+        {c->xyz_path, md__traj_what(c), HALOX_FILE_WRITE},
+        {c->json_path, MD_JSON, HALOX_FILE_WRITE},
+        {c->checkpoint_path, MD_CKPT, HALOX_FILE_REPLACE},
+        {c->restart_path, "the --restart checkpoint", HALOX_FILE_READ_REPLACED},
+        {read ? c->read_path : NULL, "the --read file", HALOX_FILE_READ},
+        {placed && md__system_cache_path(c, cache, sizeof cache) ? cache : NULL,
+         "the system cache file (HALOX_SYSTEM_CACHE)", HALOX_FILE_READ},
+    };
+    return halox_files_check(files, (int)(sizeof files / sizeof files[0]));
+}
+
+/* Rank 0 opens the CSV (header written) and the XYZ file, and creates the JSON file, so that a
+ * long run does not fail at its end; every file of the run is checked first (md__files_check),
+ * so that a refusal creates or empties none. */
 halox_status_t md__outputs_open(halox_md_t *md)
 {
     const halox_md_config_t *c = &md->cfg;
     if (md->rank != 0)
         return HALOX_OK;
-    const char *const paths[4] = {c->csv_path, c->xyz_path, c->json_path, c->checkpoint_path};
-    const char *const names[4] = {MD_CSV, md__traj_what(c), MD_JSON, MD_CKPT};
-    for (int k = 0; k < 4; k++) {
-        halox_status_t st = paths[k] ? halox_output_check(paths[k], names[k]) : HALOX_OK;
-        if (st != HALOX_OK)
-            return st;
-    }
-    halox_status_t st = HALOX_OK;
+    halox_status_t st = md__files_check(c);
+    if (st != HALOX_OK)
+        return st;
     if (c->csv_path) {
         st = halox_output_open(c->csv_path, MD_CSV, 0, &md->csv);
         if (st == HALOX_OK) {
@@ -118,31 +134,8 @@ halox_status_t md__outputs_open(halox_md_t *md)
         st = halox_output_open(c->json_path, MD_JSON, 1, &fp);
         if (st == HALOX_OK)
             st = halox_output_close(fp, c->json_path, MD_JSON);
-        if (st != HALOX_OK)
-            return st;
     }
-    if (c->checkpoint_path) {
-        /* a temporary file where the atomic writer puts its own: next to the file that the
-         * path (or the link it is) names */
-        char *target = NULL;
-        if ((st = halox__output_target(c->checkpoint_path, MD_CKPT, &target)) != HALOX_OK)
-            return st;
-        char *tmp = NULL;
-        int fd = -1;
-        st = halox__temp_next_to(target, &tmp, &fd);
-        if (st == HALOX_ERR_IO)
-            st = halox__error(HALOX_ERR_IO, "cannot write checkpoints to '%s': %s",
-                              c->checkpoint_path, strerror(errno));
-        else if (st == HALOX_OK) {
-            close(fd);
-            unlink(tmp);
-        }
-        free(tmp);
-        free(target);
-        if (st != HALOX_OK)
-            return st;
-    }
-    return HALOX_OK;
+    return st;
 }
 
 /* Rank 0, at the end of a run: close the CSV and trajectory files, reporting a failed close. */

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "core/error.h"
 #include "core/file.h"
@@ -159,25 +158,20 @@ halox_status_t md__read_file(const char *path, long long want, const double box_
 {
     memset(info, 0, sizeof *info);
     info->step = -1;
-    struct stat sb; /* before the open: a FIFO would wait for a writer, a directory reads empty */
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        return halox__error(HALOX_ERR_IO,
-                            "'%s' is %s, not a regular file: give an XYZ file or a LAMMPS dump",
-                            path, halox__file_kind(sb.st_mode));
     if (want < HALOX_MD_READ_LAST)
         return halox__error(HALOX_ERR_INVALID_ARG,
                             "read frame %lld: give a frame from 0, or the last (%lld)", want,
                             HALOX_MD_READ_LAST);
     md__in_t in = {.path = path};
-    in.fp = fopen(path, "r");
-    if (!in.fp)
-        return halox__error(HALOX_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    /* only a regular file: a FIFO would wait for a writer, a directory reads empty */
+    halox_status_t st = halox_input_open(path, NULL, "give an XYZ file or a LAMMPS dump", &in.fp);
+    if (st != HALOX_OK)
+        return st;
     md__frame_t f;
     memset(&f, 0, sizeof f);
     f.step = -1;
     md__cols_t c;
     long long nframes = 0;
-    halox_status_t st;
     if (!md__text_next(&in)) {
         st = halox__error(HALOX_ERR_IO,
                           "%s is empty: an XYZ file starts with the atom count, a LAMMPS dump "

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "halox/md_options.h"
+#include "md/md_internal.h"
 
 #define BAD(...)    halox__error(HALOX_ERR_INVALID_ARG, __VA_ARGS__)
 #define GIVEN(name) halox_md_setup_given(s, name)
@@ -203,5 +204,9 @@ halox_status_t halox_md_setup_finish(halox_md_setup_t *s, const halox_md_launch_
         return st;
     if ((st = halox__md_setup_verlet(s)) != HALOX_OK)
         return st;
-    return halox_md_config_check(c);
+    if ((st = halox_md_config_check(c)) != HALOX_OK)
+        return st;
+    /* the output files now, before a system is read or placed: a run refused later would have
+     * spent that time */
+    return md__files_check(c);
 }

@@ -25,9 +25,15 @@ static inline halox_status_t md__system_alloc(halox_md_system_t *sys, long long 
 }
 
 /* system_cache.c */
-/* 1: the positions of cfg's random placement (sys's box and min_distance set) were read from
- * the cache; 0: no cache, or no file that matches. */
-int md__system_cache_read(const halox_md_config_t *cfg, halox_md_system_t *sys);
+/* The cache file of cfg's random placement into path (1), or 0: no cache (HALOX_SYSTEM_CACHE
+ * unset) or a path longer than len. */
+int md__system_cache_path(const halox_md_config_t *cfg, char *path, size_t len);
+/* *hit 1: the positions of cfg's random placement (sys's box and min_distance set) were read
+ * from the cache; 0: no cache, no file yet, or one of another format (replaced when the
+ * placement is written). A file that fails a check (not a regular file, its size, header,
+ * checksum, a coordinate not finite or outside the box): HALOX_ERR_IO naming the file. */
+halox_status_t md__system_cache_read(const halox_md_config_t *cfg, halox_md_system_t *sys,
+                                     int *hit);
 /* Keep the placement in the cache; a failure is ignored (a cache only: the run goes on). */
 void md__system_cache_write(const halox_md_config_t *cfg, const halox_md_system_t *sys);
 

@@ -27,8 +27,9 @@ halox_status_t md__random(const halox_md_config_t *cfg, halox_md_system_t *sys)
     for (int d = 0; d < 3; d++)
         sys->box.len[d] = L;
     sys->min_distance = dmin;
-    if (md__system_cache_read(cfg, sys))
-        return HALOX_OK;
+    int cached = 0;
+    if ((st = md__system_cache_read(cfg, sys, &cached)) != HALOX_OK || cached)
+        return st;
     /* clamped before the conversion: L / dmin of a huge box is beyond an int */
     const double mf = floor(L / dmin);
     int m = !(mf >= 1) ? 1 : mf > 1024 ? 1024 : (int)mf;

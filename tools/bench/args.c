@@ -291,10 +291,6 @@ static int set_value(bench_opts_t *o, const char *name, const char *v)
             return bench_bad("--steps '%s': give a count >= 1", v);
         o->steps = n;
     } else if (!strcmp(name, "--json") || !strcmp(name, "--csv")) {
-        /* a device, a FIFO, a directory: refused before anything runs */
-        if (halox_output_check(v, name[2] == 'j' ? "the --json file" : "the --csv file") !=
-            HALOX_OK)
-            return bench_bad("%s", halox_last_error());
         if (name[2] == 'j')
             o->json_path = v;
         else
@@ -332,6 +328,16 @@ static int check_combinations(bench_opts_t *o, int cmd)
     if (cmd == C_SCAL && o->n_files == 0)
         return bench_bad("scaling needs the JSON files of md runs: halox-bench scaling A.json "
                          "B.json ...");
+    /* the records' files, before anything runs: a device, a FIFO, a folder, a file that cannot
+     * be written, the two records in one file or in an input of scaling are refused */
+    halox_file_t files[2 + BENCH_MAX_LIST] = {
+        {o->json_path, "the --json file", HALOX_FILE_WRITE},
+        {o->csv_path, "the --csv file", HALOX_FILE_WRITE},
+    };
+    for (int i = 0; i < o->n_files; i++)
+        files[2 + i] = (halox_file_t){o->files[i], "the scaling input", HALOX_FILE_READ};
+    if (halox_files_check(files, 2 + o->n_files) != HALOX_OK)
+        return bench_bad("%s", halox_last_error());
     if ((cmd & C_MDRUN) && o->device == HALOX_MD_DEVICE_CPU)
         for (int i = 0; i < o->n_transports; i++)
             if (halox_transport_on_gpu(o->transports[i]))
