@@ -120,12 +120,8 @@ static int check_transport(const char *label)
         strcmp(plus, "+null"))
         return bench_bad("transport '%s': unknown variant '%s' (use +put, +tma, +floor or +null)",
                          label, plus);
-    if (!halox_transport_available(base)) {
-        char names[512] = "";
-        for (const char *const *t = halox_transport_names(); *t; t++)
-            snprintf(names + strlen(names), sizeof names - strlen(names), " %s", *t);
-        return bench_bad("unknown transport '%s' (this build has:%s)", base, names);
-    }
+    if (halox_transport_check_name(base, "--transport", NULL) != HALOX_OK)
+        return bench_bad("%s", halox_last_error());
     return 0;
 }
 
