@@ -131,6 +131,16 @@ if(TARGET halox-md)
                    -- $<TARGET_FILE:halox-md> --cells 4,4,4 --steps 4 --grid 2x1x1 --transport auto)
   set_tests_properties(md_transport_auto PROPERTIES LABELS "md" TIMEOUT 30
                        ENVIRONMENT "HALOX_DEVICE=cpu;HALOX_TRANSPORT=mpi")
+  # --quiet: no thermo table and no progress; the banner and the summary, with the energies of
+  # the last thermo record, stay
+  add_test(NAME md_quiet_summary
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --grep "^halox-md [0-9]"
+                   --count 1 "^Summary$" --count 0 "^ +Step +Temp +E_pair"
+                   --grep "^  last thermo record: step 10, Temp [0-9.]+, E_pair -[0-9.]+, KE [0-9.]+, TotEng -[0-9.]+, Press"
+                   --grep "^  steps 10 \\(0 -> 10\\) in .* ms/step"
+                   -- $<TARGET_FILE:halox-md> --cells 4,4,4 --steps 10 --thermo-every 2 --quiet)
+  set_tests_properties(md_quiet_summary PROPERTIES LABELS "md" TIMEOUT 30
+                       ENVIRONMENT "HALOX_DEVICE=cpu")
   # the launcher's variables read without a launcher: threads under "P > 1 processes" refused
   # before anything starts; a build without MPI refuses such a launch whatever the transport
   function(halox_md_launch_env name env pattern)

@@ -21,7 +21,8 @@
       "that expires stops the run with an error naming rank, pulse, peer and step; any other "     \
       "value is refused")                                                                          \
     X("HALOX_LOG_LEVEL", "integer", "1",                                                           \
-      "halox-md's verbosity: 0 errors only (as --quiet), 1 normal (2 and 3: as 1 for now)")        \
+      "halox-md's verbosity: 0 errors only, 1 normal (2 and 3: as 1 for now); --quiet drops only " \
+      "the thermo table and the progress line")                                                    \
     X("HALOX_COMMIT", "string", "(git)",                                                           \
       "halox-bench: the commit recorded in every result (default: git rev-parse of the sources)")  \
     X("HALOX_BENCH_SPOIL_REFERENCE", "0/1", "0",                                                   \
