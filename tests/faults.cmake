@@ -46,6 +46,10 @@ halox_fault_test(fault_check_grid_mixed "cannot read grid '2,2x2': expected NXxN
                  halox-check --grid 2,2x2 --atoms 200 --box 10)
 halox_fault_test(fault_bench_grid_mixed "cannot read grid '2x1,1': expected NXxNYxNZ" ""
                  halox-bench halo --atoms 2000 --transport threads --grid 2x1,1)
+# a list above its bound says the bound
+string(REPEAT "threads," 64 _many)
+halox_fault_test(fault_bench_transports_many "--transport: more than 64 transports: give at most 64"
+                 "" halox-bench halo --atoms 2000 --transport ${_many}threads)
 # --graph where no GPU is visible: the advice must be one that can work here
 halox_fault_test(fault_md_graph_no_gpu "no GPU is visible.*run without --graph"
                  "CUDA_VISIBLE_DEVICES=" halox-md --graph --cells 3,3,3 --steps 2)
