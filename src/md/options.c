@@ -80,8 +80,9 @@ static const halox_md_option_t halox__md_options[] = {
 
     {"--grid", "NXxNYxNZ", HALOX_MD_GROUP_PARALLEL, 0, "--grid NXxNYxNZ",
      "rank grid (default 1x1x1; under mpirun -np P the most\n"
-     "cubic grid of P ranks: 2x1x1, 2x2x1, 2x2x2); --transport\n"
-     "mpi needs as many MPI processes (mpirun -np NX*NY*NZ)"},
+     "cubic grid of P ranks: 2x1x1, 2x2x1, 2x2x2; NX,NY,NZ reads\n"
+     "the same); --transport mpi needs as many MPI processes\n"
+     "(mpirun -np NX*NY*NZ)"},
     {"--transport", "NAME", HALOX_MD_GROUP_PARALLEL, 0, "--transport NAME",
      "threads or mpi (see --version); mpi-staged or nccl run the\n"
      "GPU engine (under mpirun, one GPU per rank; 1 rank: local\n"
