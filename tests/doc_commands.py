@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Every command block of README.md and docs/*.md runs as written, or says why it cannot.
 
-    doc_commands.py SOURCE_DIR BUILD_DIR [--no-mpi] [--timeout S] [--list] [--only FILE[:LINE]]
-    doc_commands.py --self-test
+    doc_commands.py SOURCE_DIR BUILD_DIR [--no-mpi] [--timeout S] [--only FILE[:LINE]]
+                    [--files PAGE.md ...]
+    doc_commands.py SOURCE_DIR --list       the blocks and how each is treated, nothing run
 
 A fenced block is a command block when its language is sh, bash, shell, console (only the lines
 after a "$ " prompt) or none at all; fences of other languages (text, json, c, cmake, ...) are
@@ -36,9 +37,9 @@ import os
 import pathlib
 import re
 import shutil
+import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 KINDS = {"gpu", "nvshmem", "nodes", "peer", "device", "ci", "synopsis"}
@@ -187,10 +188,26 @@ def scratch(src, build, root, name):
     return d
 
 
-def run_block(block, src, build, work, limit, mpi, results):
-    cwd = str(work)
-    env_file = pathlib.Path(work) / ".doc-test-env"
-    env = None  # the block's first command starts from the test's environment
+def run_command(script, cwd, env, limit):
+    """(exit status or "timeout", stdout + stderr) of bash running SCRIPT; on a timeout the
+    whole process group goes (mpirun and its processes too)."""
+    p = subprocess.Popen(["bash", "-c", script], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=limit)
+        return p.returncode, out.decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        return "timeout", out.decode(errors="replace")
+
+
+def run_block(block, src, work, limit, mpi, results):
+    """Run the block's commands in order (stopping at the first failure); each starts from the
+    environment and folder the one before left."""
+    cwd, env = str(work), dict(os.environ)
+    env_file, pwd_file = pathlib.Path(work) / ".doc-test-env", pathlib.Path(work) / ".doc-test-pwd"
+    common = shell_quote(str(pathlib.Path(src) / "scripts" / "common.sh"))
     for off, written in commands(block):
         cmd = shorten(written)
         where = block.where(off)
@@ -202,37 +219,21 @@ def run_block(block, src, build, work, limit, mpi, results):
         if not mpi and re.search(r"(^|\s)(mpirun|mpiexec|srun)\s", cmd):
             results.append(("skip", where, written, "this build has no MPI"))
             continue
-        # the command, then the state the next command of the block starts from
-        script = (f"source {shell_quote(str(pathlib.Path(src) / 'scripts' / 'common.sh'))} && "
-                  f"halox_mpi_env\n{cmd}\nrc=$?\nenv -0 > {shell_quote(str(env_file))}\n"
-                  "pwd > \"$OLDPWD_FILE\"\nexit $rc\n")
-        pwd_file = pathlib.Path(work) / ".doc-test-pwd"
-        e = dict(env if env is not None else os.environ)
-        e["OLDPWD_FILE"] = str(pwd_file)
+        script = (f"source {common} && halox_mpi_env\n{cmd}\nrc=$?\n"
+                  f"env -0 > {shell_quote(str(env_file))}\npwd > {shell_quote(str(pwd_file))}\n"
+                  "exit $rc\n")
         t0 = time.monotonic()
-        try:
-            p = subprocess.run(["bash", "-c", script], cwd=cwd, env=e, capture_output=True,
-                               text=True, errors="replace", timeout=limit,
-                               stdin=subprocess.DEVNULL, start_new_session=True)
-            rc, out = p.returncode, p.stdout + p.stderr
-        except subprocess.TimeoutExpired as t:
-            rc = "timeout"
-            out = (t.stdout or b"").decode(errors="replace") + \
-                  (t.stderr or b"").decode(errors="replace")
-        dt = time.monotonic() - t0
+        rc, out = run_command(script, cwd, env, limit)
         if rc != 0:
             why = f"timed out after {limit:g} s" if rc == "timeout" else f"exit {rc}"
-            if rc == 127 or "command not found" in out or "No such file" in out:
+            if rc == 127 or "command not found" in out:
                 why += " (not found)"
             results.append(("fail", where, written, f"{why}\n    run as: {cmd}\n" +
                             "\n".join("    | " + ln for ln in out.strip().splitlines()[-15:])))
             return
-        results.append(("ok", where, written, f"{dt:.1f} s"))
-        if env_file.exists():
-            env = dict(kv.split("=", 1) for kv in env_file.read_text().split("\0") if "=" in kv)
-            env.pop("OLDPWD_FILE", None)
-        if pwd_file.exists():
-            cwd = pwd_file.read_text().strip() or cwd
+        results.append(("ok", where, written, f"{time.monotonic() - t0:.1f} s"))
+        env = dict(kv.split("=", 1) for kv in env_file.read_text().split("\0") if "=" in kv)
+        cwd = pwd_file.read_text().strip() or cwd
 
 
 def shell_quote(s):
@@ -246,10 +247,10 @@ def main(argv):
     ap.add_argument("--no-mpi", action="store_true", help="the build has no MPI")
     ap.add_argument("--timeout", type=float, default=120, help="seconds per command")
     ap.add_argument("--list", action="store_true", help="list the blocks, run nothing")
-    ap.add_argument("--only", help="FILE or FILE:LINE (the fence's line)")
+    ap.add_argument("--only", help="FILE, or FILE:LINE of a block's fence: run only those")
     ap.add_argument("--files", nargs="*", help="Markdown files instead of README.md, docs/*.md")
     a = ap.parse_args(argv)
-    src = pathlib.Path(a.src)
+    src = pathlib.Path(a.src).resolve()
     files = [pathlib.Path(f) for f in a.files] if a.files is not None else \
         [src / "README.md"] + sorted((src / "docs").glob("*.md"))
     problems, blocks = [], []
@@ -258,8 +259,7 @@ def main(argv):
         blocks += parse(rel, f.read_text(), problems)
     runnable = [b for b in blocks if b.lang in COMMAND_LANGS and not b.kinds]
     if a.only:
-        runnable = [b for b in runnable if b.where().startswith(a.only) or
-                    b.where(-1) == a.only or b.path == a.only]
+        runnable = [b for b in runnable if a.only in (b.path, b.where(-1))]
     if a.list:
         for b in blocks:
             if b.lang not in COMMAND_LANGS:
@@ -272,13 +272,13 @@ def main(argv):
         return 1 if problems else 0
     if not a.build:
         ap.error("BUILD_DIR is needed unless --list")
-    root = pathlib.Path(a.build) / "doc-test"
+    root = pathlib.Path(a.build).resolve() / "doc-test"
     results = []
     t0 = time.monotonic()
     for f in dict.fromkeys(b.path for b in runnable):
         work = scratch(src, a.build, root, f)
         for b in (b for b in runnable if b.path == f):
-            run_block(b, src, a.build, work, a.timeout, not a.no_mpi, results)
+            run_block(b, src, work, a.timeout, not a.no_mpi, results)
     marked = [b for b in blocks if b.lang in COMMAND_LANGS and b.kinds]
     for kind, where, cmd, note in results:
         print(f"{kind:4} {where}: {cmd}" + (f"  [{note}]" if kind != "fail" else ""))
