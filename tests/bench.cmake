@@ -38,7 +38,8 @@ halox_bench_error(bench_err_atoms_list "'abc' is not a count of atoms" halo --at
 halox_bench_error(bench_err_atoms_comma "give counts separated by commas" halo --atoms 3000,)
 halox_bench_error(bench_err_size "give bytes >= 1" latency -b 8 -e 4Q)
 halox_bench_error(bench_err_size_order "-b 4096 is above -e 8" latency -b 4096 -e 8)
-halox_bench_error(bench_err_transport "unknown transport 'carrier-pigeon'" halo
+halox_bench_error(bench_err_transport
+                  "--transport 'carrier-pigeon' is not a transport of this build" halo
                   --transport carrier-pigeon)
 halox_bench_error(bench_err_variant "unknown variant '\\+fast'" halo --transport threads+fast)
 halox_bench_error(bench_err_option "option '--atoms' is not for this subcommand" latency
@@ -55,8 +56,8 @@ halox_bench_error(bench_err_overlap_floor "overlap: 'threads\\+floor': \\+floor 
 halox_bench_error(bench_err_md_null "md: 'threads\\+null': \\+null moves no atoms"
                   md --transport threads+null)
 halox_bench_error(bench_err_overlap_device
-                  "--device cpu runs on threads or mpi|unknown transport 'mpi-staged'" overlap
-                  --device cpu --transport mpi-staged)
+                  "--device cpu runs on threads or mpi|'mpi-staged' is not a transport of this build"
+                  overlap --device cpu --transport mpi-staged)
 halox_bench_error(bench_err_scaling_none "needs the JSON files" scaling)
 # the launcher's variables without a launcher (every build): refused before anything starts
 halox_bench_error(bench_launch_env_scaling "scaling reads the JSON files .* with 2 processes"
@@ -79,8 +80,8 @@ halox_bench_error(bench_err_scaling_missing "cannot read '/nonexistent.json'" sc
 halox_bench_error(bench_err_scaling_empty "no md records" scaling
                   ${PROJECT_SOURCE_DIR}/tests/bench.cmake)
 halox_bench_error(bench_err_md_device
-                  "--device cpu runs on threads or mpi|unknown transport 'mpi-staged'" md --device cpu
-                  --transport mpi-staged)
+                  "--device cpu runs on threads or mpi|'mpi-staged' is not a transport of this build"
+                  md --device cpu --transport mpi-staged)
 # outputs that are not regular files: refused before anything runs (exit 2)
 halox_bench_error(bench_err_json_dir "the --json file '/' is a directory, not a regular file"
                   latency --transport threads -b 8 -e 64 -n 5 --json /)

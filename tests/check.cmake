@@ -11,6 +11,13 @@ function(halox_check_test name)
 endfunction()
 
 halox_check_test(check_threads_default)
+# --transport auto: the automatic choice (threads in one process), also over HALOX_TRANSPORT
+add_test(NAME check_transport_auto
+         COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --count 1 "^RESULT: PASS$"
+                 --grep "grid 2x1x1, .*transport threads$" -- $<TARGET_FILE:halox-check>
+                 --grid 2x1x1 --box 10 --atoms 400 --cutoff 2 --steps 2 --transport auto)
+set_tests_properties(check_transport_auto PROPERTIES LABELS "check;threads" TIMEOUT 60
+                     ENVIRONMENT "HALOX_TRANSPORT=mpi")
 halox_check_test(check_threads_1x1x1 --grid 1x1x1 --atoms 3000 --box 10)
 halox_check_test(check_threads_5x1x1 --grid 5x1x1 --atoms 4000 --box 20,8,8 --cutoff 3.0)
 halox_check_test(check_threads_4x3x2_2pulse --grid 4x3x2 --box 12,9,8 --atoms 5000 --cutoff 3.5
@@ -53,6 +60,10 @@ if(HALOX_HAVE_MPI)
                      CHECKS --rc 2 --count 0 "^RESULT:"
                             --grep "--transport threads runs its ranks in one process, but halox-check was started by an MPI launcher with 2 processes.*Use --transport mpi"
                      ARGS --atoms 2000 --transport threads)
+  # HALOX_TRANSPORT=auto: the automatic choice, as without it (mpi on the default grid of P)
+  halox_check_launch(check_launch_env_auto_np2 2 "HALOX_TRANSPORT=auto"
+                     CHECKS --count 1 "^RESULT: PASS$" --grep "grid 2x1x1, .*transport mpi$"
+                     ARGS --atoms 2000)
   halox_check_launch(check_launch_threads_env_np4 4 "HALOX_TRANSPORT=threads"
                      CHECKS --rc 2 --count 0 "^RESULT:"
                             --grep "HALOX_TRANSPORT=threads runs its ranks in one process.* with 4 processes.*Unset HALOX_TRANSPORT or add --transport mpi"
@@ -94,7 +105,8 @@ halox_check_error(check_err_cutoff_negative "must be finite and > 0" --cutoff -1
 halox_check_error(check_err_cutoff_nan "not a finite number" --cutoff nan)
 halox_check_error(check_err_cutoff_half_box "not below half the box" --box 8 --cutoff 4.5)
 halox_check_error(check_err_pulses "needs 5 pulses in x" --grid 10x1x1 --box 10 --cutoff 4.5)
-halox_check_error(check_err_transport "unknown transport 'carrier-pigeon'" --transport carrier-pigeon)
+halox_check_error(check_err_transport "--transport 'carrier-pigeon' is not a transport of this build"
+                  --transport carrier-pigeon)
 halox_check_error(check_err_option "unknown option '--frobnicate'" --frobnicate)
 halox_check_error(check_err_missing_value "needs a value" --atoms)
 halox_check_error(check_err_atoms "give a count" --atoms -5)

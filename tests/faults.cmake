@@ -26,6 +26,30 @@ halox_fault_test(fault_bench_env_timeout "HALOX_TIMEOUT_S='inf'" "HALOX_TIMEOUT_
                  halox-bench halo --atoms 2000 --transport threads)
 halox_fault_test(fault_bench_timeout_huge "--timeout '1e308'" "" halox-bench halo --atoms 2000
                  --transport threads --timeout 1e308)
+# a refused value names where it came from: the variable or the option, and what to give
+halox_fault_test(fault_md_env_transport
+                 "HALOX_TRANSPORT='bogus' is not a transport of this build: give one of threads.*auto"
+                 "HALOX_TRANSPORT=bogus" halox-md ${_lj})
+halox_fault_test(fault_md_transport "--transport 'bogus' is not a transport of this build: give one"
+                 "" halox-md ${_lj} --transport bogus)
+halox_fault_test(fault_check_env_transport
+                 "HALOX_TRANSPORT='bogus' is not a transport of this build: give one of threads"
+                 "HALOX_TRANSPORT=bogus" halox-check --grid 2x1x1 --atoms 200 --box 10)
+halox_fault_test(fault_md_env_device "HALOX_DEVICE='bogus' is not an engine: give gpu, cpu or auto"
+                 "HALOX_DEVICE=bogus" halox-md ${_lj})
+halox_fault_test(fault_bench_transport "--transport 'bogus' is not a transport of this build"
+                 "" halox-bench halo --atoms 2000 --transport threads,bogus)
+# --grid: NXxNYxNZ or NX,NY,NZ, one separator (every tool reads it with halox_grid_parse)
+halox_fault_test(fault_md_grid_mixed "--grid: cannot read grid '2x2,2': expected NXxNYxNZ \\(or NX,NY,NZ\\)"
+                 "" halox-md --cells 3,3,3 --steps 2 --device cpu --grid 2x2,2)
+halox_fault_test(fault_check_grid_mixed "cannot read grid '2,2x2': expected NXxNYxNZ" ""
+                 halox-check --grid 2,2x2 --atoms 200 --box 10)
+halox_fault_test(fault_bench_grid_mixed "cannot read grid '2x1,1': expected NXxNYxNZ" ""
+                 halox-bench halo --atoms 2000 --transport threads --grid 2x1,1)
+# a list above its bound says the bound
+string(REPEAT "threads," 64 _many)
+halox_fault_test(fault_bench_transports_many "--transport: more than 64 transports: give at most 64"
+                 "" halox-bench halo --atoms 2000 --transport ${_many}threads)
 # --graph where no GPU is visible: the advice must be one that can work here
 halox_fault_test(fault_md_graph_no_gpu "no GPU is visible.*run without --graph"
                  "CUDA_VISIBLE_DEVICES=" halox-md --graph --cells 3,3,3 --steps 2)

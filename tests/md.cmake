@@ -87,6 +87,11 @@ if(HALOX_HAVE_MPI)
                     CHECKS --rc 2 --count 0 "^Summary$"
                            --grep "--transport threads runs every rank as a thread of one process, but halox-md was started by an MPI launcher with 2 processes.*Use --transport mpi"
                     ARGS --cells 4,4,4 --steps 20 --transport threads)
+    # HALOX_TRANSPORT=auto: the automatic choice, as without it
+    halox_md_launch(md_launch_env_auto_np2 2 "HALOX_DEVICE=cpu;HALOX_TRANSPORT=auto"
+                    CHECKS --count 1 "^Summary$" --grep "grid 2x1x1 \\(2 ranks\\), transport mpi,"
+                           --grep "transport chosen automatically: mpi: started by an MPI launcher"
+                    ARGS --cells 4,4,4 --steps 20)
     halox_md_launch(md_launch_threads_env_np4 4 "HALOX_DEVICE=cpu;HALOX_TRANSPORT=threads"
                     CHECKS --rc 2 --count 0 "^Summary$"
                            --grep "HALOX_TRANSPORT=threads runs every rank .* with 4 processes.*Unset HALOX_TRANSPORT or add --transport mpi"
@@ -119,6 +124,23 @@ if(TARGET halox-md)
   add_test(NAME md_banner_build COMMAND $<TARGET_FILE:halox-md> --cells 3,3,3 --steps 0)
   set_tests_properties(md_banner_build PROPERTIES LABELS "md" TIMEOUT 30 ENVIRONMENT "HALOX_DEVICE=cpu"
                        PASS_REGULAR_EXPRESSION "\nbuild: ${HALOX_BUILD_TYPE_NAME} \\(C: [^\n]*\nsystem:")
+  # --transport auto: the automatic choice, as without --transport (over HALOX_TRANSPORT here)
+  add_test(NAME md_transport_auto
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --count 1 "^Summary$"
+                   --grep "^run: .*grid 2x1x1 \\(2 ranks\\), transport threads,"
+                   -- $<TARGET_FILE:halox-md> --cells 4,4,4 --steps 4 --grid 2x1x1 --transport auto)
+  set_tests_properties(md_transport_auto PROPERTIES LABELS "md" TIMEOUT 30
+                       ENVIRONMENT "HALOX_DEVICE=cpu;HALOX_TRANSPORT=mpi")
+  # --quiet: no thermo table and no progress; the banner and the summary, with the energies of
+  # the last thermo record, stay
+  add_test(NAME md_quiet_summary
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --grep "^halox-md [0-9]"
+                   --count 1 "^Summary$" --count 0 "^ +Step +Temp +E_pair"
+                   --grep "^  last thermo record: step 10, Temp [0-9.]+, E_pair -[0-9.]+, KE [0-9.]+, TotEng -[0-9.]+, Press"
+                   --grep "^  steps 10 \\(0 -> 10\\) in .* ms/step"
+                   -- $<TARGET_FILE:halox-md> --cells 4,4,4 --steps 10 --thermo-every 2 --quiet)
+  set_tests_properties(md_quiet_summary PROPERTIES LABELS "md" TIMEOUT 30
+                       ENVIRONMENT "HALOX_DEVICE=cpu")
   # the launcher's variables read without a launcher: threads under "P > 1 processes" refused
   # before anything starts; a build without MPI refuses such a launch whatever the transport
   function(halox_md_launch_env name env pattern)

@@ -63,8 +63,16 @@ static void geometry(void)
     halox_grid_t p;
     CHECK_OK(halox_grid_parse("2x3x4", &p));
     CHECK(p.n[0] == 2 && p.n[1] == 3 && p.n[2] == 4);
-    CHECK_OK(halox_grid_parse("1,1,8", &p));
+    CHECK_OK(halox_grid_parse("1,1,8", &p)); /* the form of --cells and --box */
     CHECK(p.n[2] == 8);
+    CHECK_OK(halox_grid_parse("2X3X1", &p));
+    CHECK(p.n[0] == 2 && p.n[1] == 3 && p.n[2] == 1);
+    /* one separator, the same twice */
+    CHECK_STATUS(halox_grid_parse("2x2,2", &p), HALOX_ERR_INVALID_ARG);
+    check_message("cannot read grid '2x2,2': expected NXxNYxNZ (or NX,NY,NZ)");
+    CHECK_STATUS(halox_grid_parse("2,2x2", &p), HALOX_ERR_INVALID_ARG);
+    CHECK_STATUS(halox_grid_parse("2;2;2", &p), HALOX_ERR_INVALID_ARG);
+    check_message("expected NXxNYxNZ (or NX,NY,NZ)");
     CHECK_STATUS(halox_grid_parse("2x2", &p), HALOX_ERR_INVALID_ARG);
     CHECK_STATUS(halox_grid_parse("0x2x2", &p), HALOX_ERR_INVALID_ARG);
     check_message("at least 1 rank");

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check/checksys.h"
+#include "core/plan_build.h"
 #include "halox/plan.h"
 #include "halox/status.h"
 #include "harness.h"
@@ -157,10 +158,28 @@ static void brute_force_search(void)
     chk_system_free(&sys);
 }
 
+/* A pulse whose atoms would take a rank past the local atoms it can hold: refused before any
+ * array grows, with the count and the bound. */
+static void local_atoms_bound(void)
+{
+    halox_plan_t plan;
+    memset(&plan, 0, sizeof plan);
+    plan.rank = 3;
+    plan.n_total = 100;
+    halox_atoms_t atoms;
+    memset(&atoms, 0, sizeof atoms);
+    CHECK_STATUS(halox__plan_recv(&plan, 2, &atoms, HALOX_ATOMS_MAX), HALOX_ERR_NO_MEMORY);
+    CHECK_MSG(contains(halox_last_error(), "rank 3: pulse 2 brings 2147483632 halo atoms") &&
+                  contains(halox_last_error(), "above the 2147483632 one rank holds"),
+              "message: %s", halox_last_error());
+    CHECK(plan.n_total == 100 && atoms.capacity == 0);
+}
+
 int main(void)
 {
     pulse_counts();
     precision_range();
     brute_force_search();
+    local_atoms_bound();
     TEST_DONE();
 }

@@ -101,7 +101,8 @@ static const halox_md_option_t k_tool_options[] = {
      "nvshmem-pulse/fused: write coordinates to NVLink peers\n"
      "with bulk asynchronous copies (TMA) from shared memory"},
     {"--quiet", NULL, HALOX_MD_GROUP_OUTPUT, 0, "--quiet",
-     "no thermo table and no progress on stdout"},
+     "no thermo table and no progress line: the banner, notices\n"
+     "and the summary only"},
     {"--no-progress", NULL, HALOX_MD_GROUP_OUTPUT, 0, "--no-progress",
      "no progress line (shown only when stdout is a terminal)"},
     {"--help", NULL, HALOX_MD_GROUP_OUTPUT, 0, "--version | --help-env | --help", ""},
@@ -176,7 +177,8 @@ static void version(void)
 
 typedef struct {
     halox_md_setup_t s; /* the engine's settings */
-    int quiet;
+    int quiet;          /* --quiet: no thermo table, no progress line */
+    int silent;         /* HALOX_LOG_LEVEL=0: nothing on stdout but notices */
     int progress;
     int autotune; /* --autotune: steps per candidate (0: off) */
 } opts_t;
@@ -210,7 +212,7 @@ static int read_env(opts_t *o)
         long level = strtol(env, &end, 10);
         if (end == env || *end || level < 0 || level > 3)
             return bad("HALOX_LOG_LEVEL='%s': use 0 (errors only) or 1 (normal)", env);
-        o->quiet = level == 0; /* like --quiet */
+        o->silent = level == 0;
     }
     return 0;
 }
@@ -371,6 +373,7 @@ int main(int argc, char **argv)
     /* under mpirun stdout may be a pseudo-terminal whatever the user's is: no progress there */
     md_printer_t pr = {.s = &o.s,
                        .quiet = o.quiet,
+                       .silent = o.silent,
                        .progress = o.progress,
                        .tty = isatty(STDOUT_FILENO) && !use_mpi,
                        .first_step = -1};
@@ -406,7 +409,7 @@ int main(int argc, char **argv)
         if (my_rank == 0)
             md_print_banner(&pr, P);
         else
-            pr.quiet = o.quiet = 1;
+            pr.silent = o.silent = 1;
         /* GPU transports: device = local rank modulo the visible devices (args.device -1) */
         halox_comm_args_t args = {
             .real = cfg->real, .stride = 3, .timeout_s = cfg->timeout_s, .device = -1};
@@ -420,7 +423,7 @@ int main(int argc, char **argv)
             st = halox_md_system_create(cfg, &sys);
             if (st != HALOX_OK)
                 snprintf(why, sizeof why, "%s", halox_last_error());
-            else if (md_autotune(cfg, sys, o.autotune, my_rank, my_rank == 0 && !o.quiet,
+            else if (md_autotune(cfg, sys, o.autotune, my_rank, my_rank == 0 && !o.silent,
                                  &tuned.transport, why, sizeof why) != 0)
                 st = HALOX_ERR_UNAVAILABLE;
             if (st != HALOX_OK) {
@@ -432,7 +435,7 @@ int main(int argc, char **argv)
         if (st == HALOX_OK)
             st = halox_comm_create(cfg->transport, &args, &comm);
         if (st == HALOX_OK)
-            st = report_affinity(comm, my_rank == 0 && !o.quiet);
+            st = report_affinity(comm, my_rank == 0 && !o.silent);
         if (st == HALOX_OK) {
             st = halox_md_rank_run(cfg, comm, sys, &hooks, &res);
         } else if (!res.error[0]) {
@@ -464,7 +467,7 @@ int main(int argc, char **argv)
                 st == HALOX_ERR_INVALID_ARG || st == HALOX_ERR_IO || st == HALOX_ERR_DECOMPOSITION
                     ? 2
                     : 1;
-        } else if (!o.quiet) {
+        } else if (!o.silent) {
             md_print_summary(&res);
         }
     }

@@ -17,7 +17,7 @@ void md_clear_progress(md_printer_t *p)
 void md_on_thermo(void *user, const halox_md_thermo_t *r)
 {
     md_printer_t *p = user;
-    if (p->quiet)
+    if (p->quiet || p->silent)
         return;
     md_clear_progress(p);
     if (!p->header_done) {
@@ -35,7 +35,8 @@ void md_on_progress(void *user, long long step, long long last, double seconds)
     md_printer_t *p = user;
     if (p->first_step < 0)
         p->first_step = step - 1;
-    if (!p->tty || p->quiet || !p->progress || seconds < 1.0 || seconds - p->last_progress < 0.5)
+    if (!p->tty || p->quiet || p->silent || !p->progress || seconds < 1.0 ||
+        seconds - p->last_progress < 0.5)
         return;
     p->last_progress = seconds;
     double rate = (double)(step - p->first_step) / seconds;
@@ -84,7 +85,7 @@ void md_print_banner(const md_printer_t *p, int nranks)
 {
     const halox_md_setup_t *s = p->s;
     const halox_md_config_t *c = &s->cfg;
-    if (p->quiet)
+    if (p->silent)
         return;
     printf("halox-md %s", HALOX_VERSION_STRING);
     if (c->preset)
@@ -159,6 +160,12 @@ void md_print_summary(const halox_md_result_t *res)
     if (nt > 0)
         printf("  temperature %.6g: mean of the %d thermo record%s of steps %lld to %lld\n", tmean,
                nt, nt > 1 ? "s" : "", s->first_step + 1, s->last_step);
+    if (res->n_thermo > 0) {
+        const halox_md_thermo_t *r = &res->thermo[res->n_thermo - 1];
+        printf("  last thermo record: step %lld, Temp %.8g, E_pair %.8g, KE %.8g, TotEng %.8g, "
+               "Press %.8g\n",
+               r->step, r->temp, r->pe, r->ke, r->etotal, r->press);
+    }
     if (s->equilibrate_steps > 0)
         printf("  equilibration: %lld steps before step 0 in %.3f s, outside every timing here\n",
                s->equilibrate_steps, s->equilibrate_seconds);

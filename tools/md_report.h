@@ -8,7 +8,8 @@
 
 typedef struct md_printer {
     const halox_md_setup_t *s;
-    int quiet;    /* no banner, table, progress or summary */
+    int quiet;    /* no thermo table and no progress line (--quiet) */
+    int silent;   /* no banner, table, progress or summary either */
     int progress; /* a progress line (on a terminal only) */
     int tty;      /* stdout is a terminal of its own (not under mpirun) */
     int header_done;

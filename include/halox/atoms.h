@@ -20,6 +20,10 @@ typedef enum halox_real {
 /** Size in bytes of one real of the given kind (4 or 8); 0 for an unknown kind. */
 size_t halox_real_size(halox_real_t real);
 
+/** The most local atoms (home and halo) one rank holds: counts are ints, with head-room for the
+ *  arrays' growth. */
+#define HALOX_ATOMS_MAX 0x7ffffff0 /* 2147483632 */
+
 /** The local atoms of one rank.
  *
  *  x holds `stride` reals per atom (x, y, z and, for stride 4, a spare fourth component that

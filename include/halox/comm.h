@@ -152,6 +152,13 @@ const char *halox_transport_description(const char *name);
 /** Whether a transport is compiled in. */
 int halox_transport_available(const char *name);
 
+/** A transport named by a user through `source`: an option ("--transport") or an environment
+ *  variable ("HALOX_TRANSPORT"). HALOX_OK when this build has it; else
+ *  HALOX_ERR_UNKNOWN_TRANSPORT with a message that names the source and the value, lists the
+ *  transports of this build and adds `more` (NULL: nothing), another value the caller takes,
+ *  such as "auto (the automatic choice)". */
+halox_status_t halox_transport_check_name(const char *name, const char *source, const char *more);
+
 /** A team of ranks that live as threads of one process (the `threads` transport). A rank whose
  *  endpoint is created with timeout_s 0 uses the team's timeout (timeout_s as in
  *  halox_comm_args_t). After an abort or any

@@ -8,18 +8,21 @@
 #include "core/error.h"
 
 #define HALOX_ENV_LIST(X)                                                                          \
-    X("HALOX_TRANSPORT", "string", "threads (CPU)",                                                \
-      "transport used by the tools when --transport is not given")                                 \
+    X("HALOX_TRANSPORT", "string", "auto",                                                         \
+      "transport of halox-md and halox-check when --transport is not given: a transport of the "   \
+      "build, or auto, the automatic choice (threads in one process, mpi under an MPI launcher, "  \
+      "the GPU engine's own choice)")                                                              \
     X("HALOX_DEVICE", "string", "auto",                                                            \
       "halox-md engine when --device is not given: gpu, cpu, or auto (the GPU engine when a "      \
-      "GPU is visible, --transport and HALOX_TRANSPORT are unset, the precision is float and "     \
-      "the run has one rank or is started by mpirun with one process per rank)")                   \
+      "GPU is visible, --transport and HALOX_TRANSPORT are unset or auto, the precision is float " \
+      "and the run has one rank or is started by mpirun with one process per rank)")               \
     X("HALOX_TIMEOUT_S", "seconds", "60",                                                          \
       "bound on every wait for a peer (signals, messages, barriers), from 0.001 to 1e6; a wait "   \
       "that expires stops the run with an error naming rank, pulse, peer and step; any other "     \
       "value is refused")                                                                          \
     X("HALOX_LOG_LEVEL", "integer", "1",                                                           \
-      "halox-md's verbosity: 0 errors only (as --quiet), 1 normal (2 and 3: as 1 for now)")        \
+      "halox-md's verbosity: 0 errors only, 1 normal (2 and 3: as 1 for now); --quiet drops only " \
+      "the thermo table and the progress line")                                                    \
     X("HALOX_COMMIT", "string", "(git)",                                                           \
       "halox-bench: the commit recorded in every result (default: git rev-parse of the sources)")  \
     X("HALOX_BENCH_SPOIL_REFERENCE", "0/1", "0",                                                   \

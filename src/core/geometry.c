@@ -45,23 +45,28 @@ halox_status_t halox_grid_parse(const char *text, halox_grid_t *grid_p)
         return halox__error(HALOX_ERR_INVALID_ARG, "grid text is NULL");
     long v[3];
     const char *p = text;
+    char sep = 0; /* 'x' (or 'X') or ',', the same between all three counts */
     for (int d = 0; d < 3; d++) {
         char *end = NULL;
         v[d] = strtol(p, &end, 10);
-        if (end == p)
+        const char s = *end == 'X' ? 'x' : *end;
+        const int bad_sep = d < 2 && ((s != 'x' && s != ',') || (sep && s != sep));
+        if (end == p || bad_sep)
             return halox__error(HALOX_ERR_INVALID_ARG,
-                                "cannot read grid '%s': expected NXxNYxNZ, e.g. 2x2x1", text);
+                                "cannot read grid '%s': expected NXxNYxNZ (or NX,NY,NZ), three "
+                                "counts of ranks such as 2x2x1",
+                                text);
         p = end;
         if (d < 2) {
-            if (*p != 'x' && *p != 'X' && *p != ',')
-                return halox__error(HALOX_ERR_INVALID_ARG,
-                                    "cannot read grid '%s': expected NXxNYxNZ, e.g. 2x2x1", text);
+            sep = s;
             p++;
         }
     }
     if (*p)
         return halox__error(HALOX_ERR_INVALID_ARG,
-                            "cannot read grid '%s': trailing characters after NXxNYxNZ", text);
+                            "cannot read grid '%s': trailing characters after NXxNYxNZ (or "
+                            "NX,NY,NZ), such as 2x2x1",
+                            text);
     for (int d = 0; d < 3; d++) {
         if (v[d] < 1)
             return halox__error(HALOX_ERR_INVALID_ARG,

@@ -275,7 +275,7 @@ static void halox__mh_need(void *ctx, long long atoms)
 {
     halox__mig_host_t *h = ctx;
     if (h->out)
-        h->out->need = atoms < 0x7ffffff0 ? (int)atoms : 0x7ffffff0;
+        h->out->need = atoms < HALOX_ATOMS_MAX ? (int)atoms : HALOX_ATOMS_MAX;
 }
 
 static void halox__mh_done(void *ctx)

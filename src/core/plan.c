@@ -404,7 +404,7 @@ halox_status_t halox__plan_room(const halox_plan_t *plan, int k, int count, int 
     const long long want = (long long)plan->n_total + count;
     if (want <= capacity)
         return HALOX_OK;
-    *need = want < 0x7ffffff0 ? (int)want : 0x7ffffff0;
+    *need = want < HALOX_ATOMS_MAX ? (int)want : HALOX_ATOMS_MAX;
     return halox__error(HALOX_ERR_NO_MEMORY,
                         "rank %d: pulse %d brings %d halo atoms, %lld atoms in all, but the %s "
                         "hold %d: grow x, id and zone to at least %lld entries (with head-room: "
@@ -422,9 +422,11 @@ halox_status_t halox__plan_recv(halox_plan_t *plan, int k, halox_atoms_t *atoms,
     /* appended in pulse order: each pulse's atoms form one contiguous range */
     p->recv_offset = plan->n_total;
     long long need = (long long)plan->n_total + recv_count;
-    if (need > 0x7ffffff0)
-        return halox__error(HALOX_ERR_NO_MEMORY, "rank %d: %lld local atoms is too many",
-                            plan->rank, need);
+    if (need > HALOX_ATOMS_MAX)
+        return halox__error(HALOX_ERR_NO_MEMORY,
+                            "rank %d: pulse %d brings %d halo atoms, %lld local atoms in all, "
+                            "above the %d one rank holds: use more ranks (a finer grid)",
+                            plan->rank, k, recv_count, need, HALOX_ATOMS_MAX);
     halox_status_t st = halox_atoms_reserve(atoms, (int)need);
     if (st != HALOX_OK)
         return st;

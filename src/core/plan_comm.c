@@ -223,7 +223,7 @@ static long long halox__hs_room(void *ctx, const halox_plan_t *plan)
     int lim = a->capacity < plan->zone_capacity ? a->capacity : plan->zone_capacity;
     if (((halox__host_store_t *)ctx)->fixed)
         lim = a->capacity;
-    return (long long)(lim < 0x7ffffff0 ? lim : 0x7ffffff0) - plan->n_total;
+    return (long long)(lim < HALOX_ATOMS_MAX ? lim : HALOX_ATOMS_MAX) - plan->n_total;
 }
 
 static halox_status_t halox__hs_recv(void *ctx, halox_plan_t *plan, int k, int count)

@@ -16,8 +16,11 @@ static halox_status_t md__append_atoms(halox_md_t *md, const char *blk, long lon
     halox_atoms_t *a = &md->atoms;
     int n0 = a->n_home;
     long long need = n0 + npick;
-    if (need > 0x7ffffff0)
-        return halox__error(HALOX_ERR_NO_MEMORY, "too many atoms on one rank");
+    if (need > HALOX_ATOMS_MAX)
+        return halox__error(HALOX_ERR_NO_MEMORY,
+                            "the checkpoint puts %lld atoms on one rank, above the %d a rank "
+                            "holds: restart on more ranks (a finer --grid)",
+                            need, HALOX_ATOMS_MAX);
     halox_status_t st = halox_atoms_reserve(a, (int)need + 1);
     if (st == HALOX_OK)
         st = md__ensure_forces(md, (int)need + 1);

@@ -317,7 +317,10 @@ static halox_status_t md__seg_room(md_nlist_t *nl)
     if (nl->nseg + 26 <= nl->seg_cap)
         return HALOX_OK;
     if (nl->seg_cap > 0x3fffffff - 26)
-        return halox__error(HALOX_ERR_NO_MEMORY, "pair list: too many image segments");
+        return halox__error(HALOX_ERR_NO_MEMORY,
+                            "pair list: more than %d image segments (up to 26 per atom) on one "
+                            "rank: use more ranks (a finer --grid)",
+                            0x3fffffff - 26);
     int want = nl->seg_cap > 0 ? 2 * nl->seg_cap : 1024;
     int *a = realloc(nl->seg_at, sizeof(int) * (size_t)want);
     if (a)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/env.h"
 #include "core/error.h"
 #include "halox/md_options.h"
 
@@ -79,12 +80,15 @@ static const halox_md_option_t halox__md_options[] = {
 
     {"--grid", "NXxNYxNZ", HALOX_MD_GROUP_PARALLEL, 0, "--grid NXxNYxNZ",
      "rank grid (default 1x1x1; under mpirun -np P the most\n"
-     "cubic grid of P ranks: 2x1x1, 2x2x1, 2x2x2); --transport\n"
-     "mpi needs as many MPI processes (mpirun -np NX*NY*NZ)"},
+     "cubic grid of P ranks: 2x1x1, 2x2x1, 2x2x2; NX,NY,NZ reads\n"
+     "the same); --transport mpi needs as many MPI processes\n"
+     "(mpirun -np NX*NY*NZ)"},
     {"--transport", "NAME", HALOX_MD_GROUP_PARALLEL, 0, "--transport NAME",
-     "threads (default, or $HALOX_TRANSPORT) or mpi (see --version);\n"
-     "mpi-staged or nccl run the GPU engine (under mpirun, one GPU\n"
-     "per rank; 1 rank: local copies)"},
+     "threads or mpi (see --version); mpi-staged or nccl run the\n"
+     "GPU engine (under mpirun, one GPU per rank; 1 rank: local\n"
+     "copies); auto: the automatic choice, the default unless\n"
+     "$HALOX_TRANSPORT names one (see --device; on the CPU engine\n"
+     "threads, under mpirun mpi)"},
     {"--device", "gpu|cpu|auto", HALOX_MD_GROUP_PARALLEL, 0, "--device gpu|cpu|auto",
      "engine (default auto, or $HALOX_DEVICE): auto runs the GPU\n"
      "engine when a GPU is visible and no --transport is given\n"
@@ -271,17 +275,28 @@ static int halox__md_device(const char *v, halox_md_device_t *d)
 
 #define BAD(...) halox__error(HALOX_ERR_INVALID_ARG, __VA_ARGS__)
 
+/* The transport named by --transport or HALOX_TRANSPORT (checked by halox_md_setup_finish(),
+ * where a later --transport has replaced a variable's): auto leaves it to the automatic choice,
+ * as if none was named. */
+static void halox__md_transport(halox_md_setup_t *s, const char *v, int from_env)
+{
+    const uint64_t bit = UINT64_C(1) << halox__md_option_index("--transport");
+    halox_md_config_t d;
+    halox_md_config_default(&d);
+    const int chosen = !strcmp(v, "auto");
+    s->cfg.transport = chosen ? d.transport : v;
+    s->given = chosen ? s->given & ~bit : s->given | bit;
+    s->transport_from_env = !chosen && from_env;
+}
+
 halox_status_t halox_md_setup_env(halox_md_setup_t *s)
 {
-    const char *env = getenv("HALOX_TRANSPORT");
-    if (env && *env) {
-        s->cfg.transport = env;
-        s->given |= UINT64_C(1) << halox__md_option_index("--transport");
-        s->transport_from_env = 1;
-    }
-    env = getenv("HALOX_DEVICE");
-    if (env && *env && !halox__md_device(env, &s->cfg.device))
-        return BAD("HALOX_DEVICE='%s': use gpu, cpu or auto", env);
+    const char *env = halox__env_string("HALOX_TRANSPORT");
+    if (env)
+        halox__md_transport(s, env, 1);
+    env = halox__env_string("HALOX_DEVICE");
+    if (env && !halox__md_device(env, &s->cfg.device))
+        return BAD("HALOX_DEVICE='%s' is not an engine: give gpu, cpu or auto, or unset it", env);
     return HALOX_OK;
 }
 
@@ -405,8 +420,7 @@ static halox_status_t halox__md_run(halox_md_setup_t *s, const char *a, const ch
         if (halox_grid_parse(v, &c->grid) != HALOX_OK)
             return BAD("--grid: %s", halox_last_error());
     } else if (!strcmp(a, "--transport")) {
-        c->transport = v;
-        s->transport_from_env = 0;
+        halox__md_transport(s, v, 0);
     } else if (!strcmp(a, "--device")) {
         if (!halox__md_device(v, &c->device))
             return BAD("--device '%s': use gpu, cpu or auto", v);

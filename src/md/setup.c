@@ -188,6 +188,11 @@ halox_status_t halox_md_setup_finish(halox_md_setup_t *s, const halox_md_launch_
     static const halox_md_launch_t none = {0};
     const halox_md_launch_t *L = launch ? launch : &none;
     halox_md_config_t *c = &s->cfg;
+    if (GIVEN("--transport") &&
+        halox_transport_check_name(c->transport,
+                                   s->transport_from_env ? "HALOX_TRANSPORT" : "--transport",
+                                   "auto (the automatic choice)") != HALOX_OK)
+        return HALOX_ERR_INVALID_ARG;
     halox_status_t st = halox__md_setup_combinations(s);
     /* the frame, its format and whether it has velocities (and a frame beyond the file's last
      * refused now) */

@@ -122,9 +122,9 @@ halox_status_t halox__hst_post(halox_comm_t *comm, halox__hst_t *h, int i, int r
     const char *name = halox__gpu(comm)->name;
     if (bytes > (size_t)INT_MAX) {
         halox__error(HALOX_ERR_INVALID_ARG,
-                     "%s: rank %d: pulse %d message of %zu bytes exceeds MPI's int count: use "
-                     "more ranks",
-                     name, comm->rank, k, bytes);
+                     "%s: rank %d: pulse %d message of %zu bytes exceeds MPI's int count (%d): "
+                     "use more ranks",
+                     name, comm->rank, k, bytes, INT_MAX);
         return halox__hst_fail(comm, h, HALOX_ERR_INVALID_ARG);
     }
     h->info[i] = (halox__mpiw_info_t){recv ? HALOX__MPIW_RECV : HALOX__MPIW_SEND, peer, k, bytes};

@@ -304,7 +304,7 @@ static void md_still(void *ctx)
 static void md_need(void *ctx, long long atoms)
 {
     halox__mig_dev_t *m = ctx;
-    m->atoms->need = atoms < 0x7ffffff0 ? (int)atoms : 0x7ffffff0;
+    m->atoms->need = atoms < HALOX_ATOMS_MAX ? (int)atoms : HALOX_ATOMS_MAX;
 }
 
 static void md_done(void *ctx) { ((halox__mig_dev_t *)ctx)->atoms = NULL; }

@@ -78,19 +78,40 @@ int halox_transport_on_gpu(const char *name)
     return ops ? ops->on_gpu != 0 : 0;
 }
 
+/* The transports this build has, as a list for messages: "threads, mpi". */
+static const char *halox__transport_list(char *names, size_t len)
+{
+    size_t used = 0;
+    names[0] = '\0';
+    for (size_t i = 0; halox__transport_table[i] && used < len; i++) {
+        int n = snprintf(names + used, len - used, "%s%s", i ? ", " : "",
+                         halox__transport_table[i]->name);
+        used += n > 0 ? (size_t)n : 0;
+    }
+    return names;
+}
+
 /* HALOX_ERR_UNKNOWN_TRANSPORT naming the transports this build has. */
 static halox_status_t halox__transport_unknown(const char *name)
 {
     char names[256];
-    size_t used = 0;
-    names[0] = '\0';
-    for (size_t i = 0; halox__transport_table[i] && used < sizeof names; i++) {
-        int n = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
-                         halox__transport_table[i]->name);
-        used += n > 0 ? (size_t)n : 0;
-    }
     return halox__error(HALOX_ERR_UNKNOWN_TRANSPORT, "unknown transport '%s': this build has %s",
-                        name ? name : "(null)", names);
+                        name ? name : "(null)", halox__transport_list(names, sizeof names));
+}
+
+halox_status_t halox_transport_check_name(const char *name, const char *source, const char *more)
+{
+    if (name && halox__transport_find(name))
+        return HALOX_OK;
+    char names[256];
+    halox__transport_list(names, sizeof names);
+    const char *src = source ? source : "transport";
+    /* a variable reads as VAR='value', an option as --option 'value' */
+    const int var = src[0] != '-';
+    return halox__error(HALOX_ERR_UNKNOWN_TRANSPORT,
+                        "%s%s'%s' is not a transport of this build: give one of %s%s%s%s", src,
+                        var ? "=" : " ", name ? name : "(null)", names, more ? ", or " : "",
+                        more ? more : "", var ? " (or unset it)" : "");
 }
 
 halox_status_t halox_transport_caps(const char *name, halox_transport_caps_t *caps)

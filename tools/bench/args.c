@@ -120,12 +120,8 @@ static int check_transport(const char *label)
         strcmp(plus, "+null"))
         return bench_bad("transport '%s': unknown variant '%s' (use +put, +tma, +floor or +null)",
                          label, plus);
-    if (!halox_transport_available(base)) {
-        char names[512] = "";
-        for (const char *const *t = halox_transport_names(); *t; t++)
-            snprintf(names + strlen(names), sizeof names - strlen(names), " %s", *t);
-        return bench_bad("unknown transport '%s' (this build has:%s)", base, names);
-    }
+    if (halox_transport_check_name(base, "--transport", NULL) != HALOX_OK)
+        return bench_bad("%s", halox_last_error());
     return 0;
 }
 
@@ -136,8 +132,14 @@ static int parse_transports(const char *v, bench_opts_t *o)
     o->n_transports = 0;
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (o->n_transports == BENCH_MAX_LIST || strlen(t) >= sizeof o->transports[0])
-            return bench_bad("--transport: too many or too long names");
+        if (o->n_transports == BENCH_MAX_LIST)
+            return bench_bad("--transport: more than %d transports: give at most %d (run the "
+                             "others in a second run)",
+                             BENCH_MAX_LIST, BENCH_MAX_LIST);
+        if (strlen(t) >= sizeof o->transports[0])
+            return bench_bad("--transport: '%.20s...' is longer than %zu characters: no "
+                             "transport's name is (see --version)",
+                             t, sizeof o->transports[0] - 1);
         if (check_transport(t))
             return BENCH_USAGE;
         snprintf(o->transports[o->n_transports++], sizeof o->transports[0], "%s", t);

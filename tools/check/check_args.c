@@ -19,8 +19,8 @@ static void usage(FILE *to)
         "usage: halox-check [options]\n"
         "Plans and runs the halo exchange of a random system and verifies it against brute force.\n"
         "  --grid NXxNYxNZ      rank grid (default 2x2x2; under mpirun -np P > 1 the most cubic\n"
-        "                       grid of P ranks); with --transport mpi, run as many MPI\n"
-        "                       processes as the grid has ranks\n"
+        "                       grid of P ranks; NX,NY,NZ reads the same); with --transport mpi,\n"
+        "                       run as many MPI processes as the grid has ranks\n"
         "  --box L | LX,LY,LZ   box edges (default 12)\n"
         "  --atoms N            number of atoms (default 8000)\n"
         "  --cutoff RC          cut-off (default 2.5)\n"
@@ -30,9 +30,9 @@ static void usage(FILE *to)
         "  --precision P        float | double (default float)\n"
         "  --stride 3|4         reals per atom (default 3)\n"
         "  --steps K            exchange steps checked with moving atoms (default 3)\n"
-        "  --transport NAME     host-memory transport to check: threads (default, or\n"
-        "                       $HALOX_TRANSPORT) or mpi; under mpirun -np P > 1: mpi, and\n"
-        "                       threads is refused\n"
+        "  --transport NAME     host-memory transport to check: threads or mpi; auto (the\n"
+        "                       default unless $HALOX_TRANSPORT names one): threads, and\n"
+        "                       under mpirun -np P > 1 mpi (threads is refused there)\n"
         "  --timeout S          bound on every wait, seconds, 0 < S <= 1e6 (default\n"
         "                       HALOX_TIMEOUT_S or 60)\n"
         "  --verbose            per-rank plan details\n"
@@ -103,6 +103,17 @@ static int launch_resolve(chk_opts_t *o)
     return 0;
 }
 
+/* The transport named by --transport or HALOX_TRANSPORT (from_env), checked once the command
+ * line is read (a later --transport replaces a variable's): auto leaves it to launch_resolve()
+ * as if none was named (the automatic choice: threads, or mpi under an MPI launcher). */
+static void set_transport(chk_opts_t *o, const char *v, int from_env)
+{
+    const int chosen = !strcmp(v, "auto");
+    o->transport = chosen ? "threads" : v;
+    o->set_transport = !chosen;
+    o->transport_from_env = !chosen && from_env;
+}
+
 int chk_parse_args(int argc, char **argv, chk_opts_t *o)
 {
     memset(o, 0, sizeof *o);
@@ -117,10 +128,8 @@ int chk_parse_args(int argc, char **argv, chk_opts_t *o)
     o->steps = 3;
     o->transport = "threads";
     const char *env = getenv("HALOX_TRANSPORT");
-    if (env && *env) {
-        o->transport = env;
-        o->set_transport = o->transport_from_env = 1;
-    }
+    if (env && *env)
+        set_transport(o, env, 1);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -229,20 +238,18 @@ int chk_parse_args(int argc, char **argv, chk_opts_t *o)
             o->steps = (int)k;
         } else if (!strcmp(a, "--transport")) {
             NEED_VALUE();
-            o->transport = v;
-            o->set_transport = 1;
-            o->transport_from_env = 0;
+            set_transport(o, v, 0);
         } else {
             fprintf(stderr, "halox-check: unknown option '%s' (see --help)\n", a);
             return 2;
         }
 #undef NEED_VALUE
     }
-    if (!halox_transport_available(o->transport)) {
-        fprintf(stderr, "halox-check: unknown transport '%s'; this build has:", o->transport);
-        for (const char *const *t = halox_transport_names(); *t; t++)
-            fprintf(stderr, " %s", *t);
-        fprintf(stderr, "\n");
+    if (o->set_transport &&
+        halox_transport_check_name(o->transport,
+                                   o->transport_from_env ? "HALOX_TRANSPORT" : "--transport",
+                                   "auto (the automatic choice)") != HALOX_OK) {
+        fprintf(stderr, "halox-check: %s\n", halox_last_error());
         return 2;
     }
     halox_transport_caps(o->transport, &o->caps);

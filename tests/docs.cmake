@@ -1,0 +1,32 @@
+# The documentation's commands (label docs): every command block of README.md and docs/*.md runs
+# as written from this build, shortened (tests/doc_commands.py), or is marked as needing what a
+# CI machine lacks (a GPU, several nodes, the device machine, ...). Not in the sanitizer builds:
+# they would run the tools a few dozen times more under the sanitizers' cost, for no new code.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND AND NOT HALOX_SANITIZE AND TARGET halox-md AND TARGET halox-check
+   AND TARGET halox-bench)
+  set(_doc_args)
+  if(NOT HALOX_HAVE_MPI)
+    set(_doc_args --no-mpi) # commands under mpirun are listed as skipped
+  endif()
+  set(_doc_run ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/doc_commands.py
+               ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR} ${_doc_args})
+  add_test(NAME doc_commands COMMAND ${_doc_run})
+  # its mpirun commands start up to 8 processes: keep the machine's cores to itself
+  set_tests_properties(doc_commands PROPERTIES LABELS "docs" TIMEOUT 300 PROCESSORS 2)
+  # the test itself: a page with a command that is not found, a bad option, an unmarked build
+  # and an unknown kind must fail, naming each by file and line
+  add_test(NAME doc_commands_catches
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --rc 1
+                   --grep "^ok +tests/data/doc_commands/sample.md:6: "
+                   --grep "^FAILED tests/data/doc_commands/sample.md:13: halox-bench latency"
+                   --grep "exit 127 \\(not found\\)"
+                   --grep "^FAILED tests/data/doc_commands/sample.md:19: .*--frobnicate"
+                   --grep "unknown option '--frobnicate'"
+                   --grep "^FAILED tests/data/doc_commands/sample.md:38: cmake --build"
+                   --grep "sample.md:43: unknown doc-test kind 'someday'"
+                   --grep "^mark tests/data/doc_commands/sample.md:31: not run here \\(gpu\\)"
+                   --count 0 "^(ok|fail) .*(--device gpu|Summary)"
+                   -- ${_doc_run} --files ${PROJECT_SOURCE_DIR}/tests/data/doc_commands/sample.md)
+  set_tests_properties(doc_commands_catches PROPERTIES LABELS "docs" TIMEOUT 60)
+endif()
