@@ -87,7 +87,8 @@ int main(int argc, char **argv)
     int need_mpi = 0;
     for (int i = 0; i < o.n_transports; i++)
         need_mpi |= !bench_label_caps(o.transports[i]).threads;
-    bench_mpi_start(&argc, &argv, need_mpi);
+    if (bench_mpi_start(&argc, &argv, need_mpi))
+        return BENCH_USAGE;
     if (bench_world_rank() == 0)
         bench_print_build();
     if (!strcmp(cmd, "halo"))
