@@ -1,8 +1,24 @@
-# The processes of one MPI job (labels faults and mpi; tools/tool_agree.h). Ranks given other
-# options, files or halox variables than rank 0 stop at start-up, every one with exit 2, rank 0
-# naming the option and both values; a failure ends the job with the tool's message once and MPI
-# finished cleanly: none of Open MPI's abort banners. mpiexec starts tests/rank_args.sh, which
-# gives rank 1 the arguments after --rank1.
+# The processes of one MPI job (label faults, and mpi where MPI runs; tools/tool_launch.h,
+# tools/tool_agree.h): a launcher's process count is bounded; ranks given other options, files
+# or halox variables than rank 0 stop at start-up, every one with exit 2, rank 0 naming the
+# option and both values; a failure ends the job with the tool's message once and MPI finished
+# cleanly: none of Open MPI's abort banners. mpiexec starts tests/rank_args.sh, which gives
+# rank 1 the arguments after --rank1.
+
+# a launcher's process count beyond the bound (or no count), set by hand: refused at once naming
+# the variable and the bound, before a grid or an array is sized by it
+foreach(_tool halox-md halox-check halox-bench)
+  set(_sub "")
+  if(_tool STREQUAL "halox-bench")
+    set(_sub halo)
+  endif()
+  halox_fault_test(ranks_launch_huge_${_tool}
+                   "OMPI_COMM_WORLD_SIZE='1000000000' is not a process count from 1 to 16777216"
+                   "OMPI_COMM_WORLD_SIZE=1000000000" ${_tool} ${_sub})
+  halox_fault_test(ranks_launch_text_${_tool} "PMI_SIZE='2x' is not a process count"
+                   "PMI_SIZE=2x" ${_tool} ${_sub})
+endforeach()
+
 if(NOT HALOX_HAVE_MPI OR NOT TARGET halox-md OR NOT TARGET halox-check OR NOT TARGET halox-bench)
   return()
 endif()

@@ -50,6 +50,8 @@ int main(int argc, char **argv)
         return bench_bad("unknown subcommand '%s' (use halo, latency, bandwidth, md, overlap, "
                          "scaling; see --help)",
                          cmd);
+    if (tool_launch_check("halox-bench"))
+        return BENCH_USAGE;
     static bench_opts_t o; /* large: not on the stack */
     memset(&o, 0, sizeof o);
     o.cmd = cmd;

@@ -268,6 +268,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
     halox_md_setup_init(&o->s);
     o->progress = 1;
     tool_agree_tool("halox-md");
+    if (tool_launch_check("halox-md"))
+        return 2;
     if (halox_md_setup_env(&o->s) != HALOX_OK)
         return bad("%s", halox_last_error());
     if (read_env(o))

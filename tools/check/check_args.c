@@ -129,6 +129,8 @@ int chk_parse_args(int argc, char **argv, chk_opts_t *o)
     o->steps = 3;
     o->transport = "threads";
     tool_agree_tool("halox-check");
+    if (tool_launch_check("halox-check"))
+        return 2;
     const char *env = getenv("HALOX_TRANSPORT");
     if (env && *env)
         set_transport(o, env, 1);
