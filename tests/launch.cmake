@@ -1,9 +1,10 @@
-# The processes of one MPI job (label faults, and mpi where MPI runs; tools/tool_launch.h,
-# tools/tool_agree.h): a launcher's process count is bounded; ranks given other options, files
-# or halox variables than rank 0 stop at start-up, every one with exit 2, rank 0 naming the
-# option and both values; a failure ends the job with the tool's message once and MPI finished
-# cleanly: none of Open MPI's abort banners. mpiexec starts tests/rank_args.sh, which gives
-# rank 1 the arguments after --rank1.
+# How the tools are launched (label faults, and mpi where MPI runs; tools/tool_launch.h,
+# tools/tool_agree.h): a launcher's process count is bounded; the GPU engine asked for where no
+# GPU is visible is refused, and auto says when it runs on the CPU for want of one; ranks given
+# other options, files or halox variables than rank 0 stop at start-up, every one with exit 2,
+# rank 0 naming the option and both values; a failure ends the job with the tool's message once
+# and MPI finished cleanly: none of Open MPI's abort banners. mpiexec starts tests/rank_args.sh,
+# which gives rank 1 the arguments after --rank1.
 
 # a launcher's process count beyond the bound (or no count), set by hand: refused at once naming
 # the variable and the bound, before a grid or an array is sized by it
@@ -12,12 +13,35 @@ foreach(_tool halox-md halox-check halox-bench)
   if(_tool STREQUAL "halox-bench")
     set(_sub halo)
   endif()
-  halox_fault_test(ranks_launch_huge_${_tool}
+  halox_fault_test(launch_huge_${_tool}
                    "OMPI_COMM_WORLD_SIZE='1000000000' is not a process count from 1 to 16777216"
                    "OMPI_COMM_WORLD_SIZE=1000000000" ${_tool} ${_sub})
-  halox_fault_test(ranks_launch_text_${_tool} "PMI_SIZE='2x' is not a process count"
+  halox_fault_test(launch_text_${_tool} "PMI_SIZE='2x' is not a process count"
                    "PMI_SIZE=2x" ${_tool} ${_sub})
 endforeach()
+
+# the GPU engine where no GPU is visible (CUDA_VISIBLE_DEVICES hides them on a GPU machine too):
+# asked for by --device gpu, HALOX_DEVICE=gpu or a GPU transport, refused before MPI starts; left
+# to auto, the run is on the CPU engine and says so once
+if(HALOX_HAVE_CUDA AND HALOX_HAVE_MPI AND TARGET halox-md)
+  set(_small --cells 3,3,3 --steps 2)
+  set(_no_gpu "runs the GPU engine, but no GPU is visible to this process .*use --device cpu")
+  halox_fault_test(launch_no_gpu_device "^halox-md: --device gpu ${_no_gpu}"
+                   "CUDA_VISIBLE_DEVICES=" halox-md ${_small} --device gpu)
+  halox_fault_test(launch_no_gpu_env "^halox-md: HALOX_DEVICE=gpu ${_no_gpu}"
+                   "CUDA_VISIBLE_DEVICES=;HALOX_DEVICE=gpu" halox-md ${_small})
+  halox_fault_test(launch_no_gpu_transport "^halox-md: --transport mpi-staged ${_no_gpu}"
+                   "CUDA_VISIBLE_DEVICES=" halox-md ${_small} --transport mpi-staged)
+  set(_note "^halox-md: no GPU is visible, so --device auto runs the CPU engine \\(--device cpu")
+  add_test(NAME launch_no_gpu_auto_note
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --count 1 "${_note}" --grep
+                   "device cpu$" -- $<TARGET_FILE:halox-md> ${_small})
+  add_test(NAME launch_no_gpu_cpu_quiet
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --count 0 "no GPU is visible" --
+                   $<TARGET_FILE:halox-md> ${_small} --device cpu)
+  set_tests_properties(launch_no_gpu_auto_note launch_no_gpu_cpu_quiet PROPERTIES LABELS "faults"
+                       TIMEOUT 30 ENVIRONMENT "CUDA_VISIBLE_DEVICES=")
+endif()
 
 if(NOT HALOX_HAVE_MPI OR NOT TARGET halox-md OR NOT TARGET halox-check OR NOT TARGET halox-bench)
   return()
