@@ -43,6 +43,25 @@ if(HALOX_HAVE_CUDA AND HALOX_HAVE_MPI AND TARGET halox-md)
                        TIMEOUT 30 ENVIRONMENT "CUDA_VISIBLE_DEVICES=")
 endif()
 
+# seeded, bounded fuzzing of ranks that disagree (tests/fuzz_ranks.py): 20 jobs of 2 ranks, rank 1
+# given another value of an option, a file or a variable; each must stop at once with exit 2,
+# naming it; skipped (77) in a build without MPI
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND AND TARGET halox-md AND TARGET halox-check AND TARGET halox-bench)
+  set(_fz_launch "")
+  if(HALOX_HAVE_MPI)
+    halox_mpiexec(_fz_launch 2 ${PROJECT_SOURCE_DIR}/tests/rank_args.sh)
+  endif()
+  add_test(NAME fuzz_ranks
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/fuzz_ranks.py
+                   $<TARGET_FILE_DIR:halox-md> --cases 20 --seed 2026 --limit 20 -- ${_fz_launch})
+  set_tests_properties(fuzz_ranks PROPERTIES LABELS "faults;mpi" TIMEOUT 300 PROCESSORS 2
+                       SKIP_RETURN_CODE 77)
+  if(HALOX_HAVE_MPI)
+    halox_mpi_leaks_off(fuzz_ranks)
+  endif()
+endif()
+
 if(NOT HALOX_HAVE_MPI OR NOT TARGET halox-md OR NOT TARGET halox-check OR NOT TARGET halox-bench)
   return()
 endif()
