@@ -105,7 +105,6 @@ static char *canonical_number(const char *t, size_t n)
         out = xprintf("%s%s", tok[0] == '-' && strcmp(d, "0") ? "-" : "", d);
     } else if (n && !strchr(" \t\n", tok[0])) {
         char *end;
-        errno = 0;
         double x = strtod(tok, &end);
         if (end != tok && !*end && isfinite(x))
             out = xprintf("%.17g", x);
@@ -240,9 +239,11 @@ static char *serialise(size_t *len_p, uint64_t *sum_p)
     for (int i = 0; i < nv; i++) {
         if (env_report_only(vars[i].name))
             continue;
+        /* empty counts as unset, as every reader of these variables takes it */
         const char *v = getenv(vars[i].name);
-        add(K_ENV, vars[i].name, v ? xprintf("=%s", v) : xstrdup("(unset)"),
-            v ? xprintf("%s=%s", vars[i].name, v) : xprintf("%s unset", vars[i].name));
+        const int set = v && *v;
+        add(K_ENV, vars[i].name, set ? xprintf("=%s", v) : xstrdup("(unset)"),
+            set ? xprintf("%s=%s", vars[i].name, v) : xprintf("%s unset", vars[i].name));
     }
     entry_t *sorted = xalloc(sizeof *sorted * (size_t)g_rec.n);
     memcpy(sorted, g_rec.e, sizeof *sorted * (size_t)g_rec.n);

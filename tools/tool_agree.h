@@ -28,8 +28,10 @@ void tool_agree_option(const char *name, const char *value);
  * file may be reached by other paths on other nodes). */
 void tool_agree_input(const char *name, const char *path);
 
-/* Collective over MPI_COMM_WORLD, right after MPI_Init: 0 when every rank has the same record,
- * else 2 (rank 0 said which option differs). Never hangs on a rank that reached it. */
+/* MPI builds only (HALOX_HAVE_MPI), as is tool_agree_outcome. Collective over MPI_COMM_WORLD,
+ * right after MPI_Init, before anything depends on the inputs: 0 when every rank has the same
+ * record, else 2 (rank 0 said which option differs). A rank that exited before it (a refused
+ * command line) has the launcher end the job. */
 int tool_agree_inputs(void);
 
 /* Collective over MPI_COMM_WORLD, bounded: this rank's exit code (0: it succeeded), whether its
