@@ -357,16 +357,6 @@ static halox_status_t report_affinity(halox_comm_t *comm, int print)
 }
 #endif
 
-/* --device auto where the build has the GPU engine but no GPU is visible: the run is on the CPU,
- * said once (rank 0) beside the banner, with the options that choose the engine. */
-static void note_gpu_absent(const opts_t *o)
-{
-    if (o->s.gpu_absent && !o->quiet)
-        fprintf(stderr, "halox-md: no GPU is visible, so --device auto runs the CPU engine "
-                        "(--device cpu or HALOX_DEVICE=cpu chooses it without this note; "
-                        "--device gpu refuses to run without a GPU)\n");
-}
-
 /* The exit status of a failed run: bad input (files, settings) is a usage error; the rest failed
  * at run time (a failed write of an output file, HALOX_ERR_WRITE, too). */
 static int failure_code(halox_status_t st)
@@ -414,7 +404,6 @@ int main(int argc, char **argv)
     halox_status_t st;
     int code = 0;
     if (!use_mpi) {
-        note_gpu_absent(&o);
         md_print_banner(&pr, P);
         st = halox_md_threads_run(cfg, &hooks, &res);
         md_clear_progress(&pr);
@@ -445,12 +434,10 @@ int main(int argc, char **argv)
             MPI_Finalize();
             return 2;
         }
-        if (my_rank == 0) {
-            note_gpu_absent(&o);
+        if (my_rank == 0)
             md_print_banner(&pr, P);
-        } else {
+        else
             pr.silent = o.silent = 1;
-        }
         /* GPU transports: device = local rank modulo the visible devices (args.device -1) */
         halox_comm_args_t args = {
             .real = cfg->real, .stride = 3, .timeout_s = cfg->timeout_s, .device = -1};
