@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "halox/geometry.h"
 #include "halox/plan.h"
@@ -88,6 +89,17 @@ static void geometry(void)
         halox_grid_default(want[i][0], &p);
         CHECK(p.n[0] == want[i][1] && p.n[1] == want[i][2] && p.n[2] == want[i][3]);
     }
+    /* huge counts (a launcher's variable) take no time: the alarm fails a search that spins */
+    alarm(20);
+    static const int huge[][4] = {{1000000000, 1000, 1000, 1000},
+                                  {2147483647, 2147483647, 1, 1},
+                                  {2095133040, 1292, 1287, 1260},
+                                  {1073741824, 1024, 1024, 1024}};
+    for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+        halox_grid_default(huge[i][0], &p);
+        CHECK(p.n[0] == huge[i][1] && p.n[1] == huge[i][2] && p.n[2] == huge[i][3]);
+    }
+    alarm(0);
     for (int P = 1; P <= 96; P++) {
         halox_grid_default(P, &p);
         CHECK(halox_grid_size(&p) == P && p.n[0] >= p.n[1] && p.n[1] >= p.n[2]);

@@ -50,6 +50,8 @@ int main(int argc, char **argv)
         return bench_bad("unknown subcommand '%s' (use halo, latency, bandwidth, md, overlap, "
                          "scaling; see --help)",
                          cmd);
+    if (tool_launch_check("halox-bench"))
+        return BENCH_USAGE;
     static bench_opts_t o; /* large: not on the stack */
     memset(&o, 0, sizeof o);
     o.cmd = cmd;
@@ -87,7 +89,8 @@ int main(int argc, char **argv)
     int need_mpi = 0;
     for (int i = 0; i < o.n_transports; i++)
         need_mpi |= !bench_label_caps(o.transports[i]).threads;
-    bench_mpi_start(&argc, &argv, need_mpi);
+    if (bench_mpi_start(&argc, &argv, need_mpi))
+        return BENCH_USAGE;
     if (bench_world_rank() == 0)
         bench_print_build();
     if (!strcmp(cmd, "halo"))

@@ -22,6 +22,7 @@
 #include "halox/env.h"
 #include "halox/features.h"
 #include "halox/plan.h"
+#include "tool_agree.h"
 #include "tool_common.h"
 
 /* What every rank of this process shares: the reference, recomputed per step by the leader. */
@@ -237,6 +238,11 @@ int main(int argc, char **argv)
         MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
         int nproc = 1;
         MPI_Comm_size(MPI_COMM_WORLD, &nproc);
+        /* first: every later step depends on the ranks having the same inputs */
+        if (tool_agree_inputs()) {
+            MPI_Finalize();
+            return 2;
+        }
         if (nproc != S.P) {
             if (my_rank == 0)
                 fprintf(stderr,
@@ -388,15 +394,22 @@ int main(int argc, char **argv)
             tfail = rank_check(&S, my_rank, comm, 1, &tst, &tsec);
         else
             tst = st;
-        if (tst != HALOX_OK) {
-            fprintf(stderr, "halox-check: rank %d: %s: %s\n", my_rank, halox_status_string(tst),
-                    halox_last_error());
-            MPI_Abort(MPI_COMM_WORLD, 2);
+        /* every rank learns whether any failed; the cause is said once, by its rank */
+        char line[1400] = "";
+        if (tst != HALOX_OK)
+            snprintf(line, sizeof line, "halox-check: rank %d: %s: %s", my_rank,
+                     halox_status_string(tst), halox_last_error());
+        double wait_s = 60;
+        halox_timeout_resolve(o->timeout, &wait_s);
+        if (tool_agree_outcome(tst != HALOX_OK ? 2 : 0, tst == HALOX_ERR_ABORTED, line, wait_s)) {
+            if (tst == HALOX_OK)
+                tst = HALOX_ERR_ABORTED;
+        } else {
+            double v[2] = {(double)tfail, tsec};
+            halox_comm_allreduce_max(comm, v, 2);
+            tfail = (long long)v[0];
+            tsec = v[1];
         }
-        double v[2] = {(double)tfail, tsec};
-        halox_comm_allreduce_max(comm, v, 2);
-        tfail = (long long)v[0];
-        tsec = v[1];
         halox_comm_destroy(comm);
 #endif
     }

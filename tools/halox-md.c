@@ -30,6 +30,7 @@
 #include "halox/md.h"
 #include "halox/md_options.h"
 #include "md_report.h"
+#include "tool_agree.h"
 #include "tool_common.h"
 #include "tool_launch.h"
 
@@ -266,6 +267,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
     memset(o, 0, sizeof *o);
     halox_md_setup_init(&o->s);
     o->progress = 1;
+    tool_agree_tool("halox-md");
+    if (tool_launch_check("halox-md"))
+        return 2;
     if (halox_md_setup_env(&o->s) != HALOX_OK)
         return bad("%s", halox_last_error());
     if (read_env(o))
@@ -293,6 +297,11 @@ static int parse_args(int argc, char **argv, opts_t *o)
             return bad("%s needs a value (see --help)", a);
         if (metavar)
             i++;
+        /* as the ranks of an MPI job compare them: the files --read and --restart by content */
+        if (!strcmp(a, "--read") || !strcmp(a, "--restart"))
+            tool_agree_input(a, v);
+        else
+            tool_agree_option(a, metavar ? v : NULL);
         if (tool) {
             int rc = apply_tool_option(o, a, v);
             if (rc)
@@ -348,6 +357,14 @@ static halox_status_t report_affinity(halox_comm_t *comm, int print)
 }
 #endif
 
+/* The exit status of a failed run: bad input (files, settings) is a usage error; the rest failed
+ * at run time (a failed write of an output file, HALOX_ERR_WRITE, too). */
+static int failure_code(halox_status_t st)
+{
+    return st == HALOX_ERR_INVALID_ARG || st == HALOX_ERR_IO || st == HALOX_ERR_DECOMPOSITION ? 2
+                                                                                              : 1;
+}
+
 int main(int argc, char **argv)
 {
     tool_ignore_file_limit_signal();
@@ -385,9 +402,15 @@ int main(int argc, char **argv)
     halox_md_result_t res;
     memset(&res, 0, sizeof res);
     halox_status_t st;
+    int code = 0;
     if (!use_mpi) {
         md_print_banner(&pr, P);
         st = halox_md_threads_run(cfg, &hooks, &res);
+        md_clear_progress(&pr);
+        if (st != HALOX_OK) {
+            fprintf(stderr, "halox-md: %s\n", res.error);
+            code = failure_code(st);
+        }
     } else {
 #ifdef HALOX_HAVE_MPI
         MPI_Init(&argc, &argv);
@@ -397,6 +420,11 @@ int main(int argc, char **argv)
         int nproc = 1;
         MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
         MPI_Comm_size(MPI_COMM_WORLD, &nproc);
+        /* first: every later step depends on the ranks having the same inputs */
+        if (tool_agree_inputs()) {
+            MPI_Finalize();
+            return 2;
+        }
         if (nproc != P) {
             if (my_rank == 0)
                 fprintf(stderr,
@@ -443,34 +471,23 @@ int main(int argc, char **argv)
             snprintf(res.error, sizeof res.error, "rank %d: %s", my_rank, halox_last_error());
         }
         halox_md_system_destroy(sys);
-        if (st != HALOX_OK) {
-            /* the rank that failed first explains why; the others only followed */
-            if (st != HALOX_ERR_ABORTED || my_rank == 0)
-                fprintf(stderr, "halox-md: %s\n", res.error);
-            fflush(stderr);
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
+        md_clear_progress(&pr);
+        /* every rank learns the job's outcome; the rank whose failure is the cause says why,
+         * once (ranks that stopped because another failed only followed it) */
+        char line[1100];
+        snprintf(line, sizeof line, "halox-md: %s", res.error);
+        double wait_s = 60;
+        halox_timeout_resolve(cfg->timeout_s, &wait_s);
+        code = tool_agree_outcome(st != HALOX_OK ? failure_code(st) : 0, st == HALOX_ERR_ABORTED,
+                                  line, wait_s);
         halox_comm_destroy(comm);
 #else
         fprintf(stderr, "halox-md: this build has no MPI (see --version)\n");
         return 2;
 #endif
     }
-    md_clear_progress(&pr);
-    int code = 0;
-    if (my_rank == 0) {
-        if (st != HALOX_OK) {
-            fprintf(stderr, "halox-md: %s\n", res.error);
-            /* bad input (files, settings) is a usage error; the rest failed at run time (a
-             * failed write of an output file, HALOX_ERR_WRITE, too) */
-            code =
-                st == HALOX_ERR_INVALID_ARG || st == HALOX_ERR_IO || st == HALOX_ERR_DECOMPOSITION
-                    ? 2
-                    : 1;
-        } else if (!o.silent) {
-            md_print_summary(&res);
-        }
-    }
+    if (my_rank == 0 && code == 0 && !o.silent)
+        md_print_summary(&res);
     halox_md_result_free(&res);
 #ifdef HALOX_HAVE_MPI
     if (use_mpi)

@@ -87,6 +87,12 @@ void md_print_banner(const md_printer_t *p, int nranks)
     const halox_md_config_t *c = &s->cfg;
     if (p->silent)
         return;
+    /* auto runs the CPU engine for want of a GPU (a build with the GPU engine): said, with the
+     * options that choose the engine, so that a long CPU run does not pass for a GPU one */
+    if (s->gpu_absent)
+        fprintf(stderr, "halox-md: no GPU is visible, so --device auto runs the CPU engine "
+                        "(--device cpu or HALOX_DEVICE=cpu chooses it without this note; "
+                        "--device gpu refuses to run without a GPU)\n");
     printf("halox-md %s", HALOX_VERSION_STRING);
     if (c->preset)
         printf(" (preset %s)", c->preset);

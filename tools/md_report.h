@@ -25,7 +25,8 @@ void md_on_notice(void *user, const char *text);
 /* Erase a progress line before other output. */
 void md_clear_progress(md_printer_t *p);
 
-/* What is run: the system, the potential, the dynamics, ranks, transport and device. */
+/* What is run: the system, the potential, the dynamics, ranks, transport and device (and on
+ * stderr when auto runs the CPU engine for want of a GPU). */
 void md_print_banner(const md_printer_t *p, int nranks);
 /* The summary table after a run. */
 void md_print_summary(const halox_md_result_t *res);

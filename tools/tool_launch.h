@@ -8,19 +8,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The first of the variables that is set, and its value (0 when none is or it is no count). */
+/* The most processes a launcher's count may say, more than any machine runs: a larger count
+ * (or one that is no count) is refused by tool_launch_check() before grids or per-rank arrays
+ * are sized by it. */
+#define TOOL_LAUNCH_MAX_PROCESSES 16777216
+
+/* A launcher's count: from 1 to TOOL_LAUNCH_MAX_PROCESSES, else 0 (not a count, or beyond). */
+static inline int tool_launch_count(const char *v)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    return end == v || *end || n < 1 || n > TOOL_LAUNCH_MAX_PROCESSES ? 0 : (int)n;
+}
+
+/* The first of the variables that is set, and its count (0 when none is set or it is no count
+ * within the bound). */
 static inline int tool_launch_var(const char *const *vars, const char **name_p)
 {
     for (int k = 0; vars[k]; k++) {
         const char *v = getenv(vars[k]);
         if (v && *v) {
-            char *end;
-            long n = strtol(v, &end, 10);
-            if (*end || n < 0 || n > 1000000000L)
-                n = 0;
             if (name_p)
                 *name_p = vars[k];
-            return (int)n;
+            return tool_launch_count(v);
         }
     }
     return 0;
@@ -39,6 +49,21 @@ static inline int tool_launched_processes_var(const char **var_p)
 }
 
 static inline int tool_launched_processes(void) { return tool_launched_processes_var(NULL); }
+
+/* 0 when the launcher's process count is unset or a count within the bound; else prints
+ * "TOOL: VAR='...': ..." on stderr and returns 2. Tools call it first, before anything reads the
+ * count. */
+static inline int tool_launch_check(const char *tool)
+{
+    const char *var = NULL;
+    if (tool_launched_processes_var(&var) > 0 || !var)
+        return 0;
+    fprintf(stderr,
+            "%s: %s='%s' is not a process count from 1 to %d: an MPI launcher sets it in every "
+            "process it starts; unset it when none started this process\n",
+            tool, var, getenv(var), TOOL_LAUNCH_MAX_PROCESSES);
+    return 2;
+}
 
 /* Processes of the job on this node as the launcher says (0: unknown). */
 static inline int tool_launched_local_processes(void)

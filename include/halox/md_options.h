@@ -64,6 +64,9 @@ typedef struct halox_md_setup {
     halox_md_verlet_t verlet;   /**< after finish, with --verlet-tolerance: what was chosen */
     char why[384];              /**< after finish: how the transport was chosen when not given
                                      (empty when given) */
+    int gpu_absent;             /**< after finish: device auto runs the CPU engine only because
+                                     no GPU is visible (the build has the GPU engine and nothing
+                                     else kept the run from it): tools say so */
 } halox_md_setup_t;
 
 /** Defaults (halox_md_config_default()), nothing given. */
@@ -92,10 +95,11 @@ typedef struct halox_md_launch {
  *  where they were left to the library (the GPU engine when a GPU is visible, the precision is
  *  float and the ranks can run as processes; halox_transport_choose() for its transport; mpi
  *  under an MPI launcher for the CPU engine), refuse a launch that would run one copy of the job
- *  per process or a grid that does not match the processes, apply --verlet-tolerance, check
- *  the result (halox_md_config_check()) and the run's files together (every output can be
- *  written, no two of them and no output and input are the same file: halox_files_check()).
- *  `launch` may be NULL: no launcher. */
+ *  per process or a grid that does not match the processes, refuse the GPU engine (--device gpu,
+ *  a GPU transport) where no GPU is visible, apply --verlet-tolerance, check the result
+ *  (halox_md_config_check()) and the run's files together (every output can be written, no two
+ *  of them and no output and input are the same file: halox_files_check()). `launch` may be
+ *  NULL: no launcher. */
 halox_status_t halox_md_setup_finish(halox_md_setup_t *s, const halox_md_launch_t *launch);
 
 /** A seed as every halox tool takes it: a decimal integer from 0 to 2^64 - 1, strictly (no sign,

@@ -99,21 +99,36 @@ int halox_grid_size(const halox_grid_t *grid)
 
 void halox_grid_default(int P, halox_grid_t *grid_p)
 {
+    /* the divisors of P in ascending order, found up to sqrt(P) (an int has at most 1600): the
+     * pairs of them are few for any P, where a loop over every a <= P would spin for minutes on
+     * a launcher's count near 1e9 */
+    enum { MAX_DIVISORS = 1600 };
+    int low[MAX_DIVISORS], high[MAX_DIVISORS], nd = 0, nh = 0;
+    for (int k = 1; P > 0 && k <= P / k; k++)
+        if (P % k == 0) {
+            low[nd++] = k;
+            if (k != P / k)
+                high[nh++] = P / k;
+        }
+    while (nh > 0)
+        low[nd++] = high[--nh];
     int best[3] = {P > 0 ? P : 1, 1, 1};
-    long best_cost = -1;
-    for (int a = 1; a <= P; a++)
-        for (int b = 1; b <= a && (long)a * b <= P; b++) {
+    long long best_cost = -1;
+    /* x >= y >= z (x is cut first), the smallest halo surface; the first of equal ones */
+    for (int i = 0; i < nd; i++)
+        for (int j = 0; j <= i; j++) {
+            const long long a = low[i], b = low[j];
             if (P % (a * b))
                 continue;
-            const int c = P / (a * b);
+            const long long c = P / (a * b);
             if (b < c)
-                continue; /* x >= y >= z: x is cut first */
-            const long cost = (long)a * b + (long)b * c + (long)a * c; /* halo surface */
+                continue;
+            const long long cost = a * b + b * c + a * c;
             if (best_cost < 0 || cost < best_cost) {
                 best_cost = cost;
-                best[0] = a;
-                best[1] = b;
-                best[2] = c;
+                best[0] = (int)a;
+                best[1] = (int)b;
+                best[2] = (int)c;
             }
         }
     for (int d = 0; d < 3; d++)

@@ -96,7 +96,9 @@ static const halox_md_option_t halox__md_options[] = {
      "transport; without --transport the GPU engine takes the\n"
      "measured-fastest one for the job (nvshmem-fused when the\n"
      "GPUs reach each other by NVLink/P2P, else nccl or\n"
-     "mpi-staged; printed at start) and runs in single precision"},
+     "mpi-staged; printed at start) and runs in single precision;\n"
+     "where no GPU is visible, gpu (or a GPU transport) stops at\n"
+     "start, auto runs the CPU engine and says so"},
     {"--graph", NULL, HALOX_MD_GROUP_PARALLEL, 0, "--graph",
      "GPU engine: replay the steps between rebuilds as a CUDA\n"
      "graph (nccl, nvshmem-*; mpi-staged cannot be captured)"},

@@ -82,8 +82,14 @@ static void halox__md_setup_device(halox_md_setup_t *s, const halox_md_launch_t 
     for (const char *const *t = halox_transport_names(); *t; t++)
         gpu_transport |= halox_transport_on_gpu(*t);
     if (c->device == HALOX_MD_DEVICE_AUTO && !GIVEN("--transport") && c->real == HALOX_FLOAT &&
-        gpu_transport && (ranks == 1 || L->processes == ranks) && halox_gpu_count() > 0)
-        c->device = HALOX_MD_DEVICE_GPU;
+        gpu_transport && (ranks == 1 || L->processes == ranks)) {
+        /* auto takes the GPU engine here when there is a GPU; without one the CPU engine runs,
+         * which the caller says (a long run on the CPU must not pass for one on the GPU) */
+        if (halox_gpu_count() > 0)
+            c->device = HALOX_MD_DEVICE_GPU;
+        else
+            s->gpu_absent = 1;
+    }
     if (c->device == HALOX_MD_DEVICE_GPU && !GIVEN("--transport")) {
         /* the job's shape as far as it is known before MPI starts: the launcher's local rank
          * count (unknown: one node), the visible GPUs, their peer access */
@@ -158,6 +164,21 @@ static halox_status_t halox__md_setup_engine(const halox_md_setup_t *s)
     if (halox_md_config_device(c) == HALOX_MD_DEVICE_GPU && c->real != HALOX_FLOAT)
         return BAD("the GPU engine runs in single precision: use --precision float (or --device "
                    "cpu)");
+    /* asked for where there is none: refused before any process starts MPI, never run on the
+     * CPU instead */
+    if (halox_md_config_device(c) == HALOX_MD_DEVICE_GPU && halox_gpu_count() == 0) {
+        char asked[96];
+        if (c->device != HALOX_MD_DEVICE_GPU)
+            snprintf(asked, sizeof asked, "%s%s",
+                     s->transport_from_env ? "HALOX_TRANSPORT=" : "--transport ", c->transport);
+        else
+            snprintf(asked, sizeof asked, "%s",
+                     GIVEN("--device") ? "--device gpu" : "HALOX_DEVICE=gpu");
+        return BAD("%s runs the GPU engine, but no GPU is visible to this process (no CUDA "
+                   "device, no driver, or CUDA_VISIBLE_DEVICES hides them): run it on a GPU "
+                   "machine, or use --device cpu (the CPU engine, on threads or mpi)",
+                   asked);
+    }
     return HALOX_OK;
 }
 

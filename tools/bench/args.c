@@ -10,6 +10,7 @@
 #include "bench.h"
 #include "halox/file.h"
 #include "halox/md_options.h"
+#include "tool_agree.h"
 #include "tool_seed.h"
 
 enum { C_HALO = 1, C_LAT = 2, C_BW = 4, C_MD = 8, C_SCAL = 16, C_OVL = 32, C_ALL = 63 };
@@ -450,6 +451,9 @@ int bench_parse(int argc, char **argv, bench_opts_t *o)
     const int cmd = cmd_bit(o->cmd);
     defaults(o, cmd);
     int transports_set = 0;
+    /* the command line as the ranks of an MPI job compare it (tool_agree.h) */
+    tool_agree_tool("halox-bench");
+    tool_agree_option("halox-bench", o->cmd);
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -462,6 +466,7 @@ int bench_parse(int argc, char **argv, bench_opts_t *o)
             const char *v = eo->metavar ? (i + 1 < argc ? argv[++i] : NULL) : NULL;
             if (add_engine_option(o, eo, v))
                 return BENCH_USAGE;
+            tool_agree_option(eo->name, v);
             continue;
         }
         if (!op) {
@@ -481,6 +486,7 @@ int bench_parse(int argc, char **argv, bench_opts_t *o)
                              o->cmd, a);
         if (!op->value) {
             set_flag(o, op->name);
+            tool_agree_option(op->name, NULL);
             continue;
         }
         if (i + 1 >= argc)
@@ -489,6 +495,7 @@ int bench_parse(int argc, char **argv, bench_opts_t *o)
             transports_set = 1;
         if (set_value(o, op->name, argv[++i]))
             return BENCH_USAGE;
+        tool_agree_option(op->name, argv[i]);
     }
     if (!transports_set && cmd != C_SCAL)
         default_transports(o, cmd);

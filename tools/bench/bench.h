@@ -82,8 +82,10 @@ typedef struct bench_rank {
 
 typedef halox_status_t (*bench_rank_fn)(const bench_rank_t *who, void *arg);
 
-/* Start MPI when a transport other than `threads` is listed (or `need` says so). */
-void bench_mpi_start(int *argc, char ***argv, int need);
+/* Start MPI when a transport other than `threads` is listed (or `need` says so), and compare the
+ * ranks' inputs (tools/tool_agree.h): BENCH_USAGE after they differ (said, MPI finished), else
+ * 0. */
+int bench_mpi_start(int *argc, char ***argv, int need);
 void bench_mpi_stop(void);
 int bench_mpi_started(void);
 /* Processes of this job (1 without MPI) and this process's rank. */
@@ -107,8 +109,14 @@ void bench_variant_env(const char *label, int on);
 /* +floor (signals without atoms) and +null (the exchange kernels launched empty): nothing moves,
  * nothing to verify */
 int bench_label_floor(const char *label);
-/* A failure no rank can recover from: threads: abort the team; MPI: abort the job. */
+/* A failure no rank can recover from: threads: said, and the team aborted; MPI: said at the
+ * case's end if it is the cause (bench_mpi_case_end). */
 void bench_rank_fail(const bench_rank_t *who, const char *what);
+/* MPI ranks, at the end of a case (collective): every rank learns whether any failed, the cause
+ * is said once, and the ranks go on together to the next case; ranks that do not arrive in time
+ * are aborted (tool_agree_outcome). Returns st, or HALOX_ERR_ABORTED where only another rank
+ * failed. Without MPI: st. */
+halox_status_t bench_mpi_case_end(halox_status_t st, double timeout_s);
 
 /* ---- GPU helpers; stubs without CUDA (gpu.c / gpu_none.c) -------------------------------- */
 

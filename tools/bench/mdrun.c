@@ -94,8 +94,16 @@ static int run_mpi(bench_md_case_t *c, halox_md_result_t *res)
         st = halox_md_rank_run(&c->cfg, comm, NULL, &hooks, res);
     else
         snprintf(res->error, sizeof res->error, "rank %d: %s", who.rank, halox_last_error());
-    if (st != HALOX_OK && (st != HALOX_ERR_ABORTED || who.rank == 0))
-        bench_rank_fail(&who, res->error);
+    if (st != HALOX_OK) {
+        /* "rank N: why": bench_rank_fail names the rank itself */
+        const char *why = res->error, *after = strstr(why, ": ");
+        if (!strncmp(why, "rank ", 5) && after)
+            why = after + 2;
+        char what[1200];
+        snprintf(what, sizeof what, "%s: %s", c->label, why);
+        bench_rank_fail(&who, what);
+    }
+    st = bench_mpi_case_end(st, c->o->timeout_s);
     halox_comm_destroy(comm);
     return st == HALOX_OK ? 0 : 1;
 }

@@ -9,14 +9,18 @@
 #endif
 
 #include "bench.h"
+#include "tool_agree.h"
 #include "tool_launch.h"
 
 static int g_mpi_started;
+/* MPI ranks: this rank's failure in the current case, said at the case's end when it is the
+ * cause (bench_mpi_case_end) */
+static char g_fail_line[1400];
 
 /* as every tool reads the launcher (tools/tool_launch.h) */
 int bench_launched_processes(void) { return tool_launched_processes(); }
 
-void bench_mpi_start(int *argc, char ***argv, int need)
+int bench_mpi_start(int *argc, char ***argv, int need)
 {
 #ifdef HALOX_HAVE_MPI
     /* under a launcher always: every process must take part in the job */
@@ -25,12 +29,18 @@ void bench_mpi_start(int *argc, char ***argv, int need)
         setenv("NCCL_NVLS_ENABLE", "0", 0);
         MPI_Init(argc, argv);
         g_mpi_started = 1;
+        /* first: every later step depends on the ranks having the same inputs */
+        if (tool_agree_inputs()) {
+            bench_mpi_stop();
+            return BENCH_USAGE;
+        }
     }
 #else
     (void)argc;
     (void)argv;
     (void)need;
 #endif
+    return 0;
 }
 
 void bench_mpi_stop(void)
@@ -79,16 +89,34 @@ halox_status_t bench_comm_create(const bench_rank_t *who, const char *transport,
 
 void bench_rank_fail(const bench_rank_t *who, const char *what)
 {
-    fprintf(stderr, "halox-bench: rank %d: %s\n", who->rank, what);
-    fflush(stderr);
     if (who->team) {
+        fprintf(stderr, "halox-bench: rank %d: %s\n", who->rank, what);
+        fflush(stderr);
         halox_team_abort(who->team, who->rank, what);
         return;
     }
+    snprintf(g_fail_line, sizeof g_fail_line, "halox-bench: rank %d: %s", who->rank, what);
+}
+
+halox_status_t bench_mpi_case_end(halox_status_t st, double timeout_s)
+{
 #ifdef HALOX_HAVE_MPI
-    if (g_mpi_started)
-        MPI_Abort(MPI_COMM_WORLD, BENCH_FAILED);
+    if (g_mpi_started) {
+        double wait_s = 60;
+        halox_timeout_resolve(timeout_s, &wait_s);
+        if (st != HALOX_OK && !g_fail_line[0])
+            snprintf(g_fail_line, sizeof g_fail_line, "halox-bench: rank %d: %s",
+                     bench_world_rank(), halox_status_string(st));
+        int job = tool_agree_outcome(st != HALOX_OK ? BENCH_FAILED : 0, st == HALOX_ERR_ABORTED,
+                                     g_fail_line, wait_s);
+        g_fail_line[0] = '\0';
+        if (job && st == HALOX_OK)
+            st = HALOX_ERR_ABORTED; /* another rank failed: this case failed for every rank */
+    }
+#else
+    (void)timeout_s;
 #endif
+    return st;
 }
 
 typedef struct team_job {
@@ -124,7 +152,7 @@ halox_status_t bench_ranks_run(const char *transport, int nranks, double timeout
     bench_rank_t who = {bench_world_rank(), bench_world_size(), NULL};
     if (nranks != who.size)
         return HALOX_ERR_INVALID_ARG;
-    return fn(&who, arg);
+    return bench_mpi_case_end(fn(&who, arg), timeout_s);
 }
 
 int bench_transport_ranks(const bench_opts_t *o, const char *label, int *nranks_p)

@@ -8,6 +8,7 @@
 #include "check/check_args.h"
 #include "halox/env.h"
 #include "halox/features.h"
+#include "tool_agree.h"
 #include "tool_common.h"
 #include "tool_launch.h"
 #include "tool_seed.h"
@@ -127,12 +128,16 @@ int chk_parse_args(int argc, char **argv, chk_opts_t *o)
     o->stride = 3;
     o->steps = 3;
     o->transport = "threads";
+    tool_agree_tool("halox-check");
+    if (tool_launch_check("halox-check"))
+        return 2;
     const char *env = getenv("HALOX_TRANSPORT");
     if (env && *env)
         set_transport(o, env, 1);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const int at = i;
 #define NEED_VALUE()                                                                               \
     do {                                                                                           \
         if (!v) {                                                                                  \
@@ -243,6 +248,8 @@ int chk_parse_args(int argc, char **argv, chk_opts_t *o)
             fprintf(stderr, "halox-check: unknown option '%s' (see --help)\n", a);
             return 2;
         }
+        /* as the ranks of an MPI job compare them */
+        tool_agree_option(a, i > at ? v : NULL);
 #undef NEED_VALUE
     }
     if (o->set_transport &&
