@@ -72,6 +72,14 @@ static _Atomic int halox_test_failures = 0;
     } while (0)
 
 /* A precision in words, for what a test prints. */
+/* Whether the test runs in a sanitizer build (CMake sets HALOX_TEST_SANITIZED=1 there): tests whose
+ * cost a sanitizer multiplies take smaller systems then; the main suite runs the full sizes. */
+static inline int test_sanitized(void)
+{
+    const char *v = getenv("HALOX_TEST_SANITIZED");
+    return v && v[0] == '1' && v[1] == '\0';
+}
+
 static inline const char *test_real_name(halox_real_t real)
 {
     return real == HALOX_DOUBLE ? "double" : "float";

@@ -115,10 +115,14 @@ if(TARGET halox-md)
     add_test(NAME env_docs COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/env_docs.py
                                    $<TARGET_FILE:halox-md> ${PROJECT_SOURCE_DIR})
     set_tests_properties(env_docs PROPERTIES LABELS "unit" TIMEOUT 60)
-    # --help states each preset's values and the defaults as runs take them (issue 18)
-    add_test(NAME md_help_values COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/md_help.py
-                                         $<TARGET_FILE:halox-md>)
-    set_tests_properties(md_help_values PROPERTIES LABELS "md" TIMEOUT 120)
+    # --help states each preset's values and the defaults as runs take them: a check of the
+    # text against whole preset runs, which the other md tests run sanitized already
+    if(NOT HALOX_SANITIZE)
+      add_test(NAME md_help_values COMMAND ${Python3_EXECUTABLE}
+                                           ${PROJECT_SOURCE_DIR}/tests/md_help.py
+                                           $<TARGET_FILE:halox-md>)
+      set_tests_properties(md_help_values PROPERTIES LABELS "md" TIMEOUT 120)
+    endif()
   endif()
   # the banner says how the tool was built (issue 18: timings compare only between alike builds)
   add_test(NAME md_banner_build COMMAND $<TARGET_FILE:halox-md> --cells 3,3,3 --steps 0)
