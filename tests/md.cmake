@@ -19,6 +19,12 @@ if(TARGET halox-md)
   add_dependencies(test_md_cli halox-md)
   # the CPU engine's command line, also on GPU machines (where auto would pick the GPU engine)
   set_tests_properties(test_md_cli PROPERTIES ENVIRONMENT "HALOX_DEVICE=cpu")
+  # blown-up states are never written (src/md/state_check.c): thermo rows, checkpoints (the last
+  # good one kept), trajectory frames; a NaN state refused
+  halox_test(test_md_blowup SOURCES test_md_blowup.c child_run.c LABELS md faults TIMEOUT 60
+             ARGS $<TARGET_FILE:halox-md>)
+  add_dependencies(test_md_blowup halox-md)
+  set_tests_properties(test_md_blowup PROPERTIES ENVIRONMENT "HALOX_DEVICE=cpu")
 endif()
 
 # The engine on the `mpi` transport (labels md and mpi): the same trajectory as 1 rank, and the

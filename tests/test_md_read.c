@@ -274,6 +274,45 @@ static void lammps_dumps(void)
     }
 }
 
+/* Atoms on top of each other gave infinite energies and a run that ended with exit 0: a pair
+ * closer than 0.5 is refused with both atoms, across the periodic boundary too; a cluster in a
+ * sparse box (far more cells of that width than atoms) is checked as fast as a dense one. */
+static void overlapping_atoms(void)
+{
+    halox_md_system_t *s = NULL;
+    const char *p = file("coincident.xyz", "3\nLattice=\"9 0 0 0 9 0 0 0 9\"\nAr 1 1 1\nAr 4 4 4\n"
+                                           "Ar 1 1 1\n");
+    CHECK_STATUS(read_sys(p, HALOX_MD_READ_LAST, 1.0, 0, &s), HALOX_ERR_IO);
+    CHECK_MSG(contains(halox_last_error(), "coincident.xyz: atoms 0 and 2 of frame 0 (lines 3 and "
+                                           "5) are 0 apart, closer than 0.5"),
+              "message: %s", halox_last_error());
+    p = file("close.xyz", "3\nLattice=\"9 0 0 0 9 0 0 0 9\"\nAr 4 4 4\nAr 0.1 1 1\n"
+                          "Ar 8.9 1 1.2\n");
+    CHECK_STATUS(read_sys(p, HALOX_MD_READ_LAST, 1.0, 0, &s), HALOX_ERR_IO);
+    CHECK_MSG(contains(halox_last_error(), "atoms 1 and 2 of frame 0 (lines 4 and 5) are 0.282843 "
+                                           "apart"),
+              "message: %s", halox_last_error());
+    enum { N = 4096 };
+    char *text = malloc((size_t)N * 48 + 100);
+    if (!text)
+        return;
+    int n = sprintf(text, "%d\nLattice=\"1e6 0 0 0 1e6 0 0 0 1e6\"\n", N);
+    for (int i = 0; i < N; i++)
+        n += sprintf(text + n, "Ar %d %d %d\n", i % 16, i / 16 % 16, i / 256);
+    p = file("sparse.xyz", text);
+    CHECK_OK(read_sys(p, HALOX_MD_READ_LAST, 1.0, 0, &s));
+    halox_md_system_destroy(s);
+    s = NULL;
+    n += sprintf(text + n, "Ar 15 15 15.4\n");
+    text[0] = '4', text[1] = '0', text[2] = '9', text[3] = '7';
+    p = file("sparse2.xyz", text);
+    free(text);
+    CHECK_STATUS(read_sys(p, HALOX_MD_READ_LAST, 1.0, 0, &s), HALOX_ERR_IO);
+    CHECK_MSG(contains(halox_last_error(), "atoms 4095 and 4096 of frame 0 (lines 4098 and 4099) "
+                                           "are 0.4 apart"),
+              "message: %s", halox_last_error());
+}
+
 /* Value lines as long as the ITEM: line before them or longer (the scan once kept the item's
  * name in the line buffer that its values then overwrote): a TIMESTEP of 123456, an atom count
  * of 3000 with CRLF line ends, and the engine's own dump of 10976 atoms, read back bit for bit. */
@@ -380,6 +419,7 @@ int main(void)
         return 1;
     xyz_frames_and_velocities();
     lammps_dumps();
+    overlapping_atoms();
     dump_long_values();
     round_trip();
     md_test_remove_dir(dir);
