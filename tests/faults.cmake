@@ -50,6 +50,9 @@ halox_fault_test(fault_bench_grid_mixed "cannot read grid '2x1,1': expected NXxN
 string(REPEAT "threads," 64 _many)
 halox_fault_test(fault_bench_transports_many "--transport: more than 64 transports: give at most 64"
                  "" halox-bench halo --atoms 2000 --transport ${_many}threads)
+# a temperature beyond HALOX_MD_MAX_TEMP (1e30 blew the run up at its first step)
+halox_fault_test(fault_md_temp_huge "--temp '1e30': give a temperature from 0 to 1e\\+06" ""
+                 halox-md --cells 3,3,3 --steps 2 --temp 1e30)
 # --graph where no GPU is visible: the advice must be one that can work here
 halox_fault_test(fault_md_graph_no_gpu "no GPU is visible.*run without --graph"
                  "CUDA_VISIBLE_DEVICES=" halox-md --graph --cells 3,3,3 --steps 2)
