@@ -244,6 +244,13 @@ static void lammps_dumps(void)
          "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS pp pp\n0 9\n0 9\n0 9\n"
          "ITEM: ATOMS id x y z\n1 1 1 1\n2 2 2 2\n",
          "line 5: cannot read 'ITEM: BOX BOUNDS pp pp': give ITEM: BOX BOUNDS pp pp pp"},
+        /* a frame not read is checked too */
+        {"edge.dump",
+         "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS pp pp pp\n0 9\n0 -5\n0 9\n"
+         "ITEM: ATOMS id x y z\n1 1 1 1\n2 2 2 2\n"
+         "ITEM: TIMESTEP\n1\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS pp pp pp\n0 9\n0 9\n0 9\n"
+         "ITEM: ATOMS id x y z\n1 1 1 1\n2 2 2 2\n",
+         "line 7: the box bounds '0 -5' make an edge of -5: give LO HI with HI above LO"},
         /* a TIMESTEP that is not a step was skipped (the item's name was overwritten) */
         {"step.dump",
          "ITEM: TIMESTEP\nabcdefgh\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS pp pp pp\n0 9\n"

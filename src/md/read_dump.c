@@ -278,6 +278,14 @@ halox_status_t md__dump_scan(md__in_t *in, long long want, md__frame_t *f, long 
                                             "%s: line %lld: the box is triclinic (tilt %g): "
                                             "halox-md needs an orthorhombic box",
                                             path, in->lineno, b[2]);
+                    /* in every frame, read or not: a malformed frame is refused whichever
+                     * frame is asked for */
+                    if (!(b[1] - b[0] > 0 && isfinite(b[1] - b[0])))
+                        return halox__error(HALOX_ERR_IO,
+                                            "%s: line %lld: the box bounds '%s' make an edge "
+                                            "of %g: give LO HI with HI above LO",
+                                            path, in->lineno, md__text_shown(in->line, shown),
+                                            b[1] - b[0]);
                     lo[l] = b[0];
                     len[l] = b[1] - b[0];
                     box = 1;
