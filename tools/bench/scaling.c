@@ -36,7 +36,7 @@ static int read_line(const char *path, long long lineno, const char *line, runs_
 {
     char bench[32];
     double atoms, ranks, ms;
-    run_t *r = &rs->r[rs->n];
+    run_t run, *r = &run; /* into rs only once it is known to fit */
     if (!json_get_str(line, "bench", bench, sizeof bench) ||
         (strcmp(bench, "md") && strcmp(bench, "halox-md")))
         return 0;
@@ -66,6 +66,7 @@ static int read_line(const char *path, long long lineno, const char *line, runs_
     r->atoms = (long long)atoms;
     r->ranks = (int)ranks;
     r->ms = ms;
+    rs->r[rs->n] = run;
     return 1;
 }
 
