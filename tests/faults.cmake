@@ -106,6 +106,6 @@ endif()
 # field refused, what is only written differently read
 if(Python3_Interpreter_FOUND AND TARGET halox-md AND TARGET halox-bench)
   add_test(NAME fuzz_readers COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/fuzz_readers.py
-                                     $<TARGET_FILE_DIR:halox-md> --cases 150 --seed 2026 --limit 20)
-  set_tests_properties(fuzz_readers PROPERTIES LABELS "faults" TIMEOUT 300)
+                                     $<TARGET_FILE_DIR:halox-md> --cases 100 --seed 2026 --limit 20)
+  set_tests_properties(fuzz_readers PROPERTIES LABELS "faults" TIMEOUT 240)
 endif()
