@@ -1,12 +1,12 @@
 /* The physics check of the state before anything is written from it: thermo rows, trajectory
  * frames, checkpoints, and the end of the run (engine.c). The rebuild's speed check (step.c)
  * runs only at rebuilds, so a state that blew up since the last one would otherwise be written
- * as a result: a checkpoint over the last good one, a thermo row of T 1e39, a NaN state its own
- * reader refuses. The check reads what the output brings to the host anyway (once per output,
- * never per step) with the blow-up bound of the rebuild's check (integrate.c): finite
- * positions, velocities and (for checkpoints) forces, no atom faster than the bound, none
- * farther outside the box than the bound lets it travel since the last rebuild, finite
- * energies. Collective: every rank fails when one finds a fault. */
+ * as a result: a checkpoint over the last good one, a thermo row of a temperature no physics
+ * reaches, a NaN state that the checkpoint reader refuses. The check reads what the output
+ * brings to the host anyway (once per output, never per step) with the blow-up bound of the
+ * rebuild's check (integrate.c): finite positions, velocities and (for checkpoints) forces, no
+ * atom faster than the bound, none farther outside the box than the bound lets it travel since
+ * the last rebuild, finite energies. Collective: every rank fails when one finds a fault. */
 #include <math.h>
 #include <stdio.h>
 
