@@ -55,7 +55,8 @@ halox_fault_test(fault_md_temp_huge "--temp '1e30': give a temperature from 0 to
                  halox-md --cells 3,3,3 --steps 2 --temp 1e30)
 # halox-bench scaling trusted its input: /dev/zero filled the memory, a rank count of 1e300 was
 # converted to an int (undefined) and overflowed the sort's comparator
-halox_fault_test(fault_bench_scaling_dev_zero "scaling: '/dev/zero' is not a regular file" ""
+halox_fault_test(fault_bench_scaling_dev_zero
+                 "scaling input '/dev/zero' is a character device, not a regular file" ""
                  halox-bench scaling /dev/zero)
 set(_scaling_bad ${CMAKE_CURRENT_BINARY_DIR}/scaling-inputs/ranks.jsonl)
 file(WRITE ${_scaling_bad}

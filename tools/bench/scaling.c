@@ -2,12 +2,14 @@
  * device suite's "halox-md" lines): per transport, engine, graph mode and size, the speedup
  * and efficiency of every rank count over the smallest one. Pure post-processing. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "bench.h"
+#include "halox/file.h"
 
 #define MAX_RUNS 4096
 /* A JSON-lines file of md runs is a few hundred bytes per run: MAX_RUNS of them fit in 4 MiB.
@@ -74,29 +76,28 @@ static int read_line(const char *path, long long lineno, const char *line, runs_
  * otherwise. */
 static char *slurp(const char *path)
 {
-    struct stat sb; /* before the open: a FIFO would wait for a writer */
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-        bench_bad("scaling: '%s' is not a regular file: give the JSON files of md runs", path);
+    FILE *f = NULL; /* a regular file only: a FIFO is never waited on */
+    if (halox_input_open(path, "the scaling input", "give the JSON files of md runs", &f) !=
+        HALOX_OK) {
+        bench_bad("scaling: %s", halox_last_error());
         return NULL;
     }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        bench_bad("scaling: cannot read '%s'", path);
-        return NULL;
-    }
+    struct stat sb;
     char *text = NULL;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        bench_bad("scaling: '%s' is not a regular file: give the JSON files of md runs", path);
+    if (fstat(fileno(f), &sb) != 0) {
+        bench_bad("scaling: cannot read the scaling input '%s': %s", path, strerror(errno));
     } else if (sb.st_size > MAX_FILE_BYTES) {
-        bench_bad("scaling: '%s' is larger than %ld MiB: give the JSON files of md runs", path,
-                  MAX_FILE_BYTES >> 20);
+        bench_bad("scaling: the scaling input '%s' is larger than %ld MiB: give the JSON files of "
+                  "md runs",
+                  path, MAX_FILE_BYTES >> 20);
     } else if (!(text = malloc((size_t)sb.st_size + 2))) {
         bench_bad("scaling: no memory to read '%s'", path);
     } else {
         /* one byte more than its size: a file that grows while it is read is refused */
         const size_t n = fread(text, 1, (size_t)sb.st_size + 1, f);
         if (ferror(f) || n > (size_t)sb.st_size) {
-            bench_bad("scaling: cannot read '%s'%s", path, ferror(f) ? "" : ": it grew while read");
+            bench_bad("scaling: cannot read the scaling input '%s'%s", path,
+                      ferror(f) ? "" : ": it grew while it was read");
             free(text);
             text = NULL;
         } else {
