@@ -75,7 +75,7 @@ else()
 endif()
 halox_bench_error(bench_err_seed_negative
                   "--seed '-1': give an integer from 0 to 18446744073709551615" halo --seed -1)
-halox_bench_error(bench_err_scaling_missing "cannot read '/nonexistent.json'" scaling
+halox_bench_error(bench_err_scaling_missing "cannot open the scaling input '/nonexistent.json'" scaling
                   /nonexistent.json)
 halox_bench_error(bench_err_scaling_empty "no md records" scaling
                   ${PROJECT_SOURCE_DIR}/tests/bench.cmake)

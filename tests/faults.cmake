@@ -50,6 +50,21 @@ halox_fault_test(fault_bench_grid_mixed "cannot read grid '2x1,1': expected NXxN
 string(REPEAT "threads," 64 _many)
 halox_fault_test(fault_bench_transports_many "--transport: more than 64 transports: give at most 64"
                  "" halox-bench halo --atoms 2000 --transport ${_many}threads)
+# a temperature beyond HALOX_MD_MAX_TEMP (1e30 blew the run up at its first step)
+halox_fault_test(fault_md_temp_huge "--temp '1e30': give a temperature from 0 to 1e\\+06" ""
+                 halox-md --cells 3,3,3 --steps 2 --temp 1e30)
+# halox-bench scaling trusted its input: /dev/zero filled the memory, a rank count of 1e300 was
+# converted to an int (undefined) and overflowed the sort's comparator
+halox_fault_test(fault_bench_scaling_dev_zero
+                 "scaling input '/dev/zero' is a character device, not a regular file" ""
+                 halox-bench scaling /dev/zero)
+set(_scaling_bad ${CMAKE_CURRENT_BINARY_DIR}/scaling-inputs/ranks.jsonl)
+file(WRITE ${_scaling_bad}
+     "{\"bench\":\"md\",\"transport\":\"mpi\",\"atoms\":1500,\"ranks\":1,\"ms_per_step\":2}\n"
+     "{\"bench\":\"md\",\"transport\":\"mpi\",\"atoms\":1500,\"ranks\":1e300,\"ms_per_step\":1}\n")
+halox_fault_test(fault_bench_scaling_ranks
+                 "ranks.jsonl: line 2: an md record with atoms 1500, ranks 1e\\+300.*from 1 to 2147483647"
+                 "" halox-bench scaling ${_scaling_bad})
 # --graph where no GPU is visible: the advice must be one that can work here
 halox_fault_test(fault_md_graph_no_gpu "no GPU is visible.*run without --graph"
                  "CUDA_VISIBLE_DEVICES=" halox-md --graph --cells 3,3,3 --steps 2)
@@ -83,4 +98,15 @@ if(Python3_Interpreter_FOUND AND TARGET halox-md AND TARGET halox-bench)
   add_test(NAME fuzz_files COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/fuzz_files.py
                                    $<TARGET_FILE_DIR:halox-md> --cases 120 --seed 2026 --limit 10)
   set_tests_properties(fuzz_files PROPERTIES LABELS "faults" TIMEOUT 300)
+endif()
+
+# hostile files for the readers, fixed seed (tests/fuzz_readers.py): LAMMPS dumps for --read
+# (truncations, byte flips, forged items and columns, long lines and values, CRLF), checkpoints
+# for --restart (re-sealed forged fields and atoms), halox-bench scaling inputs (forged numbers,
+# too many records, devices, files too large): no crash, no sanitizer report, no hang, a forged
+# field refused, what is only written differently read
+if(Python3_Interpreter_FOUND AND TARGET halox-md AND TARGET halox-bench)
+  add_test(NAME fuzz_readers COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/fuzz_readers.py
+                                     $<TARGET_FILE_DIR:halox-md> --cases 100 --seed 2026 --limit 20)
+  set_tests_properties(fuzz_readers PROPERTIES LABELS "faults" TIMEOUT 240)
 endif()

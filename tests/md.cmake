@@ -19,6 +19,12 @@ if(TARGET halox-md)
   add_dependencies(test_md_cli halox-md)
   # the CPU engine's command line, also on GPU machines (where auto would pick the GPU engine)
   set_tests_properties(test_md_cli PROPERTIES ENVIRONMENT "HALOX_DEVICE=cpu")
+  # blown-up states are never written (src/md/state_check.c): thermo rows, checkpoints (the last
+  # good one kept), trajectory frames; a NaN state refused
+  halox_test(test_md_blowup SOURCES test_md_blowup.c child_run.c LABELS md faults TIMEOUT 60
+             ARGS $<TARGET_FILE:halox-md>)
+  add_dependencies(test_md_blowup halox-md)
+  set_tests_properties(test_md_blowup PROPERTIES ENVIRONMENT "HALOX_DEVICE=cpu")
 endif()
 
 # The engine on the `mpi` transport (labels md and mpi): the same trajectory as 1 rank, and the
@@ -222,6 +228,18 @@ if(TARGET halox-md)
            ${_xyz_dir}/two-frames.xyz --read-frame 0 --steps 0)
   set_tests_properties(md_read_frame_0 PROPERTIES LABELS "md" TIMEOUT 30
                        ENVIRONMENT "HALOX_DEVICE=cpu" PASS_REGULAR_EXPRESSION "frame 0 of 2 \\(from 0\\), 64 atoms")
+  # the tool reads back its own dump of 10976 atoms (a count line as long as "ITEM: ", whose
+  # item name the reader once lost)
+  add_test(NAME md_read_own_dump_write COMMAND $<TARGET_FILE:halox-md> --cells 14,14,14 --steps 0
+           --traj ${_xyz_dir}/own-10976.lammpstrj)
+  set_tests_properties(md_read_own_dump_write PROPERTIES LABELS "md" TIMEOUT 60
+                       ENVIRONMENT "HALOX_DEVICE=cpu" FIXTURES_SETUP md_own_dump)
+  add_test(NAME md_read_own_dump COMMAND $<TARGET_FILE:halox-md> --read
+           ${_xyz_dir}/own-10976.lammpstrj --steps 0)
+  set_tests_properties(md_read_own_dump PROPERTIES LABELS "md" TIMEOUT 60
+                       ENVIRONMENT "HALOX_DEVICE=cpu" FIXTURES_REQUIRED md_own_dump
+                       PASS_REGULAR_EXPRESSION
+                       "own-10976.lammpstrj \\(LAMMPS dump\\), frame 0 of 1 .*, step 0, 10976 atoms\n")
   halox_md_error(md_err_read_frame_beyond
                  "two-frames.xyz holds 2 frames \\(0 to 1\\): frame 2 is beyond the last; give --read-frame from 0 to 1, or last"
                  --read ${_xyz_dir}/two-frames.xyz --read-frame 2 --steps 2)

@@ -4,10 +4,11 @@
  * halox-md --restart asks first) and by the restart itself. Before these checks, rebuild_every 0
  * divided by zero, a transport name without its NUL was read past its end, a 1e6 x 1e6 grid
  * overflowed an int, and negative dt or step, an unknown ensemble, a NaN temperature or a
- * duplicated atom id ran. Also: what is not a regular file (a directory, a FIFO) is said to be
- * one, not "truncated: 9223372036854775807 bytes", and a real_size that does not match the data
- * says so. The forger re-seals every file with the checkpoint's own checksum code
- * (md/checkpoint.h). */
+ * duplicated atom id ran, and so did a NaN tau (NVE), a temperature of 1e30, a position 1e6
+ * outside the box and a speed that crosses the box in a step. Also: what is not a regular file
+ * (a directory, a FIFO) is said to be one, not "truncated: 9223372036854775807 bytes", and a
+ * real_size that does not match the data says so. The forger re-seals every file with the
+ * checkpoint's own checksum code (md/checkpoint.h). */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <fcntl.h>
@@ -151,6 +152,22 @@ static void f_vel_inf(md_ckpt_settings_t *s, unsigned char *p)
     float v = INFINITY;
     memcpy(atom_real(p, s, 1, 4, 1), &v, sizeof v);
 }
+/* an NVE checkpoint keeps tau too: a NaN one ran */
+static void f_tau_nve(md_ckpt_settings_t *s, unsigned char *p)
+{
+    (void)p, s->ensemble = HALOX_MD_NVE, s->tau = NAN;
+}
+static void f_temp_huge(md_ckpt_settings_t *s, unsigned char *p) { (void)p, s->temp = 1e30; }
+static void f_pos_far(md_ckpt_settings_t *s, unsigned char *p)
+{
+    float v = 1e6f; /* finite, and far beyond where 20 steps can carry an atom */
+    memcpy(atom_real(p, s, 0, 2, 1), &v, sizeof v);
+}
+static void f_vel_fast(md_ckpt_settings_t *s, unsigned char *p)
+{
+    float v = 1e4f; /* 50 per step of 0.005, in a box of 8.4 */
+    memcpy(atom_real(p, s, 1, 4, 2), &v, sizeof v);
+}
 static void f_block_rank(md_ckpt_settings_t *s, unsigned char *p)
 {
     (void)s;
@@ -200,6 +217,10 @@ static void forged_settings_and_atoms(void)
     refused("a NaN position", f_pos_nan, "non-finite position (x = nan)");
     refused("an infinite velocity", f_vel_inf, "non-finite velocity (y = inf)");
     refused("block 0 says rank 1", f_block_rank, "the block of rank 0 says rank 1");
+    refused("NVE with tau NaN", f_tau_nve, "has an invalid setting: tau = nan");
+    refused("temperature 1e30", f_temp_huge, "temperature 1e+30: give a finite temperature from 0");
+    refused("a position 1e6 out", f_pos_far, "has position y = 1e+06, more than");
+    refused("a speed of 1e4", f_vel_fast, "has speed 10000: it moves 50 per step of dt 0.005");
 }
 
 /* A huge grid no longer overflows an int anywhere: its size is -1 and the check says why. */

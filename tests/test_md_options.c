@@ -103,6 +103,18 @@ static void check_values(void)
     CHECK(s.cfg.seed == UINT64_MAX);
     CHECK_STATUS(halox_md_setup_option(&s, "--seed", "18446744073709551616"),
                  HALOX_ERR_INVALID_ARG);
+    /* a temperature beyond HALOX_MD_MAX_TEMP blew the run up at its first step */
+    CHECK_OK(halox_md_setup_option(&s, "--temp", "1e6"));
+    CHECK_STATUS(halox_md_setup_option(&s, "--temp", "1e30"), HALOX_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(halox_last_error(), "--temp '1e30': give a temperature from 0 to 1e+06"), "%s",
+              halox_last_error());
+    halox_md_config_t hot;
+    halox_md_config_default(&hot);
+    hot.temp = 1e30;
+    CHECK_STATUS(halox_md_config_check(&hot), HALOX_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(halox_last_error(), "temperature 1e+30: give a finite temperature from 0 to "
+                                         "1e+06"),
+              "%s", halox_last_error());
     /* a message built on an earlier one (halox_last_error() as an argument) stays whole */
     CHECK_STATUS(halox_md_setup_option(&s, "--grid", "2x2"), HALOX_ERR_INVALID_ARG);
     CHECK_MSG(!strncmp(halox_last_error(), "--grid: cannot read grid '2x2': expected", 39), "%s",

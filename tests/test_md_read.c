@@ -1,8 +1,10 @@
 /* Files for --read (issue 18): the frame read (the last by default, any by number, one beyond the
  * last refused), the velocities a frame holds (extended-XYZ velo, vel and ASE's momenta, LAMMPS
  * dump vx vy vz; drawn at temp only where there are none, or when asked), LAMMPS text dumps
- * (ids in any order, a box not at the origin, scaled positions, malformed frames refused with
- * the line), and what the engine writes read back bit for bit (extended XYZ and dump, double). */
+ * (ids in any order, a box not at the origin, scaled positions, value lines longer than their
+ * item, CRLF line ends; malformed frames, columns given in part and boundaries that are not
+ * periodic refused with the line), and what the engine writes read back bit for bit (extended XYZ
+ * and dump, double). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -215,7 +217,45 @@ static void lammps_dumps(void)
         {"nopos.dump",
          "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS pp pp pp\n0 9\n0 9\n0 9\n"
          "ITEM: ATOMS id x y\n1 1 1\n2 2 2\n",
+         "line 9: ITEM: ATOMS has x y but not z: give all of x y z"},
+        {"nopos2.dump",
+         "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS pp pp pp\n0 9\n0 9\n0 9\n"
+         "ITEM: ATOMS id type\n1 1\n2 1\n",
          "line 9: ITEM: ATOMS has no positions"},
+        /* velocities in part would be dropped (and drawn at temp) without a word */
+        {"partv.dump",
+         "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS pp pp pp\n0 9\n0 9\n0 9\n"
+         "ITEM: ATOMS id x y z vx vz\n1 1 1 1 0 0\n2 2 2 2 0 0\n",
+         "line 9: ITEM: ATOMS has vx vz but not vy: give all of vx vy vz, or none"},
+        {"twice.dump",
+         "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS pp pp pp\n0 9\n0 9\n0 9\n"
+         "ITEM: ATOMS id x y z x\n1 1 1 1 5\n2 2 2 2 6\n",
+         "line 9: ITEM: ATOMS names the column 'x' twice (columns 2 and 5)"},
+        /* halox-md's boxes are periodic: a fixed or shrink-wrapped boundary is refused */
+        {"fixed.dump",
+         "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS ff pp pp\n0 9\n0 9\n0 9\n"
+         "ITEM: ATOMS id x y z\n1 1 1 1\n2 2 2 2\n",
+         "line 5: 'ITEM: BOX BOUNDS ff pp pp' says the box is not periodic in x (ff)"},
+        {"shrink.dump",
+         "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS xy xz yz pp pp sm\n"
+         "0 9 0\n0 9 0\n0 9 0\nITEM: ATOMS id x y z\n1 1 1 1\n2 2 2 2\n",
+         "says the box is not periodic in z (sm)"},
+        {"flags.dump",
+         "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS pp pp\n0 9\n0 9\n0 9\n"
+         "ITEM: ATOMS id x y z\n1 1 1 1\n2 2 2 2\n",
+         "line 5: cannot read 'ITEM: BOX BOUNDS pp pp': give ITEM: BOX BOUNDS pp pp pp"},
+        /* a frame not read is checked too */
+        {"edge.dump",
+         "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS pp pp pp\n0 9\n0 -5\n0 9\n"
+         "ITEM: ATOMS id x y z\n1 1 1 1\n2 2 2 2\n"
+         "ITEM: TIMESTEP\n1\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS pp pp pp\n0 9\n0 9\n0 9\n"
+         "ITEM: ATOMS id x y z\n1 1 1 1\n2 2 2 2\n",
+         "line 7: the box bounds '0 -5' make an edge of -5: give LO HI with HI above LO"},
+        /* a TIMESTEP that is not a step was skipped (the item's name was overwritten) */
+        {"step.dump",
+         "ITEM: TIMESTEP\nabcdefgh\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS pp pp pp\n0 9\n"
+         "0 9\n0 9\nITEM: ATOMS id x y z\n1 1 1 1\n2 2 2 2\n",
+         "line 2: cannot read the TIMESTEP 'abcdefgh'"},
         {"short.dump",
          "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n3\nITEM: BOX BOUNDS pp pp pp\n0 9\n0 9\n0 9\n"
          "ITEM: ATOMS id x y z\n1 1 1 1\n2 2 2 2\n",
@@ -239,6 +279,105 @@ static void lammps_dumps(void)
                   "%s: status %d, message: %s", bad[k].name, (int)st, halox_last_error());
         halox_md_system_destroy(s);
     }
+}
+
+/* Atoms on top of each other gave infinite energies and a run that ended with exit 0: a pair
+ * closer than 0.5 is refused with both atoms, across the periodic boundary too; a cluster in a
+ * sparse box (far more cells of that width than atoms) is checked as fast as a dense one. */
+static void overlapping_atoms(void)
+{
+    halox_md_system_t *s = NULL;
+    const char *p = file("coincident.xyz", "3\nLattice=\"9 0 0 0 9 0 0 0 9\"\nAr 1 1 1\nAr 4 4 4\n"
+                                           "Ar 1 1 1\n");
+    CHECK_STATUS(read_sys(p, HALOX_MD_READ_LAST, 1.0, 0, &s), HALOX_ERR_IO);
+    CHECK_MSG(contains(halox_last_error(), "coincident.xyz: atoms 0 and 2 of frame 0 (lines 3 and "
+                                           "5) are 0 apart, closer than 0.5"),
+              "message: %s", halox_last_error());
+    p = file("close.xyz", "3\nLattice=\"9 0 0 0 9 0 0 0 9\"\nAr 4 4 4\nAr 0.1 1 1\n"
+                          "Ar 8.9 1 1.2\n");
+    CHECK_STATUS(read_sys(p, HALOX_MD_READ_LAST, 1.0, 0, &s), HALOX_ERR_IO);
+    CHECK_MSG(contains(halox_last_error(), "atoms 1 and 2 of frame 0 (lines 4 and 5) are 0.282843 "
+                                           "apart"),
+              "message: %s", halox_last_error());
+    enum { N = 4096 };
+    char *text = malloc((size_t)N * 48 + 100);
+    if (!text)
+        return;
+    int n = sprintf(text, "%d\nLattice=\"1e6 0 0 0 1e6 0 0 0 1e6\"\n", N);
+    for (int i = 0; i < N; i++)
+        n += sprintf(text + n, "Ar %d %d %d\n", i % 16, i / 16 % 16, i / 256);
+    p = file("sparse.xyz", text);
+    CHECK_OK(read_sys(p, HALOX_MD_READ_LAST, 1.0, 0, &s));
+    halox_md_system_destroy(s);
+    s = NULL;
+    n += sprintf(text + n, "Ar 15 15 15.4\n");
+    text[0] = '4', text[1] = '0', text[2] = '9', text[3] = '7';
+    p = file("sparse2.xyz", text);
+    free(text);
+    CHECK_STATUS(read_sys(p, HALOX_MD_READ_LAST, 1.0, 0, &s), HALOX_ERR_IO);
+    CHECK_MSG(contains(halox_last_error(), "atoms 4095 and 4096 of frame 0 (lines 4098 and 4099) "
+                                           "are 0.4 apart"),
+              "message: %s", halox_last_error());
+}
+
+/* Value lines as long as the ITEM: line before them or longer (the scan once kept the item's
+ * name in the line buffer that its values then overwrote): a TIMESTEP of 123456, an atom count
+ * of 3000 with CRLF line ends, and the engine's own dump of 10976 atoms, read back bit for bit. */
+static void dump_long_values(void)
+{
+    enum { N = 3000 };
+    size_t cap = 200 + (size_t)N * 64, n = 0;
+    char *text = malloc(cap);
+    if (!text) {
+        CHECK(0);
+        return;
+    }
+    n += (size_t)snprintf(text, cap,
+                          "ITEM: TIMESTEP\r\n123456\r\nITEM: NUMBER OF ATOMS\r\n%d\r\n"
+                          "ITEM: BOX BOUNDS pp pp pp\r\n0 15\r\n0 15\r\n0 15\r\n"
+                          "ITEM: ATOMS id x y z vx vy vz\r\n",
+                          N);
+    for (int i = 0; i < N; i++) /* one per unit cube, ids from 1 */
+        n += (size_t)snprintf(text + n, cap - n, "%d %d %d %d 0.5 %g -0.25\r\n", i + 1, i % 15,
+                              i / 15 % 15, i / 225, 0.001 * i);
+    const char *p = file("crlf.lammpstrj", text);
+    free(text);
+    halox_md_read_info_t info;
+    CHECK_OK(halox_md_read_probe(p, HALOX_MD_READ_LAST, &info));
+    CHECK_MSG(info.step == 123456 && info.natoms == N && info.velocities, "step %lld, %lld atoms",
+              info.step, info.natoms);
+    halox_md_system_t *s = NULL;
+    CHECK_OK(read_sys(p, HALOX_MD_READ_LAST, 1.0, 0, &s));
+    if (s)
+        CHECK(s->natoms == N && s->x[3 * 2999] == 14 && s->x[3 * 2999 + 2] == 13 &&
+              s->v[3 * 2999 + 1] == 0.001 * 2999 && s->v[3 * 2999 + 2] == -0.25);
+    halox_md_system_destroy(s);
+
+    char path[512];
+    snprintf(path, sizeof path, "%s/big.lammpstrj", dir);
+    halox_md_config_t c;
+    halox_md_config_default(&c);
+    c.cells[0] = c.cells[1] = c.cells[2] = 14;
+    c.steps = 0;
+    c.xyz_path = path;
+    c.real = HALOX_DOUBLE;
+    halox_md_result_t res;
+    memset(&res, 0, sizeof res);
+    res.want_state = 1;
+    CHECK_OK(halox_md_threads_run(&c, NULL, &res));
+    CHECK_OK(halox_md_read_probe(path, HALOX_MD_READ_LAST, &info));
+    CHECK_MSG(info.natoms == 10976 && info.step == 0, "%lld atoms, step %lld", info.natoms,
+              info.step);
+    s = NULL;
+    CHECK_OK(read_sys(path, HALOX_MD_READ_LAST, 1.0, 0, &s));
+    long long diff = 0;
+    for (long long i = 0; s && res.x && i < 3 * s->natoms; i++)
+        diff += s->x[i] != res.x[i] || s->v[i] != res.v[i];
+    CHECK_MSG(s && res.x && s->natoms == res.natoms && diff == 0,
+              "big.lammpstrj: %lld of the positions and velocities differ", diff);
+    halox_md_system_destroy(s);
+    halox_md_result_free(&res);
+    remove(path);
 }
 
 /* What the engine writes, read back: the last frame of each format equals the run's final
@@ -287,6 +426,8 @@ int main(void)
         return 1;
     xyz_frames_and_velocities();
     lammps_dumps();
+    overlapping_atoms();
+    dump_long_values();
     round_trip();
     md_test_remove_dir(dir);
     TEST_DONE();

@@ -90,7 +90,7 @@ typedef struct halox_md_config {
     long long natoms;      /**< random systems: number of atoms */
     const char *read_path; /**< HALOX_MD_READ: the file (extended XYZ or LAMMPS text dump) */
     double box[3];         /**< HALOX_MD_READ: box edges when the file has no Lattice= */
-    double temp;           /**< initial temperature (and NVT target) */
+    double temp;           /**< initial temperature (and NVT target), 0 to HALOX_MD_MAX_TEMP */
     uint64_t seed;         /**< velocities, random placement, thermostat noise */
 
     /* HALOX_MD_READ: which frame, and whether its velocities are kept (the formats are told
@@ -152,6 +152,12 @@ typedef struct halox_md_config {
                                   engine runs with those two as they are; the JSON settings
                                   record it with the estimate for the run's lists); 0: off */
 } halox_md_config_t;
+
+/** The largest temperature a configuration or checkpoint holds (epsilon/k_B): a million times
+ *  the well depth, where the attraction plays no part and atoms move sqrt(3T) = 1700 sigma per
+ *  unit time; a larger value is a typo or a corrupted file, whose velocities would blow the run
+ *  up at its first step. */
+#define HALOX_MD_MAX_TEMP 1e6
 
 /** The equilibration's thermostat time constant in steps (halox_md_config_t.equilibrate): short,
  *  so that the heat a random start releases is taken out within a few dozen steps. */

@@ -80,7 +80,8 @@ void md__ckpt_header_make(md_ckpt_header_t *h, const void *payload, size_t bytes
 halox_status_t md__ckpt_check_settings(const char *path, const md_ckpt_settings_t *s,
                                        uint64_t payload_bytes);
 /* Every rank block and atom record: rank order, atom counts, ids 0..natoms-1 each exactly once,
- * finite positions, velocities and forces. */
+ * finite positions, velocities and forces, positions and speeds within the blow-up bound
+ * (md__outside_limit, md__speed_limit) that a state passes before it is written. */
 halox_status_t md__ckpt_check_atoms(const char *path, const md_ckpt_settings_t *s,
                                     const char *payload, uint64_t payload_bytes);
 

@@ -1,8 +1,9 @@
 /* The checks of a checkpoint's contents, once its checksums matched (checkpoint_read.c). A
  * checksum only proves that the file is what was written, not that a sane run wrote it: every
  * setting is checked as the command line checks it (halox_md_config_check) and every atom
- * record (ids 0..N-1 each once, finite positions, velocities and forces), and a bad one is
- * refused with a message naming the field. */
+ * record (ids 0..N-1 each once, finite positions, velocities and forces, positions and speeds
+ * within the blow-up bound that every checkpoint written passed), and a bad one is refused with
+ * a message naming the field. */
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -131,6 +132,10 @@ halox_status_t md__ckpt_check_settings(const char *path, const md_ckpt_settings_
     if (halox_md_config_check(&c) != HALOX_OK || md__config_check_restored(&c) != HALOX_OK ||
         md__box_check(&c, s->box, "box") != HALOX_OK) /* a box its precision can hold */
         return md__ckpt_invalid_last(path);
+    /* NVE runs keep it too (the command line's check is for NVT): a sane run writes a sane one */
+    if (!(isfinite(s->tau) && s->tau > 0))
+        return md__ckpt_invalid(path, "tau = %g: the thermostat time constant, finite and > 0",
+                                s->tau);
     /* the rank blocks the settings announce fill the payload exactly */
     const uint64_t rs = (uint64_t)s->real_size;
     const uint64_t need = (uint64_t)s->nranks * md__ckpt_block_bytes(0, rs) +
@@ -158,6 +163,37 @@ static double md__ckpt_real(const char *p, size_t rs, size_t k)
     double d;
     memcpy(&d, p + 8 * k, sizeof d);
     return d;
+}
+
+/* Atom k's position and speed within the blow-up bound of the checks before a state is written
+ * (state_check.c): what a sane run writes, so a checkpoint beyond it is forged or blew up. */
+static halox_status_t md__ckpt_check_motion(const char *path, const md_ckpt_settings_t *s,
+                                            int32_t id, const char *x, const char *v, size_t k)
+{
+    const size_t rs = (size_t)s->real_size;
+    const long long since = (long long)(s->step - s->last_rebuild);
+    const double out = md__outside_limit(s->box, since);
+    double v2 = 0;
+    for (int d = 0; d < 3; d++) {
+        const double p = md__ckpt_real(x, rs, 3 * k + (size_t)d);
+        const double u = md__ckpt_real(v, rs, 3 * k + (size_t)d);
+        if (!(p >= -out && p <= s->box[d] + out))
+            return halox__error(HALOX_ERR_IO,
+                                "the checkpoint '%s' has a bad atom: atom id %d has position "
+                                "%c = %g, more than %g outside the box (0 to %g), farther than "
+                                "an atom moving at most half the box per step gets in the %lld "
+                                "step(s) since the last rebuild",
+                                path, id, "xyz"[d], p, out, s -> box[d], since > 1 ? since : 1);
+        v2 += u * u;
+    }
+    const double vmax = md__speed_limit(s->box, s->dt);
+    if (!(sqrt(v2) < vmax))
+        return halox__error(HALOX_ERR_IO,
+                            "the checkpoint '%s' has a bad atom: atom id %d has speed %g: it "
+                            "moves %g per step of dt %g, more than half the box (%g): the "
+                            "state blew up",
+                            path, id, sqrt(v2), sqrt(v2) * s->dt, s->dt, vmax * s->dt);
+    return HALOX_OK;
 }
 
 /* Every rank block and atom record: rank order, atom counts, ids 0..natoms-1 each exactly once,
@@ -232,6 +268,8 @@ halox_status_t md__ckpt_check_atoms(const char *path, const md_ckpt_settings_t *
                         break;
                     }
                 }
+            if (st == HALOX_OK)
+                st = md__ckpt_check_motion(path, s, id, arr[0], arr[1], k);
         }
         off += md__ckpt_block_bytes(bh[1], rs);
         atoms += bh[1];

@@ -178,13 +178,21 @@ halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name)
 
 static int md__finite_pos(double v) { return isfinite(v) && v > 0; }
 
+static halox_status_t md__temp_check(double t)
+{
+    if (!(t >= 0 && t <= HALOX_MD_MAX_TEMP)) /* NaN too */
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "temperature %g: give a finite temperature from 0 to %g", t,
+                            HALOX_MD_MAX_TEMP);
+    return HALOX_OK;
+}
+
 /* The settings that halox_md_config_check() leaves to the system when it restarts (a
  * checkpoint holds them), checked as the command line checks them for a new system. */
 halox_status_t md__config_check_restored(const halox_md_config_t *cfg)
 {
-    if (!isfinite(cfg->temp) || cfg->temp < 0)
-        return halox__error(HALOX_ERR_INVALID_ARG, "temperature %g: give a finite temperature >= 0",
-                            cfg->temp);
+    if (md__temp_check(cfg->temp) != HALOX_OK)
+        return HALOX_ERR_INVALID_ARG;
     if (!md__finite_pos(cfg->density))
         return halox__error(HALOX_ERR_INVALID_ARG, "density %g: give a finite density > 0",
                             cfg->density);
@@ -303,9 +311,8 @@ halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
             return halox__error(HALOX_ERR_INVALID_ARG, "unknown system source %d",
                                 (int)cfg->source);
         }
-        if (!isfinite(cfg->temp) || cfg->temp < 0)
-            return halox__error(HALOX_ERR_INVALID_ARG,
-                                "temperature %g: give a finite temperature >= 0", cfg->temp);
+        if (md__temp_check(cfg->temp) != HALOX_OK)
+            return HALOX_ERR_INVALID_ARG;
     }
     if (!md__finite_pos(cfg->cutoff))
         return halox__error(HALOX_ERR_INVALID_ARG, "cut-off %g: give a finite cut-off > 0",

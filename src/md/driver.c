@@ -76,10 +76,11 @@ halox_status_t halox_md_rank_run(const halox_md_config_t *cfg, halox_comm_t *com
             int n;
             const halox_md_thermo_t *r = halox_md_thermo_records(md, &n);
             result->thermo = malloc(sizeof *r * (size_t)(n > 0 ? n : 1));
-            if (result->thermo) {
+            /* a restart with no step left has no records (r is NULL) */
+            if (result->thermo && n > 0)
                 memcpy(result->thermo, r, sizeof *r * (size_t)n);
+            if (result->thermo)
                 result->n_thermo = n;
-            }
         }
         if (want_state) {
             if (rank == 0) {

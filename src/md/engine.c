@@ -7,6 +7,7 @@
  *   6. thermo reductions on thermo steps; XYZ frames; at a rebuild boundary (the next step
  *      rebuilds): stop requests and checkpoints.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,8 @@ static halox_status_t md__thermo_output(halox_md_t *md)
     halox_status_t st = md__be_to_host(md, 0);
     if (st == HALOX_OK)
         st = md__thermo_compute(md, &rec);
+    if (st == HALOX_OK)
+        st = md__state_check(md, "the thermo output", 0, &rec);
     if (st == HALOX_OK)
         st = md__agree(md, md__record_thermo(md, &rec));
     return st;
@@ -124,6 +127,7 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
     md->rank = halox_comm_rank(comm);
     md->nranks = halox_comm_size(comm);
     md->checkpoint_step = -1;
+    md->checked_step = LLONG_MIN;
     halox_plan_init(&md->plan);
     halox_status_t st = halox_md_config_check(cfg);
     if (st == HALOX_OK && halox_grid_size(&cfg->grid) != md->nranks)
@@ -197,6 +201,8 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
         if (st == HALOX_OK && md->cfg.xyz_path)
             st = md__be_to_host(md, 1);
         if (st == HALOX_OK && md->cfg.xyz_path)
+            st = md__state_check(md, "the trajectory frame", 0, NULL);
+        if (st == HALOX_OK && md->cfg.xyz_path)
             st = md__xyz_frame(md);
     } else if (st == HALOX_OK) {
         md->force_rebuild = 1;
@@ -258,6 +264,9 @@ halox_status_t halox_md_write_checkpoint(halox_md_t *md, const char *path)
                             "%d): a restart from here would not continue bit-identically",
                             md->step, md->cfg.rebuild_every);
     halox_status_t st = md__be_to_host(md, 1);
+    /* a blown-up state never replaces the last good checkpoint */
+    if (st == HALOX_OK)
+        st = md__state_check(md, "the checkpoint", 1, NULL);
     if (st == HALOX_OK)
         st = md__checkpoint_write(md, path);
     if (st == HALOX_OK) {
@@ -300,6 +309,8 @@ static halox_status_t md__step(halox_md_t *md)
         return st;
     if (c->xyz_path && ((c->xyz_every > 0 && s % c->xyz_every == 0) || s == c->steps)) {
         if ((st = md__be_to_host(md, 1)) != HALOX_OK)
+            return st;
+        if ((st = md__state_check(md, "the trajectory frame", 0, NULL)) != HALOX_OK)
             return st;
         if ((st = md__xyz_frame(md)) != HALOX_OK)
             return st;
@@ -493,6 +504,11 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
 halox_status_t halox_md_run(halox_md_t *md)
 {
     halox_status_t st = halox_md_run_until(md, md->cfg.steps);
+    /* the end of the run: its summary and JSON report this state */
+    if (st == HALOX_OK)
+        st = md__be_to_host(md, 0);
+    if (st == HALOX_OK)
+        st = md__state_check(md, "the end of the run", 0, NULL);
     if (st != HALOX_OK)
         return st;
     /* after the last step, before the summary that reports it; a stopped run skips it */

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -293,23 +294,21 @@ halox_status_t md__gpu_idle(halox_md_t *md)
     return st;
 }
 
-/* Bring the home positions and velocities (and with forces, the home forces f + fnl) to the
- * host atoms, when the device holds newer ones. */
 halox_status_t md__gpu_speed_verdict(halox_md_t *md)
 {
     md_gpu_t *g = md__gpu(md);
     float v2;
     memcpy(&v2, g->h_disp, sizeof v2);
-    double lmin = fmin(md->box.len[0], fmin(md->box.len[1], md->box.len[2]));
-    if (!(sqrt((double)v2) * md->cfg.dt < 0.5 * lmin))
-        return halox__error(HALOX_ERR_COORDINATE,
-                            "step %lld: the system blew up: an atom on rank %d moves %.3g per "
-                            "step, more than half the box (%.3g): use a smaller time step, or "
-                            "start from a configuration without overlaps",
-                            md->step, md->rank, sqrt((double)v2) * md->cfg.dt, 0.5 * lmin);
-    return HALOX_OK;
+    const double v = sqrt((double)v2);
+    if (v < md__speed_limit(md->box.len, md->cfg.dt))
+        return HALOX_OK;
+    char who[48];
+    snprintf(who, sizeof who, "an atom on rank %d", md->rank);
+    return md__blown_up(md, who, v, NULL);
 }
 
+/* Bring the home positions and velocities (and with forces, the home forces f + fnl) to the
+ * host atoms, when the device holds newer ones. */
 halox_status_t md__gpu_to_host(halox_md_t *md, int forces)
 {
     md_gpu_t *g = md__gpu(md);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "md/md_internal.h"
 
 #define MD_DEFINE_KICK(T, NAME)                                                                    \
@@ -133,4 +134,31 @@ double md__kinetic_local(const halox_md_t *md)
             s += v[k] * v[k];
     }
     return 0.5 * s;
+}
+
+/* The blow-up bound: an atom that crosses half the smallest box edge in one step makes the run
+ * meaningless (its pairs are no longer the ones the lists hold, nor any physical ones). */
+double md__speed_limit(const double box[3], double dt)
+{
+    return 0.5 * fmin(box[0], fmin(box[1], box[2])) / dt;
+}
+
+double md__outside_limit(const double box[3], long long steps)
+{
+    return (double)(steps > 1 ? steps : 1) * 0.5 * fmin(box[0], fmin(box[1], box[2]));
+}
+
+halox_status_t md__blown_up(const halox_md_t *md, const char *who, double speed,
+                            const char *unwritten)
+{
+    const double half = 0.5 * fmin(md->box.len[0], fmin(md->box.len[1], md->box.len[2]));
+    char what[160] = "";
+    if (unwritten)
+        snprintf(what, sizeof what, ", found before %s: nothing is written from this state",
+                 unwritten);
+    return halox__error(HALOX_ERR_COORDINATE,
+                        "step %lld: the system blew up: %s moves %.3g per step, more than half "
+                        "the box (%.3g)%s; use a smaller time step (--dt), or start from a "
+                        "configuration without overlaps",
+                        md->step, who, speed * md->cfg.dt, half, what);
 }

@@ -22,6 +22,7 @@
  *   gather.c      the state of all ranks on one (halox_md_gather)
  *   output.c      CSV, JSON and extended-XYZ writers
  *   thermo.c      reductions over ranks, thermo records
+ *   state_check.c the physics check of the state before anything is written from it
  *   checkpoint_format.c, checkpoint_write.c, checkpoint_check.c, checkpoint_read.c,
  *   checkpoint_restore.c  (checkpoint.h) checksums and header; atomic writing; the checks of
  *                 the settings and atoms; reading a file whole; restarts
@@ -140,6 +141,9 @@ struct halox_md {
     int finished;
     int checkpoints;
     long long checkpoint_step;
+    /* the step whose state last passed md__state_check, and whether with its forces */
+    long long checked_step;
+    int checked_forces;
     long long next_checkpoint; /* step from which the next periodic checkpoint counts */
 
     /* overlap probe (overlap.c): ms per repetition, median of the slowest rank, by kind */
@@ -193,6 +197,16 @@ double md__max_displacement2(const halox_md_t *md);
 void md__scale_velocities(halox_md_t *md, double alpha);
 double md__max_speed2(const halox_md_t *md, int *id_p);
 double md__kinetic_local(const halox_md_t *md);
+/* The blow-up bound of every check (the rebuild's, the state's before it is written, the
+ * checkpoint reader's): the speed at which an atom crosses half the smallest box edge per step. */
+double md__speed_limit(const double box[3], double dt);
+/* How far outside the box an atom slower than that bound can be `steps` steps after the
+ * rebuild that wrapped it into the box (at least one step's worth). */
+double md__outside_limit(const double box[3], long long steps);
+/* The error of a system that blew up at md->step: `who` ("atom id 7") moves `speed` per unit
+ * time, beyond the bound; `unwritten` (NULL at a rebuild) names the output it was found before. */
+halox_status_t md__blown_up(const halox_md_t *md, const char *who, double speed,
+                            const char *unwritten);
 
 /* thermostat.c */
 /* Scaling factor of stochastic velocity rescaling for one step from kinetic energy ke. */
@@ -202,6 +216,14 @@ double md__bussi_alpha(double ke, double ke_target, double ndof, double dt_over_
 /* thermo.c */
 halox_status_t md__thermo_compute(halox_md_t *md, halox_md_thermo_t *rec);
 halox_status_t md__record_thermo(halox_md_t *md, const halox_md_thermo_t *rec);
+
+/* state_check.c */
+/* Before `what` ("the checkpoint") is written from the state at md->step: finite positions,
+ * velocities and (forces) forces of the home atoms on the host, none beyond the blow-up bound
+ * of md__speed_limit or farther outside the box than md__outside_limit, finite energies in rec
+ * (or NULL). Collective (agreed); a state that passed at this step is not checked again. */
+halox_status_t md__state_check(halox_md_t *md, const char *what, int forces,
+                               const halox_md_thermo_t *rec);
 
 /* output.c */
 /* Every file of cfg's run checked together before any is opened (halox_files_check): each

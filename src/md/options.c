@@ -359,8 +359,8 @@ static halox_status_t halox__md_system(halox_md_setup_t *s, const char *a, const
         if (!halox__md_double3(v, c->box))
             return BAD("--box '%s': give LX,LY,LZ, each > 0", v);
     } else if (!strcmp(a, "--temp")) {
-        if (!halox__md_double(v, &d) || d < 0)
-            return BAD("--temp '%s': give a temperature >= 0", v);
+        if (!halox__md_double(v, &d) || d < 0 || d > HALOX_MD_MAX_TEMP)
+            return BAD("--temp '%s': give a temperature from 0 to %g", v, HALOX_MD_MAX_TEMP);
         c->temp = d;
     } else if (!strcmp(a, "--seed")) {
         if (!halox_parse_seed(v, &c->seed))

@@ -3,6 +3,7 @@
  *   read_text.c  the file line by line, the tokens and numbers of a line, the frame a scan keeps
  *   read_xyz.c   extended (and plain) XYZ: comment-line values, Lattice, Properties, the scan
  *   read_dump.c  LAMMPS text dumps: ITEM: lines, the columns of ITEM: ATOMS, the scan
+ *   read_overlap.c  pairs of atoms too close to start a run from
  *   read_file.c  the frame chosen, its atom lines into the system (system.h)
  * The whole file is scanned first (frame boundaries, counts, headers; atom lines only counted),
  * so that a malformed file is refused whichever frame is asked for and the frame count is known;
@@ -91,5 +92,16 @@ const char *md__dump_item(const char *line);
 halox_status_t md__dump_cols(const char *path, long long lineno, const char *head, md__cols_t *c);
 /* Scan every frame (in->line holds the first ITEM: line), keep frame `want` in f, count them. */
 halox_status_t md__dump_scan(md__in_t *in, long long want, md__frame_t *f, long long *nframes_p);
+
+/* read_overlap.c */
+/* Atoms of a frame closer than this (sigma = 1) are refused: at 0.5 the pair's energy is 1.6e4
+ * epsilon and its force 3.9e5, which throws the pair apart in the first step faster than any
+ * usable time step follows (atoms on top of each other give infinite energies). No liquid or
+ * solid state comes near it: its closest pairs sit near 0.9. */
+#define MD_READ_MIN_DISTANCE 0.5
+/* A pair of the n atoms x (wrapped into the periodic box) closer than MD_READ_MIN_DISTANCE: 1
+ * with their indices *a_p < *b_p and distance *r_p; 0 when none, or on an error (*st_p). */
+int md__read_overlap(const double *x, long long n, const double box[3], long long *a_p,
+                     long long *b_p, double *r_p, halox_status_t *st_p);
 
 #endif

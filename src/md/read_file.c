@@ -115,6 +115,19 @@ static halox_status_t md__read_atoms(md__in_t *in, const md__frame_t *f, const m
             sys->v[3 * i + d] = v;
         }
     }
+    long long a = 0, b = 0;
+    double r = 0;
+    if (md__read_overlap(sys->x, n, box, &a, &b, &r, &st)) {
+        st = halox__error(HALOX_ERR_IO,
+                          "%s: atoms %lld and %lld of frame %lld (lines %lld and %lld) are %g "
+                          "apart, closer than %g (sigma 1): a pair so close blows the run up in "
+                          "its first step; remove or move one of them",
+                          path, a, b, f->index, f->first_line + a, f->first_line + b, r,
+                          MD_READ_MIN_DISTANCE);
+        goto out;
+    }
+    if (st != HALOX_OK)
+        goto out;
     if (ids) { /* id order; a duplicate id is refused */
         qsort(ids, (size_t)n, sizeof *ids, md__id_cmp);
         for (long long i = 1; i < n; i++)

@@ -18,6 +18,7 @@
  * rebuilds while no atom moves more than skin / 2. Where the parts run (host or GPU) is the back
  * end's: the GPU one does 2 to 4 in its forces entry and rebuilds one rank on the device. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/clock.h"
@@ -62,19 +63,16 @@ static void md__migration_stats(halox_md_t *md)
 }
 
 /* A blown-up system still has finite positions once wrapped into the box, so say it plainly:
- * an atom that crosses half the box in one step makes the run meaningless. */
+ * an atom beyond the blow-up bound (md__speed_limit) makes the run meaningless. */
 static halox_status_t md__check_speeds(halox_md_t *md)
 {
     int id;
-    double v2 = md__max_speed2(md, &id);
-    double lmin = fmin(md->box.len[0], fmin(md->box.len[1], md->box.len[2]));
-    if (!(sqrt(v2) * md->cfg.dt < 0.5 * lmin))
-        return halox__error(HALOX_ERR_COORDINATE,
-                            "step %lld: the system blew up: atom id %d moves %.3g per step, more "
-                            "than half the box (%.3g): use a smaller time step, or start from a "
-                            "configuration without overlaps",
-                            md->step, id, sqrt(v2) * md->cfg.dt, 0.5 * lmin);
-    return HALOX_OK;
+    const double v = sqrt(md__max_speed2(md, &id));
+    if (v < md__speed_limit(md->box.len, md->cfg.dt))
+        return HALOX_OK;
+    char who[32];
+    snprintf(who, sizeof who, "atom id %d", id);
+    return md__blown_up(md, who, v, NULL);
 }
 
 /* Migration, sort, plan, bind, lists, and the coordinate exchange the force exchange needs. */

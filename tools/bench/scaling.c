@@ -2,12 +2,23 @@
  * device suite's "halox-md" lines): per transport, engine, graph mode and size, the speedup
  * and efficiency of every rank count over the smallest one. Pure post-processing. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bench.h"
+#include "halox/file.h"
 
 #define MAX_RUNS 4096
+/* A JSON-lines file of md runs is a few hundred bytes per run: MAX_RUNS of them fit in 4 MiB.
+ * The whole file is read into memory, so only a regular file of a bounded size is read (a
+ * device such as /dev/zero, or a file of gigabytes, is refused instead of filling the memory). */
+#define MAX_FILE_BYTES (64L << 20)
+/* halox-md's atom counts; rank counts of an int */
+#define MAX_ATOMS 2147483647.0
+#define MAX_RANKS 2147483647.0
 
 typedef struct run {
     char transport[64], device[8];
@@ -21,18 +32,35 @@ typedef struct runs {
     int n;
 } runs_t;
 
-static int read_line(const char *line, runs_t *rs)
+/* 1: a record of an md run, kept; 0: another record (or a run without timed steps), skipped;
+ * -1: an md record whose numbers no run writes (said). */
+static int read_line(const char *path, long long lineno, const char *line, runs_t *rs)
 {
     char bench[32];
     double atoms, ranks, ms;
-    run_t *r = &rs->r[rs->n];
+    run_t run, *r = &run; /* into rs only once it is known to fit */
     if (!json_get_str(line, "bench", bench, sizeof bench) ||
         (strcmp(bench, "md") && strcmp(bench, "halox-md")))
         return 0;
     if (!json_get_str(line, "transport", r->transport, sizeof r->transport) ||
         !json_get_num(line, "atoms", &atoms) || !json_get_num(line, "ranks", &ranks) ||
-        !json_get_num(line, "ms_per_step", &ms) || ranks < 1 || !(ms > 0))
+        !json_get_num(line, "ms_per_step", &ms))
         return 0;
+    /* converted to integers below: out of range, the conversion is undefined */
+    if (!(atoms >= 1 && atoms <= MAX_ATOMS && atoms == floor(atoms)) ||
+        !(ranks >= 1 && ranks <= MAX_RANKS && ranks == floor(ranks)) || !isfinite(ms)) {
+        bench_bad("scaling: %s: line %lld: an md record with atoms %g, ranks %g, ms_per_step %g: "
+                  "give whole atom and rank counts from 1 to %.0f and a finite time",
+                  path, lineno, atoms, ranks, ms, MAX_RANKS);
+        return -1;
+    }
+    if (!(ms > 0))
+        return 0;
+    if (rs->n == MAX_RUNS) {
+        bench_bad("scaling: %s: line %lld: more than %d md records in the files given: give fewer",
+                  path, lineno, MAX_RUNS);
+        return -1;
+    }
     if (!json_get_str(line, "device", r->device, sizeof r->device))
         snprintf(r->device, sizeof r->device, "-");
     if (!json_get_bool(line, "graph", &r->graph))
@@ -40,22 +68,70 @@ static int read_line(const char *line, runs_t *rs)
     r->atoms = (long long)atoms;
     r->ranks = (int)ranks;
     r->ms = ms;
+    rs->r[rs->n] = run;
     return 1;
+}
+
+/* The whole of a regular file of at most MAX_FILE_BYTES, NUL-terminated (free it); NULL (said)
+ * otherwise. */
+static char *slurp(const char *path)
+{
+    FILE *f = NULL; /* a regular file only: a FIFO is never waited on */
+    if (halox_input_open(path, "the scaling input", "give the JSON files of md runs", &f) !=
+        HALOX_OK) {
+        bench_bad("scaling: %s", halox_last_error());
+        return NULL;
+    }
+    struct stat sb;
+    char *text = NULL;
+    if (fstat(fileno(f), &sb) != 0) {
+        bench_bad("scaling: cannot read the scaling input '%s': %s", path, strerror(errno));
+    } else if (sb.st_size > MAX_FILE_BYTES) {
+        bench_bad("scaling: the scaling input '%s' is larger than %ld MiB: give the JSON files of "
+                  "md runs",
+                  path, MAX_FILE_BYTES >> 20);
+    } else if (!(text = malloc((size_t)sb.st_size + 2))) {
+        bench_bad("scaling: no memory to read '%s'", path);
+    } else {
+        /* one byte more than its size: a file that grows while it is read is refused */
+        const size_t n = fread(text, 1, (size_t)sb.st_size + 1, f);
+        if (ferror(f) || n > (size_t)sb.st_size) {
+            bench_bad("scaling: cannot read the scaling input '%s'%s", path,
+                      ferror(f) ? "" : ": it grew while it was read");
+            free(text);
+            text = NULL;
+        } else {
+            text[n] = '\0';
+        }
+    }
+    fclose(f);
+    return text;
 }
 
 static int read_file(const char *path, runs_t *rs)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return bench_bad("scaling: cannot read '%s'", path);
-    char *line = NULL;
-    size_t cap = 0;
-    while (getline(&line, &cap, f) > 0 && rs->n < MAX_RUNS)
-        rs->n += read_line(line, rs);
-    free(line);
-    fclose(f);
-    return 0;
+    char *text = slurp(path);
+    if (!text)
+        return 1;
+    long long lineno = 0;
+    int rc = 0;
+    for (char *line = text; line && !rc; lineno++) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        const int got = read_line(path, lineno + 1, line, rs);
+        if (got < 0)
+            rc = 1;
+        else
+            rs->n += got;
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    return rc;
 }
+
+/* -1, 0, 1 as a < b, ==, > (no difference that can overflow) */
+#define CMP(a, b) (((a) > (b)) - ((a) < (b)))
 
 static int same_series(const run_t *a, const run_t *b)
 {
@@ -70,13 +146,13 @@ static int cmp_run(const void *pa, const void *pb)
     if (!c)
         c = strcmp(a->device, b->device);
     if (!c)
-        c = a->graph - b->graph;
+        c = CMP(a->graph, b->graph);
     if (!c)
-        c = a->atoms < b->atoms ? -1 : a->atoms > b->atoms;
+        c = CMP(a->atoms, b->atoms);
     if (!c)
-        c = a->ranks - b->ranks;
+        c = CMP(a->ranks, b->ranks);
     if (!c)
-        c = a->ms < b->ms ? -1 : a->ms > b->ms;
+        c = CMP(a->ms, b->ms);
     return c;
 }
 
