@@ -23,7 +23,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fuzz_tools import SANITIZER, run  # noqa: E402
+from fuzz_tools import SANITIZER, fnv1a64, options, run  # noqa: E402
 
 MD_OUT = ["--csv", "--json", "--xyz", "--checkpoint"]
 BENCH_OUT = ["--json", "--csv"]
@@ -33,13 +33,6 @@ RANDOM = ["--atoms", "200", "--density", "0.5", "--steps", "2", "--device", "cpu
 LATENCY = ["latency", "--transport", "threads", "-b", "8", "-e", "64", "-n", "3"]
 HEAD = struct.Struct("=8sqdddQQ")  # the cache's header: magic, n, density, dmin, L, seed, FNV
 HOSTILE = [1e300, -1e300, float("nan"), float("inf"), -1.0, 1e-320, 3.0e8]
-
-
-def fnv1a64(data):
-    h = 0xcbf29ce484222325
-    for b in data:
-        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return h
 
 
 def snapshot(folder):
@@ -220,16 +213,7 @@ class Fuzz:
 
 def main():
     tools = os.path.abspath(sys.argv[1])
-    n_cases, seed, limit = 80, 2026, 10.0
-    a = sys.argv[2:]
-    while a:
-        if a[0] == "--cases":
-            n_cases = int(a[1])
-        elif a[0] == "--seed":
-            seed = int(a[1])
-        elif a[0] == "--limit":
-            limit = float(a[1])
-        a = a[2:]
+    n_cases, seed, limit, _ = options(sys.argv[2:], 80, 10.0)
     rng = random.Random(seed)
     tmp = tempfile.mkdtemp(prefix="halox-fuzz-files-")
     fz = Fuzz(tools, tmp, rng, limit)

@@ -26,7 +26,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fuzz_tools import SANITIZER, run  # noqa: E402  (the same runner and reports)
+from fuzz_tools import SANITIZER, options, run  # noqa: E402  (the same runner and reports)
 
 BANNER = re.compile(r"MPI_ABORT|ORTE_ERROR_LOG|mpirun has exited")
 
@@ -138,20 +138,7 @@ def draw(rng, tmp):
 
 def main():
     tools_dir = sys.argv[1]
-    n_cases, seed, limit = 20, 2026, 20.0
-    a = sys.argv[2:]
-    launch = []
-    while a:
-        if a[0] == "--":
-            launch = a[1:]
-            break
-        if a[0] == "--cases":
-            n_cases = int(a[1])
-        elif a[0] == "--seed":
-            seed = int(a[1])
-        elif a[0] == "--limit":
-            limit = float(a[1])
-        a = a[2:]
+    n_cases, seed, limit, launch = options(sys.argv[2:], 20, 20.0)
     md = os.path.join(tools_dir, "halox-md")
     features = subprocess.run([md, "--version"], capture_output=True, text=True).stdout
     if "mpi yes" not in features or not launch:

@@ -26,13 +26,13 @@ import re
 import shutil
 import signal
 import struct
-import subprocess
 import sys
 import tempfile
 import time
 
-SANITIZER = re.compile(r"AddressSanitizer|UndefinedBehaviorSanitizer|LeakSanitizer|"
-                       r"runtime error:")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fuzz_tools import SANITIZER, fnv1a64, options, run  # noqa: E402
+
 ACCEPT, REFUSE, FAIL, ANY = (0,), (2,), (1, 2), (0, 1, 2)
 
 # ---- LAMMPS dumps ---------------------------------------------------------------------------
@@ -150,17 +150,10 @@ HOSTILE_REAL = [float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1e-320, 1e
 HOSTILE_FLOAT = [v for v in HOSTILE_REAL if not abs(v) < float("inf") or abs(v) < 3e38] + [1e-45]
 
 
-def fnv1a(data):
-    h = 0xcbf29ce484222325
-    for b in data:
-        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return h
-
-
 def seal(payload, header):
     """The file of a payload with the header's magic, version and byte order, checksums made."""
-    head = header[:16] + struct.pack("=QQ", len(payload), fnv1a(payload))
-    return head + struct.pack("=Q", fnv1a(head)) + payload
+    head = header[:16] + struct.pack("=QQ", len(payload), fnv1a64(payload))
+    return head + struct.pack("=Q", fnv1a64(head)) + payload
 
 
 def checkpoint_case(rng, base):
@@ -238,38 +231,9 @@ def scaling_case(rng, base, tmp):
 
 # ---- running --------------------------------------------------------------------------------
 
-def run(cmd, env, limit):
-    """(returncode or 'hang', seconds, stdout+stderr, stderr)."""
-    t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=env, start_new_session=True, text=True,
-                         errors="replace")
-    try:
-        out, err = p.communicate(timeout=limit)
-        return p.returncode, time.monotonic() - t0, out + err, err
-    except subprocess.TimeoutExpired:
-        p.send_signal(signal.SIGTERM)
-        try:
-            out, err = p.communicate(timeout=10)
-            return "hang", time.monotonic() - t0, out + err, err
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            out, err = p.communicate()
-            return "hang", time.monotonic() - t0, out + err, err
-
-
 def main():
     tools = sys.argv[1]
-    n_cases, seed, limit = 100, 2026, 20.0
-    a = sys.argv[2:]
-    while a:
-        if a[0] == "--cases":
-            n_cases = int(a[1])
-        elif a[0] == "--seed":
-            seed = int(a[1])
-        elif a[0] == "--limit":
-            limit = float(a[1])
-        a = a[2:]
+    n_cases, seed, limit, _ = options(sys.argv[2:], 100, 20.0)
     md, bench = os.path.join(tools, "halox-md"), os.path.join(tools, "halox-bench")
     env = {k: v for k, v in os.environ.items() if not k.startswith("HALOX_")}
     env["HALOX_DEVICE"] = "cpu"
@@ -322,8 +286,8 @@ def main():
             cmd = [bench, "scaling", path]
         rc, secs, text, err = run(cmd, env, limit)
         why = None
-        if rc == "hang":
-            why = f"hang: still running {secs:.0f} s after start and 10 s after SIGTERM"
+        if rc == "hang" or isinstance(rc, tuple):
+            why = f"hang: still running {limit:.0f} s after start"
         elif rc < 0:
             why = f"crashed: signal {-rc} ({signal.Signals(-rc).name})"
         elif SANITIZER.search(text):

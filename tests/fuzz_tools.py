@@ -172,6 +172,33 @@ def make_files(tmp):
         f.write('5\nLattice="1e39 0 0 0 1e39 0 0 0 1e39"\nLJ 0 0 0\nLJ 1 1 1\n')
 
 
+def options(argv, n_cases, limit):
+    """(cases, seed, limit, the arguments after '--') from [--cases N] [--seed S] [--limit SECONDS]
+    [-- ...]: the command line every fuzzer of the faults label takes (seed 2026 by default)."""
+    seed, rest = 2026, []
+    a = list(argv)
+    while a:
+        if a[0] == "--":
+            rest = a[1:]
+            break
+        if a[0] == "--cases":
+            n_cases = int(a[1])
+        elif a[0] == "--seed":
+            seed = int(a[1])
+        elif a[0] == "--limit":
+            limit = float(a[1])
+        a = a[2:]
+    return n_cases, seed, limit, rest
+
+
+def fnv1a64(data):
+    """FNV-1a, 64 bits: the checksum of halox-md's checkpoints and system cache."""
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
 def run(cmd, env, limit):
     """(returncode or 'hang', seconds, stdout+stderr, stderr)."""
     t0 = time.monotonic()
@@ -194,16 +221,7 @@ def run(cmd, env, limit):
 
 def main():
     tools_dir = sys.argv[1]
-    n_cases, seed, limit = 300, 2026, 15.0
-    a = sys.argv[2:]
-    while a:
-        if a[0] == "--cases":
-            n_cases = int(a[1])
-        elif a[0] == "--seed":
-            seed = int(a[1])
-        elif a[0] == "--limit":
-            limit = float(a[1])
-        a = a[2:]
+    n_cases, seed, limit, _ = options(sys.argv[2:], 300, 15.0)
     rng = random.Random(seed)
     tmp = tempfile.mkdtemp(prefix="halox-fuzz-")
     make_files(tmp)
