@@ -30,7 +30,7 @@ check_language(CXX)
 if(CMAKE_CXX_COMPILER)
   enable_language(CXX)
   function(halox_emu_test name)
-    add_executable(${name} ${ARGN} emu/emu_runtime.cpp)
+    add_executable(${name} ${ARGN} emu/emu_runtime.cpp emu/emu_fibres.cpp)
     target_include_directories(${name} BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/emu)
     target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
                                ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include
@@ -55,7 +55,7 @@ if(CMAKE_CXX_COMPILER)
                  ${_src}/team.c ${_src}/team_run.c ${_src}/pulse_host.c)
   target_compile_definitions(test_device_stores_emu PRIVATE HALOX_TEST_EMU_GPU=1)
   # the GPU engine's cluster lists and step kernels (md_cluster_*.cu) through test_gpu_clusters'
-  # checks against brute forces (a smaller set: the emulation runs a thread per GPU thread)
+  # checks against brute forces (the whole set; a smaller one in the sanitizer builds)
   halox_emu_test(test_clusters_emu test_gpu_clusters.c emu/emu_md_kernels.cpp)
   target_compile_definitions(test_clusters_emu PRIVATE HALOX_TEST_EMU_GPU=1)
   set_tests_properties(test_clusters_emu PROPERTIES TIMEOUT 900) # 100 s here, more sanitised

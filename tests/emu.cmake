@@ -8,7 +8,7 @@ if(NOT HALOX_HAVE_MPI OR NOT CMAKE_CXX_COMPILER)
 endif()
 set(_t ${PROJECT_SOURCE_DIR}/src/transports)
 set(HALOX_EMU_GPU_SOURCES
-    emu/emu_exchange_kernels.cpp emu/emu_nvshmem.cpp emu/emu_runtime.cpp
+    emu/emu_exchange_kernels.cpp emu/emu_nvshmem.cpp emu/emu_runtime.cpp emu/emu_fibres.cpp
     ${_t}/registry.c ${_t}/affinity.c ${_t}/choose.c ${_t}/pulse_host.c ${_t}/team.c
     ${_t}/threads.c ${_t}/threads_exchange.c ${_t}/team_run.c ${_t}/mpi.c ${_t}/mpi_wait.c
     ${_t}/gpu_device.c ${_t}/pulse_gpu.c ${_t}/plan_device.c ${_t}/migrate_device.c
@@ -82,14 +82,18 @@ halox_emu_gpu_test(test_timeout_emu test_gpu_timeout.c 2)
 # not from device_alloc (test_gpu_nvshmem)
 halox_emu_gpu_test(test_nvshmem_emu test_gpu_nvshmem.c 2)
 # the GPU engine (src/md, its GPU back end included) on the GPU transports against the CPU engine
-# (test_gpu_md, 30 steps per part): built always, run only with -DHALOX_TEST_EMU_ENGINE=ON
-# (about 8 minutes for one transport on 2 ranks here: a step of 2048 atoms takes seconds), e.g.
-#   mpirun -np 2 tests/test_md_emu --transport nvshmem-inline
-# to try a change of the engine's GPU code on the CPU before a GPU runs it
-option(HALOX_TEST_EMU_ENGINE "register test_md_emu (the GPU engine over the emulation)" OFF)
+# (test_gpu_md, 30 steps per part), on 2 ranks: every GPU transport of the build in the plain
+# build, the engine's own path (nvshmem-inline: the exchange inside its kernels) in the sanitizer
+# builds; e.g. `mpirun -np 2 tests/test_md_emu --transport nvshmem-inline` tries a change of the
+# engine's GPU code on the CPU before a GPU runs it
 file(GLOB _md ${PROJECT_SOURCE_DIR}/src/md/*.c)
-set(_np "")
-if(HALOX_TEST_EMU_ENGINE)
-  set(_np 2)
+halox_emu_gpu_test(test_md_emu test_gpu_md.c EXTRA emu/emu_engine_kernels.cpp ${_md})
+set(_which "")
+if(HALOX_SANITIZE)
+  set(_which --transport nvshmem-inline)
 endif()
-halox_emu_gpu_test(test_md_emu test_gpu_md.c ${_np} EXTRA emu/emu_engine_kernels.cpp ${_md})
+halox_mpiexec(_cmd 2 $<TARGET_FILE:test_md_emu>)
+add_test(NAME test_md_emu_np2 COMMAND ${_cmd} --quick ${_which})
+set_tests_properties(test_md_emu_np2 PROPERTIES LABELS emu TIMEOUT 900 SKIP_RETURN_CODE 77
+                     PROCESSORS 2)
+halox_mpi_leaks_off(test_md_emu_np2)

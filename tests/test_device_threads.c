@@ -264,15 +264,7 @@ int main(void)
         {{8, 1, 1}, {16, 14, 14}, 6.5, 0.5, 0, 1000}, {{4, 2, 1}, {16, 8, 30}, 2.5, 0.5, 1, 2000},
         {{2, 1, 1}, {10, 10, 10}, 2.5, 0.3, 0, 0},
     };
-#ifdef HALOX_TEST_EMU_GPU
-    /* the emulation starts a POSIX thread per GPU thread: a few small teams are enough to run
-     * every step of the device stores (self pulses, 2 pulses, shifts, empty domains) */
-    static const size_t pick[] = {0, 1, 2, 3, 7, 14};
-    for (size_t q = 0; q < sizeof pick / sizeof pick[0]; q++) {
-        const size_t c = pick[q];
-#else
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-#endif
         run_team((halox_grid_t){{cases[c].g[0], cases[c].g[1], cases[c].g[2]}}, cases[c].L,
                  cases[c].rc, cases[c].buf, cases[c].shifts, cases[c].natoms, 11 + c);
         fflush(stdout);

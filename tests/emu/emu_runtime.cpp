@@ -1,9 +1,7 @@
-/* The host emulation's CUDA runtime (tests/emu/cuda_runtime_api.h) and launches
- * (halox_emu.h): host memory, every call complete on return; a launch runs its blocks one after
- * the other, each block's threads as POSIX threads. A stream being captured records its launches,
+/* The host emulation's CUDA runtime (tests/emu/cuda_runtime_api.h): host memory, every call
+ * complete on return (launches: emu_fibres.cpp). A stream being captured records its launches,
  * copies and sets (by value) into the graph instead; a graph's launch runs them in order. */
 #include <pthread.h>
-#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,14 +12,7 @@
 
 #include "cuda_runtime.h"
 
-thread_local halox_emu_dim threadIdx, blockIdx;
-halox_emu_dim blockDim, gridDim;
-halox_emu_block *halox_emu_cur;
-
 static long g_malloc_left = -1;
-static long g_launches;
-
-extern "C" long halox_emu_launches(void) { return __atomic_load_n(&g_launches, __ATOMIC_SEQ_CST); }
 
 static long g_calls[HALOX_EMU_KINDS];
 extern "C" void halox_emu_count(int kind)
@@ -53,6 +44,7 @@ extern "C" void halox_emu_set_idle(void (*fn)(void))
 }
 void halox_emu_idle(void)
 {
+    halox_emu_fibre_yield(); /* the other threads of the block: their turn */
     sched_yield();
     void (*fn)(void) = __atomic_load_n(&g_idle, __ATOMIC_ACQUIRE);
     if (fn && !__atomic_exchange_n(&g_idle_busy, 1, __ATOMIC_ACQUIRE)) {
@@ -375,149 +367,4 @@ extern "C" const char *cudaGetErrorName(cudaError_t e)
     return e == cudaSuccess                 ? "cudaSuccess"
            : e == cudaErrorMemoryAllocation ? "cudaErrorMemoryAllocation"
                                             : "cudaError";
-}
-
-/* A warp's barriers: the whole warp's (most syncs), and one per partial mask in use (disjoint
- * groups of a partial mask wait apart), each counting its arrivals and releasing by generation. */
-struct emu_warp {
-    pthread_barrier_t full;
-    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-    pthread_cond_t c = PTHREAD_COND_INITIALIZER;
-    unsigned present = 0; /* the lanes this warp has */
-    struct group {
-        unsigned mask;
-        int arrived;
-        unsigned long gen;
-    };
-    std::vector<group> groups;
-};
-
-void halox_emu_warp_sync(unsigned mask)
-{
-    emu_warp *w = static_cast<emu_warp *>(halox_emu_cur->warps) + (threadIdx.x >> 5);
-    mask &= w->present;
-    if (mask == w->present) {
-        pthread_barrier_wait(&w->full);
-        return;
-    }
-    const int want = __builtin_popcount(mask);
-    pthread_mutex_lock(&w->m);
-    size_t k = 0;
-    while (k < w->groups.size() && w->groups[k].mask != mask)
-        k++;
-    if (k == w->groups.size())
-        w->groups.push_back({mask, 0, 0});
-    const unsigned long gen = w->groups[k].gen;
-    if (++w->groups[k].arrived == want) {
-        w->groups[k].arrived = 0;
-        w->groups[k].gen++;
-        pthread_cond_broadcast(&w->c);
-    } else {
-        while (w->groups[k].gen == gen)
-            pthread_cond_wait(&w->c, &w->m);
-    }
-    pthread_mutex_unlock(&w->m);
-}
-
-/* One launch at a time (the rank threads of a team launch at once): the grid's dimensions and
- * the current block are the emulation's globals. A block's threads are a pool's, kept between
- * blocks and launches: each block posts the semaphores of the threads it needs and waits for
- * as many posts back. */
-static pthread_mutex_t g_launch = PTHREAD_MUTEX_INITIALIZER;
-struct emu_worker {
-    sem_t go;
-    unsigned t;
-};
-/* never destroyed: the workers outlive main, blocked on their semaphores */
-static std::vector<emu_worker *> &g_pool = *new std::vector<emu_worker *>;
-static sem_t g_pool_done;
-static unsigned g_pool_block;
-static const std::function<void()> *g_pool_fn;
-
-static void *emu_work(void *p)
-{
-    emu_worker *w = static_cast<emu_worker *>(p);
-    for (;;) {
-        while (sem_wait(&w->go) != 0) {
-        }
-        threadIdx = {w->t, 0, 0};
-        blockIdx = {g_pool_block, 0, 0};
-        (*g_pool_fn)();
-        sem_post(&g_pool_done);
-    }
-    return nullptr;
-}
-
-/* HALOX_EMU_JITTER_US=N: each launch starts after a pause of 0 to N us (a xorshift of the
- * process id), so that the processes of a multi-rank test interleave in other orders and a wait
- * that is missing shows up as a wrong result */
-static void emu_jitter(void)
-{
-    static long max_us = -1;
-    static unsigned long long s;
-    if (max_us < 0) {
-        const char *v = getenv("HALOX_EMU_JITTER_US");
-        max_us = v && *v ? atol(v) : 0;
-        s = 0x9e3779b97f4a7c15ull ^ (unsigned long long)getpid();
-    }
-    if (max_us <= 0)
-        return;
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    usleep((useconds_t)(s % (unsigned long long)(max_us + 1)));
-}
-
-void halox_emu_run(unsigned blocks, unsigned threads, const std::function<void()> &fn)
-{
-    __atomic_fetch_add(&g_launches, 1, __ATOMIC_SEQ_CST);
-    emu_jitter();
-    pthread_mutex_lock(&g_launch);
-    blockDim = {threads, 1, 1};
-    gridDim = {blocks, 1, 1};
-    const unsigned warps = (threads + 31) / 32;
-    if (g_pool.empty())
-        sem_init(&g_pool_done, 0, 0);
-    if (g_pool.size() < threads) {
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setstacksize(&attr, 256 * 1024);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        while (g_pool.size() < threads) {
-            emu_worker *w = new emu_worker;
-            w->t = (unsigned)g_pool.size();
-            sem_init(&w->go, 0, 0);
-            pthread_t th;
-            if (pthread_create(&th, &attr, emu_work, w) != 0) {
-                fprintf(stderr, "emulation: cannot start thread %u\n", w->t);
-                abort();
-            }
-            g_pool.push_back(w);
-        }
-        pthread_attr_destroy(&attr);
-    }
-    g_pool_fn = &fn;
-    for (unsigned b = 0; b < blocks; b++) {
-        halox_emu_block blk;
-        pthread_barrier_init(&blk.block, nullptr, threads);
-        std::vector<emu_warp> ws(warps);
-        for (unsigned w = 0; w < warps; w++) /* a last warp may be short (a block of 1 thread) */
-        {
-            ws[w].present = threads - 32 * w >= 32 ? ~0u : (1u << (threads - 32 * w)) - 1;
-            pthread_barrier_init(&ws[w].full, nullptr, (unsigned)__builtin_popcount(ws[w].present));
-        }
-        blk.warps = ws.data();
-        blk.slot.assign(32 * (size_t)warps, 0);
-        halox_emu_cur = &blk;
-        g_pool_block = b;
-        for (unsigned t = 0; t < threads; t++)
-            sem_post(&g_pool[t]->go);
-        for (unsigned t = 0; t < threads; t++)
-            while (sem_wait(&g_pool_done) != 0) {
-            }
-        pthread_barrier_destroy(&blk.block);
-        for (unsigned w = 0; w < warps; w++)
-            pthread_barrier_destroy(&ws[w].full);
-    }
-    pthread_mutex_unlock(&g_launch);
 }

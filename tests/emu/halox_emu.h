@@ -1,14 +1,16 @@
 /* A host emulation of the little of CUDA that the kernels of src/kernels use (compact.cuh,
  * plan_select.cu, migrate_kernels.cu, the cluster files md_cluster_*.cu with md_kernels.cu and
  * inline_halo.cu), so that the tests of tests/*_emu* run their very code on the CPU in CI (no GPU
- * there): a launch runs the blocks one after the other, each as blockDim.x POSIX threads (on a
- * stream being captured it is recorded, arguments by value, and runs when the graph does);
- * __syncthreads is a barrier of the block, warp shuffles, votes and __syncwarp exchange through
- * a slot per lane between two barriers of the warp (so every lane of a warp must reach them:
- * the kernels keep their warps converged); __shared__ variables are statics (one block runs at a
- * time); atomics are the compiler's. Only 1-D grids. Not a CUDA model: enough to run these
- * kernels as written. Spinning waits on other blocks of the launch cannot run (one block at a
- * time); waits on peers can where each rank is a process (nvshmem.h). */
+ * there): a launch runs the blocks one after the other, each as blockDim.x fibres on the launching
+ * thread (emu_runtime.cpp; on a stream being captured it is recorded, arguments by value, and
+ * runs when the graph does); a fibre runs until it reaches a barrier or a spinning wait, then the
+ * next one runs. __syncthreads is a barrier of the block, warp shuffles, votes and __syncwarp
+ * exchange through a slot per lane between two barriers of the warp (so every lane of a warp
+ * must reach them: the kernels keep their warps converged); __shared__ variables are statics (one
+ * block runs at a time); atomics are the compiler's. Only 1-D grids. Not a CUDA model: enough to
+ * run these kernels as written. Spinning waits on other blocks of the launch cannot run (one
+ * block at a time); waits on peers can where each rank is a process (nvshmem.h), and waits on
+ * other threads of the block can where they spin through __nanosleep (halox_emu_idle). */
 #ifndef HALOX_TESTS_EMU_H
 #define HALOX_TESTS_EMU_H
 
@@ -35,25 +37,26 @@ extern halox_emu_dim blockDim, gridDim;
 #define __device__
 #define __host__
 #define __forceinline__ inline
-#define __shared__ static
+#define __shared__      static
 #define __restrict__ __restrict
 #define __launch_bounds__(...)
 
-/* the block's barrier and the warps' slots */
+/* the warps' slots of the block that runs */
 struct halox_emu_block {
-    pthread_barrier_t block;
     std::vector<unsigned long long> slot; /* 32 per warp */
-    void *warps;                          /* the warps' barriers (emu_runtime.cpp) */
 };
 extern halox_emu_block *halox_emu_cur;
 /* a barrier of the lanes of `mask` in this thread's warp (the lanes the warp has, when it is
  * the block's short last one): the groups of a partial mask sync apart, as 8-lane groups do */
 void halox_emu_warp_sync(unsigned mask);
+/* the barrier of the block */
+void halox_emu_block_sync(void);
+/* a fibre hands the core to the next thread of its block (none: the launching thread, a no-op) */
+void halox_emu_fibre_yield(void);
 
-static inline void __syncthreads(void) { pthread_barrier_wait(&halox_emu_cur->block); }
+static inline void __syncthreads(void) { halox_emu_block_sync(); }
 
-template <typename T>
-static inline T halox_emu_shfl(unsigned mask, T v, int from_lane_or_minus)
+template <typename T> static inline T halox_emu_shfl(unsigned mask, T v, int from_lane_or_minus)
 {
     const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     unsigned long long *s = &halox_emu_cur->slot[32 * w];
