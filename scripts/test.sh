@@ -7,21 +7,25 @@
 # Suites (each in its own build folder, so they never mix flags):
 #   main  build/        RelWithDebInfo, -Werror; every CPU test (unit, threads, mpi, emu,
 #                       install, ...) at full size
-#   asan  build-asan/   AddressSanitizer + UndefinedBehaviorSanitizer; every test. Leak checking
-#                       is on for all tests except those labelled mpi or gpu: Open MPI unloads
-#                       its plug-ins at MPI_Finalize and LeakSanitizer then reports thousands of
-#                       allocations of Open MPI's own from "<unknown module>" frames, which no
-#                       suppressions file can match (the CUDA runtime does the same). Those tests
-#                       run in a second CTest pass (asan-mpi-gpu) with detect_leaks=0.
+#   asan  build-asan/   AddressSanitizer + UndefinedBehaviorSanitizer, CUDA and NVSHMEM off:
+#                       the GPU transports' and the GPU engine's host code runs sanitized through
+#                       the CUDA emulation (label emu), the kernels on a GPU under
+#                       compute-sanitizer (scripts/device-suite.sh). Leak checking is on for all
+#                       tests except those labelled mpi: Open MPI unloads its plug-ins at
+#                       MPI_Finalize and LeakSanitizer then reports thousands of allocations of
+#                       Open MPI's own from "<unknown module>" frames, which no suppressions file
+#                       can match. Those tests run in a second CTest pass (asan-mpi) with
+#                       detect_leaks=0.
 #   tsan  build-tsan/   ThreadSanitizer, MPI and CUDA off (neither runtime is TSan-instrumented);
 #                       the tests labelled threads and unit, but not those labelled core (the
 #                       core is single-threaded: nothing for TSan to see there).
 #   nompi build-nompi/  MPI off (CUDA as found)
 #   nocuda build-nocuda/ CUDA and NVSHMEM off (MPI as found)
 #                       These two build everything such a build registers and run its tests but
-#                       those labelled core, emu and docs: the first two link the core alone (and
-#                       the emulation with fixed feature macros), so they are the main suite's
-#                       binaries again; the docs' commands are those of a full build.
+#                       those labelled core, emu, docs and long: the first two link the core alone
+#                       (and the emulation with fixed feature macros), so they are the main
+#                       suite's binaries again; the docs' commands are those of a full build; the
+#                       long ones run in the main suite on the same sources.
 # Tests see HALOX_TEST_SANITIZED=1 in the sanitizer builds (CMake passes it) and take smaller
 # systems there; the main suite runs the full sizes.
 #
@@ -271,13 +275,12 @@ suite_asan() {
     sanitizer_ready asan address,undefined AddressSanitizer || return 0
     prefix=$SAN_PREFIX
     if build_suite asan build-asan "${COMMON_ARGS[@]}" -DHALOX_WERROR="$SAN_WERROR" "$MPI_OPT" \
-        "-DHALOX_SANITIZE=address;undefined"; then
+        -DHALOX_ENABLE_CUDA=OFF -DHALOX_ENABLE_NVSHMEM=OFF "-DHALOX_SANITIZE=address;undefined"; then
         ASAN_OPTIONS="$ASAN_BASE:detect_leaks=1" \
-            run_ctest asan build-asan "$prefix" --no-tests=error -LE '^(mpi|gpu)$'
-        # Open MPI's (and the CUDA runtime's) own allocations: no leak checks; the CUDA runtime
-        # also needs the shadow gap unprotected to map device memory.
-        ASAN_OPTIONS="$ASAN_BASE:detect_leaks=0:protect_shadow_gap=0" \
-            run_ctest asan-mpi-gpu build-asan "$prefix" -L '^(mpi|gpu)$'
+            run_ctest asan build-asan "$prefix" --no-tests=error -LE '^mpi$'
+        # Open MPI's own allocations: no leak checks
+        ASAN_OPTIONS="$ASAN_BASE:detect_leaks=0" \
+            run_ctest asan-mpi build-asan "$prefix" -L '^mpi$'
 
     fi
     halox_log "[asan] done in $((SECONDS - t0)) s"
@@ -300,7 +303,7 @@ suite_nompi() {
     local t0=$SECONDS
     if build_suite nompi build-nompi "${COMMON_ARGS[@]}" -DHALOX_WERROR="$WERROR" \
         -DHALOX_ENABLE_MPI=OFF -DHALOX_SANITIZE=; then
-        run_ctest nompi build-nompi "" --no-tests=error -LE '^(core|emu|docs)$'
+        run_ctest nompi build-nompi "" --no-tests=error -LE '^(core|emu|docs|long)$'
     fi
     halox_log "[nompi] done in $((SECONDS - t0)) s"
 }
@@ -309,7 +312,7 @@ suite_nocuda() {
     local t0=$SECONDS
     if build_suite nocuda build-nocuda "${COMMON_ARGS[@]}" -DHALOX_WERROR="$WERROR" "$MPI_OPT" \
         -DHALOX_ENABLE_CUDA=OFF -DHALOX_ENABLE_NVSHMEM=OFF -DHALOX_SANITIZE=; then
-        run_ctest nocuda build-nocuda "" --no-tests=error -LE '^(core|emu|docs)$'
+        run_ctest nocuda build-nocuda "" --no-tests=error -LE '^(core|emu|docs|long)$'
     fi
     halox_log "[nocuda] done in $((SECONDS - t0)) s"
 }
