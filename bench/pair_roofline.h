@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kernels/md_cluster.h"
+#include "platforms/cuda/md_cluster.h"
 
 #define DENSITY 0.8
 #define CUTOFF  5.0

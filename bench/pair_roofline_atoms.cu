@@ -6,9 +6,10 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "kernels/cell_coord.cuh"
-#include "kernels/md_kernels.h"
-#include "kernels/md_reduce.cuh"
+#include "platforms/cuda/cell_coord.cuh"
+#include "platforms/cuda/md_kernels.h"
+#include "kernels/scan.h"
+#include "platforms/cuda/md_reduce.cuh"
 #include "pair_roofline.h"
 
 #define PRB_THREADS 128
@@ -66,7 +67,7 @@ static __global__ void prb_bin_scatter(int n, const int *__restrict__ cell_of,
     cell_atoms[pos] = i;
 }
 
-size_t prb_atoms_bin_scratch(int m) { return halox__md_kernel_scan_scratch(m); }
+size_t prb_atoms_bin_scratch(int m) { return halox__kernel_scan_scratch(m); }
 
 cudaError_t prb_atoms_bin(const float *x, int n, const prb_cell_grid_t *grid, int *cell_of,
                           int *cell_start, int *cursor, int *cell_atoms, int *scratch,
@@ -82,7 +83,7 @@ cudaError_t prb_atoms_bin(const float *x, int n, const prb_cell_grid_t *grid, in
             return e;
     }
     /* scan the counts in place (each count is read before it is overwritten) */
-    if ((e = halox__md_kernel_scan(cursor, m, cell_start, cursor, scratch, stream)) != cudaSuccess)
+    if ((e = halox__kernel_scan(cursor, m, cell_start, cursor, scratch, stream)) != cudaSuccess)
         return e;
     if (n > 0) {
         prb_bin_scatter<<<prb_blocks(n, 256), 256, 0, stream>>>(n, cell_of, cursor, cell_atoms);

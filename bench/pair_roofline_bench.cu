@@ -46,7 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/md_cluster.h"
+#include "platforms/cuda/md_cluster.h"
 #include "pair_roofline.h"
 
 /* ---- device helpers -------------------------------------------------------------------- */

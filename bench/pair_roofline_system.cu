@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/md_cluster.h"
+#include "platforms/cuda/md_cluster.h"
 #include "pair_roofline.h"
 
 static uint64_t next_u64(uint64_t *s)

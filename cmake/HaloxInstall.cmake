@@ -26,7 +26,7 @@ if(HALOX_SANITIZE)
 endif()
 
 # ---- library and headers ---------------------------------------------------------------------
-install(TARGETS halox
+install(TARGETS halox halox_md
         EXPORT haloxTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT devel
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime

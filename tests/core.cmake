@@ -33,7 +33,7 @@ if(CMAKE_CXX_COMPILER)
     add_executable(${name} ${ARGN} emu/emu_runtime.cpp emu/emu_fibres.cpp)
     target_include_directories(${name} BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/emu)
     target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
-                               ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include
+                               ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/md ${PROJECT_SOURCE_DIR}/include
                                ${PROJECT_BINARY_DIR}/include)
     set_target_properties(${name} PROPERTIES CXX_STANDARD 14 CXX_STANDARD_REQUIRED ON)
     target_compile_options(${name} PRIVATE -ffp-contract=off)
@@ -50,9 +50,9 @@ if(CMAKE_CXX_COMPILER)
   # kernels) through test_device_threads' checks
   set(_src ${PROJECT_SOURCE_DIR}/src/transports)
   halox_emu_test(test_device_stores_emu test_device_threads.c emu/emu_transport.c
-                 emu/emu_kernels.cpp ${_src}/gpu_device.c ${_src}/plan_device.c
-                 ${_src}/migrate_device.c ${_src}/threads.c ${_src}/threads_exchange.c
-                 ${_src}/team.c ${_src}/team_run.c ${_src}/pulse_host.c)
+                 emu/emu_kernels.cpp ${_src}/gpu/gpu_device.c ${_src}/gpu/plan_device.c
+                 ${_src}/gpu/migrate_device.c ${_src}/host/threads.c ${_src}/host/threads_exchange.c
+                 ${_src}/team.c ${_src}/team_run.c ${_src}/host/pulse_host.c)
   target_compile_definitions(test_device_stores_emu PRIVATE HALOX_TEST_EMU_GPU=1)
   # the GPU engine's cluster lists and step kernels (md_cluster_*.cu) through test_gpu_clusters'
   # checks against brute forces (the whole set; a smaller one in the sanitizer builds)

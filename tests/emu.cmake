@@ -9,12 +9,13 @@ endif()
 set(_t ${PROJECT_SOURCE_DIR}/src/transports)
 set(HALOX_EMU_GPU_SOURCES
     emu/emu_exchange_kernels.cpp emu/emu_nvshmem.cpp emu/emu_runtime.cpp emu/emu_fibres.cpp
-    ${_t}/registry.c ${_t}/affinity.c ${_t}/choose.c ${_t}/pulse_host.c ${_t}/team.c
-    ${_t}/threads.c ${_t}/threads_exchange.c ${_t}/team_run.c ${_t}/mpi.c ${_t}/mpi_wait.c
-    ${_t}/gpu_device.c ${_t}/pulse_gpu.c ${_t}/plan_device.c ${_t}/migrate_device.c
-    ${_t}/gpu_endpoint.c ${_t}/gpu_staging.c ${_t}/gpu_mpi.c ${_t}/gpu_nvshmem.c
-    ${_t}/gpu_nvshmem_alloc.c ${_t}/gpu_nvshmem_bind.c ${_t}/gpu_nvshmem_exchange.c
-    ${_t}/gpu_nvshmem_inline.c ${_t}/gpu_nvshmem_msg.c ${_t}/gpu_hybrid.c)
+    ${_t}/registry.c ${_t}/affinity.c ${_t}/choose.c ${_t}/team.c ${_t}/team_run.c
+    ${_t}/host/pulse_host.c ${_t}/host/threads.c ${_t}/host/threads_exchange.c ${_t}/host/mpi.c
+    ${_t}/host/mpi_wait.c ${_t}/gpu/gpu_device.c ${_t}/gpu/pulse_gpu.c ${_t}/gpu/plan_device.c
+    ${_t}/gpu/migrate_device.c ${_t}/gpu/gpu_endpoint.c ${_t}/gpu/gpu_staging.c ${_t}/gpu/gpu_mpi.c
+    ${_t}/nvshmem/gpu_nvshmem.c ${_t}/nvshmem/gpu_nvshmem_alloc.c ${_t}/nvshmem/gpu_nvshmem_bind.c
+    ${_t}/nvshmem/gpu_nvshmem_exchange.c ${_t}/nvshmem/gpu_nvshmem_inline.c
+    ${_t}/nvshmem/gpu_nvshmem_msg.c ${_t}/nvshmem/gpu_hybrid.c)
 
 # halox_emu_gpu_test(NAME SOURCE NP... [EXTRA sources...]): SOURCE as its GPU test builds it
 # (HALOX_TEST_GPU), over the emulation, run by mpirun with each NP
@@ -22,7 +23,7 @@ function(halox_emu_gpu_test name source)
   cmake_parse_arguments(E "" "" "EXTRA" ${ARGN})
   add_executable(${name} ${source} ${E_EXTRA} ${HALOX_EMU_GPU_SOURCES})
   target_include_directories(${name} BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/emu)
-  target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/src
+  target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/md
                              ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)
   target_compile_definitions(${name} PRIVATE HALOX_HAVE_MPI=1 HALOX_HAVE_CUDA=1
                              HALOX_HAVE_NVSHMEM=1 HALOX_TEST_GPU=1 HALOX_TEST_EMU_GPU=1)
@@ -81,12 +82,12 @@ halox_emu_gpu_test(test_timeout_emu test_gpu_timeout.c 2)
 # the NVSHMEM transports' memory errors: a heap too small (named with the size to set), arrays
 # not from device_alloc (test_gpu_nvshmem)
 halox_emu_gpu_test(test_nvshmem_emu test_gpu_nvshmem.c 2)
-# the GPU engine (src/md, its GPU back end included) on the GPU transports against the CPU engine
+# the GPU engine (md/, its CUDA platform included) on the GPU transports against the CPU engine
 # (test_gpu_md, 30 steps per part), on 2 ranks: every GPU transport of the build in the plain
 # build, the engine's own path (nvshmem-inline: the exchange inside its kernels) in the sanitizer
 # builds; e.g. `mpirun -np 2 tests/test_md_emu --transport nvshmem-inline` tries a change of the
 # engine's GPU code on the CPU before a GPU runs it
-file(GLOB _md ${PROJECT_SOURCE_DIR}/src/md/*.c)
+file(GLOB_RECURSE _md ${PROJECT_SOURCE_DIR}/md/*.c)
 halox_emu_gpu_test(test_md_emu test_gpu_md.c EXTRA emu/emu_engine_kernels.cpp ${_md})
 set(_which "")
 if(HALOX_SANITIZE)

@@ -24,7 +24,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "kernels/md_cluster_search.cuh"
+#include "platforms/cuda/md_cluster_search.cuh"
 
 static int g_fail;
 #define EXPECT(cond, ...)                                                                          \

@@ -49,8 +49,8 @@
 #include <string.h>
 
 #include "harness.h"
-#include "kernels/md_cluster.h"
-#include "kernels/md_kernels.h"
+#include "platforms/cuda/md_cluster.h"
+#include "platforms/cuda/md_kernels.h"
 #include "mpi_common.h"
 #include "test_gpu_common.h"
 

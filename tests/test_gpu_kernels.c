@@ -8,7 +8,7 @@
  *     with fewer, leaves no stale pulse (n_pulses, offsets past it zero, packing a pulse past it
  *     refused); packing every pulse and accumulating forces in reverse order on the device gives
  *     what the CPU functions give; a plan larger than the buffers regrows them.
- *  3. The scan of counts the cluster build and the inline view use (halox__md_kernel_scan): one
+ *  3. The scan of counts the cluster build and the inline view use (halox__kernel_scan): one
  *     block up to 16384 counts, above it one kernel of tiles that look back over the tiles before
  *     them (src/kernels/scan.cuh), where tiles really start out of order: against a host loop,
  *     sizes on both sides and of many tiles, in place (count == cursor), one scratch for scans of
@@ -22,13 +22,14 @@
 #include <string.h>
 
 #include "core/pack.h"
+#include "kernels/scan.h"
 #include "halox/plan.h"
 #include "harness.h"
-#include "kernels/halo_kernels.h"
-#include "kernels/md_kernels.h"
+#include "transports/gpu/halo_kernels.h"
+#include "platforms/cuda/md_kernels.h"
 #include "mpi_common.h"
 #include "test_gpu_common.h"
-#include "transports/gpu.h"
+#include "transports/gpu/gpu.h"
 
 /* n distinct indices in [0, N), in random order (as maps are after forwarding) */
 static void random_map(uint64_t *s, int *index, int n, int N)
@@ -288,7 +289,7 @@ static void test_scan(void)
 {
     const int sizes[] = {1, 1000, 16384, 16385, 70001, 300000, 20000, 1025, 300000};
     const int most = 300000;
-    const size_t sc = halox__md_kernel_scan_scratch(most);
+    const size_t sc = halox__kernel_scan_scratch(most);
     int *cnt = malloc(sizeof(int) * (size_t)most), *want = malloc(sizeof(int) * (size_t)(most + 1));
     int *start = malloc(sizeof(int) * (size_t)(most + 1)), *cur = malloc(sizeof(int) * most);
     int *d_cnt = NULL, *d_start = NULL, *d_cur = NULL, *d_scr = NULL;
@@ -311,7 +312,7 @@ static void test_scan(void)
             TG_CUDA(cudaMemset(d_start, 0xff, sizeof(int) * (size_t)(m + 1)));
             if (!inplace)
                 TG_CUDA(cudaMemset(d_cur, 0xff, sizeof(int) * (size_t)m));
-            TG_CUDA(halox__md_kernel_scan(in, m, d_start, d_cur, d_scr, 0));
+            TG_CUDA(halox__kernel_scan(in, m, d_start, d_cur, d_scr, 0));
             TG_CUDA(cudaDeviceSynchronize());
             TG_CUDA(
                 cudaMemcpy(start, d_start, sizeof(int) * (size_t)(m + 1), cudaMemcpyDeviceToHost));

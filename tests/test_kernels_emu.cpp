@@ -23,9 +23,9 @@
 
 #include <vector>
 
-#include "kernels/halo_pack.cu"
-#include "kernels/migrate_kernels.cu"
-#include "kernels/plan_select.cu"
+#include "transports/gpu/halo_pack.cu"
+#include "transports/gpu/migrate_kernels.cu"
+#include "transports/gpu/plan_select.cu"
 #include "kernels/scan.cuh"
 
 #include "halox/geometry.h"

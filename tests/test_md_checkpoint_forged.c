@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "md/checkpoint.h"
+#include "output/checkpoint.h"
 #include "test_md_common.h"
 
 static char g_dir[64];

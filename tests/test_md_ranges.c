@@ -21,7 +21,7 @@
 #include "halox/comm.h"
 #include "halox/md.h"
 #include "harness.h"
-#include "md/md_internal.h"
+#include "engine/md_internal.h"
 #include "test_md_common.h"
 
 static int contains(const char *s, const char *what) { return s && strstr(s, what) != NULL; }

@@ -23,7 +23,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "md/verlet_buffer.h"
+#include "engine/verlet_buffer.h"
 #include "test_md_common.h"
 
 static const md_vbuf_system_t lj_shifted = {1.44, 0.8442, 1.0, 2.5, 0.005, 1};

@@ -3,11 +3,11 @@
  * (tests/inline_kernels.cu), compiled for the host emulation (tests/emu/halox_emu.h,
  * nvshmem.h): the very sources. */
 #include "inline_kernels.cu"
-#include "kernels/halo_pack.cu"
-#include "kernels/inline_halo.cu"
-#include "kernels/md_kernels.cu" /* the scan nvshmem-inline's send lists use */
-#include "kernels/migrate_kernels.cu"
-#include "kernels/nvshmem_halo.cu"
-#include "kernels/nvshmem_msg.cu"
-#include "kernels/nvshmem_rt.cu"
-#include "kernels/plan_select.cu"
+#include "transports/gpu/halo_pack.cu"
+#include "transports/nvshmem/inline_halo.cu"
+#include "kernels/scan.cu" /* the scan nvshmem-inline's send lists use */
+#include "transports/gpu/migrate_kernels.cu"
+#include "transports/nvshmem/nvshmem_halo.cu"
+#include "transports/nvshmem/nvshmem_msg.cu"
+#include "transports/nvshmem/nvshmem_rt.cu"
+#include "transports/gpu/plan_select.cu"

@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "emu_transport.h"
-#include "transports/gpu.h"
+#include "transports/gpu/gpu.h"
 #include "transports/registry.h"
 
 typedef struct emu_gpu {
