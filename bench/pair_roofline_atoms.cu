@@ -1,6 +1,6 @@
 /* The per-atom baseline of pair_roofline_bench (pair_roofline.h): cell binning (counting sort),
  * full per-atom pair lists (local and non-local by the zone rule) and their Lennard-Jones kernel,
- * the engine's first GPU kernels (once in src/kernels/md_kernels.cu), and the count of list
+ * the engine's first GPU kernels (once in md/platforms/cuda/md_kernels.cu), and the count of list
  * entries within the cut-off. Every launch is checked. */
 #include <cuda_runtime.h>
 #include <math.h>

@@ -42,7 +42,7 @@ def objects(build):
 
 
 def source_name(obj):
-    # build/src/CMakeFiles/halox.dir/transports/mpi.c.o -> src/transports/mpi.c
+    # build/src/CMakeFiles/halox.dir/transports/mpi.c.o -> src/transports/host/mpi.c
     parts = obj.split(os.sep)
     for i, p in enumerate(parts):
         if p.endswith(".dir"):

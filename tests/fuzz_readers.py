@@ -136,7 +136,7 @@ def dump_case(rng, base):
 
 HEADER = 40  # magic, version, byte order, payload size, payload FNV, header FNV
 SETTINGS = 232
-# md_ckpt_settings_t (src/md/checkpoint.h): name, offset, format
+# md_ckpt_settings_t (md/output/checkpoint.h): name, offset, format
 FIELDS = [("natoms", 0, "q"), ("step", 8, "q"), ("last_rebuild", 16, "q"), ("nranks", 24, "q"),
           ("grid0", 32, "q"), ("grid1", 40, "q"), ("grid2", 48, "q"), ("real_size", 56, "q"),
           ("ensemble", 64, "q"), ("shift", 72, "q"), ("tail", 80, "q"),

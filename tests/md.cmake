@@ -19,7 +19,7 @@ if(TARGET halox-md)
   add_dependencies(test_md_cli halox-md)
   # the CPU engine's command line, also on GPU machines (where auto would pick the GPU engine)
   set_tests_properties(test_md_cli PROPERTIES ENVIRONMENT "HALOX_DEVICE=cpu")
-  # blown-up states are never written (src/md/state_check.c): thermo rows, checkpoints (the last
+  # blown-up states are never written (md/engine/state_check.c): thermo rows, checkpoints (the last
   # good one kept), trajectory frames; a NaN state refused
   halox_test(test_md_blowup SOURCES test_md_blowup.c child_run.c LABELS md faults TIMEOUT 60
              ARGS $<TARGET_FILE:halox-md>)
@@ -295,7 +295,7 @@ if(TARGET halox-md AND Python3_Interpreter_FOUND)
   set_tests_properties(md_readers PROPERTIES LABELS "md" TIMEOUT 120 SKIP_RETURN_CODE 77)
 endif()
 
-# the pair-list buffer from an energy-drift tolerance (issue 14, src/md/verlet_buffer.h): the
+# the pair-list buffer from an energy-drift tolerance (issue 14, md/engine/verlet_buffer.h): the
 # estimate and the choice, NVE drift within the bound with the chosen buffer and beyond it without
 # one, the tool's banner and JSON; bad values refused with exit 2
 if(TARGET halox-md)

@@ -7,7 +7,7 @@ A short double-precision run of 864 fcc atoms (6x6x6 cells), frames every 5 step
 reader must give:
   - the 5 frames, their steps and times (step x dt);
   - 864 atoms; frame 0 exactly at the fcc sites (lattice constant (4 / 0.8442)^(1/3), the
-    basis and the id order of src/md/system_fcc.c), every frame equal to the numbers in the file;
+    basis and the id order of md/systems/system_fcc.c), every frame equal to the numbers in the file;
   - the box of the run's JSON and periodicity in x, y and z;
   - velocities equal to the file's, whose kinetic energy (m = 1) is the JSON's temperature and
     KE per atom at that step;
@@ -96,7 +96,7 @@ def own_dump(path):
 
 
 def fcc_sites():
-    """Positions of the fcc lattice in halox-md's id order (src/md/system_fcc.c, md__fcc)."""
+    """Positions of the fcc lattice in halox-md's id order (md/systems/system_fcc.c, md__fcc)."""
     a = (4.0 / DENSITY) ** (1.0 / 3.0)
     basis = [(0, 0, 0), (0.5, 0.5, 0), (0.5, 0, 0.5), (0, 0.5, 0.5)]
     return [[(ix + b[0]) * a, (iy + b[1]) * a, (iz + b[2]) * a]

@@ -1,4 +1,4 @@
-/* The GPU engine's pair-list search (src/kernels/md_cluster_search.cuh) on the CPU through the
+/* The GPU engine's pair-list search (md/platforms/cuda/md_cluster_search.cuh) on the CPU through the
  * host emulation of tests/emu, so that its logic runs in CI (no GPU there); test_gpu_clusters
  * runs the same kernel on the device against a brute force over atom pairs.
  *

@@ -12,7 +12,7 @@
  * Rank threads record what they saw; the main thread judges (the checks are not thread-safe).
  * Built twice: test_device_threads (the `threads` transport: the host store) and, with
  * HALOX_TEST_EMU_GPU, test_device_stores_emu: the same checks through the GPU transports' device
- * stores (src/transports/plan_device.c, migrate_device.c, their kernels) on the CPU, over the
+ * stores (src/transports/gpu/plan_device.c, migrate_device.c, their kernels) on the CPU, over the
  * host emulation of tests/emu. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* The GPU engine's cluster pair lists and cluster LJ kernel (src/kernels/md_cluster_*.cu) against a
+/* The GPU engine's cluster pair lists and cluster LJ kernel (md/platforms/cuda/md_cluster_*.cu) against a
  * CPU brute force over every pair, in double.
  *
  * System: a jittered cubic lattice at density 0.8 filling [0, Lh + rl)^3 (no overlaps). Atoms in

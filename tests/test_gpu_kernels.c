@@ -4,7 +4,7 @@
  *     halox__add_forces(), float and double, stride 3 and 4, shifts zero and nonzero (exact and
  *     rounding), signed zeros, empty and multi-block maps, every dimension. Outputs are poisoned
  *     first, so an element the kernel does not write fails the comparison.
- *  2. The device plan (src/transports/gpu_device.c): uploading a plan with more pulses, then
+ *  2. The device plan (src/transports/gpu/gpu_device.c): uploading a plan with more pulses, then
  *     with fewer, leaves no stale pulse (n_pulses, offsets past it zero, packing a pulse past it
  *     refused); packing every pulse and accumulating forces in reverse order on the device gives
  *     what the CPU functions give; a plan larger than the buffers regrows them.

@@ -1,4 +1,4 @@
-/* The device-data rebuild's kernels (src/kernels/plan_select.cu, migrate_kernels.cu and their
+/* The device-data rebuild's kernels (src/transports/gpu/plan_select.cu, migrate_kernels.cu and their
  * stable compaction, compact.cuh) run on the CPU through the host emulation of tests/emu, against
  * host references, in every build (no GPU, no CUDA needed): so their logic (the tiles' counts,
  * the look-back over the tiles before, the scatter in index order, the warp reductions of the

@@ -1,4 +1,4 @@
-/* Blown-up states are never written (src/md/state_check.c): the rebuild's speed check runs only
+/* Blown-up states are never written (md/engine/state_check.c): the rebuild's speed check runs only
  * at rebuilds, and the state is checked before every thermo row, trajectory frame and
  * checkpoint, and at the end of the run.
  *   - the tool: a run with too large a --dt fails (exit 1, the step, the atom, --dt) before it

@@ -11,7 +11,7 @@
  *
  * Built twice: test_migrate_device on the `mpi` transport (host arrays) and, with HALOX_TEST_GPU,
  * test_gpu_migrate_device on the GPU transports with device arrays (the kernels of
- * src/transports/migrate_device.c); that one exits 77 (skipped) without a GPU. */
+ * src/transports/gpu/migrate_device.c); that one exits 77 (skipped) without a GPU. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <mpi.h>

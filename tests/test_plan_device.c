@@ -11,7 +11,7 @@
  * Built twice: test_plan_device on the `mpi` transport (host arrays: the CPU transports' store),
  * and with HALOX_TEST_GPU as test_gpu_plan_device on every GPU transport compiled in, with device
  * arrays (x from halox_comm_device_alloc): the selection, packing and placement kernels of
- * src/transports/plan_device.c. That one exits 77 (skipped) when no GPU is visible. */
+ * src/transports/gpu/plan_device.c. That one exits 77 (skipped) when no GPU is visible. */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdio.h>

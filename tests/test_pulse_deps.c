@@ -1,5 +1,5 @@
 /* A bound plan's pulses checked, and what each map waits for (src/core/pulse_deps.c), which the
- * host transports' pulse loop (src/transports/pulse_host.c) runs on: on the planner's plans of
+ * host transports' pulse loop (src/transports/host/pulse_host.c) runs on: on the planner's plans of
  * several grids (1 to 4 pulses per dimension, self pulses in one-rank dimensions) the derived
  * home prefixes and dependency masks equal the plan's own fields and the forward masks mirror
  * them; plans corrupted in each checked way are refused with a message naming what is wrong,

@@ -2,7 +2,7 @@
  *
  * The command line and signal handling live here, the report on stdout in md_report.c; the
  * settings themselves (their table, values and combinations: include/halox/md_options.h) and the
- * simulation are the engine's (src/md/), which also writes the files.
+ * simulation are the engine's (md/), which also writes the files.
  * Exit status: 0 success (also a run stopped by SIGINT/SIGTERM after writing its checkpoint),
  * 1 a run-time failure, 2 bad usage or bad input. */
 #define _POSIX_C_SOURCE 200809L

@@ -12,7 +12,7 @@
  * This header is the host side: the view of the bound plan that such kernels take (by value, as a
  * kernel argument: every pointer in it is device memory), and the bookkeeping call. The device
  * side, the protocol's functions for the kernels, is halox/inline_device.cuh. The library's own
- * GPU engine uses both (src/kernels/md_inline.cu); the separate-kernel exchange of the same
+ * GPU engine uses both (md/platforms/cuda); the separate-kernel exchange of the same
  * transport (halox_comm_coords / halox_comm_forces) keeps working and is what the reference tests
  * check bit for bit.
  *

@@ -459,7 +459,7 @@ halox_status_t halox_md_threads_run(const halox_md_config_t *cfg, const halox_md
                                     halox_md_result_t *result);
 
 /** The pair-list buffer from an energy-drift tolerance (halox_md_config_t.verlet_tolerance;
- *  the model, its formula and assumptions: src/md/verlet_buffer.h). A list of pairs within
+ *  the model, its formula and assumptions: md/engine/verlet_buffer.h). A list of pairs within
  *  cut-off + skin rebuilt every K steps misses the pairs that come within the cut-off from
  *  beyond it; each such pair adds its energy at the next rebuild. With ballistic Maxwell
  *  displacements at temp over K dt and partners uniform at the density, the mean of that energy

@@ -1,5 +1,5 @@
 /* Internal: where a rank's atoms live during a migration, and the steps that touch them: host
- * arrays (migrate.c) or a GPU transport's device arrays (src/transports/migrate_device.c:
+ * arrays (migrate.c) or a GPU transport's device arrays (src/transports/gpu/migrate_device.c:
  * kernels). The driver, halox__migrate_drive (migrate.c), owns the counts, the agreements, the
  * all-to-all's blocks and the count check, so both move the same atoms to the same places.
  * Records are the atom's coordinates, its id, then its extra bytes. */

@@ -48,7 +48,7 @@ void halox__plan_end(halox_plan_t *plan, halox_atoms_t *atoms);
 
 /* Where a rank's atoms live during a plan build, and the steps that touch them: host arrays
  * (plan_comm.c: the functions above) or a GPU transport's device arrays
- * (src/transports/plan_device.c: kernels). The driver, halox__plan_drive, owns everything else:
+ * (src/transports/gpu/plan_device.c: kernels). The driver, halox__plan_drive, owns everything else:
  * the counts, the agreements, the order of the messages; so both give the same plan. Each step
  * returns HALOX_OK or an error with its message. */
 typedef struct halox__plan_store_ops {

@@ -12,22 +12,22 @@ extern const halox_transport_ops_t halox__threads_ops;
 extern const halox_transport_ops_t halox__mpi_ops;
 #endif
 #if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_MPI)
-/* src/transports/gpu_mpi.c */
+/* src/transports/gpu/gpu_mpi.c */
 extern const halox_transport_ops_t halox__mpi_staged_ops;
 extern const halox_transport_ops_t halox__mpi_cuda_ops;
 #endif
 #if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_MPI) && defined(HALOX_HAVE_NCCL)
-/* src/transports/gpu_nccl.c */
+/* src/transports/gpu/gpu_nccl.c */
 extern const halox_transport_ops_t halox__nccl_ops;
 #endif
 #if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_MPI) && defined(HALOX_HAVE_NVSHMEM)
-/* src/transports/gpu_nvshmem.c */
+/* src/transports/nvshmem/gpu_nvshmem.c */
 extern const halox_transport_ops_t halox__nvshmem_stream_ops;
 extern const halox_transport_ops_t halox__nvshmem_pulse_ops;
 extern const halox_transport_ops_t halox__nvshmem_fused_ops;
-/* src/transports/gpu_nvshmem_inline.c */
+/* src/transports/nvshmem/gpu_nvshmem_inline.c */
 extern const halox_transport_ops_t halox__nvshmem_inline_ops;
-/* src/transports/gpu_nvshmem.c with gpu_hybrid.c */
+/* src/transports/nvshmem/gpu_nvshmem.c with gpu_hybrid.c */
 extern const halox_transport_ops_t halox__hybrid_ops;
 #endif
 

@@ -1,7 +1,7 @@
 /* The host emulation's stand-in for the CUDA runtime API (tests/emu): the types and the calls the
- * GPU transports' shared parts and device stores use (src/transports/gpu_device.c,
+ * GPU transports' shared parts and device stores use (src/transports/gpu/gpu_device.c,
  * plan_device.c, migrate_device.c) and the GPU engine's cluster kernels with their tests
- * (src/kernels/md_cluster_*.cu, tests/test_gpu_clusters.c), over host memory, every call complete
+ * (md/platforms/cuda/md_cluster_*.cu, tests/test_gpu_clusters.c), over host memory, every call complete
  * on return (one in-order "stream"), except on a stream being captured: its launches, copies and
  * sets are recorded into the graph and run at each cudaGraphLaunch. C and C++; the
  * implementations are tests/emu/emu_runtime.cpp. */

@@ -18,7 +18,7 @@
 
 #include "nvshmem.h"
 
-/* NVSHMEM_SYMMETRIC_SIZE as the transports read it (src/kernels/nvshmem_rt.cu, built into every
+/* NVSHMEM_SYMMETRIC_SIZE as the transports read it (src/transports/nvshmem/nvshmem_rt.cu, built into every
  * program of the emulation) */
 extern "C" size_t halox__shm_heap_size(int *user_set);
 

@@ -1,5 +1,5 @@
 /* A GPU transport for the host emulation (tests/emu): the shared GPU part (halox__gpu_t) and the
- * device stores of plan builds and migrations (src/transports/plan_device.c, migrate_device.c)
+ * device stores of plan builds and migrations (src/transports/gpu/plan_device.c, migrate_device.c)
  * over "device" memory that is host memory, the set-up collectives over an inner `threads`
  * endpoint (as the real GPU transports run theirs over an inner `mpi` one). No exchanges: what it
  * tests is the stores. */

@@ -1,6 +1,6 @@
 /* overlap: how much of the halo exchange an MD step hides behind its force work. A short run of
  * the water-density preset (mdrun.c) with the engine's overlap probe (cfg.overlap_probe,
- * src/md/overlap.c), which times after the last step the local forces alone, the halo exchange
+ * md/engine/overlap.c), which times after the last step the local forces alone, the halo exchange
  * alone and both as the step runs them: overlap % = 100 (t_halo + t_local - t_both) / t_halo. */
 #include <math.h>
 

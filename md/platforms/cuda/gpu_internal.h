@@ -1,4 +1,4 @@
-/* Internal to the GPU back end (src/md/gpu_*.c, CUDA builds only; the overview is in
+/* Internal to the GPU back end (md/platforms/cuda/gpu_*.c, CUDA builds only; the overview is in
  * gpu_backend.c): its state on the rank's GPU and the functions its files share. The files call
  * only those listed before them (no circles), as md_internal.h orders src/md:
  *   gpu_timeline.c HALOX_MD_TIMELINE: the step kernels' stamps of one list life to a file

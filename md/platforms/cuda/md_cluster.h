@@ -1,5 +1,5 @@
 /* Cluster pair lists and the cluster Lennard-Jones kernel of the GPU engine
- * (src/kernels/md_cluster_*.cu; md_cluster_internal.cuh says which file holds what).
+ * (md/platforms/cuda/md_cluster_*.cu; md_cluster_internal.cuh says which file holds what).
  *
  * Why clusters: per-atom lists cost a 4-byte index load and an uncoalesced 12-byte position
  * gather per pair. Here atoms are grouped spatially into clusters of 8; a list row is an

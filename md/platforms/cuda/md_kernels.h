@@ -1,4 +1,4 @@
-/* C entry points of the MD kernels of the GPU engine (src/kernels/md_kernels.cu).
+/* C entry points of the MD kernels of the GPU engine (md/platforms/cuda/md_kernels.cu).
  *
  * Single precision, positions and forces with stride 3 (float3 layout, what the halo transports
  * bind); energies accumulated in double. Each launcher enqueues its kernels on `stream` and

@@ -6,7 +6,7 @@
  *   gpu_endpoint.c  endpoint life cycle: the inner CPU `mpi` endpoint that runs the set-up
  *                   collectives, device choice, stream; bind with the peers' handshake (MPI)
  *   pulse_gpu.c     the pulse loop of an exchange on the stream (pulse_gpu.h; CUDA only)
- * Transport logic is plain C over the CUDA runtime API; every kernel sits in src/kernels/ behind
+ * Transport logic is plain C over the CUDA runtime API; every kernel sits in a .cu file beside its transport behind
  * a C launcher. */
 #ifndef HALOX_TRANSPORTS_GPU_H
 #define HALOX_TRANSPORTS_GPU_H

@@ -16,7 +16,7 @@
  * MPI_Testsome, the stream with cudaStreamQuery. After a timeout or an error the endpoint refuses
  * every later exchange (HALOX_ERR_STATE); requests that could not be completed are abandoned and
  * their host buffers never freed. The pulse loop is the GPU pulse driver's (pulse_gpu.c); the MPI
- * leg itself (pinned staging, requests, bounded waits) is src/transports/gpu_staging.c, shared
+ * leg itself (pinned staging, requests, bounded waits) is src/transports/gpu/gpu_staging.c, shared
  * with `hybrid`. */
 #define _POSIX_C_SOURCE 200809L
 

@@ -3,8 +3,8 @@
  * own communicator, and back; every wait is bounded (one deadline per exchange call) and names
  * rank, operation, step, pulse and peer.
  *
- * Shared by mpi-staged and mpi-cuda (src/transports/gpu_mpi.c: every pulse) and hybrid
- * (src/transports/gpu_hybrid.c: the pulses whose peer is not reachable by loads and stores).
+ * Shared by mpi-staged and mpi-cuda (src/transports/gpu/gpu_mpi.c: every pulse) and hybrid
+ * (src/transports/nvshmem/gpu_hybrid.c: the pulses whose peer is not reachable by loads and stores).
  * The transport's state starts with its halox__gpu_t (comm->impl) and holds a halox__hst_t.
  *
  * Request slots: [0, HALOX_MAX_PULSES) receives of pulse k, [HALOX_MAX_PULSES, 2x) sends.

@@ -1,4 +1,4 @@
-/* C entry points of the halo kernels (src/kernels/halo_pack.cu).
+/* C entry points of the halo kernels (src/transports/gpu/halo_pack.cu).
  *
  * Each launcher enqueues one kernel on `stream` and checks the launch: it returns cudaSuccess or
  * the launch's error (the sticky error state is cleared when the error is not sticky). n == 0

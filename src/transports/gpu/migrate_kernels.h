@@ -1,5 +1,5 @@
-/* C entry points of the migration's kernels (src/kernels/migrate_kernels.cu), for the device
- * store of src/transports/migrate_device.c. The wrap and the owner are core's arithmetic
+/* C entry points of the migration's kernels (src/transports/gpu/migrate_kernels.cu), for the device
+ * store of src/transports/gpu/migrate_device.c. The wrap and the owner are core's arithmetic
  * (geometry.c, migrate.c) step by step in double (explicit round-to-nearest products, no fused
  * multiply-add), so a device migration wraps and moves exactly the atoms a host one does; the
  * compaction is stable (compact.cuh), so leavers and stayers keep their order. Every launcher

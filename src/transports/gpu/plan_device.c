@@ -1,6 +1,6 @@
 /* The device store of a plan build (core/plan_build.h) for the GPU transports: the atoms stay in
  * device memory; the home check, the selection of every pulse's atoms, the set-up messages'
- * packing and their placement run as kernels (src/kernels/plan_select.h) on the endpoint's
+ * packing and their placement run as kernels (src/transports/gpu/plan_select.h) on the endpoint's
  * stream. What crosses to the host per pulse: the selection's count and dependency mask (the
  * driver's allgather needs them), and the set-up message's bytes, staged through pinned memory
  * for the transport's host sendrecv where the transport cannot send it device to device

@@ -1,6 +1,6 @@
-/* C entry points of the plan build's kernels (src/kernels/plan_select.cu): the selection of the
+/* C entry points of the plan build's kernels (src/transports/gpu/plan_select.cu): the selection of the
  * atoms a pulse sends, the home atoms' domain check, and the ids and zones that travel with the
- * set-up messages. Used by the device store of src/transports/plan_device.c.
+ * set-up messages. Used by the device store of src/transports/gpu/plan_device.c.
  *
  * The selection test is core's (plan.c): (double)x - lo < rh in double, so a device build
  * selects exactly the atoms of a host build; the selected indices keep their ascending order

@@ -4,7 +4,7 @@
  *   direct legs  as nvshmem-stream: pack kernel into symmetric staging, put-with-signal on the
  *                stream, a one-thread kernel that waits (bounded) for this PE's signal; forces
  *                back the same way into the owner's force buffer, then the accumulate kernel.
- *   staged legs  as mpi-staged (src/transports/gpu_staging.c): pack kernel, copy to pinned host
+ *   staged legs  as mpi-staged (src/transports/gpu/gpu_staging.c): pack kernel, copy to pinned host
  *                memory, stream synchronisation, MPI; the receiver copies into its halo (or its
  *                force buffer, then accumulates).
  *   self pulses  (a single rank in a dimension) local copies, as everywhere.
@@ -22,7 +22,7 @@
  * on MPI receives of earlier pulses and on the stream before a staged send, never on anything
  * that a later pulse of a peer produces, so no rank waits for a peer that waits for it.
  *
- * Signals and epochs (src/kernels/nvshmem_halo.h): only direct legs signal and wait. Each
+ * Signals and epochs (src/transports/nvshmem/nvshmem_halo.h): only direct legs signal and wait. Each
  * direction's epoch is raised by the last wait of an exchange (bind computes last_wait from the
  * routes: the highest pulse with a direct receive leg for coordinates, the lowest with a direct
  * send leg for forces); every direct leg signals once per exchange, also without atoms, so a

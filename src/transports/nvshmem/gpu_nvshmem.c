@@ -15,14 +15,14 @@
  *   hybrid          nvshmem-stream's pulses to peers reachable by loads and stores, MPI through
  *                   the host to the others: its exchanges and routes are gpu_hybrid.c; it shares
  *                   this endpoint (set-up, symmetric memory, bind) through gpu_nvshmem.h.
- * Signal protocol, counters and kernels: src/kernels/nvshmem_halo.{h,cu}.
+ * Signal protocol, counters and kernels: nvshmem_halo.{h,cu} beside this file.
  *
  * Memory: peers store into this PE's x (halo ranges) and force buffers, so x and f must come
  * from halox_comm_device_alloc() (symmetric, same allocation order on every rank); the force
  * buffers, staging and signals are the endpoint's own symmetric memory, sized from the plan with
  * head-room (HALOX_NVSHMEM_HEADROOM) and regrown collectively at bind when any rank needs more.
  *
- * Set-up collectives run over the inner `mpi` endpoint (src/transports/gpu_endpoint.c);
+ * Set-up collectives run over the inner `mpi` endpoint (src/transports/gpu/gpu_endpoint.c);
  * NVSHMEM is initialised from the MPI job with a unique id from rank 0, once per process.
  *
  * Bounded waits: every wait inside a kernel gives up after the timeout and records pulse, peer

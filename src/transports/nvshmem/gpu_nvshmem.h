@@ -1,8 +1,8 @@
-/* Internal: the endpoint the NVSHMEM transports share (src/transports/gpu_nvshmem.c: set-up,
+/* Internal: the endpoint the NVSHMEM transports share (src/transports/nvshmem/gpu_nvshmem.c: set-up,
  * failure checks, launches; gpu_nvshmem_bind.c: symmetric memory, bind; gpu_nvshmem_exchange.c:
  * the nvshmem-stream/pulse/fused exchanges and their tables; gpu_nvshmem_inline.c: nvshmem-inline,
  * its exchange, view and table). `hybrid`
- * (src/transports/gpu_hybrid.c) builds on it: its own init, routes, exchanges and table; this
+ * (src/transports/nvshmem/gpu_hybrid.c) builds on it: its own init, routes, exchanges and table; this
  * file never calls it (its part of bind is the bind_routes hook). */
 #ifndef HALOX_TRANSPORTS_GPU_NVSHMEM_H
 #define HALOX_TRANSPORTS_GPU_NVSHMEM_H

@@ -1,4 +1,4 @@
-/* C entry points of nvshmem-inline's kernels (src/kernels/inline_halo.cu): its own exchange,
+/* C entry points of nvshmem-inline's kernels (src/transports/nvshmem/inline_halo.cu): its own exchange,
  * the one halox_comm_coords / halox_comm_forces run (the protocol of halox/inline.h, in kernels of
  * the library instead of the caller's), the wait of a view's direction in a kernel of its own, and
  * the home atoms' send lists of a view.

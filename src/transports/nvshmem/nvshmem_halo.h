@@ -1,8 +1,8 @@
 /* C entry points of the NVSHMEM runtime wrappers and of the GPU-initiated halo kernels
- * (src/kernels/nvshmem_rt.cu, src/kernels/nvshmem_halo.cu).
+ * (src/transports/nvshmem/nvshmem_rt.cu, src/transports/nvshmem/nvshmem_halo.cu).
  *
  * nvshmem.h is C++ only, so every NVSHMEM call lives in those two files; the transports
- * (src/transports/gpu_nvshmem.c) see plain C types here.
+ * (src/transports/nvshmem/gpu_nvshmem.c) see plain C types here.
  *
  * Signal protocol (all three NVSHMEM transports):
  *  - Each PE owns 2 * HALOX_MAX_PULSES symmetric 64-bit signals: [k] is raised by the PE that

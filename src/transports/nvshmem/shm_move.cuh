@@ -1,4 +1,4 @@
-/* Internal to src/kernels: the element loops of the NVSHMEM kernels (nvshmem_halo.cu and
+/* Internal to the NVSHMEM transports: the element loops of the NVSHMEM kernels (nvshmem_halo.cu and
  * nvshmem-inline's, inline_halo.cu): a pulse's coordinates gathered through its map (shifted
  * across the periodic boundary), forces copied, returned forces added through the map, each with
  * SHM_UNROLL loads in flight per thread. Every thread t0 of nthreads calls them. */

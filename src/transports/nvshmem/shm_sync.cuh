@@ -1,4 +1,4 @@
-/* Internal to src/kernels: what the NVSHMEM kernels (nvshmem_halo.cu, nvshmem_msg.cu) and the
+/* Internal to the NVSHMEM transports: what the NVSHMEM kernels (nvshmem_halo.cu, nvshmem_msg.cu) and the
  * runtime's copy kernel (nvshmem_rt.cu) share: acquire loads and release stores at the scopes
  * their signals need, the global timer, the bounded wait for a signal (a timeout recorded in the
  * endpoint's state for the host to name, every other wait leaving at once), and a copy of bytes
