@@ -22,9 +22,9 @@
  * on MPI receives of earlier pulses and on the stream before a staged send, never on anything
  * that a later pulse of a peer produces, so no rank waits for a peer that waits for it.
  *
- * Signals and epochs (src/transports/nvshmem/nvshmem_halo.h): only direct legs signal and wait. Each
- * direction's epoch is raised by the last wait of an exchange (bind computes last_wait from the
- * routes: the highest pulse with a direct receive leg for coordinates, the lowest with a direct
+ * Signals and epochs (src/transports/nvshmem/nvshmem_halo.h): only direct legs signal and wait.
+ * Each direction's epoch is raised by the last wait of an exchange (bind computes last_wait from
+ * the routes: the highest pulse with a direct receive leg for coordinates, the lowest with a direct
  * send leg for forces); every direct leg signals once per exchange, also without atoms, so a
  * wait for epoch + 1 sees exactly this exchange. A rank with no direct leg never waits and never
  * needs its epoch. Staged legs send a message per pulse, also empty.

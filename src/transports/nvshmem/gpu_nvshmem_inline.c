@@ -5,8 +5,8 @@
  *
  * Two ways to run the same protocol, which interoperate pulse by pulse (the same signals, the same
  * layouts: a rank may use one while its peer uses the other):
- *   - its own kernels (src/transports/nvshmem/inline_halo.cu), behind halox_comm_coords / halox_comm_forces:
- *     every plan (forwarding, several pulses, float or double, stride 3 or 4);
+ *   - its own kernels (inline_halo.cu), behind halox_comm_coords / halox_comm_forces: every
+ *     plan (forwarding, several pulses, float or double, stride 3 or 4);
  *   - the caller's kernels, with the view of halox_comm_inline_view (float, stride 3, plans
  *     without forwarded atoms); the caller reports them with halox_comm_inline_enqueued.
  * This file: init, bind (peer check, the view: the pulse table and every home atom's sends), the
