@@ -1,13 +1,14 @@
-/* Internal: what the GPU transports (src/transports/gpu_*.c) share.
+/* Internal: what the GPU transports (src/transports/gpu/, src/transports/nvshmem/) share.
  *
  * Every GPU transport keeps a halox__gpu_t as the first member of its state (comm->impl), so the
  * shared functions below can find it from the endpoint. Split in three files:
  *   gpu_device.c    device plan, kernels, bounded waits, CUDA errors (needs CUDA only)
  *   gpu_endpoint.c  endpoint life cycle: the inner CPU `mpi` endpoint that runs the set-up
  *                   collectives, device choice, stream; bind with the peers' handshake (MPI)
- *   pulse_gpu.c     the pulse loop of an exchange on the stream (pulse_gpu.h; CUDA only)
- * Transport logic is plain C over the CUDA runtime API; every kernel sits in a .cu file beside its transport behind
- * a C launcher. */
+ *   pulse_gpu.c     the walk through an exchange's pulses on the stream (pulse_gpu.h; CUDA only)
+ * The transports call them directly: a transport's table points at its own functions, which
+ * call these as helpers (the exchanges pass no second table). Transport logic is plain C over the
+ * CUDA runtime API; every kernel sits in a .cu file beside its transport behind a C launcher. */
 #ifndef HALOX_TRANSPORTS_GPU_H
 #define HALOX_TRANSPORTS_GPU_H
 
@@ -40,7 +41,6 @@ typedef struct halox__gpu_plan {
     int home_prefix[HALOX_MAX_PULSES]; /* leading map entries that are home atoms */
 } halox__gpu_plan_t;
 
-typedef struct halox__pulse_gpu_leg halox__pulse_gpu_leg_t;
 typedef struct halox__plan_dev halox__plan_dev_t; /* plan_device.c */
 typedef struct halox__mig_dev halox__mig_dev_t;   /* migrate_device.c */
 
@@ -66,8 +66,6 @@ typedef struct halox__gpu {
     int ev_from[2][HALOX_MAX_PULSES];
     int ev_to[2][HALOX_MAX_PULSES];
     int ev_dim[2][HALOX_MAX_PULSES];
-    /* the transport's leg of the pulse driver (pulse_gpu.h), set by its init */
-    const halox__pulse_gpu_leg_t *leg;
     /* device scratch of halox_comm_build_plan_device (plan_device.c), kept between builds */
     halox__plan_dev_t *plan_dev;
     /* device scratch of halox_comm_migrate_device (migrate_device.c) */

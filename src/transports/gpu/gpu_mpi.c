@@ -15,9 +15,8 @@
  * Every wait polls against one deadline per call (comm->timeout_s): MPI requests with
  * MPI_Testsome, the stream with cudaStreamQuery. After a timeout or an error the endpoint refuses
  * every later exchange (HALOX_ERR_STATE); requests that could not be completed are abandoned and
- * their host buffers never freed. The pulse loop is the GPU pulse driver's (pulse_gpu.c); the MPI
- * leg itself (pinned staging, requests, bounded waits) is src/transports/gpu/gpu_staging.c, shared
- * with `hybrid`. */
+ * their host buffers never freed. The pulses are walked by pulse_gpu.c; the MPI leg itself
+ * (pinned staging, requests, bounded waits) is gpu_staging.c, shared with `hybrid`. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <mpi.h>
@@ -65,7 +64,6 @@ static int halox__gmpi_cuda_aware(const char **how_p)
 }
 
 static void halox__gmpi_fini(halox_comm_t *comm);
-static const halox__pulse_gpu_leg_t halox__gmpi_leg;
 
 static halox_status_t halox__gmpi_init_kind(halox_comm_t *comm, const halox_comm_args_t *args,
                                             int cuda_aware, const char *name)
@@ -75,7 +73,6 @@ static halox_status_t halox__gmpi_init_kind(halox_comm_t *comm, const halox_comm
         return halox__error(HALOX_ERR_NO_MEMORY, "%s: no memory for the endpoint", name);
     m->hs.comm = MPI_COMM_NULL;
     m->hs.device = cuda_aware;
-    m->g.leg = &halox__gmpi_leg;
     comm->impl = m;
     halox_status_t st = halox__gpu_init(comm, args, &m->g, name);
     if (st != HALOX_OK)
@@ -142,24 +139,25 @@ static halox_status_t halox__gmpi_bind(halox_comm_t *comm, halox_status_t st0)
     return st;
 }
 
-/* The leg of the pulse driver (pulse_gpu.c), every message through gpu_staging.c: receives are
- * posted when the call opens (into the halo itself for mpi-cuda, into pinned host memory for
- * mpi-staged); a pulse lands (its copy into the halo enqueued) before a later pulse forwards its
- * atoms, the rest after the last pulse; forces go back once the later pulses added theirs
- * (stream order). The host waits for every message inside the call, so no events. */
+/* An exchange call, every message through gpu_staging.c: receives are posted when the call
+ * opens (into the halo itself for mpi-cuda, into pinned host memory for mpi-staged); a pulse
+ * lands (its copy into the halo enqueued) before a later pulse forwards its atoms, the rest after
+ * the last pulse; forces go back once the later pulses added theirs (stream order). The host
+ * waits for every message inside the call, so no events.
+ *
+ * The start of the call: its deadline, the receives posted. */
 static halox_status_t halox__gmpi_open(halox_comm_t *comm, int dir)
 {
     halox__gmpi_t *m = halox__gmpi(comm);
     halox__hst_t *h = &m->hs;
     const int coords = dir == HALOX__GPU_COORDS;
-    h->op = (halox__hst_op_t){coords ? "coordinate exchange" : "force exchange",
-                              halox__now() + comm->timeout_s};
+    h->op = (halox__hst_op_t){halox__pulse_gpu_op(dir), halox__now() + comm->timeout_s};
     /* coordinates: earlier work on the stream (the caller's kernels reading the halo, the last
      * force exchange's copies out of the staging buffers) is done before anything is
      * overwritten; forces: the receive buffers were last used by the coordinate exchange, which
      * completed them */
     halox_status_t st = coords ? halox__hst_sync(comm, h, &h->op, -1) : HALOX_OK;
-    uint32_t remote = 0; /* self pulses are the driver's local copies */
+    uint32_t remote = 0; /* self pulses are the walk's local copies */
     for (int k = 0; k < m->g.plan.n_pulses; k++)
         if (!halox__pulse_self(comm->plan, k))
             remote |= 1u << k;
@@ -168,48 +166,40 @@ static halox_status_t halox__gmpi_open(halox_comm_t *comm, int dir)
     return st;
 }
 
-static halox_status_t halox__gmpi_send(halox_comm_t *comm, int k)
+/* The transport's part of pulse k in the walk (pulse_gpu.h). */
+static halox_status_t halox__gmpi_part(halox_comm_t *comm, const halox__pulse_gpu_cursor_t *c)
 {
     halox__hst_t *h = &halox__gmpi(comm)->hs;
-    return halox__hst_pulse_send(comm, h, HALOX__GPU_COORDS, k, NULL, &h->op);
+    if (c->part == HALOX__PULSE_GPU_SEND)
+        return halox__hst_pulse_send(comm, h, HALOX__GPU_COORDS, c->k, NULL, &h->op);
+    if (c->part == HALOX__PULSE_GPU_LAND)
+        return halox__hst_pulse_land(comm, h, HALOX__GPU_COORDS, c->k, NULL, &h->op);
+    halox_status_t st = halox__hst_pulse_send(comm, h, HALOX__GPU_FORCES, c->k, NULL, &h->op);
+    return st == HALOX_OK ? halox__hst_pulse_land(comm, h, HALOX__GPU_FORCES, c->k, NULL, &h->op)
+                          : st;
 }
 
-static halox_status_t halox__gmpi_land(halox_comm_t *comm, int j)
+static halox_status_t halox__gmpi_exchange(halox_comm_t *comm, int dir)
 {
-    halox__hst_t *h = &halox__gmpi(comm)->hs;
-    return halox__hst_pulse_land(comm, h, HALOX__GPU_COORDS, j, NULL, &h->op);
-}
-
-static halox_status_t halox__gmpi_swap(halox_comm_t *comm, int k)
-{
-    halox__hst_t *h = &halox__gmpi(comm)->hs;
-    halox_status_t st = halox__hst_pulse_send(comm, h, HALOX__GPU_FORCES, k, NULL, &h->op);
-    return st == HALOX_OK ? halox__hst_pulse_land(comm, h, HALOX__GPU_FORCES, k, NULL, &h->op) : st;
-}
-
-static halox_status_t halox__gmpi_fail(halox_comm_t *comm, cudaError_t e, const char *what)
-{
-    return halox__hst_cuda(comm, &halox__gmpi(comm)->hs, e, what);
-}
-
-/* The sends: every receive was waited for. */
-static halox_status_t halox__gmpi_close(halox_comm_t *comm, int dir, halox_status_t st)
-{
-    (void)dir;
     halox__gmpi_t *m = halox__gmpi(comm);
+    halox_status_t st = halox__gpu_bound(comm, halox__gpu(comm), halox__pulse_gpu_op(dir));
+    if (!m)
+        return st; /* not created: refused above */
+    if (st == HALOX_OK)
+        st = halox__gmpi_open(comm, dir);
+    halox__pulse_gpu_cursor_t c;
+    halox__pulse_gpu_start(&c, dir, HALOX__PULSE_GPU_LANDS, NULL);
+    while (st == HALOX_OK && halox__pulse_gpu_next(comm, &c, &st))
+        st = halox__gmpi_part(comm, &c);
+    if (c.e != cudaSuccess)
+        st = halox__hst_cuda(comm, &m->hs, c.e, c.what);
+    /* the end: the sends (every receive was waited for) */
     return st == HALOX_OK
                ? halox__hst_wait(comm, &m->hs, HALOX__HST_SEND, m->g.plan.n_pulses, &m->hs.op)
                : st;
 }
 
-static const halox__pulse_gpu_leg_t halox__gmpi_leg = {
-    .open = halox__gmpi_open,
-    .send = halox__gmpi_send,
-    .land = halox__gmpi_land,
-    .swap = halox__gmpi_swap,
-    .fail = halox__gmpi_fail,
-    .close = halox__gmpi_close,
-};
+HALOX__PULSE_GPU_EXCHANGES(halox__gmpi_exchange)
 
 /* mpi-staged and mpi-cuda: the same but for their init */
 #define HALOX__GMPI_OPS(var, nm, desc, initfn)                                                     \
@@ -220,8 +210,8 @@ static const halox__pulse_gpu_leg_t halox__gmpi_leg = {
         .init = initfn,                                                                            \
         .fini = halox__gmpi_fini,                                                                  \
         .bind = halox__gmpi_bind,                                                                  \
-        .coords = halox__pulse_gpu_coords,                                                         \
-        .forces = halox__pulse_gpu_forces,                                                         \
+        .coords = halox__gmpi_exchange_coords,                                                     \
+        .forces = halox__gmpi_exchange_forces,                                                     \
         .dalloc = halox__gpu_dalloc,                                                               \
         .dfree = halox__gpu_dfree,                                                                 \
     }

@@ -143,7 +143,6 @@ static halox_status_t halox__nccl_drain(halox_comm_t *comm, const char *why)
 /* ---- life cycle ------------------------------------------------------------------------- */
 
 static void halox__nccl_fini(halox_comm_t *comm);
-static const halox__pulse_gpu_leg_t halox__nccl_leg;
 
 /* NCCL refuses two ranks on one GPU: find that first and say what to do instead. */
 static halox_status_t halox__nccl_one_per_gpu(halox_comm_t *comm)
@@ -167,7 +166,6 @@ static halox_status_t halox__nccl_init(halox_comm_t *comm, const halox_comm_args
     halox__nccl_t *m = calloc(1, sizeof *m);
     if (!m)
         return halox__error(HALOX_ERR_NO_MEMORY, "nccl: no memory for the endpoint");
-    m->g.leg = &halox__nccl_leg;
     comm->impl = m;
     halox_status_t st = halox__gpu_init(comm, args, &m->g, "nccl");
     if (st == HALOX_OK)
@@ -356,9 +354,9 @@ static halox_status_t halox__nccl_pair(halox_comm_t *comm, const void *sbuf, int
     return HALOX_OK;
 }
 
-/* The leg of the pulse driver (pulse_gpu.c): pulse k's group, everything stream-ordered.
- * Coordinates: the packed atoms out, the received ones straight into the halo; forces back the
- * way the coordinates came (to recv_rank, from send_rank) into the staging buffer. */
+/* Pulse k's group, everything stream-ordered. Coordinates: the packed atoms out, the received
+ * ones straight into the halo; forces back the way the coordinates came (to recv_rank, from
+ * send_rank) into the staging buffer. */
 static halox_status_t halox__nccl_pulse(halox_comm_t *comm, int dir, int k)
 {
     const halox_pulse_t *p = &comm->plan->pulse[k];
@@ -373,16 +371,6 @@ static halox_status_t halox__nccl_pulse(halox_comm_t *comm, int dir, int k)
                             "the force exchange (ncclSend/ncclRecv)");
 }
 
-static halox_status_t halox__nccl_send(halox_comm_t *comm, int k)
-{
-    return halox__nccl_pulse(comm, HALOX__GPU_COORDS, k);
-}
-
-static halox_status_t halox__nccl_swap(halox_comm_t *comm, int k)
-{
-    return halox__nccl_pulse(comm, HALOX__GPU_FORCES, k);
-}
-
 /* A failed kernel launch: the communicator is aborted too. */
 static halox_status_t halox__nccl_fail(halox_comm_t *comm, cudaError_t e, const char *what)
 {
@@ -390,13 +378,21 @@ static halox_status_t halox__nccl_fail(halox_comm_t *comm, cudaError_t e, const 
     return halox__nccl_abort(comm, HALOX_ERR_COMM);
 }
 
-static const halox__pulse_gpu_leg_t halox__nccl_leg = {
-    .events = 1,
-    .drain = halox__nccl_drain,
-    .send = halox__nccl_send,
-    .swap = halox__nccl_swap,
-    .fail = halox__nccl_fail,
-};
+/* The pulses walked on the stream (pulse_gpu.h): each remote pulse one group, its send
+ * (coordinates) or swap (forces); an event per pulse. */
+static halox_status_t halox__nccl_exchange(halox_comm_t *comm, int dir)
+{
+    halox_status_t st = halox__gpu_bound(comm, halox__gpu(comm), halox__pulse_gpu_op(dir));
+    if (st == HALOX_OK && halox__pulse_gpu_drains(comm, dir))
+        st = halox__nccl_drain(comm, "before the next coordinate exchange");
+    halox__pulse_gpu_cursor_t c;
+    halox__pulse_gpu_start(&c, dir, HALOX__PULSE_GPU_EVENTS, NULL);
+    while (st == HALOX_OK && halox__pulse_gpu_next(comm, &c, &st))
+        st = halox__nccl_pulse(comm, dir, c.k);
+    return c.e != cudaSuccess ? halox__nccl_fail(comm, c.e, c.what) : st;
+}
+
+HALOX__PULSE_GPU_EXCHANGES(halox__nccl_exchange)
 
 const halox_transport_ops_t halox__nccl_ops = {
     .name = "nccl",
@@ -408,8 +404,8 @@ const halox_transport_ops_t halox__nccl_ops = {
     .init = halox__nccl_init,
     .fini = halox__nccl_fini,
     .bind = halox__nccl_bind,
-    .coords = halox__pulse_gpu_coords,
-    .forces = halox__pulse_gpu_forces,
+    .coords = halox__nccl_exchange_coords,
+    .forces = halox__nccl_exchange_forces,
     .dalloc = halox__gpu_dalloc,
     .dfree = halox__gpu_dfree,
 };

@@ -3,37 +3,75 @@
 #include "transports/gpu/pulse_gpu.h"
 #include "core/pack.h"
 
-static void *halox__pulse_gpu_slot(halox_comm_t *comm, const halox__pulse_gpu_leg_t *leg, int dir,
-                                   int k)
+void halox__pulse_gpu_start(halox__pulse_gpu_cursor_t *c, int dir, int flags, char *slots)
 {
-    return leg->slot ? leg->slot(comm, dir, k) : NULL;
+    *c = (halox__pulse_gpu_cursor_t){.e = cudaSuccess, .dir = dir, .flags = flags, .slots = slots};
 }
 
-/* Coordinates, pulses in order. Each pulse first lands the earlier host-received pulses whose
- * atoms it forwards (stream-ordered legs have no land: their waits are earlier on the stream),
- * then packs (into our own halo for a self pulse) and sends. */
-static halox_status_t halox__pulse_gpu_coords_loop(halox_comm_t *comm, halox__gpu_t *g,
-                                                   const halox__pulse_gpu_leg_t *leg)
+/* The transport's part `part` of pulse k. */
+static int halox__pulse_gpu_part(halox__pulse_gpu_cursor_t *c, halox__pulse_gpu_part_t part, int k)
+{
+    c->part = part;
+    c->k = k;
+    return 1;
+}
+
+/* A launch of the walk failed: the transport reports it. */
+static int halox__pulse_gpu_stop(halox__pulse_gpu_cursor_t *c, cudaError_t e, const char *what)
+{
+    c->e = e;
+    c->what = what;
+    return 0;
+}
+
+/* Pulse k's slot: NULL, the device plan's staging buffer. */
+static void *halox__pulse_gpu_slot(const halox__pulse_gpu_cursor_t *c, const halox__gpu_t *g, int k)
+{
+    return c->slots ? c->slots + g->plan.buf_off[k] : NULL;
+}
+
+/* Pulse k's event, when the transport wants it: 0 after a failed record (*st_p). */
+static int halox__pulse_gpu_event(halox_comm_t *comm, halox__gpu_t *g,
+                                  const halox__pulse_gpu_cursor_t *c, int k, halox_status_t *st_p)
+{
+    if (!(c->flags & HALOX__PULSE_GPU_EVENTS))
+        return 1;
+    *st_p = halox__gpu_record(comm, g, c->dir, k);
+    return *st_p == HALOX_OK;
+}
+
+/* Coordinates, pulses in order (c->i: the pulse now, c->j: how far its landings went). Each
+ * pulse first lands the earlier host-received pulses whose atoms it forwards (stream-ordered
+ * transports have no landings: their waits are earlier on the stream), then packs (into our own
+ * halo for a self pulse) and is sent. */
+static int halox__pulse_gpu_coords(halox_comm_t *comm, halox__gpu_t *g,
+                                   halox__pulse_gpu_cursor_t *c, halox_status_t *st_p)
 {
     const halox_plan_t *plan = comm->plan;
     const halox__gpu_plan_t *dp = &g->plan;
     const int n = dp->n_pulses;
     const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
     char *x = comm->x;
-    halox_status_t st = HALOX_OK;
     cudaError_t e = cudaSuccess;
-    uint32_t landed = 0; /* in our halo (or its copy there enqueued): landed, or a self pulse */
-    for (int k = 0; k <= n && st == HALOX_OK; k++) {
+    for (;; c->i++, c->j = 0) {
+        if (c->after) { /* the transport sent pulse c->i */
+            c->after = 0;
+            if (!halox__pulse_gpu_event(comm, g, c, c->i, st_p))
+                return 0;
+            continue;
+        }
+        const int k = c->i;
         /* after the last pulse (k == n): every pulse not landed yet */
         const uint32_t want = k < n ? dp->needs[k] : ~0u;
-        for (int j = 0; j < k && leg->land && st == HALOX_OK; j++) {
-            if (!(want & (1u << j)) || (landed & (1u << j)))
+        while ((c->flags & HALOX__PULSE_GPU_LANDS) && c->j < k) {
+            const int j = c->j++;
+            if (!(want & (1u << j)) || (c->landed & (1u << j)))
                 continue;
-            st = leg->land(comm, j);
-            landed |= 1u << j;
+            c->landed |= 1u << j;
+            return halox__pulse_gpu_part(c, HALOX__PULSE_GPU_LAND, j);
         }
-        if (k == n || st != HALOX_OK)
-            break;
+        if (k == n)
+            return 0;
         const halox_pulse_t *p = &plan->pulse[k];
         const int pack = !g->no_atoms && p->send_count > 0;
         if (halox__pulse_self(plan, k)) {
@@ -41,84 +79,63 @@ static halox_status_t halox__pulse_gpu_coords_loop(halox_comm_t *comm, halox__gp
             if (pack && (e = halox__gpu_pack(dp, plan, k, comm->real, comm->stride,
                                              x + (size_t)p->recv_offset * esize, x, g->stream)) !=
                             cudaSuccess)
-                return leg->fail(comm, e, "pack kernel (local copy)");
-            landed |= 1u << k;
-        } else {
-            if (pack && (e = halox__gpu_pack(dp, plan, k, comm->real, comm->stride,
-                                             halox__pulse_gpu_slot(comm, leg, HALOX__GPU_COORDS, k),
-                                             x, g->stream)) != cudaSuccess)
-                return leg->fail(comm, e, "pack kernel");
-            st = leg->send(comm, k);
+                return halox__pulse_gpu_stop(c, e, "pack kernel (local copy)");
+            c->landed |= 1u << k;
+            if (!halox__pulse_gpu_event(comm, g, c, k, st_p))
+                return 0;
+            continue;
         }
-        if (st == HALOX_OK && leg->events)
-            st = halox__gpu_record(comm, g, HALOX__GPU_COORDS, k);
+        if (pack &&
+            (e = halox__gpu_pack(dp, plan, k, comm->real, comm->stride,
+                                 halox__pulse_gpu_slot(c, g, k), x, g->stream)) != cudaSuccess)
+            return halox__pulse_gpu_stop(c, e, "pack kernel");
+        c->after = 1;
+        return halox__pulse_gpu_part(c, HALOX__PULSE_GPU_SEND, k);
     }
-    return st;
 }
 
-/* Forces, pulses in reverse order: pulse k's halo forces go back once the later pulses that
- * forward its atoms added theirs (earlier on the stream), and the returned forces are added in
- * the reference's order. A self pulse adds its own halo's forces straight from f. */
-static halox_status_t halox__pulse_gpu_forces_loop(halox_comm_t *comm, halox__gpu_t *g,
-                                                   const halox__pulse_gpu_leg_t *leg)
+/* Forces, pulses in reverse order (c->i: pulses walked so far): pulse k's halo forces go back
+ * once the later pulses that forward its atoms added theirs (earlier on the stream), and the
+ * returned forces are added in the reference's order. A self pulse adds its own halo's forces
+ * straight from f. */
+static int halox__pulse_gpu_forces(halox_comm_t *comm, halox__gpu_t *g,
+                                   halox__pulse_gpu_cursor_t *c, halox_status_t *st_p)
 {
     const halox_plan_t *plan = comm->plan;
     const halox__gpu_plan_t *dp = &g->plan;
+    const int n = dp->n_pulses;
     const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
     char *f = comm->f;
-    halox_status_t st = HALOX_OK;
     cudaError_t e = cudaSuccess;
-    for (int k = dp->n_pulses - 1; k >= 0 && st == HALOX_OK; k--) {
+    for (;; c->i++) {
+        const int k = n - 1 - c->i;
+        if (k < 0)
+            return 0;
         const halox_pulse_t *p = &plan->pulse[k];
         const int add = !g->no_atoms && p->send_count > 0;
-        if (halox__pulse_self(plan, k)) {
+        if (c->after) { /* the transport swapped pulse k: its returned forces */
+            c->after = 0;
+            if (add &&
+                (e = halox__gpu_add(dp, plan, k, comm->real, comm->stride, f,
+                                    halox__pulse_gpu_slot(c, g, k), g->stream)) != cudaSuccess)
+                return halox__pulse_gpu_stop(c, e, "force accumulation kernel");
+        } else if (halox__pulse_self(plan, k)) {
             if (add &&
                 (e = halox__gpu_add(dp, plan, k, comm->real, comm->stride, f,
                                     f + (size_t)p->recv_offset * esize, g->stream)) != cudaSuccess)
-                return leg->fail(comm, e, "force accumulation kernel (local)");
+                return halox__pulse_gpu_stop(c, e, "force accumulation kernel (local)");
         } else {
-            st = leg->swap(comm, k);
-            if (st == HALOX_OK && add &&
-                (e = halox__gpu_add(dp, plan, k, comm->real, comm->stride, f,
-                                    halox__pulse_gpu_slot(comm, leg, HALOX__GPU_FORCES, k),
-                                    g->stream)) != cudaSuccess)
-                return leg->fail(comm, e, "force accumulation kernel");
+            c->after = 1;
+            return halox__pulse_gpu_part(c, HALOX__PULSE_GPU_SWAP, k);
         }
-        if (st == HALOX_OK && leg->events)
-            st = halox__gpu_record(comm, g, HALOX__GPU_FORCES, k);
+        if (!halox__pulse_gpu_event(comm, g, c, k, st_p))
+            return 0;
     }
-    return st;
 }
 
-static halox_status_t halox__pulse_gpu_run(halox_comm_t *comm, int dir)
+int halox__pulse_gpu_next(halox_comm_t *comm, halox__pulse_gpu_cursor_t *c, halox_status_t *st_p)
 {
     halox__gpu_t *g = halox__gpu(comm);
-    const int coords = dir == HALOX__GPU_COORDS;
-    halox_status_t st =
-        halox__gpu_bound(comm, g, coords ? "coordinate exchange" : "force exchange");
-    if (!g)
-        return st;                              /* not created: refused above */
-    const halox__pulse_gpu_leg_t *leg = g->leg; /* set by the transport's init */
-    /* the previous step's exchanges are complete (bounded): the host runs at most one step
-     * ahead, and a missing peer or a kernel that gave up is reported here. Not while a graph is
-     * captured: the replays' waits are the caller's. */
-    if (st == HALOX_OK && coords && leg->drain && !comm->graph_mode)
-        st = leg->drain(comm, "before the next coordinate exchange");
-    if (st == HALOX_OK && leg->open)
-        st = leg->open(comm, dir);
-    if (st == HALOX_OK)
-        st = leg->pulses ? leg->pulses(comm, dir)
-             : coords    ? halox__pulse_gpu_coords_loop(comm, g, leg)
-                         : halox__pulse_gpu_forces_loop(comm, g, leg);
-    return leg->close ? leg->close(comm, dir, st) : st;
-}
-
-halox_status_t halox__pulse_gpu_coords(halox_comm_t *comm)
-{
-    return halox__pulse_gpu_run(comm, HALOX__GPU_COORDS);
-}
-
-halox_status_t halox__pulse_gpu_forces(halox_comm_t *comm)
-{
-    return halox__pulse_gpu_run(comm, HALOX__GPU_FORCES);
+    return c->dir == HALOX__GPU_COORDS ? halox__pulse_gpu_coords(comm, g, c, st_p)
+                                       : halox__pulse_gpu_forces(comm, g, c, st_p);
 }

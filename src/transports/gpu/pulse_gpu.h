@@ -1,64 +1,99 @@
-/* Internal: the halo exchange's pulses on the GPU stream, once for the GPU transports (the GPU
- * twin of pulse_host.h).
+/* Internal: the halo exchange's pulses on the GPU stream, once for the GPU transports whose host
+ * drives each pulse (nccl, mpi-staged, mpi-cuda, nvshmem-stream, hybrid; the GPU twin of
+ * pulse_host.h).
  *
- * The driver owns what every GPU transport does alike: the check that the endpoint is usable and
- * bound to the current plan (halox__gpu_bound), the bounded wait for the previous step's
- * exchanges before the coordinates (not while a graph is captured), the pulse order (coordinates
- * in plan order, forces in reverse, so the returned forces are added in the reference's order and
- * the sums are bit-identical), self pulses (a single rank in the dimension) as a pack kernel
- * straight into our own halo or an accumulate kernel straight from it, a remote pulse's pack
- * kernel before its leg and the accumulate kernel of its returned forces after it, the landing of
- * host-received pulses before a later pulse forwards their atoms, and each pulse's event after
- * its work. A transport supplies only its remote leg, as the callbacks of a
- * halox__pulse_gpu_leg_t that its init sets as g->leg; send, land and swap never see a self
- * pulse. Transports whose kernels run whole pulses (nvshmem-pulse, nvshmem-fused) supply `pulses`
- * instead of the loop. Every callback gets the endpoint (its state is comm->impl, starting with
- * its halox__gpu_t; what one exchange call needs lives there too) and returns HALOX_OK or an
- * error with its message set (the driver then stops at once). */
+ * A cursor, not a table of callbacks: the transport's own exchange function walks the pulses with
+ * halox__pulse_gpu_next, which does what every such transport does alike and returns at each part
+ * that is the transport's own, which the transport then does by direct calls. What the walk does:
+ * the pulse order (coordinates in plan order, forces in reverse, so the returned forces are added
+ * in the reference's order and the sums are bit-identical), self pulses (a single rank in the
+ * dimension) as a pack kernel straight into our own halo or an accumulate kernel straight from it,
+ * a remote pulse's pack kernel before its send and the accumulate kernel of its returned forces
+ * after its swap, the landing of host-received pulses before a later pulse forwards their atoms,
+ * and each pulse's event after its work. The transport's parts never see a self pulse.
+ *
+ * Around the walk, each transport's exchange makes the same calls in the same order:
+ * halox__gpu_bound (usable, bound to the current plan, device current), for coordinates its
+ * bounded wait for the exchanges enqueued so far (not while a graph is captured: the replays'
+ * waits are the caller's; the host runs at most one step ahead, and a missing peer or a kernel
+ * that gave up is reported there), its own start of the call, the walk, its own end. Transports
+ * whose kernels run whole pulses (nvshmem-pulse, nvshmem-fused, nvshmem-inline) make the same
+ * calls around their own kernels instead of the walk. */
 #ifndef HALOX_TRANSPORTS_PULSE_GPU_H
 #define HALOX_TRANSPORTS_PULSE_GPU_H
 
 #include "transports/gpu/gpu.h"
 
-struct halox__pulse_gpu_leg {
-    /* record pulse k's event (halox__gpu_record) after its work: the transports whose host does
-     * not wait for the whole exchange inside the call */
-    int events;
-    /* optional: coordinates, after the bound check: wait (bounded) for the exchanges enqueued so
-     * far; never while a graph is captured */
-    halox_status_t (*drain)(halox_comm_t *comm, const char *why);
-    /* optional: before the first pulse (the call's state, epochs, receives posted) */
-    halox_status_t (*open)(halox_comm_t *comm, int dir);
-    /* optional: the transport runs every pulse itself, with its own kernels (and records their
-     * events), instead of the driver's loop: none of the callbacks below is called */
-    halox_status_t (*pulses)(halox_comm_t *comm, int dir);
-    /* optional: device memory where pulse k's atoms are packed (coordinates) or its returned
-     * forces are added from (forces); NULL, or no callback: the device plan's staging buffer */
-    void *(*slot)(halox_comm_t *comm, int dir, int k);
-    /* coordinates: pulse k's atoms are packed (enqueued): send them, and enqueue what the stream
-     * must wait for before later work reads pulse k's received atoms (every pulse sends, also
-     * with no atoms: its receiver waits for it) */
-    halox_status_t (*send)(halox_comm_t *comm, int k);
-    /* optional: coordinates: the host lands pulse j (its atoms are in our halo, or their copy
-     * there is enqueued, when it returns); called once per pulse, before any later pulse packs
-     * atoms it forwards, and for the rest after the last pulse */
-    halox_status_t (*land)(halox_comm_t *comm, int j);
-    /* forces: send back the forces on pulse k's received atoms (f at recv_offset, complete on the
-     * stream now) and get the forces on its sent atoms into the slot, ordered before the
-     * accumulate kernel enqueued next */
-    halox_status_t (*swap)(halox_comm_t *comm, int k);
-    /* a kernel launch of the driver failed: write the message (naming `what`) and fail the
-     * endpoint the transport's way; returns the status */
-    halox_status_t (*fail)(halox_comm_t *comm, cudaError_t e, const char *what);
-    /* optional: the end of every call, also after a failure (st: the result so far, also of the
-     * bound check); returns the call's result */
-    halox_status_t (*close)(halox_comm_t *comm, int dir, halox_status_t st);
+/* What the walk asks of the transport (halox__pulse_gpu_cursor_t.part), for pulse k. Each returns
+ * HALOX_OK or an error with its message set; the transport then stops walking. */
+typedef enum {
+    /* coordinates: pulse k's atoms are packed (enqueued) into its slot: send them, and enqueue
+     * what the stream must wait for before later work reads pulse k's received atoms (every
+     * pulse sends, also with no atoms: its receiver waits for it) */
+    HALOX__PULSE_GPU_SEND = 1,
+    /* coordinates, with HALOX__PULSE_GPU_LANDS: the host lands pulse k (its atoms are in our
+     * halo, or their copy there is enqueued, when it returns); once per pulse, before any later
+     * pulse packs atoms it forwards, and for the rest after the last pulse */
+    HALOX__PULSE_GPU_LAND,
+    /* forces: send back the forces on pulse k's received atoms (f at recv_offset, complete on
+     * the stream now) and get the forces on its sent atoms into its slot, ordered before the
+     * accumulate kernel the walk enqueues next */
+    HALOX__PULSE_GPU_SWAP
+} halox__pulse_gpu_part_t;
+
+/* The walk's options (halox__pulse_gpu_start's flags). */
+enum {
+    /* record each pulse's event after its work (halox__gpu_record): the transports whose host
+     * does not wait for the whole exchange inside the call */
+    HALOX__PULSE_GPU_EVENTS = 1,
+    /* the transport lands host-received pulses (HALOX__PULSE_GPU_LAND) */
+    HALOX__PULSE_GPU_LANDS = 2
 };
 
-/* The exchanges of a GPU transport's table (comm->x coordinates, comm->f forces), comm->step
- * already advanced by core: the bound check, the leg's drain and open, the pulses, the leg's
- * close. */
-halox_status_t halox__pulse_gpu_coords(halox_comm_t *comm);
-halox_status_t halox__pulse_gpu_forces(halox_comm_t *comm);
+/* One exchange's walk through the pulses: on the caller's stack, set by halox__pulse_gpu_start. */
+typedef struct halox__pulse_gpu_cursor {
+    halox__pulse_gpu_part_t part; /* the transport's part now (halox__pulse_gpu_next gave 1) */
+    int k;                        /* its pulse */
+    /* halox__pulse_gpu_next gave 0 at a launch of its own that failed (cudaSuccess: none): the
+     * transport reports e, naming `what`, its own way (the message, its endpoint failed) */
+    cudaError_t e;
+    const char *what;
+    /* the walk's own state (pulse_gpu.c) */
+    int dir, flags;
+    char *slots;
+    int i, j, after;
+    uint32_t landed;
+} halox__pulse_gpu_cursor_t;
+
+/* The start of a walk in direction dir (HALOX__GPU_COORDS, HALOX__GPU_FORCES) on the bound plan,
+ * comm->x or comm->f, comm->step already advanced by core; flags: HALOX__PULSE_GPU_*. slots:
+ * device memory laid out as the device plan's staging buffer (pulse k at buf_off[k]) where
+ * pulse k's atoms are packed (coordinates) or its returned forces are added from (forces); NULL:
+ * the device plan's own staging buffer. */
+void halox__pulse_gpu_start(halox__pulse_gpu_cursor_t *c, int dir, int flags, char *slots);
+
+/* The walk up to the transport's next part: 1 with c->part and c->k set, or 0: every pulse is
+ * done, or the walk stopped at a failure of its own: a launch (c->e, c->what: the transport
+ * reports it) or an event's record (*st_p, with its message; the endpoint failed). */
+int halox__pulse_gpu_next(halox_comm_t *comm, halox__pulse_gpu_cursor_t *c, halox_status_t *st_p);
+
+/* The operation an exchange in direction dir names in its messages. */
+static inline const char *halox__pulse_gpu_op(int dir)
+{
+    return dir == HALOX__GPU_COORDS ? "coordinate exchange" : "force exchange";
+}
+
+/* The table's two exchanges of a transport whose exchange in direction dir is fn(comm, dir): the
+ * static functions fn##_coords and fn##_forces. */
+#define HALOX__PULSE_GPU_EXCHANGES(fn)                                                             \
+    static halox_status_t fn##_coords(halox_comm_t *comm) { return fn(comm, HALOX__GPU_COORDS); }  \
+    static halox_status_t fn##_forces(halox_comm_t *comm) { return fn(comm, HALOX__GPU_FORCES); }
+
+/* Whether an exchange in direction dir first waits (bounded) for the exchanges enqueued so far:
+ * coordinates, unless a graph is being captured. */
+static inline int halox__pulse_gpu_drains(const halox_comm_t *comm, int dir)
+{
+    return dir == HALOX__GPU_COORDS && !comm->graph_mode;
+}
 
 #endif

@@ -68,8 +68,8 @@ typedef struct halox__mpi {
     char *buf;
     size_t buf_capacity;
     size_t off[HALOX_MAX_PULSES];
-    halox__pulse_host_t ph; /* the pulse driver's part: ph.pack_to[k] == buf + off[k] */
-    halox__mpi_op_t xop;    /* the exchange in progress, for the leg's callbacks */
+    halox__pulse_host_t ph; /* the pulse walk's part: ph.pack_to[k] == buf + off[k] */
+    halox__mpi_op_t xop;    /* the exchange in progress, for its parts of the walk */
 
     /* the collectives' copy of the caller's data, in and out (see the top of this file) */
     char *bounce;
@@ -547,9 +547,9 @@ static halox_status_t halox__mpi_bind(halox_comm_t *comm, halox_status_t st0)
     return HALOX_OK;
 }
 
-/* The leg of the pulse driver (pulse_host.c): request k receives pulse k (coordinates into the
- * halo, forces into the staging buffer), request n + k sends it. All receives are posted when
- * the exchange opens; each lands in its own range, read by nobody until it completes. */
+/* An exchange: request k receives pulse k (coordinates into the halo, forces into the staging
+ * buffer), request n + k sends it. All receives are posted when the exchange opens; each lands in
+ * its own range, read by nobody until it completes. The pulses are walked by pulse_host.c. */
 static halox_status_t halox__mpi_open(halox_comm_t *comm, halox__pulse_dir_t dir)
 {
     halox__mpi_t *m = halox__mpi(comm);
@@ -564,7 +564,7 @@ static halox_status_t halox__mpi_open(halox_comm_t *comm, halox__pulse_dir_t dir
     for (int k = 0; k < n && st == HALOX_OK; k++) {
         const halox_pulse_t *p = &plan->pulse[k];
         if (halox__pulse_self(plan, k))
-            continue; /* the driver's local copy */
+            continue; /* the walk's local copy */
         if (coords)
             st = halox__mpi_irecv(
                 comm, k, 2 * n, &m->xop, (char *)comm->x + (size_t)p->recv_offset * esize,
@@ -611,30 +611,28 @@ static halox_status_t halox__mpi_take(halox_comm_t *comm, int k, const void **sr
     return halox__mpi_wait(comm, k, 1, 2 * comm->plan->n_pulses, &m->xop);
 }
 
-/* The sends: the driver waited for every receive. */
-static halox_status_t halox__mpi_close(halox_comm_t *comm, halox__pulse_dir_t dir)
+/* The sends: the walk waited for every receive. */
+static halox_status_t halox__mpi_close(halox_comm_t *comm)
 {
-    (void)dir;
     const int n = comm->plan->n_pulses;
     return halox__mpi_wait(comm, n, n, 2 * n, &halox__mpi(comm)->xop);
 }
 
-static const halox__pulse_leg_t halox__mpi_leg = {
-    .name = "mpi",
-    .open = halox__mpi_open,
-    .send = halox__mpi_send,
-    .land = halox__mpi_land,
-    .give = halox__mpi_give,
-    .take = halox__mpi_take,
-    .close = halox__mpi_close,
-};
-
 static halox_status_t halox__mpi_exchange(halox_comm_t *comm, halox__pulse_dir_t dir)
 {
+    halox__pulse_host_cursor_t c;
     halox_status_t st = halox__mpi_usable(comm, dir == HALOX__PULSE_COORDS ? "coordinate exchange"
                                                                            : "force exchange");
-    return st == HALOX_OK ? halox__pulse_host_run(comm, &halox__mpi(comm)->ph, &halox__mpi_leg, dir)
-                          : st;
+    if (st == HALOX_OK)
+        st = halox__pulse_host_begin(comm, &halox__mpi(comm)->ph, "mpi", dir, &c);
+    if (st == HALOX_OK)
+        st = halox__mpi_open(comm, dir);
+    while (st == HALOX_OK && halox__pulse_host_next(comm, &halox__mpi(comm)->ph, &c))
+        st = c.part == HALOX__PULSE_SEND   ? halox__mpi_send(comm, c.k)
+             : c.part == HALOX__PULSE_LAND ? halox__mpi_land(comm, c.k)
+             : c.part == HALOX__PULSE_GIVE ? halox__mpi_give(comm, c.k)
+                                           : halox__mpi_take(comm, c.k, &c.src);
+    return st == HALOX_OK ? halox__mpi_close(comm) : st;
 }
 
 static halox_status_t halox__mpi_coords(halox_comm_t *comm)

@@ -22,26 +22,43 @@ void halox__pulse_host_commit(halox_comm_t *comm, halox__pulse_host_t *ph)
 }
 
 static halox_status_t halox__pulse_host_check(halox_comm_t *comm, const halox__pulse_host_t *ph,
-                                              const halox__pulse_leg_t *leg, const char *op)
+                                              const char *name, const char *op)
 {
     if (!ph->bound || !comm->plan || ph->plan != comm->plan)
         return halox__error(HALOX_ERR_STATE,
                             "%s: rank %d: %s without a bound plan: call halox_comm_bind() after "
                             "every plan build",
-                            leg->name, comm->rank, op);
+                            name, comm->rank, op);
     if (ph->generation != comm->plan->generation)
         return halox__error(HALOX_ERR_STATE,
                             "%s: rank %d: %s: the bound plan was rebuilt (generation %lld, bound "
                             "%lld) without a new halox_comm_bind(): bind after every plan build",
-                            leg->name, comm->rank, op, comm->plan->generation, ph->generation);
+                            name, comm->rank, op, comm->plan->generation, ph->generation);
     return HALOX_OK;
 }
 
+halox_status_t halox__pulse_host_begin(halox_comm_t *comm, const halox__pulse_host_t *ph,
+                                       const char *name, halox__pulse_dir_t dir,
+                                       halox__pulse_host_cursor_t *c)
+{
+    *c = (halox__pulse_host_cursor_t){.dir = dir};
+    return halox__pulse_host_check(
+        comm, ph, name, dir == HALOX__PULSE_COORDS ? "coordinate exchange" : "force exchange");
+}
+
+/* The transport's part `part` of pulse k. */
+static int halox__pulse_host_part(halox__pulse_host_cursor_t *c, halox__pulse_part_t part, int k)
+{
+    c->part = part;
+    c->k = k;
+    return 1;
+}
+
 /* Pulse k's atoms from map entry `from` on are packed: a self pulse's straight into our own
- * halo (then it has landed), a remote one's where the transport said, and sent. */
-static halox_status_t halox__pulse_host_pack(halox_comm_t *comm, const halox__pulse_host_t *ph,
-                                             const halox__pulse_leg_t *leg, int k, int from, int to,
-                                             uint32_t *landed)
+ * halo (then it has landed), a remote one's where the transport said; 1 when it is complete and
+ * remote (the transport sends it). */
+static int halox__pulse_host_pack(halox_comm_t *comm, const halox__pulse_host_t *ph,
+                                  halox__pulse_host_cursor_t *c, int k, int from, int to)
 {
     const halox_pulse_t *p = &comm->plan->pulse[k];
     const int self = halox__pulse_self(comm->plan, k);
@@ -52,102 +69,111 @@ static halox_status_t halox__pulse_host_pack(halox_comm_t *comm, const halox__pu
                            dst + halox__atom_bytes(comm->real, comm->stride, from), comm->x,
                            p->send_index + from, to - from, p->dim, p->shift);
     if (to < p->send_count)
-        return HALOX_OK;
+        return 0;
     if (self) {
-        *landed |= 1u << k;
-        return HALOX_OK;
+        c->landed |= 1u << k;
+        return 0;
     }
-    return leg->send(comm, k);
+    return halox__pulse_host_part(c, HALOX__PULSE_SEND, k);
 }
 
-/* Pulses in order. Home atoms need no wait: every map's home atoms are packed at once, and the
- * pulses that hold nothing else go out right away; each other pulse waits only for the pulses
- * whose atoms it forwards. */
-static halox_status_t halox__pulse_host_coords(halox_comm_t *comm, const halox__pulse_host_t *ph,
-                                               const halox__pulse_leg_t *leg)
+/* Coordinates, pulses in order, in three phases (c->phase; c->i the pulse, c->j how far its
+ * landings went). Home atoms need no wait: every map's home atoms are packed at once, and the
+ * pulses that hold nothing else go out right away; each other pulse then waits only for the
+ * pulses whose atoms it forwards; last, every pulse not landed yet lands. */
+static int halox__pulse_host_coords(halox_comm_t *comm, const halox__pulse_host_t *ph,
+                                    halox__pulse_host_cursor_t *c)
 {
-    halox_status_t st = HALOX_OK;
     const halox_plan_t *plan = comm->plan;
     const int n = plan->n_pulses;
-    uint32_t landed = 0; /* in our halo: received, or a self pulse copied */
-    uint32_t out = 0;    /* packed completely (and sent) */
-    for (int k = 0; k < n; k++) {
-        const int h = ph->deps.home_prefix[k];
-        const int all = ph->deps.needs[k] ? h : plan->pulse[k].send_count;
-        if ((st = halox__pulse_host_pack(comm, ph, leg, k, 0, all, &landed)) != HALOX_OK)
-            return st;
-        if (all == plan->pulse[k].send_count)
-            out |= 1u << k;
-    }
-    for (int k = 0; k < n; k++) {
-        if (out & (1u << k))
-            continue;
-        for (int j = 0; j < k; j++) {
-            if (!(ph->deps.needs[k] & (1u << j)) || (landed & (1u << j)))
-                continue;
-            if ((st = leg->land(comm, j)) != HALOX_OK)
-                return st;
-            landed |= 1u << j;
+    if (c->phase == 0) {
+        while (c->i < n) {
+            const int k = c->i++;
+            const int h = ph->deps.home_prefix[k];
+            const int all = ph->deps.needs[k] ? h : plan->pulse[k].send_count;
+            if (all == plan->pulse[k].send_count)
+                c->out |= 1u << k; /* packed completely (and sent) */
+            if (halox__pulse_host_pack(comm, ph, c, k, 0, all))
+                return 1;
         }
-        st = halox__pulse_host_pack(comm, ph, leg, k, ph->deps.home_prefix[k],
-                                    plan->pulse[k].send_count, &landed);
-        if (st != HALOX_OK)
-            return st;
+        c->phase = 1;
+        c->i = c->j = 0;
+    }
+    if (c->phase == 1) {
+        for (; c->i < n; c->i++, c->j = 0) {
+            const int k = c->i;
+            if (c->out & (1u << k))
+                continue;
+            while (c->j < k) {
+                const int j = c->j++;
+                if (!(ph->deps.needs[k] & (1u << j)) || (c->landed & (1u << j)))
+                    continue;
+                c->landed |= 1u << j;
+                return halox__pulse_host_part(c, HALOX__PULSE_LAND, j);
+            }
+            c->out |= 1u << k;
+            if (halox__pulse_host_pack(comm, ph, c, k, ph->deps.home_prefix[k],
+                                       plan->pulse[k].send_count))
+                return 1;
+        }
+        c->phase = 2;
+        c->i = 0;
     }
     /* our own halo: every pulse delivers (possibly zero atoms) */
-    for (int k = 0; k < n; k++) {
-        if (landed & (1u << k))
+    while (c->i < n) {
+        const int k = c->i++;
+        if (c->landed & (1u << k))
             continue;
-        if ((st = leg->land(comm, k)) != HALOX_OK)
-            return st;
-        landed |= 1u << k;
+        c->landed |= 1u << k;
+        return halox__pulse_host_part(c, HALOX__PULSE_LAND, k);
     }
-    return HALOX_OK;
+    return 0;
 }
 
-/* Pulses in reverse order. The forces on pulse k's received atoms go back as soon as no pulse
- * still to be added forwards atoms of k (later pulses added theirs to them first, so they are
- * complete); the returned forces are added strictly in reverse pulse order, in map order, as
- * the reference does. A self pulse adds its own halo's forces straight from f. */
-static halox_status_t halox__pulse_host_forces(halox_comm_t *comm, const halox__pulse_host_t *ph,
-                                               const halox__pulse_leg_t *leg)
+/* Forces, pulses in reverse order (c->i: the pulse whose returned forces are added next, c->j
+ * how far the gives before it went). The forces on pulse k's received atoms go back as soon as
+ * no pulse still to be added forwards atoms of k (later pulses added theirs to them first, so
+ * they are complete); the returned forces are added strictly in reverse pulse order, in map
+ * order, as the reference does. A self pulse adds its own halo's forces straight from f. */
+static int halox__pulse_host_forces(halox_comm_t *comm, const halox__pulse_host_t *ph,
+                                    halox__pulse_host_cursor_t *c)
 {
-    halox_status_t st = HALOX_OK;
     const halox_plan_t *plan = comm->plan;
     const int n = plan->n_pulses;
-    uint32_t given = 0;
-    for (int acc = n - 1; acc >= 0; acc--) {
-        /* pulses [acc + 1, n) are added in: give every range they no longer touch */
-        const uint32_t pending = (1u << (acc + 1)) - 1;
-        for (int k = n - 1; k >= 0; k--) {
-            if ((given & (1u << k)) || (ph->deps.fwd[k] & pending))
-                continue;
-            if (!halox__pulse_self(plan, k) && (st = leg->give(comm, k)) != HALOX_OK)
-                return st;
-            given |= 1u << k;
-        }
-        const halox_pulse_t *p = &plan->pulse[acc];
-        const void *src =
-            (const char *)comm->f + halox__atom_bytes(comm->real, comm->stride, p->recv_offset);
-        if (!halox__pulse_self(plan, acc) && (st = leg->take(comm, acc, &src)) != HALOX_OK)
-            return st;
-        halox__add_forces(comm->real, comm->stride, comm->f, p->send_index, p->send_count, src);
+    if (c->phase == 0) { /* the first call */
+        c->phase = 1;
+        c->i = c->j = n - 1;
     }
-    return HALOX_OK;
+    for (; c->i >= 0; c->i--, c->j = n - 1) {
+        const int acc = c->i;
+        const halox_pulse_t *p = &plan->pulse[acc];
+        if (!c->after) {
+            /* pulses [acc + 1, n) are added in: give every range they no longer touch */
+            const uint32_t pending = (1u << (acc + 1)) - 1;
+            while (c->j >= 0) {
+                const int k = c->j--;
+                if ((c->given & (1u << k)) || (ph->deps.fwd[k] & pending))
+                    continue;
+                c->given |= 1u << k;
+                if (!halox__pulse_self(plan, k))
+                    return halox__pulse_host_part(c, HALOX__PULSE_GIVE, k);
+            }
+            c->src =
+                (const char *)comm->f + halox__atom_bytes(comm->real, comm->stride, p->recv_offset);
+            if (!halox__pulse_self(plan, acc)) {
+                c->after = 1;
+                return halox__pulse_host_part(c, HALOX__PULSE_TAKE, acc);
+            }
+        }
+        c->after = 0;
+        halox__add_forces(comm->real, comm->stride, comm->f, p->send_index, p->send_count, c->src);
+    }
+    return 0;
 }
 
-halox_status_t halox__pulse_host_run(halox_comm_t *comm, const halox__pulse_host_t *ph,
-                                     const halox__pulse_leg_t *leg, halox__pulse_dir_t dir)
+int halox__pulse_host_next(halox_comm_t *comm, const halox__pulse_host_t *ph,
+                           halox__pulse_host_cursor_t *c)
 {
-    const int coords = dir == HALOX__PULSE_COORDS;
-    halox_status_t st =
-        halox__pulse_host_check(comm, ph, leg, coords ? "coordinate exchange" : "force exchange");
-    if (st == HALOX_OK && leg->open)
-        st = leg->open(comm, dir);
-    if (st == HALOX_OK)
-        st = coords ? halox__pulse_host_coords(comm, ph, leg)
-                    : halox__pulse_host_forces(comm, ph, leg);
-    if (st == HALOX_OK && leg->close)
-        st = leg->close(comm, dir);
-    return st;
+    return c->dir == HALOX__PULSE_COORDS ? halox__pulse_host_coords(comm, ph, c)
+                                         : halox__pulse_host_forces(comm, ph, c);
 }

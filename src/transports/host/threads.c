@@ -25,7 +25,7 @@
  * them. The mailboxes are protected across steps by the same causal chain as the halo.
  *
  * This file holds the endpoint and the set-up collectives; the team and its barrier are in
- * team.c, bind and the exchange's leg in threads_exchange.c (see threads.h).
+ * team.c, bind and the exchange's parts in threads_exchange.c (see threads.h).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -36,8 +36,8 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "transports/registry.h"
 #include "transports/host/threads.h"
+#include "transports/registry.h"
 
 /* ---- endpoint -------------------------------------------------------------------------------- */
 

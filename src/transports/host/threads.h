@@ -2,8 +2,8 @@
  *   threads.c           the endpoint (creation on a team, destruction) and the set-up
  *                       collectives (publish, barrier, copy, barrier); the table of functions
  *   threads_exchange.c  bind (arrays published, peers' addresses resolved) and the halo
- *                       exchange's leg (direct stores or mailboxes, per-pulse signals)
- * The team and its barrier are in team.c, the pulse loop in pulse_host.c. */
+ *                       exchange (direct stores or mailboxes, per-pulse signals)
+ * The team and its barrier are in team.c, the walk through the pulses in pulse_host.c. */
 #ifndef HALOX_TRANSPORTS_THREADS_H
 #define HALOX_TRANSPORTS_THREADS_H
 
@@ -21,7 +21,7 @@ typedef struct halox__threads_comm {
     halox__threads_slot_t *self;
     long long collectives;    /* numbers collectives in timeout messages */
     halox__unreach_t unreach; /* HALOX_HYBRID_UNREACHABLE: pairs that take the staged path */
-    halox__pulse_host_t ph;   /* the pulse driver's part; ph.pack_to[k]: where pulse k's atoms
+    halox__pulse_host_t ph;   /* the pulse walk's part; ph.pack_to[k]: where pulse k's atoms
                                  go (the receiver's x at our pulse-k range, or its mailbox) */
     _Atomic uint64_t *coord_signal_dst[HALOX_MAX_PULSES];
     char *f_dst[HALOX_MAX_PULSES]; /* sender's staging for pulse k (staged: its mailbox) */

@@ -1,5 +1,5 @@
-/* The `threads` transport's bind and its leg of the halo exchange (see threads.c for the design,
- * threads.h for the split). The pulse loop is pulse_host.c's; the leg below stores straight
+/* The `threads` transport's bind and its halo exchange (see threads.c for the design, threads.h
+ * for the split). The pulses are walked by pulse_host.c; the parts below store straight
  * into the peer (or its mailbox, for a staged pair) and releases the pulse's signal, and waits
  * with acquire loads on its own signals, copying a staged message out of its mailbox. */
 #define _POSIX_C_SOURCE 200809L
@@ -247,11 +247,12 @@ halox_status_t halox__threads_bind(halox_comm_t *comm, halox_status_t st0)
     return HALOX_OK;
 }
 
-/* ---- the exchange's leg ---------------------------------------------------------------------- */
+/* ---- the exchange: its parts of the walk (pulse_host.h) -----------------------------------------
+ */
 
-static halox_status_t halox__threads_open(halox_comm_t *comm, halox__pulse_dir_t dir)
+/* The start of an exchange: the team is not aborted. */
+static halox_status_t halox__threads_open(halox_comm_t *comm)
 {
-    (void)dir;
     halox_team_t *team = halox__threads_impl(comm)->team;
     if (halox__team_aborted(team))
         return halox__team_aborted_error(team, comm->rank, "before an exchange");
@@ -267,7 +268,7 @@ static halox_status_t halox__threads_send(halox_comm_t *comm, int k)
 }
 
 /* Pulse j's atoms are in our halo: its signal arrived, and for a staged pulse the message is
- * copied out of our mailbox, before any later pulse forwards it (the driver lands it once). */
+ * copied out of our mailbox, before any later pulse forwards it (the walk lands it once). */
 static halox_status_t halox__threads_land(halox_comm_t *comm, int j)
 {
     halox__threads_slot_t *self = halox__threads_impl(comm)->self;
@@ -314,21 +315,20 @@ static halox_status_t halox__threads_take(halox_comm_t *comm, int k, const void 
     return HALOX_OK;
 }
 
-static const halox__pulse_leg_t halox__threads_leg = {
-    .name = "threads",
-    .open = halox__threads_open,
-    .send = halox__threads_send,
-    .land = halox__threads_land,
-    .give = halox__threads_give,
-    .take = halox__threads_take,
-};
-
 /* The exchanges are counted in team->in_exchange (entered before the abort check, seq_cst). */
 static halox_status_t halox__threads_exchange(halox_comm_t *comm, halox__pulse_dir_t dir)
 {
     halox__threads_comm_t *impl = halox__threads_impl(comm);
+    halox__pulse_host_cursor_t c;
     atomic_fetch_add(&impl->team->in_exchange, 1);
-    halox_status_t st = halox__pulse_host_run(comm, &impl->ph, &halox__threads_leg, dir);
+    halox_status_t st = halox__pulse_host_begin(comm, &impl->ph, "threads", dir, &c);
+    if (st == HALOX_OK)
+        st = halox__threads_open(comm);
+    while (st == HALOX_OK && halox__pulse_host_next(comm, &impl->ph, &c))
+        st = c.part == HALOX__PULSE_SEND   ? halox__threads_send(comm, c.k)
+             : c.part == HALOX__PULSE_LAND ? halox__threads_land(comm, c.k)
+             : c.part == HALOX__PULSE_GIVE ? halox__threads_give(comm, c.k)
+                                           : halox__threads_take(comm, c.k, &c.src);
     atomic_fetch_sub(&impl->team->in_exchange, 1);
     return st;
 }

@@ -22,9 +22,9 @@
  * on MPI receives of earlier pulses and on the stream before a staged send, never on anything
  * that a later pulse of a peer produces, so no rank waits for a peer that waits for it.
  *
- * Signals and epochs (src/transports/nvshmem/nvshmem_halo.h): only direct legs signal and wait. Each
- * direction's epoch is raised by the last wait of an exchange (bind computes last_wait from the
- * routes: the highest pulse with a direct receive leg for coordinates, the lowest with a direct
+ * Signals and epochs (src/transports/nvshmem/nvshmem_halo.h): only direct legs signal and wait.
+ * Each direction's epoch is raised by the last wait of an exchange (bind computes last_wait from
+ * the routes: the highest pulse with a direct receive leg for coordinates, the lowest with a direct
  * send leg for forces); every direct leg signals once per exchange, also without atoms, so a
  * wait for epoch + 1 sees exactly this exchange. A rank with no direct leg never waits and never
  * needs its epoch. Staged legs send a message per pulse, also empty.
@@ -41,8 +41,8 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/pack.h"
-#include "transports/nvshmem/gpu_nvshmem.h"
 #include "transports/gpu/pulse_gpu.h"
+#include "transports/nvshmem/gpu_nvshmem.h"
 #include "transports/registry.h"
 
 /* Endpoint creation, after NVSHMEM's: the declaration and the MPI leg's communicator. Not
@@ -59,9 +59,9 @@ static halox_status_t halox__hyb_init(halox_comm_t *comm, const halox_comm_args_
     return halox__hst_init(comm, args, &m->hs);
 }
 
-/* Bind (collective, every rank healthy): the routes of the bound plan, agreed with each pulse's
- * peers, and the pinned host buffers of the staged legs. */
-static halox_status_t halox__hyb_bind(halox_comm_t *comm)
+/* Bind's own part (collective, every rank healthy): the routes of the bound plan, agreed with
+ * each pulse's peers, and the pinned host buffers of the staged legs. */
+static halox_status_t halox__hyb_routes(halox_comm_t *comm)
 {
     halox__shm_t *m = halox__shm(comm);
     const halox_plan_t *plan = comm->plan;
@@ -96,19 +96,29 @@ static halox_status_t halox__hyb_bind(halox_comm_t *comm)
     return halox__agree(comm, st, "bind");
 }
 
-/* The leg of the pulse driver (pulse_gpu.c), per pulse and route: direct legs as nvshmem-stream
- * (gpu_nvshmem_exchange.c), staged ones through gpu_staging.c.
+/* Bind: NVSHMEM's, with the routes between its halves: which legs go direct (their signals: the
+ * pulse table) and which through MPI. */
+static halox_status_t halox__hyb_bind(halox_comm_t *comm, halox_status_t st0)
+{
+    long long *all = NULL;
+    halox_status_t st = halox__shm_bind_head(comm, st0, &all);
+    if (st == HALOX_OK)
+        st = halox__hyb_routes(comm);
+    st = halox__shm_bind_table(comm, st, all);
+    return halox__shm_bind_end(comm, st);
+}
+
+/* An exchange call: the pulses walked on the stream (pulse_gpu.h), each pulse's parts per route:
+ * direct ones as nvshmem-stream's (gpu_nvshmem_exchange.c), staged ones through gpu_staging.c.
  *
- * The start of an exchange call, after the driver's bound check and drain: the deadline of its
- * MPI waits, the launch parameters, the epochs of the messages, and the staged legs' receives
- * posted (coordinates come in over the receive leg, forces over the send leg). */
+ * The start of the call, after the shared start (halox__shm_begin: bound, drained, launch
+ * parameters and epochs): the deadline of its MPI waits, and the staged legs' receives posted
+ * (coordinates come in over the receive leg, forces over the send leg). */
 static halox_status_t halox__hyb_open(halox_comm_t *comm, int dir)
 {
     halox__shm_t *m = halox__shm(comm);
     const int coords = dir == HALOX__GPU_COORDS;
-    m->hs.op = (halox__hst_op_t){coords ? "coordinate exchange" : "force exchange",
-                                 halox__now() + comm->timeout_s};
-    halox__shm_open(comm, dir);
+    m->hs.op = (halox__hst_op_t){halox__pulse_gpu_op(dir), halox__now() + comm->timeout_s};
     uint32_t staged = 0;
     for (int k = 0; k < m->g.plan.n_pulses; k++)
         if ((coords ? m->route.recv[k] : m->route.send[k]) == HALOX__ROUTE_STAGED)
@@ -156,13 +166,12 @@ static halox_status_t halox__hyb_swap(halox_comm_t *comm, int k)
     return st;
 }
 
-/* The end of an exchange call: every staged send complete (forces: the host buffers were last
- * used by the coordinate exchange, which completed them). A failure leaves work (and maybe
- * peers) behind: outstanding MPI requests are abandoned, and NVSHMEM is not finalised
- * collectively at exit. */
-static halox_status_t halox__hyb_close(halox_comm_t *comm, int dir, halox_status_t st)
+/* The end of the call: every staged send complete (forces: the host buffers were last used by
+ * the coordinate exchange, which completed them). A failure leaves work (and maybe peers)
+ * behind: outstanding MPI requests are abandoned, and NVSHMEM is not finalised collectively at
+ * exit. */
+static halox_status_t halox__hyb_close(halox_comm_t *comm, halox_status_t st)
 {
-    (void)dir;
     halox__shm_t *m = halox__shm(comm);
     if (st == HALOX_OK)
         st = halox__hst_wait(comm, &m->hs, HALOX__HST_SEND, m->g.plan.n_pulses, &m->hs.op);
@@ -175,27 +184,36 @@ static halox_status_t halox__hyb_close(halox_comm_t *comm, int dir, halox_status
     return st;
 }
 
-/* Pulses in plan order (forces in reverse) on the host and on the stream; hybrid is never
- * captured, so the driver drains before every coordinate exchange. */
-static const halox__pulse_gpu_leg_t halox__hyb_leg = {
-    .events = 1,
-    .drain = halox__shm_drain,
-    .open = halox__hyb_open,
-    .slot = halox__shm_slot,
-    .send = halox__hyb_send,
-    .land = halox__hyb_land,
-    .swap = halox__hyb_swap,
-    .fail = halox__shm_launch_error,
-    .close = halox__hyb_close,
-};
+/* Pulses in plan order (forces in reverse) on the host and on the stream, packed into the
+ * symmetric staging (coordinates) and added from this PE's force buffer (forces); an event per
+ * pulse; hybrid is never captured, so every coordinate exchange drains first. */
+static halox_status_t halox__hyb_exchange(halox_comm_t *comm, int dir)
+{
+    halox__shm_t *m = halox__shm(comm);
+    halox_status_t st = halox__shm_begin(comm, dir);
+    if (!m)
+        return st; /* not created: refused above */
+    if (st == HALOX_OK)
+        st = halox__hyb_open(comm, dir);
+    halox__pulse_gpu_cursor_t c;
+    halox__pulse_gpu_start(&c, dir, HALOX__PULSE_GPU_EVENTS | HALOX__PULSE_GPU_LANDS,
+                           dir == HALOX__GPU_COORDS ? m->stage : m->fbuf);
+    while (st == HALOX_OK && halox__pulse_gpu_next(comm, &c, &st))
+        st = c.part == HALOX__PULSE_GPU_SEND   ? halox__hyb_send(comm, c.k)
+             : c.part == HALOX__PULSE_GPU_LAND ? halox__hyb_land(comm, c.k)
+                                               : halox__hyb_swap(comm, c.k);
+    if (c.e != cudaSuccess)
+        st = halox__shm_launch_error(comm, c.e, c.what);
+    return halox__hyb_close(comm, st);
+}
+
+HALOX__PULSE_GPU_EXCHANGES(halox__hyb_exchange)
 
 static halox_status_t halox__hyb_init_endpoint(halox_comm_t *comm, const halox_comm_args_t *args)
 {
     halox_status_t st = halox__shm_init_mode(comm, args, HALOX__SHM_HYBRID, "hybrid");
     if (st != HALOX_OK)
         return st;
-    halox__shm(comm)->bind_routes = halox__hyb_bind;
-    halox__shm(comm)->g.leg = &halox__hyb_leg;
     st = halox__agree(comm, halox__hyb_init(comm, args), "hybrid endpoint creation");
     if (st != HALOX_OK)
         halox__shm_fini(comm);
@@ -208,4 +226,5 @@ HALOX__SHM_OPS(halox__hybrid_ops, "hybrid",
                "per pulse, GPU-initiated put-with-signal on the stream to peers reachable by loads "
                "and stores, MPI through pinned host memory to the others (and to pairs in "
                "HALOX_HYBRID_UNREACHABLE)",
-               halox__hyb_init_endpoint, 0);
+               halox__hyb_init_endpoint, halox__hyb_bind, halox__hyb_exchange_coords,
+               halox__hyb_exchange_forces, 0);

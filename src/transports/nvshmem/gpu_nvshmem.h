@@ -1,9 +1,9 @@
-/* Internal: the endpoint the NVSHMEM transports share (src/transports/nvshmem/gpu_nvshmem.c: set-up,
- * failure checks, launches; gpu_nvshmem_bind.c: symmetric memory, bind; gpu_nvshmem_exchange.c:
- * the nvshmem-stream/pulse/fused exchanges and their tables; gpu_nvshmem_inline.c: nvshmem-inline,
- * its exchange, view and table). `hybrid`
- * (src/transports/nvshmem/gpu_hybrid.c) builds on it: its own init, routes, exchanges and table; this
- * file never calls it (its part of bind is the bind_routes hook). */
+/* Internal: the endpoint the NVSHMEM transports share (gpu_nvshmem.c: set-up, failure checks,
+ * launches; gpu_nvshmem_bind.c: symmetric memory, bind; gpu_nvshmem_exchange.c: the start of
+ * every exchange call, the nvshmem-stream/pulse/fused exchanges and their tables;
+ * gpu_nvshmem_inline.c: nvshmem-inline, its exchange, view and table). `hybrid` (gpu_hybrid.c)
+ * builds on it: its own init, bind (the shared halves around its routes), exchanges and table;
+ * nothing here calls it. */
 #ifndef HALOX_TRANSPORTS_GPU_NVSHMEM_H
 #define HALOX_TRANSPORTS_GPU_NVSHMEM_H
 
@@ -11,10 +11,9 @@
 #include <stdint.h>
 
 #include "core/route.h"
-#include "transports/nvshmem/nvshmem_halo.h"
 #include "transports/gpu/gpu.h"
 #include "transports/gpu/gpu_staging.h"
-#include "transports/gpu/pulse_gpu.h"
+#include "transports/nvshmem/nvshmem_halo.h"
 
 enum {
     HALOX__SHM_STREAM,
@@ -70,10 +69,7 @@ typedef struct halox__shm {
         size_t bytes;
     } alloc[HALOX__SHM_MAX_ALLOCS]; /* symmetric memory handed out by device_alloc */
     int n_alloc;
-    /* hybrid only: its part of bind (routes and the MPI leg; set by its init, called by
-     * halox__shm_bind before the signals), HALOX_HYBRID_UNREACHABLE, the routes of the bound
-     * plan, the MPI leg */
-    halox_status_t (*bind_routes)(halox_comm_t *comm);
+    /* hybrid only: HALOX_HYBRID_UNREACHABLE, the routes of the bound plan, the MPI leg */
     halox__unreach_t unreach;
     halox__route_t route;
     halox__hst_t hs;
@@ -115,13 +111,19 @@ halox_status_t halox__shm_drain(halox_comm_t *comm, const char *why);
 halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t *args, int mode,
                                     const char *name);
 void halox__shm_fini(halox_comm_t *comm);
-/* Bind: the rows, buffers and signals of the bound plan (and m->bind_routes first). In two
- * halves for a transport that adds its own work before the last agreement: _begin (collective,
- * returns the same failures on every rank except its local uploads'; st0: a failure before the
- * bind, agreed in its gather), then _end(st): waits for the stream and agrees on st (not after a
- * failure of _begin's gather: every rank has it). */
+/* Bind: the rows, buffers and signals of the bound plan. In two halves for a transport that adds
+ * its own work before the last agreement: _begin (collective, returns the same failures on every
+ * rank except its local uploads'; st0: a failure before the bind, agreed in its gather), then
+ * _end(st): waits for the stream and agrees on st (not after a failure of _begin's gather: every
+ * rank has it). _begin is _head, then _table: a transport whose pulse table depends on its own
+ * part of bind (hybrid: its routes) runs that part between them. _head: the arrays, the device
+ * plan and its gather (*all_p: every rank's words, HALOX__BOUND_WORDS(2) each; NULL after a
+ * failed gather), the symmetric buffers; _table(st, all): the pulse table and the grid when st
+ * is HALOX_OK, and frees all. */
 halox_status_t halox__shm_bind(halox_comm_t *comm, halox_status_t st0);
 halox_status_t halox__shm_bind_begin(halox_comm_t *comm, halox_status_t st0);
+halox_status_t halox__shm_bind_head(halox_comm_t *comm, halox_status_t st0, long long **all_p);
+halox_status_t halox__shm_bind_table(halox_comm_t *comm, halox_status_t st, long long *all);
 halox_status_t halox__shm_bind_end(halox_comm_t *comm, halox_status_t st);
 halox_status_t halox__shm_dalloc(halox_comm_t *comm, size_t bytes, void **ptr_p);
 /* gpu_nvshmem_alloc.c: collective symmetric allocation of the largest rank's `bytes` (agreed: on
@@ -148,23 +150,22 @@ void halox__shm_msg_fini(halox__shm_t *m, int collective);
 
 /* ---- gpu_nvshmem_exchange.c ---------------------------------------------------------------- */
 
-/* nvshmem-stream's legs of pulse k on the stream, also hybrid's direct ones. put: the
+/* The start of every exchange call of the NVSHMEM transports in direction dir (HALOX__GPU_*):
+ * the endpoint usable and bound (halox__gpu_bound), for coordinates the bounded wait for the
+ * exchanges enqueued so far (halox__shm_drain; not while a graph is captured), then the call's
+ * launch parameters (call) and the epoch of its messages. */
+halox_status_t halox__shm_begin(halox_comm_t *comm, int dir);
+/* nvshmem-stream's parts of pulse k on the stream, also hybrid's direct ones. put: the
  * put-with-signal of its atoms (coordinates: the packed atoms into the receiver's halo; forces:
  * the halo forces into the owner's force buffer; no bytes under g.no_atoms). await: the
  * one-thread kernel that waits (bounded) for this PE's own signal of the pulse (coordinates in,
  * forces back), raising the direction's epoch when it is the last wait (last_wait). */
 halox_status_t halox__shm_put(halox_comm_t *comm, int dir, int k);
 halox_status_t halox__shm_await(halox_comm_t *comm, int dir, int k);
-/* The start of an exchange call in direction dir (the pulse driver's open): its launch
- * parameters (call), the epoch of the messages. */
-halox_status_t halox__shm_open(halox_comm_t *comm, int dir);
-/* Where pulse k's atoms are packed (coordinates: the symmetric staging) and its returned forces
- * are (forces: this PE's force buffer slot): the pulse driver's slot. */
-void *halox__shm_slot(halox_comm_t *comm, int dir, int k);
 
-/* The table of an NVSHMEM transport: the shared set-up, bind and symmetric memory, its own
- * init (which sets its leg), the pulse driver's exchanges. */
-#define HALOX__SHM_OPS(var, nm, desc, initfn, capt)                                                \
+/* The table of an NVSHMEM transport: the shared set-up and symmetric memory, its own init, bind
+ * and exchanges. */
+#define HALOX__SHM_OPS(var, nm, desc, initfn, bindfn, coordsfn, forcesfn, capt)                    \
     const halox_transport_ops_t var = {                                                            \
         .name = nm,                                                                                \
         .description = desc,                                                                       \
@@ -174,9 +175,9 @@ void *halox__shm_slot(halox_comm_t *comm, int dir, int k);
         .symmetric = 1,                                                                            \
         .init = initfn,                                                                            \
         .fini = halox__shm_fini,                                                                   \
-        .bind = halox__shm_bind,                                                                   \
-        .coords = halox__pulse_gpu_coords,                                                         \
-        .forces = halox__pulse_gpu_forces,                                                         \
+        .bind = bindfn,                                                                            \
+        .coords = coordsfn,                                                                        \
+        .forces = forcesfn,                                                                        \
         .dalloc = halox__shm_dalloc,                                                               \
         .dfree = halox__shm_dfree,                                                                 \
         .poll = halox__shm_poll,                                                                   \

@@ -1,7 +1,8 @@
 /* The NVSHMEM endpoint's memory and bind (gpu_nvshmem.h): device_alloc and device_free of
  * symmetric memory (collective, through gpu_nvshmem_alloc.c: the largest rank's size everywhere,
  * refused with the size to set when the heap is full), and bind in steps: the arrays, the device
- * plan, the symmetric buffers, hybrid's routes, the pulse table, the grid. */
+ * plan, the symmetric buffers (hybrid's routes come next, in its own bind), the pulse table, the
+ * grid. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdlib.h>
@@ -10,9 +11,9 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/pack.h"
-#include "transports/nvshmem/nvshmem_halo.h"
 #include "transports/gpu/gpu.h"
 #include "transports/nvshmem/gpu_nvshmem.h"
+#include "transports/nvshmem/nvshmem_halo.h"
 
 /* ---- symmetric memory --------------------------------------------------------------------- */
 
@@ -262,37 +263,48 @@ static void halox__shm_bind_blocks(halox_comm_t *comm, int maxc)
     m->blocks_per_row = bpr < 1 ? 1 : bpr > cap ? cap : bpr;
 }
 
-/* Bind up to its last agreement: one collective (the device plan's gather, which also checks
- * the arrays and gives every rank's counts and offsets) unless the symmetric buffers grow. */
-halox_status_t halox__shm_bind_begin(halox_comm_t *comm, halox_status_t st0)
+halox_status_t halox__shm_bind_head(halox_comm_t *comm, halox_status_t st0, long long **all_p)
 {
     halox__shm_t *m = halox__shm(comm);
     halox__gpu_t *g = &m->g;
-    long long which[2] = {-1, -1}, *all = NULL;
+    long long which[2] = {-1, -1};
     halox_status_t st = halox__shm_bind_arrays(comm, st0, which);
     /* device plan (maps, offsets), agreement, counts checked with the peers: a failure there is
      * every rank's */
     m->bind_agreed = 0;
-    if ((st = halox__gpu_bind(comm, g, st, which, 2, &all)) != HALOX_OK) {
+    *all_p = NULL;
+    if ((st = halox__gpu_bind(comm, g, st, which, 2, all_p)) != HALOX_OK) {
         m->bind_agreed = 1;
         return st;
     }
     const int W = HALOX__BOUND_WORDS(2);
     g->bound = 0;
-    st = halox__shm_bind_same(comm, all, W);
+    st = halox__shm_bind_same(comm, *all_p, W);
     if (st == HALOX_OK)
-        st = halox__shm_bind_buffers(comm, all, W);
+        st = halox__shm_bind_buffers(comm, *all_p, W);
     /* the library does not print: callers read it from halox_comm_get_stats() */
     comm->stats.device_bytes = (long long)halox__shm_in_use();
-    /* hybrid: which legs go direct (signals, below) and which through MPI */
-    if (st == HALOX_OK && m->bind_routes)
-        st = m->bind_routes(comm);
+    return st;
+}
+
+halox_status_t halox__shm_bind_table(halox_comm_t *comm, halox_status_t st, long long *all)
+{
+    halox__shm_t *m = halox__shm(comm);
+    if (m->bind_agreed)
+        return st; /* the gather failed: nothing to lay out */
     int maxc = 1;
     if (st == HALOX_OK)
-        st = halox__shm_bind_rows(comm, all, W, &maxc);
+        st = halox__shm_bind_rows(comm, all, HALOX__BOUND_WORDS(2), &maxc);
     free(all);
     halox__shm_bind_blocks(comm, maxc);
     return st;
+}
+
+halox_status_t halox__shm_bind_begin(halox_comm_t *comm, halox_status_t st0)
+{
+    long long *all = NULL;
+    halox_status_t st = halox__shm_bind_head(comm, st0, &all);
+    return halox__shm_bind_table(comm, st, all);
 }
 
 halox_status_t halox__shm_bind_end(halox_comm_t *comm, halox_status_t st)

@@ -5,8 +5,8 @@
  *
  * Two ways to run the same protocol, which interoperate pulse by pulse (the same signals, the same
  * layouts: a rank may use one while its peer uses the other):
- *   - its own kernels (src/transports/nvshmem/inline_halo.cu), behind halox_comm_coords / halox_comm_forces:
- *     every plan (forwarding, several pulses, float or double, stride 3 or 4);
+ *   - its own kernels (inline_halo.cu), behind halox_comm_coords / halox_comm_forces: every
+ *     plan (forwarding, several pulses, float or double, stride 3 or 4);
  *   - the caller's kernels, with the view of halox_comm_inline_view (float, stride 3, plans
  *     without forwarded atoms); the caller reports them with halox_comm_inline_enqueued.
  * This file: init, bind (peer check, the view: the pulse table and every home atom's sends), the
@@ -19,11 +19,10 @@
 
 #include "core/error.h"
 #include "core/pack.h"
-#include "transports/nvshmem/inline_halo.h"
-#include "transports/nvshmem/nvshmem_halo.h"
 #include "transports/gpu/gpu.h"
 #include "transports/nvshmem/gpu_nvshmem.h"
-#include "transports/gpu/pulse_gpu.h"
+#include "transports/nvshmem/inline_halo.h"
+#include "transports/nvshmem/nvshmem_halo.h"
 #include "transports/registry.h"
 
 /* blocks of a kernel that moves `atoms` atoms and never waits: about 2 elements per thread */
@@ -110,17 +109,17 @@ static halox_status_t halox__inl_forces(halox_comm_t *comm)
                             : halox__shm_launch_error(comm, e, "nvshmem-inline force kernel");
 }
 
-static halox_status_t halox__inl_pulses(halox_comm_t *comm, int dir)
+static halox_status_t halox__inl_exchange_coords(halox_comm_t *comm)
 {
-    return dir == HALOX__GPU_COORDS ? halox__inl_coords(comm) : halox__inl_forces(comm);
+    halox_status_t st = halox__shm_begin(comm, HALOX__GPU_COORDS);
+    return st == HALOX_OK ? halox__inl_coords(comm) : st;
 }
 
-static const halox__pulse_gpu_leg_t halox__inl_leg = {
-    .drain = halox__shm_drain,
-    .open = halox__shm_open,
-    .pulses = halox__inl_pulses,
-    .fail = halox__shm_launch_error,
-};
+static halox_status_t halox__inl_exchange_forces(halox_comm_t *comm)
+{
+    halox_status_t st = halox__shm_begin(comm, HALOX__GPU_FORCES);
+    return st == HALOX_OK ? halox__inl_forces(comm) : st;
+}
 
 /* ---- init, bind ------------------------------------------------------------------------------ */
 
@@ -130,7 +129,6 @@ static halox_status_t halox__inl_init(halox_comm_t *comm, const halox_comm_args_
     if (st != HALOX_OK)
         return st;
     halox__shm_t *m = halox__shm(comm);
-    m->g.leg = &halox__inl_leg;
     if (m->use_put) {
         st = halox__error(HALOX_ERR_INVALID_ARG,
                           "nvshmem-inline: rank %d: HALOX_NVSHMEM_PUT=1 asks for puts, but this "
@@ -329,8 +327,8 @@ const halox_transport_ops_t halox__nvshmem_inline_ops = {
     .init = halox__inl_init,
     .fini = halox__shm_fini,
     .bind = halox__inl_bind,
-    .coords = halox__pulse_gpu_coords,
-    .forces = halox__pulse_gpu_forces,
+    .coords = halox__inl_exchange_coords,
+    .forces = halox__inl_exchange_forces,
     .dalloc = halox__shm_dalloc,
     .dfree = halox__shm_dfree,
     .poll = halox__shm_poll,
