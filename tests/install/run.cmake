@@ -47,7 +47,7 @@ run("install" COMMAND "${CMAKE_COMMAND}" --install "${HALOX_BUILD_DIR}" --prefix
               ${_config_args})
 
 # ---- 2. what was installed -------------------------------------------------------------------
-foreach(_f include/halox/status.h include/halox/comm.h include/halox/features.h)
+foreach(_f include/halox/status.h include/halox/halox.h include/halox/endpoint.h include/halox/features.h)
   if(NOT EXISTS "${_prefix}/${_f}")
     message(FATAL_ERROR "install test: ${_f} was not installed")
   endif()
