@@ -106,7 +106,8 @@ halox_status_t halox_comm_caps(const halox_comm_t *comm, halox_transport_caps_t 
  *  blocking): x as filled by the plan build, f with room for plan->n_total forces, both of the
  *  endpoint's precision and stride; device pointers on GPU transports (from
  *  halox_comm_device_alloc() where caps.symmetric), host pointers otherwise. The endpoint keeps
- *  plan, x and f until the next bind: do not free or change the plan meanwhile. Call after every
+ *  plan, x and f until the next bind, and its exchanges read them: rebuild, move or free them
+ *  only to bind again (or to destroy the endpoint). Call after every
  *  plan build and whenever an array moves. The plan build filled the halo, so the first exchange
  *  after a bind may be a force exchange (no coordinate exchange needed on rebuild steps). A
  *  failure on any rank (bad arguments included) fails the bind on every rank, and nothing is
