@@ -45,7 +45,8 @@ halox_status_t halox_comm_set_stream_ordered(halox_comm_t *comm, int ordered);
 halox_status_t halox_comm_device_alloc(halox_comm_t *comm, size_t bytes, void **ptr_p);
 
 /** Free memory from halox_comm_device_alloc(); collective and blocking, in the same order on
- *  every rank, after the last work that uses it (bind other arrays before freeing bound ones). */
+ *  every rank, once the work that uses it is done. Bound arrays may be freed: the next exchange
+ *  then needs a bind of other arrays first. */
 halox_status_t halox_comm_device_free(halox_comm_t *comm, void *ptr);
 
 /** CUDA graphs (caps.capturable). halox_comm_graph_mode(comm, 1) before capturing
