@@ -16,9 +16,9 @@
  *    one that stopped; every wait is bounded by the endpoint's timeout. After HALOX_ERR_TIMEOUT
  *    or HALOX_ERR_COMM an endpoint may refuse every later call with HALOX_ERR_STATE (messages
  *    may still be in flight): destroy it and end the job (MPI_Abort).
- *  - Blocking. Every call returns with its work done, except the exchanges and device builds of
- *    the GPU transports, which are ordered on the endpoint's stream (halox_transport_caps_t
- *    .stream_ordered; halox/gpu.h).
+ *  - Blocking. Every call returns with its work done, except the exchanges of the GPU
+ *    transports and the device builds asked to return early (halox_device_atoms_t.async), which
+ *    are ordered on the endpoint's stream (halox_transport_caps_t.stream_ordered; halox/gpu.h).
  *  - Threads. An endpoint is used by one thread at a time (its calls take no locks); endpoints
  *    of different ranks may be used at once from different threads (the `threads` transport:
  *    one thread per rank). The MPI-based transports call MPI from the calling thread: initialise
