@@ -12,9 +12,14 @@
 #include <string.h>
 
 #include "halox/atoms.h"
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/collectives.h"
+#include "halox/endpoint.h"
 #include "halox/geometry.h"
+#include "halox/gpu.h"
 #include "halox/plan.h"
+#include "halox/topology.h"
+#include "halox/transport.h"
 #include "harness.h"
 
 /* splitmix64: tiny, portable, the same sequence on every rank */

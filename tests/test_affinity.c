@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/cpulist.h"
-#include "halox/comm.h"
+#include "halox/topology.h"
 #include "harness.h"
 #include "transports/affinity.h"
 

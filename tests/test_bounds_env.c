@@ -13,7 +13,8 @@
 
 #include "core/clock.h"
 #include "core/env.h"
-#include "halox/comm.h"
+#include "halox/endpoint.h"
+#include "halox/topology.h"
 #include "harness.h"
 
 static void expect_bad_env_timeout(const char *value)

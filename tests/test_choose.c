@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halox/comm.h"
+#include "halox/topology.h"
+#include "halox/transport.h"
 #include "harness.h"
 
 /* load_store: 1 every pair of GPUs reaches each other by loads and stores, 2 some pairs do */

@@ -19,8 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/endpoint.h"
 #include "halox/plan.h"
+#include "halox/topology.h"
 #include "harness.h"
 #include "mpi_common.h"
 #ifdef HALOX_TEST_EMU_GPU

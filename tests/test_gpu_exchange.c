@@ -26,9 +26,13 @@
 #include <string.h>
 
 #include "core/route.h"
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/collectives.h"
+#include "halox/endpoint.h"
+#include "halox/gpu.h"
 #include "halox/inline.h"
 #include "halox/plan.h"
+#include "halox/transport.h"
 #include "harness.h"
 #include "inline_kernels.h"
 #include "mpi_common.h"
@@ -279,6 +283,12 @@ static halox_comm_t *make_comm(const char *name, halox_real_t real, int stride, 
         return NULL;
     }
     CHECK_MSG(st == HALOX_OK, "%s: create: %s", name, halox_last_error());
+    if (st == HALOX_OK) { /* the endpoint answers as its transport */
+        halox_transport_caps_t mine, byname;
+        CHECK_OK(halox_comm_caps(comm, &mine));
+        CHECK_OK(halox_transport_caps(name, &byname));
+        CHECK(memcmp(&mine, &byname, sizeof mine) == 0 && mine.on_gpu && mine.stream_ordered);
+    }
     return st == HALOX_OK ? comm : NULL;
 }
 

@@ -43,8 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halox/comm.h"
+#include "halox/endpoint.h"
 #include "halox/md.h"
+#include "halox/transport.h"
 #include "mpi_common.h"
 #include "test_gpu_common.h"
 #include "test_md_common.h"

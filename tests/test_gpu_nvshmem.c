@@ -14,8 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/endpoint.h"
+#include "halox/gpu.h"
 #include "halox/plan.h"
+#include "halox/transport.h"
 #include "harness.h"
 #include "mpi_common.h"
 #include "test_gpu_common.h"

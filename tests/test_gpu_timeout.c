@@ -16,9 +16,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/endpoint.h"
+#include "halox/gpu.h"
 #include "halox/inline.h"
 #include "halox/plan.h"
+#include "halox/transport.h"
 #include "harness.h"
 #include "inline_kernels.h"
 #include "mpi_common.h"

@@ -12,8 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "halox/comm.h"
+#include "halox/endpoint.h"
 #include "halox/md.h"
+#include "halox/topology.h"
+#include "halox/transport.h"
 #include "harness.h"
 
 #if defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200809L /* mkdtemp */

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halox/comm.h"
 #include "halox/md_options.h"
+#include "halox/transport.h"
 #include "harness.h"
 
 static halox_md_setup_t fresh(void)

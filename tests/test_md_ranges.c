@@ -18,10 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "halox/comm.h"
+#include "engine/md_internal.h"
+#include "halox/endpoint.h"
 #include "halox/md.h"
 #include "harness.h"
-#include "engine/md_internal.h"
 #include "test_md_common.h"
 
 static int contains(const char *s, const char *what) { return s && strstr(s, what) != NULL; }

@@ -19,8 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/endpoint.h"
 #include "halox/geometry.h"
+#include "halox/gpu.h"
+#include "halox/transport.h"
 #include "harness.h"
 #include "mpi_common.h"
 #ifdef HALOX_TEST_GPU

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/endpoint.h"
+#include "halox/topology.h"
 #include "harness.h"
 
 #define NR 12

@@ -15,8 +15,11 @@
 #include <string.h>
 
 #include "core/transport.h" /* the collectives of the table, tested directly */
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/collectives.h"
+#include "halox/endpoint.h"
 #include "halox/plan.h"
+#include "halox/transport.h"
 #include "harness.h"
 #include "mpi_common.h"
 

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/collectives.h"
+#include "halox/endpoint.h"
 #include "halox/plan.h"
 #include "harness.h"
 #include "mpi_common.h"

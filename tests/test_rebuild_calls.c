@@ -16,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/endpoint.h"
 #include "halox/geometry.h"
+#include "halox/gpu.h"
 #include "halox/plan.h"
 #include "harness.h"
 #include "mpi_common.h"

@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "core/clock.h"
-#include "halox/comm.h"
+#include "halox/collectives.h"
+#include "halox/endpoint.h"
+#include "halox/topology.h"
 #include "harness.h"
 
 #define P 4

@@ -9,8 +9,9 @@
 #include <string.h>
 
 #include "check/checksys.h"
-#include "halox/comm.h"
+#include "halox/endpoint.h"
 #include "halox/plan.h"
+#include "halox/topology.h"
 #include "harness.h"
 
 #define P 2

@@ -18,7 +18,10 @@
 
 #include "core/clock.h"
 #include "core/transport.h"
-#include "halox/comm.h"
+#include "halox/collectives.h"
+#include "halox/endpoint.h"
+#include "halox/topology.h"
+#include "halox/transport.h"
 #include "harness.h"
 
 #define MAX_RANKS 16

@@ -27,8 +27,11 @@
 #include "check/checksys.h"
 #include "core/route.h"
 #include "core/transport.h"
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/collectives.h"
+#include "halox/endpoint.h"
 #include "halox/plan.h"
+#include "halox/topology.h"
 #include "harness.h"
 
 #define ROUNDS 3

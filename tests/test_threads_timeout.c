@@ -14,8 +14,11 @@
 
 #include "check/checksys.h"
 #include "core/clock.h"
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/collectives.h"
+#include "halox/endpoint.h"
 #include "halox/plan.h"
+#include "halox/topology.h"
 #include "harness.h"
 
 #define MAX_RANKS 16

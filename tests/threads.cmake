@@ -4,6 +4,8 @@
 # halox_team_run: threads started, joined and judged in one place (the MD driver, halox-check
 # and halox-bench use it)
 halox_test(test_team_run SOURCES test_team_run.c LABELS threads unit TIMEOUT 60)
+# what a transport can do, by name and of an endpoint (halox_transport_caps, halox_comm_caps)
+halox_test(test_caps SOURCES test_caps.c LABELS threads unit TIMEOUT 30)
 halox_test(test_threads_collectives SOURCES test_threads_collectives.c
            LABELS threads TIMEOUT 120)
 halox_test(test_threads_exchange SOURCES test_threads_exchange.c LIBS halox_checksys

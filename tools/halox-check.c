@@ -18,10 +18,13 @@
 
 #include "check/check_args.h"
 #include "check/checksys.h"
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/collectives.h"
+#include "halox/endpoint.h"
 #include "halox/env.h"
 #include "halox/features.h"
 #include "halox/plan.h"
+#include "halox/topology.h"
 #include "tool_agree.h"
 #include "tool_common.h"
 

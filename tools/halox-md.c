@@ -21,9 +21,12 @@
 #include <mpi.h>
 #endif
 
-#include "halox/comm.h"
+#include "halox/collectives.h"
+#include "halox/endpoint.h"
 #include "halox/env.h"
 #include "halox/features.h"
+#include "halox/topology.h"
+#include "halox/transport.h"
 #ifdef HALOX_HAVE_MPI
 #include "md_autotune.h"
 #endif

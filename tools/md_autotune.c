@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include "autotune_pick.h"
-#include "halox/comm.h"
+#include "halox/endpoint.h"
 #include "halox/file.h"
+#include "halox/topology.h"
+#include "halox/transport.h"
 #include "md_autotune.h"
 #include "tool_launch.h"
 

@@ -6,9 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/collectives.h"
+#include "halox/endpoint.h"
 #include "halox/env.h"
 #include "halox/features.h"
+#include "halox/topology.h"
+#include "halox/transport.h"
 
 /* How the build was compiled, one line for banners and --version: "RelWithDebInfo (C: -O2 -g
  * -DNDEBUG)", with the CUDA flags in a CUDA build and a warning when the C code is not

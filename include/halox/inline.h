@@ -51,7 +51,7 @@
 #ifndef HALOX_INLINE_H
 #define HALOX_INLINE_H
 
-#include "halox/comm.h"
+#include "halox/endpoint.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #include "halox/atoms.h"
-#include "halox/comm.h"
+#include "halox/endpoint.h"
 #include "halox/geometry.h"
 #include "halox/status.h"
 

@@ -42,7 +42,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "halox/comm.h"
+#include "halox/halox.h"
 #include "halox/md.h"
 #include "halox/plan.h"
 

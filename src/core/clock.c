@@ -6,7 +6,7 @@
 #include "core/clock.h"
 #include "core/env.h"
 #include "core/error.h"
-#include "halox/comm.h"
+#include "halox/endpoint.h"
 
 double halox__now(void)
 {

@@ -10,7 +10,10 @@
 #include "core/pack.h"
 #include "core/plan_build.h"
 #include "core/transport.h"
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/collectives.h"
+#include "halox/endpoint.h"
+#include "halox/gpu.h"
 
 int halox_comm_rank(const halox_comm_t *comm) { return comm->rank; }
 int halox_comm_size(const halox_comm_t *comm) { return comm->size; }

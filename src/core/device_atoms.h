@@ -4,7 +4,8 @@
 #ifndef HALOX_CORE_DEVICE_ATOMS_H
 #define HALOX_CORE_DEVICE_ATOMS_H
 
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/endpoint.h"
 
 /* HALOX_OK, or an error naming `op` and rank: x and id (with `zone`: zone too; with extra_bytes:
  * extra) required, capacity >= 1, n_home in [0, capacity]. */

@@ -19,7 +19,8 @@
 #include "core/migrate_store.h"
 #include "core/pack.h"
 #include "core/transport.h"
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/endpoint.h"
 
 /* Wrap component c of atom i into [0, len) in the atoms' own precision. */
 static void halox__wrap_store(halox_atoms_t *a, int i, int c, double len)

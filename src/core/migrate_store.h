@@ -8,7 +8,8 @@
 
 #include <stddef.h>
 
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/endpoint.h"
 
 typedef struct halox__mig_store_ops {
     /* Wrap every home atom into the box and find the leavers, in index order, with their

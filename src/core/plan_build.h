@@ -6,7 +6,10 @@
 
 #include <stddef.h>
 
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/collectives.h"
+#include "halox/endpoint.h"
+#include "halox/gpu.h"
 #include "halox/plan.h"
 
 /* Validate, set geometry, reset pulses (all of them: no stale entries), zero the home atoms'

@@ -10,7 +10,8 @@
 #include "core/grow.h"
 #include "core/plan_build.h"
 #include "core/transport.h"
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/endpoint.h"
 
 /* ---- the driver ----------------------------------------------------------------------------- */
 

@@ -6,8 +6,13 @@
 
 #include <stddef.h>
 
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/collectives.h"
+#include "halox/endpoint.h"
+#include "halox/gpu.h"
 #include "halox/inline.h"
+#include "halox/topology.h"
+#include "halox/transport.h"
 
 struct halox__plan_store; /* plan_build.h */
 struct halox__mig_store;  /* migrate_store.h */

@@ -11,7 +11,7 @@
 #include "core/cpulist.h"
 #include "core/env.h"
 #include "core/error.h"
-#include "halox/comm.h"
+#include "halox/topology.h"
 #include "transports/affinity.h"
 
 enum { HALOX__MAX_CPUS = 4096 };

@@ -23,7 +23,8 @@
 #include <string.h>
 
 #include "core/route.h"
-#include "halox/comm.h"
+#include "halox/topology.h"
+#include "halox/transport.h"
 
 static const char *halox__choose_msg(char *why, size_t len, const char *name, const char *msg)
 {

@@ -6,7 +6,9 @@
 
 #include "core/error.h"
 #include "core/transport.h"
-#include "halox/comm.h"
+#include "halox/endpoint.h"
+#include "halox/topology.h"
+#include "halox/transport.h"
 #include "transports/registry.h"
 
 #ifdef HALOX_HAVE_CUDA
@@ -114,6 +116,23 @@ halox_status_t halox_transport_check_name(const char *name, const char *source, 
                         more ? more : "", var ? " (or unset it)" : "");
 }
 
+/* What a transport's table declares, as its callers ask it. */
+static void halox__caps_of(const halox_transport_ops_t *ops, halox_transport_caps_t *caps)
+{
+    caps->threads = ops->threads != 0;
+    caps->on_gpu = ops->on_gpu != 0;
+    /* every GPU transport enqueues its exchanges on the endpoint's stream, also those that wait
+     * on the host inside them (their copies back to the device stay enqueued) */
+    caps->stream_ordered = ops->on_gpu != 0;
+    caps->capturable = ops->capturable != 0;
+    /* peers store into symmetric memory only from the GPU: NVSHMEM puts, stores and signals */
+    caps->gpu_initiated = ops->symmetric != 0;
+    caps->symmetric = ops->symmetric != 0;
+    caps->gpu_shared = ops->on_gpu && !ops->gpu_alone;
+    caps->inline_kernels = ops->inline_view != NULL;
+    caps->graph_update = ops->capturable && ops->graph_updatable;
+}
+
 halox_status_t halox_transport_caps(const char *name, halox_transport_caps_t *caps)
 {
     if (!caps)
@@ -122,13 +141,18 @@ halox_status_t halox_transport_caps(const char *name, halox_transport_caps_t *ca
     const halox_transport_ops_t *ops = halox__transport_find(name);
     if (!ops)
         return halox__transport_unknown(name);
-    caps->threads = ops->threads != 0;
-    caps->on_gpu = ops->on_gpu != 0;
-    caps->capturable = ops->capturable != 0;
-    caps->symmetric = ops->symmetric != 0;
-    caps->gpu_shared = ops->on_gpu && !ops->gpu_alone;
-    caps->inline_kernels = ops->inline_view != NULL;
-    caps->graph_update = ops->capturable && ops->graph_updatable;
+    halox__caps_of(ops, caps);
+    return HALOX_OK;
+}
+
+halox_status_t halox_comm_caps(const halox_comm_t *comm, halox_transport_caps_t *caps)
+{
+    if (!caps)
+        return halox__error(HALOX_ERR_INVALID_ARG, "comm_caps: caps is NULL");
+    memset(caps, 0, sizeof *caps);
+    if (!comm)
+        return halox__error(HALOX_ERR_INVALID_ARG, "comm_caps: comm is NULL");
+    halox__caps_of(comm->ops, caps);
     return HALOX_OK;
 }
 

@@ -1,5 +1,5 @@
 /* Internal: a team, the ranks of the `threads` transport as threads of one process (the public
- * halox_team_create/destroy/abort of include/halox/comm.h).
+ * halox_team_create/destroy/abort of include/halox/topology.h).
  *
  * The team owns what its ranks share: one slot per rank (signals written by peers at any time,
  * everything else written by the owning rank only before a team barrier and read by peers only
@@ -16,8 +16,9 @@
 #include <stdint.h>
 
 #include "core/route.h"
-#include "halox/comm.h"
+#include "halox/endpoint.h"
 #include "halox/plan.h"
+#include "halox/topology.h"
 
 #define HALOX__CACHE_LINE 64
 #define HALOX__WHY_BYTES  768

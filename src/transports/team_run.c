@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "core/error.h"
-#include "halox/comm.h"
+#include "halox/topology.h"
 
 typedef struct team_thread {
     halox_team_t *team;

@@ -2,7 +2,9 @@
 #ifndef HALOX_TESTS_EMU_TRANSPORT_H
 #define HALOX_TESTS_EMU_TRANSPORT_H
 
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/endpoint.h"
+#include "halox/topology.h"
 
 #ifdef __cplusplus
 extern "C" {

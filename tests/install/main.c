@@ -1,8 +1,8 @@
 /* Consumer of an installed halox: uses only the public headers and the installed library. */
 #include <stdio.h>
 
-#include <halox/comm.h>
 #include <halox/features.h>
+#include <halox/halox.h>
 #include <halox/status.h>
 
 int main(void)

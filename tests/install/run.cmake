@@ -7,47 +7,19 @@
 #   HALOX_BUILD_TYPE    configuration (may be empty)
 # Steps: install into HALOX_WORK_DIR/prefix; check the installed files; build and run the
 # consumer with find_package(halox); build and run it with pkg-config.
-cmake_minimum_required(VERSION 3.16)
-
-foreach(_v HALOX_BUILD_DIR HALOX_CONSUMER_DIR HALOX_WORK_DIR HALOX_C_COMPILER)
-  if(NOT DEFINED ${_v} OR "${${_v}}" STREQUAL "")
-    message(FATAL_ERROR "install test: ${_v} is not set")
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
+halox_install_require(HALOX_BUILD_DIR HALOX_CONSUMER_DIR HALOX_WORK_DIR HALOX_C_COMPILER)
 
 set(_prefix "${HALOX_WORK_DIR}/prefix")
 set(_consumer_build "${HALOX_WORK_DIR}/consumer-cmake")
 
-# run(<what> COMMAND ...): run a command, echo it, fail with its output when it fails.
-function(run what)
-  cmake_parse_arguments(R "" "OUTPUT_VARIABLE" "COMMAND" ${ARGN})
-  list(JOIN R_COMMAND " " _shown)
-  message(STATUS "[${what}] ${_shown}")
-  execute_process(COMMAND ${R_COMMAND}
-                  RESULT_VARIABLE _rc
-                  OUTPUT_VARIABLE _out
-                  ERROR_VARIABLE _out)
-  if(NOT _rc EQUAL 0)
-    message(FATAL_ERROR "install test: ${what} failed (${_rc}):\n${_out}")
-  endif()
-  if(R_OUTPUT_VARIABLE)
-    set(${R_OUTPUT_VARIABLE} "${_out}" PARENT_SCOPE)
-  endif()
-endfunction()
-
-file(REMOVE_RECURSE "${HALOX_WORK_DIR}")
-file(MAKE_DIRECTORY "${HALOX_WORK_DIR}")
-
 # ---- 1. install ------------------------------------------------------------------------------
-set(_config_args "")
-if(HALOX_BUILD_TYPE)
-  set(_config_args --config "${HALOX_BUILD_TYPE}")
-endif()
-run("install" COMMAND "${CMAKE_COMMAND}" --install "${HALOX_BUILD_DIR}" --prefix "${_prefix}"
-              ${_config_args})
+halox_install_into("${_prefix}")
+set(_config_args ${HALOX_INSTALL_CONFIG_ARGS})
 
 # ---- 2. what was installed -------------------------------------------------------------------
-foreach(_f include/halox/status.h include/halox/comm.h include/halox/features.h)
+foreach(_f include/halox/status.h include/halox/halox.h include/halox/endpoint.h
+           include/halox/features.h)
   if(NOT EXISTS "${_prefix}/${_f}")
     message(FATAL_ERROR "install test: ${_f} was not installed")
   endif()
@@ -73,28 +45,7 @@ file(GLOB _bins RELATIVE "${_prefix}/bin" "${_prefix}/bin/*")
 message(STATUS "installed tools: ${_bins}")
 
 # ---- 3. consumer with find_package(halox) ----------------------------------------------------
-set(_gen_args "")
-if(HALOX_GENERATOR)
-  set(_gen_args -G "${HALOX_GENERATOR}")
-endif()
-set(_type_args "")
-if(HALOX_BUILD_TYPE)
-  set(_type_args "-DCMAKE_BUILD_TYPE=${HALOX_BUILD_TYPE}")
-endif()
-# Only the temporary prefix may provide halox: no package registries, no system copy first.
-run("configure consumer" COMMAND "${CMAKE_COMMAND}" -S "${HALOX_CONSUMER_DIR}"
-    -B "${_consumer_build}" ${_gen_args} ${_type_args}
-    "-DCMAKE_C_COMPILER=${HALOX_C_COMPILER}"
-    "-DCMAKE_PREFIX_PATH=${_prefix}"
-    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
-    -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF)
-file(STRINGS "${_consumer_build}/CMakeCache.txt" _dir REGEX "^halox_DIR:")
-string(REGEX REPLACE "^halox_DIR:[A-Z]*=" "" _dir "${_dir}")
-string(FIND "${_dir}" "${_prefix}" _at)
-if(NOT _at EQUAL 0)
-  message(FATAL_ERROR "install test: find_package(halox) found '${_dir}', not the installed "
-                      "package under ${_prefix}")
-endif()
+halox_install_configure("${HALOX_CONSUMER_DIR}" "${_consumer_build}" "${_prefix}")
 run("build consumer" COMMAND "${CMAKE_COMMAND}" --build "${_consumer_build}" ${_config_args})
 file(GLOB_RECURSE _exe "${_consumer_build}/halox_consumer" "${_consumer_build}/halox_consumer.exe")
 if(NOT _exe)

@@ -6,9 +6,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/collectives.h"
+#include "halox/endpoint.h"
+#include "halox/gpu.h"
 #include "halox/md.h"
 #include "halox/plan.h"
+#include "halox/topology.h"
+#include "halox/transport.h"
 
 /* Exit codes: 0 measured (or skipped with a message), 1 a wrong result or a run-time failure,
  * 2 bad usage or bad input. */

@@ -6,8 +6,12 @@
 #include <stdint.h>
 
 #include "check/checksys.h"
-#include "halox/comm.h"
+#include "halox/build.h"
+#include "halox/collectives.h"
+#include "halox/endpoint.h"
 #include "halox/plan.h"
+#include "halox/topology.h"
+#include "halox/transport.h"
 
 typedef struct {
     halox_plan_params_t prm;
