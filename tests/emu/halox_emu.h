@@ -287,7 +287,7 @@ static inline halox_emu_launcher<P...> halox_emu_launch(unsigned blocks, unsigne
 {
     return halox_emu_launcher<P...>{blocks, threads, stream, kernel, name};
 }
-#define HALOX__LAUNCH(kernel, blocks, threads, stream)                                             \
+#define HALOX_LAUNCH(kernel, blocks, threads, stream)                                              \
     halox_emu_launch((unsigned)(blocks), (unsigned)(threads), (cudaStream_t)(stream), kernel,      \
                      #kernel)
 
