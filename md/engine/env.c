@@ -86,7 +86,9 @@ const char *md__env_string(const char *name)
     return v && *v ? v : NULL;
 }
 
-halox_status_t md__env_number(const char *name, double lo, double hi, double def, double *out)
+/* The variable as a number in [lo, hi], a whole one when whole; def when unset or empty. */
+static halox_status_t md__env_read(const char *name, double lo, double hi, double def, int whole,
+                                   double *out)
 {
     const char *v = md__env_string(name);
     *out = def;
@@ -98,36 +100,35 @@ halox_status_t md__env_number(const char *name, double lo, double hi, double def
     const double d = strtod(v, &end);
     const int none = end == v;
     end += strspn(end, " \t\n");
-    if (none || *end || errno == ERANGE || !isfinite(d) || d < lo || d > hi)
+    if (none || *end || errno == ERANGE || !isfinite(d) || d < lo || d > hi ||
+        (whole && d != floor(d)))
         return halox_set_error(HALOX_ERR_INVALID_ARG,
-                               "%s='%s' is not a number from %g to %g: set it to one, or unset it "
-                               "for the default (%g)",
-                               name, v, lo, hi, def);
+                               "%s='%s' is not a %s from %g to %g: set it to one, or unset it for "
+                               "the default (%g)",
+                               name, v, whole ? "whole number" : "number", lo, hi, def);
     *out = d;
     return HALOX_OK;
+}
+
+halox_status_t md__env_number(const char *name, double lo, double hi, double def, double *out)
+{
+    return md__env_read(name, lo, hi, def, 0, out);
 }
 
 halox_status_t md__env_int(const char *name, int lo, int hi, int def, int *out)
 {
     double d;
-    halox_status_t st = md__env_number(name, lo, hi, def, &d);
-    if (st == HALOX_OK && d != floor(d))
-        st = halox_set_error(HALOX_ERR_INVALID_ARG,
-                             "%s='%s' is not a whole number: set it to one from %d to %d, or unset "
-                             "it for the default (%d)",
-                             name, md__env_string(name), lo, hi, def);
-    *out = st == HALOX_OK ? (int)d : def;
+    const halox_status_t st = md__env_read(name, lo, hi, def, 1, &d);
+    *out = (int)d;
     return st;
 }
 
 halox_status_t md__env_flag(const char *name, int def, int *out)
 {
     const char *v = md__env_string(name);
-    *out = def;
+    *out = v && !strcmp(v, "1") ? 1 : v && !strcmp(v, "0") ? 0 : def;
     if (v && strcmp(v, "0") && strcmp(v, "1"))
         return halox_set_error(HALOX_ERR_INVALID_ARG, "%s='%s': set it to 0 or 1, or unset it",
                                name, v);
-    if (v)
-        *out = v[0] == '1';
     return HALOX_OK;
 }

@@ -38,9 +38,9 @@ static cudaError_t md__timeline_clear(md_timeline_t *tl, cudaStream_t stream)
  * k-major: chunk k of every row before chunk k + 1 of any, so a block's warps take neighbouring
  * rows (which share j clusters) as with a warp per row. The slots span the capacity (the row
  * count is on the device); those past kch x rows flag nothing. */
-/* One compaction (compact.cuh) over the slots: a slot is an item when its row has entries in
- * that chunk; items[pos] = row * kch + chunk in slot order, their number into dims, and every
- * slot's inner count zeroed (chunks no item names count nothing: md__clusters_entries sums
+/* One compaction (halox/device/compact.cuh) over the slots: a slot is an item when its row has
+ * entries in that chunk; items[pos] = row * kch + chunk in slot order, their number into dims, and
+ * every slot's inner count zeroed (chunks no item names count nothing: md__clusters_entries sums
  * them all). Three kernels before (the flags, their scan, the items). */
 struct cl_item_of {
     const int *dims, *cnt;

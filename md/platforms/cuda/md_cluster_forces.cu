@@ -24,7 +24,7 @@ static __global__ void cl_halo_forces(int s0, int s1, const int *__restrict__ di
                                       const int *__restrict__ perm, float *__restrict__ fs,
                                       float *__restrict__ fnl)
 {
-    halox_chained_wait(); /* launched chained (launch.cuh) */
+    halox_chained_wait(); /* launched chained (halox/device/launch.cuh) */
     cl_halo_slots(dims, &s0, &s1);
     const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= s1)

@@ -183,7 +183,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
           float *__restrict__ fs, double *__restrict__ energy, const float4 *__restrict__ bnow,
           const int *__restrict__ dims, md_timeline_t *tl, int tl_kind)
 {
-    halox_chained_wait(); /* launched chained (launch.cuh) */
+    halox_chained_wait(); /* launched chained (halox/device/launch.cuh) */
     __shared__ float4 si[CL_WARPS][MD_CLUSTER_SIZE];
     __shared__ int sel[CL_WARPS][32]; /* a prune's entries that pass the box test */
     if (dims) {                       /* spans (md_cluster.h): the build's counts on the device */

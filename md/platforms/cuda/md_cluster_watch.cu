@@ -49,7 +49,7 @@ static __global__ void __launch_bounds__(256)
               cl_state_t *st, md_clusters_watch_t *watch, cl_kick_drift_t kd,
               halox_inline_view_t inl, int inl_wait, int inl_send, md_timeline_t *tl, int tl_kind)
 {
-    halox_chained_wait(); /* launched chained (launch.cuh) */
+    halox_chained_wait(); /* launched chained (halox/device/launch.cuh) */
     __shared__ float part_max[4][8];
     __shared__ int last;
     if (dims) {

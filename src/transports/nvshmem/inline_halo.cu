@@ -182,18 +182,17 @@ extern "C" cudaError_t halox__inl_take(const halox__shm_launch_t *l, int k, int 
     return cudaGetLastError();
 }
 
-/* The public launchers' checks: a view and a direction (who: the launcher, for the message). */
-static halox_status_t inl_view_ok(const halox_inline_view_t *v, int dir, const char *who)
+/* The public launchers (halox/inline.h): one thread of `kernel` on the view's direction dir, or
+ * an error naming who (the launcher) and the direction, or the CUDA error of the launch (the
+ * runtime's error stays for callers that read it). */
+static halox_status_t inl_view_launch(void (*kernel)(halox_inline_view_t, int),
+                                      const halox_inline_view_t *v, int dir, void *stream,
+                                      const char *who)
 {
-    if (v && (dir == 0 || dir == 1))
-        return HALOX_OK;
-    return halox__error(HALOX_ERR_INVALID_ARG, "%s: %s", who,
-                        v ? "give direction 0 (coordinates) or 1 (forces)" : "no view given");
-}
-
-/* Their launch's outcome; the runtime's error stays for callers that read it (halox/inline.h). */
-static halox_status_t inl_launched(const char *who, int dir)
-{
+    if (!v || (dir != 0 && dir != 1))
+        return halox__error(HALOX_ERR_INVALID_ARG, "%s: %s", who,
+                            v ? "give direction 0 (coordinates) or 1 (forces)" : "no view given");
+    HALOX__LAUNCH_CHAINED(kernel, 1, 1, (cudaStream_t)stream)(*v, dir);
     const cudaError_t e = cudaPeekAtLastError();
     if (e == cudaSuccess)
         return HALOX_OK;
@@ -204,21 +203,13 @@ static halox_status_t inl_launched(const char *who, int dir)
 extern "C" halox_status_t halox_inline_launch_wait(const halox_inline_view_t *v, int dir,
                                                    void *stream)
 {
-    halox_status_t st = inl_view_ok(v, dir, "halox_inline_launch_wait");
-    if (st != HALOX_OK)
-        return st;
-    HALOX__LAUNCH_CHAINED(inl_view_wait_kernel, 1, 1, (cudaStream_t)stream)(*v, dir);
-    return inl_launched("halox_inline_launch_wait", dir);
+    return inl_view_launch(inl_view_wait_kernel, v, dir, stream, "halox_inline_launch_wait");
 }
 
 extern "C" halox_status_t halox_inline_launch_signal(const halox_inline_view_t *v, int dir,
                                                      void *stream)
 {
-    halox_status_t st = inl_view_ok(v, dir, "halox_inline_launch_signal");
-    if (st != HALOX_OK)
-        return st;
-    HALOX__LAUNCH_CHAINED(inl_view_signal_kernel, 1, 1, (cudaStream_t)stream)(*v, dir);
-    return inl_launched("halox_inline_launch_signal", dir);
+    return inl_view_launch(inl_view_signal_kernel, v, dir, stream, "halox_inline_launch_signal");
 }
 
 /* ---- send lists ----------------------------------------------------------------------------- */
