@@ -1,5 +1,5 @@
-/* The GPU engine's cluster pair lists and cluster LJ kernel (md/platforms/cuda/md_cluster_*.cu) against a
- * CPU brute force over every pair, in double.
+/* The GPU engine's cluster pair lists and cluster LJ kernel (md/platforms/cuda/md_cluster_*.cu)
+ * against a CPU brute force over every pair, in double.
  *
  * System: a jittered cubic lattice at density 0.8 filling [0, Lh + rl)^3 (no overlaps). Atoms in
  * [0, Lh)^3 are home atoms (zone 0); the others are halo atoms whose zone has bit d set when
