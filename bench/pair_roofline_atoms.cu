@@ -6,11 +6,11 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "halox/device/scan.cuh"
+#include "pair_roofline.h"
 #include "platforms/cuda/cell_coord.cuh"
 #include "platforms/cuda/md_kernels.h"
-#include "kernels/scan.h"
 #include "platforms/cuda/md_reduce.cuh"
-#include "pair_roofline.h"
 
 #define PRB_THREADS 128
 
@@ -51,7 +51,7 @@ static __global__ void prb_bin_count(const float *__restrict__ x, int n, prb_cel
     if (i >= n)
         return;
     int c3[3];
-    halox__cell_of(x, i, g.lo, g.inv_w, g.m, c3);
+    md__cell_of(x, i, g.lo, g.inv_w, g.m, c3);
     int c = (c3[2] * g.m[1] + c3[1]) * g.m[0] + c3[0];
     cell_of[i] = c;
     atomicAdd(&count[c], 1);
@@ -67,7 +67,7 @@ static __global__ void prb_bin_scatter(int n, const int *__restrict__ cell_of,
     cell_atoms[pos] = i;
 }
 
-size_t prb_atoms_bin_scratch(int m) { return halox__kernel_scan_scratch(m); }
+size_t prb_atoms_bin_scratch(int m) { return halox_scan_scratch(m); }
 
 cudaError_t prb_atoms_bin(const float *x, int n, const prb_cell_grid_t *grid, int *cell_of,
                           int *cell_start, int *cursor, int *cell_atoms, int *scratch,
@@ -83,7 +83,7 @@ cudaError_t prb_atoms_bin(const float *x, int n, const prb_cell_grid_t *grid, in
             return e;
     }
     /* scan the counts in place (each count is read before it is overwritten) */
-    if ((e = halox__kernel_scan(cursor, m, cell_start, cursor, scratch, stream)) != cudaSuccess)
+    if ((e = halox_scan(cursor, m, cell_start, cursor, scratch, stream)) != cudaSuccess)
         return e;
     if (n > 0) {
         prb_bin_scatter<<<prb_blocks(n, 256), 256, 0, stream>>>(n, cell_of, cursor, cell_atoms);

@@ -46,8 +46,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "platforms/cuda/md_cluster.h"
 #include "pair_roofline.h"
+#include "platforms/cuda/md_cluster.h"
 
 /* ---- device helpers -------------------------------------------------------------------- */
 
@@ -149,11 +149,11 @@ static void masks_build(prb_sys_t *s, int masks, float rc2, cudaStream_t st)
     md_clusters_t *cl = &s->shift;
     const float plo[3] = {0, 0, 0}, pext[3] = {(float)s->L, (float)s->L, (float)s->L};
     cl->masks = masks;
-    CK(halox__md_clusters_build(cl, s->x, s->zone, s->n_home, s->n_home, plo, pext, DENSITY,
-                                (float)(CUTOFF + SKIN), 7, st));
-    CK(halox__md_clusters_lj(cl, 0, rc2, 0.0, NULL, st));
-    CK(halox__md_clusters_gather(cl, s->x, s->zone, 2, NULL, st));
-    CK(halox__md_clusters_clear_forces(cl, st));
+    CK(md__clusters_build(cl, s->x, s->zone, s->n_home, s->n_home, plo, pext, DENSITY,
+                          (float)(CUTOFF + SKIN), 7, st));
+    CK(md__clusters_lj(cl, 0, rc2, 0.0, NULL, st));
+    CK(md__clusters_gather(cl, s->x, s->zone, 2, NULL, st));
+    CK(md__clusters_clear_forces(cl, st));
 }
 
 /* The periodic-shift list's kernel with the pair masks of its prune (md_cluster.h:
@@ -174,8 +174,8 @@ static int masks_timed(FILE *jf, prb_sys_t *s, float rc2, double entries, double
     double big = 0;
     for (int m = MD_CLUSTER_MASKS_TEST; m <= MD_CLUSTER_MASKS_SKIP; m++) {
         masks_build(s, m, rc2, st);
-        CK(halox__md_clusters_lj(cl, 0, rc2, 0.0, NULL, st));
-        CK(halox__md_clusters_take_forces(cl, s->f, st));
+        CK(md__clusters_lj(cl, 0, rc2, 0.0, NULL, st));
+        CK(md__clusters_take_forces(cl, s->f, st));
         CK(cudaMemcpyAsync(m ? got : ref, s->f, sizeof(float) * n3, cudaMemcpyDeviceToHost, st));
         CK(cudaStreamSynchronize(st));
         if (m == MD_CLUSTER_MASKS_TEST) {
@@ -198,7 +198,7 @@ static int masks_timed(FILE *jf, prb_sys_t *s, float rc2, double entries, double
         }
         for (int r = -warmup; r < repeats; r++) {
             CK(cudaEventRecord(e0, st));
-            CK(halox__md_clusters_lj(cl, 0, rc2, 0.0, NULL, st));
+            CK(md__clusters_lj(cl, 0, rc2, 0.0, NULL, st));
             CK(cudaEventRecord(e1, st));
             CK(cudaEventSynchronize(e1));
             if (r >= 0)
@@ -427,8 +427,8 @@ int main(int argc, char **argv)
             float tb[5];
             for (int r = 0; r < 5; r++) {
                 CK(cudaEventRecord(e0, st));
-                CK(halox__md_clusters_build(&s.shift, s.x, s.zone, nh, nh, plo, pext, DENSITY,
-                                            (float)(CUTOFF + SKIN), 7, st));
+                CK(md__clusters_build(&s.shift, s.x, s.zone, nh, nh, plo, pext, DENSITY,
+                                      (float)(CUTOFF + SKIN), 7, st));
                 CK(cudaEventRecord(e1, st));
                 CK(cudaEventSynchronize(e1));
                 CK(cudaEventElapsedTime(&tb[r], e0, e1));
@@ -473,11 +473,11 @@ int main(int argc, char **argv)
             if (clk) {
                 /* prune once (the build armed it), then the gather decides: no motion, no
                  * prune; the timed kernels run over the inner lists */
-                CK(halox__md_clusters_lj(cl, nonloc, rc2, 0.0, NULL, st));
-                CK(halox__md_clusters_gather(cl, s.x, s.zone, 2, NULL, st));
-                CK(halox__md_clusters_clear_forces(cl, st));
+                CK(md__clusters_lj(cl, nonloc, rc2, 0.0, NULL, st));
+                CK(md__clusters_gather(cl, s.x, s.zone, 2, NULL, st));
+                CK(md__clusters_clear_forces(cl, st));
                 long long el = 0, en = 0, eli = 0, eni = 0;
-                CK(halox__md_clusters_entries(cl, &el, &en, &eli, &eni));
+                CK(md__clusters_entries(cl, &el, &en, &eli, &eni));
                 entries = (double)(nonloc ? eni : eli) * MD_CLUSTER_SIZE * MD_CLUSTER_SIZE;
                 printf("%9d %-9s outer %lld + %lld, inner %lld + %lld cluster pairs\n", nh, name,
                        el, en, eli, eni);
@@ -497,7 +497,7 @@ int main(int argc, char **argv)
             for (int r = -warmup; r < repeats; r++) {
                 CK(cudaEventRecord(e0, st));
                 if (clk)
-                    CK(halox__md_clusters_lj(cl, nonloc, rc2, 0.0, NULL, st));
+                    CK(md__clusters_lj(cl, nonloc, rc2, 0.0, NULL, st));
                 else
                     CK(prb_atoms_lj(s.x, nbr, cnt, rows, s.n_home, rc2, 0.0, out_lo, s.f, NULL,
                                     st));
@@ -524,7 +524,7 @@ int main(int argc, char **argv)
             md_clusters_super_t su;
             memset(&su, 0, sizeof su);
             CK(cudaEventRecord(e0, st));
-            CK(halox__md_clusters_super_build(&s.shift, &su, st));
+            CK(md__clusters_super_build(&s.shift, &su, st));
             CK(cudaEventRecord(e1, st));
             CK(cudaEventSynchronize(e1));
             float tm = 0;
@@ -559,7 +559,7 @@ int main(int argc, char **argv)
                    nh, su.nrows, merged, both, pad, tm);
             for (int r = -warmup; r < repeats; r++) {
                 CK(cudaEventRecord(e0, st));
-                CK(halox__md_clusters_lj_super(&s.shift, &su, rc2, st));
+                CK(md__clusters_lj_super(&s.shift, &su, rc2, st));
                 CK(cudaEventRecord(e1, st));
                 CK(cudaEventSynchronize(e1));
                 if (r >= 0)
@@ -568,7 +568,7 @@ int main(int argc, char **argv)
             prb_stats_t ks = stats(t, repeats);
             report(jf, "cl-super", nh, s.n - nh, su.nrows, entries, within_of[0] + within_of[1], ks,
                    repeats, warmup, bw_best, fp_best, rel);
-            halox__md_clusters_super_free(&su);
+            md__clusters_super_free(&su);
         }
         prb_sys_free(&s);
         rc_all++;

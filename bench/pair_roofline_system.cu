@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "platforms/cuda/md_cluster.h"
 #include "pair_roofline.h"
+#include "platforms/cuda/md_cluster.h"
 
 static uint64_t next_u64(uint64_t *s)
 {
@@ -134,8 +134,8 @@ void prb_sys_free(prb_sys_t *s)
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
         if (p[k])
             cudaFree(p[k]);
-    halox__md_clusters_free(&s->cl);
-    halox__md_clusters_free(&s->shift);
+    md__clusters_free(&s->cl);
+    md__clusters_free(&s->shift);
     free(s->hx);
     memset(s, 0, sizeof *s);
 }
@@ -197,15 +197,15 @@ int prb_sys_build(prb_sys_t *s, int n_home, uint64_t seed, cudaStream_t st)
                 lo[d] = (float)(-rl - 1e-3 * rl);
                 ext[d] = (float)(s->L + 2 * rl + 2e-3 * rl);
             }
-            cudaError_t e = halox__md_clusters_build(&s->cl, s->x, s->zone, n_home, n, lo, ext,
-                                                     DENSITY, (float)rl, 0, st);
+            cudaError_t e = md__clusters_build(&s->cl, s->x, s->zone, n_home, n, lo, ext, DENSITY,
+                                               (float)rl, 0, st);
             /* the engine's periodic-shift lists: the home atoms alone in the periodic box
              * [0, L)^3, inner lists pruned at the engine's default inner buffer */
             if (e == cudaSuccess) {
                 const float plo[3] = {0, 0, 0}, pext[3] = {(float)s->L, (float)s->L, (float)s->L};
-                halox__md_clusters_set_prune(&s->shift, (float)CUTOFF, (float)(CUTOFF * 1.05));
-                e = halox__md_clusters_build(&s->shift, s->x, s->zone, n_home, n_home, plo, pext,
-                                             DENSITY, (float)rl, 7, st);
+                md__clusters_set_prune(&s->shift, (float)CUTOFF, (float)(CUTOFF * 1.05));
+                e = md__clusters_build(&s->shift, s->x, s->zone, n_home, n_home, plo, pext, DENSITY,
+                                       (float)rl, 7, st);
             }
             if (e == cudaErrorMemoryAllocation) {
                 cudaGetLastError();
@@ -231,22 +231,22 @@ static void sys_forces(prb_sys_t *s, int clusters, cudaStream_t st)
     if (clusters == 3) { /* super-rows of the periodic-shift list (pruned by a first kernel) */
         md_clusters_super_t su;
         memset(&su, 0, sizeof su);
-        CK(halox__md_clusters_lj(&s->shift, 0, rc2, 0.0, NULL, st));
-        CK(halox__md_clusters_clear_forces(&s->shift, st));
-        CK(halox__md_clusters_super_build(&s->shift, &su, st));
-        CK(halox__md_clusters_lj_super(&s->shift, &su, rc2, st));
-        CK(halox__md_clusters_take_forces(&s->shift, s->f, st));
+        CK(md__clusters_lj(&s->shift, 0, rc2, 0.0, NULL, st));
+        CK(md__clusters_clear_forces(&s->shift, st));
+        CK(md__clusters_super_build(&s->shift, &su, st));
+        CK(md__clusters_lj_super(&s->shift, &su, rc2, st));
+        CK(md__clusters_take_forces(&s->shift, s->f, st));
         CK(cudaMemsetAsync(s->fnl, 0, sizeof(float) * 3 * (size_t)s->n, st));
         CK(cudaStreamSynchronize(st));
-        halox__md_clusters_super_free(&su);
+        md__clusters_super_free(&su);
     } else if (clusters == 2) { /* periodic shifts: every force of the home atoms from one list */
-        CK(halox__md_clusters_lj(&s->shift, 0, rc2, 0.0, NULL, st));
-        CK(halox__md_clusters_take_forces(&s->shift, s->f, st));
+        CK(md__clusters_lj(&s->shift, 0, rc2, 0.0, NULL, st));
+        CK(md__clusters_take_forces(&s->shift, s->f, st));
         CK(cudaMemsetAsync(s->fnl, 0, sizeof(float) * 3 * (size_t)s->n, st));
     } else if (clusters) {
-        CK(halox__md_clusters_lj(&s->cl, 0, rc2, 0.0, NULL, st));
-        CK(halox__md_clusters_lj(&s->cl, 1, rc2, 0.0, NULL, st));
-        CK(halox__md_clusters_take_forces(&s->cl, s->f, st));
+        CK(md__clusters_lj(&s->cl, 0, rc2, 0.0, NULL, st));
+        CK(md__clusters_lj(&s->cl, 1, rc2, 0.0, NULL, st));
+        CK(md__clusters_take_forces(&s->cl, s->f, st));
         CK(cudaMemsetAsync(s->fnl, 0, sizeof(float) * 3 * (size_t)s->n, st));
     } else {
         CK(prb_atoms_lj(s->x, s->nbr_loc, s->cnt_loc, s->n_home, s->n_home, rc2, 0.0, s->f, s->f,

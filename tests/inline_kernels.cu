@@ -3,9 +3,9 @@
  * blocks take part even in small systems. */
 #include <cuda_runtime.h>
 
+#include "halox/device/launch.cuh" /* launches that the host emulation (tests/emu) runs too */
 #include "halox/inline_device.cuh"
 #include "inline_kernels.h"
-#include "kernels/launch.cuh" /* launches that the host emulation (tests/emu) runs too */
 
 #define TK_THREADS 64
 
@@ -76,29 +76,28 @@ static int tk_consumer_blocks(const halox_inline_view_t *v, int n)
 extern "C" cudaError_t tk_inline_coords(const halox_inline_view_t *v, const float *x, int n_home,
                                         int wait_inside, cudaStream_t stream)
 {
-    HALOX__LAUNCH(tk_put_x, tk_blocks(n_home), TK_THREADS, stream)(*v, x, n_home);
+    HALOX_LAUNCH(tk_put_x, tk_blocks(n_home), TK_THREADS, stream)(*v, x, n_home);
     if (wait_inside)
-        HALOX__LAUNCH(tk_take, tk_consumer_blocks(v, 4 * TK_THREADS), TK_THREADS, stream)
-        (*v, 0, NULL, 0);
-    else
-        HALOX__LAUNCH(tk_wait, 1, 1, stream)(*v, 0);
+        HALOX_LAUNCH(tk_take, tk_consumer_blocks(v, 4 * TK_THREADS), TK_THREADS, stream)
+    (*v, 0, NULL, 0);
+    else HALOX_LAUNCH(tk_wait, 1, 1, stream)(*v, 0);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t tk_inline_forces(const halox_inline_view_t *v, float *f, int n_home,
                                         int n_total, int wait_inside, cudaStream_t stream)
 {
-    HALOX__LAUNCH(tk_put_f, tk_blocks(n_total - n_home), TK_THREADS, stream)
+    HALOX_LAUNCH(tk_put_f, tk_blocks(n_total - n_home), TK_THREADS, stream)
     (*v, f, n_home, n_total);
     if (wait_inside) {
         /* every home atom within the grid: the test's systems are small */
         const int b = tk_blocks(n_home);
         if (b > v->spin_blocks)
             return cudaErrorInvalidValue;
-        HALOX__LAUNCH(tk_take, b, TK_THREADS, stream)(*v, 1, f, n_home);
+        HALOX_LAUNCH(tk_take, b, TK_THREADS, stream)(*v, 1, f, n_home);
     } else {
-        HALOX__LAUNCH(tk_wait, 1, 1, stream)(*v, 1);
-        HALOX__LAUNCH(tk_add, tk_blocks(n_home), TK_THREADS, stream)(*v, f, n_home);
+        HALOX_LAUNCH(tk_wait, 1, 1, stream)(*v, 1);
+        HALOX_LAUNCH(tk_add, tk_blocks(n_home), TK_THREADS, stream)(*v, f, n_home);
     }
     return cudaGetLastError();
 }

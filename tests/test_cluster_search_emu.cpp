@@ -1,5 +1,5 @@
-/* The GPU engine's pair-list search (md/platforms/cuda/md_cluster_search.cuh) on the CPU through the
- * host emulation of tests/emu, so that its logic runs in CI (no GPU there); test_gpu_clusters
+/* The GPU engine's pair-list search (md/platforms/cuda/md_cluster_search.cuh) on the CPU through
+ * the host emulation of tests/emu, so that its logic runs in CI (no GPU there); test_gpu_clusters
  * runs the same kernel on the device against a brute force over atom pairs.
  *
  * The clusters are laid out here as the sort lays them out (md_cluster_sort.cu): columns of the
@@ -136,7 +136,7 @@ static void check(double L, double Lz, int shift_dims, int bisect_above, uint64_
     std::vector<int> jl_nl((size_t)ncl * cap_nl + 1), cnt_nl((size_t)ncl, 0);
     dims[CL_D_NCL_HOME] = ncl_home;
     dims[CL_D_NCL] = ncl;
-    HALOX__LAUNCH(cl_search, cl_blocks(32LL * ncl, 128), 128, 0)
+    HALOX_LAUNCH(cl_search, cl_blocks(32LL * ncl, 128), 128, 0)
     (bbox.data(), zwin.data(), col.data(), bisect_above, g, dims, (float)rl, jl.data(), cnt.data(),
      cap, jl_nl.data(), cnt_nl.data(), cap_nl, need.data());
     EXPECT(need[0] == 0 && need[1] == 0, "rows overflowed: need %d / %d", need[0], need[1]);

@@ -4,7 +4,8 @@
  *      folder) meanwhile lands in the folder it started in, the other left empty.
  *   2. A write past the file size limit fails with EFBIG, named, and removes the temporary file;
  *      the previous file is unchanged.
- *   3. An input or output that is a FIFO is refused at once, never waited on.
+ *   3. An input or output that is a FIFO is refused at once, never waited on (also an optional
+ *      input that is not followed through links); a missing optional input is no error.
  *   4. halox_files_check: the same file by path, ./x, dir/../x, a link and a hard link, for an
  *      existing and a missing file; the one pair allowed (an input read whole and its atomic
  *      replacement); a folder that does not exist. */
@@ -64,11 +65,11 @@ static void swapped_under_the_writer(void)
     char t[256];
     at(t, sizeof t, "swap.out");
     put(t, "old\n");
-    halox__atomic_t w;
-    CHECK_OK(halox__atomic_begin(&w, t, "the test file", 1));
-    halox__atomic_write(&w, "new\n", 4);
+    halox_replace_t *w = NULL;
+    CHECK_OK(halox_replace_begin(t, "the test file", HALOX_REPLACE_FOLLOW, &w));
+    halox_replace_write(w, "new\n", 4);
     CHECK(unlink(t) == 0 && mkfifo(t, 0600) == 0);
-    CHECK_STATUS(halox__atomic_commit(&w, t, "the test file"), HALOX_ERR_WRITE);
+    CHECK_STATUS(halox_replace_commit(w), HALOX_ERR_WRITE);
     printf("target became a FIFO: %s\n", halox_last_error());
     CHECK(strstr(halox_last_error(), "became a FIFO (named pipe) while it was written") != NULL);
     struct stat sb;
@@ -85,10 +86,10 @@ static void swapped_under_the_writer(void)
     snprintf(in_moved, sizeof in_moved, "%s/c.chk", moved);
     snprintf(in_other, sizeof in_other, "%s/c.chk", other);
     CHECK(mkdir(sub, 0700) == 0 && mkdir(other, 0700) == 0);
-    CHECK_OK(halox__atomic_begin(&w, in_sub, "the checkpoint", 1));
-    halox__atomic_write(&w, "checkpoint\n", 11);
+    CHECK_OK(halox_replace_begin(in_sub, "the checkpoint", HALOX_REPLACE_FOLLOW, &w));
+    halox_replace_write(w, "checkpoint\n", 11);
     CHECK(rename(sub, moved) == 0 && symlink("other", sub) == 0);
-    CHECK_OK(halox__atomic_commit(&w, in_sub, "the checkpoint"));
+    CHECK_OK(halox_replace_commit(w));
     printf("folder swapped: the file is in the folder it started in: %s; the other folder: %s\n",
            text_of(in_moved)[0] ? "yes" : "NO", text_of(in_other)[0] ? "WRITTEN" : "empty");
     CHECK(!strcmp(text_of(in_moved), "checkpoint\n"));
@@ -111,10 +112,10 @@ static void past_the_size_limit(void)
     void (*was)(int) = signal(SIGXFSZ, SIG_IGN); /* as the tools do */
     CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
     static char big[8192];
-    halox__atomic_t w;
-    CHECK_OK(halox__atomic_begin(&w, t, "the test file", 1));
-    halox__atomic_write(&w, big, sizeof big);
-    halox_status_t st = halox__atomic_commit(&w, t, "the test file");
+    halox_replace_t *w = NULL;
+    CHECK_OK(halox_replace_begin(t, "the test file", HALOX_REPLACE_FOLLOW, &w));
+    halox_replace_write(w, big, sizeof big);
+    halox_status_t st = halox_replace_commit(w);
     CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
     signal(SIGXFSZ, was);
     CHECK_STATUS(st, HALOX_ERR_WRITE);
@@ -135,6 +136,14 @@ static void fifos(void)
     CHECK(!fp && strstr(halox_last_error(), "is a FIFO (named pipe), not a regular file") != NULL);
     mode_t mode = 0;
     CHECK(halox__open_regular(f, O_RDONLY | O_NOFOLLOW, 0, &mode) == -2 && S_ISFIFO(mode));
+    CHECK_STATUS(halox_input_open_flags(f, "the cache", "delete it",
+                                        HALOX_INPUT_NOFOLLOW | HALOX_INPUT_OPTIONAL, &fp),
+                 HALOX_ERR_IO);
+    CHECK(!fp && strstr(halox_last_error(), "is a FIFO (named pipe), not a regular file") != NULL);
+    char missing[256];
+    at(missing, sizeof missing, "no-such-cache");
+    CHECK_OK(halox_input_open_flags(missing, "the cache", "delete it", HALOX_INPUT_OPTIONAL, &fp));
+    CHECK(!fp);
     CHECK_STATUS(halox_output_open(f, "the output", 0, &fp), HALOX_ERR_INVALID_ARG);
     unlink(f);
 }

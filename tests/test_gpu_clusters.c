@@ -1,5 +1,5 @@
-/* The GPU engine's cluster pair lists and cluster LJ kernel (md/platforms/cuda/md_cluster_*.cu) against a
- * CPU brute force over every pair, in double.
+/* The GPU engine's cluster pair lists and cluster LJ kernel (md/platforms/cuda/md_cluster_*.cu)
+ * against a CPU brute force over every pair, in double.
  *
  * System: a jittered cubic lattice at density 0.8 filling [0, Lh + rl)^3 (no overlaps). Atoms in
  * [0, Lh)^3 are home atoms (zone 0); the others are halo atoms whose zone has bit d set when
@@ -49,9 +49,9 @@
 #include <string.h>
 
 #include "harness.h"
+#include "mpi_common.h"
 #include "platforms/cuda/md_cluster.h"
 #include "platforms/cuda/md_kernels.h"
-#include "mpi_common.h"
 #include "test_gpu_common.h"
 
 #define DENSITY 0.8
@@ -177,12 +177,12 @@ static long long run(md_clusters_t *c, dev_t *d, const sys_t *s, double r, float
 {
     const float r2 = (float)(r * r);
     TG_CUDA(cudaMemset(d->e, 0, 4 * sizeof(double)));
-    TG_CUDA(halox__md_clusters_lj(c, 0, r2, -1e6, d->e, 0));
-    TG_CUDA(halox__md_clusters_lj(c, 1, r2, -1e6, d->e + 2, 0));
+    TG_CUDA(md__clusters_lj(c, 0, r2, -1e6, d->e, 0));
+    TG_CUDA(md__clusters_lj(c, 1, r2, -1e6, d->e + 2, 0));
     double e[4] = {0, 0, 0, 0};
     TG_CUDA(cudaMemcpy(e, d->e, sizeof e, cudaMemcpyDeviceToHost));
     /* every atom's force (home: local + non-local; halo: non-local), the slots cleared */
-    TG_CUDA(halox__md_clusters_take_forces(c, d->f, 0));
+    TG_CUDA(md__clusters_take_forces(c, d->f, 0));
     if (hf)
         TG_CUDA(cudaMemcpy(hf, d->f, sizeof(float) * 3 * (size_t)s->n, cudaMemcpyDeviceToHost));
     /* each pair adds 1e6 + its energy (< 1e3 in total here), once (half lists) */
@@ -220,7 +220,7 @@ static void test_system(int cells, uint64_t seed, double rl_in, int masks, int e
     TG_CUDA(cudaMemcpy(d.z, s.z, (size_t)s.n, cudaMemcpyHostToDevice));
     md_clusters_t c;
     memset(&c, 0, sizeof c);
-    halox__md_clusters_set_prune(&c, (float)RC, (float)rl_in);
+    md__clusters_set_prune(&c, (float)RC, (float)rl_in);
     c.masks = masks;
     c.chunk = g_chunk;
     const double rl_count = rl_in > 0 ? rl_in : s.rl; /* the outer radius of what is counted */
@@ -229,8 +229,7 @@ static void test_system(int cells, uint64_t seed, double rl_in, int masks, int e
     const float exts[3] = {ext, ext, ext};
     if (edge) /* columns with an edge where the home atoms end (x and y) */
         c.edge[0] = c.edge[1] = (float)(s.lh - lo[0]);
-    TG_CUDA(
-        halox__md_clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0, 0));
+    TG_CUDA(md__clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0, 0));
     for (int k = 0; k < 2 && edge; k++) {
         /* the home bound on a column edge, with columns above it for the halo */
         const double at = c.edge[k] * c.inv_w[k];
@@ -244,7 +243,7 @@ static void test_system(int cells, uint64_t seed, double rl_in, int masks, int e
     long long got_rc = run(&c, &d, &s, RC, hf), got_rl = run(&c, &d, &s, rl_count, NULL);
     double scale = 0, err = force_error(&s, hf, ref, &scale);
     long long el = 0, en = 0, eli = 0, eni = 0;
-    TG_CUDA(halox__md_clusters_entries(&c, &el, &en, &eli, &eni));
+    TG_CUDA(md__clusters_entries(&c, &el, &en, &eli, &eni));
     if (rl_in > 0) /* pruned: fewer entries (the lattice is jittered) */
         CHECK_MSG(eli + eni < el + en, "inner %lld + %lld, outer %lld + %lld cluster pairs", eli,
                   eni, el, en);
@@ -288,7 +287,7 @@ static void test_system(int cells, uint64_t seed, double rl_in, int masks, int e
             s.x[3 * i + k] = (float)(s.x[3 * i + k] + v[k] / len * step);
     }
     TG_CUDA(cudaMemcpy(d.x, s.x, sizeof(float) * n3, cudaMemcpyHostToDevice));
-    TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 2, NULL, 0));
+    TG_CUDA(md__clusters_gather(&c, d.x, d.z, 2, NULL, 0));
     want_rc = brute(&s, 0, RC, ref);
     got_rc = run(&c, &d, &s, RC, hf);
     err = force_error(&s, hf, ref, &scale);
@@ -301,8 +300,7 @@ static void test_system(int cells, uint64_t seed, double rl_in, int masks, int e
     /* rebuild on the moved atoms: the build's graph is replayed, not captured again (unless
      * the rows had to grow, which captures once per growth) */
     int caps = c.captures, grown = c.grown;
-    TG_CUDA(
-        halox__md_clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0, 0));
+    TG_CUDA(md__clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0, 0));
     got_rc = run(&c, &d, &s, RC, NULL);
     CHECK_MSG(got_rc == want_rc, "rebuilt: pairs within rc %lld, brute force %lld", got_rc,
               want_rc);
@@ -315,8 +313,8 @@ static void test_system(int cells, uint64_t seed, double rl_in, int masks, int e
         s2.n = s.n - (s.n - s.nh) / 3;
         caps = c.captures;
         grown = c.grown;
-        TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, s2.nh, s2.n, lo, exts, DENSITY, (float)s.rl,
-                                         0, 0));
+        TG_CUDA(
+            md__clusters_build(&c, d.x, d.z, s2.nh, s2.n, lo, exts, DENSITY, (float)s.rl, 0, 0));
         const long long want2 = brute(&s2, 0, RC, ref);
         const long long got2 = run(&c, &d, &s2, RC, hf);
         const double err2 = force_error(&s2, hf, ref, &scale);
@@ -331,12 +329,12 @@ static void test_system(int cells, uint64_t seed, double rl_in, int masks, int e
                   c.grown - grown);
     }
     /* then on none */
-    TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, 0, 0, lo, exts, DENSITY, (float)s.rl, 0, 0));
+    TG_CUDA(md__clusters_build(&c, d.x, d.z, 0, 0, lo, exts, DENSITY, (float)s.rl, 0, 0));
     CHECK(c.ncl == 0 && c.ncl_home == 0);
     CHECK(run(&c, &d, &s, RC, NULL) == 0);
     TG_CUDA(cudaDeviceSynchronize());
 
-    halox__md_clusters_free(&c);
+    md__clusters_free(&c);
     cudaFree(d.x);
     cudaFree(d.f);
     cudaFree(d.fnl);
@@ -424,27 +422,27 @@ static void test_shifts(int cells, int cz, int shift_dims, double rl_in, int mas
     dev_alloc(&d, &s);
     md_clusters_t c;
     memset(&c, 0, sizeof c);
-    halox__md_clusters_set_prune(&c, (float)RC, (float)rl_in);
+    md__clusters_set_prune(&c, (float)RC, (float)rl_in);
     c.masks = masks;
     c.chunk = g_chunk;
     float lo[3], ext[3];
     pbc_extent(&s, shift_dims, lo, ext);
-    TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl,
-                                     shift_dims, 0));
+    TG_CUDA(
+        md__clusters_build(&c, d.x, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl, shift_dims, 0));
     double *ref = malloc(sizeof(double) * n3);
     float *hf = malloc(sizeof(float) * n3);
     const long long want = brute(&s, shift_dims, RC, ref);
     /* the first kernels prune (the build armed it: a gather before them keeps the prune); a
      * gather without motion then decides no prune, so the later ones run over the inner lists:
      * energy kernels (which count the pairs), then the force-only kernel (forces checked) */
-    TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 2, NULL, 0));
+    TG_CUDA(md__clusters_gather(&c, d.x, d.z, 2, NULL, 0));
     for (int pass = 0; pass < 3; pass++) {
         long long got = want;
         if (pass < 2) {
             got = run(&c, &d, &s, RC, hf);
         } else {
-            TG_CUDA(halox__md_clusters_lj(&c, 0, (float)(RC * RC), 0.0, NULL, 0));
-            TG_CUDA(halox__md_clusters_take_forces(&c, d.f, 0));
+            TG_CUDA(md__clusters_lj(&c, 0, (float)(RC * RC), 0.0, NULL, 0));
+            TG_CUDA(md__clusters_take_forces(&c, d.f, 0));
             TG_CUDA(cudaMemcpy(hf, d.f, sizeof(float) * n3, cudaMemcpyDeviceToHost));
         }
         double scale = 0, err = force_error(&s, hf, ref, &scale);
@@ -453,10 +451,10 @@ static void test_shifts(int cells, int cz, int shift_dims, double rl_in, int mas
                   shift_dims, masks, pass, got, want);
         CHECK_MSG(err < 1e-5, "shifts %d, masks %d, pass %d: force error %.3e", shift_dims, masks,
                   pass, err);
-        TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 2, NULL, 0));
+        TG_CUDA(md__clusters_gather(&c, d.x, d.z, 2, NULL, 0));
     }
     long long el = 0, en = 0, eli = 0, eni = 0;
-    TG_CUDA(halox__md_clusters_entries(&c, &el, &en, &eli, &eni));
+    TG_CUDA(md__clusters_entries(&c, &el, &en, &eli, &eni));
     printf(
         "shifts %d, %d atoms, box %.2f x %.2f, inner radius %.2f: %d clusters, %lld outer / %lld "
         "inner cluster pairs (%.0f%% / %.0f%% of the evaluated pairs within rc), %lld pairs\n",
@@ -471,7 +469,7 @@ static void test_shifts(int cells, int cz, int shift_dims, double rl_in, int mas
     else
         CHECK(eli == el);
     TG_CUDA(cudaDeviceSynchronize());
-    halox__md_clusters_free(&c);
+    md__clusters_free(&c);
     dev_free(&d);
     free(ref);
     free(hf);
@@ -488,7 +486,7 @@ static void test_shifts(int cells, int cz, int shift_dims, double rl_in, int mas
 static void check_timeline(const md_clusters_t *c, int steps)
 {
     md_timeline_t *t = malloc(sizeof *t);
-    TG_CUDA(halox__md_clusters_timeline_read(c, t));
+    TG_CUDA(md__clusters_timeline_read(c, t));
     const int n = steps < MD_TL_LAUNCHES ? steps : MD_TL_LAUNCHES;
     for (int k = 0; k < MD_TL_KINDS; k++) {
         const int launched = k == MD_TL_HOME_GATHER || k == MD_TL_LOCAL;
@@ -526,15 +524,15 @@ static void test_hot(int cells, int masks, uint64_t seed)
     memset(&c, 0, sizeof c);
     memset(&fresh, 0, sizeof fresh);
     const double rl_in = RC + 0.1, half = 0.5 * SKIN;
-    halox__md_clusters_set_prune(&c, (float)RC, (float)rl_in);
+    md__clusters_set_prune(&c, (float)RC, (float)rl_in);
     c.masks = masks;
     c.chunk = g_chunk;
     float lo[3], ext[3];
     pbc_extent(&s, 7, lo, ext);
     const int timeline = masks == MD_CLUSTER_MASKS_TEST; /* once: the stamps of part 7 */
     if (timeline)
-        TG_CUDA(halox__md_clusters_timeline(&c));
-    TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl, 7, 0));
+        TG_CUDA(md__clusters_timeline(&c));
+    TG_CUDA(md__clusters_build(&c, d.x, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl, 7, 0));
     const long long steps0 = c.watch->steps;
     float *x0 = malloc(sizeof(float) * n3), *hf = malloc(sizeof(float) * n3),
           *hr = malloc(sizeof(float) * n3);
@@ -569,18 +567,18 @@ static void test_hot(int cells, int masks, uint64_t seed)
         memcpy(s.x, nx, sizeof(float) * n3);
         free(nx);
         TG_CUDA(cudaMemcpy(d.x, s.x, sizeof(float) * n3, cudaMemcpyHostToDevice));
-        TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 0, NULL, 0));
-        TG_CUDA(halox__md_clusters_lj(&c, 0, (float)(RC * RC), 0.0, NULL, 0)); /* force-only */
-        TG_CUDA(halox__md_clusters_take_forces(&c, d.f, 0));
+        TG_CUDA(md__clusters_gather(&c, d.x, d.z, 0, NULL, 0));
+        TG_CUDA(md__clusters_lj(&c, 0, (float)(RC * RC), 0.0, NULL, 0)); /* force-only */
+        TG_CUDA(md__clusters_take_forces(&c, d.f, 0));
         TG_CUDA(cudaMemcpy(hf, d.f, sizeof(float) * n3, cudaMemcpyDeviceToHost));
         /* the fresh lists from the positions wrapped into the box, as a rebuild has them */
         for (size_t k = 0; k < n3; k++)
             hr[k] = (float)(s.x[k] - s.lh * floor(s.x[k] / s.lh));
         TG_CUDA(cudaMemcpy(d.fnl, hr, sizeof(float) * n3, cudaMemcpyHostToDevice));
-        TG_CUDA(halox__md_clusters_build(&fresh, d.fnl, d.z, s.n, s.n, lo, ext, DENSITY,
-                                         (float)s.rl, 7, 0));
-        TG_CUDA(halox__md_clusters_lj(&fresh, 0, (float)(RC * RC), 0.0, NULL, 0));
-        TG_CUDA(halox__md_clusters_take_forces(&fresh, d.f, 0));
+        TG_CUDA(
+            md__clusters_build(&fresh, d.fnl, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl, 7, 0));
+        TG_CUDA(md__clusters_lj(&fresh, 0, (float)(RC * RC), 0.0, NULL, 0));
+        TG_CUDA(md__clusters_take_forces(&fresh, d.f, 0));
         TG_CUDA(cudaMemcpy(hr, d.f, sizeof(float) * n3, cudaMemcpyDeviceToHost));
         double fbig = 0, err = 0;
         for (size_t k = 0; k < n3; k++) {
@@ -607,11 +605,11 @@ static void test_hot(int cells, int masks, uint64_t seed)
     if (timeline)
         check_timeline(&c, steps);
     long long el = 0, en = 0, eli = 0, eni = 0;
-    TG_CUDA(halox__md_clusters_entries(&c, &el, &en, &eli, &eni));
+    TG_CUDA(md__clusters_entries(&c, &el, &en, &eli, &eni));
     printf("hot system: %lld outer, %lld inner cluster pairs at the end\n", el, eli);
     CHECK_MSG(eli <= el && eli > 0, "inner %lld, outer %lld cluster pairs", eli, el);
-    halox__md_clusters_free(&c);
-    halox__md_clusters_free(&fresh);
+    md__clusters_free(&c);
+    md__clusters_free(&fresh);
     dev_free(&d);
     free(x0);
     free(hf);
@@ -687,29 +685,28 @@ static void test_span_graph(int cells, uint64_t seed, double rl_in, int masks)
     TG_CUDA(cudaMemset(d.fnl, 0, sizeof(float) * n3));
     md_clusters_t c;
     memset(&c, 0, sizeof c);
-    halox__md_clusters_set_prune(&c, (float)RC, (float)rl_in);
+    md__clusters_set_prune(&c, (float)RC, (float)rl_in);
     c.masks = masks;
     c.chunk = g_chunk;
     const float lo[3] = {-0.01f, -0.01f, -0.01f};
     const float ext = (float)(s.lh + s.rl + 0.02);
     const float exts[3] = {ext, ext, ext};
-    TG_CUDA(
-        halox__md_clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0, 0));
-    halox__md_clusters_set_span(&c, 0.25);
-    CHECK(halox__md_clusters_span_fits(&c));
+    TG_CUDA(md__clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0, 0));
+    md__clusters_set_span(&c, 0.25);
+    CHECK(md__clusters_span_fits(&c));
     md_clusters_step_key_t key, now;
-    halox__md_clusters_step_key(&c, &key);
+    md__clusters_step_key(&c, &key);
 
     span_run_t r;
     cudaGraph_t graph = NULL;
     TG_CUDA(cudaStreamCreateWithFlags(&r.cs, cudaStreamNonBlocking));
     TG_CUDA(cudaStreamBeginCapture(r.cs, cudaStreamCaptureModeThreadLocal));
     TG_CUDA(cudaMemsetAsync(d.e, 0, 4 * sizeof(double), r.cs));
-    TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 2, NULL, r.cs));
-    TG_CUDA(halox__md_clusters_lj(&c, 0, (float)(RC * RC), -1e6, d.e, r.cs));
-    TG_CUDA(halox__md_clusters_lj(&c, 1, (float)(RC * RC), -1e6, d.e + 2, r.cs));
-    TG_CUDA(halox__md_clusters_halo_forces(&c, d.fnl, NULL, r.cs));
-    TG_CUDA(halox__md_clusters_kick(&c, NULL, d.f, d.fnl, 0.0f, NULL, r.cs));
+    TG_CUDA(md__clusters_gather(&c, d.x, d.z, 2, NULL, r.cs));
+    TG_CUDA(md__clusters_lj(&c, 0, (float)(RC * RC), -1e6, d.e, r.cs));
+    TG_CUDA(md__clusters_lj(&c, 1, (float)(RC * RC), -1e6, d.e + 2, r.cs));
+    TG_CUDA(md__clusters_halo_forces(&c, d.fnl, NULL, r.cs));
+    TG_CUDA(md__clusters_kick(&c, NULL, d.f, d.fnl, 0.0f, NULL, r.cs));
     TG_CUDA(cudaStreamEndCapture(r.cs, &graph));
     TG_CUDA(cudaGraphInstantiate(&r.exec, graph, 0));
     TG_CUDA(cudaGraphDestroy(graph));
@@ -740,13 +737,12 @@ static void test_span_graph(int cells, uint64_t seed, double rl_in, int masks)
         sys_t t = span_subset(&s, drops[k][0], drops[k][1]);
         TG_CUDA(cudaMemcpy(d.x, t.x, sizeof(float) * 3 * (size_t)t.n, cudaMemcpyHostToDevice));
         TG_CUDA(cudaMemcpy(d.z, t.z, (size_t)t.n, cudaMemcpyHostToDevice));
-        TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, t.nh, t.n, lo, exts, DENSITY, (float)t.rl, 0,
-                                         0));
+        TG_CUDA(md__clusters_build(&c, d.x, d.z, t.nh, t.n, lo, exts, DENSITY, (float)t.rl, 0, 0));
         /* as the engine after a build: the kick adds fnl of the home atoms (the returned forces),
          * where a halo atom of the last build left its force */
         TG_CUDA(cudaMemset(d.fnl, 0, sizeof(float) * n3));
-        halox__md_clusters_step_key(&c, &now);
-        const int fits = halox__md_clusters_span_fits(&c);
+        md__clusters_step_key(&c, &now);
+        const int fits = md__clusters_span_fits(&c);
         const int same = memcmp(&key, &now, sizeof key) == 0;
         want = brute(&t, 0, RC, NULL);
         got = span_replay(&r, &d, &t, &err);
@@ -766,22 +762,20 @@ static void test_span_graph(int cells, uint64_t seed, double rl_in, int masks)
         sys_t t = span_subset(&s, 0, 2 * halo / 3);
         TG_CUDA(cudaMemcpy(d.x, t.x, sizeof(float) * 3 * (size_t)t.n, cudaMemcpyHostToDevice));
         TG_CUDA(cudaMemcpy(d.z, t.z, (size_t)t.n, cudaMemcpyHostToDevice));
-        TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, t.nh, t.n, lo, exts, DENSITY, (float)t.rl, 0,
-                                         0));
-        halox__md_clusters_set_span(&c, 0.0);
-        CHECK(halox__md_clusters_span_fits(&c));
+        TG_CUDA(md__clusters_build(&c, d.x, d.z, t.nh, t.n, lo, exts, DENSITY, (float)t.rl, 0, 0));
+        md__clusters_set_span(&c, 0.0);
+        CHECK(md__clusters_span_fits(&c));
         TG_CUDA(cudaMemcpy(d.x, s.x, sizeof(float) * n3, cudaMemcpyHostToDevice));
         TG_CUDA(cudaMemcpy(d.z, s.z, (size_t)s.n, cudaMemcpyHostToDevice));
-        TG_CUDA(halox__md_clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0,
-                                         0));
-        CHECK_MSG(!halox__md_clusters_span_fits(&c),
+        TG_CUDA(md__clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0, 0));
+        CHECK_MSG(!md__clusters_span_fits(&c),
                   "%d halo clusters fit spans of %d taken on %d halo atoms", c.ncl - c.ncl_home,
                   c.span.ncl_halo, t.n - t.nh);
         /* launched directly (not the graph), the kernels still cover the whole build */
         double *ref = malloc(sizeof(double) * n3), scale = 0;
         float *hf = malloc(sizeof(float) * n3);
         want = brute(&s, 0, RC, ref);
-        TG_CUDA(halox__md_clusters_gather(&c, d.x, d.z, 2, NULL, 0));
+        TG_CUDA(md__clusters_gather(&c, d.x, d.z, 2, NULL, 0));
         got = run(&c, &d, &s, RC, hf);
         err = force_error(&s, hf, ref, &scale);
         CHECK_MSG(got == want && err < 1e-5,
@@ -794,13 +788,13 @@ static void test_span_graph(int cells, uint64_t seed, double rl_in, int masks)
     }
     TG_CUDA(cudaGraphExecDestroy(r.exec));
     TG_CUDA(cudaStreamDestroy(r.cs));
-    halox__md_clusters_free(&c);
+    md__clusters_free(&c);
     dev_free(&d);
     free(s.x);
     free(s.z);
 }
 
-/* 9. the rebuild's permute (halox__md_kernel_permute) with the blow-up check riding along: the
+/* 9. the rebuild's permute (md__kernel_permute) with the blow-up check riding along: the
  * atoms laid out in a random order (positions, velocities, ids against the host's), the largest
  * |v|^2 in mapped host memory against the host's, the [max, ticket] pair left zero for the next
  * launch (a second launch with slower atoms reports their maximum, not the first one's), a NaN
@@ -855,7 +849,7 @@ static void test_permute_speeds(int n, uint64_t seed)
         TG_CUDA(cudaMemcpy(dv, v, sizeof(float) * 3 * (size_t)n, cudaMemcpyHostToDevice));
         TG_CUDA(cudaMemcpy(did, id, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice));
         *h_out = 0x12345678u;
-        TG_CUDA(halox__md_kernel_permute(dorder, n, dx, dv, did, scratch, pair, d_out, 0));
+        TG_CUDA(md__kernel_permute(dorder, n, dx, dv, did, scratch, pair, d_out, 0));
         TG_CUDA(cudaDeviceSynchronize());
         TG_CUDA(cudaMemcpy(xo, dx, sizeof(float) * 3 * (size_t)n, cudaMemcpyDeviceToHost));
         TG_CUDA(cudaMemcpy(vo, dv, sizeof(float) * 3 * (size_t)n, cudaMemcpyDeviceToHost));

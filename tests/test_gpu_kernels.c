@@ -10,7 +10,7 @@
  *     what the CPU functions give; a plan larger than the buffers regrows them.
  *  3. The scan of counts the cluster build and the inline view use (halox__kernel_scan): one
  *     block up to 16384 counts, above it one kernel of tiles that look back over the tiles before
- *     them (src/kernels/scan.cuh), where tiles really start out of order: against a host loop,
+ *     them (halox/device/scan.cuh), where tiles really start out of order: against a host loop,
  *     sizes on both sides and of many tiles, in place (count == cursor), one scratch for scans of
  *     every size one after another.
  *
@@ -22,14 +22,14 @@
 #include <string.h>
 
 #include "core/pack.h"
-#include "kernels/scan.h"
 #include "halox/plan.h"
 #include "harness.h"
-#include "transports/gpu/halo_kernels.h"
-#include "platforms/cuda/md_kernels.h"
+#include "kernels/scan.h"
 #include "mpi_common.h"
+#include "platforms/cuda/md_kernels.h"
 #include "test_gpu_common.h"
 #include "transports/gpu/gpu.h"
+#include "transports/gpu/halo_kernels.h"
 
 /* n distinct indices in [0, N), in random order (as maps are after forwarding) */
 static void random_map(uint64_t *s, int *index, int n, int N)

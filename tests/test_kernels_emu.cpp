@@ -1,9 +1,9 @@
-/* The device-data rebuild's kernels (src/transports/gpu/plan_select.cu, migrate_kernels.cu and their
- * stable compaction, compact.cuh) run on the CPU through the host emulation of tests/emu, against
- * host references, in every build (no GPU, no CUDA needed): so their logic (the tiles' counts,
- * the look-back over the tiles before, the scatter in index order, the warp reductions of the
- * masks, the wrap and owner arithmetic) is checked in CI, and the GPU runs (test_gpu_plan_device,
- * test_gpu_migrate_device) check the same code on the device.
+/* The device-data rebuild's kernels (src/transports/gpu/plan_select.cu, migrate_kernels.cu and
+ * their stable compaction, halox/device/compact.cuh) run on the CPU through the host emulation of
+ * tests/emu, against host references, in every build (no GPU, no CUDA needed): so their logic (the
+ * tiles' counts, the look-back over the tiles before, the scatter in index order, the warp
+ * reductions of the masks, the wrap and owner arithmetic) is checked in CI, and the GPU runs
+ * (test_gpu_plan_device, test_gpu_migrate_device) check the same code on the device.
  *   - selection: (double)x - lo < rh over [begin, end), float and double, strides 3 and 4, every
  *     dimension, sizes around the tile (1024) boundaries, the mask of the ranges that hold a
  *     selected atom; the same scratch used again after a compaction of another size; a selection
@@ -15,7 +15,8 @@
  *     the atoms' precision (-0, 0, the edge, far outside, NaN), owners as halox_owner_rank, the
  *     leavers ascending with their owners;
  *   - pack, unpack of records, the ids and zones of the set-up messages;
- *   - the one-kernel scan of counts (scan.cuh) the cluster build and the inline view use. */
+ *   - the one-kernel scan of counts (halox/device/scan.cuh) the cluster build and the inline
+ *     view use. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,10 +24,10 @@
 
 #include <vector>
 
+#include "halox/device/scan.cuh"
 #include "transports/gpu/halo_pack.cu"
 #include "transports/gpu/migrate_kernels.cu"
 #include "transports/gpu/plan_select.cu"
-#include "kernels/scan.cuh"
 
 #include "halox/geometry.h"
 
@@ -421,10 +422,10 @@ static void test_records(void)
     EXPECT(wrong == 0, "set-up ids and zones: %d wrong", wrong);
 }
 
-/* halox__cmp_look_back as a warp runs it (one launch of 32 threads) */
+/* halox_cmp_look_back as a warp runs it (one launch of 32 threads) */
 static __global__ void lb_kernel(unsigned long long *w, int tile, int total, unsigned e, int *out)
 {
-    const int b = halox__cmp_look_back(w, tile, total, e);
+    const int b = halox_cmp_look_back(w, tile, total, e);
     if (threadIdx.x == 0)
         *out = b;
 }
@@ -432,7 +433,7 @@ static __global__ void lb_kernel(unsigned long long *w, int tile, int total, uns
 static int look_back(unsigned long long *w, int tile, int total, unsigned e)
 {
     int out = -1;
-    HALOX__LAUNCH(lb_kernel, 1, 32, nullptr)(w, tile, total, e, &out);
+    HALOX_LAUNCH(lb_kernel, 1, 32, nullptr)(w, tile, total, e, &out);
     return out;
 }
 
@@ -489,7 +490,7 @@ static void test_select_graph(int n)
 static void test_scan(void)
 {
     for (int off : {0, 1}) {
-        std::vector<int> scratch(halox__scan_scratch(300000) + 1, 0);
+        std::vector<int> scratch(halox_scan_scratch(300000) + 1, 0);
         for (int m : {1, 5, 1023, 1024, 1025, 4097, 70001, 3000, 300000, 2}) {
             std::vector<int> cnt((size_t)m), start((size_t)m + 1, -1), cur((size_t)m, -1);
             std::vector<int> want((size_t)m + 1, 0);
@@ -497,16 +498,16 @@ static void test_scan(void)
                 cnt[(size_t)k] = (int)(uni() * 10);
                 want[(size_t)k + 1] = want[(size_t)k] + cnt[(size_t)k];
             }
-            EXPECT(halox__scan(cnt.data(), m, start.data(), cur.data(), scratch.data() + off,
-                               nullptr) == cudaSuccess,
+            EXPECT(halox_scan_tiles(cnt.data(), m, start.data(), cur.data(), scratch.data() + off,
+                                    nullptr) == cudaSuccess,
                    "scan of %d", m);
             EXPECT(std::equal(want.begin(), want.end(), start.begin()) &&
                        std::equal(cur.begin(), cur.end(), want.begin()),
                    "scan of %d counts (scratch %d int(s) off): start[m] %d, want %d", m, off,
                    start[(size_t)m], want[(size_t)m]);
             std::vector<int> in = cnt; /* count == cursor, as the cluster sort calls it */
-            EXPECT(halox__scan(in.data(), m, start.data(), in.data(), scratch.data() + off,
-                               nullptr) == cudaSuccess,
+            EXPECT(halox_scan_tiles(in.data(), m, start.data(), in.data(), scratch.data() + off,
+                                    nullptr) == cudaSuccess,
                    "scan of %d in place", m);
             EXPECT(std::equal(in.begin(), in.end(), want.begin()) &&
                        std::equal(want.begin(), want.end(), start.begin()),
@@ -538,22 +539,22 @@ int main()
         std::vector<int> cnt(80);
         for (int t = 0; t < 80; t++)
             cnt[(size_t)t] = (int)(uni() * 1025);
-        w[0] = halox__cmp_word(e, HALOX__CMP_P, cnt[0]);
+        w[0] = halox_cmp_word(e, HALOX_CMP_P, cnt[0]);
         for (int t = 1; t < 80; t++)
-            w[(size_t)t] = halox__cmp_word(e, HALOX__CMP_A, cnt[(size_t)t]);
+            w[(size_t)t] = halox_cmp_word(e, HALOX_CMP_A, cnt[(size_t)t]);
         for (int tile : {1, 6, 32, 33, 64, 70}) {
             int want = 0; /* the counts before it, back to tile 0's prefix */
             for (int t = 0; t < tile; t++)
                 want += cnt[(size_t)t];
             std::vector<unsigned long long> v = w;
             const int got = look_back(v.data(), tile, cnt[(size_t)tile], e);
-            EXPECT(got == want && v[(size_t)tile] ==
-                                      halox__cmp_word(e, HALOX__CMP_P, want + cnt[(size_t)tile]),
+            EXPECT(got == want &&
+                       v[(size_t)tile] == halox_cmp_word(e, HALOX_CMP_P, want + cnt[(size_t)tile]),
                    "look-back of tile %d over counts: %d, want %d", tile, got, want);
         }
         /* a prefix stops the walk (the counts before it are not read again) */
-        w[40] = halox__cmp_word(e, HALOX__CMP_P, 5000);
-        w[0] = halox__cmp_word(e, HALOX__CMP_A, 1 << 20);
+        w[40] = halox_cmp_word(e, HALOX_CMP_P, 5000);
+        w[0] = halox_cmp_word(e, HALOX_CMP_A, 1 << 20);
         for (int tile : {41, 45, 72, 73}) {
             int want = 5000;
             for (int t = 41; t < tile; t++)
@@ -564,7 +565,7 @@ int main()
         }
         std::vector<unsigned long long> z(2, 0);
         const int got = look_back(z.data(), 0, 9, e);
-        EXPECT(got == 0 && z[0] == halox__cmp_word(e, HALOX__CMP_P, 9), "tile 0: %d", got);
+        EXPECT(got == 0 && z[0] == halox_cmp_word(e, HALOX_CMP_P, 9), "tile 0: %d", got);
     }
     for (int n : {1, 40, 3000}) {
         test_check_home(HALOX_FLOAT, n);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
+#include "halox/md_options.h"
 #include "tool_common.h"
 #include "tool_launch.h"
 
@@ -36,7 +37,7 @@ int main(int argc, char **argv)
         return BENCH_USAGE;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "help") || tool_info_option(cmd, bench_usage, version)) {
+    if (!strcmp(cmd, "help") || tool_info_option(cmd, bench_usage, version, halox_md_env_table)) {
         if (!strcmp(cmd, "help"))
             bench_usage(stdout);
         return 0;

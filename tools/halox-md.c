@@ -224,7 +224,7 @@ static int read_env(opts_t *o)
 /* A tool option; 1 when it ends the parse with exit 0 (help, version), -2 after an error. */
 static int apply_tool_option(opts_t *o, const char *a, const char *v)
 {
-    if (tool_info_option(a, usage, version))
+    if (tool_info_option(a, usage, version, halox_md_env_table))
         return 1;
     if (!strcmp(a, "--autotune")) {
         o->autotune = o->autotune ? o->autotune : 50;

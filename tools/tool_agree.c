@@ -19,6 +19,7 @@
 #endif
 
 #include "halox/env.h"
+#include "halox/md_options.h"
 #include "tool_common.h"
 
 /* Kinds of entries, in the order they are compared (the first difference is the one named). */
@@ -234,16 +235,19 @@ static char *serialise(size_t *len_p, uint64_t *sum_p)
         xprintf("%s %s, %s, mpi %d cuda %d nvshmem %d", g_rec.tool, HALOX_VERSION_STRING,
                 tool_build_line(), HALOX_FEATURE_MPI, HALOX_FEATURE_CUDA, HALOX_FEATURE_NVSHMEM);
     add(K_PROGRAM, "program", program, xstrdup(program));
-    int nv;
-    const halox_env_var_t *vars = halox_env_table(&nv);
-    for (int i = 0; i < nv; i++) {
-        if (env_report_only(vars[i].name))
-            continue;
-        /* empty counts as unset, as every reader of these variables takes it */
-        const char *v = getenv(vars[i].name);
-        const int set = v && *v;
-        add(K_ENV, vars[i].name, set ? xprintf("=%s", v) : xstrdup("(unset)"),
-            set ? xprintf("%s=%s", vars[i].name, v) : xprintf("%s unset", vars[i].name));
+    /* the library's variables and the engine's */
+    for (int t = 0; t < 2; t++) {
+        int nv;
+        const halox_env_var_t *vars = t ? halox_md_env_table(&nv) : halox_env_table(&nv);
+        for (int i = 0; i < nv; i++) {
+            if (env_report_only(vars[i].name))
+                continue;
+            /* empty counts as unset, as every reader of these variables takes it */
+            const char *v = getenv(vars[i].name);
+            const int set = v && *v;
+            add(K_ENV, vars[i].name, set ? xprintf("=%s", v) : xstrdup("(unset)"),
+                set ? xprintf("%s=%s", vars[i].name, v) : xprintf("%s unset", vars[i].name));
+        }
     }
     entry_t *sorted = xalloc(sizeof *sorted * (size_t)g_rec.n);
     memcpy(sorted, g_rec.e, sizeof *sorted * (size_t)g_rec.n);

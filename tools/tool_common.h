@@ -41,35 +41,49 @@ static inline void tool_print_version(const char *tool)
         printf(" %s", *t);
 }
 
-/* Every environment variable halox reads (the library's table), in columns as wide as their
- * longest entry, so that long names keep the table aligned. */
-static inline void tool_print_env(void)
+/* One table of environment variables (name, type, default, meaning) in columns w. */
+static inline void tool_print_env_rows(const halox_env_var_t *v, int n, const int w[3])
 {
-    int n;
-    const halox_env_var_t *v = halox_env_table(&n);
-    int w[3] = {(int)strlen("variable"), (int)strlen("type"), (int)strlen("default")};
-    for (int i = 0; i < n; i++) {
-        const char *col[3] = {v[i].name, v[i].type, v[i].default_value};
-        for (int c = 0; c < 3; c++)
-            if ((int)strlen(col[c]) > w[c])
-                w[c] = (int)strlen(col[c]);
-    }
-    printf("%-*s  %-*s  %-*s  %s\n", w[0], "variable", w[1], "type", w[2], "default", "meaning");
     for (int i = 0; i < n; i++)
         printf("%-*s  %-*s  %-*s  %s\n", w[0], v[i].name, w[1], v[i].type, w[2], v[i].default_value,
                v[i].description);
 }
 
-/* The options every tool answers and then exits 0: --help (-h), --version, --help-env. 1 after
- * printing, 0 for any other argument. */
-static inline int tool_info_option(const char *a, void (*usage)(FILE *), void (*version)(void))
+/* Every environment variable the tool reads: the library's table, then, for a tool that runs
+ * the engine, the engine's (engine_table: halox_md_env_table, else NULL) under a line of its
+ * own, in columns as wide as their longest entry, so that long names keep the table aligned. */
+static inline void tool_print_env(const halox_env_var_t *(*engine_table)(int *))
+{
+    int n[2] = {0, 0};
+    const halox_env_var_t *v[2] = {halox_env_table(&n[0]),
+                                   engine_table ? engine_table(&n[1]) : NULL};
+    int w[3] = {(int)strlen("variable"), (int)strlen("type"), (int)strlen("default")};
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < n[t]; i++) {
+            const char *col[3] = {v[t][i].name, v[t][i].type, v[t][i].default_value};
+            for (int c = 0; c < 3; c++)
+                if ((int)strlen(col[c]) > w[c])
+                    w[c] = (int)strlen(col[c]);
+        }
+    printf("%-*s  %-*s  %-*s  %s\n", w[0], "variable", w[1], "type", w[2], "default", "meaning");
+    tool_print_env_rows(v[0], n[0], w);
+    if (n[1] > 0) {
+        printf("\nthe engine's (libhalox_md):\n");
+        tool_print_env_rows(v[1], n[1], w);
+    }
+}
+
+/* The options every tool answers and then exits 0: --help (-h), --version, --help-env (with the
+ * engine's table when engine_table is not NULL). 1 after printing, 0 for any other argument. */
+static inline int tool_info_option(const char *a, void (*usage)(FILE *), void (*version)(void),
+                                   const halox_env_var_t *(*engine_table)(int *))
 {
     if (!strcmp(a, "--help") || !strcmp(a, "-h"))
         usage(stdout);
     else if (!strcmp(a, "--version"))
         version();
     else if (!strcmp(a, "--help-env"))
-        tool_print_env();
+        tool_print_env(engine_table);
     else
         return 0;
     return 1;

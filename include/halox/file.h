@@ -8,6 +8,7 @@
 #ifndef HALOX_FILE_H
 #define HALOX_FILE_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "halox/status.h"
@@ -67,6 +68,19 @@ int halox_file_same(const char *a, const char *b);
  *  path alone). */
 halox_status_t halox_input_open(const char *path, const char *what, const char *give, FILE **fp_p);
 
+/** Flags of halox_input_open_flags(). */
+enum {
+    HALOX_INPUT_NOFOLLOW = 1, /**< a symbolic link at the path is refused as not a regular file
+                                   (a file the caller wrote itself, never reached through a link) */
+    HALOX_INPUT_OPTIONAL = 2, /**< a file that cannot be opened (missing, not readable) is no
+                                   error: HALOX_OK with *fp_p NULL (a cache not written yet) */
+};
+
+/** halox_input_open() with flags (HALOX_INPUT_*, or-ed; 0: halox_input_open() itself). A path
+ *  that is there but not a regular file is refused with either flag, naming what it is. */
+halox_status_t halox_input_open_flags(const char *path, const char *what, const char *give,
+                                      int flags, FILE **fp_p);
+
 /** Flush fp and check its error flag: HALOX_ERR_WRITE, naming `what` and `path`, when this or
  *  any earlier write to fp failed (disk full, file size limit, I/O error). */
 halox_status_t halox_output_flush(FILE *fp, const char *path, const char *what);
@@ -74,6 +88,43 @@ halox_status_t halox_output_flush(FILE *fp, const char *path, const char *what);
 /** halox_output_flush(), then close fp (closed in every case; NULL is fine): HALOX_ERR_WRITE when
  *  a write, the flush or the close failed. */
 halox_status_t halox_output_close(FILE *fp, const char *path, const char *what);
+
+/** A file replaced atomically, from halox_replace_begin() to halox_replace_commit(): a temporary
+ *  file is written next to the target, synced, and renamed over it, so that a crash at any point
+ *  leaves the previous file or the new one, never a torn one. Every step goes through one
+ *  descriptor of the target's folder (a folder renamed or swapped for a link meanwhile cannot
+ *  redirect the rename), and the temporary file ("<name>.tmp.XXXXXX") is created with O_EXCL |
+ *  O_NOFOLLOW (a link or a FIFO planted under its name is never opened). One handle is used by
+ *  one thread; handles are independent. */
+typedef struct halox_replace halox_replace_t;
+
+/** Flags of halox_replace_begin(). */
+enum {
+    HALOX_REPLACE_FOLLOW = 1, /**< a symbolic link at the path is followed: its target is
+                                   replaced and the link kept; without it the path itself is
+                                   replaced, and a link or anything but a regular file found there
+                                   at the commit is left as it is (the commit fails) */
+    HALOX_REPLACE_SHARED = 2, /**< the new file may be read by everyone (mode 0644); without it
+                                   by its owner alone (0600) */
+};
+
+/** Start replacing `path` (after halox_output_check() where the caller wants a missing folder or
+ *  a special file refused by name first); `what` names the file in messages ("the checkpoint").
+ *  Nothing at `path` changes before halox_replace_commit(). HALOX_ERR_WRITE naming `what`, the
+ *  path and the reason, and saying that the previous file is unchanged, when the temporary file
+ *  cannot be made; *r_p is then NULL and nothing is left to clean up. */
+halox_status_t halox_replace_begin(const char *path, const char *what, int flags,
+                                   halox_replace_t **r_p);
+
+/** Append n bytes to the temporary file. The first failure is kept (the later writes do nothing)
+ *  and reported by halox_replace_commit(). */
+void halox_replace_write(halox_replace_t *r, const void *data, size_t n);
+
+/** Sync and close the temporary file, check that the target is still missing or a regular file,
+ *  rename the temporary file over it and sync the folder. On any failure the temporary file is
+ *  removed and HALOX_ERR_WRITE names `what`, the path, the step that failed and why (the previous
+ *  file is unchanged). Frees r in every case. */
+halox_status_t halox_replace_commit(halox_replace_t *r);
 
 #ifdef __cplusplus
 }

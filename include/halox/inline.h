@@ -11,8 +11,9 @@
  *
  * This header is the host side: the view of the bound plan that such kernels take (by value, as a
  * kernel argument: every pointer in it is device memory), and the bookkeeping call. The device
- * side, the protocol's functions for the kernels, is halox/inline_device.cuh. The library's own
- * GPU engine uses both (md/platforms/cuda); the separate-kernel exchange of the same
+ * side, the protocol's functions for the kernels, is halox/inline_device.cuh; a wait or a signal
+ * that needs a kernel of its own is enqueued by halox_inline_launch_wait / _signal. The engine
+ * (libhalox_md, md/platforms/cuda) uses all three; the separate-kernel exchange of the same
  * transport (halox_comm_coords / halox_comm_forces) keeps working and is what the reference tests
  * check bit for bit.
  *
@@ -66,9 +67,9 @@ typedef struct halox_inline_pulse {
     int dim;        /**< component of the coordinates the shift is added to */
     float shift;    /**< added to component dim of every coordinate sent (0: none) */
     int send_count; /**< atoms this rank sends in the pulse (coordinates out, forces back) */
-    int recv_offset, recv_count; /**< this rank's halo atoms of the pulse: local indices */
-    int send_pe, recv_pe;        /**< the peers (for failure records) */
-    float *x_peer;               /**< the receiver's halo of the pulse (3 floats per atom) */
+    int recv_offset, recv_count;    /**< this rank's halo atoms of the pulse: local indices */
+    int send_pe, recv_pe;           /**< the peers (for failure records) */
+    float *x_peer;                  /**< the receiver's halo of the pulse (3 floats per atom) */
     unsigned long long *sig_x_peer; /**< the receiver's coordinate signal of the pulse */
     float *f_peer;                  /**< the owner's force buffer of the pulse (3 per atom) */
     unsigned long long *sig_f_peer; /**< the owner's force signal of the pulse */
@@ -110,8 +111,8 @@ typedef struct halox_inline_view {
     halox_inline_fail_t *fail; /**< the record of the first wait that gave up */
     volatile int *host_flag;   /**< mapped host memory: 1 once a wait gave up */
     long long timeout_ns;      /**< bound of every wait */
-    int spin_blocks; /**< the largest grid of a kernel that waits inside itself */
-    int no_atoms;    /**< HALOX_NVSHMEM_SIGNAL_ONLY: signals without atoms (a benchmark floor) */
+    int spin_blocks;           /**< the largest grid of a kernel that waits inside itself */
+    int no_atoms; /**< HALOX_NVSHMEM_SIGNAL_ONLY: signals without atoms (a benchmark floor) */
 } halox_inline_view_t;
 
 /** The view of the bound plan (a host copy; its pointers are device memory). HALOX_ERR_UNAVAILABLE
@@ -120,6 +121,36 @@ typedef struct halox_inline_view {
  *  (HALOX_NVSHMEM_BIND_SYNC=0): order the kernels that take the view behind that stream (enqueue
  *  them on it, or wait on an event recorded on it after the bind). */
 halox_status_t halox_comm_inline_view(halox_comm_t *comm, halox_inline_view_t *view);
+
+/** Enqueue on `stream` (a cudaStream_t; NULL the legacy default stream) one kernel of one thread
+ *  that waits, bounded by the view's timeout, until every pulse's signal of direction `dir` (0
+ *  coordinates, 1 forces) holds the next exchange, then completes that exchange on this rank (as
+ *  halox_inline_wait and halox_inline_complete of halox/inline_device.cuh do in the caller's
+ *  kernel). For a consumer whose grid is larger than view->spin_blocks, which must not wait inside
+ *  itself (co-residency): enqueue this before it on the same stream, and the consumer reads
+ *  without waiting. A wait that gives up is recorded as the device functions record it (reported
+ *  by the endpoint's next call).
+ *
+ *  Stream semantics: returns once the kernel is enqueued, never waiting for the GPU. The kernel
+ *  is launched chained (a programmatic dependent launch) where every device target of the build
+ *  is sm_90 or newer: it may start while the kernel before it in the stream finishes, and waits
+ *  for that kernel's completion before it touches memory, so the stream's order holds as with a
+ *  plain launch. Thread safety: as a CUDA launch; launches of one view's direction must follow
+ *  one another on one stream (the wait and the complete of exchange e).
+ *
+ *  HALOX_ERR_INVALID_ARG for a NULL view or another dir; HALOX_ERR_COMM naming the CUDA error
+ *  when the launch fails (the runtime's last error is left set, as a launch leaves it, for callers
+ *  that report CUDA errors themselves). Local, not collective. In builds with CUDA
+ *  (HALOX_FEATURE_CUDA) only: a program that calls it is a CUDA program. */
+halox_status_t halox_inline_launch_wait(const halox_inline_view_t *view, int dir, void *stream);
+
+/** Enqueue on `stream` one kernel of one thread that raises every pulse's signal of direction
+ *  `dir` at its peer by one unit (halox_inline_signal after a system-scope fence), every pulse,
+ *  also one without atoms: for a producer that has nothing to store this exchange (a rank without
+ *  home atoms still signals every pulse, or its peers would wait for it). Order it after the
+ *  kernels whose stores the signal publishes. Stream semantics, errors and builds as
+ *  halox_inline_launch_wait(). */
+halox_status_t halox_inline_launch_signal(const halox_inline_view_t *view, int dir, void *stream);
 
 /** Bookkeeping for an exchange the caller's kernels enqueued (coordinates when `coords`, and the
  *  forces): the endpoint's step and statistics advance as halox_comm_coords and

@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 
+#include "halox/env.h"
 #include "halox/md.h"
 
 #ifdef __cplusplus
@@ -107,6 +108,11 @@ halox_status_t halox_md_setup_finish(halox_md_setup_t *s, const halox_md_launch_
 int halox_parse_seed(const char *text, uint64_t *seed_p);
 /** The range, as messages state it. */
 #define HALOX_SEED_RANGE "an integer from 0 to 18446744073709551615"
+
+/** The environment variables the engine reads besides the library's (halox_env_table()): the
+ *  GPU engine's switches and diagnostics (HALOX_MD_*) and the system cache, each with its type,
+ *  default and meaning; *count_p gets the table's length. Tools print it with --help-env. */
+const halox_env_var_t *halox_md_env_table(int *count_p);
 
 #ifdef __cplusplus
 }

@@ -42,6 +42,18 @@ const char *halox_last_error(void);
 /** Clear the calling thread's last error message. */
 void halox_clear_error(void);
 
+/** Record a message (printf format) as the calling thread's last error, the one
+ *  halox_last_error() returns, and return `status`. For code built on halox (an engine, a
+ *  plugin) that reports its own errors through the same channel as the library's, so that its
+ *  caller reads one message whichever layer failed; the message may quote the library's
+ *  (halox_last_error() as an argument is fine). Thread-safe: the message is per thread; it is
+ *  cut at 1023 bytes. */
+halox_status_t halox_set_error(halox_status_t status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/error.h"
 #include "engine/md_internal.h"
+#include "halox/status.h"
 
 void md__notice(halox_md_t *md, const char *fmt, ...)
 {
@@ -30,7 +30,7 @@ halox_status_t md__agree(halox_md_t *md, halox_status_t st)
     int small[64];
     int *all = P <= 64 ? small : malloc(sizeof(int) * (size_t)P);
     if (!all)
-        return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
+        return halox_set_error(HALOX_ERR_NO_MEMORY, "no memory");
     halox_status_t cst = halox_comm_allgather(md->comm, &mine, all, sizeof mine);
     int bad = -1;
     if (cst == HALOX_OK)
@@ -47,8 +47,8 @@ halox_status_t md__agree(halox_md_t *md, halox_status_t st)
     if (cst != HALOX_OK)
         return cst;
     if (bad >= 0)
-        return halox__error(HALOX_ERR_ABORTED, "rank %d stopped because rank %d failed (%s)",
-                            md->rank, bad, halox_status_string(other));
+        return halox_set_error(HALOX_ERR_ABORTED, "rank %d stopped because rank %d failed (%s)",
+                               md->rank, bad, halox_status_string(other));
     return HALOX_OK;
 }
 
@@ -61,7 +61,7 @@ halox_status_t md__ensure_forces(halox_md_t *md, int n)
         cap = cap > 0x3fffffff ? 0x7fffffff : 2 * cap;
     void *q = realloc(md->f, md__rs(md) * 3 * (size_t)cap);
     if (!q)
-        return halox__error(HALOX_ERR_NO_MEMORY, "no memory for %d forces", cap);
+        return halox_set_error(HALOX_ERR_NO_MEMORY, "no memory for %d forces", cap);
     md->f = q;
     md->f_cap = cap;
     return HALOX_OK;

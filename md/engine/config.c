@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/error.h"
 #include "engine/md_internal.h"
+#include "halox/status.h"
 
 const char *md__source_name(halox_md_source_t s)
 {
@@ -132,7 +132,7 @@ const char *halox_md_preset_description(const char *name)
 halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name)
 {
     if (!cfg || !name)
-        return halox__error(HALOX_ERR_INVALID_ARG, "preset: NULL argument");
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "preset: NULL argument");
     if (!strcmp(name, "lammps-lj")) {
         /* bench/in.lj of LAMMPS, region 0 20 0 20 0 20 (thermo: first and last step) */
         cfg->preset = "lammps-lj";
@@ -172,8 +172,9 @@ halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name)
         cfg->equilibrate = MD_WATER_EQUILIBRATE;
         return HALOX_OK;
     }
-    return halox__error(HALOX_ERR_INVALID_ARG,
-                        "unknown preset '%s': the presets are lammps-lj and water-density", name);
+    return halox_set_error(HALOX_ERR_INVALID_ARG,
+                           "unknown preset '%s': the presets are lammps-lj and water-density",
+                           name);
 }
 
 static int md__finite_pos(double v) { return isfinite(v) && v > 0; }
@@ -181,9 +182,9 @@ static int md__finite_pos(double v) { return isfinite(v) && v > 0; }
 static halox_status_t md__temp_check(double t)
 {
     if (!(t >= 0 && t <= HALOX_MD_MAX_TEMP)) /* NaN too */
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "temperature %g: give a finite temperature from 0 to %g", t,
-                            HALOX_MD_MAX_TEMP);
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "temperature %g: give a finite temperature from 0 to %g", t,
+                               HALOX_MD_MAX_TEMP);
     return HALOX_OK;
 }
 
@@ -194,8 +195,8 @@ halox_status_t md__config_check_restored(const halox_md_config_t *cfg)
     if (md__temp_check(cfg->temp) != HALOX_OK)
         return HALOX_ERR_INVALID_ARG;
     if (!md__finite_pos(cfg->density))
-        return halox__error(HALOX_ERR_INVALID_ARG, "density %g: give a finite density > 0",
-                            cfg->density);
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "density %g: give a finite density > 0",
+                               cfg->density);
     return HALOX_OK;
 }
 
@@ -225,29 +226,29 @@ halox_status_t md__box_check(const halox_md_config_t *cfg, const double box[3], 
     for (int d = 0; d < 3; d++) {
         const char dim = "xyz"[d];
         if (!md__finite_pos(box[d]))
-            return halox__error(HALOX_ERR_INVALID_ARG,
-                                "%s: box edge %c is %g: it must be finite and > 0", what, dim,
-                                box[d]);
+            return halox_set_error(HALOX_ERR_INVALID_ARG,
+                                   "%s: box edge %c is %g: it must be finite and > 0", what, dim,
+                                   box[d]);
         if (!(box[d] + rh <= top))
-            return halox__error(HALOX_ERR_INVALID_ARG,
-                                "%s: box edge %c %g plus the halo distance %g (cut-off + skin) is "
-                                "beyond the largest %s-precision number, %g: use a smaller box%s%s",
-                                what, dim, box[d], rh, prec, top, how,
-                                fl ? " or --precision double" : "");
+            return halox_set_error(
+                HALOX_ERR_INVALID_ARG,
+                "%s: box edge %c %g plus the halo distance %g (cut-off + skin) is "
+                "beyond the largest %s-precision number, %g: use a smaller box%s%s",
+                what, dim, box[d], rh, prec, top, how, fl ? " or --precision double" : "");
         /* the tighter limit is the one to report (single precision: the resolution) */
         if (by_res <= by_int && !(box[d] <= by_res))
-            return halox__error(HALOX_ERR_INVALID_ARG,
-                                "%s: box edge %c %g is more than %g cut-offs (%g): %s precision "
-                                "spaces coordinates there up to %g apart, more than 1/%g of the "
-                                "cut-off; use a box edge of at most %g%s%s",
-                                what, dim, box[d], by_res / cfg->cutoff, cfg->cutoff, prec,
-                                box[d] * eps, MD_BOX_RESOLUTION, by_res, how,
-                                fl ? " or --precision double" : "");
+            return halox_set_error(HALOX_ERR_INVALID_ARG,
+                                   "%s: box edge %c %g is more than %g cut-offs (%g): %s precision "
+                                   "spaces coordinates there up to %g apart, more than 1/%g of the "
+                                   "cut-off; use a box edge of at most %g%s%s",
+                                   what, dim, box[d], by_res / cfg->cutoff, cfg->cutoff, prec,
+                                   box[d] * eps, MD_BOX_RESOLUTION, by_res, how,
+                                   fl ? " or --precision double" : "");
         if (!(box[d] <= by_int))
-            return halox__error(HALOX_ERR_INVALID_ARG,
-                                "%s: box edge %c %g is more than %g cut-offs (%g): its cell "
-                                "counts would overflow an int; use a box edge of at most %g%s",
-                                what, dim, box[d], MD_BOX_MAX_CUTOFFS, cfg->cutoff, by_int, how);
+            return halox_set_error(HALOX_ERR_INVALID_ARG,
+                                   "%s: box edge %c %g is more than %g cut-offs (%g): its cell "
+                                   "counts would overflow an int; use a box edge of at most %g%s",
+                                   what, dim, box[d], MD_BOX_MAX_CUTOFFS, cfg->cutoff, by_int, how);
     }
     return HALOX_OK;
 }
@@ -272,139 +273,144 @@ static int md__config_box(const halox_md_config_t *cfg, double box[3])
 halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
 {
     if (!cfg)
-        return halox__error(HALOX_ERR_INVALID_ARG, "configuration is NULL");
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "configuration is NULL");
     if (!cfg->restart_path) {
         switch (cfg->source) {
         case HALOX_MD_FCC:
             if (!md__finite_pos(cfg->density))
-                return halox__error(HALOX_ERR_INVALID_ARG, "density %g: give a finite density > 0",
-                                    cfg->density);
+                return halox_set_error(HALOX_ERR_INVALID_ARG,
+                                       "density %g: give a finite density > 0", cfg->density);
             for (int d = 0; d < 3; d++)
                 if (cfg->cells[d] < 1)
-                    return halox__error(HALOX_ERR_INVALID_ARG,
-                                        "fcc lattice needs at least 1 unit cell per dimension "
-                                        "(--cells NX,NY,NZ), got %d,%d,%d",
-                                        cfg->cells[0], cfg->cells[1], cfg->cells[2]);
+                    return halox_set_error(HALOX_ERR_INVALID_ARG,
+                                           "fcc lattice needs at least 1 unit cell per dimension "
+                                           "(--cells NX,NY,NZ), got %d,%d,%d",
+                                           cfg->cells[0], cfg->cells[1], cfg->cells[2]);
             if (4.0 * cfg->cells[0] * (double)cfg->cells[1] * cfg->cells[2] > 2147483647.0)
-                return halox__error(HALOX_ERR_INVALID_ARG,
-                                    "%d x %d x %d fcc cells make more than 2^31 atoms",
-                                    cfg->cells[0], cfg->cells[1], cfg->cells[2]);
+                return halox_set_error(HALOX_ERR_INVALID_ARG,
+                                       "%d x %d x %d fcc cells make more than 2^31 atoms",
+                                       cfg->cells[0], cfg->cells[1], cfg->cells[2]);
             break;
         case HALOX_MD_RANDOM:
             if (!md__finite_pos(cfg->density))
-                return halox__error(HALOX_ERR_INVALID_ARG, "density %g: give a finite density > 0",
-                                    cfg->density);
+                return halox_set_error(HALOX_ERR_INVALID_ARG,
+                                       "density %g: give a finite density > 0", cfg->density);
             if (cfg->natoms < 2 || cfg->natoms > 2147483647LL)
-                return halox__error(HALOX_ERR_INVALID_ARG,
-                                    "random system of %lld atoms: give --atoms from 2 to 2^31-1",
-                                    cfg->natoms);
+                return halox_set_error(HALOX_ERR_INVALID_ARG,
+                                       "random system of %lld atoms: give --atoms from 2 to 2^31-1",
+                                       cfg->natoms);
             break;
         case HALOX_MD_READ:
             if (!cfg->read_path || !*cfg->read_path)
-                return halox__error(HALOX_ERR_INVALID_ARG, "no file to read the system from");
+                return halox_set_error(HALOX_ERR_INVALID_ARG, "no file to read the system from");
             if (cfg->read_frame < HALOX_MD_READ_LAST)
-                return halox__error(HALOX_ERR_INVALID_ARG,
-                                    "read frame %lld: give a frame from 0, or the last (%lld)",
-                                    cfg->read_frame, HALOX_MD_READ_LAST);
+                return halox_set_error(HALOX_ERR_INVALID_ARG,
+                                       "read frame %lld: give a frame from 0, or the last (%lld)",
+                                       cfg->read_frame, HALOX_MD_READ_LAST);
             break;
         default:
-            return halox__error(HALOX_ERR_INVALID_ARG, "unknown system source %d",
-                                (int)cfg->source);
+            return halox_set_error(HALOX_ERR_INVALID_ARG, "unknown system source %d",
+                                   (int)cfg->source);
         }
         if (md__temp_check(cfg->temp) != HALOX_OK)
             return HALOX_ERR_INVALID_ARG;
     }
     if (!md__finite_pos(cfg->cutoff))
-        return halox__error(HALOX_ERR_INVALID_ARG, "cut-off %g: give a finite cut-off > 0",
-                            cfg->cutoff);
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "cut-off %g: give a finite cut-off > 0",
+                               cfg->cutoff);
     if (!isfinite(cfg->skin) || cfg->skin < 0)
-        return halox__error(HALOX_ERR_INVALID_ARG, "skin %g: give a finite skin >= 0", cfg->skin);
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "skin %g: give a finite skin >= 0",
+                               cfg->skin);
     if (!isfinite(cfg->verlet_tolerance) || cfg->verlet_tolerance < 0)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "Verlet-buffer tolerance %g: give a finite energy drift > 0 (energy "
-                            "per atom per unit time), or 0 for none",
-                            cfg->verlet_tolerance);
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "Verlet-buffer tolerance %g: give a finite energy drift > 0 (energy "
+                               "per atom per unit time), or 0 for none",
+                               cfg->verlet_tolerance);
     if (!md__finite_pos(cfg->dt))
-        return halox__error(HALOX_ERR_INVALID_ARG, "time step %g: give a finite dt > 0", cfg->dt);
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "time step %g: give a finite dt > 0",
+                               cfg->dt);
     if (cfg->steps < 0)
-        return halox__error(HALOX_ERR_INVALID_ARG, "steps %lld: give a number >= 0", cfg->steps);
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "steps %lld: give a number >= 0", cfg->steps);
     if (cfg->rebuild_every < 1)
-        return halox__error(HALOX_ERR_INVALID_ARG, "rebuild every %d steps: give a number >= 1",
-                            cfg->rebuild_every);
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "rebuild every %d steps: give a number >= 1",
+                               cfg->rebuild_every);
     if (cfg->thermo_every < 1)
-        return halox__error(HALOX_ERR_INVALID_ARG, "thermo every %d steps: give a number >= 1",
-                            cfg->thermo_every);
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "thermo every %d steps: give a number >= 1",
+                               cfg->thermo_every);
     if (cfg->ensemble != HALOX_MD_NVE && cfg->ensemble != HALOX_MD_NVT)
-        return halox__error(HALOX_ERR_INVALID_ARG, "unknown ensemble %d", (int)cfg->ensemble);
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "unknown ensemble %d", (int)cfg->ensemble);
     if (cfg->ensemble == HALOX_MD_NVT && !md__finite_pos(cfg->tau))
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "thermostat time constant %g: give a finite tau > 0", cfg->tau);
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "thermostat time constant %g: give a finite tau > 0", cfg->tau);
     if (cfg->xyz_every < 0)
-        return halox__error(HALOX_ERR_INVALID_ARG, "XYZ every %d steps: give a number >= 0",
-                            cfg->xyz_every);
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "XYZ every %d steps: give a number >= 0",
+                               cfg->xyz_every);
     if (cfg->traj_format != HALOX_MD_TRAJ_AUTO && cfg->traj_format != HALOX_MD_TRAJ_XYZ &&
         cfg->traj_format != HALOX_MD_TRAJ_LAMMPS)
-        return halox__error(HALOX_ERR_INVALID_ARG, "unknown trajectory format %d",
-                            (int)cfg->traj_format);
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "unknown trajectory format %d",
+                               (int)cfg->traj_format);
     if (cfg->checkpoint_every < 0)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "checkpoint every %lld steps: give a number >= 0",
-                            cfg->checkpoint_every);
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "checkpoint every %lld steps: give a number >= 0",
+                               cfg->checkpoint_every);
     if (cfg->checkpoint_every > 0 && !cfg->checkpoint_path)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "checkpoints every %lld steps need a file: give --checkpoint FILE",
-                            cfg->checkpoint_every);
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "checkpoints every %lld steps need a file: give --checkpoint FILE",
+                               cfg->checkpoint_every);
     if (halox_timeout_resolve(cfg->timeout_s, NULL) != HALOX_OK)
         return HALOX_ERR_INVALID_ARG; /* the message names the bound (or HALOX_TIMEOUT_S) */
     if (cfg->real != HALOX_FLOAT && cfg->real != HALOX_DOUBLE)
-        return halox__error(HALOX_ERR_INVALID_ARG, "unknown precision %d", (int)cfg->real);
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "unknown precision %d", (int)cfg->real);
     if (halox_grid_check(&cfg->grid) != HALOX_OK)
         return HALOX_ERR_INVALID_ARG;
     if (!cfg->transport || !halox_transport_available(cfg->transport))
-        return halox__error(HALOX_ERR_UNKNOWN_TRANSPORT,
-                            "transport '%s' is not in this build (halox-md --version lists them)",
-                            cfg->transport ? cfg->transport : "(none)");
+        return halox_set_error(
+            HALOX_ERR_UNKNOWN_TRANSPORT,
+            "transport '%s' is not in this build (halox-md --version lists them)",
+            cfg->transport ? cfg->transport : "(none)");
     if (cfg->device != HALOX_MD_DEVICE_AUTO && cfg->device != HALOX_MD_DEVICE_CPU &&
         cfg->device != HALOX_MD_DEVICE_GPU)
-        return halox__error(HALOX_ERR_INVALID_ARG, "unknown device %d", (int)cfg->device);
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "unknown device %d", (int)cfg->device);
     if (cfg->device == HALOX_MD_DEVICE_GPU && !halox_transport_on_gpu(cfg->transport))
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "the GPU engine needs a GPU transport (mpi-staged, nccl, "
-                            "nvshmem-stream/pulse/fused), not '%s'",
-                            cfg->transport);
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "the GPU engine needs a GPU transport (mpi-staged, nccl, "
+                               "nvshmem-stream/pulse/fused), not '%s'",
+                               cfg->transport);
     if (cfg->device == HALOX_MD_DEVICE_CPU && halox_transport_on_gpu(cfg->transport))
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "transport '%s' moves GPU data: the CPU engine runs on threads or mpi "
-                            "(or use --device gpu)",
-                            cfg->transport);
+        return halox_set_error(
+            HALOX_ERR_INVALID_ARG,
+            "transport '%s' moves GPU data: the CPU engine runs on threads or mpi "
+            "(or use --device gpu)",
+            cfg->transport);
     if (cfg->graph && halox_md_config_device(cfg) != HALOX_MD_DEVICE_GPU)
-        return halox__error(HALOX_ERR_INVALID_ARG, "%s",
-                            halox_gpu_count() > 0
-                                ? "CUDA graphs (--graph) are for the GPU engine: add --device gpu"
-                                : "CUDA graphs (--graph) are for the GPU engine, and no GPU is "
-                                  "visible here (or this build has no CUDA): run without --graph");
+        return halox_set_error(
+            HALOX_ERR_INVALID_ARG, "%s",
+            halox_gpu_count() > 0
+                ? "CUDA graphs (--graph) are for the GPU engine: add --device gpu"
+                : "CUDA graphs (--graph) are for the GPU engine, and no GPU is "
+                  "visible here (or this build has no CUDA): run without --graph");
     if (cfg->equilibrate < 0)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "equilibration of %d steps: give a number of steps >= 0 (0: none)",
-                            cfg->equilibrate);
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "equilibration of %d steps: give a number of steps >= 0 (0: none)",
+                               cfg->equilibrate);
     if (cfg->overlap_probe < 0 || cfg->overlap_probe > 1000000)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "overlap probe of %d repetitions: give 0 (off) to 1000000",
-                            cfg->overlap_probe);
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "overlap probe of %d repetitions: give 0 (off) to 1000000",
+                               cfg->overlap_probe);
     if (halox_md_config_device(cfg) == HALOX_MD_DEVICE_GPU && cfg->real != HALOX_FLOAT)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "the GPU engine runs in single precision: use --precision float (or "
-                            "--device cpu for double)");
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "the GPU engine runs in single precision: use --precision float (or "
+                               "--device cpu for double)");
     /* lengths the precision squares: the pair search compares squared distances with
      * (cut-off + skin)^2, the forces with the squared cut-off */
     {
         const int fl = cfg->real == HALOX_FLOAT;
         const double lo = sqrt(fl ? FLT_MIN : DBL_MIN), hi = sqrt(fl ? FLT_MAX : DBL_MAX);
         if (!(cfg->cutoff >= lo && cfg->cutoff + cfg->skin <= hi))
-            return halox__error(HALOX_ERR_INVALID_ARG,
-                                "cut-off %g with skin %g: %s precision squares them, so give a "
-                                "cut-off of at least %g and a cut-off + skin of at most %g",
-                                cfg->cutoff, cfg->skin, fl ? "single" : "double", lo, hi);
+            return halox_set_error(HALOX_ERR_INVALID_ARG,
+                                   "cut-off %g with skin %g: %s precision squares them, so give a "
+                                   "cut-off of at least %g and a cut-off + skin of at most %g",
+                                   cfg->cutoff, cfg->skin, fl ? "single" : "double", lo, hi);
     }
     double box[3];
     char what[160];

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
 #include "engine/md_internal.h"
+#include "halox/status.h"
 
 void halox_md_result_free(halox_md_result_t *result)
 {
@@ -43,8 +43,8 @@ static halox_status_t md__agree_comm(halox_comm_t *comm, halox_status_t st)
     if (cst != HALOX_OK)
         return cst;
     if (v > 0)
-        return halox__error(HALOX_ERR_ABORTED, "rank %d stopped because another rank failed",
-                            halox_comm_rank(comm));
+        return halox_set_error(HALOX_ERR_ABORTED, "rank %d stopped because another rank failed",
+                               halox_comm_rank(comm));
     return HALOX_OK;
 }
 
@@ -89,7 +89,7 @@ halox_status_t halox_md_rank_run(const halox_md_config_t *cfg, halox_comm_t *com
             }
             halox_status_t ast =
                 rank == 0 && (!result->x || !result->v)
-                    ? halox__error(HALOX_ERR_NO_MEMORY, "no memory for the final state")
+                    ? halox_set_error(HALOX_ERR_NO_MEMORY, "no memory for the final state")
                     : HALOX_OK;
             st = md__agree(md, ast);
             if (st == HALOX_OK)
@@ -155,10 +155,10 @@ halox_status_t halox_md_threads_run(const halox_md_config_t *cfg, const halox_md
     halox_transport_caps_t caps;
     if (st == HALOX_OK &&
         (halox_transport_caps(cfg->transport, &caps) != HALOX_OK || !caps.threads))
-        st = halox__error(HALOX_ERR_INVALID_ARG,
-                          "halox_md_threads_run runs a transport whose ranks are threads "
-                          "(threads), not '%s'",
-                          cfg->transport);
+        st = halox_set_error(HALOX_ERR_INVALID_ARG,
+                             "halox_md_threads_run runs a transport whose ranks are threads "
+                             "(threads), not '%s'",
+                             cfg->transport);
     halox_md_system_t *sys = NULL;
     if (st == HALOX_OK && !cfg->restart_path)
         st = halox_md_system_create(cfg, &sys); /* once, shared read-only by the ranks */
@@ -170,7 +170,7 @@ halox_status_t halox_md_threads_run(const halox_md_config_t *cfg, const halox_md
     if (st == HALOX_OK) {
         ta = calloc((size_t)P, sizeof *ta);
         if (!ta)
-            st = halox__error(HALOX_ERR_NO_MEMORY, "no memory for %d threads", P);
+            st = halox_set_error(HALOX_ERR_NO_MEMORY, "no memory for %d threads", P);
     }
     int started = 0;
     if (st == HALOX_OK) {

@@ -13,10 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
-#include "core/error.h"
 #include "engine/backend.h"
 #include "engine/md_internal.h"
+#include "halox/status.h"
 
 static const char *const md__timer_names[HALOX_MD_T_COUNT] = {
     "pair forces",      "halo coordinates", "halo forces", "integration",
@@ -58,8 +57,9 @@ static halox_status_t md__backend_select(halox_md_t *md, halox_md_device_t devic
 #ifdef HALOX_HAVE_CUDA
     return md__gpu_backend_create(md);
 #else
-    return halox__error(HALOX_ERR_UNAVAILABLE,
-                        "this build has no CUDA: the GPU engine is not available (--device cpu)");
+    return halox_set_error(
+        HALOX_ERR_UNAVAILABLE,
+        "this build has no CUDA: the GPU engine is not available (--device cpu)");
 #endif
 }
 
@@ -114,12 +114,12 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
                                halox_md_t **md_p)
 {
     if (!cfg || !comm || !md_p)
-        return halox__error(HALOX_ERR_INVALID_ARG, "halox_md_create: NULL argument");
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "halox_md_create: NULL argument");
     *md_p = NULL;
-    double t_start = halox__now();
+    double t_start = md__now();
     halox_md_t *md = calloc(1, sizeof *md);
     if (!md)
-        return halox__error(HALOX_ERR_NO_MEMORY, "no memory for the engine");
+        return halox_set_error(HALOX_ERR_NO_MEMORY, "no memory for the engine");
     md->cfg = *cfg;
     if (hooks)
         md->hooks = *hooks;
@@ -131,13 +131,13 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
     halox_plan_init(&md->plan);
     halox_status_t st = halox_md_config_check(cfg);
     if (st == HALOX_OK && halox_grid_size(&cfg->grid) != md->nranks)
-        st = halox__error(HALOX_ERR_INVALID_ARG,
-                          "grid %dx%dx%d has %d ranks but the %s transport runs %d: start as "
-                          "many ranks as the grid has",
-                          cfg->grid.n[0], cfg->grid.n[1], cfg->grid.n[2],
-                          halox_grid_size(&cfg->grid), halox_comm_transport(comm), md->nranks);
+        st = halox_set_error(HALOX_ERR_INVALID_ARG,
+                             "grid %dx%dx%d has %d ranks but the %s transport runs %d: start as "
+                             "many ranks as the grid has",
+                             cfg->grid.n[0], cfg->grid.n[1], cfg->grid.n[2],
+                             halox_grid_size(&cfg->grid), halox_comm_transport(comm), md->nranks);
     if (st == HALOX_OK && !cfg->restart_path && !sys)
-        st = halox__error(HALOX_ERR_INVALID_ARG, "no system given and no checkpoint to restart");
+        st = halox_set_error(HALOX_ERR_INVALID_ARG, "no system given and no checkpoint to restart");
     if (st == HALOX_OK)
         st = halox_atoms_init(&md->atoms, cfg->real, 3, 3 * halox_real_size(cfg->real));
     if (st == HALOX_OK) {
@@ -169,10 +169,10 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
     if (st == HALOX_OK && !md->cfg.restart_path)
         md->first_step = 0;
     if (st == HALOX_OK && md->cfg.steps < md->step)
-        st = halox__error(HALOX_ERR_INVALID_ARG,
-                          "the checkpoint is at step %lld, after the last step %lld: give "
-                          "--steps of at least %lld",
-                          md->step, md->cfg.steps, md->step);
+        st = halox_set_error(HALOX_ERR_INVALID_ARG,
+                             "the checkpoint is at step %lld, after the last step %lld: give "
+                             "--steps of at least %lld",
+                             md->step, md->cfg.steps, md->step);
     if (st != HALOX_OK) {
         halox_md_destroy(md);
         return st;
@@ -223,7 +223,7 @@ halox_status_t halox_md_create(const halox_md_config_t *cfg, halox_comm_t *comm,
     md->device_rebuilds = 0;
     md->migrated = 0;
     md->max_hops = 0;
-    md->setup_seconds = halox__now() - t_start - md->eq_seconds;
+    md->setup_seconds = md__now() - t_start - md->eq_seconds;
     *md_p = md;
     return HALOX_OK;
 }
@@ -257,12 +257,12 @@ static int md__rebuild_due(const halox_md_t *md, long long s)
 halox_status_t halox_md_write_checkpoint(halox_md_t *md, const char *path)
 {
     if (!path)
-        return halox__error(HALOX_ERR_INVALID_ARG, "checkpoint: no file name");
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "checkpoint: no file name");
     if (!halox_md_at_boundary(md))
-        return halox__error(HALOX_ERR_STATE,
-                            "step %lld is not a rebuild boundary (a multiple of rebuild-every "
-                            "%d): a restart from here would not continue bit-identically",
-                            md->step, md->cfg.rebuild_every);
+        return halox_set_error(HALOX_ERR_STATE,
+                               "step %lld is not a rebuild boundary (a multiple of rebuild-every "
+                               "%d): a restart from here would not continue bit-identically",
+                               md->step, md->cfg.rebuild_every);
     halox_status_t st = md__be_to_host(md, 1);
     /* a blown-up state never replaces the last good checkpoint */
     if (st == HALOX_OK)
@@ -363,7 +363,7 @@ halox_status_t halox_md_run_until(halox_md_t *md, long long last)
     if (last > md->cfg.steps)
         last = md->cfg.steps;
     md->interrupted = 0;
-    double t0 = halox__now();
+    double t0 = md__now();
     halox_status_t st = HALOX_OK;
     long long done = 0;
     while (md->step < last) {
@@ -372,13 +372,13 @@ halox_status_t halox_md_run_until(halox_md_t *md, long long last)
             break;
         done++;
         if (md->rank == 0 && md->hooks.progress)
-            md->hooks.progress(md->hooks.user, md->step, md->cfg.steps, halox__now() - t0);
+            md->hooks.progress(md->hooks.user, md->step, md->cfg.steps, md__now() - t0);
         if (md->interrupted)
             break;
     }
     if (st == HALOX_OK) /* the loop time includes the device's last steps */
         st = md__be_flush_timers(md);
-    md->loop_seconds += halox__now() - t0;
+    md->loop_seconds += md__now() - t0;
     md->loop_steps += done;
     md->have_summary = 0;
     return st;
@@ -534,9 +534,9 @@ halox_status_t halox_md_thermo_now(halox_md_t *md, halox_md_thermo_t *rec_p)
 {
     if (!md->have_energy || md->energy_step != md->step) {
         if (md->force_rebuild)
-            return halox__error(HALOX_ERR_STATE,
-                                "no forces yet after the restart at step %lld: run a step first",
-                                md->step);
+            return halox_set_error(HALOX_ERR_STATE,
+                                   "no forces yet after the restart at step %lld: run a step first",
+                                   md->step);
         /* recompute with the same list and positions: the same force bits as before */
         halox_status_t st = md->be->forces(md, 1, 1);
         if (st != HALOX_OK)

@@ -18,7 +18,6 @@
 #include <limits.h>
 #include <math.h>
 
-#include "core/clock.h"
 #include "engine/backend.h"
 #include "engine/md_internal.h"
 
@@ -37,7 +36,7 @@ halox_status_t md__equilibrate(halox_md_t *md)
     md__notice(md,
                "equilibrating: %d steps (%d to 0) of NVT at T %g, tau %g; not timed, not counted",
                n, 1 - n, c->temp, c->tau);
-    const double t0 = halox__now();
+    const double t0 = md__now();
     halox_comm_stats_t cs0, cs1;
     halox_comm_get_stats(md->comm, &cs0);
     halox_status_t st = HALOX_OK;
@@ -68,7 +67,7 @@ halox_status_t md__equilibrate(halox_md_t *md)
     halox_comm_get_stats(md->comm, &cs1);
     md->eq_bytes += cs1.bytes_sent - cs0.bytes_sent;
     md->eq_steps = n;
-    md->eq_seconds = halox__now() - t0;
+    md->eq_seconds = md__now() - t0;
     if (st == HALOX_OK)
         md__notice(md,
                    "equilibrated in %.3g s: T %.5g at its last step, velocities scaled to T %g; "

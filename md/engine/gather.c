@@ -3,9 +3,9 @@
  * use it (output.c: trajectory frames) and the engine. */
 #include <stdlib.h>
 
-#include "core/error.h"
 #include "engine/backend.h"
 #include "engine/md_internal.h"
+#include "halox/status.h"
 
 halox_status_t halox_md_gather(halox_md_t *md, double *x, double *v, double *f, int root)
 {
@@ -19,11 +19,11 @@ halox_status_t halox_md_gather(halox_md_t *md, double *x, double *v, double *f, 
     double *recv = NULL;
     halox_status_t st = HALOX_OK;
     if (!send)
-        st = halox__error(HALOX_ERR_NO_MEMORY, "gather: no memory");
+        st = halox_set_error(HALOX_ERR_NO_MEMORY, "gather: no memory");
     if (md->rank == root) {
         recv = malloc(sizeof(double) * W * (size_t)(N > 0 ? N : 1));
         if (!recv)
-            st = halox__error(HALOX_ERR_NO_MEMORY, "gather: no memory for %lld atoms", N);
+            st = halox_set_error(HALOX_ERR_NO_MEMORY, "gather: no memory for %lld atoms", N);
     }
     st = md__agree(md, st);
     if (st != HALOX_OK) {
@@ -52,7 +52,7 @@ halox_status_t halox_md_gather(halox_md_t *md, double *x, double *v, double *f, 
     }
     size_t *counts = md->rank == root ? calloc((size_t)md->nranks, sizeof(size_t)) : NULL;
     st = md__agree(md, md->rank == root && !counts
-                           ? halox__error(HALOX_ERR_NO_MEMORY, "gather: no memory")
+                           ? halox_set_error(HALOX_ERR_NO_MEMORY, "gather: no memory")
                            : HALOX_OK);
     if (st == HALOX_OK)
         st = halox_comm_gatherv(md->comm, send, sizeof(double) * W * (size_t)n, recv,
@@ -65,19 +65,20 @@ halox_status_t halox_md_gather(halox_md_t *md, double *x, double *v, double *f, 
         long long got = (long long)(total / (sizeof(double) * W));
         unsigned char *seen = calloc((size_t)(N > 0 ? N : 1), 1);
         if (!seen)
-            st = halox__error(HALOX_ERR_NO_MEMORY, "gather: no memory");
+            st = halox_set_error(HALOX_ERR_NO_MEMORY, "gather: no memory");
         else if (got != N)
-            st = halox__error(HALOX_ERR_ATOM_COUNT,
-                              "step %lld: the ranks hold %lld atoms, the system has %lld: atoms "
-                              "were lost or duplicated",
-                              md->step, got, N);
+            st = halox_set_error(HALOX_ERR_ATOM_COUNT,
+                                 "step %lld: the ranks hold %lld atoms, the system has %lld: atoms "
+                                 "were lost or duplicated",
+                                 md->step, got, N);
         for (long long k = 0; k < N && st == HALOX_OK; k++) {
             const double *o = recv + (size_t)W * k;
             long long id = (long long)o[0];
             if (id < 0 || id >= N || seen[id]) {
-                st = halox__error(HALOX_ERR_ATOM_COUNT,
-                                  "step %lld: atom id %lld is %s: atoms were lost or duplicated",
-                                  md->step, id, id < 0 || id >= N ? "out of range" : "duplicated");
+                st = halox_set_error(HALOX_ERR_ATOM_COUNT,
+                                     "step %lld: atom id %lld is %s: atoms were lost or duplicated",
+                                     md->step, id,
+                                     id < 0 || id >= N ? "out of range" : "duplicated");
                 break;
             }
             seen[id] = 1;

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
 #include "engine/md_internal.h"
+#include "halox/status.h"
 
 #define MD_DEFINE_KICK(T, NAME)                                                                    \
     static void NAME(T *restrict v, const T *restrict f, size_t n3, T h)                           \
@@ -156,9 +156,9 @@ halox_status_t md__blown_up(const halox_md_t *md, const char *who, double speed,
     if (unwritten)
         snprintf(what, sizeof what, ", found before %s: nothing is written from this state",
                  unwritten);
-    return halox__error(HALOX_ERR_COORDINATE,
-                        "step %lld: the system blew up: %s moves %.3g per step, more than half "
-                        "the box (%.3g)%s; use a smaller time step (--dt), or start from a "
-                        "configuration without overlaps",
-                        md->step, who, speed * md->cfg.dt, half, what);
+    return halox_set_error(HALOX_ERR_COORDINATE,
+                           "step %lld: the system blew up: %s moves %.3g per step, more than half "
+                           "the box (%.3g)%s; use a smaller time step (--dt), or start from a "
+                           "configuration without overlaps",
+                           md->step, who, speed * md->cfg.dt, half, what);
 }

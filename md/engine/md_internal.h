@@ -1,6 +1,8 @@
 /* Internal: the engine's state and the functions its files share. One concept per file, each
  * calling only files listed above it (the table of backend.h included), so the calls among them
  * have no cycles:
+ *   clock.c       the monotonic clock of timers and deadlines
+ *   env.c         the engine's environment variables: their table and typed reads
  *   config.c      defaults, presets, checks
  *   velocities.c  Maxwell-Boltzmann velocities, zero momentum, exact temperature
  *   read_text.c, read_xyz.c, read_dump.c, read_file.c  (read.h) input files of --read: lines
@@ -45,6 +47,13 @@
 #include "halox/halox.h"
 #include "halox/md.h"
 #include "halox/plan.h"
+
+/* printf-style checks of the engine's formatting functions */
+#if defined(__GNUC__)
+#define MD__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define MD__PRINTF(a, b)
+#endif
 
 /* Cell list and half Verlet list of one rank's local atoms (home + halo). */
 typedef struct md_nlist {
@@ -254,13 +263,25 @@ halox_status_t md__overlap_probe(halox_md_t *md);
  * engine at step 0 with its energies, as a fresh start; called by halox_md_create. */
 halox_status_t md__equilibrate(halox_md_t *md);
 
+/* clock.c */
+/* Monotonic clock in seconds. */
+double md__now(void);
+
+/* env.c */
+/* The value of an environment variable, or NULL when unset or empty. */
+const char *md__env_string(const char *name);
+/* The variable as a number in [lo, hi]; def when unset or empty. Anything else (not a number,
+ * trailing characters, inf, NaN, out of range) is an error naming the variable and its value:
+ * a misspelt knob is never taken silently as the default. */
+halox_status_t md__env_number(const char *name, double lo, double hi, double def, double *out);
+/* The same for whole numbers. */
+halox_status_t md__env_int(const char *name, int lo, int hi, int def, int *out);
+/* A 0/1 switch, def when unset or empty; anything but "0" and "1" is an error. */
+halox_status_t md__env_flag(const char *name, int def, int *out);
+
 /* common.c */
 halox_status_t md__agree(halox_md_t *md, halox_status_t st);
-void md__notice(halox_md_t *md, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+void md__notice(halox_md_t *md, const char *fmt, ...) MD__PRINTF(2, 3);
 halox_status_t md__ensure_forces(halox_md_t *md, int n);
 
 /* step.c */
@@ -277,5 +298,25 @@ int md__thermo_step(const halox_md_t *md, long long s);
 
 /* real-type helpers */
 static inline size_t md__rs(const halox_md_t *md) { return halox_real_size(md->atoms.real); }
+/* FNV-1a 64 of n bytes, continuing from h (MD_FNV_INIT to start): the checksums of the
+ * checkpoints and of the system cache. */
+#define MD_FNV_INIT 0xcbf29ce484222325ull
+static inline uint64_t md__fnv1a64(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+/* Element k of an array of reals of this precision. */
+static inline double md__real_at(const void *p, halox_real_t real, size_t k)
+{
+    return real == HALOX_FLOAT ? (double)((const float *)p)[k] : ((const double *)p)[k];
+}
+/* Component c of local atom i (halox_atoms_get, inline for the loops over every atom). */
+static inline double md__atom_coord(const halox_atoms_t *a, int i, int c)
+{
+    return md__real_at(a->x, a->real, (size_t)i * (size_t)a->stride + (size_t)c);
+}
 
 #endif

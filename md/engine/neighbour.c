@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
 #include "engine/md_internal.h"
+#include "halox/status.h"
 
 void md__nlist_free(md_nlist_t *nl)
 {
@@ -52,8 +52,8 @@ static halox_status_t md__grow_int(int **p, int *cap, int n)
         want = want > 0x3fffffff ? 0x7fffffff : 2 * want;
     int *q = realloc(*p, sizeof(int) * (size_t)want);
     if (!q)
-        return halox__error(HALOX_ERR_NO_MEMORY, "neighbour search: no memory for %d entries",
-                            want);
+        return halox_set_error(HALOX_ERR_NO_MEMORY, "neighbour search: no memory for %d entries",
+                               want);
     *p = q;
     *cap = want;
     return HALOX_OK;
@@ -76,7 +76,7 @@ static halox_status_t md__atom_scratch(md_nlist_t *nl, int n)
     if (c)
         nl->pos_in_cell = c;
     if (!a || !b || !c)
-        return halox__error(HALOX_ERR_NO_MEMORY, "neighbour search: no memory for %d atoms", n);
+        return halox_set_error(HALOX_ERR_NO_MEMORY, "neighbour search: no memory for %d atoms", n);
     nl->atom_cap = want;
     return HALOX_OK;
 }
@@ -89,11 +89,12 @@ static halox_status_t md__cell_grid(const double lo[3], const double hi[3], doub
 {
     for (int d = 0; d < 3; d++)
         if (!(isfinite(lo[d]) && isfinite(hi[d]) && isfinite(hi[d] - lo[d])))
-            return halox__error(HALOX_ERR_COORDINATE,
-                                "neighbour search: the local atoms span %g to %g in %c, not a "
-                                "finite range: a coordinate is not finite or beyond the box (the "
-                                "system blew up or the input is broken)",
-                                lo[d], hi[d], "xyz"[d]);
+            return halox_set_error(
+                HALOX_ERR_COORDINATE,
+                "neighbour search: the local atoms span %g to %g in %c, not a "
+                "finite range: a coordinate is not finite or beyond the box (the "
+                "system blew up or the input is broken)",
+                lo[d], hi[d], "xyz"[d]);
     const double most = fmin(2.0 * n + 64, 1073741824.0);
     double w = w_min > 0 && isfinite(w_min) ? w_min : 1.0;
     /* w grows by 1.25 a round; from any w > 0 it passes the largest finite extent within about
@@ -259,7 +260,7 @@ halox_status_t md__sort_home(halox_md_t *md)
     if (need > nl->scratch_bytes) {
         void *q = realloc(nl->scratch, need);
         if (!q)
-            return halox__error(HALOX_ERR_NO_MEMORY, "sort: no memory for %zu bytes", need);
+            return halox_set_error(HALOX_ERR_NO_MEMORY, "sort: no memory for %zu bytes", need);
         nl->scratch = q;
         nl->scratch_bytes = need;
     }
@@ -317,10 +318,10 @@ static halox_status_t md__seg_room(md_nlist_t *nl)
     if (nl->nseg + 26 <= nl->seg_cap)
         return HALOX_OK;
     if (nl->seg_cap > 0x3fffffff - 26)
-        return halox__error(HALOX_ERR_NO_MEMORY,
-                            "pair list: more than %d image segments (up to 26 per atom) on one "
-                            "rank: use more ranks (a finer --grid)",
-                            0x3fffffff - 26);
+        return halox_set_error(HALOX_ERR_NO_MEMORY,
+                               "pair list: more than %d image segments (up to 26 per atom) on one "
+                               "rank: use more ranks (a finer --grid)",
+                               0x3fffffff - 26);
     int want = nl->seg_cap > 0 ? 2 * nl->seg_cap : 1024;
     int *a = realloc(nl->seg_at, sizeof(int) * (size_t)want);
     if (a)
@@ -329,8 +330,8 @@ static halox_status_t md__seg_room(md_nlist_t *nl)
     if (c)
         nl->seg_code = c;
     if (!a || !c)
-        return halox__error(HALOX_ERR_NO_MEMORY, "pair list: no memory for %d image segments",
-                            want);
+        return halox_set_error(HALOX_ERR_NO_MEMORY, "pair list: no memory for %d image segments",
+                               want);
     nl->seg_cap = want;
     return HALOX_OK;
 }
@@ -350,7 +351,7 @@ static halox_status_t md__seg_room(md_nlist_t *nl)
         if (need > nl->scratch_bytes) {                                                            \
             void *q = realloc(nl->scratch, need);                                                  \
             if (!q)                                                                                \
-                return halox__error(HALOX_ERR_NO_MEMORY, "pair list: no memory");                  \
+                return halox_set_error(HALOX_ERR_NO_MEMORY, "pair list: no memory");               \
             nl->scratch = q;                                                                       \
             nl->scratch_bytes = need;                                                              \
         }                                                                                          \
@@ -427,17 +428,17 @@ static halox_status_t md__seg_room(md_nlist_t *nl)
                     return sst;                                                                    \
             }                                                                                      \
             if (np + worst > 0x7fffffffu)                                                          \
-                return halox__error(HALOX_ERR_NO_MEMORY,                                           \
-                                    "pair list of more than 2^31 pairs on one rank: use more "     \
-                                    "ranks");                                                      \
+                return halox_set_error(HALOX_ERR_NO_MEMORY,                                        \
+                                       "pair list of more than 2^31 pairs on one rank: use more "  \
+                                       "ranks");                                                   \
             if (np + worst > nl->list_cap) {                                                       \
                 size_t want = nl->list_cap ? nl->list_cap : 4096;                                  \
                 while (want < np + worst)                                                          \
                     want *= 2;                                                                     \
                 int32_t *q = realloc(nl->list, sizeof(int32_t) * want);                            \
                 if (!q)                                                                            \
-                    return halox__error(HALOX_ERR_NO_MEMORY, "pair list: no memory for %zu pairs", \
-                                        want);                                                     \
+                    return halox_set_error(HALOX_ERR_NO_MEMORY,                                    \
+                                           "pair list: no memory for %zu pairs", want);            \
                 nl->list = q;                                                                      \
                 nl->list_cap = want;                                                               \
             }                                                                                      \

@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/env.h"
-#include "core/error.h"
+#include "engine/md_internal.h"
 #include "halox/md_options.h"
+#include "halox/status.h"
 
 #define P 1 /* physics: a restart cannot take it */
 
-static const halox_md_option_t halox__md_options[] = {
+static const halox_md_option_t md__options[] = {
     {"--preset", "NAME", HALOX_MD_GROUP_SYSTEM, P, NULL, "a preset (listed above)"},
     {"--lattice", "fcc", HALOX_MD_GROUP_SYSTEM, P, "--lattice fcc",
      "fcc lattice (the default) with --density and --cells"},
@@ -147,23 +147,23 @@ static const halox_md_option_t halox__md_options[] = {
 #undef P
 
 /* halox_md_setup_t.given has one bit per entry */
-_Static_assert(sizeof halox__md_options / sizeof halox__md_options[0] <= 64,
+_Static_assert(sizeof md__options / sizeof md__options[0] <= 64,
                "more settings than bits in halox_md_setup_t.given");
 
-const halox_md_option_t *halox_md_options(void) { return halox__md_options; }
+const halox_md_option_t *halox_md_options(void) { return md__options; }
 
-static int halox__md_option_index(const char *name)
+static int md__option_index(const char *name)
 {
-    for (int i = 0; name && halox__md_options[i].name; i++)
-        if (!strcmp(halox__md_options[i].name, name))
+    for (int i = 0; name && md__options[i].name; i++)
+        if (!strcmp(md__options[i].name, name))
             return i;
     return -1;
 }
 
 const halox_md_option_t *halox_md_option_find(const char *name)
 {
-    int i = halox__md_option_index(name);
-    return i < 0 ? NULL : &halox__md_options[i];
+    int i = md__option_index(name);
+    return i < 0 ? NULL : &md__options[i];
 }
 
 const char *halox_md_option_group_title(int group)
@@ -175,7 +175,7 @@ const char *halox_md_option_group_title(int group)
 
 int halox_md_setup_given(const halox_md_setup_t *s, const char *name)
 {
-    int i = halox__md_option_index(name);
+    int i = md__option_index(name);
     return i >= 0 && (s->given >> i & 1u);
 }
 
@@ -201,7 +201,7 @@ int halox_parse_seed(const char *text, uint64_t *seed_p)
     return 1;
 }
 
-static int halox__md_double(const char *s, double *out)
+static int md__double(const char *s, double *out)
 {
     char *end;
     errno = 0;
@@ -209,7 +209,7 @@ static int halox__md_double(const char *s, double *out)
     return end != s && *end == '\0' && isfinite(*out) && errno == 0;
 }
 
-static int halox__md_ll(const char *s, long long lo, long long hi, long long *out)
+static int md__ll(const char *s, long long lo, long long hi, long long *out)
 {
     char *end;
     errno = 0;
@@ -220,7 +220,7 @@ static int halox__md_ll(const char *s, long long lo, long long hi, long long *ou
     return 1;
 }
 
-static int halox__md_int3(const char *s, int out[3])
+static int md__int3(const char *s, int out[3])
 {
     long v[3];
     const char *p = s;
@@ -244,7 +244,7 @@ static int halox__md_int3(const char *s, int out[3])
     return 1;
 }
 
-static int halox__md_double3(const char *s, double out[3])
+static int md__double3(const char *s, double out[3])
 {
     const char *p = s;
     for (int d = 0; d < 3; d++) {
@@ -262,7 +262,7 @@ static int halox__md_double3(const char *s, double out[3])
     return *p == '\0';
 }
 
-static int halox__md_device(const char *v, halox_md_device_t *d)
+static int md__device(const char *v, halox_md_device_t *d)
 {
     if (!strcmp(v, "gpu"))
         *d = HALOX_MD_DEVICE_GPU;
@@ -275,14 +275,14 @@ static int halox__md_device(const char *v, halox_md_device_t *d)
     return 1;
 }
 
-#define BAD(...) halox__error(HALOX_ERR_INVALID_ARG, __VA_ARGS__)
+#define BAD(...) halox_set_error(HALOX_ERR_INVALID_ARG, __VA_ARGS__)
 
 /* The transport named by --transport or HALOX_TRANSPORT (checked by halox_md_setup_finish(),
  * where a later --transport has replaced a variable's): auto leaves it to the automatic choice,
  * as if none was named. */
-static void halox__md_transport(halox_md_setup_t *s, const char *v, int from_env)
+static void md__transport(halox_md_setup_t *s, const char *v, int from_env)
 {
-    const uint64_t bit = UINT64_C(1) << halox__md_option_index("--transport");
+    const uint64_t bit = UINT64_C(1) << md__option_index("--transport");
     halox_md_config_t d;
     halox_md_config_default(&d);
     const int chosen = !strcmp(v, "auto");
@@ -293,17 +293,17 @@ static void halox__md_transport(halox_md_setup_t *s, const char *v, int from_env
 
 halox_status_t halox_md_setup_env(halox_md_setup_t *s)
 {
-    const char *env = halox__env_string("HALOX_TRANSPORT");
+    const char *env = md__env_string("HALOX_TRANSPORT");
     if (env)
-        halox__md_transport(s, env, 1);
-    env = halox__env_string("HALOX_DEVICE");
-    if (env && !halox__md_device(env, &s->cfg.device))
+        md__transport(s, env, 1);
+    env = md__env_string("HALOX_DEVICE");
+    if (env && !md__device(env, &s->cfg.device))
         return BAD("HALOX_DEVICE='%s' is not an engine: give gpu, cpu or auto, or unset it", env);
     return HALOX_OK;
 }
 
 /* Flags: no value. */
-static halox_status_t halox__md_flag(halox_md_setup_t *s, const char *a)
+static halox_status_t md__flag(halox_md_setup_t *s, const char *a)
 {
     halox_md_config_t *c = &s->cfg;
     if (!strcmp(a, "--shift") || !strcmp(a, "--no-shift"))
@@ -320,7 +320,7 @@ static halox_status_t halox__md_flag(halox_md_setup_t *s, const char *a)
 }
 
 /* The system and the potential. */
-static halox_status_t halox__md_system(halox_md_setup_t *s, const char *a, const char *v, int *done)
+static halox_status_t md__system(halox_md_setup_t *s, const char *a, const char *v, int *done)
 {
     halox_md_config_t *c = &s->cfg;
     double d;
@@ -333,15 +333,15 @@ static halox_status_t halox__md_system(halox_md_setup_t *s, const char *a, const
             return BAD("--lattice '%s': only fcc is supported", v);
         c->source = HALOX_MD_FCC;
     } else if (!strcmp(a, "--density")) {
-        if (!halox__md_double(v, &d) || d <= 0)
+        if (!md__double(v, &d) || d <= 0)
             return BAD("--density '%s': give a number > 0", v);
         c->density = d;
     } else if (!strcmp(a, "--cells")) {
-        if (!halox__md_int3(v, c->cells))
+        if (!md__int3(v, c->cells))
             return BAD("--cells '%s': give NX,NY,NZ, each from 1 to 100000", v);
         c->source = HALOX_MD_FCC;
     } else if (!strcmp(a, "--atoms")) {
-        if (!halox__md_ll(v, 2, 2147483647LL, &n))
+        if (!md__ll(v, 2, 2147483647LL, &n))
             return BAD("--atoms '%s': give a count from 2 to 2147483647", v);
         c->natoms = n;
         c->source = HALOX_MD_RANDOM;
@@ -351,34 +351,34 @@ static halox_status_t halox__md_system(halox_md_setup_t *s, const char *a, const
     } else if (!strcmp(a, "--read-frame")) {
         if (!strcmp(v, "last"))
             c->read_frame = HALOX_MD_READ_LAST;
-        else if (halox__md_ll(v, 0, 1000000000000LL, &n))
+        else if (md__ll(v, 0, 1000000000000LL, &n))
             c->read_frame = n;
         else
             return BAD("--read-frame '%s': give a frame number from 0 (the first) or last", v);
     } else if (!strcmp(a, "--box")) {
-        if (!halox__md_double3(v, c->box))
+        if (!md__double3(v, c->box))
             return BAD("--box '%s': give LX,LY,LZ, each > 0", v);
     } else if (!strcmp(a, "--temp")) {
-        if (!halox__md_double(v, &d) || d < 0 || d > HALOX_MD_MAX_TEMP)
+        if (!md__double(v, &d) || d < 0 || d > HALOX_MD_MAX_TEMP)
             return BAD("--temp '%s': give a temperature from 0 to %g", v, HALOX_MD_MAX_TEMP);
         c->temp = d;
     } else if (!strcmp(a, "--seed")) {
         if (!halox_parse_seed(v, &c->seed))
             return BAD("--seed '%s': give %s", v, HALOX_SEED_RANGE);
     } else if (!strcmp(a, "--cutoff")) {
-        if (!halox__md_double(v, &d) || d <= 0)
+        if (!md__double(v, &d) || d <= 0)
             return BAD("--cutoff '%s': give a number > 0", v);
         c->cutoff = d;
     } else if (!strcmp(a, "--skin")) {
-        if (!halox__md_double(v, &d) || d < 0)
+        if (!md__double(v, &d) || d < 0)
             return BAD("--skin '%s': give a number >= 0", v);
         c->skin = d;
     } else if (!strcmp(a, "--rebuild-every")) {
-        if (!halox__md_ll(v, 1, 1000000000, &n))
+        if (!md__ll(v, 1, 1000000000, &n))
             return BAD("--rebuild-every '%s': give a number >= 1", v);
         c->rebuild_every = (int)n;
     } else if (!strcmp(a, "--verlet-tolerance")) {
-        if (!halox__md_double(v, &d) || d <= 0)
+        if (!md__double(v, &d) || d <= 0)
             return BAD("--verlet-tolerance '%s': give a finite energy drift > 0, energy per "
                        "atom per unit time in reduced units (such as 1e-4)",
                        v);
@@ -390,17 +390,17 @@ static halox_status_t halox__md_system(halox_md_setup_t *s, const char *a, const
 }
 
 /* Integration, the parallel run and output. */
-static halox_status_t halox__md_run(halox_md_setup_t *s, const char *a, const char *v)
+static halox_status_t md__run(halox_md_setup_t *s, const char *a, const char *v)
 {
     halox_md_config_t *c = &s->cfg;
     double d;
     long long n;
     if (!strcmp(a, "--dt")) {
-        if (!halox__md_double(v, &d) || d <= 0)
+        if (!md__double(v, &d) || d <= 0)
             return BAD("--dt '%s': give a number > 0", v);
         c->dt = d;
     } else if (!strcmp(a, "--steps")) {
-        if (!halox__md_ll(v, 0, 1000000000000LL, &n))
+        if (!md__ll(v, 0, 1000000000000LL, &n))
             return BAD("--steps '%s': give a number >= 0", v);
         c->steps = n;
     } else if (!strcmp(a, "--ensemble")) {
@@ -411,20 +411,20 @@ static halox_status_t halox__md_run(halox_md_setup_t *s, const char *a, const ch
         else
             return BAD("--ensemble '%s': use nve or nvt", v);
     } else if (!strcmp(a, "--tau")) {
-        if (!halox__md_double(v, &d) || d <= 0)
+        if (!md__double(v, &d) || d <= 0)
             return BAD("--tau '%s': give a time constant > 0", v);
         c->tau = d;
     } else if (!strcmp(a, "--equilibrate")) {
-        if (!halox__md_ll(v, 0, 1000000000, &n))
+        if (!md__ll(v, 0, 1000000000, &n))
             return BAD("--equilibrate '%s': give a number of steps from 0 (none) to 1000000000", v);
         c->equilibrate = (int)n;
     } else if (!strcmp(a, "--grid")) {
         if (halox_grid_parse(v, &c->grid) != HALOX_OK)
             return BAD("--grid: %s", halox_last_error());
     } else if (!strcmp(a, "--transport")) {
-        halox__md_transport(s, v, 0);
+        md__transport(s, v, 0);
     } else if (!strcmp(a, "--device")) {
-        if (!halox__md_device(v, &c->device))
+        if (!md__device(v, &c->device))
             return BAD("--device '%s': use gpu, cpu or auto", v);
     } else if (!strcmp(a, "--precision")) {
         if (!strcmp(v, "float") || !strcmp(v, "single"))
@@ -434,17 +434,17 @@ static halox_status_t halox__md_run(halox_md_setup_t *s, const char *a, const ch
         else
             return BAD("--precision '%s': use float or double", v);
     } else if (!strcmp(a, "--timeout")) {
-        if (!halox__md_double(v, &d) || d <= 0 || d > HALOX_TIMEOUT_MAX_S)
+        if (!md__double(v, &d) || d <= 0 || d > HALOX_TIMEOUT_MAX_S)
             return BAD("--timeout '%s': give seconds > 0 and at most %g", v, HALOX_TIMEOUT_MAX_S);
         c->timeout_s = d;
     } else if (!strcmp(a, "--overlap-probe")) {
-        if (!halox__md_ll(v, 0, 1000000, &n))
+        if (!md__ll(v, 0, 1000000, &n))
             return BAD("--overlap-probe '%s': give a number of repetitions from 0 (off) to "
                        "1000000",
                        v);
         c->overlap_probe = (int)n;
     } else if (!strcmp(a, "--thermo-every")) {
-        if (!halox__md_ll(v, 1, 1000000000, &n))
+        if (!md__ll(v, 1, 1000000000, &n))
             return BAD("--thermo-every '%s': give a number >= 1", v);
         c->thermo_every = (int)n;
     } else if (!strcmp(a, "--json")) {
@@ -467,14 +467,14 @@ static halox_status_t halox__md_run(halox_md_setup_t *s, const char *a, const ch
         c->traj_format = !strcmp(a, "--xyz") ? HALOX_MD_TRAJ_XYZ : f;
         s->traj_option = halox_md_option_find(a)->name;
     } else if (!strcmp(a, "--xyz-every") || !strcmp(a, "--traj-every")) {
-        if (!halox__md_ll(v, 0, 1000000000, &n))
+        if (!md__ll(v, 0, 1000000000, &n))
             return BAD("%s '%s': give a number >= 0", a, v);
         c->xyz_every = (int)n;
         s->every_option = halox_md_option_find(a)->name;
     } else if (!strcmp(a, "--checkpoint")) {
         c->checkpoint_path = v;
     } else if (!strcmp(a, "--checkpoint-every")) {
-        if (!halox__md_ll(v, 0, 1000000000000LL, &n))
+        if (!md__ll(v, 0, 1000000000000LL, &n))
             return BAD("--checkpoint-every '%s': give a number >= 0", v);
         c->checkpoint_every = n;
     } else if (!strcmp(a, "--restart")) {
@@ -485,20 +485,20 @@ static halox_status_t halox__md_run(halox_md_setup_t *s, const char *a, const ch
 
 halox_status_t halox_md_setup_option(halox_md_setup_t *s, const char *name, const char *value)
 {
-    int i = halox__md_option_index(name);
+    int i = md__option_index(name);
     if (i < 0)
         return BAD("unknown option '%s' (see --help)", name ? name : "(null)");
-    const halox_md_option_t *o = &halox__md_options[i];
+    const halox_md_option_t *o = &md__options[i];
     if (o->metavar && (!value || (value[0] == '-' && value[1] == '-')))
         return BAD("%s needs a value (see --help)", o->name);
     if (o->physics && !s->physics_option)
         s->physics_option = o->name;
     s->given |= UINT64_C(1) << i;
     if (!o->metavar)
-        return halox__md_flag(s, o->name);
+        return md__flag(s, o->name);
     int done = 0;
-    halox_status_t st = halox__md_system(s, o->name, value, &done);
+    halox_status_t st = md__system(s, o->name, value, &done);
     if (done || st != HALOX_OK)
         return st;
-    return halox__md_run(s, o->name, value);
+    return md__run(s, o->name, value);
 }

@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
 #include "engine/backend.h"
 #include "engine/md_internal.h"
+#include "halox/status.h"
 
 enum { MD_OVL_WARMUP = 2 };
 
@@ -70,8 +70,8 @@ halox_status_t md__overlap_probe(halox_md_t *md)
     double *t = malloc(sizeof(double) * MD_OVL_KINDS * (size_t)R);
     double *scratch = malloc(sizeof(double) * (size_t)R);
     st = md__agree(md, t && scratch ? HALOX_OK
-                                    : halox__error(HALOX_ERR_NO_MEMORY,
-                                                   "no memory for %d overlap repetitions", R));
+                                    : halox_set_error(HALOX_ERR_NO_MEMORY,
+                                                      "no memory for %d overlap repetitions", R));
     const int have_energy = md->have_energy;
     const long long energy_step = md->energy_step;
     const double pe = md->pe_local, vir = md->vir_local;

@@ -5,15 +5,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "halox/md_options.h"
 #include "engine/md_internal.h"
+#include "halox/md_options.h"
+#include "halox/status.h"
 
-#define BAD(...)    halox__error(HALOX_ERR_INVALID_ARG, __VA_ARGS__)
+#define BAD(...)    halox_set_error(HALOX_ERR_INVALID_ARG, __VA_ARGS__)
 #define GIVEN(name) halox_md_setup_given(s, name)
 
 /* Settings that exclude each other or need another. */
-static halox_status_t halox__md_setup_combinations(halox_md_setup_t *s)
+static halox_status_t md__setup_combinations(halox_md_setup_t *s)
 {
     const halox_md_config_t *c = &s->cfg;
     const int set_read = GIVEN("--read");
@@ -38,7 +38,7 @@ static halox_status_t halox__md_setup_combinations(halox_md_setup_t *s)
 }
 
 /* The checkpoint fixes the system, the precision and (unless given) the grid. */
-static halox_status_t halox__md_setup_restart(halox_md_setup_t *s)
+static halox_status_t md__setup_restart(halox_md_setup_t *s)
 {
     halox_md_config_t *c = &s->cfg;
     if (s->physics_option)
@@ -71,7 +71,7 @@ static halox_status_t halox__md_setup_restart(halox_md_setup_t *s)
  * without a transport takes halox_transport_choose()'s (nccl when every rank has its own GPU,
  * else mpi-staged: NCCL refuses ranks that share a GPU; nvshmem-fused when they reach each
  * other). */
-static void halox__md_setup_device(halox_md_setup_t *s, const halox_md_launch_t *L)
+static void md__setup_device(halox_md_setup_t *s, const halox_md_launch_t *L)
 {
     halox_md_config_t *c = &s->cfg;
     /* no --grid under an MPI launcher: one rank per process, on the default grid */
@@ -104,7 +104,7 @@ static void halox__md_setup_device(halox_md_setup_t *s, const halox_md_launch_t 
  * takes a transport between processes (mpi); one whose ranks are threads is refused, and so is
  * a grid whose rank count is not P. Decided before MPI_Init, so that every process stops at once
  * with the message. */
-static halox_status_t halox__md_setup_launch(halox_md_setup_t *s, const halox_md_launch_t *L)
+static halox_status_t md__setup_launch(halox_md_setup_t *s, const halox_md_launch_t *L)
 {
     halox_md_config_t *c = &s->cfg;
     const char *how = L->how ? L->how : "started by an MPI launcher";
@@ -146,7 +146,7 @@ static halox_status_t halox__md_setup_launch(halox_md_setup_t *s, const halox_md
 }
 
 /* The engine and the transport must agree. */
-static halox_status_t halox__md_setup_engine(const halox_md_setup_t *s)
+static halox_status_t md__setup_engine(const halox_md_setup_t *s)
 {
     const halox_md_config_t *c = &s->cfg;
     int gpu_transports = 0; /* compiled in: a CUDA build with MPI */
@@ -184,7 +184,7 @@ static halox_status_t halox__md_setup_engine(const halox_md_setup_t *s)
 
 /* The pair-list buffer for the drift tolerance: what --skin / --rebuild-every did not give (a
  * restart was refused before: the checkpoint fixes both). */
-static halox_status_t halox__md_setup_verlet(halox_md_setup_t *s)
+static halox_status_t md__setup_verlet(halox_md_setup_t *s)
 {
     halox_md_config_t *c = &s->cfg;
     if (!(c->verlet_tolerance > 0))
@@ -214,21 +214,21 @@ halox_status_t halox_md_setup_finish(halox_md_setup_t *s, const halox_md_launch_
                                    s->transport_from_env ? "HALOX_TRANSPORT" : "--transport",
                                    "auto (the automatic choice)") != HALOX_OK)
         return HALOX_ERR_INVALID_ARG;
-    halox_status_t st = halox__md_setup_combinations(s);
+    halox_status_t st = md__setup_combinations(s);
     /* the frame, its format and whether it has velocities (and a frame beyond the file's last
      * refused now) */
     if (st == HALOX_OK && GIVEN("--read") && !c->restart_path)
         st = halox_md_read_probe(c->read_path, c->read_frame, &s->read);
     if (st == HALOX_OK && c->restart_path)
-        st = halox__md_setup_restart(s);
+        st = md__setup_restart(s);
     if (st != HALOX_OK)
         return st;
-    halox__md_setup_device(s, L);
-    if ((st = halox__md_setup_launch(s, L)) != HALOX_OK)
+    md__setup_device(s, L);
+    if ((st = md__setup_launch(s, L)) != HALOX_OK)
         return st;
-    if ((st = halox__md_setup_engine(s)) != HALOX_OK)
+    if ((st = md__setup_engine(s)) != HALOX_OK)
         return st;
-    if ((st = halox__md_setup_verlet(s)) != HALOX_OK)
+    if ((st = md__setup_verlet(s)) != HALOX_OK)
         return st;
     if ((st = halox_md_config_check(c)) != HALOX_OK)
         return st;

@@ -10,14 +10,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "core/error.h"
-#include "core/pack.h"
 #include "engine/md_internal.h"
-
-static double md__real_at(const void *p, halox_real_t real, size_t k)
-{
-    return real == HALOX_FLOAT ? (double)((const float *)p)[k] : ((const double *)p)[k];
-}
+#include "halox/status.h"
 
 /* This rank's home atoms. */
 static halox_status_t md__state_local(halox_md_t *md, int forces, const char *what)
@@ -33,33 +27,33 @@ static halox_status_t md__state_local(halox_md_t *md, int forces, const char *wh
         double v2 = 0;
         for (int d = 0; d < 3; d++) {
             const size_t k = 3 * (size_t)i + (size_t)d;
-            const double x = halox__atom_coord(a, i, d), v = md__real_at(a->extra, a->real, k);
+            const double x = md__atom_coord(a, i, d), v = md__real_at(a->extra, a->real, k);
             const double f = forces ? md__real_at(md->f, a->real, k) : 0.0;
             if (!isfinite(x) || !isfinite(v) || !isfinite(f))
-                return halox__error(HALOX_ERR_COORDINATE,
-                                    "step %lld: the system blew up: atom id %d has a %s that is "
-                                    "not a number (%c = %g), found before %s: nothing is "
-                                    "written from this state; use a smaller time step (--dt), "
-                                    "or start from a configuration without overlaps",
-                                    md->step, id,
-                                    !isfinite(x)   ? "position"
-                                    : !isfinite(v) ? "velocity"
-                                                   : "force",
-                                    dim[d],
-                                    !isfinite(x)   ? x
-                                    : !isfinite(v) ? v
-                                                   : f,
-                                    what);
+                return halox_set_error(HALOX_ERR_COORDINATE,
+                                       "step %lld: the system blew up: atom id %d has a %s that is "
+                                       "not a number (%c = %g), found before %s: nothing is "
+                                       "written from this state; use a smaller time step (--dt), "
+                                       "or start from a configuration without overlaps",
+                                       md->step, id,
+                                       !isfinite(x)   ? "position"
+                                       : !isfinite(v) ? "velocity"
+                                                      : "force",
+                                       dim[d],
+                                       !isfinite(x)   ? x
+                                       : !isfinite(v) ? v
+                                                      : f,
+                                       what);
             if (!(x >= -out && x <= box[d] + out))
-                return halox__error(HALOX_ERR_COORDINATE,
-                                    "step %lld: the system blew up: atom id %d is at %c = %g, "
-                                    "more than %g outside the box (0 to %g): farther than an "
-                                    "atom moving at most half the box per step gets in the %lld "
-                                    "step(s) since the last rebuild, found before %s: nothing "
-                                    "is written from this state; use a smaller time step (--dt), "
-                                    "or start from a configuration without overlaps",
-                                    md->step, id, dim[d], x, out, box[d], since > 1 ? since : 1,
-                                    what);
+                return halox_set_error(
+                    HALOX_ERR_COORDINATE,
+                    "step %lld: the system blew up: atom id %d is at %c = %g, "
+                    "more than %g outside the box (0 to %g): farther than an "
+                    "atom moving at most half the box per step gets in the %lld "
+                    "step(s) since the last rebuild, found before %s: nothing "
+                    "is written from this state; use a smaller time step (--dt), "
+                    "or start from a configuration without overlaps",
+                    md->step, id, dim[d], x, out, box[d], since > 1 ? since : 1, what);
             v2 += v * v;
         }
         if (!(sqrt(v2) < vmax)) {
@@ -80,12 +74,12 @@ halox_status_t md__state_check(halox_md_t *md, const char *what, int forces,
     /* the same record on every rank (thermo.c reduces it) */
     if (st == HALOX_OK && rec &&
         !(isfinite(rec->temp) && isfinite(rec->pe) && isfinite(rec->ke) && isfinite(rec->press)))
-        st = halox__error(HALOX_ERR_COORDINATE,
-                          "step %lld: the system blew up: its energies are not finite (T %g, "
-                          "PE/atom %g, pressure %g), found before %s: nothing is written from "
-                          "this state; use a smaller time step (--dt), or start from a "
-                          "configuration without overlaps",
-                          md->step, rec->temp, rec->pe, rec->press, what);
+        st = halox_set_error(HALOX_ERR_COORDINATE,
+                             "step %lld: the system blew up: its energies are not finite (T %g, "
+                             "PE/atom %g, pressure %g), found before %s: nothing is written from "
+                             "this state; use a smaller time step (--dt), or start from a "
+                             "configuration without overlaps",
+                             md->step, rec->temp, rec->pe, rec->press, what);
     st = md__agree(md, st);
     if (st == HALOX_OK) {
         md->checked_forces = md->checked_step == md->step ? md->checked_forces || forces : forces;

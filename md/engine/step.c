@@ -21,11 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/clock.h"
-#include "core/error.h"
-#include "core/pack.h"
 #include "engine/backend.h"
 #include "engine/md_internal.h"
+#include "halox/status.h"
 
 /* Periodic distance, in grid coordinates, from this rank to the owner of each home atom: how far
  * atoms travelled since the last rebuild. Counts the atoms that leave. */
@@ -40,13 +38,13 @@ static void md__migration_stats(halox_md_t *md)
     int hops = 0;
     for (int i = 0; i < md->atoms.n_home; i++) {
         /* most atoms stay inside the domain (as migration decides it): distance 0 */
-        double p0 = halox__atom_coord(&md->atoms, i, 0), p1 = halox__atom_coord(&md->atoms, i, 1),
-               p2 = halox__atom_coord(&md->atoms, i, 2);
+        double p0 = md__atom_coord(&md->atoms, i, 0), p1 = md__atom_coord(&md->atoms, i, 1),
+               p2 = md__atom_coord(&md->atoms, i, 2);
         if (p0 >= lo[0] && p0 < hi[0] && p1 >= lo[1] && p1 < hi[1] && p2 >= lo[2] && p2 < hi[2])
             continue;
         int away = 0;
         for (int d = 0; d < 3; d++) {
-            double x = halox_wrap(halox__atom_coord(&md->atoms, i, d), md->box.len[d]);
+            double x = halox_wrap(md__atom_coord(&md->atoms, i, d), md->box.len[d]);
             int c = halox_owner_coord(g, &md->box, d, x);
             int dist = abs(c - me[d]);
             if (g->n[d] - dist < dist)
@@ -83,20 +81,20 @@ static halox_status_t md__rebuild_body(halox_md_t *md)
         /* the queued steps are the steps' time, not the rebuild's: waited for first, untimed,
          * or (rebuild_queued) the rebuild runs behind them and reports their time as its drain */
         if (!be->rebuild_queued) {
-            double td = halox__now();
+            double td = md__now();
             halox_status_t ist = md__be_idle(md);
             if (ist != HALOX_OK)
                 return ist;
-            md->rpart[HALOX_MD_R_DRAIN] += halox__now() - td;
+            md->rpart[HALOX_MD_R_DRAIN] += md__now() - td;
         }
-        double t = halox__now(), mig = md->timer[HALOX_MD_T_MIGRATE];
+        double t = md__now(), mig = md->timer[HALOX_MD_T_MIGRATE];
         double drain = md->rpart[HALOX_MD_R_DRAIN];
         halox_status_t lst = be->rebuild_local(md); /* records its parts in md->rpart */
         drain = md->rpart[HALOX_MD_R_DRAIN] - drain;
         /* a device migration timed itself (HALOX_MD_T_MIGRATE), a drain the rebuild reported is
          * the steps': the rest is the lists' */
         md->timer[HALOX_MD_T_NEIGHBOUR] +=
-            halox__now() - t - (md->timer[HALOX_MD_T_MIGRATE] - mig) - drain;
+            md__now() - t - (md->timer[HALOX_MD_T_MIGRATE] - mig) - drain;
         if (lst == HALOX_OK) {
             md->last_rebuild = md->step;
             md->rebuilds++;
@@ -107,16 +105,16 @@ static halox_status_t md__rebuild_body(halox_md_t *md)
         return lst;
     }
     /* the steps still queued on the GPU are theirs, not the rebuild's: wait for them first */
-    double td = halox__now();
+    double td = md__now();
     halox_status_t st = md__be_idle(md);
     if (st != HALOX_OK)
         return st;
-    double t0 = halox__now();
+    double t0 = md__now();
     md->rpart[HALOX_MD_R_DRAIN] += t0 - td;
     /* the home atoms come back to the host: migration and plan as on the CPU */
     if ((st = md__be_to_host(md, 0)) != HALOX_OK)
         return st;
-    double th = halox__now();
+    double th = md__now();
     md->rpart[HALOX_MD_R_TO_HOST] += th - t0;
     /* a blown-up system stops every rank in the migration's first agreement (deferred there
      * instead of an agreement of its own) */
@@ -128,7 +126,7 @@ static halox_status_t md__rebuild_body(halox_md_t *md)
     st = halox_comm_migrate(md->comm, &md->cfg.grid, &md->box, &md->atoms, md->natoms, md->step);
     if (st != HALOX_OK)
         return st;
-    double t1 = halox__now();
+    double t1 = md__now();
     md->timer[HALOX_MD_T_MIGRATE] += t1 - t0;
     md->rpart[HALOX_MD_R_MIGRATE] += t1 - th;
     /* home atoms in cell order (the CPU lists read neighbours close in memory; the GPU's
@@ -136,13 +134,13 @@ static halox_status_t md__rebuild_body(halox_md_t *md)
     /* local: a failure stops every rank in the plan build's first agreement */
     if (be->before_plan)
         halox_comm_defer_failure(md->comm, be->before_plan(md));
-    double t2 = halox__now();
+    double t2 = md__now();
     md->timer[HALOX_MD_T_NEIGHBOUR] += t2 - t1;
     md->rpart[HALOX_MD_R_LISTS] += t2 - t1;
     st = halox_comm_build_plan(md->comm, &md->prm, &md->atoms, &md->plan);
     if (st != HALOX_OK)
         return st;
-    md->rpart[HALOX_MD_R_PLAN] += halox__now() - t2;
+    md->rpart[HALOX_MD_R_PLAN] += md__now() - t2;
     /* local: a failure stops every rank in the bind's agreement (after_plan binds) */
     halox_comm_defer_failure(md->comm, md__ensure_forces(md, md->atoms.n_total + 1));
     /* bind, lists (GPU: upload first; both record their parts); the plan build filled the
@@ -189,11 +187,11 @@ halox_status_t md__step_dynamics(halox_md_t *md, long long s, int rebuild)
     const md_backend_t *be = md->be;
     halox_status_t st;
 
-    double t0 = halox__now();
+    double t0 = md__now();
     if ((st = be->kick_drift(md, !rebuild)) != HALOX_OK)
         return st;
     if (be->host_timers) /* the GPU's device timers come from CUDA events */
-        md->timer[HALOX_MD_T_INTEGRATE] += halox__now() - t0;
+        md->timer[HALOX_MD_T_INTEGRATE] += md__now() - t0;
     /* the GPU engine watched in md__step instead */
     if (!rebuild && be->rebuild_check && (st = be->rebuild_check(md, &rebuild)) != HALOX_OK)
         return st;
@@ -205,7 +203,7 @@ halox_status_t md__step_dynamics(halox_md_t *md, long long s, int rebuild)
     if ((st = be->forces(md, !rebuild, thermo)) != HALOX_OK)
         return st;
 
-    t0 = halox__now();
+    t0 = md__now();
     if ((st = be->kick(md)) != HALOX_OK)
         return st;
     if (c->ensemble == HALOX_MD_NVT) {
@@ -220,6 +218,6 @@ halox_status_t md__step_dynamics(halox_md_t *md, long long s, int rebuild)
             return st;
     }
     if (be->host_timers)
-        md->timer[HALOX_MD_T_INTEGRATE] += halox__now() - t0;
+        md->timer[HALOX_MD_T_INTEGRATE] += md__now() - t0;
     return HALOX_OK;
 }

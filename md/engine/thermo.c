@@ -7,15 +7,15 @@
  * Reductions happen only on thermo steps (and every step for the NVT thermostat). */
 #include <stdlib.h>
 
-#include "core/error.h"
 #include "engine/md_internal.h"
+#include "halox/status.h"
 
 halox_status_t md__thermo_compute(halox_md_t *md, halox_md_thermo_t *rec)
 {
     if (!md->have_energy || md->energy_step != md->step)
-        return halox__error(HALOX_ERR_STATE,
-                            "thermo at step %lld: energies were not computed for this step",
-                            md->step);
+        return halox_set_error(HALOX_ERR_STATE,
+                               "thermo at step %lld: energies were not computed for this step",
+                               md->step);
     double v[3] = {md__kinetic_local(md), md->pe_local, md->vir_local};
     halox_status_t st = halox_comm_allreduce_sum(md->comm, v, 3);
     if (st != HALOX_OK)
@@ -40,7 +40,7 @@ halox_status_t md__record_thermo(halox_md_t *md, const halox_md_thermo_t *rec)
         int cap = md->rec_cap ? 2 * md->rec_cap : 64;
         halox_md_thermo_t *q = realloc(md->rec, sizeof *q * (size_t)cap);
         if (!q)
-            return halox__error(HALOX_ERR_NO_MEMORY, "no memory for thermo records");
+            return halox_set_error(HALOX_ERR_NO_MEMORY, "no memory for thermo records");
         md->rec = q;
         md->rec_cap = cap;
     }

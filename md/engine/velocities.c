@@ -4,18 +4,18 @@
  * `velocity all create T seed` does). Sums run serially in id order: the same bits everywhere. */
 #include <math.h>
 
-#include "core/error.h"
 #include "engine/md_internal.h"
 #include "engine/rng.h"
+#include "halox/status.h"
 
 halox_status_t md__velocities(halox_md_system_t *sys, double temp, uint64_t seed)
 {
     long long n = sys->natoms;
     if (n < 2)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "a system needs at least 2 atoms (temperature uses 3N-3 degrees of "
-                            "freedom), got %lld",
-                            n);
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "a system needs at least 2 atoms (temperature uses 3N-3 degrees of "
+                               "freedom), got %lld",
+                               n);
     if (temp == 0.0) {
         for (long long k = 0; k < 3 * n; k++)
             sys->v[k] = 0.0;

@@ -5,8 +5,8 @@
 
 #include <math.h>
 
-#include "core/error.h"
 #include "halox/md.h"
+#include "halox/status.h"
 
 const int md__vbuf_candidates[] = {10, 20, 25, 40, 50, 80, 100};
 const int md__vbuf_ncandidates = (int)(sizeof md__vbuf_candidates / sizeof md__vbuf_candidates[0]);
@@ -153,41 +153,42 @@ halox_status_t halox_md_config_verlet(halox_md_config_t *cfg, double density, un
                                       double rebuild_cost, halox_md_verlet_t *out)
 {
     if (!cfg || !out)
-        return halox__error(HALOX_ERR_INVALID_ARG, "Verlet buffer: NULL argument");
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "Verlet buffer: NULL argument");
     const double tol = cfg->verlet_tolerance;
     if (!md__vbuf_finite_pos(tol))
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "Verlet-buffer tolerance %g: give a finite energy drift > 0 (energy "
-                            "per atom per unit time, reduced units)",
-                            tol);
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "Verlet-buffer tolerance %g: give a finite energy drift > 0 (energy "
+                               "per atom per unit time, reduced units)",
+                               tol);
     if (!(density > 0))
         density = cfg->density;
     if (!md__vbuf_finite_pos(density))
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "Verlet-buffer tolerance: density %g: the estimate needs the "
-                            "system's finite density > 0",
-                            density);
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "Verlet-buffer tolerance: density %g: the estimate needs the "
+                               "system's finite density > 0",
+                               density);
     if (!(isfinite(cfg->temp) && cfg->temp >= 0))
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "Verlet-buffer tolerance: temperature %g: give a finite temperature "
-                            ">= 0",
-                            cfg->temp);
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "Verlet-buffer tolerance: temperature %g: give a finite temperature "
+                               ">= 0",
+                               cfg->temp);
     if (!md__vbuf_finite_pos(cfg->cutoff) || !md__vbuf_finite_pos(cfg->dt))
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "Verlet-buffer tolerance: cut-off %g and time step %g: give both "
-                            "finite and > 0",
-                            cfg->cutoff, cfg->dt);
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "Verlet-buffer tolerance: cut-off %g and time step %g: give both "
+                               "finite and > 0",
+                               cfg->cutoff, cfg->dt);
     if ((keep & HALOX_MD_VERLET_KEEP_SKIN) && !(isfinite(cfg->skin) && cfg->skin >= 0))
-        return halox__error(HALOX_ERR_INVALID_ARG, "skin %g: give a finite skin >= 0", cfg->skin);
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "skin %g: give a finite skin >= 0",
+                               cfg->skin);
     if ((keep & HALOX_MD_VERLET_KEEP_REBUILD) && cfg->rebuild_every < 1)
-        return halox__error(HALOX_ERR_INVALID_ARG, "rebuild every %d steps: give a number >= 1",
-                            cfg->rebuild_every);
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "rebuild every %d steps: give a number >= 1",
+                               cfg->rebuild_every);
     if (!(rebuild_cost > 0))
         rebuild_cost = HALOX_MD_VERLET_REBUILD_COST;
     if (!isfinite(rebuild_cost))
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "Verlet-buffer rebuild cost %g: give a finite number of steps > 0",
-                            rebuild_cost);
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "Verlet-buffer rebuild cost %g: give a finite number of steps > 0",
+                               rebuild_cost);
     const md_vbuf_system_t s = {.temp = cfg->temp,
                                 .density = density,
                                 .mass = 1.0,
@@ -203,11 +204,12 @@ halox_status_t halox_md_config_verlet(halox_md_config_t *cfg, double density, un
         d = md__vbuf_drift(&s, n, b); /* nothing to choose: the estimate of what was given */
     } else if (keep_n) {
         if (md__vbuf_min_buffer(&s, n, tol, &b, &d) != 0)
-            return halox__error(HALOX_ERR_INVALID_ARG,
-                                "Verlet-buffer tolerance %g: no skin up to the cut-off (%g) keeps "
-                                "the estimated drift of lists rebuilt every %d steps within it "
-                                "(%g at skin %g): rebuild more often or give a larger tolerance",
-                                tol, cfg->cutoff, n, d, b_max);
+            return halox_set_error(
+                HALOX_ERR_INVALID_ARG,
+                "Verlet-buffer tolerance %g: no skin up to the cut-off (%g) keeps "
+                "the estimated drift of lists rebuilt every %d steps within it "
+                "(%g at skin %g): rebuild more often or give a larger tolerance",
+                tol, cfg->cutoff, n, d, b_max);
     } else if (keep_b) {
         /* the longest interval within the tolerance (the cost falls with it at a fixed skin):
          * the largest candidate, else the longest below the smallest candidate */
@@ -223,19 +225,20 @@ halox_status_t halox_md_config_verlet(halox_md_config_t *cfg, double density, un
                 got = 1;
             }
         if (!got)
-            return halox__error(HALOX_ERR_INVALID_ARG,
-                                "Verlet-buffer tolerance %g: skin %g is too small even for lists "
-                                "rebuilt every step (estimated drift %g): give a larger skin, "
-                                "leave out --skin, or give a larger tolerance",
-                                tol, b, d);
+            return halox_set_error(
+                HALOX_ERR_INVALID_ARG,
+                "Verlet-buffer tolerance %g: skin %g is too small even for lists "
+                "rebuilt every step (estimated drift %g): give a larger skin, "
+                "leave out --skin, or give a larger tolerance",
+                tol, b, d);
     } else if (md__vbuf_choose(&s, tol, rebuild_cost, md__vbuf_candidates, md__vbuf_ncandidates, &n,
                                &b, &d) != 0) {
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "Verlet-buffer tolerance %g: no skin up to the cut-off (%g) keeps the "
-                            "estimated drift within it for any rebuild interval from %d to %d "
-                            "steps: give a larger tolerance or a shorter time step",
-                            tol, b_max, md__vbuf_candidates[0],
-                            md__vbuf_candidates[md__vbuf_ncandidates - 1]);
+        return halox_set_error(
+            HALOX_ERR_INVALID_ARG,
+            "Verlet-buffer tolerance %g: no skin up to the cut-off (%g) keeps the "
+            "estimated drift within it for any rebuild interval from %d to %d "
+            "steps: give a larger tolerance or a shorter time step",
+            tol, b_max, md__vbuf_candidates[0], md__vbuf_candidates[md__vbuf_ncandidates - 1]);
     }
     cfg->skin = b;
     cfg->rebuild_every = n;

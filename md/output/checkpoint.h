@@ -66,10 +66,6 @@ _Static_assert(sizeof(md_ckpt_settings_t) == 232, "checkpoint settings layout");
  * of rs bytes (rank, n, then ids, positions, velocities, forces). */
 size_t md__ckpt_block_bytes(long long n, size_t rs);
 
-/* FNV-1a 64 of n bytes, continuing from h (MD_CKPT_FNV_INIT to start). */
-#define MD_CKPT_FNV_INIT 0xcbf29ce484222325ull
-uint64_t md__ckpt_fnv1a(uint64_t h, const void *data, size_t n);
-
 /* The header of a payload of `bytes` bytes: magic, version, byte order, size, both checksums. */
 void md__ckpt_header_make(md_ckpt_header_t *h, const void *payload, size_t bytes);
 

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "output/checkpoint.h"
 #include "engine/md_internal.h"
+#include "halox/status.h"
+#include "output/checkpoint.h"
 
 /* Steps beyond this are refused on reading: step arithmetic (next checkpoint, step + 1) stays
  * far from overflow, and no run gets near it. */
@@ -21,7 +21,7 @@
 
 /* "the checkpoint 'PATH' has an invalid setting: ..." (the file passed its checksums: it is what
  * was written, and what was written is wrong or forged) */
-static halox_status_t md__ckpt_invalid(const char *path, const char *fmt, ...) HALOX__PRINTF(2, 3);
+static halox_status_t md__ckpt_invalid(const char *path, const char *fmt, ...) MD__PRINTF(2, 3);
 static halox_status_t md__ckpt_invalid(const char *path, const char *fmt, ...)
 {
     char why[768];
@@ -29,10 +29,11 @@ static halox_status_t md__ckpt_invalid(const char *path, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    return halox__error(HALOX_ERR_IO, "the checkpoint '%s' has an invalid setting: %s", path, why);
+    return halox_set_error(HALOX_ERR_IO, "the checkpoint '%s' has an invalid setting: %s", path,
+                           why);
 }
 
-/* The same with the message of a check that failed (copied: halox__error writes that buffer). */
+/* The same with the message of a check that failed (copied: halox_set_error writes that buffer). */
 static halox_status_t md__ckpt_invalid_last(const char *path)
 {
     char why[768];
@@ -141,14 +142,14 @@ halox_status_t md__ckpt_check_settings(const char *path, const md_ckpt_settings_
     const uint64_t need = (uint64_t)s->nranks * md__ckpt_block_bytes(0, rs) +
                           (uint64_t)s->natoms * (sizeof(int32_t) + 9 * rs);
     if (payload_bytes - sizeof *s != need)
-        return halox__error(HALOX_ERR_IO,
-                            "the checkpoint '%s' is inconsistent: its settings (natoms = %lld, "
-                            "nranks = %lld, real_size = %lld: %s precision) make %llu bytes of "
-                            "rank blocks, the file holds %llu",
-                            path, (long long)s->natoms, (long long)s->nranks,
-                            (long long)s->real_size, rs == 8 ? "double" : "single",
-                            (unsigned long long)need,
-                            (unsigned long long)(payload_bytes - sizeof *s));
+        return halox_set_error(HALOX_ERR_IO,
+                               "the checkpoint '%s' is inconsistent: its settings (natoms = %lld, "
+                               "nranks = %lld, real_size = %lld: %s precision) make %llu bytes of "
+                               "rank blocks, the file holds %llu",
+                               path, (long long)s->natoms, (long long)s->nranks,
+                               (long long)s->real_size, rs == 8 ? "double" : "single",
+                               (unsigned long long)need,
+                               (unsigned long long)(payload_bytes - sizeof *s));
     return HALOX_OK;
 }
 
@@ -178,21 +179,21 @@ static halox_status_t md__ckpt_check_motion(const char *path, const md_ckpt_sett
         const double p = md__ckpt_real(x, rs, 3 * k + (size_t)d);
         const double u = md__ckpt_real(v, rs, 3 * k + (size_t)d);
         if (!(p >= -out && p <= s->box[d] + out))
-            return halox__error(HALOX_ERR_IO,
-                                "the checkpoint '%s' has a bad atom: atom id %d has position "
-                                "%c = %g, more than %g outside the box (0 to %g), farther than "
-                                "an atom moving at most half the box per step gets in the %lld "
-                                "step(s) since the last rebuild",
-                                path, id, "xyz"[d], p, out, s -> box[d], since > 1 ? since : 1);
+            return halox_set_error(HALOX_ERR_IO,
+                                   "the checkpoint '%s' has a bad atom: atom id %d has position "
+                                   "%c = %g, more than %g outside the box (0 to %g), farther than "
+                                   "an atom moving at most half the box per step gets in the %lld "
+                                   "step(s) since the last rebuild",
+                                   path, id, "xyz"[d], p, out, s -> box[d], since > 1 ? since : 1);
         v2 += u * u;
     }
     const double vmax = md__speed_limit(s->box, s->dt);
     if (!(sqrt(v2) < vmax))
-        return halox__error(HALOX_ERR_IO,
-                            "the checkpoint '%s' has a bad atom: atom id %d has speed %g: it "
-                            "moves %g per step of dt %g, more than half the box (%g): the "
-                            "state blew up",
-                            path, id, sqrt(v2), sqrt(v2) * s->dt, s->dt, vmax * s->dt);
+        return halox_set_error(HALOX_ERR_IO,
+                               "the checkpoint '%s' has a bad atom: atom id %d has speed %g: it "
+                               "moves %g per step of dt %g, more than half the box (%g): the "
+                               "state blew up",
+                               path, id, sqrt(v2), sqrt(v2) * s->dt, s->dt, vmax * s->dt);
     return HALOX_OK;
 }
 
@@ -204,7 +205,7 @@ halox_status_t md__ckpt_check_atoms(const char *path, const md_ckpt_settings_t *
     const size_t rs = (size_t)s->real_size;
     unsigned char *seen = calloc((size_t)(s->natoms + 7) / 8, 1);
     if (!seen)
-        return halox__error(HALOX_ERR_NO_MEMORY, "no memory to check the checkpoint '%s'", path);
+        return halox_set_error(HALOX_ERR_NO_MEMORY, "no memory to check the checkpoint '%s'", path);
     static const char *const kind[3] = {"position", "velocity", "force"};
     static const char dim[3] = {'x', 'y', 'z'};
     halox_status_t st = HALOX_OK;
@@ -213,24 +214,24 @@ halox_status_t md__ckpt_check_atoms(const char *path, const md_ckpt_settings_t *
     for (int64_t r = 0; r < s->nranks && st == HALOX_OK; r++) {
         int64_t bh[2];
         if (off + sizeof bh > payload_bytes) {
-            st = halox__error(HALOX_ERR_IO, "the checkpoint '%s' has no block for rank %lld", path,
-                              (long long)r);
+            st = halox_set_error(HALOX_ERR_IO, "the checkpoint '%s' has no block for rank %lld",
+                                 path, (long long)r);
             break;
         }
         memcpy(bh, payload + off, sizeof bh);
         if (bh[0] != r) {
-            st = halox__error(HALOX_ERR_IO,
-                              "the checkpoint '%s' has a bad block: the block of rank %lld says "
-                              "rank %lld",
-                              path, (long long)r, (long long)bh[0]);
+            st = halox_set_error(HALOX_ERR_IO,
+                                 "the checkpoint '%s' has a bad block: the block of rank %lld says "
+                                 "rank %lld",
+                                 path, (long long)r, (long long)bh[0]);
             break;
         }
         if (bh[1] < 0 || bh[1] > s->natoms - atoms ||
             off + md__ckpt_block_bytes(bh[1], rs) > payload_bytes) {
-            st = halox__error(HALOX_ERR_IO,
-                              "the checkpoint '%s' has a bad block: rank %lld holds %lld atoms, "
-                              "and the blocks before it %lld, of natoms = %lld",
-                              path, (long long)r, (long long)bh[1], atoms, (long long)s->natoms);
+            st = halox_set_error(HALOX_ERR_IO,
+                                 "the checkpoint '%s' has a bad block: rank %lld holds %lld atoms, "
+                                 "and the blocks before it %lld, of natoms = %lld",
+                                 path, (long long)r, (long long)bh[1], atoms, (long long)s->natoms);
             break;
         }
         const size_t n = (size_t)bh[1];
@@ -243,17 +244,18 @@ halox_status_t md__ckpt_check_atoms(const char *path, const md_ckpt_settings_t *
             int32_t id;
             memcpy(&id, ids + sizeof id * k, sizeof id);
             if (id < 0 || id >= s->natoms) {
-                st = halox__error(HALOX_ERR_IO,
-                                  "the checkpoint '%s' has a bad atom: atom %zu of rank %lld has "
-                                  "id %d, but ids run from 0 to natoms - 1 = %lld",
-                                  path, k, (long long)r, id, (long long)s->natoms - 1);
+                st =
+                    halox_set_error(HALOX_ERR_IO,
+                                    "the checkpoint '%s' has a bad atom: atom %zu of rank %lld has "
+                                    "id %d, but ids run from 0 to natoms - 1 = %lld",
+                                    path, k, (long long)r, id, (long long)s->natoms - 1);
                 break;
             }
             if (seen[id / 8] & (1u << (id % 8))) {
-                st = halox__error(HALOX_ERR_IO,
-                                  "the checkpoint '%s' has a bad atom: atom id %d appears twice "
-                                  "(again as atom %zu of rank %lld)",
-                                  path, id, k, (long long)r);
+                st = halox_set_error(HALOX_ERR_IO,
+                                     "the checkpoint '%s' has a bad atom: atom id %d appears twice "
+                                     "(again as atom %zu of rank %lld)",
+                                     path, id, k, (long long)r);
                 break;
             }
             seen[id / 8] |= (unsigned char)(1u << (id % 8));
@@ -261,10 +263,10 @@ halox_status_t md__ckpt_check_atoms(const char *path, const md_ckpt_settings_t *
                 for (int d = 0; d < 3; d++) {
                     double v = md__ckpt_real(arr[a], rs, 3 * k + (size_t)d);
                     if (!isfinite(v)) {
-                        st = halox__error(HALOX_ERR_IO,
-                                          "the checkpoint '%s' has a bad atom: atom id %d has a "
-                                          "non-finite %s (%c = %g)",
-                                          path, id, kind[a], dim[d], v);
+                        st = halox_set_error(HALOX_ERR_IO,
+                                             "the checkpoint '%s' has a bad atom: atom id %d has a "
+                                             "non-finite %s (%c = %g)",
+                                             path, id, kind[a], dim[d], v);
                         break;
                     }
                 }
@@ -276,10 +278,10 @@ halox_status_t md__ckpt_check_atoms(const char *path, const md_ckpt_settings_t *
     }
     free(seen);
     if (st == HALOX_OK && (atoms != s->natoms || off != payload_bytes))
-        st =
-            halox__error(HALOX_ERR_IO,
-                         "the checkpoint '%s' is inconsistent: its rank blocks hold %lld atoms "
-                         "in %zu bytes, its settings say natoms = %lld in %llu bytes",
-                         path, atoms, off, (long long)s->natoms, (unsigned long long)payload_bytes);
+        st = halox_set_error(HALOX_ERR_IO,
+                             "the checkpoint '%s' is inconsistent: its rank blocks hold %lld atoms "
+                             "in %zu bytes, its settings say natoms = %lld in %llu bytes",
+                             path, atoms, off, (long long)s->natoms,
+                             (unsigned long long)payload_bytes);
     return st;
 }

@@ -2,13 +2,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "core/file.h"
+#include "engine/md_internal.h"
 #include "output/checkpoint.h"
-
-uint64_t md__ckpt_fnv1a(uint64_t h, const void *data, size_t n)
-{
-    return halox__fnv1a64(h, data, n);
-}
 
 size_t md__ckpt_block_bytes(long long n, size_t rs)
 {
@@ -22,6 +17,6 @@ void md__ckpt_header_make(md_ckpt_header_t *h, const void *payload, size_t bytes
     h->version = MD_CKPT_VERSION;
     h->endian = MD_CKPT_ENDIAN;
     h->payload_bytes = bytes;
-    h->payload_fnv = md__ckpt_fnv1a(MD_CKPT_FNV_INIT, payload, bytes);
-    h->header_fnv = md__ckpt_fnv1a(MD_CKPT_FNV_INIT, h, offsetof(md_ckpt_header_t, header_fnv));
+    h->payload_fnv = md__fnv1a64(MD_FNV_INIT, payload, bytes);
+    h->header_fnv = md__fnv1a64(MD_FNV_INIT, h, offsetof(md_ckpt_header_t, header_fnv));
 }

@@ -8,9 +8,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/error.h"
-#include "core/file.h"
+#include "engine/md_internal.h"
+#include "halox/file.h"
 #include "halox/md.h"
+#include "halox/status.h"
 #include "output/checkpoint.h"
 
 /* Read and check a whole checkpoint. On success *payload_p (malloc) holds the payload. */
@@ -27,74 +28,73 @@ halox_status_t md__ckpt_read(const char *path, md_ckpt_header_t *h, md_ckpt_sett
     char *payload = NULL;
     struct stat sb;
     if (fstat(fileno(fp), &sb) != 0) {
-        st = halox__error(HALOX_ERR_IO, "cannot read the checkpoint '%s': %s", path,
-                          strerror(errno));
+        st = halox_set_error(HALOX_ERR_IO, "cannot read the checkpoint '%s': %s", path,
+                             strerror(errno));
         goto out;
     }
     const long long size = (long long)sb.st_size;
     size_t got = fread(h, 1, sizeof *h, fp);
     if (got >= 8 && memcmp(h->magic, MD_CKPT_MAGIC, 8) != 0) {
-        st = halox__error(HALOX_ERR_IO, "'%s' is not a halox-md checkpoint (wrong magic number)",
-                          path);
+        st = halox_set_error(HALOX_ERR_IO, "'%s' is not a halox-md checkpoint (wrong magic number)",
+                             path);
         goto out;
     }
     if (got < sizeof *h) {
-        st = halox__error(HALOX_ERR_IO,
-                          "the checkpoint '%s' is truncated: %lld bytes, shorter than its "
-                          "%zu-byte header",
-                          path, size, sizeof *h);
+        st = halox_set_error(HALOX_ERR_IO,
+                             "the checkpoint '%s' is truncated: %lld bytes, shorter than its "
+                             "%zu-byte header",
+                             path, size, sizeof *h);
         goto out;
     }
-    if (h->header_fnv !=
-        md__ckpt_fnv1a(MD_CKPT_FNV_INIT, h, offsetof(md_ckpt_header_t, header_fnv))) {
-        st = halox__error(HALOX_ERR_IO,
-                          "the checkpoint '%s' is corrupted: its header checksum does not match",
-                          path);
+    if (h->header_fnv != md__fnv1a64(MD_FNV_INIT, h, offsetof(md_ckpt_header_t, header_fnv))) {
+        st = halox_set_error(HALOX_ERR_IO,
+                             "the checkpoint '%s' is corrupted: its header checksum does not match",
+                             path);
         goto out;
     }
     if (h->endian != MD_CKPT_ENDIAN) {
-        st = halox__error(HALOX_ERR_IO,
-                          "the checkpoint '%s' was written on a machine of another byte order",
-                          path);
+        st = halox_set_error(HALOX_ERR_IO,
+                             "the checkpoint '%s' was written on a machine of another byte order",
+                             path);
         goto out;
     }
     if (h->version != MD_CKPT_VERSION) {
-        st = halox__error(HALOX_ERR_IO,
-                          "the checkpoint '%s' has format version %u; this halox-md reads "
-                          "version %u",
-                          path, h->version, MD_CKPT_VERSION);
+        st = halox_set_error(HALOX_ERR_IO,
+                             "the checkpoint '%s' has format version %u; this halox-md reads "
+                             "version %u",
+                             path, h->version, MD_CKPT_VERSION);
         goto out;
     }
     if (h->payload_bytes > (uint64_t)size || (uint64_t)size != sizeof *h + h->payload_bytes) {
-        st = halox__error(HALOX_ERR_IO,
-                          "the checkpoint '%s' is %s: its header announces %llu bytes, the file "
-                          "holds %lld",
-                          path,
-                          h->payload_bytes > (uint64_t)size - sizeof *h ? "truncated"
-                                                                        : "corrupted (too long)",
-                          (unsigned long long)(sizeof *h + h->payload_bytes), size);
+        st = halox_set_error(HALOX_ERR_IO,
+                             "the checkpoint '%s' is %s: its header announces %llu bytes, the file "
+                             "holds %lld",
+                             path,
+                             h->payload_bytes > (uint64_t)size - sizeof *h ? "truncated"
+                                                                           : "corrupted (too long)",
+                             (unsigned long long)(sizeof *h + h->payload_bytes), size);
         goto out;
     }
     if (h->payload_bytes < sizeof(md_ckpt_settings_t)) {
-        st = halox__error(HALOX_ERR_IO, "the checkpoint '%s' is corrupted: no settings", path);
+        st = halox_set_error(HALOX_ERR_IO, "the checkpoint '%s' is corrupted: no settings", path);
         goto out;
     }
     payload = malloc(h->payload_bytes);
     if (!payload) {
-        st = halox__error(HALOX_ERR_NO_MEMORY, "no memory to read the checkpoint '%s'", path);
+        st = halox_set_error(HALOX_ERR_NO_MEMORY, "no memory to read the checkpoint '%s'", path);
         goto out;
     }
     if (fread(payload, 1, h->payload_bytes, fp) != h->payload_bytes) {
-        st =
-            halox__error(HALOX_ERR_IO, "the checkpoint '%s' is truncated: reading it failed", path);
+        st = halox_set_error(HALOX_ERR_IO, "the checkpoint '%s' is truncated: reading it failed",
+                             path);
         goto out;
     }
-    uint64_t sum = md__ckpt_fnv1a(MD_CKPT_FNV_INIT, payload, h->payload_bytes);
+    uint64_t sum = md__fnv1a64(MD_FNV_INIT, payload, h->payload_bytes);
     if (sum != h->payload_fnv) {
-        st = halox__error(HALOX_ERR_IO,
-                          "the checkpoint '%s' is corrupted: checksum %016llx, the header says "
-                          "%016llx",
-                          path, (unsigned long long)sum, (unsigned long long)h->payload_fnv);
+        st = halox_set_error(HALOX_ERR_IO,
+                             "the checkpoint '%s' is corrupted: checksum %016llx, the header says "
+                             "%016llx",
+                             path, (unsigned long long)sum, (unsigned long long)h->payload_fnv);
         goto out;
     }
     md_ckpt_settings_t s;

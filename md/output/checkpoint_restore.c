@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "output/checkpoint.h"
 #include "engine/md_internal.h"
+#include "halox/status.h"
+#include "output/checkpoint.h"
 
 /* Copy n atoms of a block (starting at atom k0 of it) to the end of the home atoms. */
 static halox_status_t md__append_atoms(halox_md_t *md, const char *blk, long long nb, size_t rs,
@@ -17,10 +17,10 @@ static halox_status_t md__append_atoms(halox_md_t *md, const char *blk, long lon
     int n0 = a->n_home;
     long long need = n0 + npick;
     if (need > HALOX_ATOMS_MAX)
-        return halox__error(HALOX_ERR_NO_MEMORY,
-                            "the checkpoint puts %lld atoms on one rank, above the %d a rank "
-                            "holds: restart on more ranks (a finer --grid)",
-                            need, HALOX_ATOMS_MAX);
+        return halox_set_error(HALOX_ERR_NO_MEMORY,
+                               "the checkpoint puts %lld atoms on one rank, above the %d a rank "
+                               "holds: restart on more ranks (a finer --grid)",
+                               need, HALOX_ATOMS_MAX);
     halox_status_t st = halox_atoms_reserve(a, (int)need + 1);
     if (st == HALOX_OK)
         st = md__ensure_forces(md, (int)need + 1);
@@ -52,11 +52,11 @@ halox_status_t md__checkpoint_load(halox_md_t *md, const char *path)
         return st;
     size_t rs = md__rs(md);
     if ((size_t)s.real_size != rs) {
-        st = halox__error(HALOX_ERR_INVALID_ARG,
-                          "the checkpoint '%s' holds %s-precision data; restart it with "
-                          "--precision %s",
-                          path, s.real_size == 8 ? "double" : "single",
-                          s.real_size == 8 ? "double" : "float");
+        st = halox_set_error(HALOX_ERR_INVALID_ARG,
+                             "the checkpoint '%s' holds %s-precision data; restart it with "
+                             "--precision %s",
+                             path, s.real_size == 8 ? "double" : "single",
+                             s.real_size == 8 ? "double" : "float");
         free(payload);
         return st;
     }
@@ -100,7 +100,7 @@ halox_status_t md__checkpoint_load(halox_md_t *md, const char *path)
          * migrates them again after its drift anyway */
         long long *pick = malloc(sizeof(long long) * (size_t)(bh[1] > 0 ? bh[1] : 1));
         if (!pick) {
-            st = halox__error(HALOX_ERR_NO_MEMORY, "no memory");
+            st = halox_set_error(HALOX_ERR_NO_MEMORY, "no memory");
             break;
         }
         long long np = 0;

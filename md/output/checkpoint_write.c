@@ -11,24 +11,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/file.h"
-#include "output/checkpoint.h"
 #include "engine/md_internal.h"
+#include "halox/file.h"
+#include "halox/status.h"
+#include "output/checkpoint.h"
 
 static halox_status_t md__write_atomic(const char *path, const void *a, size_t na, const void *b,
                                        size_t nb)
 {
     /* a device, a FIFO, a directory: refused before anything is written */
     halox_status_t st = halox_output_check(path, "the checkpoint");
-    halox__atomic_t w;
+    halox_replace_t *w = NULL;
     if (st == HALOX_OK)
-        st = halox__atomic_begin(&w, path, "the checkpoint", 1);
+        st = halox_replace_begin(path, "the checkpoint", HALOX_REPLACE_FOLLOW, &w);
     if (st != HALOX_OK)
         return st;
-    halox__atomic_write(&w, a, na);
-    halox__atomic_write(&w, b, nb);
-    return halox__atomic_commit(&w, path, "the checkpoint");
+    halox_replace_write(w, a, na);
+    halox_replace_write(w, b, nb);
+    return halox_replace_commit(w);
 }
 
 halox_status_t md__checkpoint_write(halox_md_t *md, const char *path)
@@ -38,7 +38,8 @@ halox_status_t md__checkpoint_write(halox_md_t *md, const char *path)
     const int P = md->nranks;
     size_t bb = md__ckpt_block_bytes(n, rs);
     char *blk = malloc(bb);
-    halox_status_t st = blk ? HALOX_OK : halox__error(HALOX_ERR_NO_MEMORY, "checkpoint: no memory");
+    halox_status_t st =
+        blk ? HALOX_OK : halox_set_error(HALOX_ERR_NO_MEMORY, "checkpoint: no memory");
     st = md__agree(md, st);
     if (st != HALOX_OK) {
         free(blk);
@@ -63,14 +64,14 @@ halox_status_t md__checkpoint_write(halox_md_t *md, const char *path)
     if (md->rank == 0) {
         payload = malloc(total);
         if (!payload)
-            st = halox__error(HALOX_ERR_NO_MEMORY, "checkpoint: no memory for %zu bytes", total);
+            st = halox_set_error(HALOX_ERR_NO_MEMORY, "checkpoint: no memory for %zu bytes", total);
     }
     st = md__agree(md, st);
     size_t *counts = NULL;
     if (st == HALOX_OK && md->rank == 0) {
         counts = calloc((size_t)P, sizeof(size_t));
         if (!counts)
-            st = halox__error(HALOX_ERR_NO_MEMORY, "checkpoint: no memory");
+            st = halox_set_error(HALOX_ERR_NO_MEMORY, "checkpoint: no memory");
     }
     st = md__agree(md, st);
     if (st == HALOX_OK)
@@ -83,10 +84,10 @@ halox_status_t md__checkpoint_write(halox_md_t *md, const char *path)
         for (int r = 0; r < P; r++)
             got += counts[r];
         if (got != total)
-            st = halox__error(HALOX_ERR_ATOM_COUNT,
-                              "checkpoint at step %lld: the ranks hold %zu bytes of atoms, %zu "
-                              "expected for %lld atoms: atoms were lost or duplicated",
-                              md->step, got, total, md->natoms);
+            st = halox_set_error(HALOX_ERR_ATOM_COUNT,
+                                 "checkpoint at step %lld: the ranks hold %zu bytes of atoms, %zu "
+                                 "expected for %lld atoms: atoms were lost or duplicated",
+                                 md->step, got, total, md->natoms);
     }
     if (st == HALOX_OK && md->rank == 0) {
         md_ckpt_settings_t s;

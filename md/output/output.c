@@ -25,10 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/file.h"
-#include "halox/features.h"
 #include "engine/md_internal.h"
+#include "halox/features.h"
+#include "halox/file.h"
+#include "halox/status.h"
 #include "systems/system.h"
 
 #define MD_CSV  "the CSV file"
@@ -459,7 +459,7 @@ halox_status_t md__xyz_frame(halox_md_t *md)
         x = malloc(sizeof(double) * 3 * (size_t)n);
         v = malloc(sizeof(double) * 3 * (size_t)n);
         if (!x || !v)
-            st = halox__error(HALOX_ERR_NO_MEMORY, "trajectory: no memory for %lld atoms", n);
+            st = halox_set_error(HALOX_ERR_NO_MEMORY, "trajectory: no memory for %lld atoms", n);
     }
     st = md__agree(md, st);
     if (st == HALOX_OK)
@@ -473,8 +473,8 @@ halox_status_t md__xyz_frame(halox_md_t *md)
                            : md__xyz_write(md->xyz, md, x, v);
             st = halox_output_flush(md->xyz, md->cfg.xyz_path, what);
             if (werr) /* the reason of the write that failed */
-                st = halox__error(HALOX_ERR_WRITE, "writing %s '%s' failed: %s", what,
-                                  md->cfg.xyz_path, strerror(werr));
+                st = halox_set_error(HALOX_ERR_WRITE, "writing %s '%s' failed: %s", what,
+                                     md->cfg.xyz_path, strerror(werr));
         }
     }
     free(x);

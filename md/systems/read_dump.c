@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "halox/status.h"
 #include "systems/read.h"
 
 /* "ITEM: NAME" -> NAME (blanks after the colon skipped), or NULL. */
@@ -75,10 +75,10 @@ halox_status_t md__dump_cols(const char *path, long long lineno, const char *hea
         if (n == 2 && !strncmp(p, "id", 2))
             slot = &c->id;
         if (slot && *slot >= 0)
-            return halox__error(HALOX_ERR_IO,
-                                "%s: line %lld: ITEM: ATOMS names the column '%.*s' twice "
-                                "(columns %d and %d): give each column once",
-                                path, lineno, (int)n, p, *slot + 1, col + 1);
+            return halox_set_error(HALOX_ERR_IO,
+                                   "%s: line %lld: ITEM: ATOMS names the column '%.*s' twice "
+                                   "(columns %d and %d): give each column once",
+                                   path, lineno, (int)n, p, *slot + 1, col + 1);
         if (slot)
             *slot = col;
         p += n;
@@ -94,23 +94,24 @@ halox_status_t md__dump_cols(const char *path, long long lineno, const char *hea
             part = s;
     }
     if (set < 0 && part >= 0)
-        return halox__error(HALOX_ERR_IO,
-                            "%s: line %lld: ITEM: ATOMS has %s but not %s: give all of %s %s %s",
-                            path, lineno, md__names(sets[part], found[part], 1, has, sizeof has),
-                            md__names(sets[part], found[part], 0, miss, sizeof miss), sets[part][0],
-                            sets[part][1], sets[part][2]);
+        return halox_set_error(HALOX_ERR_IO,
+                               "%s: line %lld: ITEM: ATOMS has %s but not %s: give all of %s %s %s",
+                               path, lineno, md__names(sets[part], found[part], 1, has, sizeof has),
+                               md__names(sets[part], found[part], 0, miss, sizeof miss),
+                               sets[part][0], sets[part][1], sets[part][2]);
     if (set < 0)
-        return halox__error(HALOX_ERR_IO,
-                            "%s: line %lld: ITEM: ATOMS has no positions: give the columns x y "
-                            "z, xu yu zu, xs ys zs or xsu ysu zsu",
-                            path, lineno);
+        return halox_set_error(HALOX_ERR_IO,
+                               "%s: line %lld: ITEM: ATOMS has no positions: give the columns x y "
+                               "z, xu yu zu, xs ys zs or xsu ysu zsu",
+                               path, lineno);
     const int nv = (vel[0] >= 0) + (vel[1] >= 0) + (vel[2] >= 0);
     if (nv == 1 || nv == 2)
-        return halox__error(HALOX_ERR_IO,
-                            "%s: line %lld: ITEM: ATOMS has %s but not %s: give all of vx vy vz, "
-                            "or none (velocities are then drawn at --temp)",
-                            path, lineno, md__names(vnames, vel, 1, has, sizeof has),
-                            md__names(vnames, vel, 0, miss, sizeof miss));
+        return halox_set_error(
+            HALOX_ERR_IO,
+            "%s: line %lld: ITEM: ATOMS has %s but not %s: give all of vx vy vz, "
+            "or none (velocities are then drawn at --temp)",
+            path, lineno, md__names(vnames, vel, 1, has, sizeof has),
+            md__names(vnames, vel, 0, miss, sizeof miss));
     c->scaled = set >= 2;
     const int has_v = nv == 3;
     c->need = c->id + 1;
@@ -177,18 +178,18 @@ static halox_status_t md__box_item(const char *path, long long lineno, const cha
     }
     *tilt_p = tilt;
     if (bad || (nflags != 0 && nflags != 3))
-        return halox__error(HALOX_ERR_IO,
-                            "%s: line %lld: cannot read 'ITEM: %s': give ITEM: BOX BOUNDS pp pp "
-                            "pp (one boundary flag per dimension, after xy xz yz for a tilted "
-                            "box)",
-                            path, lineno, md__text_shown(item, shown));
+        return halox_set_error(HALOX_ERR_IO,
+                               "%s: line %lld: cannot read 'ITEM: %s': give ITEM: BOX BOUNDS pp pp "
+                               "pp (one boundary flag per dimension, after xy xz yz for a tilted "
+                               "box)",
+                               path, lineno, md__text_shown(item, shown));
     for (int k = nt - nflags, d = 0; k < nt; k++, d++)
         if (strncmp(tok[k], "pp", 2) != 0)
-            return halox__error(HALOX_ERR_IO,
-                                "%s: line %lld: 'ITEM: %s' says the box is not periodic in %c "
-                                "(%.2s): halox-md needs a box periodic in every dimension "
-                                "(pp pp pp)",
-                                path, lineno, md__text_shown(item, shown), "xyz"[d], tok[k]);
+            return halox_set_error(HALOX_ERR_IO,
+                                   "%s: line %lld: 'ITEM: %s' says the box is not periodic in %c "
+                                   "(%.2s): halox-md needs a box periodic in every dimension "
+                                   "(pp pp pp)",
+                                   path, lineno, md__text_shown(item, shown), "xyz"[d], tok[k]);
     return HALOX_OK;
 }
 
@@ -206,19 +207,19 @@ halox_status_t md__dump_scan(md__in_t *in, long long want, md__frame_t *f, long 
         const long long start = in->lineno + !have;
         for (;;) { /* the items of frame k, up to ITEM: ATOMS */
             if (!have && !md__text_next(in))
-                return halox__error(HALOX_ERR_IO,
-                                    "%s is truncated: the frame that starts on line %lld ends "
-                                    "before its ITEM: ATOMS",
-                                    path, start);
+                return halox_set_error(HALOX_ERR_IO,
+                                       "%s is truncated: the frame that starts on line %lld ends "
+                                       "before its ITEM: ATOMS",
+                                       path, start);
             have = 0;
             if (md__text_blank(in->line))
                 continue;
             const char *item = md__dump_item(in->line);
             if (!item)
-                return halox__error(HALOX_ERR_IO,
-                                    "%s: line %lld: expected an ITEM: line of a LAMMPS dump, "
-                                    "found '%s'",
-                                    path, in->lineno, md__text_shown(in->line, shown));
+                return halox_set_error(HALOX_ERR_IO,
+                                       "%s: line %lld: expected an ITEM: line of a LAMMPS dump, "
+                                       "found '%s'",
+                                       path, in->lineno, md__text_shown(in->line, shown));
             /* all that is needed of the item line, before the value lines replace it */
             const md_dump_item_t kind = md__item_kind(item);
             if (kind == MD_ITEM_ATOMS)
@@ -227,11 +228,11 @@ halox_status_t md__dump_scan(md__in_t *in, long long want, md__frame_t *f, long 
             md__text_shown(item, name);
             const long long item_line = in->lineno;
             if (kind == MD_ITEM_UNKNOWN)
-                return halox__error(HALOX_ERR_IO,
-                                    "%s: line %lld: unknown item 'ITEM: %s' (a LAMMPS dump has "
-                                    "TIMESTEP, NUMBER OF ATOMS, BOX BOUNDS and ATOMS; TIME and "
-                                    "UNITS are skipped)",
-                                    path, item_line, name);
+                return halox_set_error(HALOX_ERR_IO,
+                                       "%s: line %lld: unknown item 'ITEM: %s' (a LAMMPS dump has "
+                                       "TIMESTEP, NUMBER OF ATOMS, BOX BOUNDS and ATOMS; TIME and "
+                                       "UNITS are skipped)",
+                                       path, item_line, name);
             int tilt = 0;
             if (kind == MD_ITEM_BOX) {
                 halox_status_t bst = md__box_item(path, item_line, item, &tilt);
@@ -241,24 +242,24 @@ halox_status_t md__dump_scan(md__in_t *in, long long want, md__frame_t *f, long 
             const int lines = kind == MD_ITEM_BOX ? 3 : 1;
             for (int l = 0; l < lines; l++) {
                 if (!md__text_next(in))
-                    return halox__error(HALOX_ERR_IO,
-                                        "%s is truncated: ITEM: %s on line %lld has no value", path,
-                                        name, item_line);
+                    return halox_set_error(HALOX_ERR_IO,
+                                           "%s is truncated: ITEM: %s on line %lld has no value",
+                                           path, name, item_line);
                 char *end;
                 if (kind == MD_ITEM_TIMESTEP) {
                     errno = 0;
                     step = strtoll(in->line, &end, 10);
                     if (end == in->line || errno || !md__text_blank(end) || step < 0)
-                        return halox__error(HALOX_ERR_IO,
-                                            "%s: line %lld: cannot read the TIMESTEP '%s': give "
-                                            "a step from 0",
-                                            path, in->lineno, md__text_shown(in->line, shown));
+                        return halox_set_error(HALOX_ERR_IO,
+                                               "%s: line %lld: cannot read the TIMESTEP '%s': give "
+                                               "a step from 0",
+                                               path, in->lineno, md__text_shown(in->line, shown));
                 } else if (kind == MD_ITEM_NATOMS) {
                     if (!md__text_count(in->line, &n))
-                        return halox__error(HALOX_ERR_IO,
-                                            "%s: line %lld: cannot read the number of atoms "
-                                            "'%s'",
-                                            path, in->lineno, md__text_shown(in->line, shown));
+                        return halox_set_error(HALOX_ERR_IO,
+                                               "%s: line %lld: cannot read the number of atoms "
+                                               "'%s'",
+                                               path, in->lineno, md__text_shown(in->line, shown));
                     n_line = in->lineno;
                 } else if (kind == MD_ITEM_BOX) {
                     double b[3] = {0, 0, 0};
@@ -266,26 +267,27 @@ halox_status_t md__dump_scan(md__in_t *in, long long want, md__frame_t *f, long 
                     for (int j = 0; j < 2 + tilt; j++) {
                         b[j] = strtod(p, &end);
                         if (end == p || !isfinite(b[j]))
-                            return halox__error(HALOX_ERR_IO,
-                                                "%s: line %lld: cannot read the box bounds '%s': "
-                                                "give LO HI%s",
-                                                path, in->lineno, md__text_shown(in->line, shown),
-                                                tilt ? " TILT" : "");
+                            return halox_set_error(
+                                HALOX_ERR_IO,
+                                "%s: line %lld: cannot read the box bounds '%s': "
+                                "give LO HI%s",
+                                path, in->lineno, md__text_shown(in->line, shown),
+                                tilt ? " TILT" : "");
                         p = end;
                     }
                     if (tilt && b[2] != 0.0)
-                        return halox__error(HALOX_ERR_IO,
-                                            "%s: line %lld: the box is triclinic (tilt %g): "
-                                            "halox-md needs an orthorhombic box",
-                                            path, in->lineno, b[2]);
+                        return halox_set_error(HALOX_ERR_IO,
+                                               "%s: line %lld: the box is triclinic (tilt %g): "
+                                               "halox-md needs an orthorhombic box",
+                                               path, in->lineno, b[2]);
                     /* in every frame, read or not: a malformed frame is refused whichever
                      * frame is asked for */
                     if (!(b[1] - b[0] > 0 && isfinite(b[1] - b[0])))
-                        return halox__error(HALOX_ERR_IO,
-                                            "%s: line %lld: the box bounds '%s' make an edge "
-                                            "of %g: give LO HI with HI above LO",
-                                            path, in->lineno, md__text_shown(in->line, shown),
-                                            b[1] - b[0]);
+                        return halox_set_error(HALOX_ERR_IO,
+                                               "%s: line %lld: the box bounds '%s' make an edge "
+                                               "of %g: give LO HI with HI above LO",
+                                               path, in->lineno, md__text_shown(in->line, shown),
+                                               b[1] - b[0]);
                     lo[l] = b[0];
                     len[l] = b[1] - b[0];
                     box = 1;
@@ -294,10 +296,11 @@ halox_status_t md__dump_scan(md__in_t *in, long long want, md__frame_t *f, long 
         }
         const long long atoms_line = in->lineno;
         if (n < 0 || !box)
-            return halox__error(HALOX_ERR_IO,
-                                "%s: line %lld: ITEM: ATOMS before ITEM: %s in the frame that "
-                                "starts on line %lld",
-                                path, atoms_line, n < 0 ? "NUMBER OF ATOMS" : "BOX BOUNDS", start);
+            return halox_set_error(HALOX_ERR_IO,
+                                   "%s: line %lld: ITEM: ATOMS before ITEM: %s in the frame that "
+                                   "starts on line %lld",
+                                   path, atoms_line, n < 0 ? "NUMBER OF ATOMS" : "BOX BOUNDS",
+                                   start);
         if (want == HALOX_MD_READ_LAST || k == want) {
             halox_status_t st = md__frame_keep(f, k, n_line, n, in);
             if (st != HALOX_OK)
@@ -311,10 +314,10 @@ halox_status_t md__dump_scan(md__in_t *in, long long want, md__frame_t *f, long 
         }
         for (long long i = 0; i < n; i++)
             if (!md__text_next(in))
-                return halox__error(HALOX_ERR_IO,
-                                    "%s is truncated: line %lld announces %lld atoms but the "
-                                    "file ends after %lld",
-                                    path, n_line, n, i);
+                return halox_set_error(HALOX_ERR_IO,
+                                       "%s is truncated: line %lld announces %lld atoms but the "
+                                       "file ends after %lld",
+                                       path, n_line, n, i);
         int next = 0;
         while (md__text_next(in)) {
             if (md__text_blank(in->line))
@@ -323,15 +326,15 @@ halox_status_t md__dump_scan(md__in_t *in, long long want, md__frame_t *f, long 
                 next = have = 1;
                 break;
             }
-            return halox__error(HALOX_ERR_IO,
-                                "%s: line %lld announces %lld atoms, but the frame holds more "
-                                "atom lines (line %lld, '%s', is not an ITEM: line): correct "
-                                "the count on line %lld",
-                                path, n_line, n, in->lineno, md__text_shown(in->line, shown),
-                                n_line);
+            return halox_set_error(HALOX_ERR_IO,
+                                   "%s: line %lld announces %lld atoms, but the frame holds more "
+                                   "atom lines (line %lld, '%s', is not an ITEM: line): correct "
+                                   "the count on line %lld",
+                                   path, n_line, n, in->lineno, md__text_shown(in->line, shown),
+                                   n_line);
         }
         if (ferror(in->fp))
-            return halox__error(HALOX_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+            return halox_set_error(HALOX_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
         if (!next) {
             *nframes_p = k + 1;
             return HALOX_OK;

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/file.h"
+#include "halox/file.h"
+#include "halox/status.h"
 #include "systems/read.h"
 #include "systems/system.h"
 
@@ -42,31 +42,31 @@ static halox_status_t md__read_atoms(md__in_t *in, const md__frame_t *f, const m
     const char **tok = malloc(sizeof *tok * (size_t)c->need);
     md__id_t *ids = c->id >= 0 ? malloc(sizeof *ids * (size_t)n) : NULL;
     if (!tok || (c->id >= 0 && !ids)) {
-        st = halox__error(HALOX_ERR_NO_MEMORY, "no memory for %lld atoms", n);
+        st = halox_set_error(HALOX_ERR_NO_MEMORY, "no memory for %lld atoms", n);
         goto out;
     }
     if (fseeko(in->fp, f->first_at, SEEK_SET) != 0) {
-        st = halox__error(HALOX_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+        st = halox_set_error(HALOX_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
         goto out;
     }
     in->lineno = f->first_line - 1;
     char shown[48];
     for (long long i = 0; i < n; i++) {
         if (!md__text_next(in)) {
-            st = halox__error(HALOX_ERR_IO, "%s changed while it was read (line %lld is gone)",
-                              path, in->lineno + 1);
+            st = halox_set_error(HALOX_ERR_IO, "%s changed while it was read (line %lld is gone)",
+                                 path, in->lineno + 1);
             goto out;
         }
         const long long ln = in->lineno;
         int got = md__text_tokens(in->line, c->need, tok);
         if (got == 0) {
-            st = halox__error(HALOX_ERR_IO, "%s: line %lld is empty: expected %s", path, ln,
-                              c->expect);
+            st = halox_set_error(HALOX_ERR_IO, "%s: line %lld is empty: expected %s", path, ln,
+                                 c->expect);
             goto out;
         }
         if (dump && got < c->need) {
-            st = halox__error(HALOX_ERR_IO, "%s: line %lld: '%s' has %d columns, fewer than %s",
-                              path, ln, md__text_shown(in->line, shown), got, c->expect);
+            st = halox_set_error(HALOX_ERR_IO, "%s: line %lld: '%s' has %d columns, fewer than %s",
+                                 path, ln, md__text_shown(in->line, shown), got, c->expect);
             goto out;
         }
         if (ids) {
@@ -75,8 +75,8 @@ static halox_status_t md__read_atoms(md__in_t *in, const md__frame_t *f, const m
             ids[i].id = strtoll(tok[c->id], &end, 10);
             ids[i].index = i;
             if (end == tok[c->id] || errno || !(*end == '\0' || md__text_is_blank(*end))) {
-                st = halox__error(HALOX_ERR_IO, "%s: line %lld: cannot read the atom id '%s'", path,
-                                  ln, md__text_shown(tok[c->id], shown));
+                st = halox_set_error(HALOX_ERR_IO, "%s: line %lld: cannot read the atom id '%s'",
+                                     path, ln, md__text_shown(tok[c->id], shown));
                 goto out;
             }
         }
@@ -84,20 +84,20 @@ static halox_status_t md__read_atoms(md__in_t *in, const md__frame_t *f, const m
             double v;
             const int k = c->pos[d];
             if (k >= got || !md__text_number(tok[k], &v)) {
-                st = halox__error(HALOX_ERR_IO,
-                                  "%s: line %lld: cannot read coordinate %c: expected %s with "
-                                  "finite numbers",
-                                  path, ln, "xyz"[d], c -> expect);
+                st = halox_set_error(HALOX_ERR_IO,
+                                     "%s: line %lld: cannot read coordinate %c: expected %s with "
+                                     "finite numbers",
+                                     path, ln, "xyz"[d], c -> expect);
                 goto out;
             }
             /* relative to the box's origin (a dump's LO), in box units when scaled */
             v = c->scaled ? v * box[d] : v - f->lo[d];
             if (!(fabs(v) <= MD_XYZ_MAX_EDGES * box[d])) {
-                st = halox__error(HALOX_ERR_IO,
-                                  "%s: line %lld: coordinate %c = %g lies more than %.0f box "
-                                  "edges (%g) from the box: give positions within that range",
-                                  path, ln, "xyz"[d], c -> scaled ? v / box[d] : v + f -> lo[d],
-                                  MD_XYZ_MAX_EDGES, box[d]);
+                st = halox_set_error(HALOX_ERR_IO,
+                                     "%s: line %lld: coordinate %c = %g lies more than %.0f box "
+                                     "edges (%g) from the box: give positions within that range",
+                                     path, ln, "xyz"[d], c -> scaled ? v / box[d] : v + f -> lo[d],
+                                     MD_XYZ_MAX_EDGES, box[d]);
                 goto out;
             }
             sys->x[3 * i + d] = halox_wrap(v, box[d]);
@@ -106,10 +106,10 @@ static halox_status_t md__read_atoms(md__in_t *in, const md__frame_t *f, const m
             double v;
             const int k = c->vel[d];
             if (k >= got || !md__text_number(tok[k], &v)) {
-                st = halox__error(HALOX_ERR_IO,
-                                  "%s: line %lld: cannot read velocity v%c (%s): give finite "
-                                  "numbers, or add --new-velocities to draw them at --temp",
-                                  path, ln, "xyz"[d], c -> expect);
+                st = halox_set_error(HALOX_ERR_IO,
+                                     "%s: line %lld: cannot read velocity v%c (%s): give finite "
+                                     "numbers, or add --new-velocities to draw them at --temp",
+                                     path, ln, "xyz"[d], c -> expect);
                 goto out;
             }
             sys->v[3 * i + d] = v;
@@ -118,12 +118,12 @@ static halox_status_t md__read_atoms(md__in_t *in, const md__frame_t *f, const m
     long long a = 0, b = 0;
     double r = 0;
     if (md__read_overlap(sys->x, n, box, &a, &b, &r, &st)) {
-        st = halox__error(HALOX_ERR_IO,
-                          "%s: atoms %lld and %lld of frame %lld (lines %lld and %lld) are %g "
-                          "apart, closer than %g (sigma 1): a pair so close blows the run up in "
-                          "its first step; remove or move one of them",
-                          path, a, b, f->index, f->first_line + a, f->first_line + b, r,
-                          MD_READ_MIN_DISTANCE);
+        st = halox_set_error(HALOX_ERR_IO,
+                             "%s: atoms %lld and %lld of frame %lld (lines %lld and %lld) are %g "
+                             "apart, closer than %g (sigma 1): a pair so close blows the run up in "
+                             "its first step; remove or move one of them",
+                             path, a, b, f->index, f->first_line + a, f->first_line + b, r,
+                             MD_READ_MIN_DISTANCE);
         goto out;
     }
     if (st != HALOX_OK)
@@ -133,7 +133,7 @@ static halox_status_t md__read_atoms(md__in_t *in, const md__frame_t *f, const m
         for (long long i = 1; i < n; i++)
             if (ids[i].id == ids[i - 1].id) {
                 long long a = ids[i - 1].index, b = ids[i].index;
-                st = halox__error(
+                st = halox_set_error(
                     HALOX_ERR_IO, "%s: atom id %lld appears twice (lines %lld and %lld)", path,
                     ids[i].id, f->first_line + (a < b ? a : b), f->first_line + (a < b ? b : a));
                 goto out;
@@ -143,7 +143,7 @@ static halox_status_t md__read_atoms(md__in_t *in, const md__frame_t *f, const m
         if (!x || !v) {
             free(x);
             free(v);
-            st = halox__error(HALOX_ERR_NO_MEMORY, "no memory for %lld atoms", n);
+            st = halox_set_error(HALOX_ERR_NO_MEMORY, "no memory for %lld atoms", n);
             goto out;
         }
         for (long long i = 0; i < n; i++)
@@ -172,9 +172,9 @@ halox_status_t md__read_file(const char *path, long long want, const double box_
     memset(info, 0, sizeof *info);
     info->step = -1;
     if (want < HALOX_MD_READ_LAST)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "read frame %lld: give a frame from 0, or the last (%lld)", want,
-                            HALOX_MD_READ_LAST);
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "read frame %lld: give a frame from 0, or the last (%lld)", want,
+                               HALOX_MD_READ_LAST);
     md__in_t in = {.path = path};
     /* only a regular file: a FIFO would wait for a writer, a directory reads empty */
     halox_status_t st = halox_input_open(path, NULL, "give an XYZ file or a LAMMPS dump", &in.fp);
@@ -186,10 +186,10 @@ halox_status_t md__read_file(const char *path, long long want, const double box_
     md__cols_t c;
     long long nframes = 0;
     if (!md__text_next(&in)) {
-        st = halox__error(HALOX_ERR_IO,
-                          "%s is empty: an XYZ file starts with the atom count, a LAMMPS dump "
-                          "with ITEM: TIMESTEP",
-                          path);
+        st = halox_set_error(HALOX_ERR_IO,
+                             "%s is empty: an XYZ file starts with the atom count, a LAMMPS dump "
+                             "with ITEM: TIMESTEP",
+                             path);
         goto out;
     }
     const int dump = md__dump_item(in.line) != NULL;
@@ -197,16 +197,17 @@ halox_status_t md__read_file(const char *path, long long want, const double box_
     if (st != HALOX_OK)
         goto out;
     if (want >= nframes) {
-        st = halox__error(HALOX_ERR_INVALID_ARG,
-                          "%s holds %lld frame%s (0 to %lld): frame %lld is beyond the last; "
-                          "give --read-frame from 0 to %lld, or last",
-                          path, nframes, nframes == 1 ? "" : "s", nframes - 1, want, nframes - 1);
+        st =
+            halox_set_error(HALOX_ERR_INVALID_ARG,
+                            "%s holds %lld frame%s (0 to %lld): frame %lld is beyond the last; "
+                            "give --read-frame from 0 to %lld, or last",
+                            path, nframes, nframes == 1 ? "" : "s", nframes - 1, want, nframes - 1);
         goto out;
     }
     if (f.natoms < 2) {
-        st = halox__error(HALOX_ERR_IO,
-                          "%s: frame %lld holds %lld atoms (line %lld): a system needs 2 or more",
-                          path, f.index, f.natoms, f.count_line);
+        st = halox_set_error(
+            HALOX_ERR_IO, "%s: frame %lld holds %lld atoms (line %lld): a system needs 2 or more",
+            path, f.index, f.natoms, f.count_line);
         goto out;
     }
     if (dump) {
@@ -244,16 +245,16 @@ halox_status_t md__read_file(const char *path, long long want, const double box_
         for (int d = 0; d < 3; d++)
             box[d] = box_given[d];
     } else {
-        st = halox__error(HALOX_ERR_INVALID_ARG,
-                          "%s has no Lattice=\"LX 0 0 0 LY 0 0 0 LZ\" on its comment line "
-                          "(line %lld): give the box with --box LX,LY,LZ",
-                          path, f.head_line);
+        st = halox_set_error(HALOX_ERR_INVALID_ARG,
+                             "%s has no Lattice=\"LX 0 0 0 LY 0 0 0 LZ\" on its comment line "
+                             "(line %lld): give the box with --box LX,LY,LZ",
+                             path, f.head_line);
         goto out;
     }
     for (int d = 0; d < 3; d++)
         if (!(isfinite(box[d]) && box[d] > 0)) {
-            st = halox__error(HALOX_ERR_IO, "%s: box edge %d is %g: it must be finite and > 0",
-                              path, d, box[d]);
+            st = halox_set_error(HALOX_ERR_IO, "%s: box edge %d is %g: it must be finite and > 0",
+                                 path, d, box[d]);
             goto out;
         }
     if ((st = md__system_alloc(sys, f.natoms)) != HALOX_OK)
@@ -274,6 +275,6 @@ halox_status_t halox_md_read_probe(const char *path, long long frame, halox_md_r
 {
     halox_md_read_info_t local;
     if (!path)
-        return halox__error(HALOX_ERR_INVALID_ARG, "read probe: NULL path");
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "read probe: NULL path");
     return md__read_file(path, frame, NULL, 0, NULL, info ? info : &local);
 }

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/error.h"
+#include "halox/status.h"
 #include "systems/read.h"
 
 /* An atom and its cell, sorted by cell (z, y, x). */
@@ -65,7 +65,8 @@ int md__read_overlap(const double *x, long long n, const double box[3], long lon
     long long *tab = malloc(sizeof *tab * size);
     int found = 0;
     if (!a || !tab) {
-        *st_p = halox__error(HALOX_ERR_NO_MEMORY, "no memory to check %lld atoms for overlaps", n);
+        *st_p =
+            halox_set_error(HALOX_ERR_NO_MEMORY, "no memory to check %lld atoms for overlaps", n);
         goto out;
     }
     for (long long i = 0; i < n; i++) {

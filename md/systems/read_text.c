@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "halox/status.h"
 #include "systems/read.h"
 
 int md__text_next(md__in_t *in)
@@ -33,7 +33,7 @@ halox_status_t md__frame_keep(md__frame_t *f, long long index, long long count_l
 {
     char *head = strdup(in->line);
     if (!head)
-        return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
+        return halox_set_error(HALOX_ERR_NO_MEMORY, "no memory");
     free(f->head);
     f->head = head;
     f->head[strcspn(f->head, "\r\n")] = '\0';

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/error.h"
+#include "halox/status.h"
 #include "systems/read.h"
 
 /* The value of KEY= on an extended-XYZ comment line (quoted, or up to a blank), copied into
@@ -50,9 +50,10 @@ int md__xyz_lattice(const char *line, const char *path, long long lineno, double
         char *end;
         m[k] = strtod(p, &end);
         if (end == p) {
-            halox__error(HALOX_ERR_IO,
-                         "%s: line %lld: Lattice=\"...\" needs 9 numbers (the three box vectors)",
-                         path, lineno);
+            halox_set_error(
+                HALOX_ERR_IO,
+                "%s: line %lld: Lattice=\"...\" needs 9 numbers (the three box vectors)", path,
+                lineno);
             return -1;
         }
         p = end;
@@ -60,10 +61,10 @@ int md__xyz_lattice(const char *line, const char *path, long long lineno, double
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++)
             if (a != b && m[3 * a + b] != 0.0) {
-                halox__error(HALOX_ERR_IO,
-                             "%s: line %lld: the Lattice is not orthorhombic (off-diagonal "
-                             "element %g): halox-md needs an orthorhombic box",
-                             path, lineno, m[3 * a + b]);
+                halox_set_error(HALOX_ERR_IO,
+                                "%s: line %lld: the Lattice is not orthorhombic (off-diagonal "
+                                "element %g): halox-md needs an orthorhombic box",
+                                path, lineno, m[3 * a + b]);
                 return -1;
             }
     for (int d = 0; d < 3; d++)
@@ -121,10 +122,10 @@ halox_status_t md__xyz_cols(const char *path, long long lineno, const char *head
             goto bad;
     }
     if (pos < 0)
-        return halox__error(HALOX_ERR_IO,
-                            "%s: line %lld: Properties=%s has no pos:R:3: halox-md needs the "
-                            "positions",
-                            path, lineno, v);
+        return halox_set_error(HALOX_ERR_IO,
+                               "%s: line %lld: Properties=%s has no pos:R:3: halox-md needs the "
+                               "positions",
+                               path, lineno, v);
     if (vel < 0 && mom >= 0) {
         vel = mom;
         c->momenta = 1;
@@ -139,10 +140,10 @@ halox_status_t md__xyz_cols(const char *path, long long lineno, const char *head
     snprintf(c->expect, sizeof c->expect, "the columns of Properties=%.100s", v);
     return HALOX_OK;
 bad:
-    return halox__error(HALOX_ERR_IO,
-                        "%s: line %lld: cannot read Properties=%.200s: give NAME:TYPE:COUNT "
-                        "triples (TYPE S, R, I or L), as species:S:1:pos:R:3:velo:R:3",
-                        path, lineno, v);
+    return halox_set_error(HALOX_ERR_IO,
+                           "%s: line %lld: cannot read Properties=%.200s: give NAME:TYPE:COUNT "
+                           "triples (TYPE S, R, I or L), as species:S:1:pos:R:3:velo:R:3",
+                           path, lineno, v);
 }
 
 /* Extended (or plain) XYZ: frames of an atom count, a comment line, the atom lines; between
@@ -158,20 +159,21 @@ halox_status_t md__xyz_scan(md__in_t *in, long long want, md__frame_t *f, long l
         while (md__text_is_blank(*end))
             end++;
         if (end == in->line || *end || n < 2 || n > 2147483647LL)
-            return halox__error(HALOX_ERR_IO,
-                                "%s: line 1 must hold the number of atoms (2 or more), found "
-                                "'%s'",
-                                path, md__text_shown(in->line, shown));
+            return halox_set_error(HALOX_ERR_IO,
+                                   "%s: line 1 must hold the number of atoms (2 or more), found "
+                                   "'%s'",
+                                   path, md__text_shown(in->line, shown));
     }
     for (long long k = 0;; k++) {
         const long long count_line = in->lineno;
         if (!md__text_next(in)) {
             if (k == 0)
-                return halox__error(HALOX_ERR_IO, "%s: the comment line (line 2) is missing", path);
-            return halox__error(HALOX_ERR_IO,
-                                "%s: line %lld holds the atom count %lld of a next frame, but "
-                                "its comment line is missing: the file is truncated",
-                                path, count_line, n);
+                return halox_set_error(HALOX_ERR_IO, "%s: the comment line (line 2) is missing",
+                                       path);
+            return halox_set_error(HALOX_ERR_IO,
+                                   "%s: line %lld holds the atom count %lld of a next frame, but "
+                                   "its comment line is missing: the file is truncated",
+                                   path, count_line, n);
         }
         halox_status_t st = HALOX_OK;
         if (want == HALOX_MD_READ_LAST || k == want)
@@ -180,10 +182,10 @@ halox_status_t md__xyz_scan(md__in_t *in, long long want, md__frame_t *f, long l
             return st;
         for (long long i = 0; i < n; i++)
             if (!md__text_next(in))
-                return halox__error(HALOX_ERR_IO,
-                                    "%s is truncated: line %lld announces %lld atoms but the "
-                                    "file ends after %lld",
-                                    path, count_line, n, i);
+                return halox_set_error(HALOX_ERR_IO,
+                                       "%s is truncated: line %lld announces %lld atoms but the "
+                                       "file ends after %lld",
+                                       path, count_line, n, i);
         /* After the atoms: blank lines, or a next frame (its atom count, then its comment
          * line). Anything else means the frame holds more atom lines than its count announces:
          * refused, not silently dropped. */
@@ -200,14 +202,14 @@ halox_status_t md__xyz_scan(md__in_t *in, long long want, md__frame_t *f, long l
             md__text_shown(in->line, shown);
             while (md__text_next(in) && !md__text_count(in->line, &m))
                 extra += !md__text_blank(in->line);
-            return halox__error(HALOX_ERR_IO,
-                                "%s: line %lld announces %lld atoms, but the frame holds %lld "
-                                "atom lines (line %lld, '%s', is not the atom count of a next "
-                                "frame): correct the count on line %lld",
-                                path, count_line, n, n + extra, first, shown, count_line);
+            return halox_set_error(HALOX_ERR_IO,
+                                   "%s: line %lld announces %lld atoms, but the frame holds %lld "
+                                   "atom lines (line %lld, '%s', is not the atom count of a next "
+                                   "frame): correct the count on line %lld",
+                                   path, count_line, n, n + extra, first, shown, count_line);
         }
         if (ferror(in->fp))
-            return halox__error(HALOX_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+            return halox_set_error(HALOX_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
         if (!next) {
             *nframes_p = k + 1;
             return HALOX_OK;

@@ -5,21 +5,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/error.h"
 #include "engine/md_internal.h"
+#include "halox/status.h"
 #include "systems/system.h"
 
 halox_status_t halox_md_system_create(const halox_md_config_t *cfg, halox_md_system_t **sys_p)
 {
     if (!cfg || !sys_p)
-        return halox__error(HALOX_ERR_INVALID_ARG, "system: NULL argument");
+        return halox_set_error(HALOX_ERR_INVALID_ARG, "system: NULL argument");
     *sys_p = NULL;
     halox_status_t st = halox_md_config_check(cfg);
     if (st != HALOX_OK)
         return st;
     halox_md_system_t *sys = calloc(1, sizeof *sys);
     if (!sys)
-        return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
+        return halox_set_error(HALOX_ERR_NO_MEMORY, "no memory");
     switch (cfg->source) {
     case HALOX_MD_FCC:
         st = md__fcc(cfg, sys);

@@ -10,8 +10,8 @@
 
 #include <stdlib.h>
 
-#include "core/error.h"
 #include "halox/md.h"
+#include "halox/status.h"
 
 /* Positions and zeroed velocities for n atoms (on failure the caller destroys the system). */
 static inline halox_status_t md__system_alloc(halox_md_system_t *sys, long long n)
@@ -20,7 +20,7 @@ static inline halox_status_t md__system_alloc(halox_md_system_t *sys, long long 
     sys->x = malloc(sizeof(double) * 3 * (size_t)(n > 0 ? n : 1));
     sys->v = calloc(3 * (size_t)(n > 0 ? n : 1), sizeof(double));
     if (!sys->x || !sys->v)
-        return halox__error(HALOX_ERR_NO_MEMORY, "no memory for a system of %lld atoms", n);
+        return halox_set_error(HALOX_ERR_NO_MEMORY, "no memory for a system of %lld atoms", n);
     return HALOX_OK;
 }
 

@@ -12,15 +12,13 @@
  * ignored and replaced; one that fails a check is refused, naming the file: it was not written
  * by halox, or was damaged, and is deleted by hand. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include "core/env.h"
-#include "core/file.h"
+#include "engine/md_internal.h"
+#include "halox/file.h"
 #include "systems/system.h"
 
 #define MD_CACHE_MAGIC "HXRAND3" /* 3: with a checksum; 2: block-by-block placement */
@@ -35,7 +33,7 @@ typedef struct md__cache_head {
 
 int md__system_cache_path(const halox_md_config_t *cfg, char *path, size_t len)
 {
-    const char *dir = halox__env_string("HALOX_SYSTEM_CACHE");
+    const char *dir = md__env_string("HALOX_SYSTEM_CACHE");
     if (!dir)
         return 0;
     int k = snprintf(path, len, "%s/halox-random-%lld-%a-%llu.bin", dir, cfg->natoms, cfg->density,
@@ -55,12 +53,14 @@ static void md__cache_head(const halox_md_config_t *cfg, const halox_md_system_t
     h->seed = cfg->seed;
 }
 
+/* What a message about a bad cache file asks for. */
+#define MD_CACHE_DELETE                                                                            \
+    "delete it (HALOX_SYSTEM_CACHE keeps random placements; the next run writes it anew)"
+
 static halox_status_t md__cache_bad(const char *path, const char *why)
 {
-    return halox__error(HALOX_ERR_IO,
-                        "the system cache file '%s' %s: delete it (HALOX_SYSTEM_CACHE keeps random "
-                        "placements; the next run writes it anew)",
-                        path, why);
+    return halox_set_error(HALOX_ERR_IO, "the system cache file '%s' %s: " MD_CACHE_DELETE, path,
+                           why);
 }
 
 /* The positions read (n3 values in x) against the header and the box. */
@@ -68,7 +68,7 @@ static halox_status_t md__cache_check(const char *path, const md__cache_head_t *
                                       size_t n3)
 {
     char why[256];
-    if (halox__fnv1a64(HALOX__FNV_INIT, x, n3 * sizeof(double)) != h->fnv)
+    if (md__fnv1a64(MD_FNV_INIT, x, n3 * sizeof(double)) != h->fnv)
         return md__cache_bad(path, "is corrupted: its checksum does not match");
     const double tol = 1e-9 * h->L;
     for (size_t i = 0; i < n3; i++)
@@ -86,25 +86,17 @@ halox_status_t md__system_cache_read(const halox_md_config_t *cfg, halox_md_syst
     char path[4096], why[256];
     if (!md__system_cache_path(cfg, path, sizeof path))
         return HALOX_OK;
-    mode_t mode = 0;
-    int fd = halox__open_regular(path, O_RDONLY | O_NOFOLLOW, 0, &mode);
-    if (fd == -2) {
-        snprintf(why, sizeof why, "is %s, not a regular file", halox__file_kind(mode));
-        return md__cache_bad(path, why);
-    }
-    if (fd < 0) /* none yet (or none readable): placed anew */
-        return HALOX_OK;
-    FILE *f = fdopen(fd, "rb");
-    if (!f) {
-        close(fd);
-        return HALOX_OK;
-    }
+    /* none yet (or none readable): placed anew */
+    FILE *f = NULL;
+    halox_status_t st = halox_input_open_flags(path, "the system cache file", MD_CACHE_DELETE,
+                                               HALOX_INPUT_NOFOLLOW | HALOX_INPUT_OPTIONAL, &f);
+    if (st != HALOX_OK || !f)
+        return st;
     md__cache_head_t want, got;
     md__cache_head(cfg, sys, &want);
     const size_t n3 = 3 * (size_t)cfg->natoms, need = sizeof got + n3 * sizeof(double);
     struct stat sb;
-    const long long size = fstat(fd, &sb) == 0 ? (long long)sb.st_size : -1;
-    halox_status_t st = HALOX_OK;
+    const long long size = fstat(fileno(f), &sb) == 0 ? (long long)sb.st_size : -1;
     const size_t head = fread(&got, 1, sizeof got, f);
     if (head >= sizeof got.magic && memcmp(got.magic, want.magic, sizeof got.magic) != 0) {
         /* another format: replaced by this one */
@@ -133,16 +125,14 @@ void md__system_cache_write(const halox_md_config_t *cfg, const halox_md_system_
     md__cache_head_t h;
     md__cache_head(cfg, sys, &h);
     size_t n3 = 3 * (size_t)cfg->natoms;
-    h.fnv = halox__fnv1a64(HALOX__FNV_INIT, sys->x, n3 * sizeof(double));
-    halox__atomic_t w;
+    h.fnv = md__fnv1a64(MD_FNV_INIT, sys->x, n3 * sizeof(double));
+    halox_replace_t *w = NULL;
     /* a cache only: a folder that cannot be written leaves the run going on. Links are not
      * followed, and a name taken by anything but a regular file is left as it is (the check
-     * before the rename). */
-    if (halox__atomic_begin(&w, path, "the system cache", 0) != HALOX_OK)
+     * before the rename). Others read the cache as well (it holds no secret). */
+    if (halox_replace_begin(path, "the system cache", HALOX_REPLACE_SHARED, &w) != HALOX_OK)
         return;
-    /* others read the cache as well (it holds no secret); failing that, only its owner does */
-    (void)fchmod(w.fd, 0644);
-    halox__atomic_write(&w, &h, sizeof h);
-    halox__atomic_write(&w, sys->x, n3 * sizeof(double));
-    halox__atomic_commit(&w, path, "the system cache");
+    halox_replace_write(w, &h, sizeof h);
+    halox_replace_write(w, sys->x, n3 * sizeof(double));
+    halox_replace_commit(w);
 }

@@ -11,9 +11,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "core/error.h"
 #include "engine/md_internal.h"
 #include "engine/rng.h"
+#include "halox/status.h"
 #include "systems/system.h"
 
 halox_status_t md__random(const halox_md_config_t *cfg, halox_md_system_t *sys)
@@ -39,7 +39,7 @@ halox_status_t md__random(const halox_md_config_t *cfg, halox_md_system_t *sys)
     if (!head || !next) {
         free(head);
         free(next);
-        return halox__error(HALOX_ERR_NO_MEMORY, "no memory for %lld cells", ncell);
+        return halox_set_error(HALOX_ERR_NO_MEMORY, "no memory for %lld cells", ncell);
     }
     for (long long c = 0; c < ncell; c++)
         head[c] = -1;
@@ -76,7 +76,7 @@ halox_status_t md__random(const halox_md_config_t *cfg, halox_md_system_t *sys)
                 if (++attempts > max_attempts) {
                     free(head);
                     free(next);
-                    return halox__error(
+                    return halox_set_error(
                         HALOX_ERR_INVALID_ARG,
                         "could not place %lld random atoms at density %g without "
                         "overlaps (minimum distance %.3g): placed %lld; use a lower "

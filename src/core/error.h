@@ -10,7 +10,8 @@
 #define HALOX__PRINTF(a, b)
 #endif
 
-/* Record a detailed message for halox_last_error() on this thread and return st. */
-halox_status_t halox__error(halox_status_t st, const char *fmt, ...) HALOX__PRINTF(2, 3);
+/* Record a detailed message for halox_last_error() on this thread and return st: the library's
+ * short name for halox_set_error(). */
+#define halox__error halox_set_error
 
 #endif

@@ -98,11 +98,18 @@ int halox__open_regular(const char *path, int flags, mode_t perm, mode_t *mode_p
 
 halox_status_t halox_input_open(const char *path, const char *what, const char *give, FILE **fp_p)
 {
+    return halox_input_open_flags(path, what, give, 0, fp_p);
+}
+
+halox_status_t halox_input_open_flags(const char *path, const char *what, const char *give,
+                                      int flags, FILE **fp_p)
+{
     *fp_p = NULL;
     const char *sp = what ? " " : "";
     what = what ? what : "";
     mode_t mode = 0;
-    int fd = halox__open_regular(path, O_RDONLY, 0, &mode);
+    int fd = halox__open_regular(path, O_RDONLY | (flags & HALOX_INPUT_NOFOLLOW ? O_NOFOLLOW : 0),
+                                 0, &mode);
     if (fd == -2)
         return halox__error(HALOX_ERR_IO, "%s%s'%s' is %s, not a regular file: %s", what, sp, path,
                             halox__file_kind(mode), give);
@@ -111,6 +118,8 @@ halox_status_t halox_input_open(const char *path, const char *what, const char *
         int err = errno;
         if (fd >= 0)
             close(fd);
+        if (flags & HALOX_INPUT_OPTIONAL)
+            return HALOX_OK;
         return halox__error(HALOX_ERR_IO, "cannot open %s%s'%s': %s", what, sp, path,
                             strerror(err));
     }
@@ -207,14 +216,4 @@ halox_status_t halox__output_target(const char *path, const char *what, char **t
     memcpy(copy, path, n);
     *target_p = copy;
     return HALOX_OK;
-}
-
-uint64_t halox__fnv1a64(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
 }

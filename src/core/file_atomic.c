@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,20 @@
 
 #include "core/error.h"
 #include "core/file.h"
+
+/* One replacement: the target's folder is opened once, and the temporary file ("<name>.tmp.XXXXXX",
+ * created with O_EXCL | O_NOFOLLOW), the check before the rename, the rename and the clean-up all
+ * go through that descriptor. */
+struct halox_replace {
+    int dir;           /* the target's folder */
+    int fd;            /* the temporary file (-1 once closed) */
+    char *target;      /* the file replaced (a link followed) */
+    const char *name;  /* its name in dir, inside target */
+    char *tmp;         /* the temporary file's name in dir */
+    const char *step;  /* the first step that failed ("write", "fsync", ...), NULL while none */
+    int err;           /* its errno */
+    char *path, *what; /* as given, for the messages */
+};
 
 /* The next candidate suffix: O_EXCL makes any name safe, an unpredictable one only keeps
  * others from taking it first. */
@@ -27,7 +42,7 @@ static uint64_t halox__tmp_mix(uint64_t x)
     return x;
 }
 
-static void halox__atomic_free(halox__atomic_t *a)
+static void halox__replace_free(halox_replace_t *a)
 {
     if (a->fd >= 0)
         close(a->fd);
@@ -35,28 +50,43 @@ static void halox__atomic_free(halox__atomic_t *a)
         close(a->dir);
     free(a->target);
     free(a->tmp);
-    a->fd = a->dir = -1;
-    a->target = a->tmp = NULL;
-    a->name = NULL;
+    free(a->path);
+    free(a->what);
+    free(a);
 }
 
-halox_status_t halox__atomic_begin(halox__atomic_t *a, const char *path, const char *what,
-                                   int follow)
+static char *halox__copy(const char *s)
 {
-    memset(a, 0, sizeof *a);
+    char *c = malloc(strlen(s) + 1);
+    return c ? strcpy(c, s) : NULL;
+}
+
+halox_status_t halox_replace_begin(const char *path, const char *what, int flags,
+                                   halox_replace_t **r_p)
+{
+    if (!r_p || !path || !what)
+        return halox__error(HALOX_ERR_INVALID_ARG, "halox_replace_begin: NULL argument");
+    *r_p = NULL;
+    halox_replace_t *a = calloc(1, sizeof *a);
+    if (!a)
+        return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
     a->dir = a->fd = -1;
-    if (follow) {
+    a->path = halox__copy(path);
+    a->what = halox__copy(what);
+    if (flags & HALOX_REPLACE_FOLLOW) {
         halox_status_t st = halox__output_target(path, what, &a->target);
-        if (st != HALOX_OK)
+        if (st != HALOX_OK) {
+            halox__replace_free(a);
             return st;
-    } else if ((a->target = malloc(strlen(path) + 1)) != NULL) {
-        strcpy(a->target, path);
+        }
+    } else {
+        a->target = halox__copy(path);
     }
     char *dir = a->target ? halox__path_split(a->target, &a->name) : NULL;
     a->tmp = a->target ? malloc(strlen(a->name) + 16) : NULL;
-    if (!dir || !a->tmp) {
+    if (!dir || !a->tmp || !a->path || !a->what) {
         free(dir);
-        halox__atomic_free(a);
+        halox__replace_free(a);
         return halox__error(HALOX_ERR_NO_MEMORY, "no memory");
     }
     int err = 0;
@@ -82,16 +112,20 @@ halox_status_t halox__atomic_begin(halox__atomic_t *a, const char *path, const c
             err = errno;
     }
     if (a->fd < 0) {
-        halox__atomic_free(a);
+        halox__replace_free(a);
         return halox__error(HALOX_ERR_WRITE,
                             "cannot create a temporary file next to %s '%s': %s; the previous "
                             "one, if any, is unchanged",
                             what, path, strerror(err ? err : EEXIST));
     }
+    /* others may read a shared file (it holds no secret); failing that, only its owner does */
+    if (flags & HALOX_REPLACE_SHARED)
+        (void)fchmod(a->fd, 0644);
+    *r_p = a;
     return HALOX_OK;
 }
 
-void halox__atomic_write(halox__atomic_t *a, const void *data, size_t n)
+void halox_replace_write(halox_replace_t *a, const void *data, size_t n)
 {
     const char *p = data;
     while (!a->step && n > 0) {
@@ -109,8 +143,11 @@ void halox__atomic_write(halox__atomic_t *a, const void *data, size_t n)
     }
 }
 
-halox_status_t halox__atomic_commit(halox__atomic_t *a, const char *path, const char *what)
+halox_status_t halox_replace_commit(halox_replace_t *a)
 {
+    if (!a)
+        return halox__error(HALOX_ERR_INVALID_ARG, "halox_replace_commit: no replacement");
+    const char *path = a->path, *what = a->what;
     if (!a->step && fsync(a->fd) != 0) {
         a->step = "fsync";
         a->err = errno;
@@ -143,6 +180,6 @@ halox_status_t halox__atomic_commit(halox__atomic_t *a, const char *path, const 
     } else {
         fsync(a->dir); /* the rename itself made durable */
     }
-    halox__atomic_free(a);
+    halox__replace_free(a);
     return st;
 }

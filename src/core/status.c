@@ -25,7 +25,7 @@ const char *halox_last_error(void) { return halox__last_error; }
 
 void halox_clear_error(void) { halox__last_error[0] = '\0'; }
 
-halox_status_t halox__error(halox_status_t st, const char *fmt, ...)
+halox_status_t halox_set_error(halox_status_t status, const char *fmt, ...)
 {
     /* into a buffer of its own first: callers pass the last message as an argument ("...: %s",
      * halox_last_error()), and formatting into the buffer being read garbles it */
@@ -35,5 +35,5 @@ halox_status_t halox__error(halox_status_t st, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     memcpy(halox__last_error, msg, sizeof msg);
-    return st;
+    return status;
 }

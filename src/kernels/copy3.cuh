@@ -1,64 +1,12 @@
-/* Internal to src/kernels: device-to-device copies inside kernels. On the H200 machines a launch
- * and a cudaMemcpyAsync each cost the host 3-5 us, and a rebuild's phases move several arrays at
- * once (coordinates, ids, velocities): one launch instead of three. Words of 4 bytes where every
- * region allows them (sizes and addresses multiples of 4), else bytes. */
+/* Internal to libhalox: its kernels' names for the public three-region copy
+ * (halox/device/copy3.cuh). */
 #ifndef HALOX_KERNELS_COPY3_CUH
 #define HALOX_KERNELS_COPY3_CUH
 
-#include <stddef.h>
-#include <stdint.h>
-
+#include "halox/device/copy3.cuh"
 #include "kernels/launch.cuh"
 
-typedef struct halox__copy3_args {
-    unsigned char *dst[3];
-    const unsigned char *src[3];
-    size_t bytes[3];
-} halox__copy3_args_t;
-
-/* `bytes` from src to dst by the whole grid (grid-stride), in words or bytes */
-static __device__ inline void halox__copy_region(unsigned char *dst, const unsigned char *src,
-                                                 size_t bytes, int words)
-{
-    const size_t t0 = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const size_t step = (size_t)gridDim.x * blockDim.x;
-    if (words) {
-        uint32_t *d = (uint32_t *)(void *)dst;
-        const uint32_t *s = (const uint32_t *)(const void *)src;
-        for (size_t u = t0; u < bytes / 4; u += step)
-            d[u] = s[u];
-    } else {
-        for (size_t u = t0; u < bytes; u += step)
-            dst[u] = src[u];
-    }
-}
-
-static __global__ void halox__copy3_kernel(halox__copy3_args_t c, int words)
-{
-    for (int r = 0; r < 3; r++)
-        halox__copy_region(c.dst[r], c.src[r], c.bytes[r], words);
-}
-
-static inline cudaError_t halox__copy3(void *const dst[3], const void *const src[3],
-                                       const size_t bytes[3], cudaStream_t stream)
-{
-    halox__copy3_args_t c;
-    size_t most = 0;
-    int words = 1;
-    for (int r = 0; r < 3; r++) {
-        c.dst[r] = (unsigned char *)dst[r];
-        c.src[r] = (const unsigned char *)src[r];
-        c.bytes[r] = dst[r] && src[r] ? bytes[r] : 0;
-        words &= c.bytes[r] % 4 == 0 && (uintptr_t)dst[r] % 4 == 0 && (uintptr_t)src[r] % 4 == 0;
-        most = c.bytes[r] > most ? c.bytes[r] : most;
-    }
-    if (most == 0)
-        return cudaSuccess;
-    const size_t units = words ? most / 4 : most;
-    size_t blocks = (units + 255) / 256;
-    blocks = blocks < 2048 ? blocks : 2048;
-    HALOX__LAUNCH(halox__copy3_kernel, (unsigned)blocks, 256, stream)(c, words);
-    return cudaPeekAtLastError();
-}
+#define halox__copy3       halox_copy3
+#define halox__copy_region halox_copy_region
 
 #endif

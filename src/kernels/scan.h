@@ -1,4 +1,5 @@
-/* Internal to libhalox (and its tests): an exclusive scan of int counts on the device. */
+/* Internal to libhalox (and its tests): an exclusive scan of int counts on the device, the public
+ * halox_scan (halox/device/scan.cuh) as a C function. */
 #ifndef HALOX_KERNELS_SCAN_H
 #define HALOX_KERNELS_SCAN_H
 
@@ -14,7 +15,7 @@ extern "C" {
  *  ints, halox__kernel_scan_scratch(m) of them (unused for small m), zero when new and left
  *  ready for the next scan (of any size). */
 cudaError_t halox__kernel_scan(const int *count, int m, int *start, int *cursor, int *scratch,
-                                  cudaStream_t stream);
+                               cudaStream_t stream);
 size_t halox__kernel_scan_scratch(int m);
 
 #ifdef __cplusplus

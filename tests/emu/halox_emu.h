@@ -1,4 +1,4 @@
-/* A host emulation of the little of CUDA that the kernels of src/kernels use (compact.cuh,
+/* A host emulation of the little of CUDA that halox's kernels use (halox/device/compact.cuh,
  * plan_select.cu, migrate_kernels.cu, the cluster files md_cluster_*.cu with md_kernels.cu and
  * inline_halo.cu), so that the tests of tests/*_emu* run their very code on the CPU in CI (no GPU
  * there): a launch runs the blocks one after the other, each as blockDim.x fibres on the launching
@@ -287,7 +287,7 @@ static inline halox_emu_launcher<P...> halox_emu_launch(unsigned blocks, unsigne
 {
     return halox_emu_launcher<P...>{blocks, threads, stream, kernel, name};
 }
-#define HALOX__LAUNCH(kernel, blocks, threads, stream)                                             \
+#define HALOX_LAUNCH(kernel, blocks, threads, stream)                                              \
     halox_emu_launch((unsigned)(blocks), (unsigned)(threads), (cudaStream_t)(stream), kernel,      \
                      #kernel)
 

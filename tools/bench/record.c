@@ -11,6 +11,7 @@
 #include "halox/env.h"
 #include "halox/features.h"
 #include "halox/file.h"
+#include "halox/md_options.h"
 
 void rec_init(bench_record_t *r) { r->n = 0; }
 
@@ -82,21 +83,21 @@ void rec_grid(bench_record_t *r, const halox_grid_t *g)
 }
 
 /* The variables of the environment that change what runs ("NAME=value ..."; "" when none):
- * halox's (the table's, but the commit and the system cache, recorded elsewhere or changing no
- * timing), then the MPS client's share of the GPU and priority (ranks sharing a GPU). Two
- * records of one command line differ by these or by nothing. */
+ * halox's (the library's table and the engine's, but the commit and the system cache, recorded
+ * elsewhere or changing no timing), then the MPS client's share of the GPU and priority (ranks
+ * sharing a GPU). Two records of one command line differ by these or by nothing. */
 static const char *bench_meta_env(void)
 {
     static const char *const extra[] = {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
                                         "CUDA_MPS_CLIENT_PRIORITY"};
     static char buf[1024];
-    int n = 0;
-    const halox_env_var_t *t = halox_env_table(&n);
+    int n = 0, m = 0;
+    const halox_env_var_t *t = halox_env_table(&n), *e = halox_md_env_table(&m);
     const int ne = (int)(sizeof extra / sizeof extra[0]);
     size_t len = 0;
     buf[0] = '\0';
-    for (int k = 0; k < n + ne; k++) {
-        const char *name = k < n ? t[k].name : extra[k - n];
+    for (int k = 0; k < n + m + ne; k++) {
+        const char *name = k < n ? t[k].name : k < n + m ? e[k - n].name : extra[k - n - m];
         const char *v = getenv(name);
         if (!v || !*v || !strcmp(name, "HALOX_COMMIT") || !strcmp(name, "HALOX_SYSTEM_CACHE"))
             continue;

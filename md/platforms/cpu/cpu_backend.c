@@ -9,7 +9,6 @@
  *   after_plan         bind the host arrays, reference positions, cell + Verlet lists
  *   forces             (coordinate exchange,) LJ over the list (lj.c), force exchange
  * Nothing is in flight between calls: no to_host, idle, timers to flush or state to free. */
-#include "core/clock.h"
 #include "engine/backend.h"
 #include "engine/md_internal.h"
 
@@ -41,19 +40,19 @@ static halox_status_t md__cpu_before_plan(halox_md_t *md)
 
 static halox_status_t md__cpu_after_plan(halox_md_t *md, double t2)
 {
-    double tb = halox__now();
+    double tb = md__now();
     halox_status_t st = halox_comm_bind(md->comm, &md->plan, md->atoms.x, md->f);
     if (st != HALOX_OK)
         return st;
-    double t3 = halox__now();
+    double t3 = md__now();
     md->timer[HALOX_MD_T_MIGRATE] += t3 - t2;
     md->rpart[HALOX_MD_R_BIND] += t3 - tb;
     md__save_reference(md);
     st = md__agree(md, md__nlist_build(md, md->cfg.cutoff + md->cfg.skin));
     if (st != HALOX_OK)
         return st;
-    md->timer[HALOX_MD_T_NEIGHBOUR] += halox__now() - t3;
-    md->rpart[HALOX_MD_R_LISTS] += halox__now() - t3;
+    md->timer[HALOX_MD_T_NEIGHBOUR] += md__now() - t3;
+    md->rpart[HALOX_MD_R_LISTS] += md__now() - t3;
     return st;
 }
 
@@ -62,18 +61,18 @@ static halox_status_t md__cpu_after_plan(halox_md_t *md, double t2)
 static halox_status_t md__cpu_forces(halox_md_t *md, int coords, int want_energy)
 {
     if (coords) {
-        double t = halox__now();
+        double t = md__now();
         halox_status_t cst = halox_comm_coords(md->comm);
-        md->timer[HALOX_MD_T_COORDS] += halox__now() - t;
+        md->timer[HALOX_MD_T_COORDS] += md__now() - t;
         if (cst != HALOX_OK)
             return cst;
     }
-    double t0 = halox__now();
+    double t0 = md__now();
     md__lj_forces(md, want_energy);
-    double t1 = halox__now();
+    double t1 = md__now();
     md->timer[HALOX_MD_T_PAIR] += t1 - t0;
     halox_status_t st = halox_comm_forces(md->comm);
-    md->timer[HALOX_MD_T_FORCES] += halox__now() - t1;
+    md->timer[HALOX_MD_T_FORCES] += md__now() - t1;
     return st;
 }
 
@@ -98,7 +97,7 @@ static halox_status_t md__cpu_scale(halox_md_t *md, double alpha)
 /* One repetition of the overlap probe: the host clock around the pieces of a step. */
 static halox_status_t md__cpu_overlap_rep(halox_md_t *md, int kind, double *ms_p)
 {
-    double t0 = halox__now();
+    double t0 = md__now();
     halox_status_t st = HALOX_OK;
     if (kind != MD_OVL_LOCAL)
         st = halox_comm_coords(md->comm);
@@ -106,7 +105,7 @@ static halox_status_t md__cpu_overlap_rep(halox_md_t *md, int kind, double *ms_p
         md__lj_forces(md, 0);
     if (st == HALOX_OK && kind != MD_OVL_LOCAL)
         st = halox_comm_forces(md->comm);
-    *ms_p = 1e3 * (halox__now() - t0);
+    *ms_p = 1e3 * (md__now() - t0);
     return st;
 }
 

@@ -30,7 +30,6 @@
  * Timers: the device time of each part from CUDA events, read back a few steps later (a ring of
  * event sets, so the host never runs more than a few steps ahead); the local forces overlap the
  * halo exchange, so the parts may add up to more than the wall time. */
-#include "core/clock.h"
 #include "engine/backend.h"
 #include "platforms/cuda/gpu_internal.h"
 
@@ -45,7 +44,7 @@ static halox_status_t md__gpu_stats(halox_md_t *md)
     if (st != HALOX_OK)
         return st;
     long long loc = 0, nl = 0, loc_in = 0, nl_in = 0;
-    MD_CUDA(halox__md_clusters_entries(&g->cl, &loc, &nl, &loc_in, &nl_in));
+    MD_CUDA(md__clusters_entries(&g->cl, &loc, &nl, &loc_in, &nl_in));
     md->graph_steps = g->graph_steps;
     md->graph_captures = g->graph_captures;
     md->graph_kept = g->graph_kept;
@@ -93,11 +92,11 @@ static halox_status_t md__gpu_device_rebuild(halox_md_t *md)
     const double p0 = md->rpart[part];
     int marked = md__gpu_drain_mark(md) == HALOX_OK;
     if (!marked) {
-        const double t = halox__now();
+        const double t = md__now();
         halox_status_t st = md__gpu_idle(md);
         if (st != HALOX_OK)
             return st;
-        md->rpart[HALOX_MD_R_DRAIN] += halox__now() - t;
+        md->rpart[HALOX_MD_R_DRAIN] += md__now() - t;
     }
     halox_status_t st = local ? md__gpu_rebuild_local(md) : md__gpu_rebuild_resident(md);
     if (st == HALOX_OK && marked) {

@@ -9,13 +9,10 @@
  * as values: no pulse (one rank, periodic by shifts), or nvshmem-inline, whose kernels read the
  * bound plan from device memory; the separate-kernel transports' captured exchanges take the
  * pulses' counts as launch arguments, so they are captured after every rebuild. */
-#include "core/clock.h"
 #include "platforms/cuda/gpu_internal.h"
 
 #include <cuda_runtime_api.h>
 #include <string.h>
-
-#include "transports/nvtx.h"
 
 int md__gpu_graph_ready(const halox_md_t *md)
 {
@@ -90,7 +87,7 @@ static void md__gpu_graph_key(const halox_md_t *md, md_gpu_graph_key_t *k)
 {
     const md_gpu_t *g = md__gpu(md);
     memset(k, 0, sizeof *k);
-    halox__md_clusters_step_key(&g->cl, &k->cl);
+    md__clusters_step_key(&g->cl, &k->cl);
     const void *p[] = {g->x, g->v, g->f, g->fnl, g->zone, g->energy};
     memcpy(k->ptr, p, sizeof p);
     if (g->inl_on) {
@@ -106,7 +103,7 @@ static int md__gpu_graph_holds(const halox_md_t *md)
 {
     const md_gpu_t *g = md__gpu(md);
     if (!g->gexec || !g->gkey_valid || !md__gpu_graph_keepable(md) ||
-        !halox__md_clusters_span_fits(&g->cl))
+        !md__clusters_span_fits(&g->cl))
         return 0;
     md_gpu_graph_key_t now;
     md__gpu_graph_key(md, &now);
@@ -118,7 +115,7 @@ static int md__gpu_graph_holds(const halox_md_t *md)
  * a part of the rebuild before it (HALOX_MD_R_GRAPH). */
 static halox_status_t md__gpu_graph_capture(halox_md_t *md)
 {
-    const double t0 = halox__now();
+    const double t0 = md__now();
     md_gpu_t *g = md__gpu(md);
     halox_status_t st = halox_comm_graph_mode(md->comm, 1);
     if (st != HALOX_OK)
@@ -128,7 +125,7 @@ static halox_status_t md__gpu_graph_capture(halox_md_t *md)
     g->gkey_valid = 0;
     /* spans over this build's counts when the graph may outlive rebuilds, else the counts */
     const int keep = md__gpu_graph_keepable(md);
-    halox__md_clusters_set_span(&g->cl, keep ? g->gspan : -1.0);
+    md__clusters_set_span(&g->cl, keep ? g->gspan : -1.0);
     cudaError_t e = cudaStreamBeginCapture(g->hi, cudaStreamCaptureModeThreadLocal);
     if (e != cudaSuccess) {
         st = md__gpu_error(md, e, "cudaStreamBeginCapture");
@@ -155,7 +152,7 @@ static halox_status_t md__gpu_graph_capture(halox_md_t *md)
         md__gpu_graph_key(md, &g->gkey);
         g->gkey_valid = keep;
     }
-    md->rpart[HALOX_MD_R_GRAPH] += halox__now() - t0;
+    md->rpart[HALOX_MD_R_GRAPH] += md__now() - t0;
     return st;
 }
 

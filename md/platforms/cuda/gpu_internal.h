@@ -1,6 +1,6 @@
 /* Internal to the GPU back end (md/platforms/cuda/gpu_*.c, CUDA builds only; the overview is in
  * gpu_backend.c): its state on the rank's GPU and the functions its files share. The files call
- * only those listed before them (no circles), as md_internal.h orders src/md:
+ * only those listed before them (no circles), as md_internal.h orders the engine:
  *   gpu_timeline.c HALOX_MD_TIMELINE: the step kernels' stamps of one list life to a file
  *   gpu_state.c    create and destroy, CUDA errors, device arrays, the timers' events, bounded
  *                  waits, the device state back to the host
@@ -16,13 +16,13 @@
 #define HALOX_MD_GPU_INTERNAL_H
 
 #include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/md_internal.h"
 #include "halox/inline.h"
 #include "platforms/cuda/md_cluster.h"
-#include "engine/md_internal.h"
-#include "transports/nvtx.h"
 
 enum { MD_GPU_SLOTS = 4, MD_GPU_EVENTS = 10 };
 
@@ -79,7 +79,7 @@ typedef struct md_gpu {
     void *sort_tmp;                      /* its scratch (md__gpu_sort_home) */
     size_t sort_tmp_bytes;
     double *energy; /* [5]: local pe, vir; non-local pe, vir; kinetic */
-    /* [3]: the largest v^2 of a wrap or of halox__md_kernel_max_v2; the pair the sort's permute
+    /* [3]: the largest v^2 of a wrap or of md__kernel_max_v2; the pair the sort's permute
      * keeps (zero between launches) */
     unsigned *disp;
     /* pinned host mirrors; h_disp mapped for the device too (h_disp_dev: the permute's copy) */
@@ -172,7 +172,7 @@ halox_status_t md__gpu_read_slot(halox_md_t *md, int k);
 void md__gpu_record(md_gpu_t *g, int ev, cudaStream_t s);
 halox_status_t md__gpu_flush_timers(halox_md_t *md);
 halox_status_t md__gpu_wait(halox_md_t *md, cudaStream_t s, cudaEvent_t ev, const char *what);
-/* A host wait for the GPU since `since` (halox__now()), counted in a rebuild's budget while one
+/* A host wait for the GPU since `since` (md__now()), counted in a rebuild's budget while one
  * runs. */
 void md__gpu_waited(halox_md_t *md, double since);
 halox_status_t md__gpu_idle(halox_md_t *md);
@@ -234,9 +234,9 @@ halox_status_t md__gpu_graph_step(halox_md_t *md);
 static inline halox_status_t md__gpu_ranged(const char *name, halox_status_t (*fn)(halox_md_t *),
                                             halox_md_t *md)
 {
-    halox__nvtx_push(name);
+    nvtxRangePushA(name);
     halox_status_t st = fn(md);
-    halox__nvtx_pop();
+    nvtxRangePop();
     return st;
 }
 

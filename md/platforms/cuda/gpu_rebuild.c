@@ -1,8 +1,7 @@
 /* The GPU back end's rebuilds (gpu_internal.h): after the host plan build the upload, the
  * transport's binding and the cluster lists; a one-rank run's rebuild on the device; the watch of
  * the lists that decides when to rebuild. */
-#include "core/clock.h"
-#include "core/error.h"
+#include "halox/status.h"
 #include "platforms/cuda/gpu_internal.h"
 
 #include <cuda_runtime_api.h>
@@ -10,7 +9,6 @@
 #include <string.h>
 
 #include "platforms/cuda/md_kernels.h"
-#include "transports/nvtx.h"
 
 /* The inner (pruned) list's buffer (md__gpu_create read it); none when it is not below the skin
  * (the outer buffer). */
@@ -47,8 +45,8 @@ halox_status_t md__gpu_lists_begin(halox_md_t *md, cudaStream_t s)
     float lo[3], ext[3];
     md__gpu_extent(md, lo, ext);
     const double inner = md__gpu_inner_buffer(md);
-    halox__md_clusters_set_prune(&g->cl, (float)md->cfg.cutoff,
-                                 inner > 0 ? (float)(md->cfg.cutoff + inner) : 0.0f);
+    md__clusters_set_prune(&g->cl, (float)md->cfg.cutoff,
+                           inner > 0 ? (float)(md->cfg.cutoff + inner) : 0.0f);
     g->cl.masks = g->pair_masks;
     g->cl.chunk = g->row_chunk;
     g->cl.no_bisect = !g->bisect;
@@ -56,8 +54,8 @@ halox_status_t md__gpu_lists_begin(halox_md_t *md, cudaStream_t s)
     for (int d = 0; d < 3; d++)
         g->cl.edge[d] = ((shifts >> d) & 1) ? 0.0f : (float)(md->plan.hi[d] - lo[d]);
     md__gpu_timeline_build(md);
-    MD_CUDA(halox__md_clusters_build_begin(&g->cl, g->x, g->zone, g->n_home, g->n_total, lo, ext,
-                                           md->rho, (float)rl, shifts, s));
+    MD_CUDA(md__clusters_build_begin(&g->cl, g->x, g->zone, g->n_home, g->n_total, lo, ext, md->rho,
+                                     (float)rl, shifts, s));
     return HALOX_OK;
 }
 
@@ -66,8 +64,8 @@ halox_status_t md__gpu_lists_begin(halox_md_t *md, cudaStream_t s)
 halox_status_t md__gpu_lists_end(halox_md_t *md, cudaStream_t s)
 {
     md_gpu_t *g = md__gpu(md);
-    const double t = halox__now(); /* mostly the wait for the build */
-    cudaError_t e = halox__md_clusters_build_end(&g->cl, g->x, g->zone, s);
+    const double t = md__now(); /* mostly the wait for the build */
+    cudaError_t e = md__clusters_build_end(&g->cl, g->x, g->zone, s);
     md__gpu_waited(md, t);
     MD_CUDA(e);
     g->gathers_at_build = g->gathers;
@@ -112,9 +110,9 @@ halox_status_t md__gpu_sort_home(halox_md_t *md, int with_speeds, int *took_p)
     /* with_speeds: the blow-up check's largest v^2 read on the way into h_disp (the permute
      * reads every velocity anyway; a launch, a clear and a copy of its own cost a 2-rank rebuild
      * sharing an H100 about 30 us of host time) */
-    MD_CUDA(halox__md_kernel_permute(g->cl.sorted, n, g->x, g->v, g->id, g->sort_tmp,
-                                     with_speeds ? g->disp + 1 : NULL,
-                                     with_speeds ? g->h_disp_dev : NULL, g->hi));
+    MD_CUDA(md__kernel_permute(g->cl.sorted, n, g->x, g->v, g->id, g->sort_tmp,
+                               with_speeds ? g->disp + 1 : NULL, with_speeds ? g->h_disp_dev : NULL,
+                               g->hi));
     if (took_p)
         *took_p = with_speeds;
     /* the host atoms follow the device's layout when asked (md__gpu_to_host) */
@@ -135,7 +133,7 @@ halox_status_t md__gpu_before_plan(halox_md_t *md)
 /* After the host plan build: upload, bind, lists. */
 static halox_status_t md__gpu_after_plan_body(halox_md_t *md)
 {
-    const double tb = halox__now();
+    const double tb = md__now();
     md_gpu_t *g = md__gpu(md);
     const int nh = md->atoms.n_home, n = md->atoms.n_total;
     halox_status_t st;
@@ -196,10 +194,10 @@ static halox_status_t md__gpu_after_plan_body(halox_md_t *md)
         return st;
     if ((st = md__agree(md, md__gpu_inline_refresh(md))) != HALOX_OK)
         return st;
-    const double tl = halox__now();
+    const double tl = md__now();
     md->rpart[HALOX_MD_R_BIND] += tl - tb;
     st = md__gpu_lists(md);
-    md->rpart[HALOX_MD_R_LISTS] += halox__now() - tl;
+    md->rpart[HALOX_MD_R_LISTS] += md__now() - tl;
     return st;
 }
 
@@ -248,15 +246,15 @@ static halox_status_t md__gpu_rebuild_local_body(halox_md_t *md)
         len[d] = (float)md->box.len[d];
     g->gstale = 1; /* the arrays, sizes and plan the graph captured change */
     MD_CUDA(cudaMemsetAsync(g->disp, 0, sizeof(unsigned), g->hi));
-    MD_CUDA(halox__md_kernel_wrap(g->x, g->v, g->n_home, len, g->disp, g->hi));
+    MD_CUDA(md__kernel_wrap(g->x, g->v, g->n_home, len, g->disp, g->hi));
     MD_CUDA(cudaMemcpyAsync(g->h_disp, g->disp, sizeof(unsigned), cudaMemcpyDeviceToHost, g->hi));
     g->xv_fresh = 0;
-    const double tl = halox__now();
+    const double tl = md__now();
     halox_status_t st = md__gpu_sort_home(md, 0, NULL);
     if (st == HALOX_OK)
         st = md__gpu_lists(md); /* synchronises hi: h_disp is there */
     /* the wrap and the blow-up check ride along: one rank has nothing else to rebuild */
-    md->rpart[HALOX_MD_R_LISTS] += halox__now() - tl;
+    md->rpart[HALOX_MD_R_LISTS] += md__now() - tl;
     if (st != HALOX_OK)
         return st;
     return md__gpu_speed_verdict(md);
@@ -307,6 +305,6 @@ halox_status_t md__gpu_watch(halox_md_t *md, int *rebuild_p)
 halox_status_t md__gpu_after_plan_hook(halox_md_t *md, double t_plan)
 {
     halox_status_t st = md__agree(md, md__gpu_after_plan(md));
-    md->timer[HALOX_MD_T_NEIGHBOUR] += halox__now() - t_plan;
+    md->timer[HALOX_MD_T_NEIGHBOUR] += md__now() - t_plan;
     return st;
 }

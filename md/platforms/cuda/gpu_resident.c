@@ -6,8 +6,7 @@
  * the GPU; the host atoms follow only when asked (md__gpu_to_host: thermo, output, checkpoints).
  * The arrays cannot grow inside the library: when a rank's atoms do not fit, every rank grows
  * (the transport's memory collectively) keeping the home atoms, and the step is tried again. */
-#include "core/clock.h"
-#include "core/error.h"
+#include "halox/status.h"
 #include "platforms/cuda/gpu_internal.h"
 
 #include <cuda_runtime_api.h>
@@ -100,7 +99,7 @@ static halox_status_t md__gpu_speeds_launch(halox_md_t *md)
 {
     md_gpu_t *g = md__gpu(md);
     MD_CUDA(cudaMemsetAsync(g->disp, 0, sizeof(unsigned), g->hi));
-    MD_CUDA(halox__md_kernel_max_v2(g->v, g->n_home, g->disp, g->hi));
+    MD_CUDA(md__kernel_max_v2(g->v, g->n_home, g->disp, g->hi));
     MD_CUDA(cudaMemcpyAsync(g->h_disp, g->disp, sizeof(unsigned), cudaMemcpyDeviceToHost, g->hi));
     return HALOX_OK;
 }
@@ -165,40 +164,40 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
 {
     md_gpu_t *g = md__gpu(md);
     g->gstale = 1; /* the arrays, sizes and plan the graph captured change */
-    const double t0 = halox__now();
+    const double t0 = md__now();
     /* the largest speed on its way to the host; the home atoms in the last build's cluster
      * order, then the migration (which keeps the order of those that stay) and the plan build
      * refer to that layout. No wait for the GPU before the migration's own. */
     int took = 0;
     /* the parts in NVTX ranges of their own: what a profiler (halox-hostprof, tools/hostprof)
      * times of the rebuild's host work */
-    halox__nvtx_push("halox: rebuild: sort");
+    nvtxRangePushA("halox: rebuild: sort");
     halox_status_t st = md__gpu_sort_home(md, 1, &took);
     if (st == HALOX_OK && !took) /* no sort: the check on its own */
         st = md__gpu_speeds_launch(md);
     cudaError_t e = st == HALOX_OK ? cudaEventRecord(g->speeds_ready, g->hi) : cudaSuccess;
     if (e != cudaSuccess)
         st = md__gpu_error(md, e, "recording the blow-up check");
-    halox__nvtx_pop();
+    nvtxRangePop();
     /* a failure there is agreed in the migration's first agreement (no agreement of its own) */
-    halox__nvtx_push("halox: rebuild: migration");
+    nvtxRangePushA("halox: rebuild: migration");
     st = md__gpu_on_device(md, 0, st);
-    halox__nvtx_pop();
+    nvtxRangePop();
     if (st != HALOX_OK)
         return st;
-    const double t1 = halox__now();
+    const double t1 = md__now();
     md->timer[HALOX_MD_T_MIGRATE] += t1 - t0;
     md->rpart[HALOX_MD_R_MIGRATE] += t1 - t0;
-    halox__nvtx_push("halox: rebuild: plan");
+    nvtxRangePushA("halox: rebuild: plan");
     st = md__gpu_on_device(md, 1, HALOX_OK);
-    halox__nvtx_pop();
+    nvtxRangePop();
     if (st != HALOX_OK)
         return st;
     /* read after the plan build, whose waits came after speeds_ready; agreed in the bind's
      * agreement below (the plan build runs on any finite positions) */
-    halox__nvtx_push("halox: rebuild: host arrays");
+    nvtxRangePushA("halox: rebuild: host arrays");
     const halox_status_t speeds = md__gpu_speeds_verdict(md);
-    const double t2 = halox__now();
+    const double t2 = md__now();
     md->rpart[HALOX_MD_R_PLAN] += t2 - t1;
     /* the host atoms follow the device's layout; their contents come when asked */
     g->xv_fresh = 0;
@@ -216,9 +215,9 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
      * on the lo stream while the host binds (the bind waits for the hi stream only), and waited
      * for after it (2 ranks sharing an H200 at 45k: the bind took 0.12 ms of host time and the
      * lists 0.17 ms, one after the other) */
-    halox__nvtx_pop();
-    const double tl = halox__now();
-    halox__nvtx_push("halox: rebuild: lists launched");
+    nvtxRangePop();
+    const double tl = md__now();
+    nvtxRangePushA("halox: rebuild: lists launched");
     halox_status_t lst = HALOX_OK;
     if (st == HALOX_OK) {
         /* the force exchange adds the returned forces into fnl; the last kick of a step zeroes
@@ -232,26 +231,26 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
         lst = e == cudaSuccess ? md__gpu_lists_begin(md, g->lo)
                                : md__gpu_error(md, e, "clearing fnl before the lists");
     }
-    halox__nvtx_pop();
-    const double t3 = halox__now();
+    nvtxRangePop();
+    const double t3 = md__now();
     /* collective: every rank binds, whatever its lists did */
-    halox__nvtx_push("halox: rebuild: bind");
+    nvtxRangePushA("halox: rebuild: bind");
     st = halox_comm_bind(md->comm, &md->plan, g->x, g->fnl);
-    halox__nvtx_pop();
+    nvtxRangePop();
     if (st != HALOX_OK)
         return st;
     /* the view and the lists are this rank's own work: one agreement for both */
     st = md__gpu_inline_refresh(md);
-    const double t4 = halox__now();
+    const double t4 = md__now();
     md->rpart[HALOX_MD_R_BIND] += (tl - t2) + (t4 - t3);
     if (st == HALOX_OK)
         st = lst;
-    halox__nvtx_push("halox: rebuild: lists waited, agreed");
+    nvtxRangePushA("halox: rebuild: lists waited, agreed");
     if (st == HALOX_OK)
         st = md__gpu_lists_end(md, g->lo);
     st = md__agree(md, st);
-    halox__nvtx_pop();
-    md->rpart[HALOX_MD_R_LISTS] += (t3 - tl) + (halox__now() - t4);
+    nvtxRangePop();
+    md->rpart[HALOX_MD_R_LISTS] += (t3 - tl) + (md__now() - t4);
     return st;
 }
 

@@ -1,9 +1,7 @@
 /* The GPU back end's device state (gpu_internal.h): create and destroy, CUDA errors, device
  * arrays, the timers' CUDA events (a ring of event sets read a few steps later), bounded waits,
  * the device's positions, velocities and forces back to the host atoms. */
-#include "core/clock.h"
-#include "core/env.h"
-#include "core/error.h"
+#include "halox/status.h"
 #include "platforms/cuda/gpu_internal.h"
 
 #include <cuda_runtime_api.h>
@@ -16,9 +14,10 @@
 halox_status_t md__gpu_error(halox_md_t *md, cudaError_t e, const char *what)
 {
     (void)cudaGetLastError();
-    return halox__error(e == cudaErrorMemoryAllocation ? HALOX_ERR_NO_MEMORY : HALOX_ERR_INTERNAL,
-                        "rank %d, step %lld: GPU engine: %s failed: %s", md->rank, md->step, what,
-                        cudaGetErrorString(e));
+    return halox_set_error(e == cudaErrorMemoryAllocation ? HALOX_ERR_NO_MEMORY
+                                                          : HALOX_ERR_INTERNAL,
+                           "rank %d, step %lld: GPU engine: %s failed: %s", md->rank, md->step,
+                           what, cudaGetErrorString(e));
 }
 
 halox_status_t md__dev_grow(halox_md_t *md, void **p, size_t bytes, size_t *have)
@@ -41,69 +40,70 @@ halox_status_t md__dev_grow(halox_md_t *md, void **p, size_t bytes, size_t *have
 halox_status_t md__gpu_create(halox_md_t *md)
 {
     if (md->atoms.real != HALOX_FLOAT)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "the GPU engine runs in single precision: use --precision float (or "
-                            "--device cpu for double)");
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "the GPU engine runs in single precision: use --precision float (or "
+                               "--device cpu for double)");
     void *s = halox_comm_stream(md->comm);
     if (!s)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "the GPU engine needs a GPU transport (mpi-staged, nccl, "
-                            "nvshmem-stream/pulse/fused), not '%s'",
-                            halox_comm_transport(md->comm));
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "the GPU engine needs a GPU transport (mpi-staged, nccl, "
+                               "nvshmem-stream/pulse/fused), not '%s'",
+                               halox_comm_transport(md->comm));
     /* HALOX_MD_INNER_BUFFER: the inner lists' buffer, by default 5 % of the cut-off */
     double inner = 0.05 * md->cfg.cutoff;
-    halox_status_t est = halox__env_number("HALOX_MD_INNER_BUFFER", 0.0, 1e6, inner, &inner);
+    halox_status_t est = md__env_number("HALOX_MD_INNER_BUFFER", 0.0, 1e6, inner, &inner);
     if (est != HALOX_OK)
         return est;
     md_gpu_t *g = calloc(1, sizeof *g);
     if (!g)
-        return halox__error(HALOX_ERR_NO_MEMORY, "no memory for the GPU engine");
+        return halox_set_error(HALOX_ERR_NO_MEMORY, "no memory for the GPU engine");
     g->inner_buffer = inner;
     md->be_state = g;
     /* HALOX_MD_DEVICE_REBUILD: rebuilds on the device (gpu_resident.c) */
-    if ((est = halox__env_flag_or("HALOX_MD_DEVICE_REBUILD", 1, &g->resident)) != HALOX_OK)
+    if ((est = md__env_flag("HALOX_MD_DEVICE_REBUILD", 1, &g->resident)) != HALOX_OK)
         return est;
     /* the rebuilds are collective: every rank must take the same path */
     double on[2] = {g->resident, -g->resident};
     if ((est = halox_comm_allreduce_max(md->comm, on, 2)) != HALOX_OK)
         return est;
     if (on[0] != -on[1])
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "HALOX_MD_DEVICE_REBUILD differs between the ranks (rank %d has %d): "
-                            "set it alike for every rank (mpirun -x HALOX_MD_DEVICE_REBUILD)",
-                            md->rank, g->resident);
+        return halox_set_error(
+            HALOX_ERR_INVALID_ARG,
+            "HALOX_MD_DEVICE_REBUILD differs between the ranks (rank %d has %d): "
+            "set it alike for every rank (mpirun -x HALOX_MD_DEVICE_REBUILD)",
+            md->rank, g->resident);
     /* HALOX_MD_MIGRATE_ASYNC: the device migration returns with the arrivals' placement
      * enqueued (the plan build behind it on the same stream waits; per rank, no agreement) */
-    if ((est = halox__env_flag_or("HALOX_MD_MIGRATE_ASYNC", 1, &g->mig_async)) != HALOX_OK)
+    if ((est = md__env_flag("HALOX_MD_MIGRATE_ASYNC", 1, &g->mig_async)) != HALOX_OK)
         return est;
     /* HALOX_MD_SORT: home atoms in cluster order (md__gpu_sort_home; per rank, no agreement) */
-    if ((est = halox__env_flag_or("HALOX_MD_SORT", 1, &g->sort)) != HALOX_OK)
+    if ((est = md__env_flag("HALOX_MD_SORT", 1, &g->sort)) != HALOX_OK)
         return est;
     /* HALOX_MD_INLINE: the exchange inside the step's kernels on nvshmem-inline (per rank, no
      * agreement: both ways run the same protocol, pulse by pulse) */
-    if ((est = halox__env_flag_or("HALOX_MD_INLINE", 1, &g->inl_allowed)) != HALOX_OK)
+    if ((est = md__env_flag("HALOX_MD_INLINE", 1, &g->inl_allowed)) != HALOX_OK)
         return est;
     /* HALOX_MD_PAIR_MASKS: how the pair kernels mask pairs (md_cluster.h; per rank) */
-    if ((est = halox__env_int("HALOX_MD_PAIR_MASKS", 0, 2, 0, &g->pair_masks)) != HALOX_OK)
+    if ((est = md__env_int("HALOX_MD_PAIR_MASKS", 0, 2, 0, &g->pair_masks)) != HALOX_OK)
         return est;
     /* HALOX_MD_SEARCH_BISECT: the list search reads a column's clusters in z reach only */
-    if ((est = halox__env_flag_or("HALOX_MD_SEARCH_BISECT", 1, &g->bisect)) != HALOX_OK)
+    if ((est = md__env_flag("HALOX_MD_SEARCH_BISECT", 1, &g->bisect)) != HALOX_OK)
         return est;
     /* HALOX_MD_LOCAL_OVERLAP: the local forces on their own stream, overlapping the exchange
      * (2: started after the halo positions arrived, behind the non-local forces) */
-    if ((est = halox__env_int("HALOX_MD_LOCAL_OVERLAP", 0, 2, 1, &g->local_overlap)) != HALOX_OK)
+    if ((est = md__env_int("HALOX_MD_LOCAL_OVERLAP", 0, 2, 1, &g->local_overlap)) != HALOX_OK)
         return est;
     /* HALOX_MD_ROW_CHUNK: entries of a non-local row per warp of the pair kernel, a multiple of
      * 32 (rounded up); 0: one warp per row. The local rows stay one per warp (in chunks they
      * were 11 % slower on one rank at 45k atoms: docs/MD.md) */
-    if ((est = halox__env_int("HALOX_MD_ROW_CHUNK", 0, 4096, 64, &g->row_chunk)) != HALOX_OK)
+    if ((est = md__env_int("HALOX_MD_ROW_CHUNK", 0, 4096, 64, &g->row_chunk)) != HALOX_OK)
         return est;
     g->row_chunk = (g->row_chunk + 31) / 32 * 32;
     /* HALOX_MD_GRAPH_UPDATE: a new capture after a rebuild updates the graph's executable */
-    if ((est = halox__env_flag_or("HALOX_MD_GRAPH_UPDATE", 1, &g->gupdate)) != HALOX_OK)
+    if ((est = md__env_flag("HALOX_MD_GRAPH_UPDATE", 1, &g->gupdate)) != HALOX_OK)
         return est;
     /* HALOX_MD_GRAPH_SPAN: the step's graph kept across rebuilds (gpu_graph.c) */
-    if ((est = halox__env_number("HALOX_MD_GRAPH_SPAN", -1.0, 4.0, 0.05, &g->gspan)) != HALOX_OK)
+    if ((est = md__env_number("HALOX_MD_GRAPH_SPAN", -1.0, 4.0, 0.05, &g->gspan)) != HALOX_OK)
         return est;
     if ((est = md__gpu_timeline_open(md)) != HALOX_OK)
         return est;
@@ -181,7 +181,7 @@ void md__gpu_destroy(halox_md_t *md)
             if (g->slot[k].ev[j])
                 cudaEventDestroy(g->slot[k].ev[j]);
     md__gpu_timeline_end(md);
-    halox__md_clusters_free(&g->cl);
+    md__clusters_free(&g->cl);
     /* collective (the transport's memory): every rank destroys its engine at the end of a run */
     if (g->x)
         halox_comm_device_free(md->comm, g->x);
@@ -245,23 +245,24 @@ halox_status_t md__gpu_flush_timers(halox_md_t *md)
 static halox_status_t md__gpu_poll(halox_md_t *md, cudaStream_t s, cudaEvent_t ev, const char *what)
 {
     double limit;
-    halox_status_t st = halox__timeout(md->cfg.timeout_s, "halox-md", &limit);
+    halox_status_t st = halox_timeout_resolve(md->cfg.timeout_s, &limit);
     if (st != HALOX_OK)
         return st;
-    const double deadline = halox__now() + limit;
+    const double deadline = md__now() + limit;
     for (long polls = 0;; polls++) {
         cudaError_t e = ev ? cudaEventQuery(ev) : cudaStreamQuery(s);
         if (e == cudaSuccess)
             return HALOX_OK;
         if (e != cudaErrorNotReady)
             return md__gpu_error(md, e, what);
-        if (halox__now() > deadline)
-            return halox__error(HALOX_ERR_TIMEOUT,
-                                "rank %d, step %lld: %s did not complete within %.0f s: a peer "
-                                "rank is missing or stuck (with --graph the exchanges inside a "
-                                "graph are not timed one by one: run without it to see the pulse "
-                                "and peer)",
-                                md->rank, md->step, what, limit);
+        if (md__now() > deadline)
+            return halox_set_error(
+                HALOX_ERR_TIMEOUT,
+                "rank %d, step %lld: %s did not complete within %.0f s: a peer "
+                "rank is missing or stuck (with --graph the exchanges inside a "
+                "graph are not timed one by one: run without it to see the pulse "
+                "and peer)",
+                md->rank, md->step, what, limit);
         if (polls > 1000)
             sched_yield();
     }
@@ -269,7 +270,7 @@ static halox_status_t md__gpu_poll(halox_md_t *md, cudaStream_t s, cudaEvent_t e
 
 halox_status_t md__gpu_wait(halox_md_t *md, cudaStream_t s, cudaEvent_t ev, const char *what)
 {
-    const double t = halox__now();
+    const double t = md__now();
     halox_status_t st = md__gpu_poll(md, s, ev, what);
     md__gpu_waited(md, t);
     return st;
@@ -279,7 +280,7 @@ void md__gpu_waited(halox_md_t *md, double since)
 {
     if (md->in_rebuild) { /* the rebuild's budget (md__rebuild) */
         md->rbudget[2] += 1;
-        md->rbudget[3] += halox__now() - since;
+        md->rbudget[3] += md__now() - since;
     }
 }
 

@@ -3,7 +3,7 @@
  * scaling, and one repetition of the overlap probe over the same kernels.
  *
  * The first kick and drift of a step that does not rebuild run inside the home gather of its
- * forces (halox__md_clusters_kick_gather: one pass over the home atoms instead of two).
+ * forces (md__clusters_kick_gather: one pass over the home atoms instead of two).
  *
  * With nvshmem-inline (g->inl_on) the exchanges run inside these kernels instead of the
  * transport's calls: the home gather (with the kick and drift) stores the new positions into
@@ -14,9 +14,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "transports/nvshmem/inline_halo.h"
 #include "platforms/cuda/md_kernels.h"
-#include "transports/nvtx.h"
 
 /* f = the slots' forces plus the returned ones (fnl, where the transport's force exchange added
  * them; inline: waited for and added inside the kick), slots and fnl cleared; v += h f when v. */
@@ -25,8 +23,8 @@ static cudaError_t md__gpu_take_forces(halox_md_t *md, float *v, float h)
     md_gpu_t *g = md__gpu(md);
     const int take = g->f_sent;
     g->f_sent = 0;
-    return halox__md_clusters_kick(&g->cl, v, g->f, !take && md->plan.n_pulses > 0 ? g->fnl : NULL,
-                                   h, take ? &g->inl : NULL, g->hi);
+    return md__clusters_kick(&g->cl, v, g->f, !take && md->plan.n_pulses > 0 ? g->fnl : NULL, h,
+                             take ? &g->inl : NULL, g->hi);
 }
 
 static halox_status_t md__gpu_kick_drift_body(halox_md_t *md)
@@ -55,7 +53,7 @@ static halox_status_t md__gpu_kick_drift_body(halox_md_t *md)
          * halo into the peers) */
         g->kick_deferred = 1;
     } else {
-        MD_CUDA(halox__md_kernel_kick(g->v, g->f, NULL, g->x, g->n_home, 0.5f * dt, dt, g->hi));
+        MD_CUDA(md__kernel_kick(g->v, g->f, NULL, g->x, g->n_home, 0.5f * dt, dt, g->hi));
     }
     md__gpu_record(g, EV_K1, g->hi);
     g->xv_fresh = 0;
@@ -73,8 +71,8 @@ static cudaError_t md__gpu_local_forces(halox_md_t *md, cudaStream_t s, int want
 {
     md_gpu_t *g = md__gpu(md);
     md__gpu_record(g, EV_L0, s);
-    cudaError_t e = halox__md_clusters_lj(&g->cl, 0, (float)md->rc2, md->eshift,
-                                          want_energy ? g->energy : NULL, s);
+    cudaError_t e =
+        md__clusters_lj(&g->cl, 0, (float)md->rc2, md->eshift, want_energy ? g->energy : NULL, s);
     md__gpu_record(g, EV_L1, s);
     return e == cudaSuccess ? cudaEventRecord(g->local_done, s) : e;
 }
@@ -100,14 +98,14 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     const int inl_x = inl && coords;
     const float dt = (float)md->cfg.dt;
     if (g->kick_deferred && !coords) /* (never: a deferred kick precedes a coordinate step) */
-        MD_CUDA(halox__md_kernel_kick(g->v, g->f, NULL, g->x, g->n_home, 0.5f * dt, dt, g->hi));
+        MD_CUDA(md__kernel_kick(g->v, g->f, NULL, g->x, g->n_home, 0.5f * dt, dt, g->hi));
     /* the home positions into the cluster slots (the list build did it on rebuild steps), after
      * the step's first kick and drift when it was left to this gather; inline: sent on */
     const int halo = g->cl.ncl > g->cl.ncl_home;
     if (coords) {
         const int kick = g->kick_deferred;
-        MD_CUDA(halox__md_clusters_kick_gather(&g->cl, kick ? g->v : NULL, g->f, g->x, g->zone,
-                                               0.5f * dt, dt, inl_x ? &g->inl : NULL, g->hi));
+        MD_CUDA(md__clusters_kick_gather(&g->cl, kick ? g->v : NULL, g->f, g->x, g->zone, 0.5f * dt,
+                                         dt, inl_x ? &g->inl : NULL, g->hi));
         if (!halo)
             g->gathers++; /* the step's displacements are final after the home part */
     }
@@ -130,36 +128,35 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     g->f_fresh = 0;
     md__gpu_record(g, EV_C0, g->hi);
     halox_status_t st = HALOX_OK;
-    halox__nvtx_push("halox: coordinate exchange");
+    nvtxRangePushA("halox: coordinate exchange");
     if (coords && exchange && pulses && !inl && (st = halox_comm_coords(md->comm)) != HALOX_OK) {
-        halox__nvtx_pop();
+        nvtxRangePop();
         return st;
     }
-    halox__nvtx_pop();
+    nvtxRangePop();
     if (!inl_x)
         md__gpu_record(g, EV_C1, g->hi);
     if (coords && (halo || inl_x)) {
         /* the new halo positions into the cluster slots (inline: after waiting for them, also
          * without halo atoms, which completes the exchange) */
-        MD_CUDA(halox__md_clusters_gather(&g->cl, g->x, g->zone, 1, inl_x ? &g->inl : NULL, g->hi));
+        MD_CUDA(md__clusters_gather(&g->cl, g->x, g->zone, 1, inl_x ? &g->inl : NULL, g->hi));
         g->gathers += halo;
     }
     if (inl_x) /* the coordinate part: the wait inside the halo gather */
         md__gpu_record(g, EV_C1, g->hi);
     if (late)
         MD_CUDA(cudaEventRecord(g->x_ready, g->hi));
-    MD_CUDA(halox__md_clusters_lj(&g->cl, 1, rc2, md->eshift, want_energy ? g->energy + 2 : NULL,
-                                  g->hi));
+    MD_CUDA(md__clusters_lj(&g->cl, 1, rc2, md->eshift, want_energy ? g->energy + 2 : NULL, g->hi));
     if (late) {
         MD_CUDA(cudaStreamWaitEvent(g->lo, g->x_ready, 0));
         MD_CUDA(md__gpu_local_forces(md, ls, want_energy));
     }
     md__gpu_record(g, EV_NL1, g->hi);
     md__gpu_record(g, EV_F0, g->hi);
-    halox__nvtx_push("halox: force exchange");
+    nvtxRangePushA("halox: force exchange");
     if (inl) {
         /* the halo atoms' forces straight to their owners; the kick takes ours */
-        MD_CUDA(halox__md_clusters_halo_forces(&g->cl, g->fnl, &g->inl, g->hi));
+        MD_CUDA(md__clusters_halo_forces(&g->cl, g->fnl, &g->inl, g->hi));
         g->f_sent = 1;
         if (g->capturing)
             g->graph_inline = 1;
@@ -169,10 +166,10 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
             st = halox_comm_inline_enqueued(md->comm, coords);
     } else {
         /* the halo atoms' forces into fnl, where the force exchange takes them to their owners */
-        MD_CUDA(halox__md_clusters_halo_forces(&g->cl, g->fnl, NULL, g->hi));
+        MD_CUDA(md__clusters_halo_forces(&g->cl, g->fnl, NULL, g->hi));
         st = exchange && pulses ? halox_comm_forces(md->comm) : HALOX_OK;
     }
-    halox__nvtx_pop();
+    nvtxRangePop();
     if (st != HALOX_OK)
         return st;
     md__gpu_record(g, EV_F1, g->hi);
@@ -183,7 +180,8 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
          * transports' halox_comm_forces waits for them; a step's kick waits inside itself after
          * the join instead, a kernel it runs anyway, where a wait kernel of its own would time
          * one launch more than the step has (its values are cleared by the probe) */
-        MD_CUDA(halox__inl_wait(&g->inl, 1, g->hi));
+        if ((st = halox_inline_launch_wait(&g->inl, 1, g->hi)) != HALOX_OK)
+            return st;
         g->f_sent = 0;
     }
     /* the local forces join only here: the force exchange reads and adds into fnl, which they
@@ -205,9 +203,9 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
 
 halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
 {
-    halox__nvtx_push("halox: forces and halo exchanges");
+    nvtxRangePushA("halox: forces and halo exchanges");
     halox_status_t st = md__gpu_forces_body(md, coords, want_energy, MD_EXCHANGE_STEP);
-    halox__nvtx_pop();
+    nvtxRangePop();
     md_gpu_t *g = md__gpu(md);
     if (st == HALOX_OK && !g->mid_step) {
         /* no second kick follows (step 0, a recomputation for the thermo): the forces go to f
@@ -242,7 +240,7 @@ halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p)
 {
     md_gpu_t *g = md__gpu(md);
     MD_CUDA(cudaMemsetAsync(g->energy + 4, 0, sizeof(double), g->hi));
-    MD_CUDA(halox__md_kernel_kinetic(g->v, g->n_home, g->energy + 4, g->hi));
+    MD_CUDA(md__kernel_kinetic(g->v, g->n_home, g->energy + 4, g->hi));
     MD_CUDA(cudaMemcpyAsync(g->h_energy + 4, g->energy + 4, sizeof(double), cudaMemcpyDeviceToHost,
                             g->hi));
     MD_CUDA(cudaStreamSynchronize(g->hi));
@@ -253,7 +251,7 @@ halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p)
 halox_status_t md__gpu_scale(halox_md_t *md, double alpha)
 {
     md_gpu_t *g = md__gpu(md);
-    MD_CUDA(halox__md_kernel_scale(g->v, g->n_home, (float)alpha, g->hi));
+    MD_CUDA(md__kernel_scale(g->v, g->n_home, (float)alpha, g->hi));
     g->xv_fresh = 0;
     return HALOX_OK;
 }
@@ -270,7 +268,7 @@ halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p)
         if (!g->ovl[k])
             MD_CUDA(cudaEventCreate(&g->ovl[k]));
     MD_CUDA(cudaEventRecord(g->ovl[0], g->hi));
-    halox__nvtx_push("halox: overlap probe");
+    nvtxRangePushA("halox: overlap probe");
     halox_status_t st;
     if (kind == MD_OVL_HALO) {
         st = halox_comm_coords(md->comm);
@@ -280,12 +278,12 @@ halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p)
         st = md__gpu_forces_body(md, 1, 0,
                                  kind == MD_OVL_BOTH ? MD_EXCHANGE_PROBE : MD_EXCHANGE_NONE);
     }
-    halox__nvtx_pop();
+    nvtxRangePop();
     if (st != HALOX_OK)
         return st;
     MD_CUDA(cudaEventRecord(g->ovl[1], g->hi));
     /* the repetitions' forces feed no kick: clear them, and what the exchange returned */
-    MD_CUDA(halox__md_clusters_clear_forces(&g->cl, g->hi));
+    MD_CUDA(md__clusters_clear_forces(&g->cl, g->hi));
     MD_CUDA(cudaMemsetAsync(g->fnl, 0,
                             sizeof(float) * 3 * (size_t)(g->n_total > 0 ? g->n_total : 1), g->hi));
     st = md__gpu_wait(md, NULL, g->ovl[1], "a repetition of the overlap probe");

@@ -7,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/env.h"
-#include "core/error.h"
 #include "halox/file.h"
+#include "halox/status.h"
 #include "platforms/cuda/gpu_internal.h"
 
 /* the life written: the 3rd list's (the set-up's and the equilibration's builds before it), or
@@ -22,21 +21,22 @@ static const char *const md_tl_names[MD_TL_KINDS] = {"home_gather", "halo_gather
 halox_status_t md__gpu_timeline_open(halox_md_t *md)
 {
     md_gpu_t *g = md__gpu(md);
-    const char *p = halox__env_string("HALOX_MD_TIMELINE");
+    const char *p = md__env_string("HALOX_MD_TIMELINE");
     if (!p)
         return HALOX_OK;
     if (strlen(p) >= sizeof g->tl_path)
-        return halox__error(HALOX_ERR_INVALID_ARG,
-                            "HALOX_MD_TIMELINE is longer than %zu characters: give a shorter "
-                            "prefix for the timeline files",
-                            sizeof g->tl_path - 1);
-    cudaError_t e = halox__md_clusters_timeline(&g->cl);
+        return halox_set_error(HALOX_ERR_INVALID_ARG,
+                               "HALOX_MD_TIMELINE is longer than %zu characters: give a shorter "
+                               "prefix for the timeline files",
+                               sizeof g->tl_path - 1);
+    cudaError_t e = md__clusters_timeline(&g->cl);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
-        return halox__error(HALOX_ERR_NO_MEMORY,
-                            "rank %d: the kernel timeline of HALOX_MD_TIMELINE (%zu bytes) could "
-                            "not be set up on the GPU (%s): unset HALOX_MD_TIMELINE",
-                            md->rank, sizeof(md_timeline_t), cudaGetErrorString(e));
+        return halox_set_error(
+            HALOX_ERR_NO_MEMORY,
+            "rank %d: the kernel timeline of HALOX_MD_TIMELINE (%zu bytes) could "
+            "not be set up on the GPU (%s): unset HALOX_MD_TIMELINE",
+            md->rank, sizeof(md_timeline_t), cudaGetErrorString(e));
     }
     strcpy(g->tl_path, p);
     return HALOX_OK;
@@ -55,7 +55,7 @@ static void md__gpu_timeline_write(halox_md_t *md)
     }
     char path[sizeof g->tl_path + 32];
     snprintf(path, sizeof path, "%s.rank%d.tsv", g->tl_path, md->rank);
-    cudaError_t e = halox__md_clusters_timeline_read(&g->cl, t);
+    cudaError_t e = md__clusters_timeline_read(&g->cl, t);
     FILE *f = NULL; /* only a regular file (a FIFO is not waited on) */
     if (e == cudaSuccess && halox_output_open(path, "the timeline", 0, &f) != HALOX_OK)
         f = NULL;

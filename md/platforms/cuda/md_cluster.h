@@ -36,7 +36,7 @@
  *             pair in the kernel, and some pair of the clusters' zones must pass)
  *
  * Verlet buffer with dynamic pruning: the outer lists (radius rl, built by
- * halox__md_clusters_build) feed inner lists of radius rl_in (halox__md_clusters_set_prune). The
+ * md__clusters_build) feed inner lists of radius rl_in (md__clusters_set_prune). The
  * gathers compare the positions with those of the last prune and decide on the device whether the
  * next force kernel prunes: when some atom moved (rl_in - rc) / 2 or more, the kernel runs over the
  * outer row, keeps the cluster pairs with an atom pair within rl_in and writes them as the inner
@@ -47,12 +47,12 @@
  * the host reads it without synchronising) so the engine can rebuild in time, and steps where
  * it was exceeded are counted.
  *
- * All launchers enqueue on `stream` and return the first CUDA error. halox__md_clusters_build
+ * All launchers enqueue on `stream` and return the first CUDA error. md__clusters_build
  * replays its graph (one launch for the ~25 kernels and copies of a build: launched one by one
  * they cost the host more than the GPU its work), synchronises the stream (to size the lists)
  * and regrows the lists until every row fits. */
-#ifndef HALOX_KERNELS_MD_CLUSTER_H
-#define HALOX_KERNELS_MD_CLUSTER_H
+#ifndef HALOX_MD_CUDA_CLUSTER_H
+#define HALOX_MD_CUDA_CLUSTER_H
 
 #include <cuda_runtime_api.h>
 #include <stddef.h>
@@ -107,13 +107,13 @@ typedef struct md_timeline {
     unsigned done[MD_TL_KINDS];                           /* blocks finished */
 } md_timeline_t;
 
-/** The spans of the step kernels (halox__md_clusters_set_span; all 0: none). Without spans the
+/** The spans of the step kernels (md__clusters_set_span; all 0: none). Without spans the
  *  step kernels (the gathers, the pair kernels, the halo forces, the kick) take the counts of the
  *  last build as values and size their grids by them, so a graph that captured them holds that
  *  build only. With spans they read the counts on the device (dims) and their grids span these,
  *  so a captured step stays valid for every later build whose counts fit the spans
- *  (halox__md_clusters_span_fits) and whose arrays and values did not change
- *  (halox__md_clusters_step_key). A launch for a build the spans do not fit spans its counts
+ *  (md__clusters_span_fits) and whose arrays and values did not change
+ *  (md__clusters_step_key). A launch for a build the spans do not fit spans its counts
  *  (always right; only a graph captured before it is not). */
 typedef struct md_clusters_span {
     int n_home;   /**< home atoms (the kick) */
@@ -124,7 +124,7 @@ typedef struct md_clusters_span {
 
 /** What a captured step took as values from c besides the counts: the arrays and their
  *  capacities, the row lengths and the geometry the kernels read, the spans (compared as bytes:
- *  built zeroed by halox__md_clusters_step_key). */
+ *  built zeroed by md__clusters_step_key). */
 typedef struct md_clusters_step_key {
     const void *ptr[24];
     size_t cap_slots;
@@ -140,7 +140,7 @@ typedef struct md_clusters {
     float lo[3];
     float inv_w[3]; /* 1 / column width in x and y, 1 / z bin width */
     float rl;       /* outer list radius */
-    float rc;       /* cut-off of the pruning thresholds (halox__md_clusters_set_prune) */
+    float rc;       /* cut-off of the pruning thresholds (md__clusters_set_prune) */
     float rl_in;    /* inner list radius; 0 or >= rl: no pruning, the kernels use the outer */
     int shift_dims; /* bit d: periodic by shifts in d, box edge box[d] */
     float box[3];
@@ -206,10 +206,10 @@ typedef struct md_clusters {
     int captures;
     void *state;                /* device: maxima of the step, prune decisions, counters */
     md_clusters_watch_t *watch; /* mapped host memory the gathers publish into */
-    md_timeline_t *tl; /* device: the kernel timeline (halox__md_clusters_timeline), or NULL */
-    md_clusters_span_t span; /* the step kernels' spans, or zero (md_clusters_span_t) */
+    md_timeline_t *tl;          /* device: the kernel timeline (md__clusters_timeline), or NULL */
+    md_clusters_span_t span;    /* the step kernels' spans, or zero (md_clusters_span_t) */
     size_t cap_atoms, cap_keys, cap_cols, cap_slots, cap_cl, cap_loc, cap_nl;
-    size_t cap_scan; /* ints of scan: the build's scans' scratch (halox__kernel_scan) */
+    size_t cap_scan; /* ints of scan: the build's scans' scratch (halox_scan) */
 } md_clusters_t;
 
 /** Sort the n atoms of x (home atoms first, n_home of them; zone[n]) into clusters over the box
@@ -220,67 +220,65 @@ typedef struct md_clusters {
  *  into the slots, zeroes the forces fs and arms a prune for the next kernels. Allocates and
  *  grows the arrays of c (zero-initialise c before the first call). Returns
  *  cudaErrorMemoryAllocation when memory runs out. */
-cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x, const uint8_t *zone,
-                                     int n_home, int n, const float lo[3], const float ext[3],
-                                     double density, float rl, int shift_dims, cudaStream_t stream);
+cudaError_t md__clusters_build(md_clusters_t *c, const float *x, const uint8_t *zone, int n_home,
+                               int n, const float lo[3], const float ext[3], double density,
+                               float rl, int shift_dims, cudaStream_t stream);
 
-/** halox__md_clusters_build in two halves, so that the host can do other work while the GPU
+/** md__clusters_build in two halves, so that the host can do other work while the GPU
  *  builds: _begin launches the build on `stream` (nothing waits), _end waits for it and builds
  *  again with longer rows until every row fits (the same x and zone; c untouched in between). */
-cudaError_t halox__md_clusters_build_begin(md_clusters_t *c, const float *x, const uint8_t *zone,
-                                           int n_home, int n, const float lo[3], const float ext[3],
-                                           double density, float rl, int shift_dims,
-                                           cudaStream_t stream);
-cudaError_t halox__md_clusters_build_end(md_clusters_t *c, const float *x, const uint8_t *zone,
-                                         cudaStream_t stream);
+cudaError_t md__clusters_build_begin(md_clusters_t *c, const float *x, const uint8_t *zone,
+                                     int n_home, int n, const float lo[3], const float ext[3],
+                                     double density, float rl, int shift_dims, cudaStream_t stream);
+cudaError_t md__clusters_build_end(md_clusters_t *c, const float *x, const uint8_t *zone,
+                                   cudaStream_t stream);
 
 /** Inner lists of radius rl_in for cut-off rc (rl_in <= rc or >= rl: none). Takes effect at the
  *  next build. */
-void halox__md_clusters_set_prune(md_clusters_t *c, float rc, float rl_in);
+void md__clusters_set_prune(md_clusters_t *c, float rc, float rl_in);
 
 /** Gather the current positions into the slots: part 0 home clusters, 1 halo clusters, 2 all;
  *  measures the displacements and decides the prunes: part 0 decides the local list's (and the
  *  non-local one's when there is no halo), part 1 the non-local one's, part 2 both. With inl
  *  (nvshmem-inline; parts 1 and 2) it first waits for the halo's coordinates and completes that
  *  exchange (halox/inline.h). */
-cudaError_t halox__md_clusters_gather(const md_clusters_t *c, const float *x, const uint8_t *zone,
-                                      int part, const halox_inline_view_t *inl,
-                                      cudaStream_t stream);
+cudaError_t md__clusters_gather(const md_clusters_t *c, const float *x, const uint8_t *zone,
+                                int part, const halox_inline_view_t *inl, cudaStream_t stream);
 
-/** The home gather (part 0) that first kicks and drifts each home atom as halox__md_kernel_kick
+/** The home gather (part 0) that first kicks and drifts each home atom as md__kernel_kick
  *  does (v += h f, x += dt v; v NULL: no kick, the current positions), one pass over the home
  *  atoms instead of two. With send (nvshmem-inline) each new position also goes into the halos it
  *  is sent to and the receivers are signalled (halox/inline.h), also by a rank without home
  *  atoms. */
-cudaError_t halox__md_clusters_kick_gather(const md_clusters_t *c, float *v, const float *f,
-                                           float *x, const uint8_t *zone, float h, float dt,
-                                           const halox_inline_view_t *send, cudaStream_t stream);
+cudaError_t md__clusters_kick_gather(const md_clusters_t *c, float *v, const float *f, float *x,
+                                     const uint8_t *zone, float h, float dt,
+                                     const halox_inline_view_t *send, cudaStream_t stream);
 
 /** Lennard-Jones forces of the local (nonlocal = 0) or non-local list on the gathered positions,
  *  added to fs (each pair once, on both atoms). Pairs at r2 >= rc2 add nothing. With energy
  *  non-NULL, adds the pair energies (shifted by eshift) and virials to energy[0], energy[1]
  *  (double). */
-cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonlocal, float rc2, double eshift,
-                                  double *energy, cudaStream_t stream);
+cudaError_t md__clusters_lj(const md_clusters_t *c, int nonlocal, float rc2, double eshift,
+                            double *energy, cudaStream_t stream);
 
 /** fnl[a] = fs of a's slot for the halo atoms (what the force exchange sends back), zeroing those
  *  slots. With inl (nvshmem-inline) the forces go straight to their owners instead of fnl, whose
  *  signals the launch's last block raises (view ticket 2). */
-cudaError_t halox__md_clusters_halo_forces(const md_clusters_t *c, float *fnl,
-                                           const halox_inline_view_t *inl, cudaStream_t stream);
+cudaError_t md__clusters_halo_forces(const md_clusters_t *c, float *fnl,
+                                     const halox_inline_view_t *inl, cudaStream_t stream);
 
 /** The second half kick of velocity Verlet on the home atoms: f[a] = fs of a's slot (+ fnl[a]
  *  when fnl is not NULL, then fnl[a] = 0), the slot zeroed; v[a] += h f[a] when v is not NULL.
  *  With inl (nvshmem-inline) it first waits for the forces the owners of our halo returned, adds
  *  them (view ticket 3) and completes that exchange. */
-cudaError_t halox__md_clusters_kick(const md_clusters_t *c, float *v, float *f, float *fnl, float h,
-                                    const halox_inline_view_t *inl, cudaStream_t stream);
+cudaError_t md__clusters_kick(const md_clusters_t *c, float *v, float *f, float *fnl, float h,
+                              const halox_inline_view_t *inl, cudaStream_t stream);
 
 /** f[a] = fs of a's slot for every atom (home and halo), zeroing the slots (tests, probes). */
-cudaError_t halox__md_clusters_take_forces(const md_clusters_t *c, float *f, cudaStream_t stream);
+cudaError_t md__clusters_take_forces(const md_clusters_t *c, float *f, cudaStream_t stream);
 
 /** Zero the forces fs (after work whose forces are not used). */
-cudaError_t halox__md_clusters_clear_forces(const md_clusters_t *c, cudaStream_t stream);
+cudaError_t md__clusters_clear_forces(const md_clusters_t *c, cudaStream_t stream);
 
 /** Super-rows, an experiment (bench/pair_roofline_bench times it against the rows): the home
  *  rows 2r and 2r + 1 of the local inner list (the outer one without pruning) merged into one
@@ -298,40 +296,40 @@ typedef struct md_clusters_super {
 
 /** Merge c's local rows (after a build, and a kernel that pruned when c prunes) into s (grown;
  *  zero-initialise s before the first call); synchronises the stream. */
-cudaError_t halox__md_clusters_super_build(const md_clusters_t *c, md_clusters_super_t *s,
-                                           cudaStream_t stream);
+cudaError_t md__clusters_super_build(const md_clusters_t *c, md_clusters_super_t *s,
+                                     cudaStream_t stream);
 
 /** Lennard-Jones forces of the super-rows (home-home pairs, no zone rule, no energies) on the
- *  gathered positions, added to c->fs: the forces halox__md_clusters_lj gives on the local list. */
-cudaError_t halox__md_clusters_lj_super(const md_clusters_t *c, const md_clusters_super_t *s,
-                                        float rc2, cudaStream_t stream);
+ *  gathered positions, added to c->fs: the forces md__clusters_lj gives on the local list. */
+cudaError_t md__clusters_lj_super(const md_clusters_t *c, const md_clusters_super_t *s, float rc2,
+                                  cudaStream_t stream);
 
-void halox__md_clusters_super_free(md_clusters_super_t *s);
+void md__clusters_super_free(md_clusters_super_t *s);
 
 /** Spans for the step kernels (md_clusters_span_t) of the current build's counts times (1 +
  *  headroom), plus a block's worth, within the capacities; headroom < 0: none (counts as values).
  *  Takes effect at the next launch of a step kernel. */
-void halox__md_clusters_set_span(md_clusters_t *c, double headroom);
+void md__clusters_set_span(md_clusters_t *c, double headroom);
 
 /** 1 when spans are set and the current build's counts fit them, with halo clusters as the spans
  *  have them (some or none: the launches made differ). */
-int halox__md_clusters_span_fits(const md_clusters_t *c);
+int md__clusters_span_fits(const md_clusters_t *c);
 
 /** What a step captured now takes from c as values (md_clusters_step_key_t). */
-void halox__md_clusters_step_key(const md_clusters_t *c, md_clusters_step_key_t *key);
+void md__clusters_step_key(const md_clusters_t *c, md_clusters_step_key_t *key);
 
 /** Entries (cluster pairs) in the outer and inner lists, local and non-local (synchronous). */
-cudaError_t halox__md_clusters_entries(const md_clusters_t *c, long long *loc, long long *nl,
-                                       long long *loc_in, long long *nl_in);
+cudaError_t md__clusters_entries(const md_clusters_t *c, long long *loc, long long *nl,
+                                 long long *loc_in, long long *nl_in);
 
 /** Turn the kernel timeline on (allocated, cleared at every build); cudaErrorMemoryAllocation
  *  when memory runs out. */
-cudaError_t halox__md_clusters_timeline(md_clusters_t *c);
+cudaError_t md__clusters_timeline(md_clusters_t *c);
 
 /** The timeline since the last build into *out (host); synchronises the device. */
-cudaError_t halox__md_clusters_timeline_read(const md_clusters_t *c, md_timeline_t *out);
+cudaError_t md__clusters_timeline_read(const md_clusters_t *c, md_timeline_t *out);
 
-void halox__md_clusters_free(md_clusters_t *c);
+void md__clusters_free(md_clusters_t *c);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/compact.cuh"
+#include "halox/device/compact.cuh"
 #include "platforms/cuda/md_cluster.h"
 #include "platforms/cuda/md_cluster_internal.cuh"
 #include "platforms/cuda/md_kernels.h"
@@ -17,14 +17,14 @@
 
 /* ---- host side ------------------------------------------------------------------------- */
 
-extern "C" void halox__md_clusters_set_prune(md_clusters_t *c, float rc, float rl_in)
+extern "C" void md__clusters_set_prune(md_clusters_t *c, float rc, float rl_in)
 {
     c->rc = rc;
     c->rl_in = rl_in;
 }
 
 /* the timeline's launches from 0 (md_cluster.h): no launch has start ~0, end 0, wait ~0 */
-static cudaError_t halox__md_timeline_clear(md_timeline_t *tl, cudaStream_t stream)
+static cudaError_t md__timeline_clear(md_timeline_t *tl, cudaStream_t stream)
 {
     CL_TRY(cudaMemsetAsync(tl->start, 0xff, sizeof tl->start, stream));
     CL_TRY(cudaMemsetAsync(tl->end, 0, sizeof tl->end, stream));
@@ -38,9 +38,9 @@ static cudaError_t halox__md_timeline_clear(md_timeline_t *tl, cudaStream_t stre
  * k-major: chunk k of every row before chunk k + 1 of any, so a block's warps take neighbouring
  * rows (which share j clusters) as with a warp per row. The slots span the capacity (the row
  * count is on the device); those past kch x rows flag nothing. */
-/* One compaction (compact.cuh) over the slots: a slot is an item when its row has entries in
- * that chunk; items[pos] = row * kch + chunk in slot order, their number into dims, and every
- * slot's inner count zeroed (chunks no item names count nothing: halox__md_clusters_entries sums
+/* One compaction (halox/device/compact.cuh) over the slots: a slot is an item when its row has
+ * entries in that chunk; items[pos] = row * kch + chunk in slot order, their number into dims, and
+ * every slot's inner count zeroed (chunks no item names count nothing: md__clusters_entries sums
  * them all). Three kernels before (the flags, their scan, the items). */
 struct cl_item_of {
     const int *dims, *cnt;
@@ -72,7 +72,7 @@ static cudaError_t cl_items_prepare(md_clusters_t *c)
     for (int k = 0; k < 2; k++) {
         void **p[] = {(void **)cnt_in[k]};
         size_t el[] = {sizeof(int)};
-        CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_in[k], rows * kch[k]));
+        CL_TRY(md__clusters_grow(p, el, 1, &c->cap_in[k], rows * kch[k]));
     }
     if (!ch)
         return cudaSuccess;
@@ -82,11 +82,11 @@ static cudaError_t cl_items_prepare(md_clusters_t *c)
     {
         void **p[] = {(void **)&c->items};
         size_t el[] = {sizeof(int)};
-        CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_items, most));
+        CL_TRY(md__clusters_grow(p, el, 1, &c->cap_items, most));
     }
     /* the compaction's scratch: the build's scans' (the same layout; they run one after
      * another on one stream) */
-    return halox__md_clusters_scan_room(c, halox__cmp_scratch((int)most) + 1);
+    return md__clusters_scan_room(c, halox_cmp_scratch((int)most) + 1);
 }
 
 static cudaError_t cl_items_enqueue(const md_clusters_t *c, cudaStream_t stream)
@@ -97,7 +97,7 @@ static cudaError_t cl_items_enqueue(const md_clusters_t *c, cudaStream_t stream)
     const int slots = (int)(c->cap_cl * (size_t)c->kch);
     const cl_item_of f = {c->dims, c->cnt_nl, c->kch, ch, c->cnt_nl_in, c->items};
     /* the compaction's output is the slots: into items too, where keep() puts the item at once */
-    return halox__compact(f, 0, slots, c->items, c->dims + CL_D_ITEMS, NULL, c->scan, stream);
+    return halox_compact(f, 0, slots, c->items, c->dims + CL_D_ITEMS, NULL, c->scan, stream);
 }
 
 /* What a build's graph captured as values: a build whose key differs captures again. Built
@@ -134,10 +134,10 @@ static cudaError_t cl_enqueue(md_clusters_t *c, const float *x, const uint8_t *z
                               cudaStream_t stream)
 {
     if (c->tl) /* the launches of this list's life */
-        CL_TRY(halox__md_timeline_clear(c->tl, stream));
-    CL_TRY(halox__md_clusters_sort_enqueue(c, x, zone, stream));
+        CL_TRY(md__timeline_clear(c->tl, stream));
+    CL_TRY(md__clusters_sort_enqueue(c, x, zone, stream));
     const cl_geom_t g = cl_geom_of(c);
-    HALOX__LAUNCH(cl_search, cl_blocks(32LL * (long long)c->cap_cl, 128), 128, stream)
+    HALOX_LAUNCH(cl_search, cl_blocks(32LL * (long long)c->cap_cl, 128), 128, stream)
     ((const float4 *)c->bbox, (const float2 *)c->zwin, c->col, c->no_bisect ? INT_MAX : 8, g,
      c->dims, c->rl, c->jl_loc, c->cnt_loc, c->max_loc, c->jl_nl, c->cnt_nl, c->max_nl,
      c->dims + CL_D_NEED_LOC);
@@ -189,13 +189,13 @@ static cudaError_t cl_launch_build(md_clusters_t *c, const float *x, const uint8
         void **p[] = {(void **)&c->jl_loc, (void **)&c->jl_loc_in, (void **)&c->mk_loc_in};
         size_t el[] = {sizeof(int), sizeof(int), MD_CLUSTER_SIZE};
         size_t want = (size_t)c->max_loc * rows_home;
-        CL_TRY(halox__md_clusters_grow(p, el, km ? 3 : 2, &c->cap_loc, want));
+        CL_TRY(md__clusters_grow(p, el, km ? 3 : 2, &c->cap_loc, want));
     }
     {
         void **p[] = {(void **)&c->jl_nl, (void **)&c->jl_nl_in, (void **)&c->mk_nl_in};
         size_t el[] = {sizeof(int), sizeof(int), MD_CLUSTER_SIZE};
         size_t want = (size_t)c->max_nl * c->cap_cl;
-        CL_TRY(halox__md_clusters_grow(p, el, km ? 3 : 2, &c->cap_nl, want));
+        CL_TRY(md__clusters_grow(p, el, km ? 3 : 2, &c->cap_nl, want));
     }
     CL_TRY(cl_items_prepare(c));
     cl_graph_key_t key;
@@ -209,11 +209,11 @@ static cudaError_t cl_launch_build(md_clusters_t *c, const float *x, const uint8
     return cudaGraphLaunch(c->graph, stream);
 }
 
-extern "C" cudaError_t halox__md_clusters_build_begin(md_clusters_t *c, const float *x,
-                                                      const uint8_t *zone, int n_home, int n,
-                                                      const float lo[3], const float ext[3],
-                                                      double density, float rl, int shift_dims,
-                                                      cudaStream_t stream)
+extern "C" cudaError_t md__clusters_build_begin(md_clusters_t *c, const float *x,
+                                                const uint8_t *zone, int n_home, int n,
+                                                const float lo[3], const float ext[3],
+                                                double density, float rl, int shift_dims,
+                                                cudaStream_t stream)
 {
     c->n_home = n_home;
     c->n = n;
@@ -233,7 +233,7 @@ extern "C" cudaError_t halox__md_clusters_build_begin(md_clusters_t *c, const fl
         if (!c->graph_key)
             return cudaErrorMemoryAllocation;
     }
-    CL_TRY(halox__md_clusters_sort_prepare(c, lo, ext, density));
+    CL_TRY(md__clusters_sort_prepare(c, lo, ext, density));
     /* lists: a first guess from the density, grown until every row fits */
     if (c->max_loc == 0) {
         double side = cbrt((double)MD_CLUSTER_SIZE / (density > 0 ? density : 1.0));
@@ -258,8 +258,8 @@ extern "C" cudaError_t halox__md_clusters_build_begin(md_clusters_t *c, const fl
     return cl_launch_build(c, x, zone, stream);
 }
 
-extern "C" cudaError_t halox__md_clusters_build_end(md_clusters_t *c, const float *x,
-                                                    const uint8_t *zone, cudaStream_t stream)
+extern "C" cudaError_t md__clusters_build_end(md_clusters_t *c, const float *x, const uint8_t *zone,
+                                              cudaStream_t stream)
 {
     for (int attempt = 0; attempt < 4; attempt++) {
         CL_TRY(cudaStreamSynchronize(stream));
@@ -279,28 +279,27 @@ extern "C" cudaError_t halox__md_clusters_build_end(md_clusters_t *c, const floa
     return cudaErrorInvalidValue; /* cannot happen: the second attempt has room for every row */
 }
 
-extern "C" cudaError_t halox__md_clusters_build(md_clusters_t *c, const float *x,
-                                                const uint8_t *zone, int n_home, int n,
-                                                const float lo[3], const float ext[3],
-                                                double density, float rl, int shift_dims,
-                                                cudaStream_t stream)
+extern "C" cudaError_t md__clusters_build(md_clusters_t *c, const float *x, const uint8_t *zone,
+                                          int n_home, int n, const float lo[3], const float ext[3],
+                                          double density, float rl, int shift_dims,
+                                          cudaStream_t stream)
 {
-    CL_TRY(halox__md_clusters_build_begin(c, x, zone, n_home, n, lo, ext, density, rl, shift_dims,
-                                          stream));
-    return halox__md_clusters_build_end(c, x, zone, stream);
+    CL_TRY(
+        md__clusters_build_begin(c, x, zone, n_home, n, lo, ext, density, rl, shift_dims, stream));
+    return md__clusters_build_end(c, x, zone, stream);
 }
 
-extern "C" cudaError_t halox__md_clusters_timeline(md_clusters_t *c)
+extern "C" cudaError_t md__clusters_timeline(md_clusters_t *c)
 {
     if (!c->tl) {
         CL_TRY(cudaMalloc((void **)&c->tl, sizeof *c->tl));
-        CL_TRY(halox__md_timeline_clear(c->tl, 0));
+        CL_TRY(md__timeline_clear(c->tl, 0));
         CL_TRY(cudaDeviceSynchronize());
     }
     return cudaSuccess;
 }
 
-extern "C" cudaError_t halox__md_clusters_timeline_read(const md_clusters_t *c, md_timeline_t *out)
+extern "C" cudaError_t md__clusters_timeline_read(const md_clusters_t *c, md_timeline_t *out)
 {
     if (!c->tl)
         return cudaErrorInvalidValue;
@@ -333,7 +332,7 @@ static int cl_span_of(int count, double headroom, int pad, size_t cap)
     return v > 0 ? (int)v : 0;
 }
 
-extern "C" void halox__md_clusters_set_span(md_clusters_t *c, double headroom)
+extern "C" void md__clusters_set_span(md_clusters_t *c, double headroom)
 {
     memset(&c->span, 0, sizeof c->span);
     if (headroom < 0)
@@ -347,7 +346,7 @@ extern "C" void halox__md_clusters_set_span(md_clusters_t *c, double headroom)
         c->chunk > 0 && halo > 0 ? cl_span_of(c->nitems, headroom, 64, c->cap_items) : 0;
 }
 
-extern "C" int halox__md_clusters_span_fits(const md_clusters_t *c)
+extern "C" int md__clusters_span_fits(const md_clusters_t *c)
 {
     const md_clusters_span_t *p = &c->span;
     const int halo = c->ncl - c->ncl_home;
@@ -359,7 +358,7 @@ extern "C" int halox__md_clusters_span_fits(const md_clusters_t *c)
            c->ncl_home + halo <= (int)c->cap_cl;
 }
 
-extern "C" void halox__md_clusters_step_key(const md_clusters_t *c, md_clusters_step_key_t *k)
+extern "C" void md__clusters_step_key(const md_clusters_t *c, md_clusters_step_key_t *k)
 {
     memset(k, 0, sizeof *k);
     const void *p[] = {c->xq,        c->ref,        c->fs,       c->perm,      c->slot_of,
@@ -376,9 +375,8 @@ extern "C" void halox__md_clusters_step_key(const md_clusters_t *c, md_clusters_
     k->span = c->span;
 }
 
-extern "C" cudaError_t halox__md_clusters_entries(const md_clusters_t *c, long long *loc,
-                                                  long long *nl, long long *loc_in,
-                                                  long long *nl_in)
+extern "C" cudaError_t md__clusters_entries(const md_clusters_t *c, long long *loc, long long *nl,
+                                            long long *loc_in, long long *nl_in)
 {
     const int pr = cl_pruning(c), halo = c->ncl > c->ncl_home;
     CL_TRY(cudaDeviceSynchronize()); /* the kernels on any stream have written the counts */
@@ -390,7 +388,7 @@ extern "C" cudaError_t halox__md_clusters_entries(const md_clusters_t *c, long l
     return cudaSuccess;
 }
 
-extern "C" void halox__md_clusters_free(md_clusters_t *c)
+extern "C" void md__clusters_free(md_clusters_t *c)
 {
     void *p[] = {c->xq,         c->ref,      c->fs,        c->perm,  c->slot_of, c->bbox,
                  c->zwin,       c->key,      c->sorted,    c->bin,   c->cursor,  c->scan,

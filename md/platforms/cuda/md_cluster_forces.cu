@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "halox/inline_device.cuh"
-#include "transports/nvshmem/inline_halo.h"
 #include "platforms/cuda/md_cluster.h"
 #include "platforms/cuda/md_cluster_internal.cuh"
 #include "platforms/cuda/md_timeline.cuh"
@@ -25,7 +24,7 @@ static __global__ void cl_halo_forces(int s0, int s1, const int *__restrict__ di
                                       const int *__restrict__ perm, float *__restrict__ fs,
                                       float *__restrict__ fnl)
 {
-    halox__chained_wait(); /* launched chained (launch.cuh) */
+    halox_chained_wait(); /* launched chained (halox/device/launch.cuh) */
     cl_halo_slots(dims, &s0, &s1);
     const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= s1)
@@ -46,7 +45,7 @@ static __global__ void cl_halo_forces_send(int s0, int s1, const int *__restrict
                                            const int *__restrict__ perm, float *__restrict__ fs,
                                            halox_inline_view_t inl, md_timeline_t *tl)
 {
-    halox__chained_wait();
+    halox_chained_wait();
     cl_halo_slots(dims, &s0, &s1);
     const int tn = cl_tl_begin(tl, MD_TL_HALO_FORCES);
     const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
@@ -73,7 +72,7 @@ static __global__ void cl_kick(int n, const int *__restrict__ dims, const int *_
                                halox_inline_view_t inl, int inl_wait, int inl_add,
                                md_timeline_t *tl, int tl_kind)
 {
-    halox__chained_wait();
+    halox_chained_wait();
     if (dims)
         n = dims[CL_D_NHOME];
     unsigned long long epoch = 0;
@@ -106,29 +105,28 @@ static __global__ void cl_kick(int n, const int *__restrict__ dims, const int *_
     cl_tl_end(tl, tl_kind, tn);
 }
 
-extern "C" cudaError_t halox__md_clusters_halo_forces(const md_clusters_t *c, float *fnl,
-                                                      const halox_inline_view_t *inl,
-                                                      cudaStream_t stream)
+extern "C" cudaError_t md__clusters_halo_forces(const md_clusters_t *c, float *fnl,
+                                                const halox_inline_view_t *inl, cudaStream_t stream)
 {
     /* the halo slots a launch spans (cl_reach; with spans the counts are read on the device) */
     const int *dims = cl_span_dims(c);
     const int s0 = c->ncl_home * MD_CLUSTER_SIZE, s1 = c->ncl * MD_CLUSTER_SIZE;
     const int slots = cl_span_clusters(c, 1) * MD_CLUSTER_SIZE;
     if (inl) { /* at least one block: every pulse signals, also without halo atoms */
-        HALOX__LAUNCH_CHAINED(cl_halo_forces_send, cl_blocks(slots, 256), 256, stream)
+        HALOX_LAUNCH_CHAINED(cl_halo_forces_send, cl_blocks(slots, 256), 256, stream)
         (s0, s1, dims, c->perm, c->fs, *inl, c->tl);
         return cudaGetLastError();
     }
     if (slots <= 0)
         return cudaSuccess;
-    HALOX__LAUNCH_CHAINED(cl_halo_forces, cl_blocks(slots, 256), 256, stream)
+    HALOX_LAUNCH_CHAINED(cl_halo_forces, cl_blocks(slots, 256), 256, stream)
     (s0, s1, dims, c->perm, c->fs, fnl);
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t halox__md_clusters_kick(const md_clusters_t *c, float *v, float *f,
-                                               float *fnl, float h, const halox_inline_view_t *inl,
-                                               cudaStream_t stream)
+extern "C" cudaError_t md__clusters_kick(const md_clusters_t *c, float *v, float *f, float *fnl,
+                                         float h, const halox_inline_view_t *inl,
+                                         cudaStream_t stream)
 {
     /* the home atoms a launch spans (cl_reach; with spans the count is read on the device) */
     const int n = cl_reach(c, c->span.n_home, c->n_home);
@@ -137,30 +135,30 @@ extern "C" cudaError_t halox__md_clusters_kick(const md_clusters_t *c, float *v,
      * (co-residency), else in a kernel of one thread before it */
     const int wait_here = inl && n > 0 && blocks <= inl->spin_blocks;
     if (inl && !wait_here)
-        CL_TRY(halox__inl_wait(inl, 1, stream));
+        CL_TRY(cl_halox(halox_inline_launch_wait(inl, 1, stream)));
     if (n <= 0)
         return cudaSuccess;
     halox_inline_view_t none;
     memset(&none, 0, sizeof none);
-    HALOX__LAUNCH_CHAINED(cl_kick, blocks, 256, stream)
+    HALOX_LAUNCH_CHAINED(cl_kick, blocks, 256, stream)
     (c->n_home, cl_span_dims(c), c->slot_of, c->fs, fnl, f, v, h, inl ? *inl : none, wait_here,
      inl != NULL, c->tl, MD_TL_KICK);
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t halox__md_clusters_take_forces(const md_clusters_t *c, float *f,
-                                                      cudaStream_t stream)
+extern "C" cudaError_t md__clusters_take_forces(const md_clusters_t *c, float *f,
+                                                cudaStream_t stream)
 {
     if (c->n <= 0)
         return cudaSuccess;
     halox_inline_view_t none;
     memset(&none, 0, sizeof none);
-    HALOX__LAUNCH_CHAINED(cl_kick, cl_blocks(c->n, 256), 256, stream)
+    HALOX_LAUNCH_CHAINED(cl_kick, cl_blocks(c->n, 256), 256, stream)
     (c->n, NULL, c->slot_of, c->fs, NULL, f, NULL, 0.0f, none, 0, 0, NULL, -1);
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t halox__md_clusters_clear_forces(const md_clusters_t *c, cudaStream_t stream)
+extern "C" cudaError_t md__clusters_clear_forces(const md_clusters_t *c, cudaStream_t stream)
 {
     if (c->ncl <= 0)
         return cudaSuccess;

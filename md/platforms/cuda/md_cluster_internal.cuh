@@ -14,15 +14,16 @@
  *   md_cluster_super.cu   super-rows (an experiment of the bench): two rows merged, masked
  * Kernels are static: without relocatable device code a kernel is launched from its own file, so
  * what one file starts in another goes through an extern "C" launcher declared here. */
-#ifndef HALOX_KERNELS_MD_CLUSTER_INTERNAL_CUH
-#define HALOX_KERNELS_MD_CLUSTER_INTERNAL_CUH
+#ifndef HALOX_MD_CUDA_CLUSTER_INTERNAL_CUH
+#define HALOX_MD_CUDA_CLUSTER_INTERNAL_CUH
 
 #include <cuda_runtime.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "halox/device/launch.cuh"
+#include "halox/status.h"
 #include "platforms/cuda/cell_coord.cuh"
-#include "kernels/launch.cuh"
 #include "platforms/cuda/md_cluster.h"
 
 #define CL_FULL 0xffffffffu
@@ -64,6 +65,15 @@ static inline cl_geom_t cl_geom_of(const md_clusters_t *c)
             return e_;                                                                             \
     } while (0)
 
+/* A launcher of libhalox (halox_status_t, the runtime's error left set) as a CUDA error. */
+static inline cudaError_t cl_halox(halox_status_t st)
+{
+    if (st == HALOX_OK)
+        return cudaSuccess;
+    const cudaError_t e = cudaGetLastError();
+    return e != cudaSuccess ? e : cudaErrorInvalidValue;
+}
+
 static inline int cl_blocks(long long n, int threads)
 {
     long long b = (n + threads - 1) / threads;
@@ -93,7 +103,7 @@ __device__ static inline void cl_arm(cl_state_t *st)
 
 /* What a step kernel's launch spans (md_clusters_span_t): with spans, the larger of the span
  * and the build's count (a build the spans do not fit is still computed whole: its graph is
- * captured again, halox__md_clusters_span_fits, but a launch before that must be right);
+ * captured again, md__clusters_span_fits, but a launch before that must be right);
  * without, the count. */
 static inline int cl_spans(const md_clusters_t *c)
 {
@@ -155,24 +165,24 @@ static inline size_t cl_cluster_bound(long long n, long long cols)
 /* Make each of the k arrays hold at least `want` elements of its size (contents not kept;
  * md_cluster_sort.cu). */
 /* Zeroes new device memory, waited for (md_cluster_sort.cu). */
-extern "C" cudaError_t halox__md_clusters_zero(void *p, size_t bytes);
+extern "C" cudaError_t md__clusters_zero(void *p, size_t bytes);
 /* The build's scans' scratch (c->scan) for `ints` ints, zero when new (md_cluster_sort.cu). */
-extern "C" cudaError_t halox__md_clusters_scan_room(md_clusters_t *c, size_t ints);
-extern "C" cudaError_t halox__md_clusters_grow(void **p[], const size_t elem[], int k, size_t *cap,
-                                               size_t want);
+extern "C" cudaError_t md__clusters_scan_room(md_clusters_t *c, size_t ints);
+extern "C" cudaError_t md__clusters_grow(void **p[], const size_t elem[], int k, size_t *cap,
+                                         size_t want);
 
 /* Before a build's sort (md_cluster_sort.cu): the geometry of [lo, lo + ext) and the sort's
  * arrays grown for c->n atoms and as many clusters as they can make (cl_cluster_bound). Needs
  * n_home, n, shift_dims and box of c. */
-extern "C" cudaError_t halox__md_clusters_sort_prepare(md_clusters_t *c, const float lo[3],
-                                                       const float ext[3], double density);
+extern "C" cudaError_t md__clusters_sort_prepare(md_clusters_t *c, const float lo[3],
+                                                 const float ext[3], double density);
 
 /* Enqueue the sort of the atoms of x (counts in c->dims, from the atom counts in c->h_small; the
  * build's other counts zeroed) into clusters over the prepared
  * geometry: the slots (perm, slot_of) with their positions xq and the prune references, the
  * bounding boxes, fs zeroed, the cluster counts into c->dims (md_cluster_sort.cu). Grids are
  * sized by the capacities, nothing waits: a build captures it in its graph. */
-extern "C" cudaError_t halox__md_clusters_sort_enqueue(const md_clusters_t *c, const float *x,
-                                                       const uint8_t *zone, cudaStream_t stream);
+extern "C" cudaError_t md__clusters_sort_enqueue(const md_clusters_t *c, const float *x,
+                                                 const uint8_t *zone, cudaStream_t stream);
 
 #endif

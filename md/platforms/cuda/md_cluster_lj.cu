@@ -183,7 +183,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
           float *__restrict__ fs, double *__restrict__ energy, const float4 *__restrict__ bnow,
           const int *__restrict__ dims, md_timeline_t *tl, int tl_kind)
 {
-    halox__chained_wait(); /* launched chained (launch.cuh) */
+    halox_chained_wait(); /* launched chained (halox/device/launch.cuh) */
     __shared__ float4 si[CL_WARPS][MD_CLUSTER_SIZE];
     __shared__ int sel[CL_WARPS][32]; /* a prune's entries that pass the box test */
     if (dims) {                       /* spans (md_cluster.h): the build's counts on the device */
@@ -323,8 +323,8 @@ static __global__ void __launch_bounds__(CL_THREADS)
     cl_tl_end(tl, tl_kind, tn);
 }
 
-extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonlocal, float rc2,
-                                             double eshift, double *energy, cudaStream_t stream)
+extern "C" cudaError_t md__clusters_lj(const md_clusters_t *c, int nonlocal, float rc2,
+                                       double eshift, double *energy, cudaStream_t stream)
 {
     /* the rows a launch spans (cl_reach; with spans the counts are read on the device) */
     const int halo = cl_span_clusters(c, 1), rows = cl_span_clusters(c, nonlocal ? 2 : 0);
@@ -355,7 +355,7 @@ extern "C" cudaError_t halox__md_clusters_lj(const md_clusters_t *c, int nonloca
     const int b = cl_blocks(nitems > rows ? nitems : rows, CL_WARPS);
     const int *dims = cl_span_dims(c);
 #define CL_LJ(E, Z, M)                                                                             \
-    HALOX__LAUNCH_CHAINED((cl_lj<E, Z, M>), b, CL_THREADS, stream)                                 \
+    HALOX_LAUNCH_CHAINED((cl_lj<E, Z, M>), b, CL_THREADS, stream)                                  \
     (xq, jo, co, ji, ci, mk, mx, flag, valid, ref, rlin2, rows, items, nitems, chunk, kch, rc2,    \
      c->box[0], c->box[1], c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow, dims, c->tl, \
      nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
@@ -398,7 +398,7 @@ static __global__ void __launch_bounds__(CL_THREADS, CL_SUPER_BLOCKS)
                 int nrows, int ncl_home, float rc2, float bx, float by, float bz,
                 float *__restrict__ fs)
 {
-    halox__chained_wait();
+    halox_chained_wait();
     __shared__ float4 si[CL_WARPS][2 * MD_CLUSTER_SIZE];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int jl = lane & 7, g = lane >> 3;
@@ -446,13 +446,12 @@ static __global__ void __launch_bounds__(CL_THREADS, CL_SUPER_BLOCKS)
         cl_row_forces(fix1, fiy1, fiz1, jl, g, fs + 3 * (size_t)(c0 + 1) * MD_CLUSTER_SIZE);
 }
 
-extern "C" cudaError_t halox__md_clusters_lj_super(const md_clusters_t *c,
-                                                   const md_clusters_super_t *s, float rc2,
-                                                   cudaStream_t stream)
+extern "C" cudaError_t md__clusters_lj_super(const md_clusters_t *c, const md_clusters_super_t *s,
+                                             float rc2, cudaStream_t stream)
 {
     if (s->nrows <= 0)
         return cudaSuccess;
-    HALOX__LAUNCH_CHAINED(cl_lj_super, cl_blocks(s->nrows, CL_WARPS), CL_THREADS, stream)
+    HALOX_LAUNCH_CHAINED(cl_lj_super, cl_blocks(s->nrows, CL_WARPS), CL_THREADS, stream)
     ((const float4 *)c->xq, s->jl, s->mask, s->cnt, s->max_row, s->nrows, c->ncl_home, rc2,
      c->box[0], c->box[1], c->box[2], c->fs);
     return cudaGetLastError();

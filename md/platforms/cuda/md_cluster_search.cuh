@@ -1,8 +1,8 @@
 /* The outer lists' search of a build (md_cluster_build.cu launches it), in a header of its own
  * so that the host emulation of tests/emu runs the very kernel in CI
  * (tests/test_cluster_search_emu.cpp). Needs md_cluster_internal.cuh. */
-#ifndef HALOX_KERNELS_MD_CLUSTER_SEARCH_CUH
-#define HALOX_KERNELS_MD_CLUSTER_SEARCH_CUH
+#ifndef HALOX_MD_CUDA_CLUSTER_SEARCH_CUH
+#define HALOX_MD_CUDA_CLUSTER_SEARCH_CUH
 
 #include "platforms/cuda/md_cluster_internal.cuh"
 
@@ -39,8 +39,8 @@ __device__ static inline void cl_range(const cl_geom_t &g, int d, float lo, floa
         *c0 = (int)floorf((lo - rl - g.lo[d]) * g.inv_w[d] - 0.01f);
         *c1 = (int)floorf((hi + rl - g.lo[d]) * g.inv_w[d] + 0.01f);
     } else {
-        *c0 = halox__cell_coord(lo - rl, g.lo[d], g.inv_w[d], g.m[d]);
-        *c1 = halox__cell_coord(hi + rl, g.lo[d], g.inv_w[d], g.m[d]);
+        *c0 = md__cell_coord(lo - rl, g.lo[d], g.inv_w[d], g.m[d]);
+        *c1 = md__cell_coord(hi + rl, g.lo[d], g.inv_w[d], g.m[d]);
     }
 }
 

@@ -6,8 +6,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "halox/device/scan.cuh"
 #include "platforms/cuda/md_cluster.h"
-#include "kernels/scan.h"
 #include "platforms/cuda/md_cluster_internal.cuh"
 #include "platforms/cuda/md_kernels.h"
 
@@ -36,7 +36,7 @@ static __global__ void cl_keys(const float *__restrict__ x, const uint8_t *__res
     if (i >= dims[CL_D_N])
         return;
     int c[3]; /* column x, column y, z bin */
-    halox__cell_of(x, i, g.lo, g.inv_w, g.m, c);
+    md__cell_of(x, i, g.lo, g.inv_w, g.m, c);
     int part = 0;
     if (i >= n_home) { /* a halo atom always has a zone bit; 1 is a safe home for one without */
         part = zone[i] & (CL_PARTS - 1);
@@ -216,7 +216,7 @@ static __global__ void cl_zwin(int ncols, int ncol, int m0, const int *__restric
 /* Make each of the k arrays hold at least `want` elements of its size (contents not kept). */
 /* Zero new memory before any stream uses it (growth only: a rebuild's rare event): on the
  * legacy stream, waited for, since the build's streams do not wait for that stream. */
-extern "C" cudaError_t halox__md_clusters_zero(void *p, size_t bytes)
+extern "C" cudaError_t md__clusters_zero(void *p, size_t bytes)
 {
     CL_TRY(cudaMemset(p, 0, bytes));
     return cudaStreamSynchronize(0);
@@ -224,18 +224,18 @@ extern "C" cudaError_t halox__md_clusters_zero(void *p, size_t bytes)
 
 /* The build's scans share one scratch (one stream, one after another), its own allocation: zero
  * when new, and every scan leaves it ready for the next (md_kernels.h). */
-extern "C" cudaError_t halox__md_clusters_scan_room(md_clusters_t *c, size_t ints)
+extern "C" cudaError_t md__clusters_scan_room(md_clusters_t *c, size_t ints)
 {
     if (ints <= c->cap_scan && c->scan)
         return cudaSuccess;
     void **p[] = {(void **)&c->scan};
     size_t el[] = {sizeof(int)};
-    CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_scan, ints));
-    return halox__md_clusters_zero(c->scan, sizeof(int) * c->cap_scan);
+    CL_TRY(md__clusters_grow(p, el, 1, &c->cap_scan, ints));
+    return md__clusters_zero(c->scan, sizeof(int) * c->cap_scan);
 }
 
-extern "C" cudaError_t halox__md_clusters_grow(void **p[], const size_t elem[], int k, size_t *cap,
-                                               size_t want)
+extern "C" cudaError_t md__clusters_grow(void **p[], const size_t elem[], int k, size_t *cap,
+                                         size_t want)
 {
     if (want <= *cap && *p[0])
         return cudaSuccess;
@@ -298,8 +298,8 @@ static void cl_geometry(md_clusters_t *c, const float lo[3], const float ext[3],
     }
 }
 
-extern "C" cudaError_t halox__md_clusters_sort_prepare(md_clusters_t *c, const float lo[3],
-                                                       const float ext[3], double density)
+extern "C" cudaError_t md__clusters_sort_prepare(md_clusters_t *c, const float lo[3],
+                                                 const float ext[3], double density)
 {
     cl_geometry(c, lo, ext, density, c->n);
     const cl_geom_t g = cl_geom_of(c);
@@ -309,73 +309,72 @@ extern "C" cudaError_t halox__md_clusters_sort_prepare(md_clusters_t *c, const f
     {
         void **p[] = {(void **)&c->key, (void **)&c->sorted, (void **)&c->slot_of};
         size_t el[] = {sizeof(int), sizeof(int), sizeof(int)};
-        CL_TRY(halox__md_clusters_grow(p, el, 3, &c->cap_atoms, (size_t)(n > 0 ? n : 1)));
+        CL_TRY(md__clusters_grow(p, el, 3, &c->cap_atoms, (size_t)(n > 0 ? n : 1)));
     }
     {
         void **p[] = {(void **)&c->bin, (void **)&c->cursor};
         size_t el[] = {sizeof(int), sizeof(int)};
-        CL_TRY(halox__md_clusters_grow(p, el, 2, &c->cap_keys, (size_t)nkeys + 1));
+        CL_TRY(md__clusters_grow(p, el, 2, &c->cap_keys, (size_t)nkeys + 1));
     }
-    CL_TRY(halox__md_clusters_scan_room(c, halox__kernel_scan_scratch(nkeys)));
-    CL_TRY(halox__md_clusters_scan_room(c, halox__kernel_scan_scratch(g.parts * ncol)));
+    CL_TRY(md__clusters_scan_room(c, halox_scan_scratch(nkeys)));
+    CL_TRY(md__clusters_scan_room(c, halox_scan_scratch(g.parts * ncol)));
     {
         void **p[] = {(void **)&c->col};
         size_t el[] = {sizeof(int)};
-        CL_TRY(halox__md_clusters_grow(p, el, 1, &c->cap_cols, (size_t)g.parts * ncol + 1));
+        CL_TRY(md__clusters_grow(p, el, 1, &c->cap_cols, (size_t)g.parts * ncol + 1));
     }
     /* the clusters are counted on the device: room for as many as the atoms can make */
     const size_t most = cl_cluster_bound(n, (long long)g.parts * ncol);
     {
         void **p[] = {(void **)&c->perm, (void **)&c->xq, (void **)&c->ref, (void **)&c->fs};
         size_t el[] = {sizeof(int), 4 * sizeof(float), 12 * sizeof(float), 3 * sizeof(float)};
-        CL_TRY(halox__md_clusters_grow(p, el, 4, &c->cap_slots, MD_CLUSTER_SIZE * most));
+        CL_TRY(md__clusters_grow(p, el, 4, &c->cap_slots, MD_CLUSTER_SIZE * most));
     }
     {
         void **p[] = {(void **)&c->bbox, (void **)&c->cnt_loc, (void **)&c->cnt_nl,
                       (void **)&c->zwin, (void **)&c->bnow};
         size_t el[] = {8 * sizeof(float), sizeof(int), sizeof(int), 2 * sizeof(float),
                        8 * sizeof(float)};
-        CL_TRY(halox__md_clusters_grow(p, el, 5, &c->cap_cl, most));
+        CL_TRY(md__clusters_grow(p, el, 5, &c->cap_cl, most));
     }
     return cudaSuccess;
 }
 
-extern "C" cudaError_t halox__md_clusters_sort_enqueue(const md_clusters_t *c, const float *x,
-                                                       const uint8_t *zone, cudaStream_t stream)
+extern "C" cudaError_t md__clusters_sort_enqueue(const md_clusters_t *c, const float *x,
+                                                 const uint8_t *zone, cudaStream_t stream)
 {
     const cl_geom_t g = cl_geom_of(c);
     const int ncol = c->m[0] * c->m[1], nzb = c->m[2];
     const int nkeys = g.parts * ncol * nzb, ncols = g.parts * ncol;
     const long long atoms = (long long)c->cap_atoms, cls = (long long)c->cap_cl;
     /* sort the atoms by key: count, scan, scatter, order each bin by index */
-    HALOX__LAUNCH(cl_reset, cl_blocks(nkeys + 1 > CL_D_ALL ? nkeys + 1 : CL_D_ALL, 256), 256,
-                  stream)
+    HALOX_LAUNCH(cl_reset, cl_blocks(nkeys + 1 > CL_D_ALL ? nkeys + 1 : CL_D_ALL, 256), 256, stream)
     (c->h_small, c->dims, c->cursor, nkeys + 1);
     CL_TRY(cudaGetLastError());
-    HALOX__LAUNCH(cl_keys, cl_blocks(atoms, 256), 256, stream)
+    HALOX_LAUNCH(cl_keys, cl_blocks(atoms, 256), 256, stream)
     (x, zone, c->dims, g, c->key, c->cursor);
     CL_TRY(cudaGetLastError());
-    CL_TRY(halox__kernel_scan(c->cursor, nkeys, c->bin, c->cursor, c->scan, stream));
-    HALOX__LAUNCH(cl_scatter, cl_blocks(atoms, 256), 256, stream)
+    CL_TRY(halox_scan(c->cursor, nkeys, c->bin, c->cursor, c->scan, stream));
+    HALOX_LAUNCH(cl_scatter, cl_blocks(atoms, 256), 256, stream)
     (c->dims, c->key, c->cursor, c->sorted);
     CL_TRY(cudaGetLastError());
     /* each bin in index order, and the clusters per column */
-    HALOX__LAUNCH(cl_bin_order, cl_blocks(nkeys, 256), 256, stream)
+    HALOX_LAUNCH(cl_bin_order, cl_blocks(nkeys, 256), 256, stream)
     (nkeys, nzb, c->bin, c->sorted, c->col);
     CL_TRY(cudaGetLastError());
     /* the columns' offsets: home columns first, then the halo parts' columns */
-    CL_TRY(halox__kernel_scan(c->col, ncols, c->col, c->col, c->scan, stream));
+    CL_TRY(halox_scan(c->col, ncols, c->col, c->col, c->scan, stream));
     /* the counts, the slots and the boxes without a launch of their own each (the build is a
      * chain of small kernels: six nodes fewer saved ~1 us each, call 46) */
-    HALOX__LAUNCH(cl_fill, cl_blocks(atoms, 256), 256, stream)
+    HALOX_LAUNCH(cl_fill, cl_blocks(atoms, 256), 256, stream)
     (c->dims, nzb, ncol, ncols, c->sorted, c->key, c->bin, c->col, c->perm);
     CL_TRY(cudaGetLastError());
     /* every reference at the build's positions; no forces yet */
-    HALOX__LAUNCH(cl_bbox, cl_blocks(MD_CLUSTER_SIZE * cls, 128), 128, stream)
+    HALOX_LAUNCH(cl_bbox, cl_blocks(MD_CLUSTER_SIZE * cls, 128), 128, stream)
     (c->dims, c->perm, x, zone, (float4 *)c->bbox, (float4 *)c->bnow, (float4 *)c->xq,
      (float4 *)c->ref, c->fs, c->slot_of, c->cap_slots);
     CL_TRY(cudaGetLastError());
-    HALOX__LAUNCH(cl_zwin, cl_blocks(32LL * ncols, 128), 128, stream)
+    HALOX_LAUNCH(cl_zwin, cl_blocks(32LL * ncols, 128), 128, stream)
     (ncols, ncol, c->m[0], c->col, (const float4 *)c->bbox, (float2 *)c->zwin,
      (cl_state_t *)c->state, c->dims);
     return cudaGetLastError();

@@ -1,6 +1,6 @@
 /* Super-rows of the local list (see md_cluster.h): rows 2r and 2r + 1 merged, each entry with the
  * mask of the rows that hold it. An experiment that bench/pair_roofline_bench times against the
- * rows (halox__md_clusters_lj_super in md_cluster_lj.cu); the engine does not use it. */
+ * rows (md__clusters_lj_super in md_cluster_lj.cu); the engine does not use it. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -65,8 +65,8 @@ static __global__ void cl_super_merge(int ncl_home, const int *__restrict__ jl,
     scnt[r] = out;
 }
 
-extern "C" cudaError_t halox__md_clusters_super_build(const md_clusters_t *c,
-                                                      md_clusters_super_t *s, cudaStream_t stream)
+extern "C" cudaError_t md__clusters_super_build(const md_clusters_t *c, md_clusters_super_t *s,
+                                                cudaStream_t stream)
 {
     const int pr = cl_pruning(c);
     const int *jl = pr ? c->jl_loc_in : c->jl_loc, *cnt = pr ? c->cnt_loc_in : c->cnt_loc;
@@ -78,7 +78,7 @@ extern "C" cudaError_t halox__md_clusters_super_build(const md_clusters_t *c,
     }
     const size_t want = (size_t)nrows * (size_t)max_row;
     if (want > s->cap || !s->jl) {
-        halox__md_clusters_super_free(s);
+        md__clusters_super_free(s);
         CL_TRY(cudaMalloc((void **)&s->jl, sizeof(int) * want));
         CL_TRY(cudaMalloc((void **)&s->mask, want));
         CL_TRY(cudaMalloc((void **)&s->tmp, sizeof(int) * want));
@@ -88,13 +88,13 @@ extern "C" cudaError_t halox__md_clusters_super_build(const md_clusters_t *c,
     }
     s->nrows = nrows;
     s->max_row = max_row;
-    HALOX__LAUNCH(cl_super_merge, cl_blocks(nrows, 128), 128, stream)
+    HALOX_LAUNCH(cl_super_merge, cl_blocks(nrows, 128), 128, stream)
     (c->ncl_home, jl, cnt, c->max_loc, nrows, max_row, s->tmp, s->tmp_mask, s->jl, s->mask, s->cnt);
     CL_TRY(cudaGetLastError());
     return cudaStreamSynchronize(stream);
 }
 
-extern "C" void halox__md_clusters_super_free(md_clusters_super_t *s)
+extern "C" void md__clusters_super_free(md_clusters_super_t *s)
 {
     if (s->jl)
         cudaFree(s->jl);

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "halox/inline_device.cuh"
-#include "transports/nvshmem/inline_halo.h"
 #include "platforms/cuda/md_cluster.h"
 #include "platforms/cuda/md_cluster_internal.cuh"
 #include "platforms/cuda/md_timeline.cuh"
@@ -25,7 +24,7 @@ __device__ static inline float cl_warp_max(float v)
 }
 
 /* The first half kick and the drift a home gather does first (v NULL: none): per atom the
- * arithmetic of halox__md_kernel_kick, so the positions are those of the kick kernel. */
+ * arithmetic of md__kernel_kick, so the positions are those of the kick kernel. */
 typedef struct cl_kick_drift {
     float *v;
     const float *f;
@@ -50,7 +49,7 @@ static __global__ void __launch_bounds__(256)
               cl_state_t *st, md_clusters_watch_t *watch, cl_kick_drift_t kd,
               halox_inline_view_t inl, int inl_wait, int inl_send, md_timeline_t *tl, int tl_kind)
 {
-    halox__chained_wait(); /* launched chained (launch.cuh) */
+    halox_chained_wait(); /* launched chained (halox/device/launch.cuh) */
     __shared__ float part_max[4][8];
     __shared__ int last;
     if (dims) {
@@ -185,10 +184,10 @@ static float cl_half2(float r, float rc)
     return h > 0 ? h * h : 0.0f;
 }
 
-/* A gather of part 0/1/2 (halox__md_clusters_gather), with the home part's kick (kd.v) and
+/* A gather of part 0/1/2 (md__clusters_gather), with the home part's kick (kd.v) and
  * send (send) or the halo part's wait (wait). */
-static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint8_t *zone,
-                                    int part, cl_kick_drift_t kd, const halox_inline_view_t *wait,
+static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint8_t *zone, int part,
+                                    cl_kick_drift_t kd, const halox_inline_view_t *wait,
                                     const halox_inline_view_t *send, cudaStream_t stream)
 {
     const int slots = cl_span_clusters(c, part) * MD_CLUSTER_SIZE;
@@ -197,28 +196,27 @@ static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint
      * spin at once (co-residency), else in a kernel of one thread before it */
     const int wait_here = wait && slots > 0 && blocks <= wait->spin_blocks;
     if (wait && !wait_here)
-        CL_TRY(halox__inl_wait(wait, 0, stream));
+        CL_TRY(cl_halox(halox_inline_launch_wait(wait, 0, stream)));
     if (slots <= 0) /* no slots (a rank without home atoms): the kick has nothing, the send its
                        signals */
-        return send ? halox__inl_signal(send, 0, stream) : cudaSuccess;
+        return send ? cl_halox(halox_inline_launch_signal(send, 0, stream)) : cudaSuccess;
     halox_inline_view_t none;
     memset(&none, 0, sizeof none);
     const halox_inline_view_t *inl = wait_here ? wait : send;
     const float rin = cl_pruning(c) ? c->rl_in : c->rl;
     float4 *bnow = cl_pruning(c) ? (float4 *)c->bnow : NULL; /* read by prunes only */
     const int tl_kind = part == 0 ? MD_TL_HOME_GATHER : part == 1 ? MD_TL_HALO_GATHER : -1;
-    HALOX__LAUNCH_CHAINED(cl_gather, blocks, 256, stream)(
-        part, c->ncl_home, c->ncl, cl_span_dims(c), cl_half2(rin, c->rc),
-        cl_half2(c->rl, c->rc), c->perm, x, zone, (float4 *)c->xq, (const float4 *)c->ref,
-        c->cap_slots, bnow, (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here,
-        send != NULL, c->tl, tl_kind);
+    HALOX_LAUNCH_CHAINED(cl_gather, blocks, 256, stream)
+    (part, c->ncl_home, c->ncl, cl_span_dims(c), cl_half2(rin, c->rc), cl_half2(c->rl, c->rc),
+     c->perm, x, zone, (float4 *)c->xq, (const float4 *)c->ref, c->cap_slots, bnow,
+     (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here, send != NULL, c->tl,
+     tl_kind);
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t halox__md_clusters_gather(const md_clusters_t *c, const float *x,
-                                                 const uint8_t *zone, int part,
-                                                 const halox_inline_view_t *inl,
-                                                 cudaStream_t stream)
+extern "C" cudaError_t md__clusters_gather(const md_clusters_t *c, const float *x,
+                                           const uint8_t *zone, int part,
+                                           const halox_inline_view_t *inl, cudaStream_t stream)
 {
     cl_kick_drift_t kd;
     memset(&kd, 0, sizeof kd);
@@ -226,11 +224,10 @@ extern "C" cudaError_t halox__md_clusters_gather(const md_clusters_t *c, const f
     return cl_gather_launch(c, (float *)x, zone, part, kd, part != 0 ? inl : NULL, NULL, stream);
 }
 
-extern "C" cudaError_t halox__md_clusters_kick_gather(const md_clusters_t *c, float *v,
-                                                      const float *f, float *x,
-                                                      const uint8_t *zone, float h, float dt,
-                                                      const halox_inline_view_t *send,
-                                                      cudaStream_t stream)
+extern "C" cudaError_t md__clusters_kick_gather(const md_clusters_t *c, float *v, const float *f,
+                                                float *x, const uint8_t *zone, float h, float dt,
+                                                const halox_inline_view_t *send,
+                                                cudaStream_t stream)
 {
     cl_kick_drift_t kd = {v, f, h, dt};
     return cl_gather_launch(c, x, zone, 0, kd, NULL, send, stream);

@@ -5,11 +5,10 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "kernels/copy3.cuh"
-#include "kernels/launch.cuh"
+#include "halox/device/copy3.cuh"
+#include "halox/device/launch.cuh"
 #include "platforms/cuda/md_kernels.h"
 #include "platforms/cuda/md_reduce.cuh"
-
 
 /* The launch's error; clears the error state (sticky errors stay). */
 static cudaError_t md__launched(void) { return cudaGetLastError(); }
@@ -35,12 +34,12 @@ static __global__ void md__kick_kernel(float *__restrict__ v, const float *__res
         x[k] += dt * vk;
 }
 
-extern "C" cudaError_t halox__md_kernel_kick(float *v, const float *f, const float *fnl, float *x,
-                                             int n, float h, float dt, cudaStream_t stream)
+extern "C" cudaError_t md__kernel_kick(float *v, const float *f, const float *fnl, float *x, int n,
+                                       float h, float dt, cudaStream_t stream)
 {
     if (n <= 0)
         return cudaSuccess;
-    HALOX__LAUNCH(md__kick_kernel, md__blocks(3 * n, 256), 256, stream)
+    HALOX_LAUNCH(md__kick_kernel, md__blocks(3 * n, 256), 256, stream)
     (v, f, fnl, dt != 0.0f ? x : NULL, 3 * n, h, dt);
     return md__launched();
 }
@@ -52,11 +51,11 @@ static __global__ void md__scale_kernel(float *__restrict__ v, int n3, float a)
         v[k] *= a;
 }
 
-extern "C" cudaError_t halox__md_kernel_scale(float *v, int n, float alpha, cudaStream_t stream)
+extern "C" cudaError_t md__kernel_scale(float *v, int n, float alpha, cudaStream_t stream)
 {
     if (n <= 0)
         return cudaSuccess;
-    HALOX__LAUNCH(md__scale_kernel, md__blocks(3 * n, 256), 256, stream)(v, 3 * n, alpha);
+    HALOX_LAUNCH(md__scale_kernel, md__blocks(3 * n, 256), 256, stream)(v, 3 * n, alpha);
     return md__launched();
 }
 
@@ -69,12 +68,11 @@ static __global__ void md__kinetic_kernel(const float *__restrict__ v, int n3, d
     md__block_add(s, out);
 }
 
-extern "C" cudaError_t halox__md_kernel_kinetic(const float *v, int n, double *out,
-                                                cudaStream_t stream)
+extern "C" cudaError_t md__kernel_kinetic(const float *v, int n, double *out, cudaStream_t stream)
 {
     if (n <= 0)
         return cudaSuccess;
-    HALOX__LAUNCH(md__kinetic_kernel, md__blocks(3 * n, 256), 256, stream)(v, 3 * n, out);
+    HALOX_LAUNCH(md__kinetic_kernel, md__blocks(3 * n, 256), 256, stream)(v, 3 * n, out);
     return md__launched();
 }
 
@@ -101,12 +99,12 @@ static __global__ void md__wrap_kernel(float *__restrict__ x, const float *__res
     atomicMax(out, __float_as_uint(v2));
 }
 
-extern "C" cudaError_t halox__md_kernel_wrap(float *x, const float *v, int n, const float len[3],
-                                             unsigned *max_v2, cudaStream_t stream)
+extern "C" cudaError_t md__kernel_wrap(float *x, const float *v, int n, const float len[3],
+                                       unsigned *max_v2, cudaStream_t stream)
 {
     if (n <= 0)
         return cudaSuccess;
-    HALOX__LAUNCH(md__wrap_kernel, md__blocks(n, 256), 256, stream)
+    HALOX_LAUNCH(md__wrap_kernel, md__blocks(n, 256), 256, stream)
     (x, v, n, len[0], len[1], len[2], max_v2);
     return md__launched();
 }
@@ -127,12 +125,12 @@ static __global__ void md__max_v2_kernel(const float *__restrict__ v, int n, uns
     atomicMax(out, __float_as_uint(v2));
 }
 
-extern "C" cudaError_t halox__md_kernel_max_v2(const float *v, int n, unsigned *max_v2,
-                                               cudaStream_t stream)
+extern "C" cudaError_t md__kernel_max_v2(const float *v, int n, unsigned *max_v2,
+                                         cudaStream_t stream)
 {
     if (n <= 0)
         return cudaSuccess;
-    HALOX__LAUNCH(md__max_v2_kernel, md__blocks(n, 256), 256, stream)(v, n, max_v2);
+    HALOX_LAUNCH(md__max_v2_kernel, md__blocks(n, 256), 256, stream)(v, n, max_v2);
     return md__launched();
 }
 
@@ -183,15 +181,15 @@ static __global__ void md__permute_kernel(const int *__restrict__ order, int n,
     }
 }
 
-extern "C" cudaError_t halox__md_kernel_permute(const int *order, int n, float *x, float *v,
-                                                int32_t *id, void *scratch, unsigned *speed,
-                                                unsigned *speed_out, cudaStream_t stream)
+extern "C" cudaError_t md__kernel_permute(const int *order, int n, float *x, float *v, int32_t *id,
+                                          void *scratch, unsigned *speed, unsigned *speed_out,
+                                          cudaStream_t stream)
 {
     if (n <= 0)
         return cudaSuccess;
     float *xo = (float *)scratch, *vo = xo + 3 * (size_t)n;
     int32_t *ido = (int32_t *)(vo + 3 * (size_t)n);
-    HALOX__LAUNCH(md__permute_kernel, md__blocks(n, 256), 256, stream)
+    HALOX_LAUNCH(md__permute_kernel, md__blocks(n, 256), 256, stream)
     (order, n, x, v, id, xo, vo, ido, v ? speed : NULL, speed_out);
     cudaError_t e = md__launched();
     /* back in one launch (three copies cost the host three times as much) */
@@ -200,6 +198,6 @@ extern "C" cudaError_t halox__md_kernel_permute(const int *order, int n, float *
     const size_t bytes[3] = {sizeof(float) * 3 * (size_t)n, sizeof(float) * 3 * (size_t)n,
                              sizeof(int32_t) * (size_t)n};
     if (e == cudaSuccess)
-        e = halox__copy3(to, from, bytes, stream);
+        e = halox_copy3(to, from, bytes, stream);
     return e;
 }

@@ -1,6 +1,6 @@
 /* Block reductions shared by the MD kernels (device code only; included by .cu files). */
-#ifndef HALOX_KERNELS_MD_REDUCE_CUH
-#define HALOX_KERNELS_MD_REDUCE_CUH
+#ifndef HALOX_MD_CUDA_REDUCE_CUH
+#define HALOX_MD_CUDA_REDUCE_CUH
 
 __device__ static inline double md__warp_sum(double v)
 {

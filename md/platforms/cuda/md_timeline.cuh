@@ -1,7 +1,7 @@
 /* The kernel timeline's stamps (md_cluster.h, md_timeline_t; HALOX_MD_TIMELINE), for the step
  * kernels of md_cluster_watch.cu, md_cluster_lj.cu and md_cluster_forces.cu (device code only). */
-#ifndef HALOX_KERNELS_MD_TIMELINE_CUH
-#define HALOX_KERNELS_MD_TIMELINE_CUH
+#ifndef HALOX_MD_CUDA_TIMELINE_CUH
+#define HALOX_MD_CUDA_TIMELINE_CUH
 
 #include <cuda_runtime.h>
 #include <time.h>

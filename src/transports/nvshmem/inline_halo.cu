@@ -1,7 +1,7 @@
-/* nvshmem-inline's kernels (inline_halo.h): its own exchange, the one-thread wait of a view and
- * the send lists of a view. The protocol's device functions are halox/inline_device.cuh, which the
- * caller's kernels use as well, so both kinds of exchange raise and wait for the same signals and
- * may follow each other.
+/* nvshmem-inline's kernels (inline_halo.h): its own exchange, the one-thread wait and signal of a
+ * view (the public launchers of halox/inline.h) and the send lists of a view. The protocol's device
+ * functions are halox/inline_device.cuh, which the caller's kernels use as well, so both kinds of
+ * exchange raise and wait for the same signals and may follow each other.
  *
  * Exchange, coordinates: per pulse a pack kernel stores the pulse's atoms (map order, shifted)
  * into the receiver's halo and each of its blocks adds its share of the receiver's signal once
@@ -16,10 +16,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "halox/inline_device.cuh"
-#include "transports/nvshmem/inline_halo.h"
-#include "kernels/scan.h"
 #include "kernels/launch.cuh"
+#include "kernels/scan.h"
+#include "transports/nvshmem/inline_halo.h"
 #include "transports/nvshmem/shm_move.cuh"
 #include "transports/nvshmem/shm_sync.cuh"
 
@@ -181,16 +182,34 @@ extern "C" cudaError_t halox__inl_take(const halox__shm_launch_t *l, int k, int 
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t halox__inl_wait(const halox_inline_view_t *v, int dir, cudaStream_t stream)
+/* The public launchers (halox/inline.h): one thread of `kernel` on the view's direction dir, or
+ * an error naming who (the launcher) and the direction, or the CUDA error of the launch (the
+ * runtime's error stays for callers that read it). */
+static halox_status_t inl_view_launch(void (*kernel)(halox_inline_view_t, int),
+                                      const halox_inline_view_t *v, int dir, void *stream,
+                                      const char *who)
 {
-    HALOX__LAUNCH_CHAINED(inl_view_wait_kernel, 1, 1, stream)(*v, dir);
-    return cudaGetLastError();
+    if (!v || (dir != 0 && dir != 1))
+        return halox__error(HALOX_ERR_INVALID_ARG, "%s: %s", who,
+                            v ? "give direction 0 (coordinates) or 1 (forces)" : "no view given");
+    HALOX__LAUNCH_CHAINED(kernel, 1, 1, (cudaStream_t)stream)(*v, dir);
+    const cudaError_t e = cudaPeekAtLastError();
+    if (e == cudaSuccess)
+        return HALOX_OK;
+    return halox__error(HALOX_ERR_COMM, "%s: the launch of direction %d failed: %s (%s)", who, dir,
+                        cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
-extern "C" cudaError_t halox__inl_signal(const halox_inline_view_t *v, int dir, cudaStream_t stream)
+extern "C" halox_status_t halox_inline_launch_wait(const halox_inline_view_t *v, int dir,
+                                                   void *stream)
 {
-    HALOX__LAUNCH_CHAINED(inl_view_signal_kernel, 1, 1, stream)(*v, dir);
-    return cudaGetLastError();
+    return inl_view_launch(inl_view_wait_kernel, v, dir, stream, "halox_inline_launch_wait");
+}
+
+extern "C" halox_status_t halox_inline_launch_signal(const halox_inline_view_t *v, int dir,
+                                                     void *stream)
+{
+    return inl_view_launch(inl_view_signal_kernel, v, dir, stream, "halox_inline_launch_signal");
 }
 
 /* ---- send lists ----------------------------------------------------------------------------- */

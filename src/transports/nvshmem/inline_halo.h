@@ -1,7 +1,7 @@
-/* C entry points of nvshmem-inline's kernels (src/transports/nvshmem/inline_halo.cu): its own exchange,
- * the one halox_comm_coords / halox_comm_forces run (the protocol of halox/inline.h, in kernels of
- * the library instead of the caller's), the wait of a view's direction in a kernel of its own, and
- * the home atoms' send lists of a view.
+/* C entry points of nvshmem-inline's kernels (inline_halo.cu): its own exchange, the one
+ * halox_comm_coords / halox_comm_forces run (the protocol of halox/inline.h, in kernels of the
+ * library instead of the caller's), and the home atoms' send lists of a view. The wait and the
+ * signal of a view's direction in a kernel of their own are public (halox/inline.h).
  *
  * The exchange's kernels use the pulse table and state of the NVSHMEM endpoint
  * (nvshmem_halo.h); every pulse's peer must be reachable by stores (R->x_peer, R->fb_peer and the
@@ -36,14 +36,6 @@ cudaError_t halox__inl_send(const halox__shm_launch_t *l, int k, int blocks, cud
  * completes the force exchange. */
 cudaError_t halox__inl_take(const halox__shm_launch_t *l, int k, int bump, int blocks,
                             cudaStream_t stream);
-
-/* One thread: wait (bounded) for every pulse of the view's direction dir, then complete that
- * exchange (a consumer whose grid is too large to wait inside itself runs after this). */
-cudaError_t halox__inl_wait(const halox_inline_view_t *v, int dir, cudaStream_t stream);
-
-/* One thread: raise every pulse's signal of the view's direction dir at its peer (a producer with
- * nothing to store: a rank without home atoms still signals every pulse). */
-cudaError_t halox__inl_signal(const halox_inline_view_t *v, int dir, cudaStream_t stream);
 
 /* Scratch ints halox__inl_sends needs for n_home atoms, and for its scan (scan_scratch: its own
  * allocation, zero when new, used by nothing else: md_kernels.h). */
