@@ -13,7 +13,7 @@ import sys
 def main():
     tool, src = sys.argv[1], pathlib.Path(sys.argv[2])
     out = subprocess.run([tool, "--help-env"], capture_output=True, text=True, check=True).stdout
-    table = {line.split()[0] for line in out.splitlines()[1:] if line.strip()}
+    table = {m.group(1) for m in re.finditer(r"^([A-Z][A-Z0-9_]+)\s", out, re.M)}
     read = set()
     pat = re.compile(r'(?:getenv|halox__env_(?:string|number|int|flag))\("((?:HALOX|NVSHMEM)_[A-Z0-9_]+)"[,)]')
     for sub in ("src", "tools"):

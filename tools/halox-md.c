@@ -32,6 +32,7 @@
 #include "md_report.h"
 #include "tool_agree.h"
 #include "tool_common.h"
+#include "tool_env.h"
 #include "tool_launch.h"
 
 /* Set by the signal handler, read by the engine's stop hook on another thread: a lock-free
@@ -207,8 +208,8 @@ static int read_env(opts_t *o)
     const char *env = getenv("HALOX_CPU_AFFINITY");
     if (env && *env && strcmp(env, "gpu") && strcmp(env, "off") && strcmp(env, "0"))
         return bad("HALOX_CPU_AFFINITY='%s': use gpu (cores near the rank's GPU) or off", env);
-    env = getenv("HALOX_LOG_LEVEL");
-    if (env && *env) {
+    env = tool_env_string("HALOX_LOG_LEVEL");
+    if (env) {
         char *end;
         long level = strtol(env, &end, 10);
         if (end == env || *end || level < 0 || level > 3)

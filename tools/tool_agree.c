@@ -234,16 +234,21 @@ static char *serialise(size_t *len_p, uint64_t *sum_p)
         xprintf("%s %s, %s, mpi %d cuda %d nvshmem %d", g_rec.tool, HALOX_VERSION_STRING,
                 tool_build_line(), HALOX_FEATURE_MPI, HALOX_FEATURE_CUDA, HALOX_FEATURE_NVSHMEM);
     add(K_PROGRAM, "program", program, xstrdup(program));
-    int nv;
-    const halox_env_var_t *vars = halox_env_table(&nv);
-    for (int i = 0; i < nv; i++) {
-        if (env_report_only(vars[i].name))
-            continue;
-        /* empty counts as unset, as every reader of these variables takes it */
-        const char *v = getenv(vars[i].name);
-        const int set = v && *v;
-        add(K_ENV, vars[i].name, set ? xprintf("=%s", v) : xstrdup("(unset)"),
-            set ? xprintf("%s=%s", vars[i].name, v) : xprintf("%s unset", vars[i].name));
+    /* every table of --help-env: the library's, the engine's and the tools' own */
+    int ns;
+    const tool_env_section_t *sections = tool_env_sections(&ns);
+    for (int k = 0; k < ns; k++) {
+        int nv;
+        const halox_env_var_t *vars = sections[k].table(&nv);
+        for (int i = 0; i < nv; i++) {
+            if (env_report_only(vars[i].name))
+                continue;
+            /* empty counts as unset, as every reader of these variables takes it */
+            const char *v = getenv(vars[i].name);
+            const int set = v && *v;
+            add(K_ENV, vars[i].name, set ? xprintf("=%s", v) : xstrdup("(unset)"),
+                set ? xprintf("%s=%s", vars[i].name, v) : xprintf("%s unset", vars[i].name));
+        }
     }
     entry_t *sorted = xalloc(sizeof *sorted * (size_t)g_rec.n);
     memcpy(sorted, g_rec.e, sizeof *sorted * (size_t)g_rec.n);

@@ -9,6 +9,7 @@
 #include "halox/comm.h"
 #include "halox/env.h"
 #include "halox/features.h"
+#include "tool_env.h"
 
 /* How the build was compiled, one line for banners and --version: "RelWithDebInfo (C: -O2 -g
  * -DNDEBUG)", with the CUDA flags in a CUDA build and a warning when the C code is not
@@ -37,23 +38,53 @@ static inline void tool_print_version(const char *tool)
         printf(" %s", *t);
 }
 
-/* Every environment variable halox reads (the library's table), in columns as wide as their
- * longest entry, so that long names keep the table aligned. */
+/* One table of environment variables under its title in --help-env. */
+typedef struct tool_env_section {
+    const char *title;
+    const halox_env_var_t *(*table)(int *count_p);
+} tool_env_section_t;
+
+/* Every table of environment variables the tools know, in --help-env's order: what --help-env
+ * prints, what the ranks of a job agree on (tool_agree.c) and what benchmark records keep
+ * (bench/record.c) all come from this list. */
+static inline const tool_env_section_t *tool_env_sections(int *count_p)
+{
+    static const tool_env_section_t sections[] = {
+        {"the library's (libhalox)", halox_env_table},
+        /* ENGINE SECTION: the engine's table (libhalox_md) goes here, between the library's and
+         * the tools' */
+        {"the tools' (halox-md, halox-check, halox-bench, halox-hostprof)", tool_env_table},
+    };
+    *count_p = (int)(sizeof sections / sizeof sections[0]);
+    return sections;
+}
+
+/* Every environment variable halox reads, table by table under their titles, in columns as wide
+ * as their longest entry in any table, so that long names keep the columns aligned. */
 static inline void tool_print_env(void)
 {
-    int n;
-    const halox_env_var_t *v = halox_env_table(&n);
+    int ns;
+    const tool_env_section_t *s = tool_env_sections(&ns);
     int w[3] = {(int)strlen("variable"), (int)strlen("type"), (int)strlen("default")};
-    for (int i = 0; i < n; i++) {
-        const char *col[3] = {v[i].name, v[i].type, v[i].default_value};
-        for (int c = 0; c < 3; c++)
-            if ((int)strlen(col[c]) > w[c])
-                w[c] = (int)strlen(col[c]);
+    for (int k = 0; k < ns; k++) {
+        int n;
+        const halox_env_var_t *v = s[k].table(&n);
+        for (int i = 0; i < n; i++) {
+            const char *col[3] = {v[i].name, v[i].type, v[i].default_value};
+            for (int c = 0; c < 3; c++)
+                if ((int)strlen(col[c]) > w[c])
+                    w[c] = (int)strlen(col[c]);
+        }
     }
     printf("%-*s  %-*s  %-*s  %s\n", w[0], "variable", w[1], "type", w[2], "default", "meaning");
-    for (int i = 0; i < n; i++)
-        printf("%-*s  %-*s  %-*s  %s\n", w[0], v[i].name, w[1], v[i].type, w[2], v[i].default_value,
-               v[i].description);
+    for (int k = 0; k < ns; k++) {
+        int n;
+        const halox_env_var_t *v = s[k].table(&n);
+        printf("%s%s:\n", k ? "\n" : "", s[k].title);
+        for (int i = 0; i < n; i++)
+            printf("%-*s  %-*s  %-*s  %s\n", w[0], v[i].name, w[1], v[i].type, w[2],
+                   v[i].default_value, v[i].description);
+    }
 }
 
 /* The options every tool answers and then exits 0: --help (-h), --version, --help-env. 1 after

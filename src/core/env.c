@@ -20,26 +20,10 @@
       "bound on every wait for a peer (signals, messages, barriers), from 0.001 to 1e6; a wait "   \
       "that expires stops the run with an error naming rank, pulse, peer and step; any other "     \
       "value is refused")                                                                          \
-    X("HALOX_LOG_LEVEL", "integer", "1",                                                           \
-      "halox-md's verbosity: 0 errors only, 1 normal (2 and 3: as 1 for now); --quiet drops only " \
-      "the thermo table and the progress line")                                                    \
-    X("HALOX_COMMIT", "string", "(git)",                                                           \
-      "halox-bench: the commit recorded in every result (default: git rev-parse of the sources)")  \
-    X("HALOX_BENCH_SPOIL_REFERENCE", "0/1", "0",                                                   \
-      "halox-bench test hook: 1 spoils the reference, so a run must report WRONG (tests only)")    \
-    X("HALOX_HOSTPROF", "file", "stderr",                                                          \
-      "halox-hostprof (tools/hostprof, a preloaded diagnostic): its report's file, %r the MPI "    \
-      "rank, %p the process id")                                                                   \
-    X("HALOX_HOSTPROF_SKIP", "integer", "0",                                                       \
-      "halox-hostprof: the first occurrences of each range left out of the report (set-up)")       \
     X("HALOX_CPU_AFFINITY", "gpu/off", "off",                                                      \
       "gpu: each rank of a GPU transport runs on the cores local to its GPU (sysfs "               \
       "local_cpulist, within the launcher's binding), shared among the ranks of that GPU; "        \
       "threads it starts later (NVSHMEM's proxy) inherit it; halox-md reports the binding")        \
-    X("HALOX_AUTOTUNE_CACHE", "file", "~/.cache/halox-autotune.tsv",                               \
-      "halox-md --autotune: the choices measured so far (size bucket, grid, ranks per node, "      \
-      "GPUs, "                                                                                     \
-      "engine, --graph -> transport); delete a line to measure again")                             \
     X("HALOX_MD_INNER_BUFFER", "length", "5 % of the cut-off",                                     \
       "GPU engine: buffer of the inner pair lists pruned on the GPU from the outer ones (cut-off " \
       "+ skin); 0 turns pruning off; values not below --skin do too")                              \
