@@ -105,12 +105,6 @@
       "rank reaches its peers by stores: 1 by copies the host waits for and agrees on, 2 by "      \
       "kernels that order them with signals between the GPUs (no host wait or agreement; up to "   \
       "32 ranks, else 1); 0 stages them through pinned memory and the host's MPI")                 \
-    X("HALOX_NVSHMEM_BIND_SYNC", "0/1", "(1; 0 for stream-ordered callers)",                       \
-      "NVSHMEM transports: 1 ends every bind with a wait for its uploads (the device plan, the "   \
-      "pulse table); 0 leaves them ordered on the exchange stream before the next exchange "       \
-      "(one host wait fewer per rebuild; kernels that read an nvshmem-inline view must then be "   \
-      "ordered behind halox_comm_stream()); unset, callers that declared so "                      \
-      "(halox_comm_set_stream_ordered, the GPU engine) get 0, others 1")                           \
     X("NVSHMEM_SYMMETRIC_SIZE", "bytes", "1G (NVSHMEM's)",                                         \
       "NVSHMEM's symmetric heap per PE: must hold x, f, force buffers and staging of the largest " \
       "rank (bind reports the bytes needed and fails naming them when it is too small)")
