@@ -41,15 +41,10 @@ endfunction()
 
 # every GPU transport's exchanges against the serial reference, bit for bit (test_gpu_exchange)
 halox_emu_gpu_test(test_exchange_emu test_gpu_exchange.c 1 2 4)
-# and with binds that leave their uploads on the stream (HALOX_NVSHMEM_BIND_SYNC=0: the order of
+# and with endpoints whose caller declared its kernels ordered behind the stream
+# (halox_comm_set_stream_ordered), whose binds leave their uploads on the stream (the order of
 # the calls, not the stream's, which the emulation cannot show)
 halox_mpiexec(_cmd 2 $<TARGET_FILE:test_exchange_emu>)
-add_test(NAME test_exchange_emu_np2_bind_nosync COMMAND ${_cmd} --quick)
-set_tests_properties(test_exchange_emu_np2_bind_nosync PROPERTIES LABELS emu TIMEOUT 900
-                     SKIP_RETURN_CODE 77 PROCESSORS 2 ENVIRONMENT HALOX_NVSHMEM_BIND_SYNC=0)
-halox_mpi_leaks_off(test_exchange_emu_np2_bind_nosync)
-# and with endpoints whose caller declared its kernels ordered behind the stream
-# (halox_comm_set_stream_ordered: the same binds, by the caller's promise instead of the variable)
 add_test(NAME test_exchange_emu_np2_stream_ordered COMMAND ${_cmd} --quick --stream-ordered)
 set_tests_properties(test_exchange_emu_np2_stream_ordered PROPERTIES LABELS emu TIMEOUT 900
                      SKIP_RETURN_CODE 77 PROCESSORS 2)

@@ -126,6 +126,10 @@ halox_ranks_test(ranks_md_read_same 2 0 "^Summary$" 1
 halox_ranks_test(ranks_md_env 2 2 "^halox-md: rank 1 has HALOX_TIMEOUT_S=30 but rank 0 HALOX_TIMEOUT_S unset: every rank must get the same halox environment" 1
                  env -u HALOX_TIMEOUT_S $<TARGET_FILE:halox-md> ${_md}
                  --rank1 HALOX_TIMEOUT_S=30 $<TARGET_FILE:halox-md> ${_md})
+# and the tools' own (tools/tool_env.h): HALOX_AUTOTUNE_CACHE for rank 1 only
+halox_ranks_test(ranks_md_env_tools 2 2 "^halox-md: rank 1 has HALOX_AUTOTUNE_CACHE=/nonexistent/cache.tsv but rank 0 HALOX_AUTOTUNE_CACHE unset: every rank must get the same halox environment" 1
+                 env -u HALOX_AUTOTUNE_CACHE $<TARGET_FILE:halox-md> ${_md}
+                 --rank1 HALOX_AUTOTUNE_CACHE=/nonexistent/cache.tsv $<TARGET_FILE:halox-md> ${_md})
 # halox-check and halox-bench
 set(_chk --grid 2x1x1 --atoms 2000 --box 8 --transport mpi)
 halox_ranks_test(ranks_check_cutoff 2 2 "^halox-check: rank 1 was given --cutoff 2.0 but rank 0 no --cutoff:" 1

@@ -121,6 +121,24 @@ if(TARGET halox-md)
     add_test(NAME env_docs COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/env_docs.py
                                    $<TARGET_FILE:halox-md> ${PROJECT_SOURCE_DIR})
     set_tests_properties(env_docs PROPERTIES LABELS "unit" TIMEOUT 60)
+    # the tables against the sources: at most 12 library variables, every row documented, every
+    # read by name from the table its reader may read (tests/env_tables.py)
+    set(_env_tables ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/env_tables.py
+                    $<TARGET_FILE:halox-md> ${PROJECT_SOURCE_DIR})
+    add_test(NAME env_tables COMMAND ${_env_tables})
+    set_tests_properties(env_tables PROPERTIES LABELS "unit" TIMEOUT 60)
+    # the test itself: planted reads of an undeclared variable, of the library's through the
+    # tools' reader, of the tools' around their reader, of the tools' by the library's reader
+    set(_planted tests/data/env_tables/reads.c)
+    add_test(NAME env_tables_catches
+             COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --rc 1
+                     --grep "^error: ${_planted}:3: HALOX_NOT_DECLARED read by getenv, .* no table"
+                     --grep "^error: ${_planted}:4: HALOX_TIMEOUT_S read by tool_env_string"
+                     --grep "^error: ${_planted}:5: HALOX_COMMIT read by getenv, .*the tools'"
+                     --grep "^error: ${_planted}:6: HALOX_LOG_LEVEL read by halox__env_\\*"
+                     --count 4 "^error: .* read by "
+                     -- ${_env_tables} --plant tools ${PROJECT_SOURCE_DIR}/${_planted})
+    set_tests_properties(env_tables_catches PROPERTIES LABELS "unit" TIMEOUT 60)
     # --help states each preset's values and the defaults as runs take them: a check of the
     # text against whole preset runs, which the other md tests run sanitized already
     if(NOT HALOX_SANITIZE)

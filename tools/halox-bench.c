@@ -37,7 +37,7 @@ int main(int argc, char **argv)
         return BENCH_USAGE;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "help") || tool_info_option(cmd, bench_usage, version, halox_md_env_table)) {
+    if (!strcmp(cmd, "help") || tool_info_option(cmd, bench_usage, version)) {
         if (!strcmp(cmd, "help"))
             bench_usage(stdout);
         return 0;

@@ -35,6 +35,7 @@
 #include "md_report.h"
 #include "tool_agree.h"
 #include "tool_common.h"
+#include "tool_env.h"
 #include "tool_launch.h"
 
 /* Set by the signal handler, read by the engine's stop hook on another thread: a lock-free
@@ -210,8 +211,8 @@ static int read_env(opts_t *o)
     const char *env = getenv("HALOX_CPU_AFFINITY");
     if (env && *env && strcmp(env, "gpu") && strcmp(env, "off") && strcmp(env, "0"))
         return bad("HALOX_CPU_AFFINITY='%s': use gpu (cores near the rank's GPU) or off", env);
-    env = getenv("HALOX_LOG_LEVEL");
-    if (env && *env) {
+    env = tool_env_string("HALOX_LOG_LEVEL");
+    if (env) {
         char *end;
         long level = strtol(env, &end, 10);
         if (end == env || *end || level < 0 || level > 3)
@@ -224,7 +225,7 @@ static int read_env(opts_t *o)
 /* A tool option; 1 when it ends the parse with exit 0 (help, version), -2 after an error. */
 static int apply_tool_option(opts_t *o, const char *a, const char *v)
 {
-    if (tool_info_option(a, usage, version, halox_md_env_table))
+    if (tool_info_option(a, usage, version))
         return 1;
     if (!strcmp(a, "--autotune")) {
         o->autotune = o->autotune ? o->autotune : 50;

@@ -15,6 +15,7 @@
 #include "halox/topology.h"
 #include "halox/transport.h"
 #include "md_autotune.h"
+#include "tool_env.h"
 #include "tool_launch.h"
 
 enum { KEY_LEN = 256, NAME_LEN = 64, ROUNDS = 3 };
@@ -30,8 +31,8 @@ static const char *static_name(const char *name)
 
 static void cache_path(char *path, size_t len)
 {
-    const char *p = getenv("HALOX_AUTOTUNE_CACHE");
-    if (p && *p) {
+    const char *p = tool_env_string("HALOX_AUTOTUNE_CACHE");
+    if (p) {
         snprintf(path, len, "%s", p);
         return;
     }

@@ -19,7 +19,6 @@
 #endif
 
 #include "halox/env.h"
-#include "halox/md_options.h"
 #include "tool_common.h"
 
 /* Kinds of entries, in the order they are compared (the first difference is the one named). */
@@ -235,10 +234,12 @@ static char *serialise(size_t *len_p, uint64_t *sum_p)
         xprintf("%s %s, %s, mpi %d cuda %d nvshmem %d", g_rec.tool, HALOX_VERSION_STRING,
                 tool_build_line(), HALOX_FEATURE_MPI, HALOX_FEATURE_CUDA, HALOX_FEATURE_NVSHMEM);
     add(K_PROGRAM, "program", program, xstrdup(program));
-    /* the library's variables and the engine's */
-    for (int t = 0; t < 2; t++) {
+    /* every table of --help-env: the library's, the engine's and the tools' own */
+    int ns;
+    const tool_env_section_t *sections = tool_env_sections(&ns);
+    for (int k = 0; k < ns; k++) {
         int nv;
-        const halox_env_var_t *vars = t ? halox_md_env_table(&nv) : halox_env_table(&nv);
+        const halox_env_var_t *vars = sections[k].table(&nv);
         for (int i = 0; i < nv; i++) {
             if (env_report_only(vars[i].name))
                 continue;

@@ -11,8 +11,10 @@
 #include "halox/endpoint.h"
 #include "halox/env.h"
 #include "halox/features.h"
+#include "halox/md_options.h"
 #include "halox/topology.h"
 #include "halox/transport.h"
+#include "tool_env.h"
 
 /* How the build was compiled, one line for banners and --version: "RelWithDebInfo (C: -O2 -g
  * -DNDEBUG)", with the CUDA flags in a CUDA build and a warning when the C code is not
@@ -41,49 +43,64 @@ static inline void tool_print_version(const char *tool)
         printf(" %s", *t);
 }
 
-/* One table of environment variables (name, type, default, meaning) in columns w. */
-static inline void tool_print_env_rows(const halox_env_var_t *v, int n, const int w[3])
+/* One table of environment variables under its title in --help-env. */
+typedef struct tool_env_section {
+    const char *title;
+    const halox_env_var_t *(*table)(int *count_p);
+} tool_env_section_t;
+
+/* Every table of environment variables the tools know, in --help-env's order: what --help-env
+ * prints, what the ranks of a job agree on (tool_agree.c) and what benchmark records keep
+ * (bench/record.c) all come from this list. */
+static inline const tool_env_section_t *tool_env_sections(int *count_p)
 {
-    for (int i = 0; i < n; i++)
-        printf("%-*s  %-*s  %-*s  %s\n", w[0], v[i].name, w[1], v[i].type, w[2], v[i].default_value,
-               v[i].description);
+    static const tool_env_section_t sections[] = {
+        {"the library's (libhalox)", halox_env_table},
+        {"the engine's (libhalox_md)", halox_md_env_table},
+        {"the tools' (halox-md, halox-check, halox-bench, halox-hostprof)", tool_env_table},
+    };
+    *count_p = (int)(sizeof sections / sizeof sections[0]);
+    return sections;
 }
 
-/* Every environment variable the tool reads: the library's table, then, for a tool that runs
- * the engine, the engine's (engine_table: halox_md_env_table, else NULL) under a line of its
- * own, in columns as wide as their longest entry, so that long names keep the table aligned. */
-static inline void tool_print_env(const halox_env_var_t *(*engine_table)(int *))
+/* Every environment variable halox reads, table by table under their titles, in columns as wide
+ * as their longest entry in any table, so that long names keep the columns aligned. */
+static inline void tool_print_env(void)
 {
-    int n[2] = {0, 0};
-    const halox_env_var_t *v[2] = {halox_env_table(&n[0]),
-                                   engine_table ? engine_table(&n[1]) : NULL};
+    int ns;
+    const tool_env_section_t *s = tool_env_sections(&ns);
     int w[3] = {(int)strlen("variable"), (int)strlen("type"), (int)strlen("default")};
-    for (int t = 0; t < 2; t++)
-        for (int i = 0; i < n[t]; i++) {
-            const char *col[3] = {v[t][i].name, v[t][i].type, v[t][i].default_value};
+    for (int k = 0; k < ns; k++) {
+        int n;
+        const halox_env_var_t *v = s[k].table(&n);
+        for (int i = 0; i < n; i++) {
+            const char *col[3] = {v[i].name, v[i].type, v[i].default_value};
             for (int c = 0; c < 3; c++)
                 if ((int)strlen(col[c]) > w[c])
                     w[c] = (int)strlen(col[c]);
         }
+    }
     printf("%-*s  %-*s  %-*s  %s\n", w[0], "variable", w[1], "type", w[2], "default", "meaning");
-    tool_print_env_rows(v[0], n[0], w);
-    if (n[1] > 0) {
-        printf("\nthe engine's (libhalox_md):\n");
-        tool_print_env_rows(v[1], n[1], w);
+    for (int k = 0; k < ns; k++) {
+        int n;
+        const halox_env_var_t *v = s[k].table(&n);
+        printf("%s%s:\n", k ? "\n" : "", s[k].title);
+        for (int i = 0; i < n; i++)
+            printf("%-*s  %-*s  %-*s  %s\n", w[0], v[i].name, w[1], v[i].type, w[2],
+                   v[i].default_value, v[i].description);
     }
 }
 
-/* The options every tool answers and then exits 0: --help (-h), --version, --help-env (with the
- * engine's table when engine_table is not NULL). 1 after printing, 0 for any other argument. */
-static inline int tool_info_option(const char *a, void (*usage)(FILE *), void (*version)(void),
-                                   const halox_env_var_t *(*engine_table)(int *))
+/* The options every tool answers and then exits 0: --help (-h), --version, --help-env. 1 after
+ * printing, 0 for any other argument. */
+static inline int tool_info_option(const char *a, void (*usage)(FILE *), void (*version)(void))
 {
     if (!strcmp(a, "--help") || !strcmp(a, "-h"))
         usage(stdout);
     else if (!strcmp(a, "--version"))
         version();
     else if (!strcmp(a, "--help-env"))
-        tool_print_env(engine_table);
+        tool_print_env();
     else
         return 0;
     return 1;

@@ -1,4 +1,5 @@
-/* Every environment variable halox reads, in one table (tools print it with --help-env). */
+/* The environment variables libhalox reads, in one table: each a tuning knob or a diagnostic, with
+ * its type, default and meaning (the tools print it with --help-env). */
 #ifndef HALOX_ENV_H
 #define HALOX_ENV_H
 
@@ -6,14 +7,17 @@
 extern "C" {
 #endif
 
+/** One environment variable: every field a non-empty static string. */
 typedef struct halox_env_var {
-    const char *name;
-    const char *type; /**< "string", "seconds", "integer", ... */
-    const char *default_value;
-    const char *description;
+    const char *name;          /**< "HALOX_TIMEOUT_S" */
+    const char *type;          /**< "string", "seconds", "integer", "0/1", ... */
+    const char *default_value; /**< the value taken when it is unset or empty */
+    const char *description;   /**< what it does and when to change it; the library's rows
+                                    begin with "tuning:" or "diagnostic:" */
 } halox_env_var_t;
 
-/** The table; *count_p gets its length. */
+/** The library's table; *count_p gets its length. Not collective, thread-safe: the rows are
+ *  static and owned by the library. */
 const halox_env_var_t *halox_env_table(int *count_p);
 
 #ifdef __cplusplus

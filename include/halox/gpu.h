@@ -30,8 +30,7 @@ void *halox_comm_stream(const halox_comm_t *comm);
  *  halox_comm_stream() or behind an event recorded on it after the bind; 0 (the default) makes
  *  no such promise. An ordered caller's binds may return with their uploads still enqueued
  *  (the NVSHMEM transports: one host wait fewer per bind; a failed upload then fails the next
- *  call instead of the bind); HALOX_NVSHMEM_BIND_SYNC, when set, decides instead. Per rank, no
- *  agreement (local); CPU transports ignore it. */
+ *  call instead of the bind). Per rank, no agreement (local); CPU transports ignore it. */
 halox_status_t halox_comm_set_stream_ordered(halox_comm_t *comm, int ordered);
 
 /** GPU transports: device memory for the arrays later bound as x and f (and halox_device_atoms_t

@@ -118,8 +118,8 @@ typedef struct halox_inline_view {
 /** The view of the bound plan (a host copy; its pointers are device memory). HALOX_ERR_UNAVAILABLE
  *  with the reason when the transport or the plan has none (see above); local, not collective.
  *  The bind fills the device side on halox_comm_stream() and may return before that completes
- *  (HALOX_NVSHMEM_BIND_SYNC=0): order the kernels that take the view behind that stream (enqueue
- *  them on it, or wait on an event recorded on it after the bind). */
+ *  (a caller that declared halox_comm_set_stream_ordered): order the kernels that take the view
+ *  behind that stream (enqueue them on it, or wait on an event recorded on it after the bind). */
 halox_status_t halox_comm_inline_view(halox_comm_t *comm, halox_inline_view_t *view);
 
 /** Enqueue on `stream` (a cudaStream_t; NULL the legacy default stream) one kernel of one thread

@@ -1,4 +1,6 @@
-/* The environment table: one X-macro list, so docs, --help-env and reads cannot drift. */
+/* The library's environment table: one X-macro list, so docs, --help-env and reads cannot drift.
+ * Each row is a tuning knob or a diagnostic of libhalox; the engine and the tools keep their own
+ * settings in tables of their own. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -9,73 +11,56 @@
 
 #define HALOX_ENV_LIST(X)                                                                          \
     X("HALOX_TRANSPORT", "string", "auto",                                                         \
-      "transport of halox-md and halox-check when --transport is not given: a transport of the "   \
-      "build, or auto, the automatic choice (threads in one process, mpi under an MPI launcher, "  \
-      "the GPU engine's own choice)")                                                              \
+      "tuning: the transport when --transport is not given (halox-md, halox-check): one of "       \
+      "the build's, or auto (threads in one process, mpi under an MPI launcher, the GPU "          \
+      "engine's own choice); set it to run every command of a job on one transport")               \
     X("HALOX_DEVICE", "string", "auto",                                                            \
-      "halox-md engine when --device is not given: gpu, cpu, or auto (the GPU engine when a "      \
-      "GPU is visible, --transport and HALOX_TRANSPORT are unset or auto, the precision is float " \
-      "and the run has one rank or is started by mpirun with one process per rank)")               \
+      "tuning: halox-md's engine when --device is not given: gpu, cpu, or auto (the GPU "          \
+      "engine when a GPU is visible, the transport is unset or auto, the precision float and "     \
+      "one process per rank); set cpu to run the CPU engine, the oracle, on a GPU machine")        \
     X("HALOX_TIMEOUT_S", "seconds", "60",                                                          \
-      "bound on every wait for a peer (signals, messages, barriers), from 0.001 to 1e6; a wait "   \
-      "that expires stops the run with an error naming rank, pulse, peer and step; any other "     \
-      "value is refused")                                                                          \
-    X("HALOX_LOG_LEVEL", "integer", "1",                                                           \
-      "halox-md's verbosity: 0 errors only, 1 normal (2 and 3: as 1 for now); --quiet drops only " \
-      "the thermo table and the progress line")                                                    \
-    X("HALOX_COMMIT", "string", "(git)",                                                           \
-      "halox-bench: the commit recorded in every result (default: git rev-parse of the sources)")  \
-    X("HALOX_BENCH_SPOIL_REFERENCE", "0/1", "0",                                                   \
-      "halox-bench test hook: 1 spoils the reference, so a run must report WRONG (tests only)")    \
-    X("HALOX_HOSTPROF", "file", "stderr",                                                          \
-      "halox-hostprof (tools/hostprof, a preloaded diagnostic): its report's file, %r the MPI "    \
-      "rank, %p the process id")                                                                   \
-    X("HALOX_HOSTPROF_SKIP", "integer", "0",                                                       \
-      "halox-hostprof: the first occurrences of each range left out of the report (set-up)")       \
+      "tuning: bound on every wait for a peer (signals, messages, barriers), 0.001 to 1e6, "       \
+      "other values refused; an expired wait fails naming rank, pulse, peer and step; raise "      \
+      "it under a debugger or a slow start, lower it to see a hang sooner")                        \
     X("HALOX_CPU_AFFINITY", "gpu/off", "off",                                                      \
-      "gpu: each rank of a GPU transport runs on the cores local to its GPU (sysfs "               \
-      "local_cpulist, within the launcher's binding), shared among the ranks of that GPU; "        \
-      "threads it starts later (NVSHMEM's proxy) inherit it; halox-md reports the binding")        \
-    X("HALOX_AUTOTUNE_CACHE", "file", "~/.cache/halox-autotune.tsv",                               \
-      "halox-md --autotune: the choices measured so far (size bucket, grid, ranks per node, "      \
-      "GPUs, "                                                                                     \
-      "engine, --graph -> transport); delete a line to measure again")                             \
+      "tuning: gpu runs each rank of a GPU transport on the cores local to its GPU (sysfs "        \
+      "local_cpulist, within the launcher's binding), shared by that GPU's ranks and "             \
+      "inherited by NVSHMEM's proxy thread; set it where the launcher does not bind ranks "        \
+      "near their GPUs")                                                                           \
     X("HALOX_HYBRID_UNREACHABLE", "pairs", "(none)",                                               \
-      "pairs of ranks to treat as unable to reach each other's memory by loads and stores: "       \
-      "'all', 'node:N' (blocks of N consecutive ranks, as nodes) or 'A-B,C-D' (pairs, not "        \
-      "ranges); hybrid sends them through MPI and the host, threads through a mailbox copy")       \
+      "diagnostic: pairs of ranks taken as unable to reach each other's memory by loads and "      \
+      "stores: 'all', 'node:N' (blocks of N consecutive ranks as nodes) or 'A-B,C-D' (pairs, "     \
+      "not ranges); hybrid sends them through MPI, threads through a mailbox copy; set it to "     \
+      "run the paths between nodes on one node")                                                   \
     X("HALOX_NVSHMEM_PUT", "0/1", "0",                                                             \
-      "NVSHMEM transports: 1 never stores into peers' memory, every pulse is a put-with-signal "   \
-      "(the InfiniBand/RDMA path of peers without load/store access), also within one node")       \
+      "diagnostic: 1 makes the NVSHMEM transports never store into peers' memory: every pulse "    \
+      "is a put-with-signal (the RDMA path of peers without load/store access); set it to "        \
+      "test or time that path on one node")                                                        \
     X("HALOX_NVSHMEM_TMA", "0/1", "0",                                                             \
-      "nvshmem-pulse/fused: 1 gathers coordinates in shared memory and writes them to NVLink "     \
-      "peers with bulk asynchronous copies (TMA, sm_90) instead of thread stores (halox-md "       \
-      "--tma)")                                                                                    \
+      "diagnostic: 1 makes nvshmem-pulse/fused write coordinates to NVLink peers with bulk "       \
+      "asynchronous copies from shared memory (TMA, sm_90) instead of thread stores (halox-md "    \
+      "--tma); slower where measured (docs/NVSHMEM.md): set it only to compare")                   \
     X("HALOX_NVSHMEM_BLOCKS", "integer", "(from the halo size)",                                   \
-      "nvshmem-pulse/fused: thread blocks per pulse (tuning; at most 2 blocks per SM shared "      \
-      "among the pulses and the ranks of a GPU, so that every spinning block is resident)")        \
+      "tuning: thread blocks per pulse of nvshmem-pulse/fused (default about 512 elements per "    \
+      "block; at most 2 per SM shared by the pulses and the ranks of a GPU, so every spinning "    \
+      "block is resident); set it to measure another grid")                                        \
     X("HALOX_NVSHMEM_SIGNAL_ONLY", "0/1/2", "0",                                                   \
-      "NVSHMEM transports: 1 exchanges the signals of every pulse but no atoms (the benchmarks' "  \
-      "floor; coordinates and forces are then wrong); 2 launches halox's exchange kernels empty, " \
-      "neither atoms nor signals (the launch floor; nvshmem-pulse, -fused, -inline)")              \
+      "diagnostic, results wrong: 1 exchanges every pulse's signals but no atoms (the "            \
+      "benchmarks' floor); 2 launches halox's exchange kernels empty (the launch floor; "          \
+      "nvshmem-pulse, -fused, -inline); set it only to measure those floors")                      \
     X("HALOX_NVSHMEM_HEADROOM", "factor", "1.25",                                                  \
-      "NVSHMEM transports: symmetric buffers are sized to the largest rank's need times this, "    \
-      "so migration rarely forces a collective regrowth")                                          \
+      "tuning: the NVSHMEM transports' symmetric buffers hold the largest rank's need times "      \
+      "this, 1 to 16, so migration rarely forces a collective regrowth; raise it when binds "      \
+      "regrow them often, lower it when symmetric memory is short")                                \
     X("HALOX_NVSHMEM_DIRECT_MESSAGES", "0/1/2", "2",                                               \
-      "NVSHMEM transports (not hybrid): the device rebuild's messages (the plan build's set-up "   \
-      "messages, the migrating atoms) go into the receivers' symmetric mailboxes when every "      \
-      "rank reaches its peers by stores: 1 by copies the host waits for and agrees on, 2 by "      \
-      "kernels that order them with signals between the GPUs (no host wait or agreement; up to "   \
-      "32 ranks, else 1); 0 stages them through pinned memory and the host's MPI")                 \
-    X("HALOX_NVSHMEM_BIND_SYNC", "0/1", "(1; 0 for stream-ordered callers)",                       \
-      "NVSHMEM transports: 1 ends every bind with a wait for its uploads (the device plan, the "   \
-      "pulse table); 0 leaves them ordered on the exchange stream before the next exchange "       \
-      "(one host wait fewer per rebuild; kernels that read an nvshmem-inline view must then be "   \
-      "ordered behind halox_comm_stream()); unset, callers that declared so "                      \
-      "(halox_comm_set_stream_ordered, the GPU engine) get 0, others 1")                           \
+      "diagnostic: how the NVSHMEM transports (not hybrid) send the device rebuild's messages "    \
+      "when every rank reaches its peers by stores: 2 by kernels ordered with signals between "    \
+      "the GPUs (no host wait; up to 32 ranks, else 1), 1 by copies the host waits for and "       \
+      "agrees on, 0 through pinned memory and MPI; 0 and 1 are the comparisons")                   \
     X("NVSHMEM_SYMMETRIC_SIZE", "bytes", "1G (NVSHMEM's)",                                         \
-      "NVSHMEM's symmetric heap per PE: must hold x, f, force buffers and staging of the largest " \
-      "rank (bind reports the bytes needed and fails naming them when it is too small)")
+      "tuning, NVSHMEM's own: the symmetric heap per PE, which must hold x, f, the force "         \
+      "buffers and staging of the largest rank; raise it when a bind fails naming the bytes "      \
+      "it needs")
 
 static const halox_env_var_t halox__env_vars[] = {
 #define HALOX__ENV_ROW(name, type, def, desc) {name, type, def, desc},

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "tool_env.h"
 
 #ifndef HALOX_BENCH_SOURCE_DIR
 #define HALOX_BENCH_SOURCE_DIR ""
@@ -29,8 +30,8 @@ static void trim(char *s)
 /* HALOX_COMMIT, else git in the source tree now, else the commit the build was configured at */
 static void find_commit(void)
 {
-    const char *env = getenv("HALOX_COMMIT");
-    if (env && *env) {
+    const char *env = tool_env_string("HALOX_COMMIT");
+    if (env) {
         snprintf(g_commit, sizeof g_commit, "%s", env);
         return;
     }

@@ -11,7 +11,7 @@
 #include "halox/env.h"
 #include "halox/features.h"
 #include "halox/file.h"
-#include "halox/md_options.h"
+#include "tool_common.h"
 
 void rec_init(bench_record_t *r) { r->n = 0; }
 
@@ -82,32 +82,44 @@ void rec_grid(bench_record_t *r, const halox_grid_t *g)
         snprintf(f->value, sizeof f->value, "[%d,%d,%d]", g->n[0], g->n[1], g->n[2]);
 }
 
+/* buf += " NAME=value" when NAME is set, not empty and not one left out (the commit, recorded
+ * elsewhere, and the system cache, which changes no timing); 0 once buf is full (whole
+ * variables only). */
+static int env_append(char *buf, size_t cap, size_t *len_p, const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v || !strcmp(name, "HALOX_COMMIT") || !strcmp(name, "HALOX_SYSTEM_CACHE"))
+        return 1;
+    int w = snprintf(buf + *len_p, cap - *len_p, "%s%s=%s", *len_p ? " " : "", name, v);
+    if (w < 0 || (size_t)w >= cap - *len_p) {
+        buf[*len_p] = '\0';
+        return 0;
+    }
+    *len_p += (size_t)w;
+    return 1;
+}
+
 /* The variables of the environment that change what runs ("NAME=value ..."; "" when none):
- * halox's (the library's table and the engine's, but the commit and the system cache, recorded
- * elsewhere or changing no timing), then the MPS client's share of the GPU and priority (ranks
- * sharing a GPU). Two records of one command line differ by these or by nothing. */
+ * halox's (every table of --help-env, in its order), then the MPS client's share of the GPU and
+ * priority (ranks sharing a GPU). Two records of one command line differ by these or by
+ * nothing. */
 static const char *bench_meta_env(void)
 {
     static const char *const extra[] = {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
                                         "CUDA_MPS_CLIENT_PRIORITY"};
     static char buf[1024];
-    int n = 0, m = 0;
-    const halox_env_var_t *t = halox_env_table(&n), *e = halox_md_env_table(&m);
-    const int ne = (int)(sizeof extra / sizeof extra[0]);
     size_t len = 0;
+    int room = 1, ns;
     buf[0] = '\0';
-    for (int k = 0; k < n + m + ne; k++) {
-        const char *name = k < n ? t[k].name : k < n + m ? e[k - n].name : extra[k - n - m];
-        const char *v = getenv(name);
-        if (!v || !*v || !strcmp(name, "HALOX_COMMIT") || !strcmp(name, "HALOX_SYSTEM_CACHE"))
-            continue;
-        int w = snprintf(buf + len, sizeof buf - len, "%s%s=%s", len ? " " : "", name, v);
-        if (w < 0 || (size_t)w >= sizeof buf - len) {
-            buf[len] = '\0'; /* what fits: whole variables only */
-            break;
-        }
-        len += (size_t)w;
+    const tool_env_section_t *sections = tool_env_sections(&ns);
+    for (int k = 0; k < ns && room; k++) {
+        int nv;
+        const halox_env_var_t *t = sections[k].table(&nv);
+        for (int i = 0; i < nv && room; i++)
+            room = env_append(buf, sizeof buf, &len, t[i].name);
     }
+    for (int k = 0; k < (int)(sizeof extra / sizeof extra[0]) && room; k++)
+        room = env_append(buf, sizeof buf, &len, extra[k]);
     return buf;
 }
 

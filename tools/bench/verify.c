@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "tool_env.h"
 
 static void *dup_bytes(const void *src, size_t bytes)
 {
@@ -49,7 +50,7 @@ int bench_expect_make(const halox_plan_t *plans, int nranks, halox_real_t real, 
     halox_reference_forces(plans, nranks, real, stride, e->f_out);
     /* test hook: a spoilt reference stands for a wrong exchange, so the tests can prove that a
      * wrong result fails the benchmark */
-    const char *spoil = getenv("HALOX_BENCH_SPOIL_REFERENCE");
+    const char *spoil = tool_env_string("HALOX_BENCH_SPOIL_REFERENCE");
     if (spoil && !strcmp(spoil, "1"))
         ((unsigned char *)e->f_out[0])[0] ^= 0x10;
     return 0;

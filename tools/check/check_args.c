@@ -146,7 +146,7 @@ int chk_parse_args(int argc, char **argv, chk_opts_t *o)
         }                                                                                          \
         i++;                                                                                       \
     } while (0)
-        if (tool_info_option(a, usage, version, NULL))
+        if (tool_info_option(a, usage, version))
             return 1;
         if (!strcmp(a, "--verbose")) {
             o->verbose = 1;

@@ -25,6 +25,8 @@
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include "tool_env.h"
+
 /* ---- the functions timed ---------------------------------------------------------------- */
 
 #define HP_FUNCS(X)                                                                                \
@@ -173,7 +175,7 @@ static int NVTX_API hp_nvtx_pop(void) { return hp_pop(); }
 /* called by every copy of NVTX's loader in the process (each shared object has its own) */
 int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 {
-    const char *skip = getenv("HALOX_HOSTPROF_SKIP");
+    const char *skip = tool_env_string("HALOX_HOSTPROF_SKIP");
     hp_skip = skip && atol(skip) > 0 ? atol(skip) : 0;
     const NvtxExportTableCallbacks *cb = get ? get(NVTX_ETID_CALLBACKS) : NULL;
     NvtxFunctionTable t = NULL;
@@ -286,8 +288,8 @@ HP_WRAP(int, nanosleep, (const struct timespec *a, struct timespec *b), (a, b))
 
 static FILE *hp_open_report(void)
 {
-    const char *pat = getenv("HALOX_HOSTPROF");
-    if (!pat || !*pat || !strcmp(pat, "-"))
+    const char *pat = tool_env_string("HALOX_HOSTPROF");
+    if (!pat || !strcmp(pat, "-"))
         return stderr;
     const char *rank = getenv("OMPI_COMM_WORLD_RANK");
     if (!rank)

@@ -185,8 +185,6 @@ halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t 
         st = halox__env_int("HALOX_NVSHMEM_BLOCKS", 0, 1 << 16, 0, &m->blocks_wanted);
     if (st == HALOX_OK)
         st = halox__env_int("HALOX_NVSHMEM_DIRECT_MESSAGES", 0, 2, 2, &m->msg_direct);
-    if (st == HALOX_OK)
-        st = halox__env_flag_or("HALOX_NVSHMEM_BIND_SYNC", -1, &m->bind_sync); /* -1: unset */
     m->msg_verdict = -1; /* agreed at the first message (gpu_nvshmem_msg.c) */
     m->use_put = put;
     m->g.no_atoms = signal_only;

@@ -40,8 +40,6 @@ typedef struct halox__shm {
     int use_tma;       /* HALOX_NVSHMEM_TMA */
     double headroom;   /* HALOX_NVSHMEM_HEADROOM */
     int blocks_wanted; /* HALOX_NVSHMEM_BLOCKS (0: from the halo size) */
-    int bind_sync;     /* HALOX_NVSHMEM_BIND_SYNC: the bind's end waits for its uploads (-1:
-                          unset: unless the caller is stream-ordered) */
     int bind_agreed;   /* the bind's begin failed in its gather: every rank knows (no end
                           agreement) */
     int *pe_of;        /* comm rank -> PE */

@@ -313,12 +313,10 @@ halox_status_t halox__shm_bind_end(halox_comm_t *comm, halox_status_t st)
     halox__gpu_t *g = &m->g;
     /* The signals' reset was done before the gather (halox__gpu_bind's wait). What was enqueued
      * since (the device plan, the pulse table, nvshmem-inline's view) only this rank's kernels
-     * read, ordered behind it on the stream, and no peer writes it: HALOX_NVSHMEM_BIND_SYNC=0
-     * leaves it there (a failed upload then fails the next call instead of this bind);
-     * 1 waits for it here; unset, a caller that declared its kernels ordered behind the stream
-     * (halox_comm_set_stream_ordered) gets 0, any other 1. */
-    const int sync = m->bind_sync >= 0 ? m->bind_sync : !comm->stream_ordered;
-    if (st == HALOX_OK && sync) {
+     * read, ordered behind it on the stream, and no peer writes it: for a caller that declared
+     * its kernels ordered behind the stream (halox_comm_set_stream_ordered) it stays there (a
+     * failed upload then fails the next call instead of this bind); any other waits for it. */
+    if (st == HALOX_OK && !comm->stream_ordered) {
         const double t = halox__now();
         cudaError_t e = cudaStreamSynchronize(g->stream);
         halox__gpu_waited(comm, t);
