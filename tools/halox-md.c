@@ -21,12 +21,8 @@
 #include <mpi.h>
 #endif
 
-#include "halox/collectives.h"
-#include "halox/endpoint.h"
-#include "halox/env.h"
 #include "halox/features.h"
-#include "halox/topology.h"
-#include "halox/transport.h"
+#include "halox/halox.h"
 #ifdef HALOX_HAVE_MPI
 #include "md_autotune.h"
 #endif
