@@ -155,7 +155,7 @@ halox_status_t halox__gpu_store_open(halox_comm_t *comm, const char *what, void 
 halox_status_t halox__gpu_scratch(halox_comm_t *comm, halox__gpu_t *g, void **p, size_t *cap,
                                   size_t bytes, int pinned, const char *what);
 /* halox__gpu_scratch in device memory, zeroed on the endpoint's stream when it is new (a
- * compaction's tile words and ticket start at zero: src/kernels/compact.cuh). */
+ * compaction's tile words and ticket start at zero: include/halox/device/compact.cuh). */
 halox_status_t halox__gpu_scratch_zeroed(halox_comm_t *comm, halox__gpu_t *g, void **p, size_t *cap,
                                          size_t bytes, const char *what);
 

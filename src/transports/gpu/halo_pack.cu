@@ -8,7 +8,7 @@
  * are bit-identical to the CPU reference. */
 #include <cuda_runtime.h>
 
-#include "kernels/launch.cuh"
+#include "halox/device/launch.cuh"
 #include <stdint.h>
 
 #include "transports/gpu/halo_kernels.h"
@@ -82,16 +82,16 @@ static cudaError_t halox__pack(halox_real_t real, int stride, void *dst, const v
     const unsigned b = halox__blocks(total);
     const int setup = meta.id_out != NULL;
     if (real == HALOX_FLOAT && setup)
-        HALOX__LAUNCH((halox__pack_coords_kernel<float, 1>), b, HALOX__KERNEL_THREADS, stream)
+        HALOX_LAUNCH((halox__pack_coords_kernel<float, 1>), b, HALOX__KERNEL_THREADS, stream)
         ((float *)dst, (const float *)x, index, total, stride, dim, add, (float)shift, meta);
     else if (real == HALOX_FLOAT)
-        HALOX__LAUNCH((halox__pack_coords_kernel<float, 0>), b, HALOX__KERNEL_THREADS, stream)
+        HALOX_LAUNCH((halox__pack_coords_kernel<float, 0>), b, HALOX__KERNEL_THREADS, stream)
         ((float *)dst, (const float *)x, index, total, stride, dim, add, (float)shift, meta);
     else if (real == HALOX_DOUBLE && setup)
-        HALOX__LAUNCH((halox__pack_coords_kernel<double, 1>), b, HALOX__KERNEL_THREADS, stream)
+        HALOX_LAUNCH((halox__pack_coords_kernel<double, 1>), b, HALOX__KERNEL_THREADS, stream)
         ((double *)dst, (const double *)x, index, total, stride, dim, add, shift, meta);
     else if (real == HALOX_DOUBLE)
-        HALOX__LAUNCH((halox__pack_coords_kernel<double, 0>), b, HALOX__KERNEL_THREADS, stream)
+        HALOX_LAUNCH((halox__pack_coords_kernel<double, 0>), b, HALOX__KERNEL_THREADS, stream)
         ((double *)dst, (const double *)x, index, total, stride, dim, add, shift, meta);
     else
         return cudaErrorInvalidValue;
@@ -129,11 +129,11 @@ extern "C" cudaError_t halox_kernel_add_forces(halox_real_t real, int stride, vo
         return cudaErrorInvalidValue;
     const int64_t total = (int64_t)n * 3;
     if (real == HALOX_FLOAT)
-        HALOX__LAUNCH(halox__add_forces_kernel<float>, halox__blocks(total), HALOX__KERNEL_THREADS,
+        HALOX_LAUNCH(halox__add_forces_kernel<float>, halox__blocks(total), HALOX__KERNEL_THREADS,
                       stream)
         ((float *)f, index, total, stride, (const float *)src);
     else if (real == HALOX_DOUBLE)
-        HALOX__LAUNCH(halox__add_forces_kernel<double>, halox__blocks(total), HALOX__KERNEL_THREADS,
+        HALOX_LAUNCH(halox__add_forces_kernel<double>, halox__blocks(total), HALOX__KERNEL_THREADS,
                       stream)
         ((double *)f, index, total, stride, (const double *)src);
     else

@@ -1,12 +1,12 @@
 /* The migration's kernels (migrate_kernels.h). */
 #include <cuda_runtime.h>
 
-#include "kernels/launch.cuh"
+#include "halox/device/launch.cuh"
 #include <math.h>
 #include <stdint.h>
 
-#include "kernels/compact.cuh"
-#include "kernels/copy3.cuh"
+#include "halox/device/compact.cuh"
+#include "halox/device/copy3.cuh"
 #include "transports/gpu/migrate_kernels.h"
 
 #define HALOX__MIG_THREADS 256
@@ -88,7 +88,7 @@ template <typename T> struct halox__mig_leave {
     __device__ unsigned bit(int) const { return 0; }
 };
 
-extern "C" size_t halox_kernel_mig_scratch(int n) { return halox__cmp_scratch(n); }
+extern "C" size_t halox_kernel_mig_scratch(int n) { return halox_cmp_scratch(n); }
 
 extern "C" cudaError_t halox_kernel_mig_leavers(halox_real_t real, int stride, void *x, int n,
                                                 const halox_mig_geometry_t *geo, int *first_bad,
@@ -97,10 +97,10 @@ extern "C" cudaError_t halox_kernel_mig_leavers(halox_real_t real, int stride, v
 {
     if (real == HALOX_FLOAT) {
         const halox__mig_leave<float> f = {(float *)x, stride, *geo, first_bad, owner};
-        return halox__compact(f, 0, n, leave, count, NULL, scratch, stream);
+        return halox_compact(f, 0, n, leave, count, NULL, scratch, stream);
     }
     const halox__mig_leave<double> f = {(double *)x, stride, *geo, first_bad, owner};
-    return halox__compact(f, 0, n, leave, count, NULL, scratch, stream);
+    return halox_compact(f, 0, n, leave, count, NULL, scratch, stream);
 }
 
 __device__ static void halox__mig_bytes(unsigned char *dst, const unsigned char *src, size_t n)
@@ -158,7 +158,7 @@ extern "C" cudaError_t halox_kernel_mig_split(const void *x, const int32_t *id, 
 {
     if (n <= 0)
         return cudaSuccess;
-    HALOX__LAUNCH(halox__mig_split_kernel, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
+    HALOX_LAUNCH(halox__mig_split_kernel, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
     ((const unsigned char *)x, (const unsigned char *)id, (const unsigned char *)extra, xb, eb, n,
      leave, nl, slot, rec, (unsigned char *)buf, (unsigned char *)x_out, (unsigned char *)id_out,
      (unsigned char *)extra_out);
@@ -168,7 +168,7 @@ extern "C" cudaError_t halox_kernel_mig_split(const void *x, const int32_t *id, 
 extern "C" cudaError_t halox_kernel_copy3(void *const dst[3], const void *const src[3],
                                           const size_t bytes[3], cudaStream_t stream)
 {
-    return halox__copy3(dst, src, bytes, stream);
+    return halox_copy3(dst, src, bytes, stream);
 }
 
 __global__ void halox__mig_unpack_kernel(const unsigned char *__restrict__ buf, size_t rec, int n,
@@ -191,7 +191,7 @@ extern "C" cudaError_t halox_kernel_mig_unpack(const void *buf, size_t rec, int 
 {
     if (n <= 0)
         return cudaSuccess;
-    HALOX__LAUNCH(halox__mig_unpack_kernel, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
+    HALOX_LAUNCH(halox__mig_unpack_kernel, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
     ((const unsigned char *)buf, rec, n, xb, eb, (unsigned char *)x, (unsigned char *)id,
      (unsigned char *)extra);
     return cudaPeekAtLastError();

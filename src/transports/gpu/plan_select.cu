@@ -2,11 +2,11 @@
  * so the maps come out in the host planner's order. */
 #include <cuda_runtime.h>
 
-#include "kernels/launch.cuh"
+#include "halox/device/launch.cuh"
 #include <stdint.h>
 
-#include "kernels/compact.cuh"
-#include "kernels/copy3.cuh"
+#include "halox/device/compact.cuh"
+#include "halox/device/copy3.cuh"
 #include "transports/gpu/plan_select.h"
 
 #define HALOX__SEL_THREADS 256
@@ -56,14 +56,14 @@ struct halox__sel_flag {
     }
 };
 
-extern "C" size_t halox_kernel_plan_select_scratch(int n) { return halox__cmp_scratch(n); }
+extern "C" size_t halox_kernel_plan_select_scratch(int n) { return halox_cmp_scratch(n); }
 
 extern "C" cudaError_t halox_kernel_plan_select(const halox_plan_select_args_t *a, int *out,
                                                 int *count, unsigned *mask, int *scratch,
                                                 cudaStream_t stream)
 {
     halox__sel_flag f = {*a};
-    return halox__compact(f, a->begin, a->end, out, count, mask, scratch, stream);
+    return halox_compact(f, a->begin, a->end, out, count, mask, scratch, stream);
 }
 
 template <typename T>
@@ -90,10 +90,10 @@ extern "C" cudaError_t halox_kernel_plan_check_home(halox_real_t real, int strid
     if (n <= 0)
         return cudaSuccess;
     if (real == HALOX_FLOAT)
-        HALOX__LAUNCH(halox__check_home_kernel<float>, halox__grid(n), HALOX__SEL_THREADS, stream)
+        HALOX_LAUNCH(halox__check_home_kernel<float>, halox__grid(n), HALOX__SEL_THREADS, stream)
         ((const float *)x, n, stride, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], first_bad, zone);
     else
-        HALOX__LAUNCH(halox__check_home_kernel<double>, halox__grid(n), HALOX__SEL_THREADS, stream)
+        HALOX_LAUNCH(halox__check_home_kernel<double>, halox__grid(n), HALOX__SEL_THREADS, stream)
         ((const double *)x, n, stride, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], first_bad, zone);
     return cudaPeekAtLastError();
 }
@@ -109,8 +109,8 @@ __global__ void halox__place_kernel(const unsigned char *__restrict__ msg, int n
     const size_t t0 = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     const size_t step = (size_t)gridDim.x * blockDim.x;
     const size_t cb = es * (size_t)n, ib = sizeof(int32_t) * (size_t)n;
-    halox__copy_region(x, msg, cb, words);
-    halox__copy_region(id, msg + cb, ib, words);
+    halox_copy_region(x, msg, cb, words);
+    halox_copy_region(id, msg + cb, ib, words);
     for (size_t i = t0; i < (size_t)n; i += step)
         zone[i] = (uint8_t)(msg[cb + ib + i] | bit);
 }
@@ -124,7 +124,7 @@ extern "C" cudaError_t halox_kernel_plan_place(const void *msg, int n, size_t es
     const int words = es % 4 == 0 && (uintptr_t)msg % 4 == 0 && (uintptr_t)x % 4 == 0 &&
                       (uintptr_t)id % 4 == 0;
     const size_t units = words ? es / 4 * (size_t)n : es * (size_t)n;
-    HALOX__LAUNCH(halox__place_kernel, halox__grid(units < 0x7fffffff ? (int)units : 0x7fffffff),
+    HALOX_LAUNCH(halox__place_kernel, halox__grid(units < 0x7fffffff ? (int)units : 0x7fffffff),
                   HALOX__SEL_THREADS, stream)
     ((const unsigned char *)msg, n, es, bit, words, (unsigned char *)x, (unsigned char *)id, zone);
     return cudaPeekAtLastError();

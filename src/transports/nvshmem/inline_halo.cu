@@ -18,7 +18,7 @@
 
 #include "core/error.h"
 #include "halox/inline_device.cuh"
-#include "kernels/launch.cuh"
+#include "halox/device/launch.cuh"
 #include "kernels/scan.h"
 #include "transports/nvshmem/inline_halo.h"
 #include "transports/nvshmem/shm_move.cuh"
@@ -44,8 +44,8 @@ static __device__ int inl_wait(const halox__shm_launch_t *L, int dir, int k, int
 
 template <typename T> __global__ void inl_pack_kernel(halox__shm_launch_t L, int k)
 {
-    halox__chained_wait();    /* launched chained (launch.cuh) */
-    halox__chained_trigger(); /* no wait here */
+    halox_chained_wait();    /* launched chained (launch.cuh) */
+    halox_chained_trigger(); /* no wait here */
     if (L.signal_only > 1)    /* the launch floor: the launch alone */
         return;
     const halox__shm_row_t *R = &L.rows[k];
@@ -63,7 +63,7 @@ template <typename T> __global__ void inl_pack_kernel(halox__shm_launch_t L, int
 __global__ void inl_await_kernel(halox__shm_launch_t L, int dir, uint32_t pulses, int bump)
 {
     if (L.signal_only > 1) {
-        halox__chained_wait();
+        halox_chained_wait();
         return;
     }
     const unsigned long long e = *(volatile unsigned long long *)&L.state->epoch[dir] + 1;
@@ -74,15 +74,15 @@ __global__ void inl_await_kernel(halox__shm_launch_t L, int dir, uint32_t pulses
         const halox__shm_row_t *R = &L.rows[k];
         ok = inl_wait(&L, dir, k, dir ? R->send_pe : R->recv_pe, e);
     }
-    halox__chained_wait();
+    halox_chained_wait();
     if (ok && bump)
         *(volatile unsigned long long *)&L.state->epoch[dir] = e;
 }
 
 template <typename T> __global__ void inl_send_kernel(halox__shm_launch_t L, int k)
 {
-    halox__chained_wait();
-    halox__chained_trigger(); /* no wait here */
+    halox_chained_wait();
+    halox_chained_trigger(); /* no wait here */
     if (L.signal_only > 1)
         return;
     const halox__shm_row_t *R = &L.rows[k];
@@ -97,7 +97,7 @@ template <typename T> __global__ void inl_send_kernel(halox__shm_launch_t L, int
 template <typename T> __global__ void inl_take_kernel(halox__shm_launch_t L, int k, int bump)
 {
     if (L.signal_only > 1) {
-        halox__chained_wait();
+        halox_chained_wait();
         return;
     }
     const halox__shm_row_t *R = &L.rows[k];
@@ -108,7 +108,7 @@ template <typename T> __global__ void inl_take_kernel(halox__shm_launch_t L, int
      * before it, then touches f */
     if (threadIdx.x == 0)
         ok = inl_wait(&L, 1, k, R->send_pe, e);
-    halox__chained_wait();
+    halox_chained_wait();
     if (threadIdx.x == 0) {
         /* the launch's last block past its wait completes the exchange (ok or not: a failed wait
          * is reported by the host); the epoch is read by later launches only, after this one
@@ -121,7 +121,7 @@ template <typename T> __global__ void inl_take_kernel(halox__shm_launch_t L, int
         }
     }
     __syncthreads();
-    halox__chained_trigger(); /* past the wait */
+    halox_chained_trigger(); /* past the wait */
     const int n = ok && !L.signal_only ? R->send_count : 0;
     shm_accumulate<T>((T *)L.f, (const T *)R->fb_mine, R->map, n, L.stride,
                       blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x);
@@ -129,7 +129,7 @@ template <typename T> __global__ void inl_take_kernel(halox__shm_launch_t L, int
 
 __global__ void inl_view_wait_kernel(halox_inline_view_t v, int dir)
 {
-    halox__chained_wait();
+    halox_chained_wait();
     unsigned long long e = 0;
     if (halox_inline_wait(&v, dir, &e))
         halox_inline_complete(&v, dir, e);
@@ -137,7 +137,7 @@ __global__ void inl_view_wait_kernel(halox_inline_view_t v, int dir)
 
 __global__ void inl_view_signal_kernel(halox_inline_view_t v, int dir)
 {
-    halox__chained_wait();
+    halox_chained_wait();
     __threadfence_system(); /* no halox_inline_last_block here: the earlier kernels' stores */
     halox_inline_signal(&v, dir);
 }
@@ -147,16 +147,16 @@ extern "C" cudaError_t halox__inl_pack(const halox__shm_launch_t *l, int k, int 
 {
     const int b = l->signal_only || blocks < 1 ? 1 : blocks;
     if (l->real_double)
-        HALOX__LAUNCH_CHAINED((inl_pack_kernel<double>), b, INL_THREADS, stream)(*l, k);
+        HALOX_LAUNCH_CHAINED((inl_pack_kernel<double>), b, INL_THREADS, stream)(*l, k);
     else
-        HALOX__LAUNCH_CHAINED((inl_pack_kernel<float>), b, INL_THREADS, stream)(*l, k);
+        HALOX_LAUNCH_CHAINED((inl_pack_kernel<float>), b, INL_THREADS, stream)(*l, k);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t halox__inl_await(const halox__shm_launch_t *l, int dir, uint32_t pulses,
                                         int bump, cudaStream_t stream)
 {
-    HALOX__LAUNCH_CHAINED(inl_await_kernel, 1, 1, stream)(*l, dir, pulses, bump);
+    HALOX_LAUNCH_CHAINED(inl_await_kernel, 1, 1, stream)(*l, dir, pulses, bump);
     return cudaGetLastError();
 }
 
@@ -165,9 +165,9 @@ extern "C" cudaError_t halox__inl_send(const halox__shm_launch_t *l, int k, int 
 {
     const int b = l->signal_only || blocks < 1 ? 1 : blocks;
     if (l->real_double)
-        HALOX__LAUNCH_CHAINED((inl_send_kernel<double>), b, INL_THREADS, stream)(*l, k);
+        HALOX_LAUNCH_CHAINED((inl_send_kernel<double>), b, INL_THREADS, stream)(*l, k);
     else
-        HALOX__LAUNCH_CHAINED((inl_send_kernel<float>), b, INL_THREADS, stream)(*l, k);
+        HALOX_LAUNCH_CHAINED((inl_send_kernel<float>), b, INL_THREADS, stream)(*l, k);
     return cudaGetLastError();
 }
 
@@ -176,9 +176,9 @@ extern "C" cudaError_t halox__inl_take(const halox__shm_launch_t *l, int k, int 
 {
     const int b = blocks < 1 ? 1 : blocks;
     if (l->real_double)
-        HALOX__LAUNCH_CHAINED((inl_take_kernel<double>), b, INL_THREADS, stream)(*l, k, bump);
+        HALOX_LAUNCH_CHAINED((inl_take_kernel<double>), b, INL_THREADS, stream)(*l, k, bump);
     else
-        HALOX__LAUNCH_CHAINED((inl_take_kernel<float>), b, INL_THREADS, stream)(*l, k, bump);
+        HALOX_LAUNCH_CHAINED((inl_take_kernel<float>), b, INL_THREADS, stream)(*l, k, bump);
     return cudaGetLastError();
 }
 
@@ -192,7 +192,7 @@ static halox_status_t inl_view_launch(void (*kernel)(halox_inline_view_t, int),
     if (!v || (dir != 0 && dir != 1))
         return halox__error(HALOX_ERR_INVALID_ARG, "%s: %s", who,
                             v ? "give direction 0 (coordinates) or 1 (forces)" : "no view given");
-    HALOX__LAUNCH_CHAINED(kernel, 1, 1, (cudaStream_t)stream)(*v, dir);
+    HALOX_LAUNCH_CHAINED(kernel, 1, 1, (cudaStream_t)stream)(*v, dir);
     const cudaError_t e = cudaPeekAtLastError();
     if (e == cudaSuccess)
         return HALOX_OK;
@@ -292,7 +292,7 @@ extern "C" cudaError_t halox__inl_sends(int n_home, int n_pulses, const int *con
     M.first[M.n_pulses] = blocks;
     cudaError_t e = cudaMemsetAsync(count, 0, sizeof(int) * 2 * (size_t)(n_home + 1), stream);
     if (e == cudaSuccess && blocks > 0) {
-        HALOX__LAUNCH(inl_count_kernel, blocks, INL_THREADS, stream)(M, n_home, count, mask);
+        HALOX_LAUNCH(inl_count_kernel, blocks, INL_THREADS, stream)(M, n_home, count, mask);
         e = cudaGetLastError();
     }
     /* start = exclusive scan (start[n_home] = every send) */
@@ -300,7 +300,7 @@ extern "C" cudaError_t halox__inl_sends(int n_home, int n_pulses, const int *con
         e = n_home > 0 ? halox__kernel_scan(count, n_home, start, cursor, scan, stream)
                        : cudaMemsetAsync(start, 0, sizeof(int), stream);
     if (e == cudaSuccess && blocks > 0) {
-        HALOX__LAUNCH(inl_place_kernel, blocks, INL_THREADS, stream)(M, n_home, start, mask, send);
+        HALOX_LAUNCH(inl_place_kernel, blocks, INL_THREADS, stream)(M, n_home, start, mask, send);
         e = cudaGetLastError();
     }
     return e;

@@ -33,7 +33,7 @@
 #include <nvshmemx.h>
 #include <stdint.h>
 
-#include "kernels/launch.cuh"
+#include "halox/device/launch.cuh"
 #include "transports/nvshmem/nvshmem_halo.h"
 #include "transports/nvshmem/shm_move.cuh"
 #include "transports/nvshmem/shm_sync.cuh"
@@ -150,7 +150,7 @@ static __device__ void shm_pack_tma(T *dst, const T *x, const int *map, int lo, 
 template <typename T>
 __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_coords_kernel(halox__shm_launch_t L)
 {
-    halox__chained_wait(); /* launched chained: the kernels before it are done */
+    halox_chained_wait(); /* launched chained: the kernels before it are done */
     if (L.signal_only > 1) /* the launch floor: the launch alone */
         return;
     const int r = blockIdx.x / L.blocks_per_row, b = blockIdx.x % L.blocks_per_row;
@@ -213,13 +213,13 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_coords_kernel(halox
     __syncthreads();
     if (!ok)
         return;
-    halox__chained_trigger(); /* past this block's last wait (launch.cuh) */
+    halox_chained_trigger(); /* past this block's last wait (launch.cuh) */
 }
 
 template <typename T>
 __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_forces_kernel(halox__shm_launch_t L)
 {
-    halox__chained_wait();
+    halox_chained_wait();
     if (L.signal_only > 1)
         return;
     const int r = blockIdx.x / L.blocks_per_row, b = blockIdx.x % L.blocks_per_row;
@@ -274,7 +274,7 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_forces_kernel(halox
         return;
     const int ns = L.signal_only ? 0 : R->send_count;
     shm_accumulate<T>((T *)L.f, (const T *)R->fb_mine, R->map, ns, L.stride, t0, nthreads);
-    halox__chained_trigger(); /* past this block's last wait */
+    halox_chained_trigger(); /* past this block's last wait */
     /* accumulated: GPU-scope release for pulse k-1's rows, which wait on it (no row waits on
      * pulse 0's) */
     if (k > 0) {
@@ -311,9 +311,9 @@ extern "C" cudaError_t halox__shm_coords(const halox__shm_launch_t *l, cudaStrea
         return cudaSuccess;
     const unsigned grid = halox__shm_grid(l);
     if (l->real_double)
-        HALOX__LAUNCH_CHAINED((halox__shm_coords_kernel<double>), grid, SHM_THREADS, stream)(*l);
+        HALOX_LAUNCH_CHAINED((halox__shm_coords_kernel<double>), grid, SHM_THREADS, stream)(*l);
     else
-        HALOX__LAUNCH_CHAINED((halox__shm_coords_kernel<float>), grid, SHM_THREADS, stream)(*l);
+        HALOX_LAUNCH_CHAINED((halox__shm_coords_kernel<float>), grid, SHM_THREADS, stream)(*l);
     return cudaGetLastError();
 }
 
@@ -323,22 +323,22 @@ extern "C" cudaError_t halox__shm_forces(const halox__shm_launch_t *l, cudaStrea
         return cudaSuccess;
     const unsigned grid = halox__shm_grid(l);
     if (l->real_double)
-        HALOX__LAUNCH_CHAINED((halox__shm_forces_kernel<double>), grid, SHM_THREADS, stream)(*l);
+        HALOX_LAUNCH_CHAINED((halox__shm_forces_kernel<double>), grid, SHM_THREADS, stream)(*l);
     else
-        HALOX__LAUNCH_CHAINED((halox__shm_forces_kernel<float>), grid, SHM_THREADS, stream)(*l);
+        HALOX_LAUNCH_CHAINED((halox__shm_forces_kernel<float>), grid, SHM_THREADS, stream)(*l);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t halox__shm_wait(const halox__shm_launch_t *l, int dir, int slot, int peer,
                                        cudaStream_t stream)
 {
-    HALOX__LAUNCH(halox__shm_wait_kernel, 1, 1, stream)(*l, dir, slot, peer);
+    HALOX_LAUNCH(halox__shm_wait_kernel, 1, 1, stream)(*l, dir, slot, peer);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t halox__shm_bump(halox__shm_state_t *state, int dir, cudaStream_t stream)
 {
-    HALOX__LAUNCH(halox__shm_bump_kernel, 1, 1, stream)(state, dir);
+    HALOX_LAUNCH(halox__shm_bump_kernel, 1, 1, stream)(state, dir);
     return cudaGetLastError();
 }
 

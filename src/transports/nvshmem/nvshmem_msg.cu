@@ -8,7 +8,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "kernels/launch.cuh"
+#include "halox/device/launch.cuh"
 #include "transports/nvshmem/nvshmem_halo.h"
 #include "transports/nvshmem/shm_sync.cuh"
 
@@ -75,13 +75,13 @@ __global__ void halox__shm_msg_recv_kernel(halox__shm_msg_launch_t M)
 extern "C" cudaError_t halox__shm_msg_send(const halox__shm_msg_launch_t *l, int blocks,
                                            cudaStream_t stream)
 {
-    HALOX__LAUNCH(halox__shm_msg_send_kernel, blocks, 256, stream)(*l);
+    HALOX_LAUNCH(halox__shm_msg_send_kernel, blocks, 256, stream)(*l);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t halox__shm_msg_recv(const halox__shm_msg_launch_t *l, int blocks,
                                            cudaStream_t stream)
 {
-    HALOX__LAUNCH(halox__shm_msg_recv_kernel, blocks, 256, stream)(*l);
+    HALOX_LAUNCH(halox__shm_msg_recv_kernel, blocks, 256, stream)(*l);
     return cudaGetLastError();
 }

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/launch.cuh"
+#include "halox/device/launch.cuh"
 #include "transports/nvshmem/nvshmem_halo.h"
 #include "transports/nvshmem/shm_sync.cuh"
 
@@ -206,7 +206,7 @@ extern "C" cudaError_t halox__shm_copy_to_peer(void *dst, const void *src, size_
         return cudaSuccess;
     size_t blocks = (bytes / 16 + 255) / 256;
     blocks = blocks < 1 ? 1 : blocks > 1024 ? 1024 : blocks;
-    HALOX__LAUNCH(halox__shm_copy_kernel, blocks, 256, stream)
+    HALOX_LAUNCH(halox__shm_copy_kernel, blocks, 256, stream)
     ((char *)dst, (const char *)src, bytes);
     return cudaGetLastError();
 }
