@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/file.h"
+#include "core/files/file.h"
 #include "harness.h"
 
 static char g_dir[64];

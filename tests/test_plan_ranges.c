@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "check/checksys.h"
-#include "core/plan_build.h"
+#include "core/plan/plan_build.h"
 #include "halox/plan.h"
 #include "halox/status.h"
 #include "harness.h"

@@ -1,4 +1,4 @@
-/* A bound plan's pulses checked, and what each map waits for (src/core/pulse_deps.c), which the
+/* A bound plan's pulses checked, and what each map waits for (core/plan/pulse_deps.c), which the
  * host transports' pulse loop (src/transports/host/pulse_host.c) runs on: on the planner's plans of
  * several grids (1 to 4 pulses per dimension, self pulses in one-rank dimensions) the derived
  * home prefixes and dependency masks equal the plan's own fields and the forward masks mirror
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check/checksys.h"
-#include "core/pulse_deps.h"
+#include "core/plan/pulse_deps.h"
 #include "halox/plan.h"
 #include "harness.h"
 

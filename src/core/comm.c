@@ -8,7 +8,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/pack.h"
-#include "core/plan_build.h"
+#include "core/plan/plan_build.h"
 #include "core/transport.h"
 #include "halox/build.h"
 #include "halox/collectives.h"

@@ -17,7 +17,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "core/pulse_deps.h"
+#include "core/plan/pulse_deps.h"
 #include "core/transport.h"
 #include "halox/plan.h"
 

@@ -11,7 +11,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/pack.h"
-#include "core/pulse_deps.h"
+#include "core/plan/pulse_deps.h"
 #include "transports/gpu/halo_kernels.h"
 #include "transports/gpu/gpu.h"
 

@@ -15,7 +15,7 @@
 #include "core/error.h"
 #include "core/grow.h"
 #include "core/pack.h"
-#include "core/plan_build.h"
+#include "core/plan/plan_build.h"
 #include "transports/gpu/halo_kernels.h"
 #include "transports/gpu/plan_select.h"
 #include "transports/gpu/gpu.h"

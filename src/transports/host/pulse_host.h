@@ -12,7 +12,7 @@
 #ifndef HALOX_TRANSPORTS_PULSE_HOST_H
 #define HALOX_TRANSPORTS_PULSE_HOST_H
 
-#include "core/pulse_deps.h"
+#include "core/plan/pulse_deps.h"
 #include "core/transport.h"
 
 typedef enum { HALOX__PULSE_COORDS = 0, HALOX__PULSE_FORCES = 1 } halox__pulse_dir_t;

@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "core/pack.h"
-#include "core/plan_build.h"
+#include "core/plan/plan_build.h"
 #include "halox/plan.h"
 
 halox_status_t halox_reference_build(const halox_plan_params_t *params, halox_atoms_t *atoms,

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/pulse_deps.h"
+#include "core/plan/pulse_deps.h"
 
 /* Counts, ranks, dimensions and received ranges of every pulse. */
 static halox_status_t halox__pulse_check(const halox_plan_t *plan, const char *name)

@@ -8,7 +8,7 @@
 #include "core/device_atoms.h"
 #include "core/error.h"
 #include "core/grow.h"
-#include "core/plan_build.h"
+#include "core/plan/plan_build.h"
 #include "core/transport.h"
 #include "halox/build.h"
 #include "halox/endpoint.h"

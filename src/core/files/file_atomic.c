@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
-#include "core/file.h"
+#include "core/files/file.h"
 
 /* One replacement: the target's folder is opened once, and the temporary file ("<name>.tmp.XXXXXX",
  * created with O_EXCL | O_NOFOLLOW), the check before the rename, the rename and the clean-up all

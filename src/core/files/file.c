@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
-#include "core/file.h"
+#include "core/files/file.h"
 
 const char *halox__file_kind(mode_t mode)
 {

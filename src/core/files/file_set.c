@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
-#include "core/file.h"
+#include "core/files/file.h"
 
 /* Which file a path names: an existing file by its device and inode (whatever links or
  * spellings lead to it), a missing one by its folder's device and inode and its name. */

@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "core/grow.h"
 #include "core/pack.h"
-#include "core/plan_build.h"
+#include "core/plan/plan_build.h"
 #include "halox/plan.h"
 
 static const char halox__dim_name[3] = {'x', 'y', 'z'};
