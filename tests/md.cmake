@@ -2,7 +2,7 @@
 # values, closed forms, serial runs, statistics), restarts, migration, the command line.
 # test_md_shifts: periodic shifts in the CPU lists, few cells per shift dimension, pairs once, vs
 # brute force; test_md_checkpoint_forged: checkpoints with matching checksums and bad settings or
-# atoms, refused naming the field; test_md_equilibrate: equilibration before step 0 (issue 14),
+# atoms, refused naming the field; test_md_equilibrate: equilibration before step 0,
 # water-density's timed steps at its T, restarts do not equilibrate again
 foreach(_t lattice nve decomp shifts nvt restart checkpoint_forged migrate overlap equilibrate)
   halox_test(test_md_${_t} SOURCES test_md_${_t}.c LABELS md TIMEOUT 300)
@@ -272,7 +272,7 @@ if(TARGET halox-md)
                  --xyz b.xyz)
   halox_md_error(md_err_traj_every_alone "--traj-every needs --xyz FILE or --traj FILE"
                  --traj-every 5)
-  # --equilibrate N (issue 14): a count of steps from 0, and not with --restart (the checkpoint's
+  # --equilibrate N: a count of steps from 0, and not with --restart (the checkpoint's
   # state is past it)
   halox_md_error(md_err_equilibrate_negative
                  "--equilibrate '-5': give a number of steps from 0 \\(none\\) to 1000000000"
@@ -313,7 +313,7 @@ if(TARGET halox-md AND Python3_Interpreter_FOUND)
   set_tests_properties(md_readers PROPERTIES LABELS "md" TIMEOUT 120 SKIP_RETURN_CODE 77)
 endif()
 
-# the pair-list buffer from an energy-drift tolerance (issue 14, md/engine/verlet_buffer.h): the
+# the pair-list buffer from an energy-drift tolerance (md/engine/verlet_buffer.h): the
 # estimate and the choice, NVE drift within the bound with the chosen buffer and beyond it without
 # one, the tool's banner and JSON; bad values refused with exit 2
 if(TARGET halox-md)

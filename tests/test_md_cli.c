@@ -134,7 +134,7 @@ static void presets_and_files(void)
     CHECK(c.code == 0);
     CHECK(strstr(c.out, "ns/day (convention: 2 fs per step)") != NULL);
     CHECK(strstr(c.out, "3000 atoms") != NULL);
-    /* its equilibration before step 0 (issue 14), said and reported apart; the mean T */
+    /* its equilibration before step 0, said and reported apart; the mean T */
     CHECK(strstr(c.out, "halox-md: equilibrating: ") != NULL);
     CHECK(strstr(c.out, " steps before step 0 in ") != NULL);
     CHECK(strstr(c.out, "  temperature ") != NULL &&

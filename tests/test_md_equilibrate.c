@@ -1,4 +1,4 @@
-/* Equilibration before step 0 (halox_md_config_t.equilibrate; issue 14, item 6).
+/* Equilibration before step 0 (halox_md_config_t.equilibrate).
  *   1. The water-density preset (4000 atoms instead of 45000, 2000 in sanitizer builds, its 500
  *      steps, thermo every step)
  *      runs its timed steps at its stated temperature: their mean T is within 5 % of 1.2. Without

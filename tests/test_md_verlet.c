@@ -1,4 +1,4 @@
-/* The pair-list buffer from an energy-drift tolerance (issue 14; md/engine/verlet_buffer.h).
+/* The pair-list buffer from an energy-drift tolerance (md/engine/verlet_buffer.h).
  *
  * 1. The estimate: it falls with the buffer and grows with the rebuild interval (lammps-lj-like
  *    LJ liquid shifted and unshifted, water-density), is zero for a buffer beyond every

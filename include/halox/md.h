@@ -145,7 +145,7 @@ typedef struct halox_md_config {
                             step 0. Not counted in the run's steps, timers, halo bytes, thermo
                             records or outputs (halox_md_summary_t.equilibrate_*); a restart
                             never runs it (the checkpoint holds a state past it); 0: off */
-    /* the pair-list buffer from a drift tolerance (issue 14) */
+    /* the pair-list buffer from a drift tolerance */
     double verlet_tolerance; /**< > 0: the energy drift the pair lists may cause by missed pairs,
                                   energy per atom per unit time (reduced units), from which
                                   halox_md_config_verlet() chooses skin and rebuild_every (the

@@ -150,7 +150,7 @@ halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name)
         cfg->density = 0.8;
         cfg->temp = 1.2;
         cfg->cutoff = 5.0;
-        /* a Verlet buffer for long-lived lists (issue 14): the lists are rebuilt when an atom
+        /* a Verlet buffer for long-lived lists: the lists are rebuilt when an atom
          * has moved skin / 2 (rebuild check: exact on the CPU engine, from the displacements
          * the device publishes on the GPU engine), at the latest every 100 steps; at T 1.2 the
          * fastest of 45k atoms moves half of a 3.0 skin in about 75 steps (2.5: 55, 1.5: 25;

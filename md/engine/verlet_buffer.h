@@ -1,5 +1,5 @@
 /* The pair-list buffer (skin) and rebuild interval from a tolerance for the energy drift that
- * missed pairs cause (issue 14; the idea of GROMACS' verlet-buffer-tolerance, written here from
+ * missed pairs cause (the idea of GROMACS' verlet-buffer-tolerance, written here from
  * the physics). Internal to the md layer: pure C11, no printing.
  *
  * What is estimated. A list built at step s holds the pairs within rl = rc + b (b: the buffer,
