@@ -1,5 +1,5 @@
 /* The decision of halox-md --autotune, apart from MPI and the runs (tools/autotune_pick.c), so
- * that it is tested on its own (tests/test_autotune_pick.c). */
+ * that it is tested on its own (tests/tools/test_autotune_pick.c). */
 #ifndef HALOX_TOOLS_AUTOTUNE_PICK_H
 #define HALOX_TOOLS_AUTOTUNE_PICK_H
 

@@ -1,6 +1,6 @@
 /* Internal: the checkpoint file layout, its checksums and its checks, shared by the checkpoint
  * files (each calling only those listed before it) and with the tests that forge checkpoints
- * whose checksums match (tests/test_md_checkpoint_forged.c):
+ * whose checksums match (tests/md/test_md_checkpoint_forged.c):
  *   checkpoint_format.c   checksums, block sizes, the header
  *   checkpoint_write.c    writing, atomically (md__checkpoint_write, md_internal.h)
  *   checkpoint_check.c    the checks of the settings and atom records

@@ -1,9 +1,9 @@
 /* The host emulation's stand-in for the CUDA runtime API (tests/emu): the types and the calls the
  * GPU transports' shared parts and device stores use (src/transports/gpu/gpu_device.c,
  * plan_device.c, migrate_device.c) and the GPU engine's cluster kernels with their tests
- * (md/platforms/cuda/md_cluster_*.cu, tests/test_gpu_clusters.c), over host memory, every call complete
- * on return (one in-order "stream"), except on a stream being captured: its launches, copies and
- * sets are recorded into the graph and run at each cudaGraphLaunch. C and C++; the
+ * (md/platforms/cuda/md_cluster_*.cu, tests/gpu/test_gpu_clusters.c), over host memory, every call
+ * complete on return (one in-order "stream"), except on a stream being captured: its launches,
+ * copies and sets are recorded into the graph and run at each cudaGraphLaunch. C and C++; the
  * implementations are tests/emu/emu_runtime.cpp. */
 #ifndef HALOX_TESTS_EMU_API_H
 #define HALOX_TESTS_EMU_API_H
@@ -126,8 +126,8 @@ int halox_emu_dropped(const char *kernel);
  * wait for; here a kernel runs on the thread that launched it, so a rank spinning in a wait
  * kernel would starve a peer's message that needs this rank's progress (a pipelined send), and
  * with 4 ranks the waits can close a circle (hybrid, seen in CI). The MPI tests pass a function
- * that drives MPI's progress (tests/mpi_common.h, MPI_THREAD_SERIALIZED: the launching thread
- * is blocked meanwhile). NULL clears. */
+ * that drives MPI's progress (tests/common/mpi_common.h, MPI_THREAD_SERIALIZED: the launching
+ * thread is blocked meanwhile). NULL clears. */
 void halox_emu_set_idle(void (*fn)(void));
 
 #ifdef __cplusplus

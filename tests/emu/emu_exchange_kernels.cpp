@@ -1,6 +1,6 @@
 /* The kernels of the GPU transports' exchanges (the NVSHMEM runtime wrappers and halo kernels,
  * the packing, nvshmem-inline's and the device stores') and the test's own in-kernel exchange
- * (tests/inline_kernels.cu), compiled for the host emulation (tests/emu/halox_emu.h,
+ * (tests/gpu/inline_kernels.cu), compiled for the host emulation (tests/emu/halox_emu.h,
  * nvshmem.h): the very sources. */
 #include "inline_kernels.cu"
 #include "transports/gpu/halo_pack.cu"

@@ -1,6 +1,6 @@
 /* A host emulation of the little of CUDA that halox's kernels use (halox/device/compact.cuh,
  * plan_select.cu, migrate_kernels.cu, the cluster files md_cluster_*.cu with md_kernels.cu and
- * inline_halo.cu), so that the tests of tests/*_emu* run their very code on the CPU in CI (no GPU
+ * inline_halo.cu), so that the *_emu tests run their very code on the CPU in CI (no GPU
  * there): a launch runs the blocks one after the other, each as blockDim.x fibres on the launching
  * thread (emu_runtime.cpp; on a stream being captured it is recorded, arguments by value, and
  * runs when the graph does); a fibre runs until it reaches a barrier or a spinning wait, then the

@@ -1,4 +1,4 @@
-/* The probe of halox-hostprof's test (tests/hostprof_check.sh): known ranges and calls. Three
+/* The probe of halox-hostprof's test (tests/tools/hostprof_check.sh): known ranges and calls. Three
  * cudaEventQuery calls in "probe: outer" (on a machine without a GPU they fail at once, which is
  * still a call), a 20 ms nanosleep in "probe: inner" (nested in outer, twice), one sched_yield
  * outside every range. */

@@ -1,6 +1,6 @@
 /* The outer lists' search of a build (md_cluster_build.cu launches it), in a header of its own
  * so that the host emulation of tests/emu runs the very kernel in CI
- * (tests/test_cluster_search_emu.cpp). Needs md_cluster_internal.cuh. */
+ * (tests/gpu/test_cluster_search_emu.cpp). Needs md_cluster_internal.cuh. */
 #ifndef HALOX_MD_CUDA_CLUSTER_SEARCH_CUH
 #define HALOX_MD_CUDA_CLUSTER_SEARCH_CUH
 

@@ -41,7 +41,7 @@
 static int g_rank, g_quick;
 static int g_ordered; /* --stream-ordered: halox_comm_set_stream_ordered(comm, 1) on every endpoint */
 
-/* nvshmem-inline: `steps` more exchanges inside kernels of the caller (tests/inline_kernels.cu,
+/* nvshmem-inline: `steps` more exchanges inside kernels of the caller (tests/gpu/inline_kernels.cu,
  * the public device API), alternately waiting inside the consumers and in a kernel before them,
  * against the reference bit for bit; then one exchange with the transport's own kernels again
  * (both ways share the signals). A rank whose maps forward atoms (or a precision or stride the

@@ -12,7 +12,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(HERE, "..", "scripts", "timeline.py")
+SCRIPT = os.path.join(HERE, "..", "..", "scripts", "timeline.py")
 
 # per kind: (start, end, wait or None) in us from the rank's step start
 STEP = [("home_gather", 0, 4, None), ("halo_gather", 5, 9, 7), ("local", 5, 60, None),

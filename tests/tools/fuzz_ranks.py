@@ -13,9 +13,9 @@ A case FAILS when the job
 
     fuzz_ranks.py BUILD_TOOLS_DIR [--cases N] [--seed S] [--limit SECONDS] -- MPIEXEC... RANK_ARGS
 
-MPIEXEC... RANK_ARGS: the command that starts tests/rank_args.sh on 2 processes (the commands of
-rank 0 and, after --rank1, of rank 1 are appended). Exit 0 when every case passed, 1 otherwise,
-77 when the build has no MPI.
+MPIEXEC... RANK_ARGS: the command that starts tests/tools/rank_args.sh on 2 processes (the
+commands of rank 0 and, after --rank1, of rank 1 are appended). Exit 0 when every case passed, 1
+otherwise, 77 when the build has no MPI.
 """
 import os
 import random

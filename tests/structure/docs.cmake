@@ -1,7 +1,8 @@
 # The documentation's commands (label docs): every command block of README.md and docs/*.md runs
-# as written from this build, shortened (tests/doc_commands.py), or is marked as needing what a
-# CI machine lacks (a GPU, several nodes, the device machine, ...). Not in the sanitizer builds:
-# they would run the tools a few dozen times more under the sanitizers' cost, for no new code.
+# as written from this build, shortened (tests/structure/doc_commands.py), or is marked as needing
+# what a CI machine lacks (a GPU, several nodes, the device machine, ...). Not in the sanitizer
+# builds: they would run the tools a few dozen times more under the sanitizers' cost, for no new
+# code.
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_Interpreter_FOUND AND NOT HALOX_SANITIZE AND TARGET halox-md AND TARGET halox-check
    AND TARGET halox-bench)
@@ -9,7 +10,7 @@ if(Python3_Interpreter_FOUND AND NOT HALOX_SANITIZE AND TARGET halox-md AND TARG
   if(NOT HALOX_HAVE_MPI)
     set(_doc_args --no-mpi) # commands under mpirun are listed as skipped
   endif()
-  set(_doc_run ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/doc_commands.py
+  set(_doc_run ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/structure/doc_commands.py
                ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR} ${_doc_args})
   add_test(NAME doc_commands COMMAND ${_doc_run})
   # its mpirun commands start up to 8 processes: keep the machine's cores to itself
@@ -17,7 +18,7 @@ if(Python3_Interpreter_FOUND AND NOT HALOX_SANITIZE AND TARGET halox-md AND TARG
   # the test itself: a page with a command that is not found, a bad option, an unmarked build
   # and an unknown kind must fail, naming each by file and line
   add_test(NAME doc_commands_catches
-           COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --rc 1
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/common/expect_output.sh --rc 1
                    --grep "^ok +tests/data/doc_commands/sample.md:6: "
                    --grep "^FAILED tests/data/doc_commands/sample.md:13: halox-bench latency"
                    --grep "exit 127 \\(not found\\)"

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "../tools/autotune_pick.h"
+#include "../../tools/autotune_pick.h"
 #include "harness.h"
 
 int main(void)

@@ -296,7 +296,7 @@ def main(argv):
     if fails or problems:
         print("A documented command must run as written: fix the command (or the code), or mark "
               "its block with a line '<!-- doc-test: KIND -->' just before the fence (kinds: "
-              f"{', '.join(sorted(KINDS))}; tests/doc_commands.py says what each means)")
+              f"{', '.join(sorted(KINDS))}; tests/structure/doc_commands.py says what each means)")
         return 1
     return 0
 

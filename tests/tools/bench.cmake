@@ -1,12 +1,12 @@
 # halox-bench (label bench): each subcommand end to end on the CPU transports, its JSON checked
-# field by field (tests/bench_check.py), a spoilt reference proving that a wrong exchange
+# field by field (tests/tools/bench_check.py), a spoilt reference proving that a wrong exchange
 # fails, GPU transports skipping cleanly without a GPU, and bad input exiting 2 with a message.
 if(NOT TARGET halox-bench)
   return()
 endif()
 find_package(Python3 COMPONENTS Interpreter QUIET)
 set(_bench $<TARGET_FILE:halox-bench>)
-set(_run ${PROJECT_SOURCE_DIR}/tests/bench_run.sh)
+set(_run ${PROJECT_SOURCE_DIR}/tests/tools/bench_run.sh)
 set(_out ${CMAKE_CURRENT_BINARY_DIR}/bench-out)
 file(MAKE_DIRECTORY ${_out})
 
@@ -29,7 +29,7 @@ endfunction()
 
 # bad input: exit status 2 and a message that says what is wrong
 function(halox_bench_error name pattern)
-  add_test(NAME ${name} COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_error.sh "${pattern}"
+  add_test(NAME ${name} COMMAND ${PROJECT_SOURCE_DIR}/tests/common/expect_error.sh "${pattern}"
            ${_bench} ${ARGN})
   set_tests_properties(${name} PROPERTIES LABELS "bench" TIMEOUT 60)
 endfunction()
@@ -78,7 +78,7 @@ halox_bench_error(bench_err_seed_negative
 halox_bench_error(bench_err_scaling_missing "cannot open the scaling input '/nonexistent.json'" scaling
                   /nonexistent.json)
 halox_bench_error(bench_err_scaling_empty "no md records" scaling
-                  ${PROJECT_SOURCE_DIR}/tests/bench.cmake)
+                  ${PROJECT_SOURCE_DIR}/tests/tools/bench.cmake)
 halox_bench_error(bench_err_md_device
                   "--device cpu runs on threads or mpi|'mpi-staged' is not a transport of this build"
                   md --device cpu --transport mpi-staged)
@@ -276,6 +276,7 @@ set_tests_properties(bench_set_tables PROPERTIES LABELS bench PASS_REGULAR_EXPRE
 # the plots (scripts/bench-plot.py) of a small record set cut from the published one
 # (tests/data/bench-plot), checked on matplotlib's objects: titles, labels, legends, colours,
 # series on each other, floor, link peak, provenance, error bars; 77 (skipped) without matplotlib
-add_test(NAME bench_plot COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/bench_plot_test.py)
+add_test(NAME bench_plot
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/tools/bench_plot_test.py)
 set_tests_properties(bench_plot PROPERTIES LABELS bench SKIP_RETURN_CODE 77 TIMEOUT 120
                      ENVIRONMENT "MPLBACKEND=Agg")

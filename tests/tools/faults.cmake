@@ -1,6 +1,6 @@
 # Hostile input to the tools (label faults): every case must end at once with exit 2 and a
 # message naming the value, never hang (the TIMEOUT catches a hang), crash or exit 0.
-set(_fault_run ${PROJECT_SOURCE_DIR}/tests/expect_error.sh)
+set(_fault_run ${PROJECT_SOURCE_DIR}/tests/common/expect_error.sh)
 
 # halox_fault_test(NAME PATTERN ENV TOOL ARGS...): ENV is "" or "VAR=value;VAR2=value"
 function(halox_fault_test name pattern env tool)
@@ -69,44 +69,44 @@ halox_fault_test(fault_bench_scaling_ranks
 halox_fault_test(fault_md_graph_no_gpu "no GPU is visible.*run without --graph"
                  "CUDA_VISIBLE_DEVICES=" halox-md --graph --cells 3,3,3 --steps 2)
 
-# files changed under a writer or a reader (a target become a FIFO, a folder swapped for a link
-# before the rename, a size limit), FIFOs to read or write, the same file by several spellings
-halox_test(test_file_races SOURCES test_file_races.c CORE_ONLY LABELS faults TIMEOUT 30)
-
 # a few hundred hostile argument lists and environment values for the three tools, fixed seed
-# (tests/fuzz_tools.py): no crash, no sanitizer report, no hang, no exit 0 on a malformed value
+# (tests/tools/fuzz_tools.py): no crash, no sanitizer report, no hang, no exit 0 on a malformed
+# value
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_Interpreter_FOUND AND TARGET halox-md AND TARGET halox-check AND TARGET halox-bench)
-  add_test(NAME fuzz_tools COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/fuzz_tools.py
-                                   $<TARGET_FILE_DIR:halox-md> --cases 300 --seed 2026 --limit 10)
+  add_test(NAME fuzz_tools
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/tools/fuzz_tools.py
+                   $<TARGET_FILE_DIR:halox-md> --cases 300 --seed 2026 --limit 10)
   # the sanitizer builds run it too; leaks of a refused run are reports like any other
   set_tests_properties(fuzz_tools PROPERTIES LABELS "faults" TIMEOUT 900)
 endif()
 
-# the files of a run (tests/test_files.py): two outputs or an output and an input that are one
+# the files of a run (tests/tools/test_files.py): two outputs or an output and an input that are one
 # file refused before any output is touched, outputs in missing folders, the system cache's
 # planted links, FIFOs and forged files
 if(Python3_Interpreter_FOUND AND TARGET halox-md AND TARGET halox-bench)
   foreach(_group md_same md_input md_folder cache bench)
     add_test(NAME files_${_group}
-             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/test_files.py
+             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/tools/test_files.py
                      $<TARGET_FILE_DIR:halox-md> ${_group})
     set_tests_properties(files_${_group} PROPERTIES LABELS "faults" TIMEOUT 60)
   endforeach()
-  # the same surfaces fuzzed (tests/fuzz_files.py): outputs spelled as one file or as an input,
-  # forged cache files, FIFOs, links and folders where files are read, fixed seed
-  add_test(NAME fuzz_files COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/fuzz_files.py
-                                   $<TARGET_FILE_DIR:halox-md> --cases 120 --seed 2026 --limit 10)
+  # the same surfaces fuzzed (tests/tools/fuzz_files.py): outputs spelled as one file or as an
+  # input, forged cache files, FIFOs, links and folders where files are read, fixed seed
+  add_test(NAME fuzz_files
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/tools/fuzz_files.py
+                   $<TARGET_FILE_DIR:halox-md> --cases 120 --seed 2026 --limit 10)
   set_tests_properties(fuzz_files PROPERTIES LABELS "faults" TIMEOUT 300)
 endif()
 
-# hostile files for the readers, fixed seed (tests/fuzz_readers.py): LAMMPS dumps for --read
+# hostile files for the readers, fixed seed (tests/tools/fuzz_readers.py): LAMMPS dumps for --read
 # (truncations, byte flips, forged items and columns, long lines and values, CRLF), checkpoints
 # for --restart (re-sealed forged fields and atoms), halox-bench scaling inputs (forged numbers,
 # too many records, devices, files too large): no crash, no sanitizer report, no hang, a forged
 # field refused, what is only written differently read
 if(Python3_Interpreter_FOUND AND TARGET halox-md AND TARGET halox-bench)
-  add_test(NAME fuzz_readers COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/fuzz_readers.py
-                                     $<TARGET_FILE_DIR:halox-md> --cases 100 --seed 2026 --limit 20)
+  add_test(NAME fuzz_readers
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/tools/fuzz_readers.py
+                   $<TARGET_FILE_DIR:halox-md> --cases 100 --seed 2026 --limit 20)
   set_tests_properties(fuzz_readers PROPERTIES LABELS "faults" TIMEOUT 240)
 endif()

@@ -5,7 +5,7 @@
  * giving up on their own after the timeout), with a message naming the
  * rank, the step, the pulse and the peer; the endpoint then refuses further exchanges with
  * HALOX_ERR_STATE, and both ranks can still destroy their endpoints. nvshmem-inline also with
- * the exchange inside kernels of the caller (tests/inline_kernels.cu): rank 0's consumer kernel
+ * the exchange inside kernels of the caller (tests/gpu/inline_kernels.cu): rank 0's consumer kernel
  * gives up, and halox_comm_inline_enqueued reports it the same way.
  *
  * Exit 77 (skipped) when no GPU is visible or not run on 2 processes. */
@@ -134,7 +134,7 @@ static void test_transport(const char *name, int me)
         printf("%s: destroyed after the timeout\n", name);
 }
 
-/* nvshmem-inline inside kernels of the caller (tests/inline_kernels.cu; the plan by shifts) */
+/* nvshmem-inline inside kernels of the caller (tests/gpu/inline_kernels.cu; the plan by shifts) */
 static void test_inline_kernels(int me)
 {
     bound_t b;

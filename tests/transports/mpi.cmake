@@ -2,11 +2,11 @@
 # (halox_mpi_test: tests/CMakeLists.txt).
 if(HALOX_HAVE_MPI)
   # against the serial reference: plans, coordinates, forces, collectives, migration
-  halox_mpi_test(test_mpi_exchange SOURCES test_mpi_exchange.c NP 1 2 4 8)
+  halox_mpi_test(test_mpi_exchange SOURCES transports/test_mpi_exchange.c NP 1 2 4 8)
   # bounded waits: a peer that skips an exchange gives HALOX_ERR_TIMEOUT, not a hang
-  halox_mpi_test(test_mpi_timeout SOURCES test_mpi_timeout.c NP 2 TIMEOUT 60)
+  halox_mpi_test(test_mpi_timeout SOURCES transports/test_mpi_timeout.c NP 2 TIMEOUT 60)
   # halox_comm_build_plan_device on host arrays (the CPU transports' store) against the reference
-  halox_mpi_test(test_plan_device SOURCES test_plan_device.c NP 1 2 4 8)
+  halox_mpi_test(test_plan_device SOURCES transports/test_plan_device.c NP 1 2 4 8)
   # halox_comm_migrate_device on host arrays against halox_comm_migrate
-  halox_mpi_test(test_migrate_device SOURCES test_migrate_device.c NP 1 2 4 8)
+  halox_mpi_test(test_migrate_device SOURCES transports/test_migrate_device.c NP 1 2 4 8)
 endif()

@@ -1,6 +1,6 @@
 /* Test kernels that exchange the halo inside themselves through the public device API
  * (halox/inline_device.cuh), as a user's integration and force kernels would
- * (tests/inline_kernels.cu; used by test_gpu_exchange against the reference exchange).
+ * (tests/gpu/inline_kernels.cu; used by test_gpu_exchange against the reference exchange).
  * Float, stride 3. `wait_inside`: the consumers wait in each of their blocks (their grids kept
  * within the view's spin_blocks); 0: a one-thread kernel waits first. */
 #ifndef HALOX_TESTS_INLINE_KERNELS_H

@@ -28,7 +28,7 @@ endfunction()
 halox_check_test(check_threads_default)
 # --transport auto: the automatic choice (threads in one process), also over HALOX_TRANSPORT
 add_test(NAME check_transport_auto
-         COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --count 1 "^RESULT: PASS$"
+         COMMAND ${PROJECT_SOURCE_DIR}/tests/common/expect_output.sh --count 1 "^RESULT: PASS$"
                  --grep "grid 2x1x1, .*transport threads$" -- $<TARGET_FILE:halox-check>
                  --grid 2x1x1 --box 10 --atoms 400 --cutoff 2 --steps 2 --transport auto)
 set_tests_properties(check_transport_auto PROPERTIES LABELS "check;threads" TIMEOUT 60
@@ -56,7 +56,7 @@ if(HALOX_HAVE_MPI)
   halox_check_mpi(check_mpi_np4 4 --grid 2x2x1 --atoms 4000 --box 10 --dist clustered)
   halox_check_mpi(check_mpi_np8 8 --grid 2x2x2 --atoms 6000 --box 12 --precision double)
   halox_mpiexec(_chk2 2 $<TARGET_FILE:halox-check>)
-  add_test(NAME check_mpi_wrong_np COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_error.sh
+  add_test(NAME check_mpi_wrong_np COMMAND ${PROJECT_SOURCE_DIR}/tests/common/expect_error.sh
            "has 4 ranks but 2 MPI processes" ${_chk2} --transport mpi --grid 2x2x1)
   set_tests_properties(check_mpi_wrong_np PROPERTIES LABELS "check;mpi" TIMEOUT 120)
   # Launched by mpiexec with P processes without --transport (issue 18): one check on mpi and
@@ -89,7 +89,7 @@ endif()
 
 # bad input: exit status 2 and a message that says what is wrong
 function(halox_check_error name pattern)
-  add_test(NAME ${name} COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_error.sh "${pattern}"
+  add_test(NAME ${name} COMMAND ${PROJECT_SOURCE_DIR}/tests/common/expect_error.sh "${pattern}"
            $<TARGET_FILE:halox-check> ${ARGN})
   set_tests_properties(${name} PROPERTIES LABELS "check" TIMEOUT 60)
 endfunction()
@@ -148,7 +148,7 @@ halox_check_test(check_threads_seed_max --atoms 500 --seed 18446744073709551615)
 
 # halox-hostprof (tools/hostprof): a probe with known ranges and calls, its report checked
 if(TARGET halox-hostprof)
-  add_test(NAME hostprof COMMAND ${PROJECT_SOURCE_DIR}/tests/hostprof_check.sh
+  add_test(NAME hostprof COMMAND ${PROJECT_SOURCE_DIR}/tests/tools/hostprof_check.sh
            $<TARGET_FILE:halox-hostprof> $<TARGET_FILE:halox-hostprof-probe>)
   set_tests_properties(hostprof PROPERTIES LABELS "unit" TIMEOUT 60)
 endif()

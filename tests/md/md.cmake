@@ -5,24 +5,27 @@
 # atoms, refused naming the field; test_md_equilibrate: equilibration before step 0,
 # water-density's timed steps at its T, restarts do not equilibrate again
 foreach(_t lattice nve decomp shifts nvt restart checkpoint_forged migrate overlap equilibrate)
-  halox_test(test_md_${_t} SOURCES test_md_${_t}.c LABELS md TIMEOUT 300)
+  halox_test(test_md_${_t} SOURCES md/test_md_${_t}.c LABELS md TIMEOUT 300)
 endforeach()
+# the CPU engine with pairs declared unreachable (HALOX_HYBRID_UNREACHABLE: mailbox path) gives
+# the same trajectory bits as with direct stores everywhere
+halox_test(test_md_hybrid SOURCES md/test_md_hybrid.c LABELS threads md TIMEOUT 300)
 # boxes, coordinates and XYZ files beyond what a precision holds (a search that never ends fails)
-halox_test(test_md_ranges SOURCES test_md_ranges.c LABELS md TIMEOUT 30)
+halox_test(test_md_ranges SOURCES md/test_md_ranges.c LABELS md TIMEOUT 30)
 # files for --read (issue 18): the frame read, its velocities, LAMMPS dumps, the engine's own
 # trajectories read back bit for bit
-halox_test(test_md_read SOURCES test_md_read.c LABELS md TIMEOUT 60)
+halox_test(test_md_read SOURCES md/test_md_read.c LABELS md TIMEOUT 60)
 # the command line, end to end (runs the tool as a child process)
 if(TARGET halox-md)
-  halox_test(test_md_cli SOURCES test_md_cli.c child_run.c json_syntax.c LABELS md TIMEOUT 300
-             ARGS $<TARGET_FILE:halox-md>)
+  halox_test(test_md_cli SOURCES md/test_md_cli.c common/child_run.c common/json_syntax.c
+             LABELS md TIMEOUT 300 ARGS $<TARGET_FILE:halox-md>)
   add_dependencies(test_md_cli halox-md)
   # the CPU engine's command line, also on GPU machines (where auto would pick the GPU engine)
   set_tests_properties(test_md_cli PROPERTIES ENVIRONMENT "HALOX_DEVICE=cpu")
   # blown-up states are never written (md/engine/state_check.c): thermo rows, checkpoints (the last
   # good one kept), trajectory frames; a NaN state refused
-  halox_test(test_md_blowup SOURCES test_md_blowup.c child_run.c LABELS md faults TIMEOUT 60
-             ARGS $<TARGET_FILE:halox-md>)
+  halox_test(test_md_blowup SOURCES md/test_md_blowup.c common/child_run.c LABELS md faults
+             TIMEOUT 60 ARGS $<TARGET_FILE:halox-md>)
   add_dependencies(test_md_blowup halox-md)
   set_tests_properties(test_md_blowup PROPERTIES ENVIRONMENT "HALOX_DEVICE=cpu")
 endif()
@@ -30,8 +33,8 @@ endif()
 # The engine on the `mpi` transport (labels md and mpi): the same trajectory as 1 rank, and the
 # same bits as the threads transport on the same grid, for the grids of the issue.
 if(HALOX_HAVE_MPI)
-  add_executable(test_md_mpi test_md_mpi.c)
-  target_include_directories(test_md_mpi PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  add_executable(test_md_mpi md/test_md_mpi.c)
+  target_include_directories(test_md_mpi PRIVATE ${PROJECT_SOURCE_DIR}/tests/common)
   target_link_libraries(test_md_mpi PRIVATE halox_md MPI::MPI_C)
   foreach(_grid 2x2x2 3x2x1 4x1x1)
     string(REPLACE "x" ";" _dims ${_grid})
@@ -114,36 +117,16 @@ if(HALOX_HAVE_MPI)
   endif()
 endif()
 
-# the environment table: what the sources read is in it, what is in it is in README.md
+# halox-md end to end: --help's values, the banner, --transport auto, --quiet, the launcher's
+# variables
 if(TARGET halox-md)
   find_package(Python3 COMPONENTS Interpreter QUIET)
   if(Python3_Interpreter_FOUND)
-    add_test(NAME env_docs COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/env_docs.py
-                                   $<TARGET_FILE:halox-md> ${PROJECT_SOURCE_DIR})
-    set_tests_properties(env_docs PROPERTIES LABELS "unit" TIMEOUT 60)
-    # the tables against the sources: at most 12 library variables, every row documented, every
-    # read by name from the table its reader may read (tests/env_tables.py)
-    set(_env_tables ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/env_tables.py
-                    $<TARGET_FILE:halox-md> ${PROJECT_SOURCE_DIR})
-    add_test(NAME env_tables COMMAND ${_env_tables})
-    set_tests_properties(env_tables PROPERTIES LABELS "unit" TIMEOUT 60)
-    # the test itself: planted reads of an undeclared variable, of the library's through the
-    # tools' reader, of the tools' around their reader, of the tools' by the library's reader
-    set(_planted tests/data/env_tables/reads.c)
-    add_test(NAME env_tables_catches
-             COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --rc 1
-                     --grep "^error: ${_planted}:3: HALOX_NOT_DECLARED read by getenv, .* no table"
-                     --grep "^error: ${_planted}:4: HALOX_TIMEOUT_S read by tool_env_string"
-                     --grep "^error: ${_planted}:5: HALOX_COMMIT read by getenv, .*the tools'"
-                     --grep "^error: ${_planted}:6: HALOX_LOG_LEVEL read by halox__env_\\*"
-                     --count 4 "^error: .* read by "
-                     -- ${_env_tables} --plant tools ${PROJECT_SOURCE_DIR}/${_planted})
-    set_tests_properties(env_tables_catches PROPERTIES LABELS "unit" TIMEOUT 60)
     # --help states each preset's values and the defaults as runs take them: a check of the
     # text against whole preset runs, which the other md tests run sanitized already
     if(NOT HALOX_SANITIZE)
       add_test(NAME md_help_values COMMAND ${Python3_EXECUTABLE}
-                                           ${PROJECT_SOURCE_DIR}/tests/md_help.py
+                                           ${PROJECT_SOURCE_DIR}/tests/md/md_help.py
                                            $<TARGET_FILE:halox-md>)
       set_tests_properties(md_help_values PROPERTIES LABELS "md" TIMEOUT 120)
     endif()
@@ -154,7 +137,7 @@ if(TARGET halox-md)
                        PASS_REGULAR_EXPRESSION "\nbuild: ${HALOX_BUILD_TYPE_NAME} \\(C: [^\n]*\nsystem:")
   # --transport auto: the automatic choice, as without --transport (over HALOX_TRANSPORT here)
   add_test(NAME md_transport_auto
-           COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --count 1 "^Summary$"
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/common/expect_output.sh --count 1 "^Summary$"
                    --grep "^run: .*grid 2x1x1 \\(2 ranks\\), transport threads,"
                    -- $<TARGET_FILE:halox-md> --cells 4,4,4 --steps 4 --grid 2x1x1 --transport auto)
   set_tests_properties(md_transport_auto PROPERTIES LABELS "md" TIMEOUT 30
@@ -162,7 +145,7 @@ if(TARGET halox-md)
   # --quiet: no thermo table and no progress; the banner and the summary, with the energies of
   # the last thermo record, stay
   add_test(NAME md_quiet_summary
-           COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --grep "^halox-md [0-9]"
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/common/expect_output.sh --grep "^halox-md [0-9]"
                    --count 1 "^Summary$" --count 0 "^ +Step +Temp +E_pair"
                    --grep "^  last thermo record: step 10, Temp [0-9.]+, E_pair -[0-9.]+, KE [0-9.]+, TotEng -[0-9.]+, Press"
                    --grep "^  steps 10 \\(0 -> 10\\) in .* ms/step"
@@ -172,7 +155,7 @@ if(TARGET halox-md)
   # the launcher's variables read without a launcher: threads under "P > 1 processes" refused
   # before anything starts; a build without MPI refuses such a launch whatever the transport
   function(halox_md_launch_env name env pattern)
-    add_test(NAME ${name} COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_error.sh "${pattern}"
+    add_test(NAME ${name} COMMAND ${PROJECT_SOURCE_DIR}/tests/common/expect_error.sh "${pattern}"
              $<TARGET_FILE:halox-md> ${ARGN})
     set_tests_properties(${name} PROPERTIES LABELS "md" TIMEOUT 30
                          ENVIRONMENT "HALOX_DEVICE=cpu;${env}")
@@ -195,7 +178,7 @@ endif()
 # numbers (a box beyond float looped forever, deaf to SIGTERM: the TIMEOUT catches a hang)
 if(TARGET halox-md)
   function(halox_md_error name pattern)
-    add_test(NAME ${name} COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_error.sh "${pattern}"
+    add_test(NAME ${name} COMMAND ${PROJECT_SOURCE_DIR}/tests/common/expect_error.sh "${pattern}"
              $<TARGET_FILE:halox-md> ${ARGN})
     set_tests_properties(${name} PROPERTIES LABELS "md" TIMEOUT 30 ENVIRONMENT "HALOX_DEVICE=cpu")
   endfunction()
@@ -289,9 +272,10 @@ if(TARGET halox-md)
                  --restart none.chk --steps 20 --equilibrate 10)
 endif()
 
-# the summary's time split adds up to the ms/step it reports (tests/md_split.py)
+# the summary's time split adds up to the ms/step it reports (tests/md/md_split.py)
 if(TARGET halox-md AND Python3_Interpreter_FOUND)
-  add_test(NAME md_split_cpu COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/md_split.py
+  add_test(NAME md_split_cpu COMMAND ${Python3_EXECUTABLE}
+                                     ${PROJECT_SOURCE_DIR}/tests/md/md_split.py
                                      $<TARGET_FILE:halox-md> --cells 5,5,5 --steps 40 --grid 2x1x1
                                      --device cpu)
   set_tests_properties(md_split_cpu PROPERTIES LABELS "md" TIMEOUT 120)
@@ -300,15 +284,15 @@ endif()
 # scripts/timeline.py (HALOX_MD_TIMELINE's files lined up) on stamps with known times
 if(Python3_Interpreter_FOUND)
   add_test(NAME md_timeline_script
-           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/timeline_test.py)
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/md/timeline_test.py)
   set_tests_properties(md_timeline_script PROPERTIES LABELS "md" TIMEOUT 60)
 endif()
 
 # the trajectories opened by ASE, MDAnalysis and OVITO (issue 18): frames, atoms, positions, box,
-# periodicity and velocities against halox-md's own numbers (tests/readers.py; skipped, exit 77,
+# periodicity and velocities against halox-md's own numbers (tests/md/readers.py; skipped, exit 77,
 # when ase or MDAnalysis is not installed; OVITO's checks only where it imports)
 if(TARGET halox-md AND Python3_Interpreter_FOUND)
-  add_test(NAME md_readers COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/readers.py
+  add_test(NAME md_readers COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/md/readers.py
                                    $<TARGET_FILE:halox-md>)
   set_tests_properties(md_readers PROPERTIES LABELS "md" TIMEOUT 120 SKIP_RETURN_CODE 77)
 endif()
@@ -317,7 +301,7 @@ endif()
 # estimate and the choice, NVE drift within the bound with the chosen buffer and beyond it without
 # one, the tool's banner and JSON; bad values refused with exit 2
 if(TARGET halox-md)
-  halox_test(test_md_verlet SOURCES test_md_verlet.c LABELS md TIMEOUT 120
+  halox_test(test_md_verlet SOURCES md/test_md_verlet.c LABELS md TIMEOUT 120
              ARGS $<TARGET_FILE:halox-md>)
   add_dependencies(test_md_verlet halox-md)
   foreach(_v abc 0 -1e-3 nan inf 1e999 5x)
@@ -342,4 +326,4 @@ endif()
 # the engine's settings by name (include/halox/md_options.h): the table, every value good and
 # bad, the combinations, the launch rules (threads under a launcher, mpi by default, grid size)
 # and the transports' capabilities (issue 16: tools ask capabilities, not names)
-halox_test(test_md_options SOURCES test_md_options.c LABELS md TIMEOUT 60)
+halox_test(test_md_options SOURCES md/test_md_options.c LABELS md TIMEOUT 60)

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.path.join(ROOT, "tests", "data", "bench-plot")
 FILES = [os.path.join(DATA, f"{k}.jsonl") for k in ("latency", "bandwidth", "halo", "md")]
 FAILS = []

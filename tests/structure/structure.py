@@ -3,8 +3,11 @@
 - no transport name is compared outside src/transports/ (callers ask halox_transport_caps());
 - no source file of the library, the tools or the benchmarks is longer than 700 lines, and
   tools/halox-md.c stays under 500 (policy belongs in the library);
+- no source folder (src/, include/, md/, tools/, bench/, tests/, examples/, scripts/, cmake/ and
+  every folder below them, headers included) holds more than 30 files: a larger one is split by
+  what its files are about; bench/results/ (records) and tests/data/ (inputs) are not sources;
 - every file the README's layout table names exists (the table follows the tree), and every
-  folder of src/ has a row;
+  folder of src/ and of tests/ is in it;
 
     structure.py SOURCE_DIR
 
@@ -20,6 +23,9 @@ NAME = "|".join(re.escape(t) for t in TRANSPORTS)
 # strcmp(x, "nccl") or strcmp("nccl", x), with or without '!' and '== 0'
 COMPARE = re.compile(r'strn?cmp\s*\([^;]*"(%s)"' % NAME)
 LIMIT, TOOL_LIMIT = 700, 500
+FOLDER_LIMIT = 30
+SOURCE_TOPS = ("src", "include", "md", "tools", "bench", "tests", "examples", "scripts", "cmake")
+NOT_SOURCES = (os.path.join("bench", "results"), os.path.join("tests", "data"))
 problems = []
 
 
@@ -48,7 +54,19 @@ for path in sources("src", "tools", "bench", "include"):
             problems.append(f"{rel}:{n}: compares the transport name \"{m.group(1)}\": ask "
                             "halox_transport_caps() instead")
 
-# the README's layout table names only files that exist, and has a row per folder of src/
+# no source folder over FOLDER_LIMIT files
+for top in SOURCE_TOPS:
+    for root, dirs, files in os.walk(os.path.join(ROOT, top)):
+        rel = os.path.relpath(root, ROOT)
+        if rel.startswith(NOT_SOURCES) or "__pycache__" in rel.split(os.sep):
+            dirs[:] = []
+            continue
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        if len(files) > FOLDER_LIMIT:
+            problems.append(f"{rel}/: {len(files)} files (at most {FOLDER_LIMIT}): split it into "
+                            "folders by what the files are about")
+
+# the README's layout table names only files that exist, and names every folder of src/ and tests/
 GENERATED = {"features.h"}  # written by the build
 with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
     readme = fh.read()
@@ -69,6 +87,10 @@ for name in sorted(names - GENERATED):
 for d in sorted(os.listdir(os.path.join(ROOT, "src"))):
     if os.path.isdir(os.path.join(ROOT, "src", d)) and f"`src/{d}/`" not in table:
         problems.append(f"README.md: the layout table has no row for src/{d}/")
+for d in sorted(os.listdir(os.path.join(ROOT, "tests"))):
+    if os.path.isdir(os.path.join(ROOT, "tests", d)) and d != "__pycache__" \
+            and f"`tests/{d}/`" not in table:
+        problems.append(f"README.md: the layout table does not name tests/{d}/")
 
 for p in problems:
     print(p)

@@ -3,8 +3,8 @@
 # GPU is visible is refused, and auto says when it runs on the CPU for want of one; ranks given
 # other options, files or halox variables than rank 0 stop at start-up, every one with exit 2,
 # rank 0 naming the option and both values; a failure ends the job with the tool's message once
-# and MPI finished cleanly: none of Open MPI's abort banners. mpiexec starts tests/rank_args.sh,
-# which gives rank 1 the arguments after --rank1.
+# and MPI finished cleanly: none of Open MPI's abort banners. mpiexec starts
+# tests/tools/rank_args.sh, which gives rank 1 the arguments after --rank1.
 
 # a launcher's process count beyond the bound (or no count), set by hand: refused at once naming
 # the variable and the bound, before a grid or an array is sized by it
@@ -34,26 +34,26 @@ if(HALOX_HAVE_CUDA AND HALOX_HAVE_MPI AND TARGET halox-md)
                    "CUDA_VISIBLE_DEVICES=" halox-md ${_small} --transport mpi-staged)
   set(_note "^halox-md: no GPU is visible, so --device auto runs the CPU engine \\(--device cpu")
   add_test(NAME launch_no_gpu_auto_note
-           COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --count 1 "${_note}" --grep
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/common/expect_output.sh --count 1 "${_note}" --grep
                    "device cpu$" -- $<TARGET_FILE:halox-md> ${_small})
   add_test(NAME launch_no_gpu_cpu_quiet
-           COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --count 0 "no GPU is visible" --
-                   $<TARGET_FILE:halox-md> ${_small} --device cpu)
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/common/expect_output.sh --count 0
+                   "no GPU is visible" -- $<TARGET_FILE:halox-md> ${_small} --device cpu)
   set_tests_properties(launch_no_gpu_auto_note launch_no_gpu_cpu_quiet PROPERTIES LABELS "faults"
                        TIMEOUT 30 ENVIRONMENT "CUDA_VISIBLE_DEVICES=")
 endif()
 
-# seeded, bounded fuzzing of ranks that disagree (tests/fuzz_ranks.py): 20 jobs of 2 ranks, rank 1
-# given another value of an option, a file or a variable; each must stop at once with exit 2,
-# naming it; skipped (77) in a build without MPI
+# seeded, bounded fuzzing of ranks that disagree (tests/tools/fuzz_ranks.py): 20 jobs of 2 ranks,
+# rank 1 given another value of an option, a file or a variable; each must stop at once with
+# exit 2, naming it; skipped (77) in a build without MPI
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_Interpreter_FOUND AND TARGET halox-md AND TARGET halox-check AND TARGET halox-bench)
   set(_fz_launch "")
   if(HALOX_HAVE_MPI)
-    halox_mpiexec(_fz_launch 2 ${PROJECT_SOURCE_DIR}/tests/rank_args.sh)
+    halox_mpiexec(_fz_launch 2 ${PROJECT_SOURCE_DIR}/tests/tools/rank_args.sh)
   endif()
   add_test(NAME fuzz_ranks
-           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/fuzz_ranks.py
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/tools/fuzz_ranks.py
                    $<TARGET_FILE_DIR:halox-md> --cases 20 --seed 2026 --limit 20 -- ${_fz_launch})
   set_tests_properties(fuzz_ranks PROPERTIES LABELS "faults;mpi" TIMEOUT 300 PROCESSORS 2
                        SKIP_RETURN_CODE 77)
@@ -83,9 +83,9 @@ function(halox_ranks_test name np rc pattern count program)
       list(APPEND _args ${_a})
     endif()
   endforeach()
-  halox_mpiexec(_cmd ${np} ${PROJECT_SOURCE_DIR}/tests/rank_args.sh)
+  halox_mpiexec(_cmd ${np} ${PROJECT_SOURCE_DIR}/tests/tools/rank_args.sh)
   add_test(NAME ${name}
-           COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --rc ${rc} --count ${count}
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/common/expect_output.sh --rc ${rc} --count ${count}
                    "${pattern}" --count 0 "${_banner}" -- ${_cmd} ${_args})
   set_tests_properties(${name} PROPERTIES LABELS "faults;mpi" TIMEOUT 60 PROCESSORS ${np}
                        ENVIRONMENT "HALOX_DEVICE=cpu")
@@ -154,7 +154,7 @@ halox_ranks_test(ranks_bench_fail_np2 2 1 "^halox-bench: rank [01]: mpi: step -7
                  halox-bench ${_bblow})
 # one process without mpirun (MPI started alone): the same
 add_test(NAME ranks_md_fail_alone
-         COMMAND ${PROJECT_SOURCE_DIR}/tests/expect_output.sh --rc 1 --count 1
+         COMMAND ${PROJECT_SOURCE_DIR}/tests/common/expect_output.sh --rc 1 --count 1
                  "^halox-md: rank 0: step 21: the system blew up" --count 0 "${_banner}" --
                  $<TARGET_FILE:halox-md> ${_blow})
 set_tests_properties(ranks_md_fail_alone PROPERTIES LABELS "faults;mpi" TIMEOUT 60
