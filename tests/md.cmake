@@ -114,7 +114,7 @@ if(HALOX_HAVE_MPI)
   endif()
 endif()
 
-# the environment table: what the sources read is in it, what is in it is in README.md
+# the environment table: what the sources read is in it, what is in it is in docs/ENVIRONMENT.md
 if(TARGET halox-md)
   find_package(Python3 COMPONENTS Interpreter QUIET)
   if(Python3_Interpreter_FOUND)
