@@ -17,7 +17,7 @@
 #
 # Writes into $HALOX_SET_DIR (/tmp/halox-set), packed into $OUT/set.tgz: latency.jsonl bandwidth.jsonl halo.jsonl md.jsonl md-auto.jsonl
 # overlap.jsonl scaling.jsonl autotune.tsv *.png set.log (everything printed, autotune tables
-# too). Copy that folder to bench/results/<date>-<machine>/.
+# too). Copy its records to bench/results/<card>/<date>-set/.
 #
 # Environment: OUT, HALOX_DEVICE_BUILD (build folder, default /tmp/halox-set-build), HALOX_JOBS
 # (16), HALOX_SET_SIZES, HALOX_SET_PARTS (subset of "latency halo md overlap autotune plots"),

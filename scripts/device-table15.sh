@@ -18,7 +18,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-/tmp/table15-out}
 W=/tmp/table15
 # a fresh start: a second run on a warm machine must not take the first one's records into its
-# medians (calls 100-101 of bench/results/2026-12-06-h100 did, and say so)
+# medians
 rm -rf "$W"
 mkdir -p "$OUT" "$W"
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)

@@ -224,7 +224,7 @@ static __device__ void halox_inline_block_signal(const halox_inline_view_t *v, i
  * direction dir at its peer by one unit (every pulse, also one without atoms). No fence of its own:
  * every block's system-scope fence came before its count, so the launch's stores are visible
  * to the peers before the last count (a second fence on this path cost about 0.45 us per
- * direction on an H100: bench/results/2026-12-05-h100, call 64). A caller that signals without
+ * direction on an H100). A caller that signals without
  * halox_inline_last_block calls __threadfence_system() after its stores first. */
 static __device__ void halox_inline_signal(const halox_inline_view_t *v, int dir)
 {

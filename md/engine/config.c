@@ -158,8 +158,7 @@ halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name)
          * lists at cut-off + 5 % in between (kernels/md_cluster.h), so the outer buffer costs a
          * prune now and then, not pair terms. 3.0 against 2.5, same calls: one rank the same
          * at 45k, 180k and 3M (within the spread), 2 ranks 0.4-1.3 % faster, their rebuilds
-         * 13-14 instead of 18-19 per 1000 steps (bench/results/2026-12-05-h200 call 55,
-         * 2026-12-05-h100 calls 56-57, 2026-12-03-h200 calls 8-9) */
+         * 13-14 instead of 18-19 per 1000 steps */
         cfg->skin = 3.0;
         md__plain_nve(cfg);
         cfg->rebuild_every = 100;

@@ -1,4 +1,4 @@
-/* The automatic choice of transport: a rule from the measurements in bench/results/ (2 x H200,
+/* The automatic choice of transport: a rule from measurements (2 x H200,
  * NV18, water-density 45k-360k atoms; docs/NVSHMEM.md), applied to what is known at start-up.
  *
  *   CPU data                  -> threads (one process) or mpi (MPI processes)
@@ -90,7 +90,7 @@ const char *halox_transport_choose(const halox_topology_t *t, long long atoms, c
         return halox__choose_msg(why, why_len, "nvshmem-fused",
                                  "every GPU reaches every other by loads and stores: the "
                                  "GPU-initiated fused exchange was the fastest measured "
-                                 "(bench/results/nvshmem-h200x2-2026-11-29.md)");
+                                 "(docs/PERFORMANCE.md)");
     if (t->load_store_some && halox_transport_available("hybrid"))
         return halox__choose_msg(why, why_len, "hybrid",
                                  "some GPUs reach each other by loads and stores and others do "

@@ -1,6 +1,6 @@
 /* The host's calls of a device rebuild, against a budget (issue 15: on one H200 a 2-rank rebuild
  * at 45k atoms took 0.41 ms of host time against 0.09 ms on one rank, nearly all of it calls into
- * the CUDA runtime and NVSHMEM at a few us each, bench/results/2026-12-05-h200 call 55). Built
+ * the CUDA runtime and NVSHMEM at a few us each). Built
  * only over the host emulation (tests/emu), which counts every call the host makes by kind
  * (halox_emu_calls): the migration (halox_comm_migrate_device with the velocities as extra
  * bytes), the plan build (halox_comm_build_plan_device) and the bind (halox_comm_bind) of the

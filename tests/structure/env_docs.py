@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The environment tables cannot drift: every HALOX_ variable the sources read is in the tables
 that halox-md --help-env prints (the library's, src/core/env.c, and the engine's,
-md/engine/env.c), and every variable of them is in README.md.
+md/engine/env.c), and every variable of them is in docs/ENVIRONMENT.md.
 
     env_docs.py HALOX_MD SOURCE_DIR
 """
@@ -23,10 +23,10 @@ def main():
     for sub in ("src", "md"):
         for f in (src / sub).rglob("*.cu"):
             read |= set(pat.findall(f.read_text(errors="replace")))
-    readme = (src / "README.md").read_text()
+    readme = (src / "docs" / "ENVIRONMENT.md").read_text()
     bad = [f"{v}: read by the sources but in neither table (src/core/env.c, md/engine/env.c)"
            for v in sorted(read - table)]
-    bad += [f"{v}: in the table but not in README.md" for v in sorted(table) if v not in readme]
+    bad += [f"{v}: in the table but not in docs/ENVIRONMENT.md" for v in sorted(table) if v not in readme]
     print(f"{len(table)} variables in the table, {len(read)} read by the sources")
     for b in bad:
         print(b)

@@ -269,7 +269,7 @@ endif()
 # fused/floor ratio of 45k atoms on 2 GPUs (43.9 / 30.6 us) and the auto column
 add_test(NAME bench_set_tables
          COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/set-tables.py
-                 ${PROJECT_SOURCE_DIR}/bench/results/2026-11-30-h200x2)
+                 ${PROJECT_SOURCE_DIR}/bench/results/h200x2/2026-11-30-set)
 set_tests_properties(bench_set_tables PROPERTIES LABELS bench PASS_REGULAR_EXPRESSION
                      "Halo exchange alone, 2 ranks.*\\| 45,000 \\| 107.3 \\| 71.7 .* \\| 1.43 \\| 1.63 \\| 2.44 \\|.*MD, 2 GPUs.*nvshmem-fused \\| nvshmem-fused \\|.*Overlap.*Bandwidth use.*Latency")
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """scripts/bench-plot.py renders the figures of a small record set cut from the published one
-(tests/data/bench-plot: latency, bandwidth, halo and md lines of bench/results/2026-11-30-h200x2,
+(tests/data/bench-plot: latency, bandwidth, halo and md lines of bench/results/h200x2/2026-11-30-set,
 plus two runs of md-auto.jsonl so that one md case has several runs), and its figures carry what
 a reader needs, checked on matplotlib's objects:
 

@@ -111,8 +111,7 @@ halox_status_t md__gpu_create(halox_md_t *md)
     g->hi = (cudaStream_t)s;
     /* every kernel of the engine that reads what a bind uploads runs on hi, or on lo behind an
      * event recorded on hi after it: binds need not wait for their uploads (one host wait fewer
-     * per rebuild; 2 ranks sharing an H100 at 45k: 0.373 -> 0.363 ms per rebuild,
-     * bench/results/2026-12-05-h100 call 74) */
+     * per rebuild; 2 ranks sharing an H100 at 45k: 0.373 -> 0.363 ms per rebuild) */
     if ((est = halox_comm_set_stream_ordered(md->comm, 1)) != HALOX_OK)
         return est;
     int least = 0, greatest = 0;
