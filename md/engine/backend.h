@@ -1,103 +1,96 @@
-/* Internal: the engine's back ends. The step (step.c), the loop (engine.c), the overlap probe
- * (overlap.c), the equilibration (equilibrate.c) and the gather (gather.c) call the parts of a
- * step that depend on where the state lives through this table only:
- *   cpu_backend.c  the CPU engine: the state is the host atoms, every entry runs on the host
- *   gpu_backend.c  the GPU engine (CUDA builds only; its parts in gpu_*.c): the state lives on
- *                  the rank's GPU between rebuilds, the entries enqueue kernels and exchanges on
- *                  its streams
- * halox_md_create picks one (md__backend_select, engine.c). Entries that a back end does not
- * need are NULL; the inline helpers below are what the engine calls for those. */
+/* Internal: the engine's platforms (OpenMM's shape). The loop (engine.c), the equilibration
+ * (equilibrate.c), the overlap probe (overlap.c), the gather (gather.c) and the summary reach the
+ * parts of a step that depend on where the state lives through this table only, and never ask
+ * which platform runs:
+ *   platforms/cpu/   the oracle: the state is the host atoms, every entry runs on the host
+ *   platforms/cuda/  the GPU engine (CUDA builds only): the state lives on the rank's GPU between
+ *                    rebuilds, the entries enqueue kernels and exchanges on its streams; graphs,
+ *                    the deferred kick, device rebuilds and the in-kernel exchange are its own
+ * halox_md_create picks one (md__backend_select, engine.c). Every platform fills every entry.
+ * The pieces that every platform's step shares (md__rebuild and its host half, the NVT
+ * thermostat, md__thermo_step) live in step.c, below the table. */
 #ifndef HALOX_MD_BACKEND_H
 #define HALOX_MD_BACKEND_H
 
 #include "engine/md_internal.h"
 
+/* what md_backend_t.sync brings up to date (or-ed) */
+enum {
+    MD_SYNC_IDLE = 1,   /* nothing left in flight */
+    MD_SYNC_STATE = 2,  /* the home positions and velocities in the host atoms (and idle) */
+    MD_SYNC_FORCES = 4, /* with STATE: and the forces in md->f */
+    MD_SYNC_TIMERS = 8  /* the timers of steps still in flight into md->timer */
+};
+
 struct md_backend {
     const char *name;
-    /* the engine times the integration (both kicks, drift, thermostat) with the host clock; the
-     * GPU back end times its parts with CUDA events instead */
-    int host_timers;
-    /* step part 1: v += dt/2 f, x += dt v (home atoms); exchange: the step's coordinate exchange
-     * follows (not a rebuild step), which a back end exchanging inside its kernels starts here */
-    halox_status_t (*kick_drift)(halox_md_t *md, int exchange);
-    /* before a step that would not rebuild: rebuild now? From what the device published (the
-     * GPU's watch of its lists; collective). NULL: none (CPU) */
-    halox_status_t (*watch)(halox_md_t *md, int *rebuild_p);
-    /* after the drift of a step that does not rebuild: the exact displacement check of
-     * cfg.rebuild_check (collective); leaves *rebuild_p alone when off. NULL: none (GPU, whose
-     * watch stands for it) */
-    halox_status_t (*rebuild_check)(halox_md_t *md, int *rebuild_p);
-    /* the rebuild without the host (GPU: on the device, when local_rebuild_ok says so: one rank
-     * whose plan cannot change, or HALOX_MD_DEVICE_REBUILD; the same answer on every rank).
-     * NULL: always on the host */
-    int (*local_rebuild_ok)(const halox_md_t *md);
-    halox_status_t (*rebuild_local)(halox_md_t *md);
-    /* 1: rebuild_local is enqueued behind the work still queued instead of waiting for it first,
-     * and reports that work's remaining time in md->rpart[HALOX_MD_R_DRAIN], taken out of the
-     * part (and timer) whose first wait absorbed it */
-    int rebuild_queued;
-    /* host rebuild, between migration and the plan build (CPU: sort home atoms by cell; local,
-     * not agreed: a failure is deferred into the plan build, halox_comm_defer_failure) and after
-     * it (bind, lists; agreed inside, a failure deferred before it taken by its bind; t_plan: the
-     * host clock when the plan build began, for the timers). before_plan NULL: nothing */
-    halox_status_t (*before_plan)(halox_md_t *md);
-    halox_status_t (*after_plan)(halox_md_t *md, double t_plan);
-    /* steps 2-4: with coords the coordinate exchange first (none on rebuild steps: the plan build
-     * filled the halo), forces of the current positions (energies and virial into pe_local,
-     * vir_local with want_energy), then the force exchange */
+    /* The dynamics of step s: v += dt/2 f, x += dt v; the rebuild (md__rebuild) when `rebuild`
+     * is set, or when the platform's own displacement check asks for one; forces of the new
+     * positions with the halo exchanges (energies on thermo steps, md__thermo_step); v += dt/2 f;
+     * the NVT thermostat (md__thermostat). Sets md->step = s before the rebuild. Times its parts
+     * into md->timer. No output, stop request or checkpoint. */
+    halox_status_t (*step)(halox_md_t *md, long long s, int rebuild);
+    /* The rebuild at md->step (called by md__rebuild, which keeps its budget and counters):
+     * migration, plan build (fills the halo), bind, pair lists; collective. */
+    halox_status_t (*rebuild)(halox_md_t *md);
+    /* Forces of the current positions outside a step (step 0, a recomputation for the thermo):
+     * with coords the coordinate exchange first, then the force exchange; energies and virial
+     * into pe_local, vir_local with want_energy. The same bits as the step computed. */
     halox_status_t (*forces)(halox_md_t *md, int coords, int want_energy);
-    /* step part 5: v += dt/2 f */
-    halox_status_t (*kick)(halox_md_t *md);
-    /* kinetic energy of the home atoms (this rank's) and the velocities scaled by alpha */
+    /* kinetic energy of the home atoms (this rank's); the velocities scaled by alpha */
     halox_status_t (*kinetic)(halox_md_t *md, double *ke_p);
     halox_status_t (*scale)(halox_md_t *md, double alpha);
-    /* --graph: can this plain step (no rebuild, no energies, no velocity scaling) run as the
-     * captured graph, and run it (kick, drift, forces, kick; captured first if needed). NULL:
-     * no graphs */
-    int (*graph_ready)(const halox_md_t *md);
-    halox_status_t (*graph_step)(halox_md_t *md);
-    /* the home positions and velocities (with forces: and forces) back into the host atoms, and
-     * wait until everything enqueued has run. NULL: the host atoms are the state */
-    halox_status_t (*to_host)(halox_md_t *md, int forces);
-    halox_status_t (*idle)(halox_md_t *md);
-    /* one repetition of the overlap probe of kind MD_OVL_* (overlap.c), in ms */
+    /* bring the host up to date: MD_SYNC_* or-ed */
+    halox_status_t (*sync)(halox_md_t *md, int what);
+    /* one repetition of the overlap probe of kind MD_OVL_* (overlap.c), in ms, on the
+     * platform's clock */
     halox_status_t (*overlap_rep)(halox_md_t *md, int kind, double *ms_p);
-    /* the timers of steps still in flight into md->timer (end of a loop, of the equilibration),
-     * and that plus the list statistics for the summary. NULL: the timers are current */
-    halox_status_t (*flush_timers)(halox_md_t *md);
-    halox_status_t (*stats)(halox_md_t *md);
-    /* steps so far (equilibration included) that ran on lists some atom had outgrown: it had
-     * moved more than half the buffer since their build, so pairs may have been missed (waits
-     * for the work enqueued). NULL: not counted (the CPU engine's rebuild check is exact) */
-    halox_status_t (*stale_steps)(halox_md_t *md, long long *n_p);
-    /* free the back end's state (NULL: none) */
+    /* Steps so far (equilibration included) that ran on lists some atom had outgrown (moved more
+     * than half the buffer since their build: pairs may have been missed) into *stale_p, -1 when
+     * the platform's check is exact; waits for the work enqueued. With summary: also the pairs in
+     * the lists (md->nl.npairs) and the platform's counters for the summary. */
+    halox_status_t (*stats)(halox_md_t *md, int summary, long long *stale_p);
+    /* free the platform's state */
     void (*destroy)(halox_md_t *md);
 };
 
-/* cpu_backend.c */
+/* platforms/cpu/cpu_backend.c */
 extern const md_backend_t md__cpu_backend;
 
 #ifdef HALOX_HAVE_CUDA
-/* gpu_backend.c: set md->be to the GPU back end (also on failure, so that halox_md_destroy frees
- * what it made) and its state. */
+/* platforms/cuda/gpu_backend.c: set md->be to the GPU platform (also on failure, so that
+ * halox_md_destroy frees what it made) and its state. */
 halox_status_t md__gpu_backend_create(halox_md_t *md);
 #endif
 
-/* The host atoms current (agreed: every rank fails when one did). */
+/* The host atoms current, with forces: and md->f (agreed: every rank fails when one did). */
 static inline halox_status_t md__be_to_host(halox_md_t *md, int forces)
 {
-    return md->be->to_host ? md__agree(md, md->be->to_host(md, forces)) : HALOX_OK;
+    return md__agree(md, md->be->sync(md, MD_SYNC_STATE | (forces ? MD_SYNC_FORCES : 0)));
 }
 
 /* Nothing in flight (agreed). */
 static inline halox_status_t md__be_idle(halox_md_t *md)
 {
-    return md->be->idle ? md__agree(md, md->be->idle(md)) : HALOX_OK;
+    return md__agree(md, md->be->sync(md, MD_SYNC_IDLE));
 }
 
+/* The timers of the steps in flight counted. */
 static inline halox_status_t md__be_flush_timers(halox_md_t *md)
 {
-    return md->be->flush_timers ? md->be->flush_timers(md) : HALOX_OK;
+    return md->be->sync(md, MD_SYNC_TIMERS);
 }
+
+/* step.c: the pieces every platform's step and rebuild share */
+/* NVT (cfg.ensemble): stochastic velocity rescaling of step s with the global kinetic energy
+ * (collective); nothing in NVE. */
+halox_status_t md__thermostat(halox_md_t *md, long long s);
+/* The host half of a rebuild, in two calls around the platform's ordering of the home atoms:
+ * md__rebuild_migrate (blow-up check, migration; t0: when the platform began the rebuild on the
+ * host, for the timers) and md__rebuild_plan (the ordering's status `sorted`, local, deferred
+ * into the plan build; t1: when the ordering began; the plan build; *t2_p: when it began, for
+ * the bind's timers). The platform binds and builds its lists after them. */
+halox_status_t md__rebuild_migrate(halox_md_t *md, double t0);
+halox_status_t md__rebuild_plan(halox_md_t *md, double t1, halox_status_t sorted, double *t2_p);
 
 #endif

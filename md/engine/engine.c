@@ -284,24 +284,10 @@ static halox_status_t md__step(halox_md_t *md)
     long long s = md->step + 1;
     int rebuild = md__rebuild_due(md, s);
     halox_status_t st;
-    const md_backend_t *be = md->be;
-    /* GPU engine, rebuild-check: rebuild before the lists expire, from the displacements the
-     * device published (no host synchronisation per step); without the check the lists live
-     * rebuild-every steps, as on the CPU engine */
-    if (!rebuild && c->rebuild_check && be->watch && (st = be->watch(md, &rebuild)) != HALOX_OK)
-        return st;
-    /* --graph: a step that needs nothing from the host (no rebuild, no energies, no
-     * displacement check on the host, no velocity scaling) is the captured graph */
+    /* the platform's step: kick, drift, the rebuild (when due or when its displacement check
+     * asks), forces with the exchanges, kick, thermostat */
     const int thermo = md__thermo_step(md, s);
-    int plain = !rebuild && (!be->rebuild_check || !c->rebuild_check) &&
-                c->ensemble == HALOX_MD_NVE && !thermo;
-    if (plain && be->graph_ready && be->graph_ready(md)) {
-        md->step = s;
-        st = be->graph_step(md);
-    } else {
-        st = md__step_dynamics(md, s, rebuild);
-    }
-    if (st != HALOX_OK)
+    if ((st = md->be->step(md, s, rebuild)) != HALOX_OK)
         return st;
 
     /* the rest is "other": the summary counts it as loop time not spent in the named parts */
@@ -389,11 +375,12 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     halox_md_summary_t s;
     memset(&s, 0, sizeof s);
     enum { NT = HALOX_MD_T_COUNT };
-    if (md->be->stats) {
-        halox_status_t gst = md__agree(md, md->be->stats(md));
-        if (gst != HALOX_OK)
-            return gst;
-    }
+    long long stale = -1;
+    halox_status_t gst = md__agree(md, md->be->stats(md, 1, &stale));
+    if (gst != HALOX_OK)
+        return gst;
+    if (stale >= 0)
+        stale -= md->eq_stale;
     s.graph_steps = md->graph_steps; /* 0 without graphs */
     s.graph_captures = md->graph_captures;
     s.graph_kept = md->graph_kept;
@@ -403,13 +390,6 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     halox_comm_get_stats(md->comm, &cs);
     enum { NR = HALOX_MD_R_COUNT };
     double sum[NT + 4 + NR + 4], mx[NT + 4];
-    long long stale = -1;
-    if (md->be->stale_steps) {
-        halox_status_t sst = md__agree(md, md->be->stale_steps(md, &stale));
-        if (sst != HALOX_OK)
-            return sst;
-        stale -= md->eq_stale;
-    }
     /* "other" is what the named parts leave of this rank's loop time (thermo, output,
      * checkpoints, checks, waiting), so the parts add up to the wall time */
     double named = 0;
@@ -563,13 +543,11 @@ void halox_md_destroy(halox_md_t *md)
         fclose(md->csv);
     if (md->xyz)
         fclose(md->xyz);
-    if (md->be && md->be->destroy) /* NULL: create failed before choosing one */
+    if (md->be) /* NULL: create failed before choosing one */
         md->be->destroy(md);
     halox_atoms_free(&md->atoms);
     halox_plan_free(&md->plan);
-    md__nlist_free(&md->nl);
     free(md->f);
-    free(md->x_ref);
     free(md->rec);
     free(md);
 }

@@ -5,7 +5,7 @@
  * to about 2.6 within 100 steps, so a benchmark of it would time a system far from its stated
  * state. These steps take the heat out while the structure relaxes, then the run starts there.
  *
- * How: the engine's own step (md__step_dynamics, step.c: the same code on either back end)
+ * How: the engine's own step (the platform's step entry, backend.h)
  * with the Bussi thermostat at cfg.temp and a short time constant, HALOX_MD_EQUILIBRATE_TAU_STEPS
  * steps, and the displacement check on (the first steps of a random start move atoms fast: the
  * lists stay valid whatever the rebuild interval). The steps are numbered 1 - N to 0, so the run
@@ -43,7 +43,7 @@ halox_status_t md__equilibrate(halox_md_t *md)
     /* rebuilds on steps 1, 1 + K, ... as in a run: the first also takes the reference of the
      * displacement check, which the lists of step 0 (built without it) do not have */
     for (int k = 1; k <= n && st == HALOX_OK; k++)
-        st = md__step_dynamics(md, (long long)k - n, (k - 1) % c->rebuild_every == 0);
+        st = md->be->step(md, (long long)k - n, (k - 1) % c->rebuild_every == 0);
     /* the run starts at exactly T, as a fresh start does */
     double ke = 0;
     if (st == HALOX_OK)
@@ -60,8 +60,8 @@ halox_status_t md__equilibrate(halox_md_t *md)
     if (st == HALOX_OK)
         st = md__be_flush_timers(md);
     /* the run reports its own stale-list steps, not these (a random start moves atoms fast) */
-    if (st == HALOX_OK && md->be->stale_steps)
-        st = md->be->stale_steps(md, &md->eq_stale);
+    if (st == HALOX_OK)
+        st = md->be->stats(md, 0, &md->eq_stale);
     st = md__agree(md, st);
     md->cfg = keep;
     halox_comm_get_stats(md->comm, &cs1);

@@ -162,7 +162,7 @@ struct halox_md {
 
     /* equilibration before step 0 (equilibrate.c): not the run's, the summary reports it apart */
     long long eq_steps;
-    long long eq_stale; /* stale_steps (backend.h) at the end of the equilibration */
+    long long eq_stale; /* the platform's stale-list steps (backend.h: stats) when it ended */
     double eq_seconds;
     long long eq_bytes; /* sent by its exchanges: the summary drops them */
 
@@ -284,12 +284,9 @@ halox_status_t md__agree(halox_md_t *md, halox_status_t st);
 void md__notice(halox_md_t *md, const char *fmt, ...) MD__PRINTF(2, 3);
 halox_status_t md__ensure_forces(halox_md_t *md, int n);
 
-/* step.c */
-/* The dynamics of step s (kick, drift, a rebuild when asked or when the displacement check
- * needs one, forces with energies on thermo steps, kick, the NVT thermostat), without output,
- * stop requests or checkpoints. */
-halox_status_t md__step_dynamics(halox_md_t *md, long long s, int rebuild);
-/* Migration, sort, plan, bind, lists (the plan build fills the halo) at md->step. */
+/* step.c (and backend.h: the pieces the platforms' steps share) */
+/* The platform's rebuild (migration, order, plan, bind, lists; the plan build fills the halo) at
+ * md->step, with its budget and counters. */
 halox_status_t md__rebuild(halox_md_t *md);
 /* Step s computes energies (thermo output): every thermo_every steps, the first and the last. */
 int md__thermo_step(const halox_md_t *md, long long s);

@@ -1,5 +1,5 @@
-/* The dynamics of one step and the rebuild, the same code for every back end (backend.h): the
- * engine's loop (engine.c) and the equilibration (equilibrate.c) run steps through here.
+/* One step's dynamics, what every platform's step shares (backend.h: the platform's step entry
+ * calls these in this order):
  *
  * One step s (from s-1), per rank:
  *   1. v += dt/2 f; x += dt v                                  (home atoms)
@@ -7,16 +7,17 @@
  *      multiple of K is a boundary where the next step rebuilds from the home atoms alone and a
  *      checkpoint can be written; with rebuild_check instead when an atom moved more than
  *      skin/2, K steps after the last rebuild, or after a checkpoint; always the first step
- *      after a restart; engine.c md__rebuild_due):
- *        migrate (wrap, move atoms to their owners, check the global count), sort home atoms
- *        by cell, build the plan (fills the halo), bind, cell list + Verlet list (zone rule)
+ *      after a restart; engine.c md__rebuild_due): md__rebuild, which runs the platform's
+ *      rebuild: migrate (wrap, move atoms to their owners, check the global count), order the
+ *      home atoms, build the plan (fills the halo), bind, pair lists (zone rule); the host half
+ *      of it (md__rebuild_migrate, md__rebuild_plan) is here
  *      otherwise: coordinate halo exchange
- *   3. f = 0 over home + halo; LJ over the list (energies on thermo steps only)
+ *   3. f = 0 over home + halo; LJ over the list (energies on thermo steps only, md__thermo_step)
  *   4. force halo exchange (halo forces added to their owners)
  *   5. v += dt/2 f; NVT: stochastic velocity rescaling with the global kinetic energy
+ *      (md__thermostat)
  * The halo distance is cutoff + skin (plan buffer = skin), so the lists stay valid between
- * rebuilds while no atom moves more than skin / 2. Where the parts run (host or GPU) is the back
- * end's: the GPU one does 2 to 4 in its forces entry and rebuilds one rank on the device. */
+ * rebuilds while no atom moves more than skin / 2. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,49 +74,11 @@ static halox_status_t md__check_speeds(halox_md_t *md)
     return md__blown_up(md, who, v, NULL);
 }
 
-/* Migration, sort, plan, bind, lists, and the coordinate exchange the force exchange needs. */
-static halox_status_t md__rebuild_body(halox_md_t *md)
+/* The host half of a rebuild, first call: the blow-up check and the migration (wrap, atoms to
+ * their owners, the global count checked). */
+halox_status_t md__rebuild_migrate(halox_md_t *md, double t0)
 {
-    const md_backend_t *be = md->be;
-    if (be->local_rebuild_ok && be->local_rebuild_ok(md)) { /* on the device: no host */
-        /* the queued steps are the steps' time, not the rebuild's: waited for first, untimed,
-         * or (rebuild_queued) the rebuild runs behind them and reports their time as its drain */
-        if (!be->rebuild_queued) {
-            double td = md__now();
-            halox_status_t ist = md__be_idle(md);
-            if (ist != HALOX_OK)
-                return ist;
-            md->rpart[HALOX_MD_R_DRAIN] += md__now() - td;
-        }
-        double t = md__now(), mig = md->timer[HALOX_MD_T_MIGRATE];
-        double drain = md->rpart[HALOX_MD_R_DRAIN];
-        halox_status_t lst = be->rebuild_local(md); /* records its parts in md->rpart */
-        drain = md->rpart[HALOX_MD_R_DRAIN] - drain;
-        /* a device migration timed itself (HALOX_MD_T_MIGRATE), a drain the rebuild reported is
-         * the steps': the rest is the lists' */
-        md->timer[HALOX_MD_T_NEIGHBOUR] +=
-            md__now() - t - (md->timer[HALOX_MD_T_MIGRATE] - mig) - drain;
-        if (lst == HALOX_OK) {
-            md->last_rebuild = md->step;
-            md->rebuilds++;
-            md->device_rebuilds++;
-            md->force_rebuild = 0;
-            md->ckpt_rebuild = 0;
-        }
-        return lst;
-    }
-    /* the steps still queued on the GPU are theirs, not the rebuild's: wait for them first */
-    double td = md__now();
-    halox_status_t st = md__be_idle(md);
-    if (st != HALOX_OK)
-        return st;
-    double t0 = md__now();
-    md->rpart[HALOX_MD_R_DRAIN] += t0 - td;
-    /* the home atoms come back to the host: migration and plan as on the CPU */
-    if ((st = md__be_to_host(md, 0)) != HALOX_OK)
-        return st;
-    double th = md__now();
-    md->rpart[HALOX_MD_R_TO_HOST] += th - t0;
+    const double th = md__now();
     /* a blown-up system stops every rank in the migration's first agreement (deferred there
      * instead of an agreement of its own) */
     const halox_status_t vst = md__check_speeds(md);
@@ -123,40 +86,37 @@ static halox_status_t md__rebuild_body(halox_md_t *md)
         md__migration_stats(md);
     else
         halox_comm_defer_failure(md->comm, vst);
-    st = halox_comm_migrate(md->comm, &md->cfg.grid, &md->box, &md->atoms, md->natoms, md->step);
+    halox_status_t st =
+        halox_comm_migrate(md->comm, &md->cfg.grid, &md->box, &md->atoms, md->natoms, md->step);
     if (st != HALOX_OK)
         return st;
-    double t1 = md__now();
+    const double t1 = md__now();
     md->timer[HALOX_MD_T_MIGRATE] += t1 - t0;
     md->rpart[HALOX_MD_R_MIGRATE] += t1 - th;
-    /* home atoms in cell order (the CPU lists read neighbours close in memory; the GPU's
-     * per-atom kernels read runs) */
+    return HALOX_OK;
+}
+
+/* Second call: the platform ordered the home atoms (CPU: by cell, so that the lists read
+ * neighbours close in memory; GPU: so that the per-atom kernels read runs); the plan build. */
+halox_status_t md__rebuild_plan(halox_md_t *md, double t1, halox_status_t sorted, double *t2_p)
+{
     /* local: a failure stops every rank in the plan build's first agreement */
-    if (be->before_plan)
-        halox_comm_defer_failure(md->comm, be->before_plan(md));
-    double t2 = md__now();
+    halox_comm_defer_failure(md->comm, sorted);
+    const double t2 = md__now();
+    *t2_p = t2;
     md->timer[HALOX_MD_T_NEIGHBOUR] += t2 - t1;
     md->rpart[HALOX_MD_R_LISTS] += t2 - t1;
-    st = halox_comm_build_plan(md->comm, &md->prm, &md->atoms, &md->plan);
+    halox_status_t st = halox_comm_build_plan(md->comm, &md->prm, &md->atoms, &md->plan);
     if (st != HALOX_OK)
         return st;
     md->rpart[HALOX_MD_R_PLAN] += md__now() - t2;
-    /* local: a failure stops every rank in the bind's agreement (after_plan binds) */
+    /* local: a failure stops every rank in the bind's agreement (the platform binds next) */
     halox_comm_defer_failure(md->comm, md__ensure_forces(md, md->atoms.n_total + 1));
-    /* bind, lists (GPU: upload first; both record their parts); the plan build filled the
-     * halo: no coordinate exchange on rebuild steps */
-    st = be->after_plan(md, t2);
-    if (st != HALOX_OK)
-        return st;
-    md->last_rebuild = md->step;
-    md->rebuilds++;
-    md->force_rebuild = 0;
-    md->ckpt_rebuild = 0;
-    return st;
+    return HALOX_OK;
 }
 
-/* md__rebuild_body with its budget: the library's collectives and GPU waits during it (and the
- * engine's own waits, counted while in_rebuild is set) */
+/* The platform's rebuild with its budget: the library's collectives and GPU waits during it (and
+ * the engine's own waits, counted while in_rebuild is set). */
 halox_status_t md__rebuild(halox_md_t *md)
 {
     halox_comm_stats_t a, b;
@@ -164,13 +124,19 @@ halox_status_t md__rebuild(halox_md_t *md)
     /* none left over from a rebuild that stopped before the call that takes it */
     halox_comm_defer_failure(md->comm, HALOX_OK);
     md->in_rebuild = 1;
-    halox_status_t st = md__rebuild_body(md);
+    halox_status_t st = md->be->rebuild(md);
     md->in_rebuild = 0;
     halox_comm_get_stats(md->comm, &b);
     md->rbudget[0] += (double)(b.collectives - a.collectives);
     md->rbudget[1] += b.collective_seconds - a.collective_seconds;
     md->rbudget[2] += (double)(b.device_waits - a.device_waits);
     md->rbudget[3] += b.device_wait_seconds - a.device_wait_seconds;
+    if (st == HALOX_OK) {
+        md->last_rebuild = md->step;
+        md->rebuilds++;
+        md->force_rebuild = 0;
+        md->ckpt_rebuild = 0;
+    }
     return st;
 }
 
@@ -179,45 +145,18 @@ int md__thermo_step(const halox_md_t *md, long long s)
     return s % md->cfg.thermo_every == 0 || s == md->cfg.steps || s == md->first_step;
 }
 
-/* The dynamics of step s: kick, drift, (rebuild,) forces, kick, thermostat (also the
- * equilibration's, equilibrate.c). */
-halox_status_t md__step_dynamics(halox_md_t *md, long long s, int rebuild)
+halox_status_t md__thermostat(halox_md_t *md, long long s)
 {
     const halox_md_config_t *c = &md->cfg;
-    const md_backend_t *be = md->be;
-    halox_status_t st;
-
-    double t0 = md__now();
-    if ((st = be->kick_drift(md, !rebuild)) != HALOX_OK)
+    if (c->ensemble != HALOX_MD_NVT)
+        return HALOX_OK;
+    double ke = 0;
+    halox_status_t st = md->be->kinetic(md, &ke);
+    if (st == HALOX_OK)
+        st = halox_comm_allreduce_sum(md->comm, &ke, 1);
+    if (st != HALOX_OK)
         return st;
-    if (be->host_timers) /* the GPU's device timers come from CUDA events */
-        md->timer[HALOX_MD_T_INTEGRATE] += md__now() - t0;
-    /* the GPU engine watched in md__step instead */
-    if (!rebuild && be->rebuild_check && (st = be->rebuild_check(md, &rebuild)) != HALOX_OK)
-        return st;
-    md->step = s;
-    if (rebuild && (st = md__rebuild(md)) != HALOX_OK)
-        return st;
-    /* the coordinate exchange (not after a rebuild) is the back end's, with the forces */
-    int thermo = md__thermo_step(md, s);
-    if ((st = be->forces(md, !rebuild, thermo)) != HALOX_OK)
-        return st;
-
-    t0 = md__now();
-    if ((st = be->kick(md)) != HALOX_OK)
-        return st;
-    if (c->ensemble == HALOX_MD_NVT) {
-        double ke = 0;
-        if ((st = be->kinetic(md, &ke)) != HALOX_OK)
-            return st;
-        if ((st = halox_comm_allreduce_sum(md->comm, &ke, 1)) != HALOX_OK)
-            return st;
-        double alpha =
-            md__bussi_alpha(ke, 0.5 * md->dof * c->temp, md->dof, c->dt / c->tau, c->seed, s);
-        if ((st = be->scale(md, alpha)) != HALOX_OK)
-            return st;
-    }
-    if (be->host_timers)
-        md->timer[HALOX_MD_T_INTEGRATE] += md__now() - t0;
-    return HALOX_OK;
+    const double alpha =
+        md__bussi_alpha(ke, 0.5 * md->dof * c->temp, md->dof, c->dt / c->tau, c->seed, s);
+    return md->be->scale(md, alpha);
 }

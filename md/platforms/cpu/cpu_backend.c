@@ -1,24 +1,20 @@
-/* The CPU back end of the step (backend.h): the state is the host atoms (positions, velocities
- * of the home atoms, forces over home + halo), every part runs on the host and is timed with the
- * host clock; the halo exchanges are the transport's calls on the host arrays (threads, mpi).
+/* The CPU platform (backend.h), the engine's oracle: the state is the host atoms (positions,
+ * velocities of the home atoms, forces over home + halo), every part runs on the host and is
+ * timed with the host clock; the halo exchanges are the transport's calls on the host arrays
+ * (threads, mpi).
  *
- *   kick_drift, kick   velocity Verlet on the home atoms (integrate.c)
- *   rebuild_check      cfg.rebuild_check: the largest displacement since the last list build,
- *                      over all ranks, against skin / 2, every step (exact: one reduction)
- *   before_plan        home atoms sorted by cell (neighbour.c), so that neighbours sit close
- *   after_plan         bind the host arrays, reference positions, cell + Verlet lists
- *   forces             (coordinate exchange,) LJ over the list (lj.c), force exchange
- * Nothing is in flight between calls: no to_host, idle, timers to flush or state to free. */
+ *   step       velocity Verlet on the home atoms (integrate.c); with cfg.rebuild_check the
+ *              largest displacement since the last list build, over all ranks, against skin / 2,
+ *              after every drift (exact: one reduction)
+ *   rebuild    the host half (step.c) with the home atoms sorted by cell (neighbour.c), so that
+ *              neighbours sit close; bind the host arrays, reference positions, cell + Verlet
+ *              lists
+ *   forces     (coordinate exchange,) LJ over the list (lj.c), force exchange
+ * Nothing is in flight between calls: sync has nothing to do. */
+#include <stdlib.h>
+
 #include "engine/backend.h"
 #include "engine/md_internal.h"
-
-static halox_status_t md__cpu_kick_drift(halox_md_t *md, int exchange)
-{
-    (void)exchange; /* the host exchanges with the transport's calls (forces) */
-    md__kick(md, 0.5 * md->cfg.dt);
-    md__drift(md, md->cfg.dt);
-    return HALOX_OK;
-}
 
 static halox_status_t md__cpu_rebuild_check(halox_md_t *md, int *rebuild_p)
 {
@@ -33,15 +29,19 @@ static halox_status_t md__cpu_rebuild_check(halox_md_t *md, int *rebuild_p)
     return HALOX_OK;
 }
 
-static halox_status_t md__cpu_before_plan(halox_md_t *md)
+/* Migration and plan on the host, then bind the host arrays, the reference positions of the
+ * displacement check, cell + Verlet lists. */
+static halox_status_t md__cpu_rebuild(halox_md_t *md)
 {
-    return md__sort_home(md); /* local: step.c defers a failure into the plan build */
-}
-
-static halox_status_t md__cpu_after_plan(halox_md_t *md, double t2)
-{
+    halox_status_t st = md__rebuild_migrate(md, md__now());
+    if (st != HALOX_OK)
+        return st;
+    double t2;
+    const double t1 = md__now();
+    if ((st = md__rebuild_plan(md, t1, md__sort_home(md), &t2)) != HALOX_OK)
+        return st;
     double tb = md__now();
-    halox_status_t st = halox_comm_bind(md->comm, &md->plan, md->atoms.x, md->f);
+    st = halox_comm_bind(md->comm, &md->plan, md->atoms.x, md->f);
     if (st != HALOX_OK)
         return st;
     double t3 = md__now();
@@ -76,10 +76,27 @@ static halox_status_t md__cpu_forces(halox_md_t *md, int coords, int want_energy
     return st;
 }
 
-static halox_status_t md__cpu_kick(halox_md_t *md)
+static halox_status_t md__cpu_step(halox_md_t *md, long long s, int rebuild)
 {
-    md__kick(md, 0.5 * md->cfg.dt);
-    return HALOX_OK;
+    const double dt = md->cfg.dt;
+    double t0 = md__now();
+    md__kick(md, 0.5 * dt);
+    md__drift(md, dt);
+    md->timer[HALOX_MD_T_INTEGRATE] += md__now() - t0;
+    halox_status_t st;
+    if (!rebuild && (st = md__cpu_rebuild_check(md, &rebuild)) != HALOX_OK)
+        return st;
+    md->step = s;
+    if (rebuild && (st = md__rebuild(md)) != HALOX_OK)
+        return st;
+    /* the coordinate exchange only where no rebuild filled the halo */
+    if ((st = md__cpu_forces(md, !rebuild, md__thermo_step(md, s))) != HALOX_OK)
+        return st;
+    t0 = md__now();
+    md__kick(md, 0.5 * dt);
+    st = md__thermostat(md, s);
+    md->timer[HALOX_MD_T_INTEGRATE] += md__now() - t0;
+    return st;
 }
 
 static halox_status_t md__cpu_kinetic(halox_md_t *md, double *ke_p)
@@ -109,16 +126,37 @@ static halox_status_t md__cpu_overlap_rep(halox_md_t *md, int kind, double *ms_p
     return st;
 }
 
+static halox_status_t md__cpu_sync(halox_md_t *md, int what)
+{
+    (void)md; /* the host atoms are the state */
+    (void)what;
+    return HALOX_OK;
+}
+
+static halox_status_t md__cpu_stats(halox_md_t *md, int summary, long long *stale_p)
+{
+    (void)md; /* the pair count is the list build's (md->nl.npairs) */
+    (void)summary;
+    *stale_p = -1; /* the displacement check is exact: no stale list is ever used */
+    return HALOX_OK;
+}
+
+static void md__cpu_destroy(halox_md_t *md)
+{
+    md__nlist_free(&md->nl);
+    free(md->x_ref);
+    md->x_ref = NULL;
+}
+
 const md_backend_t md__cpu_backend = {
     .name = "cpu",
-    .host_timers = 1,
-    .kick_drift = md__cpu_kick_drift,
-    .rebuild_check = md__cpu_rebuild_check,
-    .before_plan = md__cpu_before_plan,
-    .after_plan = md__cpu_after_plan,
+    .step = md__cpu_step,
+    .rebuild = md__cpu_rebuild,
     .forces = md__cpu_forces,
-    .kick = md__cpu_kick,
     .kinetic = md__cpu_kinetic,
     .scale = md__cpu_scale,
+    .sync = md__cpu_sync,
     .overlap_rep = md__cpu_overlap_rep,
+    .stats = md__cpu_stats,
+    .destroy = md__cpu_destroy,
 };

@@ -10,6 +10,7 @@
  * the peers' halos and signals; the halo gather waits for ours (and completes the exchange);
  * the halo forces go straight to their owners and signal; the second kick (or, outside a step,
  * the kick that only gathers the forces) waits for the forces returned to us and adds them. */
+#include "engine/backend.h"
 #include "platforms/cuda/gpu_internal.h"
 
 #include <cuda_runtime_api.h>
@@ -77,115 +78,73 @@ static cudaError_t md__gpu_local_forces(halox_md_t *md, cudaStream_t s, int want
     return e == cudaSuccess ? cudaEventRecord(g->local_done, s) : e;
 }
 
-/* How md__gpu_forces_body exchanges: not at all (the overlap probe's "local" part: the same
- * kernels on the same streams, so it times exactly what the exchanges overlap with), as a step
- * does, or as the probe's "both" part (a step's exchanges, complete before the join). */
-enum { MD_EXCHANGE_NONE = 0, MD_EXCHANGE_STEP = 1, MD_EXCHANGE_PROBE = 2 };
+/* The forces of the current positions, on either exchange path. The local (home-home) forces run
+ * on their own low-priority stream, overlapping the exchange, where there is one (a plan with
+ * pulses); without one (one rank: nothing to overlap) they follow the halo forces on hi. They
+ * join hi only at the end: the force exchange reads and adds into fnl, which they do not touch,
+ * so it overlaps them too. */
 
-/* Forces of the current positions: local on lo, (coordinate exchange,) non-local, force
- * exchange on hi. With want_energy the energies are read back (host sync) into pe_local and
- * vir_local. exchange: MD_EXCHANGE_*. */
-static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_energy, int exchange)
+/* The start on either path: energy slots zeroed, the home positions into the cluster slots (the
+ * list build did it on rebuild steps) after the step's first kick and drift when it was left to
+ * this gather (inline_x: also stored into the peers' halos), the local forces started on lo. */
+static halox_status_t md__gpu_forces_begin(halox_md_t *md, int coords, int want_energy,
+                                           int inline_x, int overlap)
 {
     md_gpu_t *g = md__gpu(md);
-    const float rc2 = (float)md->rc2;
+    const float dt = (float)md->cfg.dt;
     if (want_energy)
         MD_CUDA(cudaMemsetAsync(g->energy, 0, 4 * sizeof(double), g->hi));
-    /* a plan without pulses (one rank, periodic by shifts) exchanges nothing: no calls */
-    const int pulses = md->plan.n_pulses > 0;
-    /* nvshmem-inline: the exchanges inside the kernels (the file's comment) */
-    const int inl = g->inl_on && exchange && pulses;
-    const int inl_x = inl && coords;
-    const float dt = (float)md->cfg.dt;
     if (g->kick_deferred && !coords) /* (never: a deferred kick precedes a coordinate step) */
         MD_CUDA(md__kernel_kick(g->v, g->f, NULL, g->x, g->n_home, 0.5f * dt, dt, g->hi));
-    /* the home positions into the cluster slots (the list build did it on rebuild steps), after
-     * the step's first kick and drift when it was left to this gather; inline: sent on */
-    const int halo = g->cl.ncl > g->cl.ncl_home;
     if (coords) {
         const int kick = g->kick_deferred;
         MD_CUDA(md__clusters_kick_gather(&g->cl, kick ? g->v : NULL, g->f, g->x, g->zone, 0.5f * dt,
-                                         dt, inl_x ? &g->inl : NULL, g->hi));
-        if (!halo)
+                                         dt, inline_x ? &g->inl : NULL, g->hi));
+        if (g->cl.ncl == g->cl.ncl_home)
             g->gathers++; /* the step's displacements are final after the home part */
     }
     g->kick_deferred = 0;
-    /* the local forces: on their own low-priority stream, overlapping the exchange, or on the
-     * exchange's stream after the halo forces left: without an exchange (one rank: nothing to
-     * overlap; the second stream's events cost 1 % at 45k atoms) or HALOX_MD_LOCAL_OVERLAP=0
-     * (measured: 14 % slower on 2 ranks sharing a GPU) */
-    const int overlap = g->local_overlap && pulses;
-    /* late (HALOX_MD_LOCAL_OVERLAP=2): the local forces wait for the halo positions and are
-     * enqueued after the non-local forces, so that these take the GPU first where another
-     * process's local forces would fill it (ranks sharing a GPU: priorities are per process) */
-    const int late = overlap && g->local_overlap == 2;
-    cudaStream_t ls = overlap ? g->lo : g->hi;
-    if (overlap && !late) {
+    if (overlap) {
         MD_CUDA(cudaEventRecord(g->x_ready, g->hi));
         MD_CUDA(cudaStreamWaitEvent(g->lo, g->x_ready, 0));
-        MD_CUDA(md__gpu_local_forces(md, ls, want_energy));
+        MD_CUDA(md__gpu_local_forces(md, g->lo, want_energy));
     }
     g->f_fresh = 0;
     md__gpu_record(g, EV_C0, g->hi);
-    halox_status_t st = HALOX_OK;
-    nvtxRangePushA("halox: coordinate exchange");
-    if (coords && exchange && pulses && !inl && (st = halox_comm_coords(md->comm)) != HALOX_OK) {
-        nvtxRangePop();
-        return st;
-    }
-    nvtxRangePop();
-    if (!inl_x)
+    return HALOX_OK;
+}
+
+/* The halo positions into the cluster slots (inline: after waiting for them, also without halo
+ * atoms, which completes the exchange), then the non-local forces (pairs with halo atoms). */
+static halox_status_t md__gpu_forces_halo(halox_md_t *md, int coords, int want_energy, int inline_x)
+{
+    md_gpu_t *g = md__gpu(md);
+    const int halo = g->cl.ncl > g->cl.ncl_home;
+    /* the coordinate part ends with the transport's exchange, or inline with the wait inside
+     * the halo gather */
+    if (!inline_x)
         md__gpu_record(g, EV_C1, g->hi);
-    if (coords && (halo || inl_x)) {
-        /* the new halo positions into the cluster slots (inline: after waiting for them, also
-         * without halo atoms, which completes the exchange) */
-        MD_CUDA(md__clusters_gather(&g->cl, g->x, g->zone, 1, inl_x ? &g->inl : NULL, g->hi));
+    if (coords && (halo || inline_x)) {
+        MD_CUDA(md__clusters_gather(&g->cl, g->x, g->zone, 1, inline_x ? &g->inl : NULL, g->hi));
         g->gathers += halo;
     }
-    if (inl_x) /* the coordinate part: the wait inside the halo gather */
+    if (inline_x)
         md__gpu_record(g, EV_C1, g->hi);
-    if (late)
-        MD_CUDA(cudaEventRecord(g->x_ready, g->hi));
-    MD_CUDA(md__clusters_lj(&g->cl, 1, rc2, md->eshift, want_energy ? g->energy + 2 : NULL, g->hi));
-    if (late) {
-        MD_CUDA(cudaStreamWaitEvent(g->lo, g->x_ready, 0));
-        MD_CUDA(md__gpu_local_forces(md, ls, want_energy));
-    }
+    MD_CUDA(md__clusters_lj(&g->cl, 1, (float)md->rc2, md->eshift,
+                            want_energy ? g->energy + 2 : NULL, g->hi));
     md__gpu_record(g, EV_NL1, g->hi);
     md__gpu_record(g, EV_F0, g->hi);
-    nvtxRangePushA("halox: force exchange");
-    if (inl) {
-        /* the halo atoms' forces straight to their owners; the kick takes ours */
-        MD_CUDA(md__clusters_halo_forces(&g->cl, g->fnl, &g->inl, g->hi));
-        g->f_sent = 1;
-        if (g->capturing)
-            g->graph_inline = 1;
-        else if (g->mid_step && md->step > 0) /* the run's steps (the equilibration's are <= 0) */
-            g->inline_steps++;
-        if (!g->capturing) /* a graph's replays are counted by halox_comm_graph_replayed */
-            st = halox_comm_inline_enqueued(md->comm, coords);
-    } else {
-        /* the halo atoms' forces into fnl, where the force exchange takes them to their owners */
-        MD_CUDA(md__clusters_halo_forces(&g->cl, g->fnl, NULL, g->hi));
-        st = exchange && pulses ? halox_comm_forces(md->comm) : HALOX_OK;
-    }
-    nvtxRangePop();
-    if (st != HALOX_OK)
-        return st;
+    return HALOX_OK;
+}
+
+/* The end on either path: the local forces where they did not overlap, the join, the energies
+ * read back (a host sync) into pe_local and vir_local with want_energy. */
+static halox_status_t md__gpu_forces_end(halox_md_t *md, int want_energy, int overlap)
+{
+    md_gpu_t *g = md__gpu(md);
     md__gpu_record(g, EV_F1, g->hi);
     if (!overlap)
-        MD_CUDA(md__gpu_local_forces(md, ls, want_energy));
-    if (inl && exchange == MD_EXCHANGE_PROBE) {
-        /* the probe: the returned forces waited for on hi before the join, as the other
-         * transports' halox_comm_forces waits for them; a step's kick waits inside itself after
-         * the join instead, a kernel it runs anyway, where a wait kernel of its own would time
-         * one launch more than the step has (its values are cleared by the probe) */
-        if ((st = halox_inline_launch_wait(&g->inl, 1, g->hi)) != HALOX_OK)
-            return st;
-        g->f_sent = 0;
-    }
-    /* the local forces join only here: the force exchange reads and adds into fnl, which they
-     * do not touch, so it overlaps them too */
+        MD_CUDA(md__gpu_local_forces(md, g->hi, want_energy));
     MD_CUDA(cudaStreamWaitEvent(g->hi, g->local_done, 0));
     if (want_energy) {
         MD_CUDA(cudaMemcpyAsync(g->h_energy, g->energy, 4 * sizeof(double), cudaMemcpyDeviceToHost,
@@ -201,10 +160,85 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     return HALOX_OK;
 }
 
+/* Forces with the transport's exchanges (halox_comm_coords, halox_comm_forces) on hi, or with
+ * none (exchange 0: the overlap probe's "local" part, the same kernels on the same streams, so it
+ * times exactly what the exchanges overlap with). A plan without pulses (one rank, periodic by
+ * shifts) exchanges nothing: no calls. */
+static halox_status_t md__gpu_forces_transport(halox_md_t *md, int coords, int want_energy,
+                                               int exchange)
+{
+    md_gpu_t *g = md__gpu(md);
+    const int pulses = md->plan.n_pulses > 0;
+    halox_status_t st = md__gpu_forces_begin(md, coords, want_energy, 0, pulses);
+    if (st != HALOX_OK)
+        return st;
+    if (coords && exchange && pulses) {
+        nvtxRangePushA("halox: coordinate exchange");
+        st = halox_comm_coords(md->comm);
+        nvtxRangePop();
+        if (st != HALOX_OK)
+            return st;
+    }
+    if ((st = md__gpu_forces_halo(md, coords, want_energy, 0)) != HALOX_OK)
+        return st;
+    /* the halo atoms' forces into fnl, where the force exchange takes them to their owners */
+    MD_CUDA(md__clusters_halo_forces(&g->cl, g->fnl, NULL, g->hi));
+    if (exchange && pulses) {
+        nvtxRangePushA("halox: force exchange");
+        st = halox_comm_forces(md->comm);
+        nvtxRangePop();
+        if (st != HALOX_OK)
+            return st;
+    }
+    return md__gpu_forces_end(md, want_energy, pulses);
+}
+
+/* Forces with nvshmem-inline's exchanges inside the kernels (the file's comment); a plan with
+ * pulses. probe: the overlap probe's "both" part, whose returned forces are waited for on hi
+ * before the join, as the other transports' halox_comm_forces waits for them; a step's kick
+ * waits inside itself after the join instead, a kernel it runs anyway. */
+static halox_status_t md__gpu_forces_inline(halox_md_t *md, int coords, int want_energy, int probe)
+{
+    md_gpu_t *g = md__gpu(md);
+    halox_status_t st = md__gpu_forces_begin(md, coords, want_energy, coords, 1);
+    if (st == HALOX_OK)
+        st = md__gpu_forces_halo(md, coords, want_energy, coords);
+    if (st != HALOX_OK)
+        return st;
+    /* the halo atoms' forces straight to their owners; the kick takes ours */
+    nvtxRangePushA("halox: force exchange");
+    cudaError_t e = md__clusters_halo_forces(&g->cl, g->fnl, &g->inl, g->hi);
+    nvtxRangePop();
+    MD_CUDA(e);
+    g->f_sent = 1;
+    if (g->capturing) {
+        g->graph_inline = 1; /* a graph's replays are counted by halox_comm_graph_replayed */
+    } else {
+        if (g->mid_step && md->step > 0) /* the run's steps (the equilibration's are <= 0) */
+            g->inline_steps++;
+        if ((st = halox_comm_inline_enqueued(md->comm, coords)) != HALOX_OK)
+            return st;
+    }
+    if (probe) {
+        if ((st = halox_inline_launch_wait(&g->inl, 1, g->hi)) != HALOX_OK)
+            return st;
+        g->f_sent = 0;
+    }
+    return md__gpu_forces_end(md, want_energy, 1);
+}
+
+/* The forces of a step or outside one (g->inl_on: inline where the plan has pulses). */
+static halox_status_t md__gpu_forces_step(halox_md_t *md, int coords, int want_energy)
+{
+    if (md__gpu(md)->inl_on && md->plan.n_pulses > 0)
+        return md__gpu_forces_inline(md, coords, want_energy, 0);
+    return md__gpu_forces_transport(md, coords, want_energy, 1);
+}
+
 halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy)
 {
     nvtxRangePushA("halox: forces and halo exchanges");
-    halox_status_t st = md__gpu_forces_body(md, coords, want_energy, MD_EXCHANGE_STEP);
+    halox_status_t st = md__gpu_forces_step(md, coords, want_energy);
     nvtxRangePop();
     md_gpu_t *g = md__gpu(md);
     if (st == HALOX_OK && !g->mid_step) {
@@ -234,6 +268,34 @@ static halox_status_t md__gpu_kick_body(halox_md_t *md)
 halox_status_t md__gpu_kick(halox_md_t *md)
 {
     return md__gpu_ranged("halox: kick", md__gpu_kick_body, md);
+}
+
+/* The step (backend.h). With cfg.rebuild_check the rebuild is decided before the drift, from the
+ * displacements the device published (md__gpu_watch: no host synchronisation per step); without
+ * it the lists live rebuild-every steps, as on the CPU. --graph: a step that needs nothing from
+ * the host (no rebuild, no energies, no velocity scaling) is the captured graph. */
+halox_status_t md__gpu_step(halox_md_t *md, long long s, int rebuild)
+{
+    const halox_md_config_t *c = &md->cfg;
+    halox_status_t st;
+    if (!rebuild && c->rebuild_check && (st = md__gpu_watch(md, &rebuild)) != HALOX_OK)
+        return st;
+    const int thermo = md__thermo_step(md, s);
+    if (!rebuild && !thermo && c->ensemble == HALOX_MD_NVE && md__gpu_graph_ready(md)) {
+        md->step = s;
+        return md__gpu_graph_step(md);
+    }
+    if ((st = md__gpu_kick_drift(md, !rebuild)) != HALOX_OK)
+        return st;
+    md->step = s;
+    if (rebuild && (st = md__rebuild(md)) != HALOX_OK)
+        return st;
+    /* the coordinate exchange only where no rebuild filled the halo */
+    if ((st = md__gpu_forces(md, !rebuild, thermo)) != HALOX_OK)
+        return st;
+    if ((st = md__gpu_kick(md)) != HALOX_OK)
+        return st;
+    return md__thermostat(md, s);
 }
 
 halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p)
@@ -274,9 +336,10 @@ halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p)
         st = halox_comm_coords(md->comm);
         if (st == HALOX_OK)
             st = halox_comm_forces(md->comm);
+    } else if (kind == MD_OVL_BOTH && g->inl_on && md->plan.n_pulses > 0) {
+        st = md__gpu_forces_inline(md, 1, 0, 1);
     } else {
-        st = md__gpu_forces_body(md, 1, 0,
-                                 kind == MD_OVL_BOTH ? MD_EXCHANGE_PROBE : MD_EXCHANGE_NONE);
+        st = md__gpu_forces_transport(md, 1, 0, kind == MD_OVL_BOTH);
     }
     nvtxRangePop();
     if (st != HALOX_OK)
