@@ -6,6 +6,8 @@
 - no source folder (src/, include/, md/, tools/, bench/, tests/, examples/, scripts/, cmake/ and
   every folder below them, headers included) holds more than 30 files: a larger one is split by
   what its files are about; bench/results/ (records) and tests/data/ (inputs) are not sources;
+- the engine's platform table (md/engine/backend.h) has at most 10 entries, each filled by every
+  platform;
 - every file the README's layout table names exists (the table follows the tree), and every
   folder of src/ and of tests/ is in it;
 
@@ -65,6 +67,29 @@ for top in SOURCE_TOPS:
         if len(files) > FOLDER_LIMIT:
             problems.append(f"{rel}/: {len(files)} files (at most {FOLDER_LIMIT}): split it into "
                             "folders by what the files are about")
+
+# the engine's platform table: at most 10 entries, every platform fills every one (no entry that
+# only one platform uses, no NULL the engine must test for)
+with open(os.path.join(ROOT, "md", "engine", "backend.h"), encoding="utf-8") as fh:
+    backend_h = fh.read()
+m = re.search(r"struct md_backend \{(.*?)\n\};", backend_h, re.S)
+entries = re.findall(r"\(\*(\w+)\)", m.group(1)) if m else []
+if not entries:
+    problems.append("md/engine/backend.h: no struct md_backend with entries")
+elif len(entries) > 10:
+    problems.append(f"md/engine/backend.h: the platform table has {len(entries)} entries (at most 10)")
+tables = 0
+for path in sources("md"):
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    for t in re.finditer(r"md_backend_t (\w+) = \{(.*?)\n\};", text, re.S):
+        tables += 1
+        filled = set(re.findall(r"\.(\w+)\s*=", t.group(2)))
+        for e in entries:
+            if e not in filled:
+                problems.append(f"{os.path.relpath(path, ROOT)}: {t.group(1)} leaves the entry {e} empty")
+if entries and tables < 2:
+    problems.append(f"md/: {tables} platform table(s) found (the CPU's and the GPU's expected)")
 
 # the README's layout table names only files that exist, and names every folder of src/ and tests/
 GENERATED = {"features.h"}  # written by the build
