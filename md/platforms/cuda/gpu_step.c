@@ -112,15 +112,10 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     g->kick_deferred = 0;
     /* the local forces: on their own low-priority stream, overlapping the exchange, or on the
      * exchange's stream after the halo forces left: without an exchange (one rank: nothing to
-     * overlap; the second stream's events cost 1 % at 45k atoms) or HALOX_MD_LOCAL_OVERLAP=0
-     * (measured: 14 % slower on 2 ranks sharing a GPU) */
-    const int overlap = g->local_overlap && pulses;
-    /* late (HALOX_MD_LOCAL_OVERLAP=2): the local forces wait for the halo positions and are
-     * enqueued after the non-local forces, so that these take the GPU first where another
-     * process's local forces would fill it (ranks sharing a GPU: priorities are per process) */
-    const int late = overlap && g->local_overlap == 2;
+     * overlap; the second stream's events cost 1 % at 45k atoms) */
+    const int overlap = pulses;
     cudaStream_t ls = overlap ? g->lo : g->hi;
-    if (overlap && !late) {
+    if (overlap) {
         MD_CUDA(cudaEventRecord(g->x_ready, g->hi));
         MD_CUDA(cudaStreamWaitEvent(g->lo, g->x_ready, 0));
         MD_CUDA(md__gpu_local_forces(md, ls, want_energy));
@@ -144,13 +139,7 @@ static halox_status_t md__gpu_forces_body(halox_md_t *md, int coords, int want_e
     }
     if (inl_x) /* the coordinate part: the wait inside the halo gather */
         md__gpu_record(g, EV_C1, g->hi);
-    if (late)
-        MD_CUDA(cudaEventRecord(g->x_ready, g->hi));
     MD_CUDA(md__clusters_lj(&g->cl, 1, rc2, md->eshift, want_energy ? g->energy + 2 : NULL, g->hi));
-    if (late) {
-        MD_CUDA(cudaStreamWaitEvent(g->lo, g->x_ready, 0));
-        MD_CUDA(md__gpu_local_forces(md, ls, want_energy));
-    }
     md__gpu_record(g, EV_NL1, g->hi);
     md__gpu_record(g, EV_F0, g->hi);
     nvtxRangePushA("halox: force exchange");
