@@ -142,78 +142,6 @@ static void report(FILE *jf, const char *name, int nh, int halo, int rows, doubl
 
 /* ---- main -------------------------------------------------------------------------------- */
 
-/* The shift list (re)built with `masks` (md_cluster.h), pruned by a first kernel, a gather that
- * decides no prune, the forces cleared: every kernel after it runs over the same inner list. */
-static void masks_build(prb_sys_t *s, int masks, float rc2, cudaStream_t st)
-{
-    md_clusters_t *cl = &s->shift;
-    const float plo[3] = {0, 0, 0}, pext[3] = {(float)s->L, (float)s->L, (float)s->L};
-    cl->masks = masks;
-    CK(md__clusters_build(cl, s->x, s->zone, s->n_home, s->n_home, plo, pext, DENSITY,
-                          (float)(CUTOFF + SKIN), 7, st));
-    CK(md__clusters_lj(cl, 0, rc2, 0.0, NULL, st));
-    CK(md__clusters_gather(cl, s->x, s->zone, 2, NULL, st));
-    CK(md__clusters_clear_forces(cl, st));
-}
-
-/* The periodic-shift list's kernel with the pair masks of its prune (md_cluster.h:
- * MD_CLUSTER_MASKS_BITS, _SKIP) against the tests in the kernel (the kernel just timed): the
- * forces of each way first (every atom within 1e-5 of the largest force, or that way is reported
- * FAILED and not timed), then the timings, as "cl-shift-bits" and "cl-shift-skip". The same
- * positions give the same lists at each build. Returns 0, or -1 when some way failed. */
-static int masks_timed(FILE *jf, prb_sys_t *s, float rc2, double entries, double within,
-                       double bw_best, double fp_best, double rel, float *t, int repeats,
-                       int warmup, cudaEvent_t e0, cudaEvent_t e1, cudaStream_t st)
-{
-    md_clusters_t *cl = &s->shift;
-    const int nh = s->n_home;
-    const size_t n3 = 3 * (size_t)nh;
-    float *ref = (float *)malloc(sizeof(float) * n3), *got = (float *)malloc(sizeof(float) * n3);
-    int bad = 0;
-    static const char *names[] = {"cl-shift", "cl-shift-bits", "cl-shift-skip"};
-    double big = 0;
-    for (int m = MD_CLUSTER_MASKS_TEST; m <= MD_CLUSTER_MASKS_SKIP; m++) {
-        masks_build(s, m, rc2, st);
-        CK(md__clusters_lj(cl, 0, rc2, 0.0, NULL, st));
-        CK(md__clusters_take_forces(cl, s->f, st));
-        CK(cudaMemcpyAsync(m ? got : ref, s->f, sizeof(float) * n3, cudaMemcpyDeviceToHost, st));
-        CK(cudaStreamSynchronize(st));
-        if (m == MD_CLUSTER_MASKS_TEST) {
-            for (size_t k = 0; k < n3; k++)
-                big = fabs((double)ref[k]) > big ? fabs((double)ref[k]) : big;
-            continue; /* timed already */
-        }
-        double worst = 0;
-        for (size_t k = 0; k < n3; k++) {
-            const double d = fabs((double)got[k] - (double)ref[k]);
-            worst = d > worst || d != d ? d : worst;
-        }
-        const int ok = worst <= 1e-5 * big;
-        printf("%9d %s: forces against the tests in the kernel: largest difference %.2e of %.3g "
-               "(%s)\n",
-               nh, names[m], worst, big, ok ? "ok" : "FAILED: not timed");
-        if (!ok) {
-            bad = 1;
-            continue;
-        }
-        for (int r = -warmup; r < repeats; r++) {
-            CK(cudaEventRecord(e0, st));
-            CK(md__clusters_lj(cl, 0, rc2, 0.0, NULL, st));
-            CK(cudaEventRecord(e1, st));
-            CK(cudaEventSynchronize(e1));
-            if (r >= 0)
-                CK(cudaEventElapsedTime(&t[r], e0, e1));
-        }
-        prb_stats_t ks = stats(t, repeats);
-        report(jf, names[m], nh, s->n - nh, cl->ncl_home, entries, within, ks, repeats, warmup,
-               bw_best, fp_best, rel);
-    }
-    masks_build(s, MD_CLUSTER_MASKS_TEST, rc2, st); /* as the kernels after this one expect */
-    free(ref);
-    free(got);
-    return bad ? -1 : 0;
-}
-
 int main(int argc, char **argv)
 {
     const char *atoms = "45000,360000,3000000", *json = NULL;
@@ -509,9 +437,6 @@ int main(int argc, char **argv)
             prb_stats_t ks = stats(t, repeats);
             report(jf, name, nh, s.n - nh, rows, entries, within, ks, repeats, warmup, bw_best,
                    fp_best, rel);
-            if (shift && masks_timed(jf, &s, rc2, entries, within, bw_best, fp_best, rel, t,
-                                     repeats, warmup, e0, e1, st) != 0)
-                rc_all = -1000000; /* a way of masking gave other forces: the run fails */
             sum_e += entries;
             sum_w += within;
             sum.med += ks.med;

@@ -8,7 +8,7 @@
 # ENGINE_ROOF_ATOMS ("45000,360000,3000000"; empty: no roofline), ENGINE_MD ("45000 180000":
 # atom counts), ENGINE_MD_ARGS (extra halox-md arguments, ';'-separated variants: each size runs
 # every variant, e.g. "--graph;--graph --skin 1.0 --rebuild-every 50"; leading NAME=value words
-# set the variant's environment, e.g. "HALOX_MD_SORT=0 --graph"), ENGINE_REPEATS (3),
+# set the variant's environment, e.g. "HALOX_MD_ROW_CHUNK=0 --graph"), ENGINE_REPEATS (3),
 # ENGINE_STEPS (500), ENGINE_SANITIZE (1: compute-sanitizer memcheck on test_gpu_clusters),
 # ENGINE_BENCH (sizes for halox-bench md records; ENGINE_BENCH_BIG: one record each),
 # ENGINE_SANITIZE_TOOLS ("memcheck racecheck synccheck"), ENGINE_PEER (1: GROMACS side by side from

@@ -329,7 +329,7 @@ typedef struct halox_md_summary {
     long long graph_captures;  /**< GPU engine, --graph: captures of the step (the first, then
                                     one after each rebuild that graph steps follow; rank 0) */
     long long graph_updates;   /**< of those, how many updated the executable in place
-                                    (cudaGraphExecUpdate, HALOX_MD_GRAPH_UPDATE) instead of
+                                    (cudaGraphExecUpdate) instead of
                                     instantiating a new one */
     long long graph_kept;      /**< rebuilds after which the step's graph was launched as it was,
                                     without a capture (HALOX_MD_GRAPH_SPAN: the counts fit the

@@ -10,7 +10,7 @@
  * arithmetic: a window the bisection cuts too short, a lane that takes the wrong window of the
  * packing, or a column range that misses one, drops or repeats entries. Boxes tall enough that a
  * column holds several warps of clusters (bisected) and a cube (short columns); periodic in z and
- * open; bisection off (whole columns) gives the same sets. With halo atoms (zones 1, 2 and 3 of
+ * open. With halo atoms (zones 1, 2 and 3 of
  * a split in x and y, parts 4-7 empty) the non-local rows too: home rows take every halo cluster
  * in reach, halo rows the halo clusters j >= i whose zones may pair; the parts' column ranges
  * (CL_D_PART_RANGE) are made as the sort makes them, so a range that cuts a window too many
@@ -46,8 +46,7 @@ static double uniform(uint64_t *s)
 
 /* One layout: n random atoms at density 0.8 in [0, L)^2 x [0, Lz), clustered as the sort does,
  * searched with radius rl under shift_dims, compared with the brute force. */
-static void check(double L, double Lz, int shift_dims, int bisect_above, uint64_t seed,
-                  int halo = 0)
+static void check(double L, double Lz, int shift_dims, uint64_t seed, int halo = 0)
 {
     const double density = 0.8, rl = 2.9;
     /* with halo: the home atoms below Lh in x and y, zone 1 beyond it in x, 2 in y, 3 in both */
@@ -137,8 +136,8 @@ static void check(double L, double Lz, int shift_dims, int bisect_above, uint64_
     dims[CL_D_NCL_HOME] = ncl_home;
     dims[CL_D_NCL] = ncl;
     HALOX_LAUNCH(cl_search, cl_blocks(32LL * ncl, 128), 128, 0)
-    (bbox.data(), zwin.data(), col.data(), bisect_above, g, dims, (float)rl, jl.data(), cnt.data(),
-     cap, jl_nl.data(), cnt_nl.data(), cap_nl, need.data());
+    (bbox.data(), zwin.data(), col.data(), g, dims, (float)rl, jl.data(), cnt.data(), cap,
+     jl_nl.data(), cnt_nl.data(), cap_nl, need.data());
     EXPECT(need[0] == 0 && need[1] == 0, "rows overflowed: need %d / %d", need[0], need[1]);
 
     /* the brute force: every box pair j >= i under every image, the kernel's arithmetic */
@@ -187,29 +186,23 @@ static void check(double L, double Lz, int shift_dims, int bisect_above, uint64_
         std::sort(got.begin(), got.end());
         entries += (long long)got.size();
         if (got != want && wrong++ < 5)
-            EXPECT(0,
-                   "shifts %d, bisect above %d, halo %d: %s row %d has %zu entries, the brute "
-                   "force %zu",
-                   shift_dims, bisect_above, halo, list ? "non-local" : "local", i, got.size(),
-                   want.size());
+            EXPECT(0, "shifts %d, halo %d: %s row %d has %zu entries, the brute force %zu",
+                   shift_dims, halo, list ? "non-local" : "local", i, got.size(), want.size());
     }
-    EXPECT(wrong == 0, "shifts %d, bisect above %d, halo %d: %lld rows differ", shift_dims,
-           bisect_above, halo, wrong);
-    printf("box %.1f x %.1f, shifts %d, bisect above %d, halo %d: %d atoms, %d clusters (%d home), "
+    EXPECT(wrong == 0, "shifts %d, halo %d: %lld rows differ", shift_dims, halo, wrong);
+    printf("box %.1f x %.1f, shifts %d, halo %d: %d atoms, %d clusters (%d home), "
            "%d in the longest column, %lld entries\n",
-           L, Lz, shift_dims, bisect_above, halo, n, ncl, ncl_home, longest, entries);
+           L, Lz, shift_dims, halo, n, ncl, ncl_home, longest, entries);
 }
 
 int main(void)
 {
     /* (every warp of the emulation is 32 threads of the host: the systems stay small) */
-    const int whole = 0x7fffffff;
-    check(6.5, 130.0, 7, 8, 1);     /* tall, periodic: columns of ~34 clusters, bisected */
-    check(6.5, 130.0, 7, whole, 1); /* the same, whole columns: windows longer than a warp */
-    check(6.5, 60.0, 3, 8, 2);      /* tall, z open */
-    check(12.0, 12.0, 6, 8, 3);     /* a cube, x open: short columns, no bisection */
-    check(14.0, 14.0, 4, 8, 4, 1);  /* halo zones 1-3 in x and y, z periodic */
-    check(14.0, 40.0, 0, 8, 5, 1);  /* the same, open in z, bisected */
+    check(6.5, 130.0, 7, 1);    /* tall, periodic: columns of ~34 clusters, bisected */
+    check(6.5, 60.0, 3, 2);     /* tall, z open */
+    check(12.0, 12.0, 6, 3);    /* a cube, x open: short columns, no bisection */
+    check(14.0, 14.0, 4, 4, 1); /* halo zones 1-3 in x and y, z periodic */
+    check(14.0, 40.0, 0, 5, 1); /* the same, open in z, bisected */
     printf(g_fail ? "%d check(s) failed\n" : "all checks passed\n", g_fail);
     return g_fail ? 1 : 0;
 }

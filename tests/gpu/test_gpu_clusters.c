@@ -36,8 +36,7 @@
  *     build; spans too small for a build are seen (test_span_graph).
  *  9. the rebuild's permute of the home atoms with the blow-up check's largest |v|^2
  *     (test_permute_speeds).
- *  1-3, 5 and 6 also run over inner lists with each way of masking pairs (md_cluster.h: tests in
- *  the kernel, the prune's pair masks, masks with skipped i atoms).
+ *  1-3, 5 and 6 also run over inner lists pruned at rc + 0.1.
  *
  * Exit 77 (skipped) when no GPU is visible. Built as test_clusters_emu (HALOX_TEST_EMU_GPU) it runs
  * through the host emulation of tests/emu in CI: the whole set, a smaller one in sanitizer
@@ -202,10 +201,9 @@ static double force_error(const sys_t *s, const float *hf, const double *ref, do
     return fmax > 0 ? worst / fmax : worst;
 }
 
-/* 1-4 on a system with a halo; with rl_in > 0 over inner lists pruned at rl_in, the kernels
- * masking pairs as `masks` says (md_cluster.h): the pair count at rl is then the count at rl_in
- * (a pruned list holds every pair within rl_in, and with masks only those) */
-static void test_system(int cells, uint64_t seed, double rl_in, int masks, int edge)
+/* 1-4 on a system with a halo; with rl_in > 0 over inner lists pruned at rl_in: the pair count
+ * at rl is then the count at rl_in (a pruned list holds every pair within rl_in) */
+static void test_system(int cells, uint64_t seed, double rl_in, int edge)
 {
     sys_t s;
     make_system(&s, cells, seed);
@@ -221,7 +219,6 @@ static void test_system(int cells, uint64_t seed, double rl_in, int masks, int e
     md_clusters_t c;
     memset(&c, 0, sizeof c);
     md__clusters_set_prune(&c, (float)RC, (float)rl_in);
-    c.masks = masks;
     c.chunk = g_chunk;
     const double rl_count = rl_in > 0 ? rl_in : s.rl; /* the outer radius of what is counted */
     const float lo[3] = {-0.01f, -0.01f, -0.01f};
@@ -249,13 +246,13 @@ static void test_system(int cells, uint64_t seed, double rl_in, int masks, int e
                   eni, el, en);
     else /* no pruning asked for: the inner lists are the outer */
         CHECK(eli == el && eni == en);
-    printf("%d cells, inner radius %.2f, masks %d%s: longest rows %d local, %d non-local; %d home "
+    printf("%d cells, inner radius %.2f%s: longest rows %d local, %d non-local; %d home "
            "+ %d halo atoms, %d + %d clusters, "
            "%lld + %lld cluster pairs (inner %lld + %lld; %.0f%% of the evaluated pairs within "
            "rc); pairs within rc %lld (brute %lld), within %.2f %lld (brute %lld); force error "
            "%.2e of %.3g\n",
-           cells, rl_in, masks, edge ? ", columns edged at the home bound" : "", c.max_loc,
-           c.max_nl, s.nh, s.n - s.nh, c.ncl_home, c.ncl - c.ncl_home, el, en, eli, eni,
+           cells, rl_in, edge ? ", columns edged at the home bound" : "", c.max_loc, c.max_nl, s.nh,
+           s.n - s.nh, c.ncl_home, c.ncl - c.ncl_home, el, en, eli, eni,
            100.0 * (double)want_rc / (64.0 * (double)(eli + eni)), got_rc, want_rc, rl_count,
            got_rl, want_rl, err, scale);
     CHECK_MSG(got_rc == want_rc, "pairs within rc: %lld, brute force %lld", got_rc, want_rc);
@@ -411,9 +408,8 @@ static void pbc_extent(const sys_t *s, int shift_dims, float lo[3], float ext[3]
     }
 }
 
-/* 5. periodic shifts, with rl_in > 0 also inner lists (the kernels masking pairs as `masks`
- * says) */
-static void test_shifts(int cells, int cz, int shift_dims, double rl_in, int masks, uint64_t seed)
+/* 5. periodic shifts, with rl_in > 0 also inner lists */
+static void test_shifts(int cells, int cz, int shift_dims, double rl_in, uint64_t seed)
 {
     sys_t s;
     make_periodic(&s, cells, cz, seed);
@@ -423,7 +419,6 @@ static void test_shifts(int cells, int cz, int shift_dims, double rl_in, int mas
     md_clusters_t c;
     memset(&c, 0, sizeof c);
     md__clusters_set_prune(&c, (float)RC, (float)rl_in);
-    c.masks = masks;
     c.chunk = g_chunk;
     float lo[3], ext[3];
     pbc_extent(&s, shift_dims, lo, ext);
@@ -446,11 +441,9 @@ static void test_shifts(int cells, int cz, int shift_dims, double rl_in, int mas
             TG_CUDA(cudaMemcpy(hf, d.f, sizeof(float) * n3, cudaMemcpyDeviceToHost));
         }
         double scale = 0, err = force_error(&s, hf, ref, &scale);
-        CHECK_MSG(got == want,
-                  "shifts %d, masks %d, pass %d: pairs within rc %lld, brute force %lld",
-                  shift_dims, masks, pass, got, want);
-        CHECK_MSG(err < 1e-5, "shifts %d, masks %d, pass %d: force error %.3e", shift_dims, masks,
-                  pass, err);
+        CHECK_MSG(got == want, "shifts %d, pass %d: pairs within rc %lld, brute force %lld",
+                  shift_dims, pass, got, want);
+        CHECK_MSG(err < 1e-5, "shifts %d, pass %d: force error %.3e", shift_dims, pass, err);
         TG_CUDA(md__clusters_gather(&c, d.x, d.z, 2, NULL, 0));
     }
     long long el = 0, en = 0, eli = 0, eni = 0;
@@ -477,8 +470,8 @@ static void test_shifts(int cells, int cz, int shift_dims, double rl_in, int mas
     free(s.z);
 }
 
-/* 6. a hot system step by step against freshly built lists (the kernels over the inner lists
- * masking pairs as `masks` says; the fresh lists' kernel tests every pair) */
+/* 6. a hot system step by step against freshly built lists (the kernels over the inner lists;
+ * the fresh lists' kernel over their outer ones) */
 /* 7. the kernel timeline of `steps` steps of one stream (each a home gather and a local force
  * kernel; the take kernels stamp nothing): one stamped launch of each per step (the first
  * MD_TL_LAUNCHES), each ending after it started and before the next kernel on the stream
@@ -513,7 +506,7 @@ static void check_timeline(const md_clusters_t *c, int steps)
     free(t);
 }
 
-static void test_hot(int cells, int masks, uint64_t seed)
+static void test_hot(int cells, uint64_t seed)
 {
     sys_t s;
     make_periodic(&s, cells, cells, seed);
@@ -525,13 +518,10 @@ static void test_hot(int cells, int masks, uint64_t seed)
     memset(&fresh, 0, sizeof fresh);
     const double rl_in = RC + 0.1, half = 0.5 * SKIN;
     md__clusters_set_prune(&c, (float)RC, (float)rl_in);
-    c.masks = masks;
     c.chunk = g_chunk;
     float lo[3], ext[3];
     pbc_extent(&s, 7, lo, ext);
-    const int timeline = masks == MD_CLUSTER_MASKS_TEST; /* once: the stamps of part 7 */
-    if (timeline)
-        TG_CUDA(md__clusters_timeline(&c));
+    TG_CUDA(md__clusters_timeline(&c)); /* the stamps of part 7 */
     TG_CUDA(md__clusters_build(&c, d.x, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl, 7, 0));
     const long long steps0 = c.watch->steps;
     float *x0 = malloc(sizeof(float) * n3), *hf = malloc(sizeof(float) * n3),
@@ -586,24 +576,22 @@ static void test_hot(int cells, int masks, uint64_t seed)
             err = fmax(err, fabs((double)hf[k] - (double)hr[k]));
         }
         worst = fmax(worst, err / fbig);
-        CHECK_MSG(err <= 1e-5 * fbig,
-                  "hot step %d, masks %d: forces differ from fresh lists by %.3e of %.3g", steps,
-                  masks, err, fbig);
+        CHECK_MSG(err <= 1e-5 * fbig, "hot step %d: forces differ from fresh lists by %.3e of %.3g",
+                  steps, err, fbig);
         CHECK(c.watch->steps == steps0 + steps + 1);
     }
     TG_CUDA(cudaDeviceSynchronize());
     const md_clusters_watch_t *w = c.watch;
-    printf("hot system, masks %d: %d atoms, %d steps until an atom would pass half the skin, "
+    printf("hot system: %d atoms, %d steps until an atom would pass half the skin, "
            "%lld prunes, largest displacement %.3f (watch), %lld exceeded steps, worst force "
            "difference %.2e\n",
-           masks, s.n, steps, w->prunes[0], sqrt(w->build_d2), w->exceeded, worst);
+           s.n, steps, w->prunes[0], sqrt(w->build_d2), w->exceeded, worst);
     CHECK_MSG(steps >= 8, "only %d steps", steps);
     CHECK_MSG(w->prunes[0] >= 1 && w->prunes[0] < steps, "%lld prunes in %d steps", w->prunes[0],
               steps);
     CHECK(w->exceeded == 0);
     CHECK(sqrt(w->build_d2) < half && sqrt(w->build_d2) > 0.5 * half);
-    if (timeline)
-        check_timeline(&c, steps);
+    check_timeline(&c, steps);
     long long el = 0, en = 0, eli = 0, eni = 0;
     TG_CUDA(md__clusters_entries(&c, &el, &en, &eli, &eni));
     printf("hot system: %lld outer, %lld inner cluster pairs at the end\n", el, eli);
@@ -675,7 +663,7 @@ static sys_t span_subset(const sys_t *s, int drop_home, int drop_halo)
     return t;
 }
 
-static void test_span_graph(int cells, uint64_t seed, double rl_in, int masks)
+static void test_span_graph(int cells, uint64_t seed, double rl_in)
 {
     sys_t s;
     make_system(&s, cells, seed);
@@ -686,7 +674,6 @@ static void test_span_graph(int cells, uint64_t seed, double rl_in, int masks)
     md_clusters_t c;
     memset(&c, 0, sizeof c);
     md__clusters_set_prune(&c, (float)RC, (float)rl_in);
-    c.masks = masks;
     c.chunk = g_chunk;
     const float lo[3] = {-0.01f, -0.01f, -0.01f};
     const float ext = (float)(s.lh + s.rl + 0.02);
@@ -713,10 +700,9 @@ static void test_span_graph(int cells, uint64_t seed, double rl_in, int masks)
 
     double err = 0;
     long long want = brute(&s, 0, RC, NULL), got = span_replay(&r, &d, &s, &err);
-    printf("spans (%d cells, inner radius %.2f, masks %d, chunk %d): %d home atoms, %d + %d "
+    printf("spans (%d cells, inner radius %.2f, chunk %d): %d home atoms, %d + %d "
            "clusters spanned; built: pairs within rc %lld (brute %lld), force error %.2e\n",
-           cells, rl_in, masks, g_chunk, c.span.n_home, c.span.ncl_home, c.span.ncl_halo, got, want,
-           err);
+           cells, rl_in, g_chunk, c.span.n_home, c.span.ncl_home, c.span.ncl_halo, got, want, err);
     CHECK_MSG(got == want && err < 1e-5, "spans, built: pairs %lld (brute %lld), error %.3e", got,
               want, err);
 
@@ -899,66 +885,54 @@ int main(void)
         printf("no CUDA device visible: skipped\n");
         return HALOX_TEST_SKIP;
     }
-    enum {
-        TEST = MD_CLUSTER_MASKS_TEST,
-        BITS = MD_CLUSTER_MASKS_BITS,
-        SKIP = MD_CLUSTER_MASKS_SKIP
-    };
     test_permute_speeds(1000, 21); /* several blocks, the last one partly full */
     test_permute_speeds(1, 22);
 #ifdef HALOX_TEST_EMU_GPU
     /* test_clusters_emu in a sanitizer build (the host emulation, tests/emu, runs every GPU
      * thread on one core): each path once, on small systems: a halo with outer lists, inner
-     * lists with pair masks and skipped atoms on edged columns, periodic shifts pruned with
-     * masks, a hot system, the non-local work items. The plain build runs the whole set. */
+     * lists on edged columns, periodic shifts pruned, a hot system, the non-local work items.
+     * The plain build runs the whole set. */
     if (test_sanitized()) {
-        test_system(6, 1, 0.0, TEST, 0);
-        test_system(7, 9, RC + 0.1, SKIP, 1);
-        test_shifts(6, 6, 6, RC + 0.1, BITS, 6);
-        test_hot(6, TEST, 8);
-        test_span_graph(6, 12, 0.0, TEST);
+        test_system(6, 1, 0.0, 0);
+        test_system(7, 9, RC + 0.1, 1);
+        test_shifts(6, 6, 6, RC + 0.1, 6);
+        test_hot(6, 8);
+        test_span_graph(6, 12, 0.0);
         g_chunk = 32;
-        test_system(7, 9, RC + 0.1, BITS, 0);
-        test_span_graph(7, 13, RC + 0.1, SKIP);
+        test_system(7, 9, RC + 0.1, 0);
+        test_span_graph(7, 13, RC + 0.1);
         TEST_DONE();
     }
 #endif
-    test_system(6, 1, 0.0, TEST, 0);  /* small: few clusters per column */
-    test_system(14, 2, 0.0, TEST, 0); /* 2744 home atoms, several list rows per column */
-    /* inner lists with a halo (the zone rule in the masks), every way of masking */
-    for (int m = TEST; m <= SKIP; m++)
-        test_system(14, 9, RC + 0.1, m, 0);
+    test_system(6, 1, 0.0, 0);       /* small: few clusters per column */
+    test_system(14, 2, 0.0, 0);      /* 2744 home atoms, several list rows per column */
+    test_system(14, 9, RC + 0.1, 0); /* inner lists with a halo (the zone rule) */
     /* columns with an edge at the home bound (what the engine asks for) */
-    test_system(14, 2, 0.0, TEST, 1);
-    test_system(15, 11, RC + 0.1, SKIP, 1);
+    test_system(14, 2, 0.0, 1);
+    test_system(15, 11, RC + 0.1, 1);
     /* periodic shifts: box 6.5 (2.2 list radii: a few columns) and 13 */
-    test_shifts(6, 6, 7, 0.0, TEST, 3);
-    test_shifts(12, 12, 7, 0.0, TEST, 4);
-    test_shifts(12, 12, 1, 0.0, TEST, 7); /* x periodic only */
+    test_shifts(6, 6, 7, 0.0, 3);
+    test_shifts(12, 12, 7, 0.0, 4);
+    test_shifts(12, 12, 1, 0.0, 7); /* x periodic only */
     /* tall columns (48 clusters, more than a warp): the search bisects each column for the
      * row's z reach, periodic in z (images at both ends) and open */
-    test_shifts(8, 96, 7, 0.0, TEST, 9);
-    test_shifts(8, 96, 3, RC + 0.1, TEST, 10);
-    for (int m = TEST; m <= SKIP; m++) {
-        test_shifts(12, 12, 7, RC + 0.1, m, 5);
-        test_shifts(12, 12, 6, RC + 0.1, m, 6); /* x open, y and z periodic; this one prunes */
-        test_hot(12, m, 8);
-    }
+    test_shifts(8, 96, 7, 0.0, 9);
+    test_shifts(8, 96, 3, RC + 0.1, 10);
+    test_shifts(12, 12, 7, RC + 0.1, 5);
+    test_shifts(12, 12, 6, RC + 0.1, 6); /* x open, y and z periodic; this one prunes */
+    test_hot(12, 8);
     /* a step captured once, replayed across builds (spans) */
-    test_span_graph(14, 12, 0.0, TEST);
-    test_span_graph(14, 13, RC + 0.1, SKIP);
+    test_span_graph(14, 12, 0.0);
+    test_span_graph(14, 13, RC + 0.1);
     /* the non-local kernel's warps taking rows in chunks of 32 and 64 entries (work items):
      * the same pairs, forces and inner lists, a prune writing each chunk's inner row */
     for (g_chunk = 32; g_chunk <= 64; g_chunk *= 2) {
-        test_system(14, 2, 0.0, TEST, 0);
-        for (int m = TEST; m <= SKIP; m++)
-            test_system(14, 9, RC + 0.1, m, 0);
-        test_shifts(8, 96, 3, RC + 0.1, TEST, 10);
-        for (int m = TEST; m <= SKIP; m++) {
-            test_shifts(12, 12, 6, RC + 0.1, m, 6);
-            test_hot(12, m, 8);
-        }
-        test_span_graph(14, 13, RC + 0.1, BITS);
+        test_system(14, 2, 0.0, 0);
+        test_system(14, 9, RC + 0.1, 0);
+        test_shifts(8, 96, 3, RC + 0.1, 10);
+        test_shifts(12, 12, 6, RC + 0.1, 6);
+        test_hot(12, 8);
+        test_span_graph(14, 13, RC + 0.1);
     }
     TEST_DONE();
 }

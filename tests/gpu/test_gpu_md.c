@@ -240,7 +240,7 @@ static void test_trajectory(const char *transport, int P)
         else
             CHECK(gg.summary.graph_steps == 0);
         /* after each rebuild the step is captured again and moves the executable to the new
-         * capture (HALOX_MD_GRAPH_UPDATE): always on one rank (no exchange in the graph); on
+         * capture: always on one rank (no exchange in the graph); on
          * several ranks when the captured exchange owns nothing in the graph (not NCCL's) and
          * the kernels line up (the same pulses, the same way of exchanging: N x 1 x 1 here) */
         /* ... and where the step's exchange takes nothing of the plan as values (one rank, or

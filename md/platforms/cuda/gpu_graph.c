@@ -5,9 +5,9 @@
  * kernels read the counts on the device and their grids span the capture's counts plus that
  * head-room (md_clusters_span_t), so the graph outlives the rebuild when the new counts fit and
  * everything else it took as values is unchanged (md_gpu_graph_key_t); else it is captured again
- * (updated where HALOX_MD_GRAPH_UPDATE allows). Only where the exchange takes nothing of the plan
- * as values: no pulse (one rank, periodic by shifts), or nvshmem-inline, whose kernels read the
- * bound plan from device memory; the separate-kernel transports' captured exchanges take the
+ * (the executable updated where the exchange allows). Only where the exchange takes nothing of the
+ * plan as values: no pulse (one rank, periodic by shifts), or nvshmem-inline, whose kernels read
+ * the bound plan from device memory; the separate-kernel transports' captured exchanges take the
  * pulses' counts as launch arguments, so they are captured after every rebuild. */
 #include "platforms/cuda/gpu_internal.h"
 
@@ -35,14 +35,14 @@ static halox_status_t md__gpu_graph_wait(halox_md_t *md)
 }
 
 /* May a new capture update the executable (cudaGraphExecUpdate: the same kernels with new
- * arguments, no instantiation)? When asked (HALOX_MD_GRAPH_UPDATE) and the capture holds no
+ * arguments, no instantiation)? When there is one and the capture holds no
  * exchange, or one that owns nothing in the graph (NCCL's captured collectives own their plans
  * through the graph: moving an executable to another capture's arguments would leave it using
  * what that capture's graph frees). */
 static int md__gpu_graph_updatable(const halox_md_t *md)
 {
     const md_gpu_t *g = md__gpu(md);
-    if (!g->gupdate || !g->gexec)
+    if (!g->gexec)
         return 0;
     if (md->plan.n_pulses == 0)
         return 1;
@@ -94,7 +94,7 @@ static void md__gpu_graph_key(const halox_md_t *md, md_gpu_graph_key_t *k)
         memcpy(&k->inl, &g->inl, sizeof k->inl); /* zeroed padding: halox_comm_inline_view */
         k->inl.n_home = 0;
     }
-    const int iv[] = {md->plan.n_pulses, g->inl_on, g->local_overlap};
+    const int iv[] = {md->plan.n_pulses, g->inl_on};
     memcpy(k->iv, iv, sizeof iv);
 }
 

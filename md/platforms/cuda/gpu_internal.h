@@ -64,19 +64,14 @@ typedef struct md_gpu {
     uint8_t *zone;
     int32_t *id;      /* cap_total ids (home and halo), for the rebuilds on the device */
     int resident;     /* HALOX_MD_DEVICE_REBUILD: rebuilds stay on the device */
-    int mig_async;    /* HALOX_MD_MIGRATE_ASYNC: the device migration returns enqueued */
     int ids_fresh;    /* the host atoms' ids (and n_home) are the device's */
     md_clusters_t cl; /* cluster pair lists (kernels/md_cluster.h) */
     int grown_seen;   /* list growths already reported */
     long long gathers, gathers_at_build; /* final gathers enqueued: steps the watch covers */
     long long graph_gathers;             /* final gathers in the captured step */
     double inner_buffer;                 /* HALOX_MD_INNER_BUFFER */
-    int sort;                            /* HALOX_MD_SORT: home atoms in cluster order */
-    int pair_masks;                      /* HALOX_MD_PAIR_MASKS: md_clusters_t.masks */
-    int bisect;                          /* HALOX_MD_SEARCH_BISECT: !md_clusters_t.no_bisect */
-    int local_overlap;                   /* HALOX_MD_LOCAL_OVERLAP: local forces on lo */
     int row_chunk;                       /* HALOX_MD_ROW_CHUNK: non-local entries per warp */
-    void *sort_tmp;                      /* its scratch (md__gpu_sort_home) */
+    void *sort_tmp;                      /* md__gpu_sort_home's scratch */
     size_t sort_tmp_bytes;
     double *energy; /* [5]: local pe, vir; non-local pe, vir; kinetic */
     /* [3]: the largest v^2 of a wrap or of md__kernel_max_v2; the pair the sort's permute
@@ -97,8 +92,7 @@ typedef struct md_gpu {
     int graph;             /* graphs on (the transport can be captured) */
     int capturing;         /* inside a capture: no timing events */
     cudaGraphExec_t gexec; /* NULL until captured (again after every rebuild) */
-    int gstale;  /* a rebuild changed what gexec captured: capture again before a launch */
-    int gupdate; /* HALOX_MD_GRAPH_UPDATE: move gexec to the new capture when allowed */
+    int gstale; /* a rebuild changed what gexec captured: capture again before a launch */
     long long graph_updates; /* captures that updated gexec instead of instantiating */
     /* HALOX_MD_GRAPH_SPAN (>= 0): the step kernels read the build's counts on the device and span
      * the counts of the capture's build plus this head-room (md_clusters_span_t), so a rebuild
@@ -193,7 +187,7 @@ halox_status_t md__gpu_inline_refresh(halox_md_t *md);
 halox_status_t md__gpu_lists(halox_md_t *md);
 halox_status_t md__gpu_lists_begin(halox_md_t *md, cudaStream_t s);
 halox_status_t md__gpu_lists_end(halox_md_t *md, cudaStream_t s);
-/* HALOX_MD_SORT: the home atoms (positions, velocities, ids) laid out in the order of the last
+/* The home atoms (positions, velocities, ids) laid out in the order of the last
  * build's slots (the atoms the lists were built for), before a plan refers to their indices; the
  * host copies go stale. with_speeds: the rebuild's blow-up check rides along (the largest v^2
  * into h_disp, read after the wait for speeds_ready); *took_p (may be NULL) says whether it did,

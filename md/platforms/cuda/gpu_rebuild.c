@@ -48,9 +48,7 @@ halox_status_t md__gpu_lists_begin(halox_md_t *md, cudaStream_t s)
     const double inner = md__gpu_inner_buffer(md);
     md__clusters_set_prune(&g->cl, (float)md->cfg.cutoff,
                            inner > 0 ? (float)(md->cfg.cutoff + inner) : 0.0f);
-    g->cl.masks = g->pair_masks;
     g->cl.chunk = g->row_chunk;
-    g->cl.no_bisect = !g->bisect;
     /* columns with an edge where the home atoms end and the halo begins (no slivers) */
     for (int d = 0; d < 3; d++)
         g->cl.edge[d] = ((shifts >> d) & 1) ? 0.0f : (float)(md->plan.hi[d] - lo[d]);
@@ -98,7 +96,7 @@ halox_status_t md__gpu_sort_home(halox_md_t *md, int with_speeds, int *took_p)
     const int n = g->n_home;
     if (took_p)
         *took_p = 0;
-    if (!g->sort || n < 2 || g->cl.n_home != n || !g->cl.sorted)
+    if (n < 2 || g->cl.n_home != n || !g->cl.sorted)
         return HALOX_OK;
     size_t need = (sizeof(float) * 6 + sizeof(int32_t)) * (size_t)n;
     /* with head-room: the home count drifts up and down between rebuilds, and a cudaFree and
@@ -123,13 +121,9 @@ halox_status_t md__gpu_sort_home(halox_md_t *md, int with_speeds, int *took_p)
     return HALOX_OK;
 }
 
-/* before a plan build through the host: the host atoms sorted by cell as the CPU engine's
- * (HALOX_MD_SORT), so the upload starts in a spatial order (local: step.c defers a failure into
- * the plan build) */
-halox_status_t md__gpu_before_plan(halox_md_t *md)
-{
-    return md__gpu(md)->sort ? md__sort_home(md) : HALOX_OK;
-}
+/* before a plan build through the host: the host atoms sorted by cell as the CPU engine's, so
+ * the upload starts in a spatial order (local: step.c defers a failure into the plan build) */
+halox_status_t md__gpu_before_plan(halox_md_t *md) { return md__sort_home(md); }
 
 /* After the host plan build: upload, bind, lists. */
 static halox_status_t md__gpu_after_plan_body(halox_md_t *md)

@@ -139,7 +139,7 @@ static halox_status_t md__gpu_on_device(halox_md_t *md, int plan, halox_status_t
         } else {
             a.extra = g->v;
             a.extra_bytes = sizeof(float) * 3;
-            a.async = g->mig_async; /* the plan build below, on the same stream, waits */
+            a.async = 1; /* the plan build below, on the same stream, waits */
             a.capacity = g->cap_home < g->cap_total ? g->cap_home : g->cap_total;
             st = halox_comm_migrate_device(md->comm, &md->cfg.grid, &md->box, &a, md->natoms,
                                            md->step);

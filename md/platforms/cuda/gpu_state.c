@@ -72,26 +72,9 @@ halox_status_t md__gpu_create(halox_md_t *md)
             "HALOX_MD_DEVICE_REBUILD differs between the ranks (rank %d has %d): "
             "set it alike for every rank (mpirun -x HALOX_MD_DEVICE_REBUILD)",
             md->rank, g->resident);
-    /* HALOX_MD_MIGRATE_ASYNC: the device migration returns with the arrivals' placement
-     * enqueued (the plan build behind it on the same stream waits; per rank, no agreement) */
-    if ((est = md__env_flag("HALOX_MD_MIGRATE_ASYNC", 1, &g->mig_async)) != HALOX_OK)
-        return est;
-    /* HALOX_MD_SORT: home atoms in cluster order (md__gpu_sort_home; per rank, no agreement) */
-    if ((est = md__env_flag("HALOX_MD_SORT", 1, &g->sort)) != HALOX_OK)
-        return est;
     /* HALOX_MD_INLINE: the exchange inside the step's kernels on nvshmem-inline (per rank, no
      * agreement: both ways run the same protocol, pulse by pulse) */
     if ((est = md__env_flag("HALOX_MD_INLINE", 1, &g->inl_allowed)) != HALOX_OK)
-        return est;
-    /* HALOX_MD_PAIR_MASKS: how the pair kernels mask pairs (md_cluster.h; per rank) */
-    if ((est = md__env_int("HALOX_MD_PAIR_MASKS", 0, 2, 0, &g->pair_masks)) != HALOX_OK)
-        return est;
-    /* HALOX_MD_SEARCH_BISECT: the list search reads a column's clusters in z reach only */
-    if ((est = md__env_flag("HALOX_MD_SEARCH_BISECT", 1, &g->bisect)) != HALOX_OK)
-        return est;
-    /* HALOX_MD_LOCAL_OVERLAP: the local forces on their own stream, overlapping the exchange
-     * (2: started after the halo positions arrived, behind the non-local forces) */
-    if ((est = md__env_int("HALOX_MD_LOCAL_OVERLAP", 0, 2, 1, &g->local_overlap)) != HALOX_OK)
         return est;
     /* HALOX_MD_ROW_CHUNK: entries of a non-local row per warp of the pair kernel, a multiple of
      * 32 (rounded up); 0: one warp per row. The local rows stay one per warp (in chunks they
@@ -99,9 +82,6 @@ halox_status_t md__gpu_create(halox_md_t *md)
     if ((est = md__env_int("HALOX_MD_ROW_CHUNK", 0, 4096, 64, &g->row_chunk)) != HALOX_OK)
         return est;
     g->row_chunk = (g->row_chunk + 31) / 32 * 32;
-    /* HALOX_MD_GRAPH_UPDATE: a new capture after a rebuild updates the graph's executable */
-    if ((est = md__env_flag("HALOX_MD_GRAPH_UPDATE", 1, &g->gupdate)) != HALOX_OK)
-        return est;
     /* HALOX_MD_GRAPH_SPAN: the step's graph kept across rebuilds (gpu_graph.c) */
     if ((est = md__env_number("HALOX_MD_GRAPH_SPAN", -1.0, 4.0, 0.05, &g->gspan)) != HALOX_OK)
         return est;

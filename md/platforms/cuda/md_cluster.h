@@ -66,15 +66,6 @@ extern "C" {
 
 enum { MD_CLUSTER_SIZE = 8, MD_CLUSTER_SHIFT_BIT = 26, MD_CLUSTER_NO_SHIFT = 13 };
 
-/** How the force kernels on the inner lists mask atom pairs (md_clusters_t.masks; without inner
- *  lists the kernels always test in the kernel):
- *  TEST  in the kernel, every pair term: not the same atom, the self pair's half, the zone rule;
- *  BITS  by the pair masks the prune wrote (one bit test instead, and pairs that were beyond
- *        rl_in at the prune masked out too);
- *  SKIP  as BITS, and an i atom that no lane of the warp pairs with in a pass is skipped (its
- *        pair terms cost nothing). */
-enum { MD_CLUSTER_MASKS_TEST = 0, MD_CLUSTER_MASKS_BITS = 1, MD_CLUSTER_MASKS_SKIP = 2 };
-
 /** What the device reports of the last finished gather (host memory the device writes). */
 typedef struct md_clusters_watch {
     long long steps;     /**< gathers finished (one per step) since the first build */
@@ -168,13 +159,6 @@ typedef struct md_clusters {
     int *col;     /* per column and part: cluster offsets (8 ncol + 1) */
     int *jl_loc, *cnt_loc, *jl_nl, *cnt_nl;             /* outer lists */
     int *jl_loc_in, *cnt_loc_in, *jl_nl_in, *cnt_nl_in; /* inner (pruned) lists */
-    /* the inner lists' pair masks, 8 bytes per entry: byte jl, bit k set when i atom k and j atom
-     * jl were a pair (self pair: k < jl; zone rule; not padding) within rl_in at the prune;
-     * allocated and written only when masks is not MD_CLUSTER_MASKS_TEST */
-    uint8_t *mk_loc_in, *mk_nl_in;
-    int masks;     /* how the kernels mask pairs on the inner lists: MD_CLUSTER_MASKS_*; set it
-                      before a build (which allocates the masks; the prune after it writes them) */
-    int no_bisect; /* 1: the search reads whole columns (the comparison for the bisection) */
     /* Work items of the non-local pair kernel: with chunk > 0 (a multiple of 32; set before a
      * build) the non-local rows are cut into chunks of that many entries, and the kernel's warps
      * take the non-empty chunks from items (row * kch + chunk, chunk-major, nitems of them, made

@@ -107,7 +107,7 @@ typedef struct cl_graph_key {
     size_t cap[10];
     cl_geom_t g;
     float rl;
-    int iv[6]; /* row lengths, chunks per row, chunk, no_bisect, halo */
+    int iv[5]; /* row lengths, chunks per row, chunk, halo */
 } cl_graph_key_t;
 
 static void cl_key_of(const md_clusters_t *c, const float *x, const uint8_t *zone,
@@ -122,7 +122,7 @@ static void cl_key_of(const md_clusters_t *c, const float *x, const uint8_t *zon
     const size_t cap[] = {c->cap_atoms, c->cap_keys, c->cap_cols,  c->cap_slots, c->cap_cl,
                           c->cap_loc,   c->cap_nl,   c->cap_items, c->cap_scan,  c->cap_in[1]};
     memcpy(k->cap, cap, sizeof cap);
-    const int iv[] = {c->max_loc, c->max_nl, c->kch, c->chunk, c->no_bisect, c->n > c->n_home};
+    const int iv[] = {c->max_loc, c->max_nl, c->kch, c->chunk, c->n > c->n_home};
     memcpy(k->iv, iv, sizeof iv);
     k->g = cl_geom_of(c);
     k->rl = c->rl;
@@ -138,9 +138,8 @@ static cudaError_t cl_enqueue(md_clusters_t *c, const float *x, const uint8_t *z
     CL_TRY(md__clusters_sort_enqueue(c, x, zone, stream));
     const cl_geom_t g = cl_geom_of(c);
     HALOX_LAUNCH(cl_search, cl_blocks(32LL * (long long)c->cap_cl, 128), 128, stream)
-    ((const float4 *)c->bbox, (const float2 *)c->zwin, c->col, c->no_bisect ? INT_MAX : 8, g,
-     c->dims, c->rl, c->jl_loc, c->cnt_loc, c->max_loc, c->jl_nl, c->cnt_nl, c->max_nl,
-     c->dims + CL_D_NEED_LOC);
+    ((const float4 *)c->bbox, (const float2 *)c->zwin, c->col, g, c->dims, c->rl, c->jl_loc,
+     c->cnt_loc, c->max_loc, c->jl_nl, c->cnt_nl, c->max_nl, c->dims + CL_D_NEED_LOC);
     CL_TRY(cudaGetLastError());
     CL_TRY(cl_items_enqueue(c, stream));
     return cudaMemcpyAsync(c->h_small + CL_D_NCL_HOME, c->dims + CL_D_NCL_HOME,
@@ -182,20 +181,19 @@ static cudaError_t cl_capture(md_clusters_t *c, const float *x, const uint8_t *z
 static cudaError_t cl_launch_build(md_clusters_t *c, const float *x, const uint8_t *zone,
                                    cudaStream_t stream)
 {
-    const int km = c->masks != MD_CLUSTER_MASKS_TEST;
     /* rows for as many clusters as the atoms can make (the count is found on the device) */
     const size_t rows_home = cl_cluster_bound(c->n_home, (long long)c->m[0] * c->m[1]);
     {
-        void **p[] = {(void **)&c->jl_loc, (void **)&c->jl_loc_in, (void **)&c->mk_loc_in};
-        size_t el[] = {sizeof(int), sizeof(int), MD_CLUSTER_SIZE};
+        void **p[] = {(void **)&c->jl_loc, (void **)&c->jl_loc_in};
+        size_t el[] = {sizeof(int), sizeof(int)};
         size_t want = (size_t)c->max_loc * rows_home;
-        CL_TRY(md__clusters_grow(p, el, km ? 3 : 2, &c->cap_loc, want));
+        CL_TRY(md__clusters_grow(p, el, 2, &c->cap_loc, want));
     }
     {
-        void **p[] = {(void **)&c->jl_nl, (void **)&c->jl_nl_in, (void **)&c->mk_nl_in};
-        size_t el[] = {sizeof(int), sizeof(int), MD_CLUSTER_SIZE};
+        void **p[] = {(void **)&c->jl_nl, (void **)&c->jl_nl_in};
+        size_t el[] = {sizeof(int), sizeof(int)};
         size_t want = (size_t)c->max_nl * c->cap_cl;
-        CL_TRY(md__clusters_grow(p, el, km ? 3 : 2, &c->cap_nl, want));
+        CL_TRY(md__clusters_grow(p, el, 2, &c->cap_nl, want));
     }
     CL_TRY(cl_items_prepare(c));
     cl_graph_key_t key;
@@ -241,19 +239,6 @@ extern "C" cudaError_t md__clusters_build_begin(md_clusters_t *c, const float *x
         int guess =
             (int)(4.0 / 3.0 * 3.14159265358979 * r * r * r * density / MD_CLUSTER_SIZE * 0.7 + 16);
         c->max_loc = c->max_nl = guess;
-    }
-    /* the pair masks (8 bytes per entry) exist only while the kernels use them, grown with
-     * the lists they belong to */
-    const int km = c->masks != MD_CLUSTER_MASKS_TEST;
-    uint8_t **mks[] = {&c->mk_loc_in, &c->mk_nl_in};
-    size_t *caps[] = {&c->cap_loc, &c->cap_nl};
-    for (int k = 0; k < 2; k++) {
-        if (!km && *mks[k]) {
-            cudaFree(*mks[k]);
-            *mks[k] = NULL;
-        }
-        if (km && !*mks[k])
-            *caps[k] = 0; /* allocated with the lists */
     }
     return cl_launch_build(c, x, zone, stream);
 }
@@ -363,12 +348,11 @@ extern "C" void md__clusters_step_key(const md_clusters_t *c, md_clusters_step_k
     memset(k, 0, sizeof *k);
     const void *p[] = {c->xq,        c->ref,        c->fs,       c->perm,      c->slot_of,
                        c->bnow,      c->jl_loc,     c->cnt_loc,  c->jl_nl,     c->cnt_nl,
-                       c->jl_loc_in, c->cnt_loc_in, c->jl_nl_in, c->cnt_nl_in, c->mk_loc_in,
-                       c->mk_nl_in,  c->items,      c->state,    c->watch,     c->tl,
-                       c->dims};
+                       c->jl_loc_in, c->cnt_loc_in, c->jl_nl_in, c->cnt_nl_in, c->items,
+                       c->state,     c->watch,      c->tl,       c->dims};
     memcpy(k->ptr, p, sizeof p);
     k->cap_slots = c->cap_slots;
-    const int iv[] = {c->max_loc, c->max_nl, c->kch, c->chunk, c->masks, cl_pruning(c)};
+    const int iv[] = {c->max_loc, c->max_nl, c->kch, c->chunk, cl_pruning(c)};
     memcpy(k->iv, iv, sizeof iv);
     const float fv[] = {c->rl, c->rc, c->rl_in, c->box[0], c->box[1], c->box[2]};
     memcpy(k->fv, fv, sizeof fv);
@@ -393,8 +377,8 @@ extern "C" void md__clusters_free(md_clusters_t *c)
     void *p[] = {c->xq,         c->ref,      c->fs,        c->perm,  c->slot_of, c->bbox,
                  c->zwin,       c->key,      c->sorted,    c->bin,   c->cursor,  c->scan,
                  c->col,        c->jl_loc,   c->cnt_loc,   c->jl_nl, c->cnt_nl,  c->jl_loc_in,
-                 c->cnt_loc_in, c->jl_nl_in, c->cnt_nl_in, c->dims,  c->state,   c->mk_loc_in,
-                 c->mk_nl_in,   c->tl,       c->bnow,      c->items};
+                 c->cnt_loc_in, c->jl_nl_in, c->cnt_nl_in, c->dims,  c->state,   c->tl,
+                 c->bnow,       c->items};
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
         if (p[k])
             cudaFree(p[k]);

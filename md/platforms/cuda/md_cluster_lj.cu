@@ -73,34 +73,25 @@ __device__ static __forceinline__ int cl_box_near(const float4 *__restrict__ bno
     return gx * gx + gy * gy + gz * gz < r2 * (1.0f + 1e-5f);
 }
 
-/* The pair terms of the j atom xj (lane jl) with the 8 i atoms si, branch-free and masked: with
- * MASKS (md_cluster.h) by the lane's pair mask mb and the cut-off, otherwise by the tests (not the
- * same atom or padding, the self pair's lower triangle when self, beyond the cut-off, with ZONES
- * the zone rule); with MASKS_SKIP an i atom no lane of the warp pairs with is skipped (a
- * warp-uniform branch). The i forces into fi*, the j force into fj*, with ENERGY the energies and
- * virials. */
-template <int ENERGY, int ZONES, int MASKS>
+/* The pair terms of the j atom xj (lane jl) with the 8 i atoms si, branch-free and masked by the
+ * tests (not the same atom or padding, the self pair's lower triangle when self, beyond the
+ * cut-off, with ZONES the zone rule). The i forces into fi*, the j force into fj*, with ENERGY the
+ * energies and virials. */
+template <int ENERGY, int ZONES>
 __device__ static __forceinline__ void
-cl_pairs8(const float4 *si, float4 xj, int self, unsigned mb, int jl, float rc2, double eshift,
+cl_pairs8(const float4 *si, float4 xj, int self, int jl, float rc2, double eshift,
           float fix[MD_CLUSTER_SIZE], float fiy[MD_CLUSTER_SIZE], float fiz[MD_CLUSTER_SIZE],
           float &fjx, float &fjy, float &fjz, double &e, double &w)
 {
     const int zj = __float_as_int(xj.w) & 0xff;
 #pragma unroll
     for (int k = 0; k < MD_CLUSTER_SIZE; k++) {
-        if (MASKS == MD_CLUSTER_MASKS_SKIP && !__any_sync(CL_FULL, (mb >> k) & 1u))
-            continue;
         const float4 a = si[k];
         const float dx = a.x - xj.x, dy = a.y - xj.y, dz = a.z - xj.z;
         const float r2 = dx * dx + dy * dy + dz * dz;
-        int ok;
-        if (MASKS) {
-            ok = ((mb >> k) & 1u) && r2 < rc2;
-        } else {
-            ok = r2 > 0.0f && (!self || k < jl) && r2 < rc2;
-            if (ZONES)
-                ok = ok && ((__float_as_int(a.w) & zj & 0xff) == 0);
-        }
+        int ok = r2 > 0.0f && (!self || k < jl) && r2 < rc2;
+        if (ZONES)
+            ok = ok && ((__float_as_int(a.w) & zj & 0xff) == 0);
         const float sr2 = ok ? __fdividef(1.0f, r2) : 0.0f;
         const float sr6 = sr2 * sr2 * sr2;
         const float fp = 48.0f * sr6 * (sr6 - 0.5f) * sr2;
@@ -165,22 +156,18 @@ __device__ static __forceinline__ void cl_j_forces(int jc, int jl, float fjx, fl
  * distances only (32 entries at a time by their clusters' bounding boxes, a lane each, then the
  * atom pairs of those whose boxes are within rl_in: at 45k atoms a prune step took 2.4 times a
  * plain step with every entry's 64 pairs tested), writes the entries with some atom pair within
- * rl_in (rlin2) as the inner row,
- * each with its pair masks (mk_in: the lane's 8 bits of which i atoms its j atom met within
- * rl_in, under the tests above), and the row's positions as the reference of the next prune
+ * rl_in (rlin2) as the inner row and the row's positions as the reference of the next prune
  * decision, then computes the forces over that inner row as on any step: the entries dropped
  * cost a distance test, not the pair term (the prune steps took twice a plain step when they
- * computed forces over the outer row). A pair masked out at a prune stays beyond rc until the
- * next one, for the reason a dropped entry does (md_cluster.h), so MASKS need no distance test
- * beyond the cut-off's. */
-template <int ENERGY, int ZONES, int MASKS>
+ * computed forces over the outer row). */
+template <int ENERGY, int ZONES>
 static __global__ void __launch_bounds__(CL_THREADS)
     cl_lj(const float4 *__restrict__ xq, const int *__restrict__ jl_out,
           const int *__restrict__ cnt_out, int *__restrict__ jl_in, int *__restrict__ cnt_in,
-          uint8_t *__restrict__ mk_in, int max_row, const int *prune_flag, int *valid,
-          float4 *__restrict__ ref, float rlin2, int nrows, const int *__restrict__ items,
-          int nitems, int chunk, int kch, float rc2, float bx, float by, float bz, double eshift,
-          float *__restrict__ fs, double *__restrict__ energy, const float4 *__restrict__ bnow,
+          int max_row, const int *prune_flag, int *valid, float4 *__restrict__ ref, float rlin2,
+          int nrows, const int *__restrict__ items, int nitems, int chunk, int kch, float rc2,
+          float bx, float by, float bz, double eshift, float *__restrict__ fs,
+          double *__restrict__ energy, const float4 *__restrict__ bnow,
           const int *__restrict__ dims, md_timeline_t *tl, int tl_kind)
 {
     halox_chained_wait(); /* launched chained (halox/device/launch.cuh) */
@@ -221,7 +208,6 @@ static __global__ void __launch_bounds__(CL_THREADS)
         }
         __syncwarp();
         int *in_row = jl_in + (size_t)row * max_row + c0;
-        uint8_t *in_mk = mk_in ? mk_in + ((size_t)row * max_row + c0) * MD_CLUSTER_SIZE : NULL;
         int m = 0;                 /* entries of the inner row (uniform over the warp) */
         if (prune) {               /* the outer row, distances only, into the inner row */
             int mo = cnt_out[row]; /* the chunk's with items, else the row's */
@@ -269,13 +255,8 @@ static __global__ void __launch_bounds__(CL_THREADS)
                     for (int t = 0; t < 4; t++)
                         if ((b >> (8 * t)) & 0xffu)
                             groups |= 1u << t;
-                    if ((groups >> g) & 1u) {
-                        const int at = kept + __popc(groups & ((1u << g) - 1u));
-                        if (jl == 0)
-                            in_row[at] = ent;
-                        if (in_mk)
-                            in_mk[(size_t)at * MD_CLUSTER_SIZE + jl] = (uint8_t)bits;
-                    }
+                    if (((groups >> g) & 1u) && jl == 0)
+                        in_row[kept + __popc(groups & ((1u << g) - 1u))] = ent;
                     kept += __popc(groups);
                 }
             }
@@ -302,15 +283,9 @@ static __global__ void __launch_bounds__(CL_THREADS)
                 const int jc = cl_entry_jc(ent);
                 const int sh = cl_entry_sh(ent);
                 const float4 xj = cl_j_atom(xq, jc, sh, jl, bx, by, bz);
-                unsigned mb = 0; /* the lane's pair mask (MASKS); none for a padding entry */
-                if (MASKS && q + g < nb) {
-                    const size_t at = (size_t)(base + q + g) * MD_CLUSTER_SIZE + jl;
-                    mb = prune ? ((volatile const uint8_t *)in_mk)[at] : __ldg(&in_mk[at]);
-                }
                 float fjx = 0.0f, fjy = 0.0f, fjz = 0.0f;
-                cl_pairs8<ENERGY, ZONES, MASKS>(si[warp], xj,
-                                                jc == row && sh == MD_CLUSTER_NO_SHIFT, mb, jl, rc2,
-                                                eshift, fix, fiy, fiz, fjx, fjy, fjz, e, w);
+                cl_pairs8<ENERGY, ZONES>(si[warp], xj, jc == row && sh == MD_CLUSTER_NO_SHIFT, jl,
+                                         rc2, eshift, fix, fiy, fiz, fjx, fjy, fjz, e, w);
                 cl_j_forces(jc, jl, fjx, fjy, fjz, fs);
             }
         }
@@ -342,10 +317,6 @@ extern "C" cudaError_t md__clusters_lj(const md_clusters_t *c, int nonlocal, flo
     const int mx = nonlocal ? c->max_nl : c->max_loc;
     const float rlin2 = pr ? c->rl_in * c->rl_in : 0.0f;
     const float4 *xq = (const float4 *)c->xq;
-    /* the masks exist (and the prunes write them) while c->masks asks for them (since the
-     * build: md_cluster.h) */
-    uint8_t *mk = pr && c->masks ? (nonlocal ? c->mk_nl_in : c->mk_loc_in) : NULL;
-    const int masks = mk ? c->masks : MD_CLUSTER_MASKS_TEST;
     /* the non-local work items (md_cluster.h), and at least a warp per row for the prunes'
      * references */
     const int span_items = cl_reach(c, c->span.items, c->nitems);
@@ -354,30 +325,20 @@ extern "C" cudaError_t md__clusters_lj(const md_clusters_t *c, int nonlocal, flo
     const int chunk = items ? c->chunk : mx, kch = items ? c->kch : 1;
     const int b = cl_blocks(nitems > rows ? nitems : rows, CL_WARPS);
     const int *dims = cl_span_dims(c);
-#define CL_LJ(E, Z, M)                                                                             \
-    HALOX_LAUNCH_CHAINED((cl_lj<E, Z, M>), b, CL_THREADS, stream)                                  \
-    (xq, jo, co, ji, ci, mk, mx, flag, valid, ref, rlin2, rows, items, nitems, chunk, kch, rc2,    \
+#define CL_LJ(E, Z)                                                                                \
+    HALOX_LAUNCH_CHAINED((cl_lj<E, Z>), b, CL_THREADS, stream)                                     \
+    (xq, jo, co, ji, ci, mx, flag, valid, ref, rlin2, rows, items, nitems, chunk, kch, rc2,        \
      c->box[0], c->box[1], c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow, dims, c->tl, \
      nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
-#define CL_LJ_M(E, Z)                                                                              \
-    do {                                                                                           \
-        if (masks == MD_CLUSTER_MASKS_SKIP)                                                        \
-            CL_LJ(E, Z, MD_CLUSTER_MASKS_SKIP);                                                    \
-        else if (masks == MD_CLUSTER_MASKS_BITS)                                                   \
-            CL_LJ(E, Z, MD_CLUSTER_MASKS_BITS);                                                    \
-        else                                                                                       \
-            CL_LJ(E, Z, MD_CLUSTER_MASKS_TEST);                                                    \
-    } while (0)
     /* home-home pairs never meet the zone rule: the local kernel skips it */
     if (nonlocal && energy)
-        CL_LJ_M(1, 1);
+        CL_LJ(1, 1);
     else if (nonlocal)
-        CL_LJ_M(0, 1);
+        CL_LJ(0, 1);
     else if (energy)
-        CL_LJ_M(1, 0);
+        CL_LJ(1, 0);
     else
-        CL_LJ_M(0, 0);
-#undef CL_LJ_M
+        CL_LJ(0, 0);
 #undef CL_LJ
     return cudaGetLastError();
 }
@@ -432,12 +393,12 @@ static __global__ void __launch_bounds__(CL_THREADS, CL_SUPER_BLOCKS)
             const float4 xj = cl_j_atom(xq, jc, sh, jl, bx, by, bz);
             float fjx = 0.0f, fjy = 0.0f, fjz = 0.0f;
             if (mk & 1)
-                cl_pairs8<0, 0, 0>(si[warp], xj, jc == c0 && sh == MD_CLUSTER_NO_SHIFT, 0u, jl, rc2,
-                                   0.0, fix0, fiy0, fiz0, fjx, fjy, fjz, e, w);
+                cl_pairs8<0, 0>(si[warp], xj, jc == c0 && sh == MD_CLUSTER_NO_SHIFT, jl, rc2, 0.0,
+                                fix0, fiy0, fiz0, fjx, fjy, fjz, e, w);
             if (mk & 2)
-                cl_pairs8<0, 0, 0>(si[warp] + MD_CLUSTER_SIZE, xj,
-                                   jc == c0 + 1 && sh == MD_CLUSTER_NO_SHIFT, 0u, jl, rc2, 0.0,
-                                   fix1, fiy1, fiz1, fjx, fjy, fjz, e, w);
+                cl_pairs8<0, 0>(si[warp] + MD_CLUSTER_SIZE, xj,
+                                jc == c0 + 1 && sh == MD_CLUSTER_NO_SHIFT, jl, rc2, 0.0, fix1, fiy1,
+                                fiz1, fjx, fjy, fjz, e, w);
             cl_j_forces(jc, jl, fjx, fjy, fjz, fs);
         }
     }

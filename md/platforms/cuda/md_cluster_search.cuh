@@ -61,6 +61,9 @@ __device__ static inline int cl_bisect(const float2 *__restrict__ zwin, int a, i
     return a;
 }
 
+/* A window of more clusters than this is bisected; a shorter one is read whole. */
+#define CL_BISECT_ABOVE 8
+
 /* One warp per row cluster ic: scan the columns within rl of its box (wrapping in shift
  * dimensions) and append the clusters j >= ic whose boxes, shifted, are within rl (half lists,
  * in scan order: deterministic). A window is a column with one image in z; of a column only the
@@ -73,7 +76,7 @@ __device__ static inline int cl_bisect(const float2 *__restrict__ zwin, int a, i
  * column range in dims, from the sort). The cluster counts come from dims (CL_D_*), need is
  * where the longest rows go when they do not fit. */
 static __global__ void cl_search(const float4 *__restrict__ bbox, const float2 *__restrict__ zwin,
-                                 const int *__restrict__ col, int bisect_above, cl_geom_t g,
+                                 const int *__restrict__ col, cl_geom_t g,
                                  const int *__restrict__ dims, float rl, int *__restrict__ jl_loc,
                                  int *__restrict__ cnt_loc, int max_loc, int *__restrict__ jl_nl,
                                  int *__restrict__ cnt_nl, int max_nl, int *__restrict__ need)
@@ -156,7 +159,7 @@ static __global__ void cl_search(const float4 *__restrict__ bbox, const float2 *
                     /* the clusters whose boxes, shifted by oz, reach the row's slab [ilo.z - rl,
                      * ihi.z + rl], widened by a margin so that only boxes the test below
                      * refuses are left out */
-                    if (j1 - j0 > bisect_above) {
+                    if (j1 - j0 > CL_BISECT_ABOVE) {
                         j0 = cl_bisect(zwin, j0, j1, ilo.z - rl - tol - oz, 0);
                         j1 = cl_bisect(zwin, j0, j1, ihi.z + rl + tol - oz, 1);
                     }
