@@ -3,6 +3,8 @@
 #ifndef HALOX_ENV_H
 #define HALOX_ENV_H
 
+#include "halox/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -19,6 +21,27 @@ typedef struct halox_env_var {
 /** The library's table; *count_p gets its length. Not collective, thread-safe: the rows are
  *  static and owned by the library. */
 const halox_env_var_t *halox_env_table(int *count_p);
+
+/** The readers the library reads its own variables with, for any code's knobs: a value that is
+ *  set but not what the variable takes is an error naming the variable and its value (a
+ *  misspelt knob is never taken silently as the default). Not collective; thread-safe as
+ *  getenv() is (the environment unchanged meanwhile). */
+
+/** The variable's value, or NULL when it is unset or empty. */
+const char *halox_env_string(const char *name);
+
+/** The variable as a finite number in [lo, hi] (blanks after it allowed) into *out_p; def when
+ *  unset or empty. Anything else (not a number, other trailing characters, inf, NaN, out of
+ *  range) returns HALOX_ERR_INVALID_ARG, with *out_p = def, and a message naming the variable, its
+ *  value and the range. */
+halox_status_t halox_env_number(const char *name, double lo, double hi, double def, double *out_p);
+
+/** As halox_env_number for a whole number in [lo, hi]. */
+halox_status_t halox_env_int(const char *name, int lo, int hi, int def, int *out_p);
+
+/** A 0/1 switch into *out_p: def when unset or empty; anything but "0" and "1" returns
+ *  HALOX_ERR_INVALID_ARG, with *out_p = def. */
+halox_status_t halox_env_flag(const char *name, int def, int *out_p);
 
 #ifdef __cplusplus
 }

@@ -1,14 +1,8 @@
-/* The engine's environment variables (md_internal.h): one X-macro list gives the table that
- * halox-md --help-env prints after the library's (halox_md_env_table()) and the names the reads
- * below take, so that documentation and reads cannot drift. The library's own variables (the
- * transport, the device, the timeout) are read with the same functions; their table is
- * halox_env_table(). */
-#include <errno.h>
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "engine/md_internal.h"
+/* The engine's environment variables: one X-macro list gives the table that halox-md --help-env
+ * prints after the library's (halox_md_env_table()); the engine reads them, and the library's own
+ * (the transport, the device, the timeout), with the library's readers (halox/env.h), and the
+ * test env_tables checks that every name read is in one of the tables. */
+#include "halox/env.h"
 #include "halox/md_options.h"
 
 #define MD_ENV_LIST(X)                                                                             \
@@ -63,57 +57,4 @@ const halox_env_var_t *halox_md_env_table(int *count_p)
     if (count_p)
         *count_p = (int)(sizeof md__env_vars / sizeof md__env_vars[0]);
     return md__env_vars;
-}
-
-const char *md__env_string(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : NULL;
-}
-
-/* The variable as a number in [lo, hi], a whole one when whole; def when unset or empty. */
-static halox_status_t md__env_read(const char *name, double lo, double hi, double def, int whole,
-                                   double *out)
-{
-    const char *v = md__env_string(name);
-    *out = def;
-    if (!v)
-        return HALOX_OK;
-    /* the whole value, blanks after it aside, as a finite number in range */
-    char *end = NULL;
-    errno = 0;
-    const double d = strtod(v, &end);
-    const int none = end == v;
-    end += strspn(end, " \t\n");
-    if (none || *end || errno == ERANGE || !isfinite(d) || d < lo || d > hi ||
-        (whole && d != floor(d)))
-        return halox_set_error(HALOX_ERR_INVALID_ARG,
-                               "%s='%s' is not a %s from %g to %g: set it to one, or unset it for "
-                               "the default (%g)",
-                               name, v, whole ? "whole number" : "number", lo, hi, def);
-    *out = d;
-    return HALOX_OK;
-}
-
-halox_status_t md__env_number(const char *name, double lo, double hi, double def, double *out)
-{
-    return md__env_read(name, lo, hi, def, 0, out);
-}
-
-halox_status_t md__env_int(const char *name, int lo, int hi, int def, int *out)
-{
-    double d;
-    const halox_status_t st = md__env_read(name, lo, hi, def, 1, &d);
-    *out = (int)d;
-    return st;
-}
-
-halox_status_t md__env_flag(const char *name, int def, int *out)
-{
-    const char *v = md__env_string(name);
-    *out = v && !strcmp(v, "1") ? 1 : v && !strcmp(v, "0") ? 0 : def;
-    if (v && strcmp(v, "0") && strcmp(v, "1"))
-        return halox_set_error(HALOX_ERR_INVALID_ARG, "%s='%s': set it to 0 or 1, or unset it",
-                               name, v);
-    return HALOX_OK;
 }

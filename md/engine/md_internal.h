@@ -267,18 +267,6 @@ halox_status_t md__equilibrate(halox_md_t *md);
 /* Monotonic clock in seconds. */
 double md__now(void);
 
-/* env.c */
-/* The value of an environment variable, or NULL when unset or empty. */
-const char *md__env_string(const char *name);
-/* The variable as a number in [lo, hi]; def when unset or empty. Anything else (not a number,
- * trailing characters, inf, NaN, out of range) is an error naming the variable and its value:
- * a misspelt knob is never taken silently as the default. */
-halox_status_t md__env_number(const char *name, double lo, double hi, double def, double *out);
-/* The same for whole numbers. */
-halox_status_t md__env_int(const char *name, int lo, int hi, int def, int *out);
-/* A 0/1 switch, def when unset or empty; anything but "0" and "1" is an error. */
-halox_status_t md__env_flag(const char *name, int def, int *out);
-
 /* common.c */
 halox_status_t md__agree(halox_md_t *md, halox_status_t st);
 void md__notice(halox_md_t *md, const char *fmt, ...) MD__PRINTF(2, 3);

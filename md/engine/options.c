@@ -293,10 +293,10 @@ static void md__transport(halox_md_setup_t *s, const char *v, int from_env)
 
 halox_status_t halox_md_setup_env(halox_md_setup_t *s)
 {
-    const char *env = md__env_string("HALOX_TRANSPORT");
+    const char *env = halox_env_string("HALOX_TRANSPORT");
     if (env)
         md__transport(s, env, 1);
-    env = md__env_string("HALOX_DEVICE");
+    env = halox_env_string("HALOX_DEVICE");
     if (env && !md__device(env, &s->cfg.device))
         return BAD("HALOX_DEVICE='%s' is not an engine: give gpu, cpu or auto, or unset it", env);
     return HALOX_OK;

@@ -33,7 +33,7 @@ typedef struct md__cache_head {
 
 int md__system_cache_path(const halox_md_config_t *cfg, char *path, size_t len)
 {
-    const char *dir = md__env_string("HALOX_SYSTEM_CACHE");
+    const char *dir = halox_env_string("HALOX_SYSTEM_CACHE");
     if (!dir)
         return 0;
     int k = snprintf(path, len, "%s/halox-random-%lld-%a-%llu.bin", dir, cfg->natoms, cfg->density,

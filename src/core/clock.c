@@ -4,7 +4,7 @@
 #include <time.h>
 
 #include "core/clock.h"
-#include "core/env.h"
+#include "halox/env.h"
 #include "core/error.h"
 #include "halox/endpoint.h"
 
@@ -19,7 +19,7 @@ halox_status_t halox__timeout(double given, const char *who, double *out)
 {
     *out = 60.0;
     if (given == 0.0)
-        return halox__env_number("HALOX_TIMEOUT_S", 1e-3, HALOX_TIMEOUT_MAX_S, 60.0, out);
+        return halox_env_number("HALOX_TIMEOUT_S", 1e-3, HALOX_TIMEOUT_MAX_S, 60.0, out);
     if (!(isfinite(given) && given > 0 && given <= HALOX_TIMEOUT_MAX_S))
         return halox__error(HALOX_ERR_INVALID_ARG,
                             "%s: timeout %g s: give a finite time > 0 and at most %g s (or 0 for "

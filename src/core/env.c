@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/env.h"
+#include "halox/env.h"
 #include "core/error.h"
 
 #define HALOX_ENV_LIST(X)                                                                          \
@@ -75,13 +75,14 @@ const halox_env_var_t *halox_env_table(int *count_p)
     return halox__env_vars;
 }
 
-const char *halox__env_string(const char *name)
+const char *halox_env_string(const char *name)
 {
     const char *v = getenv(name);
     return v && *v ? v : NULL;
 }
 
-/* The whole string as a finite number, else 0 (no trailing characters, no overflow). */
+/* The whole string, blanks after it aside, as a finite number, else 0 (no other trailing
+ * characters, no overflow). */
 static int halox__env_parse(const char *v, double *out)
 {
     char *end = NULL;
@@ -95,10 +96,10 @@ static int halox__env_parse(const char *v, double *out)
     return 1;
 }
 
-halox_status_t halox__env_number(const char *name, double lo, double hi, double def, double *out)
+halox_status_t halox_env_number(const char *name, double lo, double hi, double def, double *out_p)
 {
-    const char *v = halox__env_string(name);
-    *out = def;
+    const char *v = halox_env_string(name);
+    *out_p = def;
     if (!v)
         return HALOX_OK;
     double d;
@@ -107,36 +108,31 @@ halox_status_t halox__env_number(const char *name, double lo, double hi, double 
                             "%s='%s' is not a number from %g to %g: set it to one, or unset it "
                             "for the default (%g)",
                             name, v, lo, hi, def);
-    *out = d;
+    *out_p = d;
     return HALOX_OK;
 }
 
-halox_status_t halox__env_int(const char *name, int lo, int hi, int def, int *out)
+halox_status_t halox_env_int(const char *name, int lo, int hi, int def, int *out_p)
 {
     double d;
-    halox_status_t st = halox__env_number(name, lo, hi, def, &d);
+    halox_status_t st = halox_env_number(name, lo, hi, def, &d);
     if (st == HALOX_OK && d != floor(d))
         st = halox__error(HALOX_ERR_INVALID_ARG,
                           "%s='%s' is not a whole number: set it to one from %d to %d, or unset "
                           "it for the default (%d)",
-                          name, halox__env_string(name), lo, hi, def);
-    *out = st == HALOX_OK ? (int)d : def;
+                          name, halox_env_string(name), lo, hi, def);
+    *out_p = st == HALOX_OK ? (int)d : def;
     return st;
 }
 
-halox_status_t halox__env_flag(const char *name, int *out)
+halox_status_t halox_env_flag(const char *name, int def, int *out_p)
 {
-    return halox__env_flag_or(name, 0, out);
-}
-
-halox_status_t halox__env_flag_or(const char *name, int dflt, int *out)
-{
-    const char *v = halox__env_string(name);
-    *out = dflt;
+    const char *v = halox_env_string(name);
+    *out_p = def;
     if (!v)
         return HALOX_OK;
     if (!strcmp(v, "0") || !strcmp(v, "1")) {
-        *out = v[0] == '1';
+        *out_p = v[0] == '1';
         return HALOX_OK;
     }
     return halox__error(HALOX_ERR_INVALID_ARG, "%s='%s': set it to 0 or 1, or unset it", name, v);

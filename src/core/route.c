@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/env.h"
+#include "halox/env.h"
 #include "core/error.h"
 #include "core/route.h"
 
@@ -118,7 +118,7 @@ halox_status_t halox__unreach_parse(const char *text, int nranks, halox__unreach
 
 halox_status_t halox__unreach_from_env(int nranks, halox__unreach_t *u)
 {
-    return halox__unreach_parse(halox__env_string("HALOX_HYBRID_UNREACHABLE"), nranks, u);
+    return halox__unreach_parse(halox_env_string("HALOX_HYBRID_UNREACHABLE"), nranks, u);
 }
 
 int halox__unreach_pair(const halox__unreach_t *u, int a, int b)

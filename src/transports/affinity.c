@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/cpulist.h"
-#include "core/env.h"
+#include "halox/env.h"
 #include "core/error.h"
 #include "halox/topology.h"
 #include "transports/affinity.h"
@@ -38,7 +38,7 @@ int halox_affinity_describe(char *buf, size_t len)
 
 halox_status_t halox__bind_near_gpu(const char *bus, int index, int count, const char *who)
 {
-    const char *mode = halox__env_string("HALOX_CPU_AFFINITY");
+    const char *mode = halox_env_string("HALOX_CPU_AFFINITY");
     if (!mode || !strcmp(mode, "off") || !strcmp(mode, "0"))
         return HALOX_OK;
     if (strcmp(mode, "gpu") != 0)

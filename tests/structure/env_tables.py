@@ -4,9 +4,9 @@
 - the library's table has at most 12 rows;
 - every row of every table has a name, a type, a default and a meaning;
 - every read of a HALOX_ (or NVSHMEM_) variable by name in src/, md/, tools/ and bench/ names a
-  variable of the table its reader may read: halox__env_* the library's; md__env_* the engine's
-  or the library's; tool_env_string the tools'; getenv in src/ the library's, in md/ and tools/
-  the library's or the engine's (the tools' own go through tool_env_string), in bench/ any;
+  variable of the table its reader may read: the library's readers (halox_env_string, _number,
+  _int, _flag) and getenv in src/ the library's, in md/ and tools/ the library's or the engine's
+  (the tools' own go through tool_env_string), in bench/ any; tool_env_string the tools';
 - every row is read somewhere (a row nothing reads documents a variable that does nothing).
 
     env_tables.py HALOX_MD SOURCE_DIR [--plant DIR FILE]...
@@ -24,16 +24,14 @@ DIRS = ("src", "md", "tools", "bench")
 EXTS = {".c", ".h", ".cu", ".cuh", ".cpp"}
 NAME = r'"((?:HALOX|NVSHMEM)_[A-Z0-9_]+)"'
 # reader -> the pattern of its reads and, per directory, the tables its names must come from
+ANY_BUT_TOOLS = {"src": {"library"}, "md": {"engine", "library"}, "tools": {"engine", "library"},
+                 "bench": {"engine", "library", "tools"}}
 READERS = [
-    ("halox__env_*", re.compile(r"\bhalox__env_\w+\(\s*" + NAME),
-     dict.fromkeys(DIRS, {"library"})),
-    ("md__env_*", re.compile(r"\bmd__env_\w+\(\s*" + NAME),
-     dict.fromkeys(DIRS, {"engine", "library"})),
+    ("halox_env_*", re.compile(r"\bhalox_env_(?:string|number|int|flag)\(\s*" + NAME),
+     ANY_BUT_TOOLS),
     ("tool_env_string", re.compile(r"\btool_env_string\(\s*" + NAME),
      dict.fromkeys(DIRS, {"tools"})),
-    ("getenv", re.compile(r"\bgetenv\(\s*" + NAME),
-     {"src": {"library"}, "md": {"engine", "library"}, "tools": {"engine", "library"},
-      "bench": {"engine", "library", "tools"}}),
+    ("getenv", re.compile(r"\bgetenv\(\s*" + NAME), ANY_BUT_TOOLS),
 ]
 
 

@@ -47,7 +47,7 @@ if(Python3_Interpreter_FOUND)
                      --grep "^error: ${_planted}:3: HALOX_NOT_DECLARED read by getenv, .* no table"
                      --grep "^error: ${_planted}:4: HALOX_TIMEOUT_S read by tool_env_string"
                      --grep "^error: ${_planted}:5: HALOX_COMMIT read by getenv, .*the tools'"
-                     --grep "^error: ${_planted}:6: HALOX_LOG_LEVEL read by halox__env_\\*"
+                     --grep "^error: ${_planted}:6: HALOX_LOG_LEVEL read by halox_env_\\*"
                      --count 4 "^error: .* read by "
                      -- ${_env_tables} --plant tools ${PROJECT_SOURCE_DIR}/${_planted})
     set_tests_properties(env_tables_catches PROPERTIES LABELS "unit" TIMEOUT 60)

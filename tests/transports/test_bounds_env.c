@@ -5,14 +5,14 @@
  *   - the same through halox_team_create and halox_comm_create (threads);
  *   - a team of 2 whose second rank never arrives ends rank 0's barrier with HALOX_ERR_TIMEOUT
  *     after about the bound (so the bounded wait still works);
- *   - halox__env_number/int/flag refuse trailing characters, inf, NaN, fractions and values out
+ *   - halox_env_number/int/flag refuse trailing characters, inf, NaN, fractions and values out
  *     of range, and leave unset variables at their defaults. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/clock.h"
-#include "core/env.h"
+#include "halox/env.h"
 #include "halox/endpoint.h"
 #include "halox/topology.h"
 #include "harness.h"
@@ -120,15 +120,15 @@ static void test_env_numbers(void)
     double d = -1;
     int n = -1;
     unsetenv("HALOX_NVSHMEM_HEADROOM");
-    CHECK_OK(halox__env_number("HALOX_NVSHMEM_HEADROOM", 1, 16, 1.25, &d));
+    CHECK_OK(halox_env_number("HALOX_NVSHMEM_HEADROOM", 1, 16, 1.25, &d));
     CHECK(d == 1.25);
     setenv("HALOX_NVSHMEM_HEADROOM", "2", 1);
-    CHECK_OK(halox__env_number("HALOX_NVSHMEM_HEADROOM", 1, 16, 1.25, &d));
+    CHECK_OK(halox_env_number("HALOX_NVSHMEM_HEADROOM", 1, 16, 1.25, &d));
     CHECK(d == 2);
     const char *bad_num[] = {"0.5", "17", "inf", "nan", "2x", "x2", "1e999", NULL};
     for (int i = 0; bad_num[i]; i++) {
         setenv("HALOX_NVSHMEM_HEADROOM", bad_num[i], 1);
-        CHECK_STATUS(halox__env_number("HALOX_NVSHMEM_HEADROOM", 1, 16, 1.25, &d),
+        CHECK_STATUS(halox_env_number("HALOX_NVSHMEM_HEADROOM", 1, 16, 1.25, &d),
                      HALOX_ERR_INVALID_ARG);
         CHECK(strstr(halox_last_error(), "HALOX_NVSHMEM_HEADROOM") != NULL);
         CHECK(d == 1.25);
@@ -136,26 +136,26 @@ static void test_env_numbers(void)
     unsetenv("HALOX_NVSHMEM_HEADROOM");
 
     setenv("HALOX_NVSHMEM_BLOCKS", "12", 1);
-    CHECK_OK(halox__env_int("HALOX_NVSHMEM_BLOCKS", 0, 65536, 0, &n));
+    CHECK_OK(halox_env_int("HALOX_NVSHMEM_BLOCKS", 0, 65536, 0, &n));
     CHECK(n == 12);
     const char *bad_int[] = {"1.5", "-1", "65537", "9999999999999", "twelve", NULL};
     for (int i = 0; bad_int[i]; i++) {
         setenv("HALOX_NVSHMEM_BLOCKS", bad_int[i], 1);
-        CHECK_STATUS(halox__env_int("HALOX_NVSHMEM_BLOCKS", 0, 65536, 0, &n),
+        CHECK_STATUS(halox_env_int("HALOX_NVSHMEM_BLOCKS", 0, 65536, 0, &n),
                      HALOX_ERR_INVALID_ARG);
         CHECK(n == 0);
     }
     unsetenv("HALOX_NVSHMEM_BLOCKS");
 
-    CHECK_OK(halox__env_flag("HALOX_NVSHMEM_PUT", &n));
+    CHECK_OK(halox_env_flag("HALOX_NVSHMEM_PUT", 0, &n));
     CHECK(n == 0);
     setenv("HALOX_NVSHMEM_PUT", "1", 1);
-    CHECK_OK(halox__env_flag("HALOX_NVSHMEM_PUT", &n));
+    CHECK_OK(halox_env_flag("HALOX_NVSHMEM_PUT", 0, &n));
     CHECK(n == 1);
     const char *bad_flag[] = {"2", "yes", "true", "01", NULL};
     for (int i = 0; bad_flag[i]; i++) {
         setenv("HALOX_NVSHMEM_PUT", bad_flag[i], 1);
-        CHECK_STATUS(halox__env_flag("HALOX_NVSHMEM_PUT", &n), HALOX_ERR_INVALID_ARG);
+        CHECK_STATUS(halox_env_flag("HALOX_NVSHMEM_PUT", 0, &n), HALOX_ERR_INVALID_ARG);
         CHECK(strstr(halox_last_error(), bad_flag[i]) != NULL);
     }
     unsetenv("HALOX_NVSHMEM_PUT");

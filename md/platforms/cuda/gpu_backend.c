@@ -3,7 +3,7 @@
  * exchanges. This file fills the table; the parts are in gpu_state.c, gpu_rebuild.c, gpu_step.c
  * and gpu_graph.c (gpu_internal.h says which holds what).
  *
- * One step on the GPU (md__gpu_step, gpu_step.c; the CPU engine's order):
+ * One step on the GPU (md__gpu_step below; the CPU engine's order):
  *   hi stream (the transport's, high priority): kick + drift (home atoms)       md__gpu_kick_drift
  *     [energy slots zeroed on thermo steps]; gather home positions (the gather also measures
  *     the displacements and decides the prunes on the device; on a step without rebuild it does
@@ -20,7 +20,7 @@
  * synchronising, what the gathers published (md__gpu_watch). With --graph a plain step is one
  * launch of the captured graph of these parts (gpu_graph.c).
  *
- * Rebuild steps (md__gpu_rebuild, gpu_rebuild.c): one rank periodic by shifts in every dimension
+ * Rebuild steps (md__gpu_rebuild below): one rank periodic by shifts in every dimension
  * rebuilds on the device (md__gpu_rebuild_local: wrap, blow-up check, cluster lists); with
  * HALOX_MD_DEVICE_REBUILD every rebuild after the first does (md__gpu_rebuild_resident: the
  * library's migration and plan build on the device arrays, bind, lists). Otherwise the home
@@ -35,6 +35,107 @@
 #include "platforms/cuda/gpu_internal.h"
 
 #include <cuda_runtime_api.h>
+
+/* The step (backend.h). With cfg.rebuild_check the rebuild is decided before the drift, from the
+ * displacements the device published (md__gpu_watch: no host synchronisation per step); without
+ * it the lists live rebuild-every steps, as on the CPU. --graph: a step that needs nothing from
+ * the host (no rebuild, no energies, no velocity scaling) is the captured graph. */
+static halox_status_t md__gpu_step(halox_md_t *md, long long s, int rebuild)
+{
+    const halox_md_config_t *c = &md->cfg;
+    halox_status_t st;
+    if (!rebuild && c->rebuild_check && (st = md__gpu_watch(md, &rebuild)) != HALOX_OK)
+        return st;
+    const int thermo = md__thermo_step(md, s);
+    if (!rebuild && !thermo && c->ensemble == HALOX_MD_NVE && md__gpu_graph_ready(md)) {
+        md->step = s;
+        return md__gpu_graph_step(md);
+    }
+    if ((st = md__gpu_kick_drift(md, !rebuild)) != HALOX_OK)
+        return st;
+    md->step = s;
+    if (rebuild && (st = md__rebuild(md)) != HALOX_OK)
+        return st;
+    /* the coordinate exchange only where no rebuild filled the halo */
+    if ((st = md__gpu_forces(md, !rebuild, thermo)) != HALOX_OK)
+        return st;
+    if ((st = md__gpu_kick(md)) != HALOX_OK)
+        return st;
+    return md__thermostat(md, s);
+}
+
+/* Rebuilds without the host: one rank periodic by shifts (the plan cannot change), or any run
+ * with HALOX_MD_DEVICE_REBUILD once the device holds the state (gpu_resident.c). */
+static int md__gpu_device_rebuild_ok(const halox_md_t *md)
+{
+    return md__gpu_local_rebuild_ok(md) || md__gpu_resident_ok(md);
+}
+
+/* Enqueued behind the steps still queued (no wait for them first): its first launches are issued
+ * while the GPU finishes those steps. The steps' remaining time, on the GPU's clock, is reported
+ * as the rebuild's drain and taken out of the part whose first wait absorbed it: the lists on one
+ * rank, the migration otherwise. A failure to mark the clock waits as the host path does. */
+static halox_status_t md__gpu_device_rebuild(halox_md_t *md)
+{
+    const double t = md__now(), mig = md->timer[HALOX_MD_T_MIGRATE];
+    const double drain0 = md->rpart[HALOX_MD_R_DRAIN];
+    const int local = md__gpu_local_rebuild_ok(md);
+    const int part = local ? HALOX_MD_R_LISTS : HALOX_MD_R_MIGRATE;
+    const double p0 = md->rpart[part];
+    int marked = md__gpu_drain_mark(md) == HALOX_OK;
+    if (!marked) {
+        const double td = md__now();
+        halox_status_t st = md__gpu_idle(md);
+        if (st != HALOX_OK)
+            return st;
+        md->rpart[HALOX_MD_R_DRAIN] += md__now() - td;
+    }
+    halox_status_t st = local ? md__gpu_rebuild_local(md) : md__gpu_rebuild_resident(md);
+    if (st == HALOX_OK && marked) {
+        double d = md__gpu_drain_read(md);
+        const double in_part = md->rpart[part] - p0;
+        d = d < in_part ? d : in_part;
+        md->rpart[HALOX_MD_R_DRAIN] += d;
+        md->rpart[part] -= d;
+        if (!local)
+            md->timer[HALOX_MD_T_MIGRATE] -= d;
+    }
+    /* a device migration timed itself (HALOX_MD_T_MIGRATE), the drain is the steps': the rest
+     * is the lists' */
+    md->timer[HALOX_MD_T_NEIGHBOUR] += md__now() - t - (md->timer[HALOX_MD_T_MIGRATE] - mig) -
+                                       (md->rpart[HALOX_MD_R_DRAIN] - drain0);
+    if (st == HALOX_OK)
+        md->device_rebuilds++;
+    return st;
+}
+
+/* The rebuild (backend.h): on the device where it can stay there, else through the host: the
+ * steps still queued waited for first (theirs, not the rebuild's), the home atoms back to the
+ * host, migration and plan as on the CPU, then upload, bind and lists (md__gpu_after_plan). */
+static halox_status_t md__gpu_rebuild(halox_md_t *md)
+{
+    if (md__gpu_device_rebuild_ok(md))
+        return md__gpu_device_rebuild(md);
+    const double td = md__now();
+    halox_status_t st = md__agree(md, md__gpu_idle(md));
+    if (st != HALOX_OK)
+        return st;
+    const double t0 = md__now();
+    md->rpart[HALOX_MD_R_DRAIN] += t0 - td;
+    if ((st = md__agree(md, md__gpu_to_host(md, 0))) != HALOX_OK)
+        return st;
+    md->rpart[HALOX_MD_R_TO_HOST] += md__now() - t0;
+    if ((st = md__rebuild_migrate(md, t0)) != HALOX_OK)
+        return st;
+    double t2;
+    const double t1 = md__now();
+    if ((st = md__rebuild_plan(md, t1, md__gpu_before_plan(md), &t2)) != HALOX_OK)
+        return st;
+    /* upload, bind, lists (agreed), timed as the host waits for them */
+    st = md__agree(md, md__gpu_after_plan(md));
+    md->timer[HALOX_MD_T_NEIGHBOUR] += md__now() - t2;
+    return st;
+}
 
 /* The timers of the steps in flight, everything enqueued run, the state on the host. */
 static halox_status_t md__gpu_sync(halox_md_t *md, int what)

@@ -203,8 +203,8 @@ int md__gpu_local_rebuild_ok(const halox_md_t *md);
 halox_status_t md__gpu_drain_mark(halox_md_t *md);
 double md__gpu_drain_read(halox_md_t *md);
 halox_status_t md__gpu_rebuild_local(halox_md_t *md);
-/* The rebuild (backend.h): on the device when it can stay there, else through the host. */
-halox_status_t md__gpu_rebuild(halox_md_t *md);
+/* After the host plan build: upload, bind, cluster lists. */
+halox_status_t md__gpu_after_plan(halox_md_t *md);
 halox_status_t md__gpu_watch(halox_md_t *md, int *rebuild_p);
 
 /* gpu_resident.c */
@@ -214,8 +214,6 @@ int md__gpu_resident_ok(const halox_md_t *md);
 halox_status_t md__gpu_rebuild_resident(halox_md_t *md);
 
 /* gpu_step.c */
-/* The step (backend.h): the watch, the graph or the parts below, the thermostat. */
-halox_status_t md__gpu_step(halox_md_t *md, long long s, int rebuild);
 halox_status_t md__gpu_kick_drift(halox_md_t *md, int exchange);
 halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy);
 halox_status_t md__gpu_kick(halox_md_t *md);

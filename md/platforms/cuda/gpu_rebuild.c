@@ -1,7 +1,6 @@
 /* The GPU back end's rebuilds (gpu_internal.h): after the host plan build the upload, the
  * transport's binding and the cluster lists; a one-rank run's rebuild on the device; the watch of
  * the lists that decides when to rebuild. */
-#include "engine/backend.h"
 #include "halox/status.h"
 #include "platforms/cuda/gpu_internal.h"
 
@@ -260,7 +259,7 @@ halox_status_t md__gpu_rebuild_local(halox_md_t *md)
     return md__gpu_ranged("halox: rebuild on the GPU", md__gpu_rebuild_local_body, md);
 }
 
-static halox_status_t md__gpu_after_plan(halox_md_t *md)
+halox_status_t md__gpu_after_plan(halox_md_t *md)
 {
     return md__gpu_ranged("halox: upload, bind, pair lists", md__gpu_after_plan_body, md);
 }
@@ -293,77 +292,4 @@ halox_status_t md__gpu_watch(halox_md_t *md, int *rebuild_p)
     }
     *rebuild_p = expiring;
     return HALOX_OK;
-}
-
-/* Rebuilds without the host: one rank periodic by shifts (the plan cannot change), or any run
- * with HALOX_MD_DEVICE_REBUILD once the device holds the state (gpu_resident.c). */
-static int md__gpu_device_rebuild_ok(const halox_md_t *md)
-{
-    return md__gpu_local_rebuild_ok(md) || md__gpu_resident_ok(md);
-}
-
-/* Enqueued behind the steps still queued (no wait for them first): its first launches are issued
- * while the GPU finishes those steps. The steps' remaining time, on the GPU's clock, is reported
- * as the rebuild's drain and taken out of the part whose first wait absorbed it: the lists on one
- * rank, the migration otherwise. A failure to mark the clock waits as the host path does. */
-static halox_status_t md__gpu_device_rebuild(halox_md_t *md)
-{
-    const double t = md__now(), mig = md->timer[HALOX_MD_T_MIGRATE];
-    const double drain0 = md->rpart[HALOX_MD_R_DRAIN];
-    const int local = md__gpu_local_rebuild_ok(md);
-    const int part = local ? HALOX_MD_R_LISTS : HALOX_MD_R_MIGRATE;
-    const double p0 = md->rpart[part];
-    int marked = md__gpu_drain_mark(md) == HALOX_OK;
-    if (!marked) {
-        const double td = md__now();
-        halox_status_t st = md__gpu_idle(md);
-        if (st != HALOX_OK)
-            return st;
-        md->rpart[HALOX_MD_R_DRAIN] += md__now() - td;
-    }
-    halox_status_t st = local ? md__gpu_rebuild_local(md) : md__gpu_rebuild_resident(md);
-    if (st == HALOX_OK && marked) {
-        double d = md__gpu_drain_read(md);
-        const double in_part = md->rpart[part] - p0;
-        d = d < in_part ? d : in_part;
-        md->rpart[HALOX_MD_R_DRAIN] += d;
-        md->rpart[part] -= d;
-        if (!local)
-            md->timer[HALOX_MD_T_MIGRATE] -= d;
-    }
-    /* a device migration timed itself (HALOX_MD_T_MIGRATE), the drain is the steps': the rest
-     * is the lists' */
-    md->timer[HALOX_MD_T_NEIGHBOUR] += md__now() - t - (md->timer[HALOX_MD_T_MIGRATE] - mig) -
-                                       (md->rpart[HALOX_MD_R_DRAIN] - drain0);
-    if (st == HALOX_OK)
-        md->device_rebuilds++;
-    return st;
-}
-
-/* The rebuild (backend.h): on the device where it can stay there, else through the host: the
- * steps still queued waited for first (theirs, not the rebuild's), the home atoms back to the
- * host, migration and plan as on the CPU, then upload, bind and lists (md__gpu_after_plan). */
-halox_status_t md__gpu_rebuild(halox_md_t *md)
-{
-    if (md__gpu_device_rebuild_ok(md))
-        return md__gpu_device_rebuild(md);
-    const double td = md__now();
-    halox_status_t st = md__agree(md, md__gpu_idle(md));
-    if (st != HALOX_OK)
-        return st;
-    const double t0 = md__now();
-    md->rpart[HALOX_MD_R_DRAIN] += t0 - td;
-    if ((st = md__agree(md, md__gpu_to_host(md, 0))) != HALOX_OK)
-        return st;
-    md->rpart[HALOX_MD_R_TO_HOST] += md__now() - t0;
-    if ((st = md__rebuild_migrate(md, t0)) != HALOX_OK)
-        return st;
-    double t2;
-    const double t1 = md__now();
-    if ((st = md__rebuild_plan(md, t1, md__gpu_before_plan(md), &t2)) != HALOX_OK)
-        return st;
-    /* upload, bind, lists (agreed), timed as the host waits for them */
-    st = md__agree(md, md__gpu_after_plan(md));
-    md->timer[HALOX_MD_T_NEIGHBOUR] += md__now() - t2;
-    return st;
 }

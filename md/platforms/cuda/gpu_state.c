@@ -51,7 +51,7 @@ halox_status_t md__gpu_create(halox_md_t *md)
                                halox_comm_transport(md->comm));
     /* HALOX_MD_INNER_BUFFER: the inner lists' buffer, by default 5 % of the cut-off */
     double inner = 0.05 * md->cfg.cutoff;
-    halox_status_t est = md__env_number("HALOX_MD_INNER_BUFFER", 0.0, 1e6, inner, &inner);
+    halox_status_t est = halox_env_number("HALOX_MD_INNER_BUFFER", 0.0, 1e6, inner, &inner);
     if (est != HALOX_OK)
         return est;
     md_gpu_t *g = calloc(1, sizeof *g);
@@ -60,7 +60,7 @@ halox_status_t md__gpu_create(halox_md_t *md)
     g->inner_buffer = inner;
     md->be_state = g;
     /* HALOX_MD_DEVICE_REBUILD: rebuilds on the device (gpu_resident.c) */
-    if ((est = md__env_flag("HALOX_MD_DEVICE_REBUILD", 1, &g->resident)) != HALOX_OK)
+    if ((est = halox_env_flag("HALOX_MD_DEVICE_REBUILD", 1, &g->resident)) != HALOX_OK)
         return est;
     /* the rebuilds are collective: every rank must take the same path */
     double on[2] = {g->resident, -g->resident};
@@ -74,16 +74,16 @@ halox_status_t md__gpu_create(halox_md_t *md)
             md->rank, g->resident);
     /* HALOX_MD_INLINE: the exchange inside the step's kernels on nvshmem-inline (per rank, no
      * agreement: both ways run the same protocol, pulse by pulse) */
-    if ((est = md__env_flag("HALOX_MD_INLINE", 1, &g->inl_allowed)) != HALOX_OK)
+    if ((est = halox_env_flag("HALOX_MD_INLINE", 1, &g->inl_allowed)) != HALOX_OK)
         return est;
     /* HALOX_MD_ROW_CHUNK: entries of a non-local row per warp of the pair kernel, a multiple of
      * 32 (rounded up); 0: one warp per row. The local rows stay one per warp (in chunks they
      * were 11 % slower on one rank at 45k atoms: docs/MD.md) */
-    if ((est = md__env_int("HALOX_MD_ROW_CHUNK", 0, 4096, 64, &g->row_chunk)) != HALOX_OK)
+    if ((est = halox_env_int("HALOX_MD_ROW_CHUNK", 0, 4096, 64, &g->row_chunk)) != HALOX_OK)
         return est;
     g->row_chunk = (g->row_chunk + 31) / 32 * 32;
     /* HALOX_MD_GRAPH_SPAN: the step's graph kept across rebuilds (gpu_graph.c) */
-    if ((est = md__env_number("HALOX_MD_GRAPH_SPAN", -1.0, 4.0, 0.05, &g->gspan)) != HALOX_OK)
+    if ((est = halox_env_number("HALOX_MD_GRAPH_SPAN", -1.0, 4.0, 0.05, &g->gspan)) != HALOX_OK)
         return est;
     if ((est = md__gpu_timeline_open(md)) != HALOX_OK)
         return est;

@@ -10,7 +10,6 @@
  * the peers' halos and signals; the halo gather waits for ours (and completes the exchange);
  * the halo forces go straight to their owners and signal; the second kick (or, outside a step,
  * the kick that only gathers the forces) waits for the forces returned to us and adds them. */
-#include "engine/backend.h"
 #include "platforms/cuda/gpu_internal.h"
 
 #include <cuda_runtime_api.h>
@@ -268,34 +267,6 @@ static halox_status_t md__gpu_kick_body(halox_md_t *md)
 halox_status_t md__gpu_kick(halox_md_t *md)
 {
     return md__gpu_ranged("halox: kick", md__gpu_kick_body, md);
-}
-
-/* The step (backend.h). With cfg.rebuild_check the rebuild is decided before the drift, from the
- * displacements the device published (md__gpu_watch: no host synchronisation per step); without
- * it the lists live rebuild-every steps, as on the CPU. --graph: a step that needs nothing from
- * the host (no rebuild, no energies, no velocity scaling) is the captured graph. */
-halox_status_t md__gpu_step(halox_md_t *md, long long s, int rebuild)
-{
-    const halox_md_config_t *c = &md->cfg;
-    halox_status_t st;
-    if (!rebuild && c->rebuild_check && (st = md__gpu_watch(md, &rebuild)) != HALOX_OK)
-        return st;
-    const int thermo = md__thermo_step(md, s);
-    if (!rebuild && !thermo && c->ensemble == HALOX_MD_NVE && md__gpu_graph_ready(md)) {
-        md->step = s;
-        return md__gpu_graph_step(md);
-    }
-    if ((st = md__gpu_kick_drift(md, !rebuild)) != HALOX_OK)
-        return st;
-    md->step = s;
-    if (rebuild && (st = md__rebuild(md)) != HALOX_OK)
-        return st;
-    /* the coordinate exchange only where no rebuild filled the halo */
-    if ((st = md__gpu_forces(md, !rebuild, thermo)) != HALOX_OK)
-        return st;
-    if ((st = md__gpu_kick(md)) != HALOX_OK)
-        return st;
-    return md__thermostat(md, s);
 }
 
 halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p)

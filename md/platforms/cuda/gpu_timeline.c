@@ -21,7 +21,7 @@ static const char *const md_tl_names[MD_TL_KINDS] = {"home_gather", "halo_gather
 halox_status_t md__gpu_timeline_open(halox_md_t *md)
 {
     md_gpu_t *g = md__gpu(md);
-    const char *p = md__env_string("HALOX_MD_TIMELINE");
+    const char *p = halox_env_string("HALOX_MD_TIMELINE");
     if (!p)
         return HALOX_OK;
     if (strlen(p) >= sizeof g->tl_path)

@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "core/clock.h"
-#include "core/env.h"
+#include "halox/env.h"
 #include "core/error.h"
 #include "transports/nvshmem/nvshmem_halo.h"
 #include "transports/gpu/gpu.h"
@@ -164,9 +164,9 @@ halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t 
     m->hs.comm = MPI_COMM_NULL; /* hybrid's MPI leg, created last */
     m->g.device = -1;           /* nothing to wait for until halox__gpu_init sets it */
     int put = 0, signal_only = 0, tma = 0;
-    halox_status_t st = halox__env_flag("HALOX_NVSHMEM_PUT", &put);
+    halox_status_t st = halox_env_flag("HALOX_NVSHMEM_PUT", 0, &put);
     if (st == HALOX_OK)
-        st = halox__env_int("HALOX_NVSHMEM_SIGNAL_ONLY", 0, 2, 0, &signal_only);
+        st = halox_env_int("HALOX_NVSHMEM_SIGNAL_ONLY", 0, 2, 0, &signal_only);
     /* 2 empties halox's own exchange kernels; nvshmem-stream and hybrid signal (also) through
      * NVSHMEM's stream calls, which nothing here can empty */
     if (st == HALOX_OK && signal_only == 2 &&
@@ -178,13 +178,13 @@ halox_status_t halox__shm_init_mode(halox_comm_t *comm, const halox_comm_args_t 
                           "signal floor) or unset it",
                           name, name);
     if (st == HALOX_OK)
-        st = halox__env_flag("HALOX_NVSHMEM_TMA", &tma);
+        st = halox_env_flag("HALOX_NVSHMEM_TMA", 0, &tma);
     if (st == HALOX_OK)
-        st = halox__env_number("HALOX_NVSHMEM_HEADROOM", 1.0, 16.0, 1.25, &m->headroom);
+        st = halox_env_number("HALOX_NVSHMEM_HEADROOM", 1.0, 16.0, 1.25, &m->headroom);
     if (st == HALOX_OK)
-        st = halox__env_int("HALOX_NVSHMEM_BLOCKS", 0, 1 << 16, 0, &m->blocks_wanted);
+        st = halox_env_int("HALOX_NVSHMEM_BLOCKS", 0, 1 << 16, 0, &m->blocks_wanted);
     if (st == HALOX_OK)
-        st = halox__env_int("HALOX_NVSHMEM_DIRECT_MESSAGES", 0, 2, 2, &m->msg_direct);
+        st = halox_env_int("HALOX_NVSHMEM_DIRECT_MESSAGES", 0, 2, 2, &m->msg_direct);
     m->msg_verdict = -1; /* agreed at the first message (gpu_nvshmem_msg.c) */
     m->use_put = put;
     m->g.no_atoms = signal_only;

@@ -3,4 +3,4 @@
 const char *undeclared(void) { return getenv("HALOX_NOT_DECLARED"); }
 const char *wrong_reader(void) { return tool_env_string("HALOX_TIMEOUT_S"); }
 const char *around_the_table(void) { return getenv("HALOX_COMMIT"); }
-const char *not_the_library(void) { return halox__env_string("HALOX_LOG_LEVEL"); }
+const char *not_the_library(void) { return halox_env_string("HALOX_LOG_LEVEL"); }
