@@ -4,17 +4,17 @@
  * System: water density (reduced density 0.8, cut-off 5.0, pair-list buffer 0.5), atoms on a
  * randomly filled cubic lattice with a small random jitter (no overlaps), periodic box. The
  * periodic images within rl = rc + skin of the box become halo atoms (zone 1, home atoms zone 0),
- * so the lists are built exactly as the engine first built them (the per-atom baseline of
+ * so the lists are built as a per-atom engine builds them (the baseline of
  * pair_roofline_atoms.cu, prb_atoms_bin, prb_atoms_pairlist: local list home-home, non-local list
  * home-halo; halo-halo pairs excluded by the zone rule) and every home row is a bulk row. Timed:
- * prb_atoms_lj without energies (the engine's first per-step force call) on the local list (home
+ * prb_atoms_lj without energies (a per-step force call of that engine) on the local list (home
  * rows) and on the non-local list (all rows), each with CUDA events around one launch, after
  * warm-up; median, minimum and maximum over the repeats.
  * The engine's cluster kernels run on the same atoms twice: with the halo copies (cl-local,
  * cl-nonloc, cl-both: the multi-rank layout) and as one periodic-shift list of the home atoms
  * (cl-shift: what a 1x1x1 run uses; no halo), and the shift list's super-rows (cl-super: rows 2r
  * and 2r + 1 merged, an entry's mask naming the rows that hold it, entries in segments by mask;
- * the experiment of issue 14's grouped i-clusters). Cluster lists are half lists, pruned once to
+ * the experiment of grouped i-clusters). Cluster lists are half lists, pruned once to
  * the engine's default inner radius (rc + 5 %) before the timing; their "within" is the atom lists'
  * (full) count, so Gpair/s compares like with like across the rows.
  *

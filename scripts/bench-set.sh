@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The published benchmark set (issue 6), in one device call on the 2-GPU machine:
+# The published benchmark set, in one device call on the 2-GPU machine:
 #
 #   run: bash scripts/bench-set.sh          (kind nvidia-h200-x2; builds into $HALOX_DEVICE_BUILD)
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU engine's work loop in ONE device call on one GPU (issue 14): build the engine's
+# The GPU engine's work loop in ONE device call on one GPU: build the engine's
 # targets, run its GPU tests, the pair-kernel roofline and halox-md water-density runs, with
 # results under $OUT (at most 8 files: build.log, tests.log, roofline.log, roofline.jsonl,
 # md.log, md.jsonl, bench.jsonl, peer.txt). The full correctness suite is scripts/device-suite.sh.
@@ -34,7 +34,7 @@ mkdir -p "$OUT"
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
 export HALOX_SYSTEM_CACHE=${HALOX_SYSTEM_CACHE:-/tmp/hx-systems}
 # the records' commit: .halox-commit when there is one (the device's copy of the tree may carry
-# an older commit in its git metadata: records of 2026-12-04 call 26 said 67d7368 for 22f04a9)
+# an older commit in its git metadata than the tree it carries)
 if [ -z "${HALOX_COMMIT-}" ] && [ -s "$ROOT/.halox-commit" ]; then
     HALOX_COMMIT=$(cat "$ROOT/.halox-commit")
     export HALOX_COMMIT

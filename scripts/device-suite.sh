@@ -338,8 +338,8 @@ else
     phase sanitizer-memcheck-mpi-staged 150 "${MPIRUN[@]}" -np 2 "$CS" --tool memcheck \
         --error-exitcode 3 "$BUILD/tests/test_gpu_exchange" --transport mpi-staged --quick
     # the rebuild's kernels on device data (selection, compaction, migration records) on 2
-    # ranks, and the engine's reads of memory it never wrote (an uninitialised force array
-    # hid behind fresh, zeroed allocations until the NVSHMEM heap was reused)
+    # ranks, and the engine's reads of memory it never wrote (an uninitialised array hides
+    # behind fresh, zeroed allocations until the NVSHMEM heap is reused)
     for tool in memcheck racecheck; do
         for t in plan migrate; do
             phase "sanitizer-$tool-$t-device" 150 "${MPIRUN[@]}" -np 2 "$CS" --tool "$tool" \

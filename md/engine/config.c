@@ -153,12 +153,10 @@ halox_status_t halox_md_config_preset(halox_md_config_t *cfg, const char *name)
         /* a Verlet buffer for long-lived lists: the lists are rebuilt when an atom
          * has moved skin / 2 (rebuild check: exact on the CPU engine, from the displacements
          * the device publishes on the GPU engine), at the latest every 100 steps; at T 1.2 the
-         * fastest of 45k atoms moves half of a 3.0 skin in about 75 steps (2.5: 55, 1.5: 25;
-         * the fastest of more atoms is faster: 2.5 lived 33 steps at 3M). The GPU prunes inner
+         * fastest of 45k atoms moves half of a 3.0 skin in about 75 steps. The GPU prunes inner
          * lists at cut-off + 5 % in between (kernels/md_cluster.h), so the outer buffer costs a
-         * prune now and then, not pair terms. 3.0 against 2.5, same calls: one rank the same
-         * at 45k, 180k and 3M (within the spread), 2 ranks 0.4-1.3 % faster, their rebuilds
-         * 13-14 instead of 18-19 per 1000 steps */
+         * prune now and then, not pair terms, and a larger skin means fewer rebuilds
+         * (docs/MD-DESIGN.md#verlet-buffer-and-dynamic-pruning) */
         cfg->skin = 3.0;
         md__plain_nve(cfg);
         cfg->rebuild_every = 100;

@@ -183,7 +183,7 @@ static halox_status_t md__setup_engine(const halox_md_setup_t *s)
 }
 
 /* The pair-list buffer for the drift tolerance: what --skin / --rebuild-every did not give (a
- * restart was refused before: the checkpoint fixes both). */
+ * restart with it is refused by md__setup_restart: the checkpoint fixes both). */
 static halox_status_t md__setup_verlet(halox_md_setup_t *s)
 {
     halox_md_config_t *c = &s->cfg;

@@ -50,8 +50,8 @@
  *         cost(n, b) = ((rc + b) / rc)^3 (1 + R / n),
  * the pairs a step evaluates growing as (rc + b)^3 and a rebuild costing R steps' pair work
  * (R: the rebuild cost parameter; by default HALOX_MD_VERLET_REBUILD_COST = 5 (include/halox/md.h):
- * the CPU engine's neighbour search, migration and plan took 4.7 steps of pair forces, 6912 atoms,
- * rc 2.5, skin 0.3, 1 rank, 2026-12-01).
+ * about what the CPU engine's neighbour search, migration and plan cost in steps of pair forces,
+ * docs/MD-DESIGN.md#verlet-buffer-and-dynamic-pruning).
  */
 #ifndef HALOX_MD_VERLET_BUFFER_H
 #define HALOX_MD_VERLET_BUFFER_H

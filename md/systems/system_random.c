@@ -5,7 +5,7 @@
  * Large boxes are filled block by block (B^3 blocks of about 32^3 cells, each given its share of
  * the atoms, trials uniform inside the block, checked against every atom placed so far): the
  * cells a trial reads then stay in cache, instead of a random cache miss per neighbour in a box
- * of gigabytes (1M atoms took 26 s, 23M would take hours). Up to 32 cells per edge (about 150k
+ * of gigabytes (hours for tens of millions of atoms). Up to 32 cells per edge (about 150k
  * atoms) B = 1: the plain algorithm. With HALOX_SYSTEM_CACHE the placement is read from, or
  * kept in, the system cache (system_cache.c). */
 #include <math.h>

@@ -1,24 +1,23 @@
-/* The automatic choice of transport: a rule from measurements (2 x H200,
- * NV18, water-density 45k-360k atoms; docs/NVSHMEM.md), applied to what is known at start-up.
+/* The automatic choice of transport: a rule from the measured halo and step times
+ * (docs/PERFORMANCE.md, docs/NVSHMEM.md#which-transport-runs-by-default), applied to what is
+ * known at start-up.
  *
  *   CPU data                  -> threads (one process) or mpi (MPI processes)
  *   one GPU rank              -> nccl, else mpi-staged (every pulse is a local copy; nccl steps
  *                                can be captured in CUDA graphs)
  *   GPUs that reach each other by loads and stores (one node; NVLink or PCIe peer access),
- *   NVSHMEM built             -> nvshmem-fused: the fastest halo at every measured size (45k
- *                                atoms: 48.9 us vs nccl 68.3 and mpi-staged 117.6; 360k: 65.3 vs
- *                                79.4 and 233.2) and the fastest MD steps at 45k and 360k; it also
- *                                runs several ranks per GPU (under MPS)
+ *   NVSHMEM built             -> nvshmem-fused: the fastest halo and the fastest MD steps at
+ *                                every measured size; it also runs several ranks per GPU (under
+ *                                MPS)
  *   some GPUs reach each other by loads and stores, others not (several nodes with several
  *   ranks each, or pairs declared in HALOX_HYBRID_UNREACHABLE), NVSHMEM built
  *                             -> hybrid: the GPU-initiated pulses where they can run, MPI through
- *                                the host for the others (not measured across nodes yet: no such
- *                                machine here; on one node with declared pairs it is checked bit
- *                                for bit like the others)
+ *                                the host for the others (on one node with declared pairs it is
+ *                                checked bit for bit like the others)
  *   one rank per GPU          -> nccl (second fastest; NCCL refuses ranks that share a GPU)
  *   otherwise                 -> mpi-staged
- * Seed 001's "few atoms -> MPI" has no crossover in our data down to 45k atoms on 2 GPUs (22k per
- * GPU), the smallest size measured: below that the rule extrapolates. */
+ * There is no size threshold: the smallest system measured (45k atoms on 2 GPUs) already favours
+ * the GPU-initiated exchange, and below it the rule extrapolates. */
 #include <stdio.h>
 #include <string.h>
 
@@ -89,7 +88,7 @@ const char *halox_transport_choose(const halox_topology_t *t, long long atoms, c
     if (t->load_store && halox_transport_available("nvshmem-fused"))
         return halox__choose_msg(why, why_len, "nvshmem-fused",
                                  "every GPU reaches every other by loads and stores: the "
-                                 "GPU-initiated fused exchange was the fastest measured "
+                                 "GPU-initiated fused exchange is the fastest measured "
                                  "(docs/PERFORMANCE.md)");
     if (t->load_store_some && halox_transport_available("hybrid"))
         return halox__choose_msg(why, why_len, "hybrid",

@@ -1,12 +1,11 @@
-/* The planner and the checking library on values at and beyond their ranges (issue 13, items 4
- * and 8):
+/* The planner and the checking library on values at and beyond their ranges:
  *   - a huge buffer: the pulse count is compared as a double before it becomes an int (1e20
- *     wrapped to a negative count and passed "at most 4 pulses");
+ *     would wrap to a negative count and pass "at most 4 pulses");
  *   - a box whose images across the upper boundary (edge + halo distance) are beyond the
- *     precision: refused when the plan is built (a float box of 1e39 made them inf);
+ *     precision: refused when the plan is built (a float box of 1e39 makes them inf);
  *   - the brute-force pair search of halox-check: a non-finite coordinate is an error, not a
- *     negative cell index (a crash), and a box of 1e6 cut-offs gets a grid of few cells (its
- *     count overflowed, the allocation failed). */
+ *     negative cell index (a crash), and a box of 1e6 cut-offs gets a grid of few cells (not a
+ *     count that overflows and an allocation that fails). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>

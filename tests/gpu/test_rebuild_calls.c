@@ -1,6 +1,5 @@
-/* The host's calls of a device rebuild, against a budget (issue 15: on one H200 a 2-rank rebuild
- * at 45k atoms took 0.41 ms of host time against 0.09 ms on one rank, nearly all of it calls into
- * the CUDA runtime and NVSHMEM at a few us each). Built
+/* The host's calls of a device rebuild, against a budget (a rebuild's host time is nearly all
+ * calls into the CUDA runtime and NVSHMEM: docs/MD-DESIGN.md#rebuilds-on-the-device). Built
  * only over the host emulation (tests/emu), which counts every call the host makes by kind
  * (halox_emu_calls): the migration (halox_comm_migrate_device with the velocities as extra
  * bytes), the plan build (halox_comm_build_plan_device) and the bind (halox_comm_bind) of the
@@ -44,14 +43,15 @@ typedef struct budget {
 } budget_t;
 static const budget_t budgets[] = {
     /* launches, copies, sets, events, waits, graphs, allocs, nvshmem, collectives; per phase.
-     * 2026-12-05. With host agreements (1): the migration waits for its scan's counts (which
-     * come with the first leavers and their owners in one strided copy), for its message (its
-     * last copy out done, this copy in landed) and for the arrivals' placement; the plan build
-     * for the home selection's counts and its message's two waits (built async, as the engine
-     * does: the maps' read is waited for by the bind's first wait); the bind for its stream
-     * before its gather (not for its uploads: the endpoint is stream-ordered, as the engine's),
-     * and agrees in its gather (with the arguments' verdict) and at its end; each message costs a collective. By the message kernels (2): a
-     * message costs a launch each way and no wait, event or collective. */
+     * With host agreements (1): the migration waits for its scan's counts (which come with the
+     * first leavers and their owners in one strided copy), for its message (its last copy out
+     * done, this copy in landed) and for the arrivals' placement; the plan build for the home
+     * selection's counts and its message's two waits (built async, as the engine does: the maps'
+     * read is waited for by the bind's first wait); the bind for its stream before its gather
+     * (not for its uploads: the endpoint is stream-ordered, as the engine's), and agrees in its
+     * gather (with the arguments' verdict) and at its end; each message costs a collective. By
+     * the message kernels (2): a message costs a launch each way and no wait, event or
+     * collective. */
     {"nvshmem-inline",
      1,
      {{5, 3, 1, 1, 4, 0, 0, 0, 2}, {4, 4, 1, 1, 3, 0, 0, 0, 3}, {3, 3, 3, 0, 1, 0, 0, 0, 2}}},

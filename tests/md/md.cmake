@@ -12,7 +12,7 @@ endforeach()
 halox_test(test_md_hybrid SOURCES md/test_md_hybrid.c LABELS threads md TIMEOUT 300)
 # boxes, coordinates and XYZ files beyond what a precision holds (a search that never ends fails)
 halox_test(test_md_ranges SOURCES md/test_md_ranges.c LABELS md TIMEOUT 30)
-# files for --read (issue 18): the frame read, its velocities, LAMMPS dumps, the engine's own
+# files for --read: the frame read, its velocities, LAMMPS dumps, the engine's own
 # trajectories read back bit for bit
 halox_test(test_md_read SOURCES md/test_md_read.c LABELS md TIMEOUT 60)
 # the command line, end to end (runs the tool as a child process)
@@ -73,7 +73,7 @@ if(HALOX_HAVE_MPI)
                          "  mpi +[0-9.]+ ms/step \\(median of 3.*autotune: mpi, the fastest measured.*Summary")
     set_tests_properties(test_md_autotune_cached PROPERTIES FIXTURES_REQUIRED md_at_cached
                          PASS_REGULAR_EXPRESSION "autotune: mpi, cached in .*Summary")
-    # Launched by mpiexec with P processes (issue 18): one job of P ranks, never P copies (one
+    # Launched by mpiexec with P processes: one job of P ranks, never P copies (one
     # Summary), or a refusal before MPI starts (exit 2 from every process, which mpiexec
     # returns). halox_md_launch(NAME NP ENV CHECKS... -- ARGS...): ENV "" or VAR=VALUE.
     function(halox_md_launch name np env)
@@ -131,7 +131,7 @@ if(TARGET halox-md)
       set_tests_properties(md_help_values PROPERTIES LABELS "md" TIMEOUT 120)
     endif()
   endif()
-  # the banner says how the tool was built (issue 18: timings compare only between alike builds)
+  # the banner says how the tool was built (timings compare only between alike builds)
   add_test(NAME md_banner_build COMMAND $<TARGET_FILE:halox-md> --cells 3,3,3 --steps 0)
   set_tests_properties(md_banner_build PROPERTIES LABELS "md" TIMEOUT 30 ENVIRONMENT "HALOX_DEVICE=cpu"
                        PASS_REGULAR_EXPRESSION "\nbuild: ${HALOX_BUILD_TYPE_NAME} \\(C: [^\n]*\nsystem:")
@@ -174,8 +174,8 @@ if(TARGET halox-md)
   endif()
 endif()
 
-# values beyond a range on the command line and in XYZ files (issue 13): exit 2 at once with the
-# numbers (a box beyond float looped forever, deaf to SIGTERM: the TIMEOUT catches a hang)
+# values beyond a range on the command line and in XYZ files: exit 2 at once with the numbers
+# (a box beyond float would loop forever, deaf to SIGTERM: the TIMEOUT catches a hang)
 if(TARGET halox-md)
   function(halox_md_error name pattern)
     add_test(NAME ${name} COMMAND ${PROJECT_SOURCE_DIR}/tests/common/expect_error.sh "${pattern}"
@@ -218,7 +218,7 @@ if(TARGET halox-md)
            ${_xyz_dir}/two-frames.xyz --steps 2)
   set_tests_properties(md_xyz_two_frames PROPERTIES LABELS "md" TIMEOUT 30
                        ENVIRONMENT "HALOX_DEVICE=cpu" PASS_REGULAR_EXPRESSION "Summary.*atoms 64,")
-  # issue 18: the frame read is said (the last by default, or --read-frame), and where the
+  # the frame read is said (the last by default, or --read-frame), and where the
   # velocities come from; one frame beyond the last, trajectory options that cannot be met
   add_test(NAME md_read_frame_last COMMAND $<TARGET_FILE:halox-md> --read
            ${_xyz_dir}/two-frames.xyz --steps 0)
@@ -288,7 +288,7 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(md_timeline_script PROPERTIES LABELS "md" TIMEOUT 60)
 endif()
 
-# the trajectories opened by ASE, MDAnalysis and OVITO (issue 18): frames, atoms, positions, box,
+# the trajectories opened by ASE, MDAnalysis and OVITO: frames, atoms, positions, box,
 # periodicity and velocities against halox-md's own numbers (tests/md/readers.py; skipped, exit 77,
 # when ase or MDAnalysis is not installed; OVITO's checks only where it imports)
 if(TARGET halox-md AND Python3_Interpreter_FOUND)
@@ -325,5 +325,5 @@ endif()
 
 # the engine's settings by name (include/halox/md_options.h): the table, every value good and
 # bad, the combinations, the launch rules (threads under a launcher, mpi by default, grid size)
-# and the transports' capabilities (issue 16: tools ask capabilities, not names)
+# and the transports' capabilities (tools ask capabilities, not names)
 halox_test(test_md_options SOURCES md/test_md_options.c LABELS md TIMEOUT 60)

@@ -76,7 +76,7 @@ def check_preset(name, s, text, skip=()):
     }
     if s["system"] == "fcc":
         checks["cells"] = (r"(\d+x\d+x\d+) cells", "x".join(map(str, s["cells"])))
-    # the steps of equilibration before step 0 (issue 14): stated when the preset has them
+    # the steps of equilibration before step 0: stated when the preset has them
     if s["equilibrate"]:
         checks["equilibrate"] = (r"after (\d+) steps of equilibration", s["equilibrate"])
     elif "equilibrate" not in skip and "equilibrat" in text:

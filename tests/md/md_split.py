@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The summary's time split adds up to the step time it reports (issue 13, item 13).
+"""The summary's time split adds up to the step time it reports.
 
     md_split.py HALOX_MD [ARGS...]
 
@@ -63,7 +63,7 @@ def main():
             bad.append("no total row")
         elif head and abs(float(row.group(1)) - float(head.group(1))) > 1.5e-3:
             bad.append(f"total row {row.group(1)} ms/step, headline {head.group(1)} ms/step")
-    # the rebuilds' parts (issue 14, item 4): every part there, and, drain aside, they add up to
+    # the rebuilds' parts: every part there, and, drain aside, they add up to
     # the two rebuild timers (the small rest: the host force array, the agreements)
     rp = s.get("rebuild_ms_per_rebuild", {})
     keys = ["drain", "to_host", "migration", "plan", "bind", "lists", "graph"]

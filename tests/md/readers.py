@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""halox-md's trajectories opened by the readers MD users use (issue 18): ASE and MDAnalysis
+"""halox-md's trajectories opened by the readers MD users use: ASE and MDAnalysis
 (and OVITO where its wheel is installed), checked against what halox-md itself reports.
 
 A short double-precision run of 864 fcc atoms (6x6x6 cells), frames every 5 steps up to step

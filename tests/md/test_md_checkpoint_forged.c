@@ -223,7 +223,7 @@ static void forged_settings_and_atoms(void)
     refused("a speed of 1e4", f_vel_fast, "has speed 10000: it moves 50 per step of dt 0.005");
 }
 
-/* A huge grid no longer overflows an int anywhere: its size is -1 and the check says why. */
+/* A huge grid overflows an int nowhere: its size is -1 and the check says why. */
 static void grid_limits(void)
 {
     halox_grid_t g = {{1000000, 1000000, 1}};

@@ -456,7 +456,7 @@ static void bad_input(void)
     cmd_free(&c);
 }
 
-/* ---- outputs that are not regular files, outputs that fail (issue 13, items 6 and 7) -------- */
+/* ---- outputs that are not regular files, outputs that fail --------------------------------- */
 
 static int is_kind(const char *p, mode_t kind)
 {

@@ -6,8 +6,8 @@
  *
  * Stated tolerances (4000 atoms, T 1.44, 100 steps of 0.005, positions in sigma, velocities in
  * sigma/tau): double: positions and velocities within 1e-11, energies within 1e-12 relative
- * (measured: 4e-14, 4e-13, 2e-14); float: positions within 5e-4 and velocities within 5e-3,
- * energies within 2e-5 relative (measured: 2e-5, 2e-4, 1.5e-6: single-precision rounding of
+ * (typically 4e-14, 4e-13, 2e-14); float: positions within 5e-4 and velocities within 5e-3,
+ * energies within 2e-5 relative (typically 2e-5, 2e-4, 1.5e-6: single-precision rounding of
  * 1e-7 amplified over 100 steps). NVT is checked the same way in double (the thermostat noise
  * depends only on seed and step). */
 #include <math.h>

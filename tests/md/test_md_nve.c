@@ -7,8 +7,8 @@
  *
  * Stated bound: the drift of the total energy, the slope of a least-squares line through
  * E_total(t) sampled every 50 steps, is below 5e-5 epsilon per atom per tau in both precisions
- * (measured: a few 1e-6), and no sample strays more than 2e-3 epsilon per atom from the start
- * (measured: about 2e-4, the O(dt^2) fluctuation of velocity Verlet plus the force step at the
+ * (typically a few 1e-6), and no sample strays more than 2e-3 epsilon per atom from the start
+ * (typically about 2e-4, the O(dt^2) fluctuation of velocity Verlet plus the force step at the
  * cut-off). */
 #include <math.h>
 

@@ -1,13 +1,13 @@
-/* Boxes, densities, coordinates and files the MD engine must refuse or survive (issue 13,
- * items 2 and 9), each with the limit it is held to:
+/* Boxes, densities, coordinates and files the MD engine must refuse or survive, each with the
+ * limit it is held to:
  *   - a box the precision cannot hold: its edge plus the halo distance beyond the precision's
- *     range (a float box of 4.7e40 from density 1e-120 made halo images inf and the cell
- *     search looped forever), coordinates spaced more than 1/1024 of the cut-off at the edge,
+ *     range (a float box of 4.7e40 from density 1e-120 makes halo images inf, and a cell
+ *     search over them never ends), coordinates spaced more than 1/1024 of the cut-off at the edge,
  *     more than 2^29 cut-offs per edge (cell counts beyond an int); from the command line's
  *     settings, from a file's Lattice, from a caller's own system and from a restart's box;
- *   - the cell search itself: an inf or NaN coordinate is an error (it looped forever or
- *     indexed outside the cells), a huge finite spread still ends;
- *   - XYZ files: atom lines beyond the count of line 1 are refused (they were dropped), a next
+ *   - the cell search itself: an inf or NaN coordinate is an error (not an endless loop or an
+ *     index outside the cells), a huge finite spread still ends;
+ *   - XYZ files: atom lines beyond the count of line 1 are refused (not dropped), a next
  *     frame and trailing blank lines are fine, coordinates far outside the box are refused.
  * The test's TIMEOUT catches a search that never ends. */
 #define _POSIX_C_SOURCE 200809L

@@ -1,4 +1,4 @@
-/* Files for --read (issue 18): the frame read (the last by default, any by number, one beyond the
+/* Files for --read: the frame read (the last by default, any by number, one beyond the
  * last refused), the velocities a frame holds (extended-XYZ velo, vel and ASE's momenta, LAMMPS
  * dump vx vy vz; drawn at temp only where there are none, or when asked), LAMMPS text dumps
  * (ids in any order, a box not at the origin, scaled positions, value lines longer than their

@@ -10,10 +10,10 @@
  *    T 1.44), rc 2.5 shifted, double precision, lists without the rebuild check, 400 steps,
  *    total energy every 5 steps, drift = least-squares slope per atom per unit time:
  *      - a buffer of half the cut-off rebuilt every 10 steps (estimate 0): the integrator's own
- *        drift D0 (measured -1.5e-5);
- *      - the buffer chosen for E = 1e-3: |drift| <= 2 E + |D0| (measured -2.1e-4: skin 0.175,
+ *        drift D0 (typically -1.5e-5);
+ *      - the buffer chosen for E = 1e-3: |drift| <= 2 E + |D0| (typically -2.1e-4: skin 0.175,
  *        every 10 steps);
- *      - no buffer at the same interval: |drift| > 10 E (measured -3.9e-2), and the estimate
+ *      - no buffer at the same interval: |drift| > 10 E (typically -3.9e-2), and the estimate
  *        (5.2e-2) is an upper-side one: |drift| - |D0| at most the estimate and above a third
  *        of it (the model is not vacuous either).
  * 3. With the tool's path as the argument: the banner and the JSON settings of a run with

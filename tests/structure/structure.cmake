@@ -1,8 +1,8 @@
-# The layout rules (issue 16): no circles of files (from the objects of this build: what each
+# The layout rules: no circles of files (from the objects of this build: what each
 # file defines and calls), no transport name compared above src/transports/, no source file
 # over 700 lines (tools/halox-md.c under 500), no source folder over 30 files; the engine and the
-# tools clients of the public headers only; the environment tables against the sources and the
-# README
+# tools clients of the public headers only; no call or issue numbers in the sources and docs;
+# the environment tables against the sources and the README
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_Interpreter_FOUND)
   add_test(NAME structure_file_cycles

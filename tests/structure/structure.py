@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The layout rules of the project (issue 16), checked on the source tree:
+"""The layout rules of the project, checked on the source tree:
 - no transport name is compared outside src/transports/ (callers ask halox_transport_caps());
 - no source file of the library, the tools or the benchmarks is longer than 700 lines, and
   tools/halox-md.c stays under 500 (policy belongs in the library);
@@ -10,6 +10,11 @@
   platform;
 - every file the README's layout table names exists (the table follows the tree), and every
   folder of src/ and of tests/ is in it;
+- no file of src/, include/, md/, tools/, bench/, tests/ or docs/ names a call or an issue by
+  its number ("call" or "issue" followed by a number, as words, any case): comments say why in
+  the present tense, history lives in git and CHANGELOG.md, and the measured figures with their
+  provenance in docs/PERFORMANCE.md (the one file of docs/ exempt); bench/results/ and
+  tests/data/ are records and inputs, not prose;
 
     structure.py SOURCE_DIR
 
@@ -116,6 +121,29 @@ for d in sorted(os.listdir(os.path.join(ROOT, "tests"))):
     if os.path.isdir(os.path.join(ROOT, "tests", d)) and d != "__pycache__" \
             and f"`tests/{d}/`" not in table:
         problems.append(f"README.md: the layout table does not name tests/{d}/")
+
+# no call or issue numbers in the sources and docs: the history is in git and CHANGELOG.md
+HISTORY_TOPS = ("src", "include", "md", "tools", "bench", "tests", "docs")
+HISTORY_EXEMPT = (os.path.join("docs", "PERFORMANCE.md"),)
+HISTORY_REF = re.compile(r"\b(call|issue) [0-9]+\b", re.I)
+for top in HISTORY_TOPS:
+    for root, dirs, files in os.walk(os.path.join(ROOT, top)):
+        rel_root = os.path.relpath(root, ROOT)
+        if rel_root.startswith(NOT_SOURCES):
+            dirs[:] = []
+            continue
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for f in sorted(files):
+            rel = os.path.join(rel_root, f)
+            if rel in HISTORY_EXEMPT or f.endswith((".pyc", ".png", ".gz")):
+                continue
+            with open(os.path.join(root, f), encoding="utf-8", errors="replace") as fh:
+                for n, line in enumerate(fh, 1):
+                    m = HISTORY_REF.search(line)
+                    if m:
+                        problems.append(f"{rel}:{n}: \"{m.group(0)}\" names a call or an issue: say "
+                                        "why in the present tense (the history is in git and "
+                                        "CHANGELOG.md, figures in docs/PERFORMANCE.md)")
 
 for p in problems:
     print(p)

@@ -205,8 +205,8 @@ if(HALOX_HAVE_MPI)
                    TOOL overlap --device cpu --transport mpi --atoms 3000 --steps 10 -r 20
                         --json ${_out}/overlap_mpi.jsonl)
   # its record's sanity check compares timings of 2 processes on a 2-core machine: alone, so
-  # that another test's processes cannot stretch one of its three timings (seen once: the halo
-  # alone 4x slower than halo and forces together while a parallel test ran)
+  # that another test's processes cannot stretch one of its three timings (a parallel test can
+  # make the halo alone several times slower than halo and forces together)
   set_tests_properties(bench_overlap_mpi_np2 PROPERTIES RUN_SERIAL TRUE)
   halox_bench_test(bench_scaling
                    ARGS --grep "mpi +cpu +no +1500 +2 +1 " --json ${_out}/scaling.jsonl scaling
@@ -214,7 +214,7 @@ if(HALOX_HAVE_MPI)
                    TOOL scaling ${_out}/md_mpi_np1.jsonl ${_out}/md_mpi_np2.jsonl
                         --json ${_out}/scaling.jsonl)
   set_tests_properties(bench_scaling PROPERTIES FIXTURES_REQUIRED bench_md_runs)
-  # Launched by mpiexec with P > 1 processes (issue 18): thread ranks only, or scaling (which
+  # Launched by mpiexec with P > 1 processes: thread ranks only, or scaling (which
   # reads files), would run once per process: refused before MPI starts, every process exit 2
   foreach(np 2 4)
     halox_bench_test(bench_launch_threads_np${np} NP ${np}

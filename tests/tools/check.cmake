@@ -59,7 +59,7 @@ if(HALOX_HAVE_MPI)
   add_test(NAME check_mpi_wrong_np COMMAND ${PROJECT_SOURCE_DIR}/tests/common/expect_error.sh
            "has 4 ranks but 2 MPI processes" ${_chk2} --transport mpi --grid 2x2x1)
   set_tests_properties(check_mpi_wrong_np PROPERTIES LABELS "check;mpi" TIMEOUT 120)
-  # Launched by mpiexec with P processes without --transport (issue 18): one check on mpi and
+  # Launched by mpiexec with P processes without --transport: one check on mpi and
   # the default grid of P (one RESULT line, not P copies); threads refused before MPI starts.
   # halox_check_launch(NAME NP ENV CHECKS... ARGS...): ENV "" or VAR=VALUE.
   function(halox_check_launch name np env)
@@ -125,7 +125,7 @@ halox_check_error(check_err_transport "--transport 'carrier-pigeon' is not a tra
 halox_check_error(check_err_option "unknown option '--frobnicate'" --frobnicate)
 halox_check_error(check_err_missing_value "needs a value" --atoms)
 halox_check_error(check_err_atoms "give a count" --atoms -5)
-# values beyond a range (issue 13): refused with the numbers, never a crash or a wrapped value
+# values beyond a range: refused with the numbers, never a crash or a wrapped value
 halox_check_error(check_err_box_float_range
                   "box edge x 1e\\+39 plus the halo distance 2.8 .*largest single-precision number"
                   --box 1e39 --atoms 10)

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Hostile arguments and environment values for the tools (issue 13): halox-md, halox-check and
+"""Hostile arguments and environment values for the tools: halox-md, halox-check and
 halox-bench are started a few hundred times, each time from a small valid command with one option
 (sometimes two) or one environment variable replaced by a hostile value, chosen with a fixed seed.
 
 A run FAILS when it
   - dies by a signal (a crash: SIGSEGV, SIGFPE, SIGABRT, ...) or prints a sanitizer report;
   - hangs: still running after the time limit AND still running 10 s after SIGTERM (a long but
-    legitimate run stops on SIGTERM; the hangs of issue 13 spun and ignored it);
+    legitimate run stops on SIGTERM; a hang that spins ignores it);
   - exits 0 on a malformed value (not a number, NaN, inf, overflow, trailing characters, an
     unknown name, a path that is not a regular file to write), or exits with anything but 2 on
     a malformed number or name (a usage error), or gives no message on stderr when it refuses.

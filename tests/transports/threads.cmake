@@ -13,7 +13,7 @@ halox_test(test_threads_exchange SOURCES transports/test_threads_exchange.c LIBS
 halox_test(test_threads_timeout SOURCES transports/test_threads_timeout.c LIBS halox_checksys
            LABELS threads TIMEOUT 120)
 # wait bounds and numeric environment variables refused where they are read (a bound of 1e20 s
-# spun forever before): the timeout catches a regression that hangs
+# would spin forever): the timeout catches a hang
 halox_test(test_bounds_env SOURCES transports/test_bounds_env.c LABELS threads unit TIMEOUT 30)
 # plans that do not mirror each other (another halo width on one rank) refused at bind on every
 # rank, naming pulse, ranks and counts

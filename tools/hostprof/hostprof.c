@@ -5,9 +5,9 @@
  * (sched_yield, nanosleep) that the process makes, each counted in the innermost open range.
  * At exit it writes, per range name: occurrences, wall time (inclusive and without inner
  * ranges) and, per function called directly in it, calls and time per occurrence; what is left
- * of the range's own time is host work outside those calls. Written for the rebuild's host time
- * (issue 15: a 2-rank rebuild at 45k took 0.41 ms of host time, nearly all of it calls of a few
- * us each), where Nsight Systems is not available.
+ * of the range's own time is host work outside those calls. Written for the rebuild's host time,
+ * nearly all of it calls of a few us each (docs/MD-DESIGN.md#rebuilds-on-the-device), where
+ * Nsight Systems is not available.
  * HALOX_HOSTPROF: the report's file ("%r" the MPI rank from the launcher's environment, "%p" the
  * process id); unset or "-": stderr. A diagnostic: not part of libhalox. */
 #define _GNU_SOURCE

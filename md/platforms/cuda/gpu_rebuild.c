@@ -85,9 +85,9 @@ halox_status_t md__gpu_lists(halox_md_t *md)
 /* The cluster sort orders atoms by column and z within the rank's extent; atoms laid out in
  * that order make the slots of the next build follow the atoms almost in sequence, so the
  * gathers and the kick (per atom, through perm / slot_of) read and write runs of memory instead
- * of scattered rows (a random start leaves atoms in no spatial order: at 45k atoms those two
- * kernels took 19 us of a 104 us step; ncu, one H200). A rebuild on the device takes the last
- * build's order, which costs one permutation and no sort (atoms move a fraction of a cluster
+ * of scattered rows (a random start leaves atoms in no spatial order, and those two kernels are
+ * then latency-bound: docs/MD-DESIGN.md#atoms-in-cluster-order). A rebuild on the device takes the
+ * last build's order, which costs one permutation and no sort (atoms move a fraction of a cluster
  * between builds); a rebuild through the host sorts there (md__gpu_before_plan). */
 halox_status_t md__gpu_sort_home(halox_md_t *md, int with_speeds, int *took_p)
 {
@@ -99,15 +99,16 @@ halox_status_t md__gpu_sort_home(halox_md_t *md, int with_speeds, int *took_p)
         return HALOX_OK;
     size_t need = (sizeof(float) * 6 + sizeof(int32_t)) * (size_t)n;
     /* with head-room: the home count drifts up and down between rebuilds, and a cudaFree and
-     * cudaMalloc here took 200-370 us of a 0.8 ms rebuild each time it grew (2 ranks, 45k) */
+     * cudaMalloc here would cost a large part of a rebuild each time it grew
+     * (docs/MD-DESIGN.md#rebuilds-on-the-device) */
     if (need > g->sort_tmp_bytes)
         need += need / 4 + 4096;
     halox_status_t st = md__dev_grow(md, &g->sort_tmp, need, &g->sort_tmp_bytes);
     if (st != HALOX_OK)
         return st;
     /* with_speeds: the blow-up check's largest v^2 read on the way into h_disp (the permute
-     * reads every velocity anyway; a launch, a clear and a copy of its own cost a 2-rank rebuild
-     * sharing an H100 about 30 us of host time) */
+     * reads every velocity anyway; a launch, a clear and a copy of its own would be three host
+     * calls: docs/MD-DESIGN.md#rebuilds-on-the-device) */
     MD_CUDA(md__kernel_permute(g->cl.sorted, n, g->x, g->v, g->id, g->sort_tmp,
                                with_speeds ? g->disp + 1 : NULL, with_speeds ? g->h_disp_dev : NULL,
                                g->hi));

@@ -213,8 +213,8 @@ static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
     halox_comm_defer_failure(md->comm, st);
     /* the lists need the positions and zones the plan build placed, not the bind: they are built
      * on the lo stream while the host binds (the bind waits for the hi stream only), and waited
-     * for after it (2 ranks sharing an H200 at 45k: the bind took 0.12 ms of host time and the
-     * lists 0.17 ms, one after the other) */
+     * for after it, so that the bind's host time and the lists' GPU time overlap
+     * (docs/MD-DESIGN.md#rebuilds-on-the-device) */
     nvtxRangePop();
     const double tl = md__now();
     nvtxRangePushA("halox: rebuild: lists launched");

@@ -78,7 +78,7 @@ halox_status_t md__gpu_create(halox_md_t *md)
         return est;
     /* HALOX_MD_ROW_CHUNK: entries of a non-local row per warp of the pair kernel, a multiple of
      * 32 (rounded up); 0: one warp per row. The local rows stay one per warp (in chunks they
-     * were 11 % slower on one rank at 45k atoms: docs/MD.md) */
+     * are slower: docs/MD-DESIGN.md#cluster-pair-lists) */
     if ((est = halox_env_int("HALOX_MD_ROW_CHUNK", 0, 4096, 64, &g->row_chunk)) != HALOX_OK)
         return est;
     g->row_chunk = (g->row_chunk + 31) / 32 * 32;
@@ -91,7 +91,7 @@ halox_status_t md__gpu_create(halox_md_t *md)
     g->hi = (cudaStream_t)s;
     /* every kernel of the engine that reads what a bind uploads runs on hi, or on lo behind an
      * event recorded on hi after it: binds need not wait for their uploads (one host wait fewer
-     * per rebuild; 2 ranks sharing an H100 at 45k: 0.373 -> 0.363 ms per rebuild) */
+     * per rebuild: docs/MD-DESIGN.md#rebuilds-on-the-device) */
     if ((est = halox_comm_set_stream_ordered(md->comm, 1)) != HALOX_OK)
         return est;
     int least = 0, greatest = 0;

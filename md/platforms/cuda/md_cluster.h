@@ -165,15 +165,16 @@ typedef struct md_clusters {
      * by each build), so a long row is shared by several warps and no warp goes to an empty row
      * (most non-local rows are). The non-local inner list then counts per chunk (cnt_nl_in[row *
      * kch + chunk], the entries at the chunk's place in the row). 0: one warp per row, every row
-     * (kch 1). The local rows are always one per warp (in chunks they ran slower). */
+     * (kch 1). The local rows are always one per warp (in chunks they are slower:
+     * docs/MD-DESIGN.md#cluster-pair-lists). */
     int chunk, kch, nitems;
     int *items;
     size_t cap_items, cap_in[2];
     /* > 0 in x or y: the columns put an edge at lo + edge[d] (the home atoms' upper bound, where
      * the halo begins). Set before a build. A column straddling that bound holds a sliver of
      * home atoms and one of halo atoms, and the clusters cut from a sliver span the column's
-     * whole height: every cluster in reach of them gets a long row (2 ranks at 45k, skin 3.0:
-     * 582 non-local entries in a row against about 300). */
+     * whole height: every cluster in reach of them gets a long row (about twice the non-local
+     * entries of a row without the edge). */
     float edge[3];
     int *dims;    /* device: the counts of a build (CL_D_*, md_cluster_internal.cuh): atoms in;
                      clusters, longest rows, work items out */

@@ -146,9 +146,8 @@ enum {
     CL_D_COUNT = 8, /* the counts above (h_small mirrors these) */
     /* per part p, at CL_D_PART_RANGE + 4 p: the smallest and largest column x, then y, of the
      * part's non-empty columns (out; INT_MAX and -1 when the part is empty), so that the search
-     * reads no window of a part outside them: a home row looped over all 8 parts, of which a
-     * 2-rank split by x fills 2 (ncu, H100, 45k on 2 ranks: 58 us of search a rank, where one
-     * rank's whole system took 32) */
+     * reads no window of a part outside them: a home row would otherwise loop over all 8 parts,
+     * of which a 2-rank split by x fills 2 */
     CL_D_PART_RANGE = CL_D_COUNT,
     CL_D_ALL = CL_D_PART_RANGE + 4 * CL_PARTS /* the ints of dims */
 };

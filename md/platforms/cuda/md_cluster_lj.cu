@@ -154,12 +154,13 @@ __device__ static __forceinline__ void cl_j_forces(int jc, int jl, float fjx, fl
  *
  * With *prune_flag set (decided by the gathers) the warp first runs over the outer row testing
  * distances only (32 entries at a time by their clusters' bounding boxes, a lane each, then the
- * atom pairs of those whose boxes are within rl_in: at 45k atoms a prune step took 2.4 times a
- * plain step with every entry's 64 pairs tested), writes the entries with some atom pair within
+ * atom pairs of those whose boxes are within rl_in, since testing every entry's 64 pairs costs
+ * a prune step more than two plain steps: docs/MD-DESIGN.md#verlet-buffer-and-dynamic-pruning),
+ * writes the entries with some atom pair within
  * rl_in (rlin2) as the inner row and the row's positions as the reference of the next prune
  * decision, then computes the forces over that inner row as on any step: the entries dropped
- * cost a distance test, not the pair term (the prune steps took twice a plain step when they
- * computed forces over the outer row). */
+ * cost a distance test, not the pair term (forces over the outer row would double a prune
+ * step's cost). */
 template <int ENERGY, int ZONES>
 static __global__ void __launch_bounds__(CL_THREADS)
     cl_lj(const float4 *__restrict__ xq, const int *__restrict__ jl_out,

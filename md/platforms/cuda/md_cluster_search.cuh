@@ -68,7 +68,7 @@ __device__ static inline int cl_bisect(const float2 *__restrict__ zwin, int a, i
  * dimensions) and append the clusters j >= ic whose boxes, shifted, are within rl (half lists,
  * in scan order: deterministic). A window is a column with one image in z; of a column only the
  * clusters in z reach of the row are read (bisected: a column holds the box height in clusters,
- * 72 at 3M atoms, the reach about nine, and reading them all grew as N^(4/3)), and the clusters
+ * 72 at 3M atoms, the reach about nine, and reading them all grows as N^(4/3)), and the clusters
  * of 32 windows are packed onto the lanes (one column per pass left most lanes idle: nine
  * clusters to 32 lanes). Home rows take home clusters into the local list and halo clusters into
  * the non-local one; halo rows take halo clusters only (their pairs with home clusters are in

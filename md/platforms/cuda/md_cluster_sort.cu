@@ -13,8 +13,9 @@
 
 /* The build's first kernel: the atom counts the host wrote into h_small (pinned, so read at every
  * replay of the build's graph, as the copy node it replaces did), the other counts zeroed, the
- * parts' column ranges emptied, the keys' counters zeroed (a copy and two clears before: three
- * nodes of the list build's chain of small kernels, which is a 2-rank rebuild's critical path) */
+ * parts' column ranges emptied, the keys' counters zeroed: one node where a copy and two clears
+ * would be three, in the list build's chain of small kernels, which is a 2-rank rebuild's
+ * critical path */
 static __global__ void cl_reset(const volatile int *h_small, int *__restrict__ dims,
                                 int *__restrict__ cursor, int ncursor)
 {
@@ -111,8 +112,8 @@ static __global__ void cl_fill(int *dims, int nzb, int ncol, int ncols,
  * also as the three references (the prunes' and the build's: nslots, the slots' capacity, apart:
  * where they are does not depend on the build's count), and no forces yet;
  * the slot of each atom. A thread per slot, the 8 slots of a cluster on 8 neighbouring lanes
- * that reduce its box by shuffles (a thread per cluster walked its 8 atoms one load after
- * another: 10 us of a 76 us build at 45k atoms). */
+ * that reduce its box by shuffles (a thread per cluster would walk its 8 atoms one load after
+ * another, a large part of the build). */
 static __global__ void cl_bbox(const int *__restrict__ dims, const int *__restrict__ perm,
                                const float *__restrict__ x, const uint8_t *__restrict__ zone,
                                float4 *__restrict__ bbox, float4 *__restrict__ bnow,
@@ -160,8 +161,8 @@ static __global__ void cl_bbox(const int *__restrict__ dims, const int *__restri
 /* Per column (and part), whose clusters are cut from atoms in z-bin order: the running largest
  * top and the running smallest bottom from the other end, monotonic along the column where the
  * boxes themselves are only nearly so (atoms within a bin are in index order). A warp per
- * column, 32 clusters at a time by a scan over the lanes (a thread per column walked it one
- * cluster after another: 9 us at 45k atoms). */
+ * column, 32 clusters at a time by a scan over the lanes (a thread per column would walk it one
+ * cluster after another). */
 static __global__ void cl_zwin(int ncols, int ncol, int m0, const int *__restrict__ col,
                                const float4 *__restrict__ bbox, float2 *__restrict__ zwin,
                                cl_state_t *st, int *__restrict__ dims)
@@ -365,7 +366,7 @@ extern "C" cudaError_t md__clusters_sort_enqueue(const md_clusters_t *c, const f
     /* the columns' offsets: home columns first, then the halo parts' columns */
     CL_TRY(halox_scan(c->col, ncols, c->col, c->col, c->scan, stream));
     /* the counts, the slots and the boxes without a launch of their own each (the build is a
-     * chain of small kernels: six nodes fewer saved ~1 us each, call 46) */
+     * chain of small kernels, each node a cost of its own) */
     HALOX_LAUNCH(cl_fill, cl_blocks(atoms, 256), 256, stream)
     (c->dims, nzb, ncol, ncols, c->sorted, c->key, c->bin, c->col, c->perm);
     CL_TRY(cudaGetLastError());

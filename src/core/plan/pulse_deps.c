@@ -52,8 +52,8 @@ halox_status_t halox__pulse_deps(const halox_plan_t *plan, const char *name,
         while (h < p->send_count && p->send_index[h] >= 0 && p->send_index[h] < plan->n_home)
             h++;
         deps->home_prefix[k] = h;
-        /* the first h are home atoms, checked above: one pass over a map, not two (a 2-rank
-         * bind at 45k atoms spent 16-26 us here) */
+        /* the first h are home atoms, checked above: one pass over a map, not two (a bind's
+         * host time matters: docs/MD-DESIGN.md#rebuilds-on-the-device) */
         for (int i = h; i < p->send_count; i++) {
             int a = p->send_index[i];
             if (a < 0 || a >= plan->n_total)

@@ -354,9 +354,8 @@ halox_status_t halox__gpu_scratch(halox_comm_t *comm, halox__gpu_t *g, void **p,
     *p = NULL;
     *cap = 0;
     /* head-room: rebuilds grow a little each time. Pinned memory gets twice the need and at least
-     * 64 KiB: freeing it costs the host 130-200 us (a migration's leavers' rows, sized by the last
-     * count, regrew in one rebuild of 12: 15-17 us a rebuild on average, 2 ranks sharing an H100
-     * at 45k), and these buffers are small. */
+     * 64 KiB: freeing and allocating it again costs the host more than the rest of a rebuild's
+     * calls (docs/MD-DESIGN.md#rebuilds-on-the-device), and these buffers are small. */
     const size_t least = (size_t)64 << 10;
     const size_t want = pinned ? (2 * bytes > least ? 2 * bytes : least) : bytes + bytes / 4 + 256;
     cudaError_t e = pinned ? cudaMallocHost(p, want) : cudaMalloc(p, want);

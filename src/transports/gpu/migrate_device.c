@@ -20,8 +20,8 @@
 enum { MD_COUNT = 0, MD_BAD, MD_SMALL };
 
 /* The scan's results in rows of one allocation on each side, so that one strided copy brings
- * the counters with the first leavers and their owners (three copies cost a 2-rank rebuild
- * sharing an H100 10-15 us of host time): device rows of rp ints (the counters, the leavers'
+ * the counters with the first leavers and their owners (every copy is a host call:
+ * docs/MD-DESIGN.md#rebuilds-on-the-device): device rows of rp ints (the counters, the leavers'
  * indices, their owners), pinned host rows of hrp ints (the same three, then the slots). */
 enum { MD_ROW_COUNT = 0, MD_ROW_INDEX, MD_ROW_TO, MD_ROWS, MD_ROW_SLOT = MD_ROWS, MD_HROWS };
 
@@ -216,8 +216,9 @@ static halox_status_t md_pack(void *ctx, const size_t *soff, size_t *fill, int *
                      "the slots");
     /* the leavers' records into the send buffer and the stayers, in order, into the scratch in
      * one pass (a home atom finds its place among the sorted leavers by bisection), then the
-     * stayers back to the front in one launch: two launches where a compaction of the stayers,
-     * a gather and three copies took seven (each costs the host 3-7 us) */
+     * stayers back to the front in one launch: two launches rather than seven (a compaction of
+     * the stayers, a gather and three copies), each a host call
+     * (docs/MD-DESIGN.md#rebuilds-on-the-device) */
     char *tx = m->d_tmp;
     int32_t *tid = (int32_t *)(void *)(tx + m->xb * (size_t)keep);
     char *te = (char *)(tid + keep);

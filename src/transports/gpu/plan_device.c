@@ -6,7 +6,7 @@
  * for the transport's host sendrecv where the transport cannot send it device to device
  * (halox__gpu_t.dsendrecv: NVSHMEM). At the end the maps and zones come back so the host plan is
  * complete (bind uploads the maps as after a host build), through pinned memory: copies to
- * pageable memory make the host wait for each (37 us of a 2-rank rebuild at 45k atoms). Device
+ * pageable memory make the host wait for each. Device
  * scratch lives with the endpoint (halox__gpu_t.plan_dev) and grows, so a rebuild allocates nothing
  * once sizes settle. */
 #include <stdlib.h>
@@ -414,8 +414,8 @@ static halox_status_t pd_end(void *ctx, halox_plan_t *plan)
                      "reading the zones");
     if (st == HALOX_OK && pd->atoms->async) {
         /* the next bind waits for the stream, then copies them out (halox__gpu_plan_dev_settle):
-         * the host goes on while the last kernels run (2 ranks sharing an H100 at 45k: the lists
-         * of the engine start 35-40 us sooner, call 69) */
+         * the host goes on while the last kernels run, so the engine's lists start sooner
+         * (docs/MD-DESIGN.md#rebuilds-on-the-device) */
         pd->pending = plan;
         pd->pending_gen = plan->generation + 1; /* what the drive makes it once agreed */
     } else {

@@ -249,10 +249,9 @@ static void halox__shm_bind_blocks(halox_comm_t *comm, int maxc)
 {
     halox__shm_t *m = halox__shm(comm);
     const int n = m->g.plan.n_pulses;
-    /* blocks per row: about 2 elements per thread (measured, 2 x H200: 45k atoms 51 us with 23
-     * blocks per row, 41 us with 88; 3M 351 us with 8, 71 us with 88), bounded so that every
-     * block of a launch is resident at once (spinning blocks must never wait for blocks that
-     * cannot start) */
+    /* blocks per row: about 2 elements per thread (more blocks per row shorten the exchange at
+     * every size: docs/NVSHMEM.md#the-fused-kernels), bounded so that every block of a launch is
+     * resident at once (spinning blocks must never wait for blocks that cannot start) */
     const int rows = m->mode == HALOX__SHM_FUSED ? (n > 0 ? n : 1) : 1;
     int cap = halox__shm_max_blocks(m->pes_per_gpu) / rows;
     cap = cap > 0 ? cap : 1;

@@ -1,10 +1,9 @@
 /* The device rebuild's messages from device memory to device memory (gpu_nvshmem.h): the plan
  * build's set-up messages (plan_device.c's sendrecv) and the migrating atoms (migrate_device.c's
  * all-to-all). The host path copies them to pinned memory, waits, sends them through MPI and
- * copies them up again: at 45k atoms on 2 ranks of one H200 the set-up message alone took 61 us of
- * a 0.75 ms rebuild, 48 of them the host sendrecv of 185 KB (host-clock probe).
- * Here each rank copies its blocks into its receivers' symmetric mailboxes through their
- * load/store pointers.
+ * copies them up again, waits that dominate a rebuild's set-up messages
+ * (docs/NVSHMEM.md#the-rebuilds-messages). Here each rank copies its blocks into its receivers'
+ * symmetric mailboxes through their load/store pointers.
  *
  * Every rank makes the same calls (both are collective), in the same order. The first call agrees
  * once whether every rank reaches every rank by stores (all copy, or none ever does: *used 0, the
