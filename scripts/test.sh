@@ -10,7 +10,7 @@
 #   asan  build-asan/   AddressSanitizer + UndefinedBehaviorSanitizer, CUDA and NVSHMEM off:
 #                       the GPU transports' and the GPU engine's host code runs sanitized through
 #                       the CUDA emulation (label emu), the kernels on a GPU under
-#                       compute-sanitizer (scripts/device-suite.sh). Leak checking is on for all
+#                       compute-sanitizer (scripts/device/suite.sh). Leak checking is on for all
 #                       tests except those labelled mpi: Open MPI unloads its plug-ins at
 #                       MPI_Finalize and LeakSanitizer then reports thousands of allocations of
 #                       Open MPI's own from "<unknown module>" frames, which no suppressions file

@@ -38,8 +38,8 @@
     X("HALOX_MD_TIMELINE", "prefix", "(none)",                                                     \
       "diagnostic: GPU engine: each rank writes PREFIX.rankR.tsv, the GPU clock's stamps of its "  \
       "step kernels (start, end, in-kernel wait) over the third list's life, or the last one; "    \
-      "scripts/timeline.py lines the ranks up into a step's latency budget; set it to see where "  \
-      "a step's time goes")                                                                        \
+      "scripts/plot/timeline.py lines the ranks up into a step's latency budget; set it to see "   \
+      "where a step's time goes")                                                                  \
     X("HALOX_SYSTEM_CACHE", "directory", "(none)",                                                 \
       "tuning: halox-md: keep random placements there (raw doubles keyed by atoms, density and "   \
       "seed) and read them back bit for bit: millions of atoms start in seconds instead of "       \

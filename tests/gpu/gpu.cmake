@@ -1,5 +1,5 @@
 # GPU tests (label `gpu`): registered whenever CUDA is on, so CI (nvcc, no GPU) builds them; each
-# exits 77 when no GPU is visible, which CTest reports as skipped. scripts/device-suite.sh runs
+# exits 77 when no GPU is visible, which CTest reports as skipped. scripts/device/suite.sh runs
 # them on the GPU machines. MPI-launched ones are registered as the `mpi` tests are
 # (halox_mpi_test, tests/CMakeLists.txt), labelled gpu.
 if(NOT HALOX_HAVE_CUDA)

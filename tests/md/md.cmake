@@ -281,7 +281,7 @@ if(TARGET halox-md AND Python3_Interpreter_FOUND)
   set_tests_properties(md_split_cpu PROPERTIES LABELS "md" TIMEOUT 120)
 endif()
 
-# scripts/timeline.py (HALOX_MD_TIMELINE's files lined up) on stamps with known times
+# scripts/plot/timeline.py (HALOX_MD_TIMELINE's files lined up) on stamps with known times
 if(Python3_Interpreter_FOUND)
   add_test(NAME md_timeline_script
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/md/timeline_test.py)

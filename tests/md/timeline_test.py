@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/timeline.py on stamps made up here with known times (HALOX_MD_TIMELINE's files: one
+"""scripts/plot/timeline.py on stamps made up here with known times (HALOX_MD_TIMELINE's files: one
 per rank, tab-separated kind, launch, start, end, wait in ns): the steps of two ranks lined up by
 their home gathers, every kind's median start, wait and end from the step's first home gather on
 any rank, the median step period; a rank-0 step without a home gather (a rebuild step) does not
@@ -12,7 +12,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(HERE, "..", "..", "scripts", "timeline.py")
+SCRIPT = os.path.join(HERE, "..", "..", "scripts", "plot", "timeline.py")
 
 # per kind: (start, end, wait or None) in us from the rank's step start
 STEP = [("home_gather", 0, 4, None), ("halo_gather", 5, 9, 7), ("local", 5, 60, None),

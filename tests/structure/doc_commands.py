@@ -17,7 +17,7 @@ Kinds (several may be given, separated by commas):
     nvshmem   needs NVSHMEM (a CUDA build with NVSHMEM, GPUs that reach each other)
     nodes     needs several nodes (a cluster's launcher)
     peer      needs a peer program (GROMACS)
-    device    runs on, or unpacks the results of, the device machine (scripts/device-*.sh)
+    device    runs on, or unpacks the results of, the device machine (scripts/device/*.sh)
     ci        builds, tests or installs the tree: what CI itself runs (scripts/test.sh, the
               install test), not run again inside a test
     synopsis  a usage line with placeholders ([options], FILE, <date>), not a command as typed

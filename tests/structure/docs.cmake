@@ -31,3 +31,22 @@ if(Python3_Interpreter_FOUND AND NOT HALOX_SANITIZE AND TARGET halox-md AND TARG
                    -- ${_doc_run} --files ${PROJECT_SOURCE_DIR}/tests/data/doc_commands/sample.md)
   set_tests_properties(doc_commands_catches PROPERTIES LABELS "docs" TIMEOUT 60)
 endif()
+# The README's library example compiles against the public headers of this build (its generated
+# features.h too), as C11 with warnings as errors: the excerpt a reader copies stays in step with
+# the API (tests/structure/readme_example.py)
+if(Python3_Interpreter_FOUND)
+  set(_readme_run ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/structure/readme_example.py
+                  ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR} ${CMAKE_C_COMPILER})
+  add_test(NAME doc_readme_example COMMAND ${_readme_run})
+  # the test itself: a stale example (a function and a field the library lacks) fails, naming
+  # the page's lines
+  set(_stale tests/data/readme_example/stale.md)
+  add_test(NAME doc_readme_example_catches
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/common/expect_output.sh --rc 1
+                   --grep "${_stale}:16:.*halox_comm_exchange"
+                   --grep "${_stale}:18:.*no member named .{1,3}n_halo"
+                   --grep "^FAIL: the example of ${_stale} \\(line 12, 8 lines\\)"
+                   -- ${_readme_run} --page ${PROJECT_SOURCE_DIR}/${_stale})
+  set_tests_properties(doc_readme_example doc_readme_example_catches PROPERTIES LABELS "docs"
+                       TIMEOUT 60)
+endif()

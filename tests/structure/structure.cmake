@@ -6,7 +6,8 @@
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_Interpreter_FOUND)
   add_test(NAME structure_file_cycles
-           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/file-cycles.py ${PROJECT_BINARY_DIR})
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/structure/file_cycles.py
+                   ${PROJECT_BINARY_DIR})
   add_test(NAME structure_rules
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/structure/structure.py
                    ${PROJECT_SOURCE_DIR})

@@ -15,6 +15,8 @@
   the present tense, history lives in git and CHANGELOG.md, and the measured figures with their
   provenance in docs/PERFORMANCE.md (the one file of docs/ exempt); bench/results/ and
   tests/data/ are records and inputs, not prose;
+- bench/results/ holds at most 40 files and 1 MB, and a table of docs/PERFORMANCE.md or
+  README.md cites each of its records (by its path or its folder's; bench/results/README.md);
 
     structure.py SOURCE_DIR
 
@@ -144,6 +146,24 @@ for top in HISTORY_TOPS:
                         problems.append(f"{rel}:{n}: \"{m.group(0)}\" names a call or an issue: say "
                                         "why in the present tense (the history is in git and "
                                         "CHANGELOG.md, figures in docs/PERFORMANCE.md)")
+
+# bench/results/: only the records a published table cites
+RESULTS, RESULTS_FILES, RESULTS_BYTES = os.path.join("bench", "results"), 40, 1 << 20
+cited = readme
+with open(os.path.join(ROOT, "docs", "PERFORMANCE.md"), encoding="utf-8") as fh:
+    cited += fh.read()
+kept = []
+for root, _dirs, files in os.walk(os.path.join(ROOT, RESULTS)):
+    kept += [os.path.relpath(os.path.join(root, f), ROOT).replace(os.sep, "/") for f in files]
+if len(kept) > RESULTS_FILES:
+    problems.append(f"{RESULTS}: {len(kept)} files (at most {RESULTS_FILES})")
+size = sum(os.path.getsize(os.path.join(ROOT, f)) for f in kept)
+if size > RESULTS_BYTES:
+    problems.append(f"{RESULTS}: {size} bytes (at most {RESULTS_BYTES})")
+for f in sorted(kept):
+    folder = re.compile(re.escape(os.path.dirname(f)) + r"/?(?=[\s)`\]]|$)", re.M)
+    if f != f"{RESULTS}/README.md" and f not in cited and not folder.search(cited):
+        problems.append(f"{f}: no table of README.md or docs/PERFORMANCE.md cites it")
 
 for p in problems:
     print(p)

@@ -265,15 +265,15 @@ if(HALOX_HAVE_MPI)
   endif()
 endif()
 
-# the published set's tables come from its records (scripts/set-tables.py): every section, the
+# the published set's tables come from its records (scripts/plot/set-tables.py): every section, the
 # fused/floor ratio of 45k atoms on 2 GPUs (43.9 / 30.6 us) and the auto column
 add_test(NAME bench_set_tables
-         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/set-tables.py
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/plot/set-tables.py
                  ${PROJECT_SOURCE_DIR}/bench/results/h200x2/2026-11-30-set)
 set_tests_properties(bench_set_tables PROPERTIES LABELS bench PASS_REGULAR_EXPRESSION
                      "Halo exchange alone, 2 ranks.*\\| 45,000 \\| 107.3 \\| 71.7 .* \\| 1.43 \\| 1.63 \\| 2.44 \\|.*MD, 2 GPUs.*nvshmem-fused \\| nvshmem-fused \\|.*Overlap.*Bandwidth use.*Latency")
 
-# the plots (scripts/bench-plot.py) of a small record set cut from the published one
+# the plots (scripts/plot/bench-plot.py) of a small record set cut from the published one
 # (tests/data/bench-plot), checked on matplotlib's objects: titles, labels, legends, colours,
 # series on each other, floor, link peak, provenance, error bars; 77 (skipped) without matplotlib
 add_test(NAME bench_plot

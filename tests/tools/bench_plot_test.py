@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/bench-plot.py renders the figures of a small record set cut from the published one
+"""scripts/plot/bench-plot.py renders the figures of a small record set cut from the published one
 (tests/data/bench-plot: latency, bandwidth, halo and md lines of bench/results/h200x2/2026-11-30-set,
 plus two runs of md-auto.jsonl so that one md case has several runs), and its figures carry what
 a reader needs, checked on matplotlib's objects:
@@ -37,8 +37,8 @@ def check(cond, what):
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("bench_plot",
-                                                  os.path.join(ROOT, "scripts", "bench-plot.py"))
+    spec = importlib.util.spec_from_file_location(
+        "bench_plot", os.path.join(ROOT, "scripts", "plot", "bench-plot.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -269,7 +269,7 @@ def main():
         rc = bp.main(FILES + ["--out", os.path.join(tmp, "cli"), "--machine", "x"])
         check(rc == 0 and len(os.listdir(os.path.join(tmp, "cli"))) == 6,
               "bench-plot.py FILES --out DIR writes six figures")
-        r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench-plot.py"),
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "plot", "bench-plot.py"),
                             FILES[0], "--bogus"], capture_output=True, text=True)
         check(r.returncode == 2 and "unknown option '--bogus'" in r.stdout,
               f"bad usage exits 2 with a message (rc {r.returncode})")

@@ -1,8 +1,8 @@
 /* HALOX_MD_TIMELINE (a diagnosis, gpu_internal.h): the step kernels stamp the GPU's global clock
  * (md_cluster.h, md_timeline_t) and one list life's stamps are written per rank to
- * <prefix>.rank<R>.tsv, for scripts/timeline.py to line the ranks up. Without Nsight Systems this
- * is how a step's latency budget across ranks sharing a GPU is seen: ncu replays one kernel at a
- * time, which is not what ranks sharing a GPU do. */
+ * <prefix>.rank<R>.tsv, for scripts/plot/timeline.py to line the ranks up. Without Nsight Systems
+ * this is how a step's latency budget across ranks sharing a GPU is seen: ncu replays one kernel
+ * at a time, which is not what ranks sharing a GPU do. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

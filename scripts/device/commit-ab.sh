@@ -5,11 +5,11 @@
 #   git archive --prefix=old/ <commit> | gzip > .diag/old.tgz      (device: carry [".diag/old.tgz"])
 # Knobs: AB_OLD (the older commit's name, recorded in its records), AB_TGZ (.diag/old.tgz),
 # AB_SIZES ("45000 180000"), AB_STEPS (1000), AB_REPEATS (3), AB_T2 (nvshmem-inline); this tree
-# is built by scripts/device-engine.sh (its knobs pass through, e.g. ENGINE_OVERLAP), its commit
+# is built by scripts/device/engine.sh (its knobs pass through, e.g. ENGINE_OVERLAP), its commit
 # from .halox-commit. Results: $OUT/ab.jsonl (the records), ab.log, build-old.log, and the
 # engine script's files.
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-/tmp/ab-out}
 mkdir -p "$OUT"
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 HALOX_SYSTEM_CACHE=${HALOX_SYSTEM_CACHE:-/tmp/hx-systems}
@@ -17,7 +17,7 @@ mkdir -p "$HALOX_SYSTEM_CACHE"
 OLD=${AB_OLD:?name the older commit in AB_OLD} NEW=$(cat "$ROOT/.halox-commit" 2>/dev/null || echo unknown)
 ENGINE_TESTS=${ENGINE_TESTS-} ENGINE_MD=${ENGINE_MD-} ENGINE_ROOF_ATOMS=${ENGINE_ROOF_ATOMS-} \
     ENGINE_SANITIZE=${ENGINE_SANITIZE:-0} ENGINE_NVSHMEM=${ENGINE_NVSHMEM:-ON} OUT="$OUT" \
-    bash "$ROOT/scripts/device-engine.sh" | tail -n 8
+    bash "$ROOT/scripts/device/engine.sh" | tail -n 8
 rm -rf /tmp/ab-oldsrc && mkdir -p /tmp/ab-oldsrc && tar -xzf "${AB_TGZ:-$ROOT/.diag/old.tgz}" -C /tmp/ab-oldsrc
 GEN=()
 command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)

@@ -2,7 +2,7 @@
 # The GPU engine's work loop in ONE device call on one GPU: build the engine's
 # targets, run its GPU tests, the pair-kernel roofline and halox-md water-density runs, with
 # results under $OUT (at most 8 files: build.log, tests.log, roofline.log, roofline.jsonl,
-# md.log, md.jsonl, bench.jsonl, peer.txt). The full correctness suite is scripts/device-suite.sh.
+# md.log, md.jsonl, bench.jsonl, peer.txt). The full correctness suite is scripts/device/suite.sh.
 #
 # Knobs: ENGINE_TESTS ("test_gpu_clusters test_gpu_md": tests/ binaries to run),
 # ENGINE_ROOF_ATOMS ("45000,360000,3000000"; empty: no roofline), ENGINE_MD ("45000 180000":
@@ -27,7 +27,7 @@
 # ENGINE_BENCH sizes also on 2 ranks under MPS, --graph), ENGINE_CTEST (a ctest -R pattern run in
 # the build after the tests; its targets must be among those built).
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-/tmp/engine-out}
 B=${ENGINE_BUILD:-/tmp/hx-engine}
 mkdir -p "$OUT"

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The step's latency budget on one GPU, in ONE device call: build the engine (scripts/
-# device-engine.sh, nothing else run), then halox-md water-density runs with the kernel timeline
-# (HALOX_MD_TIMELINE, docs/MD.md), each summarised by scripts/timeline.py into $OUT/timeline.txt;
-# the per-rank stamps go to $OUT/timeline-tsv.tgz. Several ranks share the GPU under MPS.
+# The step's latency budget on one GPU, in ONE device call: build the engine
+# (scripts/device/engine.sh, nothing else run), then halox-md water-density runs with the kernel
+# timeline (HALOX_MD_TIMELINE, docs/MD.md), each summarised by scripts/plot/timeline.py into
+# $OUT/timeline.txt; the per-rank stamps go to $OUT/timeline-tsv.tgz. Several ranks share the
+# GPU under MPS.
 # Knobs: TL_RUNS (';'-separated "NP:TRANSPORT:ATOMS[:NAME=value ...]", default 1 rank nccl and 2
 # ranks nvshmem-inline at 45,000 atoms), TL_STEPS (300), TL_ARGS (--graph); the engine script's
 # knobs pass through (ENGINE_NVSHMEM defaults to ON here).
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-/tmp/timeline-out}
 B=${ENGINE_BUILD:-/tmp/hx-engine}
 mkdir -p "$OUT"
@@ -15,7 +16,7 @@ export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 HALOX_SYSTEM_CACHE=${HALOX_SYST
 mkdir -p "$HALOX_SYSTEM_CACHE"
 ENGINE_TESTS=${ENGINE_TESTS-} ENGINE_MD=${ENGINE_MD-} ENGINE_ROOF_ATOMS=${ENGINE_ROOF_ATOMS-} \
     ENGINE_SANITIZE=${ENGINE_SANITIZE:-0} ENGINE_NVSHMEM=${ENGINE_NVSHMEM:-ON} OUT="$OUT" \
-    bash "$ROOT/scripts/device-engine.sh" | tail -n 4
+    bash "$ROOT/scripts/device/engine.sh" | tail -n 4
 rm -f "$OUT/md.log" "$OUT/md.jsonl"
 export CUDA_MPS_PIPE_DIRECTORY=/tmp/hx-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/hx-mps-log
 mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
@@ -45,7 +46,7 @@ for spec in "${RUNS[@]}"; do
             --device gpu ${TL_ARGS:---graph} --grid "${np}x1x1" --transport "$tr" --no-progress \
             --quiet 2>&1 | tail -n 5
         echo "rc=${PIPESTATUS[0]}"
-        python3 "$ROOT/scripts/timeline.py" "$p"
+        python3 "$ROOT/scripts/plot/timeline.py" "$p"
         echo
     } >>"$OUT/timeline.txt" 2>&1
     for w in $envs; do unset "${w%%=*}"; done

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Markdown tables of a benchmark set (scripts/bench-set.sh output folder).
+"""Markdown tables of a benchmark set (scripts/device/bench-set.sh output folder).
 
-    python3 scripts/set-tables.py bench/results/h200x2/2026-11-30-set > tables.md
+    python3 scripts/plot/set-tables.py bench/results/h200x2/2026-11-30-set > tables.md
 
 Reads halo.jsonl, md.jsonl, md-auto.jsonl, overlap.jsonl, latency.jsonl, bandwidth.jsonl of the
 folder (those present) and prints: halo time per transport and size (1 and 2 ranks) with the

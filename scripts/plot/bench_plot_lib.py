@@ -1,4 +1,4 @@
-"""Helpers of scripts/bench-plot.py: records, the style table, spreads, provenance, layering.
+"""Helpers of scripts/plot/bench-plot.py: records, the style table, spreads, provenance, layering.
 
 Nothing here draws a figure; bench-plot.py has one function per figure. matplotlib is imported
 only by pyplot(), so that this module (and bench-plot.py) can be imported without it.
@@ -39,7 +39,7 @@ REFERENCE_COLOUR = "#000000"
 
 # GROMACS on the same machine (../shared/design/gpu-machines.md, "The peer to beat", one run
 # each): SPC/E water, reaction-field, 1.0 nm cut-offs, 2 fs steps, GPU update, DD 2x1x1 on the
-# two H200s; the 2-GPU figure is its NVSHMEM (fused) path, its fastest. scripts/set-tables.py
+# two H200s; the 2-GPU figure is its NVSHMEM (fused) path, its fastest. scripts/plot/set-tables.py
 # prints the same numbers in the README's tables.
 GROMACS = {
     "label": "GROMACS 2027.0-dev, SPC/E water",

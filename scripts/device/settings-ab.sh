@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Settings A/B of ONE tree in one device call: halox-bench md records (--graph) of this tree
 # under each setting, interleaved (A, B, A, B, ...), on one GPU (several ranks under MPS). The
-# records carry the setting (field `env`). The tree must be built already (scripts/device-
+# records carry the setting (field `env`). The tree must be built already (scripts/device/
 # engine.sh; ENGINE_BUILD, /tmp/hx-engine).
 # Knobs: ENVAB_SETS (';'-separated settings, each "NAME=value ..." or "-" for none, and any
 # words from the first that starts with "--" on: halox-bench md options such as "--skin 3";
@@ -13,7 +13,7 @@
 # above one rank only). Results:
 # $OUT/envab.jsonl (the records) and envab.log; the commit from .halox-commit.
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-/tmp/envab-out}
 B=${ENGINE_BUILD:-/tmp/hx-engine}
 mkdir -p "$OUT"

@@ -4,7 +4,7 @@ the object files of a build (what each defines and what it calls, by `nm`). The 
 the project is that every folder reads top-down: a file calls only files "below" it, so the
 graph of calls between files has no cycle.
 
-    file-cycles.py BUILD_DIR [--list]
+    file_cycles.py BUILD_DIR [--list]
 
 Exit status 0 when there is no cycle, 1 with the cycles printed (each once, as a loop of source
 files and one symbol per edge), 2 on bad usage. --list prints every edge as well. Objects of

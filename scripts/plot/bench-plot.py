@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PNG plots of halox-bench JSON lines (and of the device suite's bench.jsonl).
 
-    python3 scripts/bench-plot.py FILE.jsonl [MORE.jsonl ...] [--out DIR] [--machine NAME]
+    python3 scripts/plot/bench-plot.py FILE.jsonl [MORE.jsonl ...] [--out DIR] [--machine NAME]
 
 Writes into DIR (default: the first file's folder), one plot per kind that has data:
   latency.png    latency vs message size, per transport                 ("bench": "latency")

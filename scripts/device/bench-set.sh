@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The published benchmark set, in one device call on the 2-GPU machine:
 #
-#   run: bash scripts/bench-set.sh          (kind nvidia-h200-x2; builds into $HALOX_DEVICE_BUILD)
+#   run: bash scripts/device/bench-set.sh   (kind nvidia-h200-x2; builds into $HALOX_DEVICE_BUILD)
 #
 # For every size of HALOX_SET_SIZES (water-density, default 45k 180k 720k 3M 12M 23M atoms) on 1
 # and 2 GPUs (one rank per GPU), every GPU transport side by side in one process per rank count:
@@ -13,7 +13,7 @@
 #                      atoms: no graph and auto rows, 1 GPU runs nccl only: set-up dominates)
 #   overlap            local forces / halo / both, overlap %
 #   autotune           halox-md --autotune (measure, choose, cache; then the cached run)
-# then scaling (1 -> 2 GPUs) and the PNG plots (scripts/bench-plot.py).
+# then scaling (1 -> 2 GPUs) and the PNG plots (scripts/plot/bench-plot.py).
 #
 # Writes into $HALOX_SET_DIR (/tmp/halox-set), packed into $OUT/set.tgz: latency.jsonl bandwidth.jsonl halo.jsonl md.jsonl md-auto.jsonl
 # overlap.jsonl scaling.jsonl autotune.tsv *.png set.log (everything printed, autotune tables
@@ -27,7 +27,7 @@
 # time limit; a step that fails or runs out of time is reported and the set goes on.
 set -uo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 OUT="${OUT:-/tmp/halox-set-out}"
 # results are written here and packed into ONE file, $OUT/set.tgz, at the end (the device tool
 # brings back only a few files per call)
@@ -173,7 +173,7 @@ if has plots; then
     for f in latency bandwidth halo md overlap scaling; do
         [ -s "$SET/$f.jsonl" ] && files+=("$SET/$f.jsonl")
     done
-    step 120 plots python3 "$ROOT/scripts/bench-plot.py" "${files[@]}" --out "$SET"
+    step 120 plots python3 "$ROOT/scripts/plot/bench-plot.py" "${files[@]}" --out "$SET"
 fi
 echo "bench-set: $((SECONDS - T0)) s, $FAILS step(s) failed; results in $SET, packed into $OUT/set.tgz"
 tar -czf "$OUT/set.tgz" -C "$SET" .

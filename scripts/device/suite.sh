@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU suite of halox, in ONE device call (docs/DEVICE.md):
 #
-#   run: bash scripts/device-suite.sh        (kind nvidia-h200-x2; works on nvidia-h200 too)
+#   run: bash scripts/device/suite.sh        (kind nvidia-h200-x2; works on nvidia-h200 too)
 #
 # 1. facts of the machine (GPUs, links, driver, nvcc, MPI, NCCL, NVSHMEM wheel)
 # 2. configure and build everything with CUDA, NCCL and NVSHMEM (-j16)
@@ -13,7 +13,7 @@
 #    MPI-launched exchanges (mpi-staged, nccl), then NVSHMEM cases (HALOX_SUITE_SANITIZE_CASES)
 # 4. GPU MD engine speed: halox-md --preset water-density, 45k, 360k and 3M atoms, 200 steps, on
 #    1 GPU (nccl, nccl --graph) and 2 GPUs (mpi-staged, nccl, nccl --graph): ms/step, halo
-#    ms/step and share, time split, ns/day (scripts/md-table.py makes the tables)
+#    ms/step and share, time split, ns/day (scripts/plot/md-table.py makes the tables)
 # 4b. pair-force roofline (bench/pair_roofline_bench): the first per-atom-list LJ kernel and the
 #    engine's cluster kernel: pairs/s, bytes/s, flop/s
 #    against copy bandwidth and fp32 FMA rate measured in the same run; 1 GPU
@@ -49,7 +49,7 @@
 # a GPU: GPU tests skip, the benchmark runs the CPU transport only).
 set -uo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1
 OUT="${OUT:-/tmp/halox-device-out}"
 mkdir -p "$OUT"

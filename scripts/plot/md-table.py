@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Markdown tables of the GPU MD benchmark lines ("bench": "halox-md") of device-suite JSONL files.
+"""Markdown tables of the GPU MD benchmark lines ("bench": "halox-md") of the JSONL files of
+scripts/device/suite.sh.
 
-    python3 scripts/md-table.py bench.jsonl [more.jsonl ...]
+    python3 scripts/plot/md-table.py bench.jsonl [more.jsonl ...]
 
 One row per atom count, one column per configuration (GPUs, transport, --graph); each cell is
 the median ms/step over the repeats with (min-max), ns/day, and the halo exchange time per step
