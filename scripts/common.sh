@@ -9,7 +9,8 @@
 HALOX_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 HALOX_JOBS="${HALOX_JOBS:-2}"
 # Debian packages the builds and tests need. Keep in sync with README.md and docs/BUILD.md.
-HALOX_APT_PACKAGES=(cmake gcc g++ make libopenmpi-dev openmpi-bin pkg-config python3 python3-pip)
+HALOX_APT_PACKAGES=(cmake gcc g++ make libopenmpi-dev openmpi-bin pkg-config python3 python3-pip
+    doxygen)
 
 # Colour only on a terminal, so CI logs stay plain text.
 _HB='' _HY='' _HR='' _H0=''
@@ -29,6 +30,7 @@ _halox_have() {
         pkg-config) command -v pkg-config >/dev/null 2>&1 ;;
         python3) command -v python3 >/dev/null 2>&1 ;;
         python3-pip) python3 -m pip --version >/dev/null 2>&1 ;;
+        doxygen) command -v doxygen >/dev/null 2>&1 ;;
         *) dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed' ;;
     esac
 }

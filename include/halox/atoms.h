@@ -1,4 +1,5 @@
-/* A rank's local atoms: home atoms first, then halo atoms appended by the plan in pulse order. */
+/** @file
+ * A rank's local atoms: home atoms first, then halo atoms appended by the plan in pulse order. */
 #ifndef HALOX_ATOMS_H
 #define HALOX_ATOMS_H
 
@@ -36,15 +37,16 @@ size_t halox_real_size(halox_real_t real);
  *  or a migration needs more room, so they must come from malloc()/realloc() (or be NULL with
  *  capacity 0). Free them with halox_atoms_free(). */
 typedef struct halox_atoms {
-    halox_real_t real;
-    int stride;
-    void *x;
-    int32_t *id;
-    void *extra;
-    size_t extra_bytes;
-    int n_home;
-    int n_total;
-    int capacity;
+    halox_real_t real;  /**< precision of x (and of the forces bound with it) */
+    int stride;         /**< reals per atom in x: 3, or 4 with a spare component */
+    void *x;            /**< capacity * stride reals: home atoms, then halo atoms */
+    int32_t *id;        /**< capacity global ids, in the order of x */
+    void *extra;        /**< capacity records of extra_bytes, home atoms only; NULL with
+                             extra_bytes 0 */
+    size_t extra_bytes; /**< bytes of opaque data per atom that migrate with it (0: none) */
+    int n_home;         /**< home atoms, [0, n_home) of every array */
+    int n_total;        /**< home + halo atoms (n_home until a plan build adds the halo) */
+    int capacity;       /**< atoms the arrays hold room for (0 with the arrays NULL) */
 } halox_atoms_t;
 
 /** Initialise an empty set of atoms (arrays NULL, counts 0). stride must be 3 or 4. */

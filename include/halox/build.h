@@ -1,4 +1,5 @@
-/* The rebuild step through an endpoint: each rank's plan built from its home atoms, and the
+/** @file
+ * The rebuild step through an endpoint: each rank's plan built from its home atoms, and the
  * migration of atoms that left their domain to their new owners. Both come in two kinds:
  * on host arrays that the library grows (halox_atoms_t, halox/atoms.h), and on caller-owned
  * arrays of fixed capacity where the transport keeps its atoms (halox_device_atoms_t: device
@@ -58,25 +59,26 @@ typedef struct halox_device_atoms {
     uint8_t *zone; /**< capacity zones, written by the build (home atoms 0) */
     void *extra;   /**< migration: capacity records of extra_bytes that travel with each atom
                         (velocities, ...); NULL with extra_bytes 0 */
-    size_t extra_bytes;
-    int n_home; /**< home atoms, in [0, capacity]; migration updates it */
-    int capacity;
-    int n_total;  /**< out: home + halo atoms */
-    int need;     /**< out, after HALOX_ERR_NO_MEMORY for want of room: the capacity this rank
-                       needed at least (0 when it had room); grow the arrays and build again */
-    int moved;    /**< out, migration: home atoms that left this rank */
-    int max_hops; /**< out, migration: the most domains (periodic grid steps in one dimension)
-                       one of them crossed */
-    int async;    /**< in, migration on a GPU transport: 1 returns once the arrivals' placement
-                       is enqueued on halox_comm_stream() (work ordered behind it there sees the
-                       atoms, as halox_comm_build_plan_device does; synchronise that stream before
-                       reading them on the host or on another stream); 0 returns after it.
-                       Plan build on a GPU transport: 1 returns once the halo's placement and the
-                       read of the maps and zones are enqueued on that stream (work ordered behind
-                       it sees the halo atoms and zones on the device); the plan's counts and
-                       offsets are complete on return, its maps (send_index) and zones on the
-                       host only once the next halox_comm_bind() of that plan returns (bind it
-                       next: a bind of another plan drops them); 0 returns with the plan complete */
+    size_t extra_bytes; /**< bytes per record of extra (0: none) */
+    int n_home;         /**< home atoms, in [0, capacity]; migration updates it */
+    int capacity;       /**< entries of every array; the build and the migration never exceed it */
+    int n_total;        /**< out: home + halo atoms */
+    int need;           /**< out, after HALOX_ERR_NO_MEMORY for want of room: the capacity this
+                             rank needed at least (0 when it had room); grow the arrays and build
+                             again */
+    int moved;          /**< out, migration: home atoms that left this rank */
+    int max_hops;       /**< out, migration: the most domains (periodic grid steps in one dimension)
+                             one of them crossed */
+    int async; /**< in, migration on a GPU transport: 1 returns once the arrivals' placement
+                    is enqueued on halox_comm_stream() (work ordered behind it there sees the
+                    atoms, as halox_comm_build_plan_device does; synchronise that stream before
+                    reading them on the host or on another stream); 0 returns after it.
+                    Plan build on a GPU transport: 1 returns once the halo's placement and the
+                    read of the maps and zones are enqueued on that stream (work ordered behind
+                    it sees the halo atoms and zones on the device); the plan's counts and
+                    offsets are complete on return, its maps (send_index) and zones on the
+                    host only once the next halox_comm_bind() of that plan returns (bind it
+                    next: a bind of another plan drops them); 0 returns with the plan complete */
 } halox_device_atoms_t;
 
 /** halox_comm_build_plan() for atoms in the transport's memory (collective; blocking unless

@@ -1,4 +1,5 @@
-/* The few collectives a particle code needs beside the halo exchange (energies, counts, output
+/** @file
+ * The few collectives a particle code needs beside the halo exchange (energies, counts, output
  * gathered on one rank), run over the endpoint's own transport so that a code on the `threads`
  * transport needs no MPI of its own.
  *

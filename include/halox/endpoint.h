@@ -1,4 +1,5 @@
-/* A rank's endpoint on a transport: create it, bind a plan with the coordinate and force arrays,
+/** @file
+ * A rank's endpoint on a transport: create it, bind a plan with the coordinate and force arrays,
  * exchange coordinates (forward) and forces (reverse), read its statistics, destroy it. The
  * transport is chosen by name at run time (halox/transport.h lists them; halox/topology.h
  * chooses one). Plans and migration through an endpoint: halox/build.h; its collectives:
@@ -137,8 +138,8 @@ halox_status_t halox_comm_forces(halox_comm_t *comm);
 
 /** Exchange statistics of this rank since creation. */
 typedef struct halox_comm_stats {
-    long long coord_exchanges;
-    long long force_exchanges;
+    long long coord_exchanges; /**< calls of halox_comm_coords() */
+    long long force_exchanges; /**< calls of halox_comm_forces() */
     long long bytes_sent;      /**< payload bytes sent in coordinate and force exchanges */
     double coord_seconds;      /**< wall time in halox_comm_coords() */
     double force_seconds;      /**< wall time in halox_comm_forces() */
@@ -150,7 +151,7 @@ typedef struct halox_comm_stats {
                                     (NVSHMEM transports, HALOX_NVSHMEM_DIRECT_MESSAGES); the
                                     others were staged through the host */
     long long collectives;     /**< collectives the library ran (agreements, gathers, reductions,
-                                    barriers: halox_comm_allgather, _allreduce_*, _barrier and
+                                    barriers: halox_comm_allgather, `_allreduce_*`, _barrier and
                                     those inside migrations, plan builds and binds) */
     double collective_seconds; /**< wall time inside them, the wait for the slowest rank included */
     long long device_waits;    /**< GPU transports: host waits for the endpoint's stream (inside

@@ -1,4 +1,5 @@
-/* The environment variables libhalox reads, in one table: each a tuning knob or a diagnostic, with
+/** @file
+ * The environment variables libhalox reads, in one table: each a tuning knob or a diagnostic, with
  * its type, default and meaning (the tools print it with --help-env). */
 #ifndef HALOX_ENV_H
 #define HALOX_ENV_H
@@ -22,10 +23,12 @@ typedef struct halox_env_var {
  *  static and owned by the library. */
 const halox_env_var_t *halox_env_table(int *count_p);
 
-/** The readers the library reads its own variables with, for any code's knobs: a value that is
+/** @name Readers
+ *  The readers the library reads its own variables with, for any code's knobs: a value that is
  *  set but not what the variable takes is an error naming the variable and its value (a
  *  misspelt knob is never taken silently as the default). Not collective; thread-safe as
  *  getenv() is (the environment unchanged meanwhile). */
+/** @{ */
 
 /** The variable's value, or NULL when it is unset or empty. */
 const char *halox_env_string(const char *name);
@@ -42,6 +45,7 @@ halox_status_t halox_env_int(const char *name, int lo, int hi, int def, int *out
 /** A 0/1 switch into *out_p: def when unset or empty; anything but "0" and "1" returns
  *  HALOX_ERR_INVALID_ARG, with *out_p = def. */
 halox_status_t halox_env_flag(const char *name, int def, int *out_p);
+/** @} */
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,5 @@
-/* Files. Every file that the MD engine and the tools write (CSV, JSON, XYZ, checkpoints,
+/** @file
+ * Files. Every file that the MD engine and the tools write (CSV, JSON, XYZ, checkpoints,
  * benchmark records) is opened, flushed and closed through these, so that a path that is not a
  * regular file is refused before anything is written and every failed write is reported; the
  * files a run reads are opened through halox_input_open(), which never waits on a FIFO.
@@ -42,9 +43,9 @@ typedef enum halox_file_use {
 /** One file of a run: its path (NULL: not given, skipped), what messages call it ("the CSV
  *  file") and its use. */
 typedef struct halox_file {
-    const char *path;
-    const char *what;
-    halox_file_use_t use;
+    const char *path;     /**< the file's path; NULL: not given, skipped */
+    const char *what;     /**< what messages call it ("the CSV file") */
+    halox_file_use_t use; /**< how the run uses it */
 } halox_file_t;
 
 /** Check every file of a run before any of them is opened, so that a refusal leaves every file

@@ -1,4 +1,5 @@
-/* Periodic orthorhombic box and the grid of ranks that splits it into equal domains. */
+/** @file
+ * Periodic orthorhombic box and the grid of ranks that splits it into equal domains. */
 #ifndef HALOX_GEOMETRY_H
 #define HALOX_GEOMETRY_H
 
@@ -10,13 +11,13 @@ extern "C" {
 
 /** Orthorhombic periodic box with edges len[0..2]; positions live in [0, len[d]). */
 typedef struct halox_box {
-    double len[3];
+    double len[3]; /**< edge lengths in x, y, z, in the caller's length unit */
 } halox_box_t;
 
 /** nx x ny x nz grid of ranks. Rank r has grid coordinates (cx, cy, cz) with
  *  r = cx + nx * (cy + ny * cz). */
 typedef struct halox_grid {
-    int n[3];
+    int n[3]; /**< ranks along x, y, z: nx, ny, nz */
 } halox_grid_t;
 
 /** Check a box: every edge finite and > 0. */

@@ -1,4 +1,5 @@
-/* What an endpoint on a GPU transport adds (halox_transport_caps_t.on_gpu): the stream its
+/** @file
+ * What an endpoint on a GPU transport adds (halox_transport_caps_t.on_gpu): the stream its
  * exchanges are ordered on, device memory for the arrays it binds, and CUDA graphs of its
  * exchanges. The exchange inside the caller's own kernels: halox/inline.h.
  *

@@ -1,4 +1,5 @@
-/* libhalox, everything public in one include: the halo exchange of a domain-decomposed particle
+/** @file
+ * libhalox, everything public in one include: the halo exchange of a domain-decomposed particle
  * code. A first program: examples/cpu_exchange.c; the headers by concern:
  *
  *   status.h       status codes, halox_last_error()

@@ -1,4 +1,5 @@
-/* The halo exchange inside the caller's own kernels (transport `nvshmem-inline`).
+/** @file
+ * The halo exchange inside the caller's own kernels (transport `nvshmem-inline`).
  *
  * With the separate-kernel transports a step enqueues pack kernels, signals and waits between
  * its own kernels. With `nvshmem-inline` the caller's kernels do it themselves: the kernel that
@@ -64,12 +65,15 @@ extern "C" {
 
 /** One pulse as the kernels see it (device memory). */
 typedef struct halox_inline_pulse {
-    int dim;        /**< component of the coordinates the shift is added to */
-    float shift;    /**< added to component dim of every coordinate sent (0: none) */
-    int send_count; /**< atoms this rank sends in the pulse (coordinates out, forces back) */
-    int recv_offset, recv_count;    /**< this rank's halo atoms of the pulse: local indices */
-    int send_pe, recv_pe;           /**< the peers (for failure records) */
-    float *x_peer;                  /**< the receiver's halo of the pulse (3 floats per atom) */
+    int dim;         /**< component of the coordinates the shift is added to */
+    float shift;     /**< added to component dim of every coordinate sent (0: none) */
+    int send_count;  /**< atoms this rank sends in the pulse (coordinates out, forces back) */
+    int recv_offset; /**< this rank's halo atoms of the pulse: local indices
+                          [recv_offset, recv_offset + recv_count) */
+    int recv_count;  /**< this rank's halo atoms of the pulse: how many */
+    int send_pe;     /**< the peer this rank sends to (for failure records) */
+    int recv_pe;     /**< the peer this rank receives from (for failure records) */
+    float *x_peer;   /**< the receiver's halo of the pulse (3 floats per atom) */
     unsigned long long *sig_x_peer; /**< the receiver's coordinate signal of the pulse */
     float *f_peer;                  /**< the owner's force buffer of the pulse (3 per atom) */
     unsigned long long *sig_f_peer; /**< the owner's force signal of the pulse */
@@ -78,29 +82,33 @@ typedef struct halox_inline_pulse {
 
 /** One send of a home atom: position `index` of pulse `pulse`'s send list. */
 typedef struct halox_inline_send {
-    int pulse, index;
+    int pulse; /**< the pulse, an index of halox_inline_view_t.pulse */
+    int index; /**< the position in that pulse's send list (and in the receiver's halo of it) */
 } halox_inline_send_t;
 
 /** Where a wait that gave up writes (first failure wins). */
 typedef struct halox_inline_fail {
-    int code; /**< 0 none, 1 timeout */
-    int dir;  /**< 0 coordinates, 1 forces, 2 a device rebuild's message (the library's own) */
-    int pulse;
-    int peer;                 /**< PE that did not signal (-1: a dependency of this rank) */
+    int code;  /**< 0 none, 1 timeout */
+    int dir;   /**< 0 coordinates, 1 forces, 2 a device rebuild's message (the library's own) */
+    int pulse; /**< the pulse waited for (index in the view's pulse) */
+    int peer;  /**< PE that did not signal (-1: a dependency of this rank) */
     unsigned long long epoch; /**< the exchange waited for (since bind) */
     unsigned long long seen;  /**< whole exchanges the signal held when the wait gave up */
 } halox_inline_fail_t;
 
-enum { HALOX_INLINE_TICKETS = 8 }; /**< last-block counters for the caller's kernels */
+/** Size of halox_inline_view_t.ticket. */
+enum {
+    HALOX_INLINE_TICKETS = 8 /**< last-block counters for the caller's kernels */
+};
 
 /** The bound plan for kernels that exchange inside themselves. Valid until the next bind. */
 typedef struct halox_inline_view {
-    int n_pulses;
+    int n_pulses;                      /**< pulses of the plan */
     const halox_inline_pulse_t *pulse; /**< n_pulses entries */
     int n_home;                        /**< home atoms of the plan */
     /** home atom a's sends: send[send_start[a] .. send_start[a + 1]), pulses descending */
     const int *send_start;
-    const halox_inline_send_t *send;
+    const halox_inline_send_t *send; /**< every home atom's sends, indexed by send_start */
     unsigned long long *sig;   /**< this rank's signals: [k] coordinates, [HALOX_MAX_PULSES + k]
                                     forces of pulse k */
     unsigned long long *epoch; /**< [2]: exchanges completed per direction */

@@ -1,4 +1,5 @@
-/* The device side of the exchange inside the caller's kernels (protocol: halox/inline.h).
+/** @file
+ * The device side of the exchange inside the caller's kernels (protocol: halox/inline.h).
  *
  * Header-only CUDA (sm_70 or newer: system-scope atomics and acquire loads); every function takes
  * the view by pointer (a kernel argument's address is fine). What a step's kernels call:
@@ -34,6 +35,8 @@
 #include "halox/inline.h"
 #include "halox/plan.h"
 
+/** *p read with acquire semantics at system scope (what a peer or the host released before it is
+ *  visible after it). */
 static __device__ __forceinline__ unsigned long long
 halox_inline_ld_acquire_sys(const unsigned long long *p)
 {
@@ -46,6 +49,7 @@ halox_inline_ld_acquire_sys(const unsigned long long *p)
     return v;
 }
 
+/** The GPU's global timer, in nanoseconds (for the waits' timeouts). */
 static __device__ __forceinline__ long long halox_inline_now_ns(void)
 {
     unsigned long long t;
@@ -57,10 +61,10 @@ static __device__ __forceinline__ long long halox_inline_now_ns(void)
     return (long long)t;
 }
 
-/* One thread: spin until *sig holds exchange `want` whole (want units of 2^HALOX_INLINE_SIG_SHIFT).
- * 1: reached; 0: gave up (the record written here when
- * this wait is the first to fail: dir, pulse, peer, want, the value seen) or another wait of
- * this rank failed first (*abort). */
+/** One thread: spin until *sig holds exchange `want` whole (want units of
+ * 2^HALOX_INLINE_SIG_SHIFT). 1: reached; 0: gave up (the record written here when this wait is the
+ * first to fail: dir, pulse, peer, want, the value seen) or another wait of this rank failed first
+ * (*abort). */
 static __device__ int halox_inline_wait_ge(const unsigned long long *sig, unsigned long long want,
                                            int *abort, halox_inline_fail_t *fail,
                                            volatile int *host_flag, long long timeout_ns, int dir,
@@ -96,7 +100,7 @@ static __device__ int halox_inline_wait_ge(const unsigned long long *sig, unsign
     }
 }
 
-/* One thread: wait for every pulse's signal of direction dir (0 coordinates in, 1 forces back)
+/** One thread: wait for every pulse's signal of direction dir (0 coordinates in, 1 forces back)
  * of the next exchange, whose number goes to *e_p (for halox_inline_complete). 1: all arrived. */
 static __device__ int halox_inline_wait(const halox_inline_view_t *v, int dir,
                                         unsigned long long *e_p)
@@ -113,7 +117,7 @@ static __device__ int halox_inline_wait(const halox_inline_view_t *v, int dir,
     return 1;
 }
 
-/* The whole block: thread 0 waits (halox_inline_wait) and every thread gets its answer, and the
+/** The whole block: thread 0 waits (halox_inline_wait) and every thread gets its answer, and the
  * exchange's number in *e_p. */
 static __device__ int halox_inline_block_wait(const halox_inline_view_t *v, int dir,
                                               unsigned long long *e_p)
@@ -130,7 +134,7 @@ static __device__ int halox_inline_block_wait(const halox_inline_view_t *v, int 
     return ok;
 }
 
-/* One thread, once every block that waited for exchange e has passed its wait: exchange e of
+/** One thread, once every block that waited for exchange e has passed its wait: exchange e of
  * direction dir is complete on this rank. */
 static __device__ __forceinline__ void halox_inline_complete(const halox_inline_view_t *v, int dir,
                                                              unsigned long long e)
@@ -138,7 +142,7 @@ static __device__ __forceinline__ void halox_inline_complete(const halox_inline_
     *(volatile unsigned long long *)&v->epoch[dir] = e;
 }
 
-/* The whole block of a consumer, right after its halox_inline_block_wait(v, dir, &e) returned
+/** The whole block of a consumer, right after its halox_inline_block_wait(v, dir, &e) returned
  * ok: the launch's last block to get here completes exchange e (halox_inline_complete; with the
  * last block's ok), in place of halox_inline_last_block at the block's end. Nothing is fenced:
  * the epoch is read by later launches only, after this one completed, so it may be raised while
@@ -157,7 +161,7 @@ static __device__ void halox_inline_waited(const halox_inline_view_t *v, unsigne
     }
 }
 
-/* The whole block: 1 in the launch's last block to get here (after a system-scope fence of what
+/** The whole block: 1 in the launch's last block to get here (after a system-scope fence of what
  * the block wrote, and with the other blocks' writes acquired), 0 elsewhere. The ticket is left
  * zero for the next launch that uses it (launches of one ticket must not overlap). */
 static __device__ int halox_inline_last_block(unsigned *ticket)
@@ -177,7 +181,7 @@ static __device__ int halox_inline_last_block(unsigned *ticket)
     return last;
 }
 
-/* Block b's share of one signal unit among `blocks` blocks that each add theirs once (block 0
+/** Block b's share of one signal unit among `blocks` blocks that each add theirs once (block 0
  * takes the remainder): the shares sum to exactly one unit, any fewer to less. */
 static __device__ __forceinline__ unsigned long long
 halox_inline_share_of(unsigned long long b, unsigned long long blocks)
@@ -187,7 +191,7 @@ halox_inline_share_of(unsigned long long b, unsigned long long blocks)
     return b ? q : unit - (blocks - 1) * q;
 }
 
-/* This block's share among the launch's blocks. */
+/** This block's share among the launch's blocks. */
 static __device__ __forceinline__ unsigned long long halox_inline_block_share(void)
 {
     const unsigned long long b =
@@ -196,7 +200,7 @@ static __device__ __forceinline__ unsigned long long halox_inline_block_share(vo
     return halox_inline_share_of(b, (unsigned long long)gridDim.x * gridDim.y * gridDim.z);
 }
 
-/* Thread 0 of every block of a producer launch, after a __syncthreads that follows the block's
+/** Thread 0 of every block of a producer launch, after a __syncthreads that follows the block's
  * stores and a __threadfence_system() of its own: add the block's share to every pulse's signal
  * of direction dir at its peer. The peer sees the exchange when the last share lands; no ticket
  * and no second fence stand between the block's stores and its share. */
@@ -209,7 +213,7 @@ static __device__ void halox_inline_share(const halox_inline_view_t *v, int dir)
     }
 }
 
-/* The whole block, every block of a producer launch once, after its stores: they are fenced
+/** The whole block, every block of a producer launch once, after its stores: they are fenced
  * system-wide and the block's share of the signals of direction dir goes to the peers. */
 static __device__ void halox_inline_block_signal(const halox_inline_view_t *v, int dir)
 {
@@ -220,11 +224,11 @@ static __device__ void halox_inline_block_signal(const halox_inline_view_t *v, i
     }
 }
 
-/* One thread of the block that halox_inline_last_block chose: raise every pulse's signal of
+/** One thread of the block that halox_inline_last_block chose: raise every pulse's signal of
  * direction dir at its peer by one unit (every pulse, also one without atoms). No fence of its own:
  * every block's system-scope fence came before its count, so the launch's stores are visible
- * to the peers before the last count (a second fence on this path cost about 0.45 us per
- * direction on an H100). A caller that signals without
+ * to the peers before the last count, and a second fence would only lengthen the path (its cost:
+ * docs/NVSHMEM.md, nvshmem-inline). A caller that signals without
  * halox_inline_last_block calls __threadfence_system() after its stores first. */
 static __device__ void halox_inline_signal(const halox_inline_view_t *v, int dir)
 {
@@ -234,7 +238,7 @@ static __device__ void halox_inline_signal(const halox_inline_view_t *v, int dir
     }
 }
 
-/* Home atom a's new position into every halo it is sent to (with its pulse's shift). */
+/** Home atom a's new position into every halo it is sent to (with its pulse's shift). */
 static __device__ void halox_inline_put_x(const halox_inline_view_t *v, int a, float x, float y,
                                           float z)
 {
@@ -253,7 +257,7 @@ static __device__ void halox_inline_put_x(const halox_inline_view_t *v, int a, f
     }
 }
 
-/* The force on halo atom j (a local index past the home atoms) to its owner's force buffer. */
+/** The force on halo atom j (a local index past the home atoms) to its owner's force buffer. */
 static __device__ void halox_inline_put_f(const halox_inline_view_t *v, int j, float fx, float fy,
                                           float fz)
 {
@@ -272,7 +276,7 @@ static __device__ void halox_inline_put_f(const halox_inline_view_t *v, int j, f
     }
 }
 
-/* The forces returned for home atom a's sends, added in descending pulse order. */
+/** The forces returned for home atom a's sends, added in descending pulse order. */
 static __device__ void halox_inline_add_f(const halox_inline_view_t *v, int a, float *fx, float *fy,
                                           float *fz)
 {

@@ -1,4 +1,5 @@
-/* halox-md: a Lennard-Jones molecular-dynamics engine on the halo library (CPU).
+/** @file
+ * halox-md: a Lennard-Jones molecular-dynamics engine on the halo library (CPU).
  *
  * Reduced units (sigma = epsilon = mass = k_B = 1). Velocity Verlet, NVE or NVT (stochastic
  * velocity rescaling, Bussi-Donadio-Parrinello 2007), cell lists and Verlet pair lists with a
@@ -84,14 +85,14 @@ typedef enum halox_md_device {
 typedef struct halox_md_config {
     const char *preset; /**< name of the preset the settings came from, or NULL */
     /* system */
-    halox_md_source_t source;
-    double density;        /**< fcc and random systems (reduced density N/V) */
-    int cells[3];          /**< fcc: unit cells per dimension (4 atoms each) */
-    long long natoms;      /**< random systems: number of atoms */
-    const char *read_path; /**< HALOX_MD_READ: the file (extended XYZ or LAMMPS text dump) */
-    double box[3];         /**< HALOX_MD_READ: box edges when the file has no Lattice= */
-    double temp;           /**< initial temperature (and NVT target), 0 to HALOX_MD_MAX_TEMP */
-    uint64_t seed;         /**< velocities, random placement, thermostat noise */
+    halox_md_source_t source; /**< where the initial system comes from */
+    double density;           /**< fcc and random systems (reduced density N/V) */
+    int cells[3];             /**< fcc: unit cells per dimension (4 atoms each) */
+    long long natoms;         /**< random systems: number of atoms */
+    const char *read_path;    /**< HALOX_MD_READ: the file (extended XYZ or LAMMPS text dump) */
+    double box[3];            /**< HALOX_MD_READ: box edges when the file has no Lattice= */
+    double temp;              /**< initial temperature (and NVT target), 0 to HALOX_MD_MAX_TEMP */
+    uint64_t seed;            /**< velocities, random placement, thermostat noise */
 
     /* HALOX_MD_READ: which frame, and whether its velocities are kept (the formats are told
      * apart by their content: a LAMMPS dump starts with "ITEM:") */
@@ -104,15 +105,15 @@ typedef struct halox_md_config {
     int shift;     /**< shift the energy to zero at the cut-off */
     int tail;      /**< analytic long-range corrections to energy and pressure */
     /* integration */
-    double dt;
-    long long steps;   /**< last step of the run (a restart continues up to it) */
-    int rebuild_every; /**< neighbour lists, migration and plan every K steps at most */
-    int rebuild_check; /**< also rebuild as soon as an atom moved more than skin / 2 */
-    int thermo_every;  /**< thermo output every N steps (and at the first and last) */
-    halox_md_ensemble_t ensemble;
-    double tau; /**< NVT: thermostat time constant */
+    double dt;                    /**< time step, in reduced time units */
+    long long steps;              /**< last step of the run (a restart continues up to it) */
+    int rebuild_every;            /**< neighbour lists, migration and plan every K steps at most */
+    int rebuild_check;            /**< also rebuild as soon as an atom moved more than skin / 2 */
+    int thermo_every;             /**< thermo output every N steps (and at the first and last) */
+    halox_md_ensemble_t ensemble; /**< NVE or NVT */
+    double tau;                   /**< NVT: thermostat time constant */
     /* parallel run */
-    halox_grid_t grid;
+    halox_grid_t grid;     /**< the grid of ranks; its size is the rank count */
     const char *transport; /**< "threads", "mpi", ... */
     halox_real_t real;     /**< HALOX_FLOAT (default) or HALOX_DOUBLE */
     double timeout_s;      /**< bound on every wait (0: HALOX_TIMEOUT_S or 60 s; at most
@@ -211,8 +212,8 @@ halox_status_t halox_md_read_probe(const char *path, long long frame, halox_md_r
 
 /** The initial global system: box, positions and velocities of every atom in id order. */
 typedef struct halox_md_system {
-    long long natoms;
-    halox_box_t box;
+    long long natoms;          /**< atoms in the system */
+    halox_box_t box;           /**< the periodic box */
     double *x;                 /**< 3 * natoms positions in [0, box) */
     double *v;                 /**< 3 * natoms velocities: zero total momentum, exactly cfg->temp;
                                     or a file's, as they are (velocities_from_file) */
@@ -231,13 +232,13 @@ void halox_md_system_destroy(halox_md_system_t *sys);
 /** One thermo record. Energies are per atom; pressure includes the kinetic part with 3N-3
  *  degrees of freedom, as LAMMPS reports it. */
 typedef struct halox_md_thermo {
-    long long step;
-    double time; /**< step * dt */
-    double temp;
-    double pe;     /**< potential energy per atom (plus tail correction when on) */
-    double ke;     /**< kinetic energy per atom */
-    double etotal; /**< pe + ke */
-    double press;
+    long long step; /**< the step the record is of */
+    double time;    /**< step * dt */
+    double temp;    /**< temperature, from the kinetic energy with 3N-3 degrees of freedom */
+    double pe;      /**< potential energy per atom (plus tail correction when on) */
+    double ke;      /**< kinetic energy per atom */
+    double etotal;  /**< pe + ke */
+    double press;   /**< pressure: virial and kinetic parts (plus tail correction when on) */
 } halox_md_thermo_t;
 
 /** Parts of a step that are timed. */
@@ -249,7 +250,7 @@ typedef enum halox_md_timer {
     HALOX_MD_T_NEIGHBOUR, /**< sorting, cell lists and Verlet lists */
     HALOX_MD_T_MIGRATE,   /**< migration and plan build */
     HALOX_MD_T_OTHER,     /**< thermo reductions, output, checkpoints, checks */
-    HALOX_MD_T_COUNT
+    HALOX_MD_T_COUNT      /**< the number of timers */
 } halox_md_timer_t;
 
 /** Name of a timer ("pair forces", ...). */
@@ -270,7 +271,7 @@ typedef enum halox_md_rebuild_part {
     HALOX_MD_R_LISTS,     /**< sort, cell and pair lists (GPU: clusters and their lists) */
     HALOX_MD_R_GRAPH,     /**< the step's CUDA graph captured again and instantiated, or its
                                executable updated (GPU engine, --graph) */
-    HALOX_MD_R_COUNT
+    HALOX_MD_R_COUNT      /**< the number of rebuild parts */
 } halox_md_rebuild_part_t;
 
 /** Name of a rebuild part ("migration", ...). */
@@ -278,20 +279,20 @@ const char *halox_md_rebuild_part_name(halox_md_rebuild_part_t p);
 
 /** What a run did and how fast. Timers are averaged over ranks. */
 typedef struct halox_md_summary {
-    long long natoms;
-    int nranks;
-    halox_grid_t grid;
-    char transport[32];
-    halox_real_t real;
-    long long first_step; /**< step the run started from (0, or the restart step) */
-    long long last_step;  /**< step reached */
-    long long steps;      /**< steps integrated by this run */
-    double setup_seconds; /**< system, first plan, lists and forces (not the equilibration) */
-    double loop_seconds;  /**< wall time of the steps (rank 0) */
-    double ms_per_step;
-    double steps_per_second;
-    double ns_per_day; /**< when cfg->fs_per_step > 0, else 0 */
-    double fs_per_step;
+    long long natoms;        /**< atoms in the system */
+    int nranks;              /**< ranks of the run */
+    halox_grid_t grid;       /**< their grid */
+    char transport[32];      /**< the transport's name (halox_comm_transport()) */
+    halox_real_t real;       /**< precision of the positions, velocities and forces */
+    long long first_step;    /**< step the run started from (0, or the restart step) */
+    long long last_step;     /**< step reached */
+    long long steps;         /**< steps integrated by this run */
+    double setup_seconds;    /**< system, first plan, lists and forces (not the equilibration) */
+    double loop_seconds;     /**< wall time of the steps (the slowest rank's) */
+    double ms_per_step;      /**< loop_seconds per step, in milliseconds (0 without steps) */
+    double steps_per_second; /**< steps per second of loop_seconds (0 without steps) */
+    double ns_per_day;       /**< when cfg->fs_per_step > 0, else 0 */
+    double fs_per_step;      /**< cfg->fs_per_step: the femtoseconds a step stands for */
     double timer_seconds[HALOX_MD_T_COUNT];     /**< mean over ranks */
     double timer_max_seconds[HALOX_MD_T_COUNT]; /**< slowest rank */
     double concurrent_seconds; /**< mean over ranks: how much the named parts exceed the wall
@@ -367,9 +368,10 @@ typedef struct halox_md_hooks {
      *  share one process's signals), on every rank otherwise; the ranks agree collectively. A
      *  tool sets a lock-free atomic flag in its signal handler and reads it here. */
     int (*stop)(void *user);
-    void *user;
+    void *user; /**< passed to every hook as it is; the engine never reads it */
 } halox_md_hooks_t;
 
+/** A rank's engine: opaque, from halox_md_create() to halox_md_destroy(). */
 typedef struct halox_md halox_md_t;
 
 /** Create a rank's engine (collective). With cfg->restart_path the state comes from the
@@ -429,14 +431,15 @@ void halox_md_destroy(halox_md_t *md);
 /** What halox_md_rank_run() and halox_md_threads_run() give back (on rank 0). Free with
  *  halox_md_result_free(). */
 typedef struct halox_md_result {
-    halox_status_t status;
-    char error[1024]; /**< first error, with the rank that raised it */
-    halox_md_summary_t summary;
-    halox_md_thermo_t *thermo; /**< records (malloc) */
-    int n_thermo;
-    int want_state; /**< in: gather the final state into x, v */
-    long long natoms;
-    double *x, *v; /**< final positions and velocities by id (malloc) */
+    halox_status_t status;      /**< the run's status (on every rank) */
+    char error[1024];           /**< first error, with the rank that raised it */
+    halox_md_summary_t summary; /**< what the run did and how fast */
+    halox_md_thermo_t *thermo;  /**< records (malloc) */
+    int n_thermo;               /**< entries of thermo */
+    int want_state;             /**< in: gather the final state into x, v */
+    long long natoms;           /**< atoms of the system: x and v hold 3 * natoms entries each */
+    double *x;                  /**< final positions by id (malloc; with want_state) */
+    double *v;                  /**< final velocities by id (malloc; with want_state) */
 } halox_md_result_t;
 
 /** Free the arrays of a result (the struct itself is the caller's). */
@@ -468,20 +471,22 @@ halox_status_t halox_md_threads_run(const halox_md_config_t *cfg, const halox_md
 double halox_md_verlet_drift(double temp, double density, double cutoff, double dt, int shift,
                              int rebuild_every, double skin);
 
-/** halox_md_config_verlet(): keep cfg->skin and/or cfg->rebuild_every as they are. */
-#define HALOX_MD_VERLET_KEEP_SKIN    1u
+/** halox_md_config_verlet(): keep cfg->skin as it is. */
+#define HALOX_MD_VERLET_KEEP_SKIN 1u
+/** halox_md_config_verlet(): keep cfg->rebuild_every as it is. */
 #define HALOX_MD_VERLET_KEEP_REBUILD 2u
-/** The rebuild cost of the cost model by default, in steps (measured on the CPU engine). */
+/** The rebuild cost of the cost model by default, in steps: that of the CPU engine (docs/MD.md,
+ *  the Verlet buffer). */
 #define HALOX_MD_VERLET_REBUILD_COST 5.0
 
 /** What halox_md_config_verlet() chose and assumed. */
 typedef struct halox_md_verlet {
-    double skin;       /**< the skin now in the configuration */
-    int rebuild_every; /**< the rebuild interval now in the configuration */
-    double drift;      /**< halox_md_verlet_drift() for them */
-    double tolerance;  /**< cfg->verlet_tolerance */
-    double temp;       /**< the temperature and density the estimate assumed */
-    double density;
+    double skin;         /**< the skin now in the configuration */
+    int rebuild_every;   /**< the rebuild interval now in the configuration */
+    double drift;        /**< halox_md_verlet_drift() for them */
+    double tolerance;    /**< cfg->verlet_tolerance */
+    double temp;         /**< the temperature the estimate assumed */
+    double density;      /**< the density the estimate assumed */
     double rebuild_cost; /**< R of the cost model, in steps */
     int chose_skin;      /**< the skin was chosen (not kept) */
     int chose_rebuild;   /**< the interval was chosen (not kept) */
@@ -507,12 +512,12 @@ double halox_md_tail_pressure(double rho, double rc);
 
 /** What a checkpoint holds, from halox_md_checkpoint_probe(). */
 typedef struct halox_md_checkpoint_info {
-    long long step; /**< the step it was written at */
-    long long natoms;
-    int nranks;
-    halox_grid_t grid; /**< grid of the run that wrote it */
-    halox_real_t real; /**< precision of its positions, velocities and forces */
-    char transport[32];
+    long long step;     /**< the step it was written at */
+    long long natoms;   /**< atoms it holds */
+    int nranks;         /**< ranks of the run that wrote it */
+    halox_grid_t grid;  /**< grid of the run that wrote it */
+    halox_real_t real;  /**< precision of its positions, velocities and forces */
+    char transport[32]; /**< transport of the run that wrote it */
 } halox_md_checkpoint_info_t;
 
 /** Read a checkpoint and check it whole (magic, version, size, checksums, then every setting as

@@ -1,4 +1,5 @@
-/* The engine's settings by name ("--cells 10,10,10"), as command lines give them: one table
+/** @file
+ * The engine's settings by name ("--cells 10,10,10"), as command lines give them: one table
  * serves parsing, help text and the checks of combinations, so that tools and documentation
  * cannot drift from the engine.
  *
@@ -26,12 +27,12 @@ extern "C" {
 
 /** Sections of the help text, in order. */
 typedef enum halox_md_option_group {
-    HALOX_MD_GROUP_SYSTEM = 0,
-    HALOX_MD_GROUP_POTENTIAL,
-    HALOX_MD_GROUP_INTEGRATION,
-    HALOX_MD_GROUP_PARALLEL,
-    HALOX_MD_GROUP_OUTPUT,
-    HALOX_MD_GROUPS
+    HALOX_MD_GROUP_SYSTEM = 0,  /**< "System (one of)": where the atoms come from */
+    HALOX_MD_GROUP_POTENTIAL,   /**< "Potential and lists" */
+    HALOX_MD_GROUP_INTEGRATION, /**< "Integration" */
+    HALOX_MD_GROUP_PARALLEL,    /**< "Parallel run" */
+    HALOX_MD_GROUP_OUTPUT,      /**< "Output" */
+    HALOX_MD_GROUPS             /**< the number of sections */
 } halox_md_option_group_t;
 
 /** One setting. */
@@ -55,7 +56,7 @@ const char *halox_md_option_group_title(int group);
 /** A command line being applied: the configuration, and what was given (for the checks of
  *  combinations and for restarts). */
 typedef struct halox_md_setup {
-    halox_md_config_t cfg;
+    halox_md_config_t cfg;      /**< the configuration the settings are applied to */
     uint64_t given;             /**< one bit per entry of halox_md_options() */
     int transport_from_env;     /**< the transport came from HALOX_TRANSPORT (for messages) */
     const char *physics_option; /**< the first option given that --restart cannot take */

@@ -1,4 +1,5 @@
-/* The halo plan: GROMACS-style half-shell import with staged forwarding.
+/** @file
+ * The halo plan: GROMACS-style half-shell import with staged forwarding.
  *
  * Dimensions are communicated in the fixed order x, y, z. In every pulse each rank sends to its
  * lower neighbour the atoms within the halo distance of its own lower boundary and receives from
@@ -49,8 +50,8 @@ extern "C" {
 
 /** Parameters that decide a plan. */
 typedef struct halox_plan_params {
-    halox_grid_t grid;
-    halox_box_t box;
+    halox_grid_t grid;   /**< the grid of ranks */
+    halox_box_t box;     /**< the periodic box */
     double cutoff;       /**< interaction cut-off; must be below half of every box edge */
     double buffer;       /**< pair-list buffer (skin); the halo distance is cutoff + buffer */
     int periodic_shifts; /**< 0: a dimension with one rank imports its own atoms as periodic
@@ -74,28 +75,31 @@ typedef struct halox_pulse {
     int recv_offset;   /**< received atoms land at local indices [recv_offset, +recv_count) */
 } halox_pulse_t;
 
-/** A rank's halo plan. Plain data, readable by transports (and, later, copied to devices). */
+/** A rank's halo plan. Plain data that transports read (the GPU transports copy what they need
+ *  to the device). Built by halox_reference_build(), halox_comm_build_plan() or
+ *  halox_comm_build_plan_device(); the caller owns the struct, the library its storage (free it
+ *  with halox_plan_free()). */
 typedef struct halox_plan {
-    halox_plan_params_t params;
-    double halo_dist;
-    int rank;
-    int nranks;
-    int coord[3];
-    double lo[3];
-    double hi[3];
-    int n_home;
-    int n_total;
-    int n_pulses;
-    int pulses_per_dim[3]; /**< 0 in the shift dimensions */
-    int shift_dims;        /**< bit d set: dimension d has one rank and periodic_shifts is on,
-                                so it has no pulses and pairs take the minimum image in it (the
-                                domain is the whole box edge); 0 with copies */
-    halox_pulse_t pulse[HALOX_MAX_PULSES];
-    uint8_t *zone;        /**< n_total zones; home atoms 0 */
+    halox_plan_params_t params; /**< the parameters it was built from */
+    double halo_dist;           /**< cutoff + buffer: the depth of the halo */
+    int rank;                   /**< this rank */
+    int nranks;                 /**< ranks in the grid */
+    int coord[3];               /**< this rank's grid coordinates (halox_grid_coords()) */
+    double lo[3];               /**< lower bounds of this rank's domain (halox_domain_bounds()) */
+    double hi[3];               /**< upper bounds of this rank's domain, excluded */
+    int n_home;                 /**< home atoms: local indices [0, n_home) */
+    int n_total;                /**< home + halo atoms: the halo is [n_home, n_total) */
+    int n_pulses;               /**< pulses in use, pulse[0, n_pulses), x first, then y, z */
+    int pulses_per_dim[3];      /**< 0 in the shift dimensions */
+    int shift_dims;             /**< bit d set: dimension d has one rank and periodic_shifts is on,
+                                     so it has no pulses and pairs take the minimum image in it (the
+                                     domain is the whole box edge); 0 with copies */
+    halox_pulse_t pulse[HALOX_MAX_PULSES]; /**< the pulses, in exchange order */
+    uint8_t *zone;                         /**< n_total zones; home atoms 0 */
     long long generation; /**< incremented on every build, so stale copies can be detected */
-    /* storage, managed by the library */
-    int zone_capacity;
-    int send_capacity[HALOX_MAX_PULSES];
+    int zone_capacity;    /**< library storage: entries allocated in zone */
+    int send_capacity[HALOX_MAX_PULSES]; /**< library storage: entries allocated in each
+                                              pulse's send_index */
 } halox_plan_t;
 
 /** Pair rule: compute the pair of local atoms with zones za and zb on this rank? */

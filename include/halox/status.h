@@ -1,4 +1,5 @@
-/* halox status codes: every library call returns one of these. */
+/** @file
+ * halox status codes: every library call returns one of these. */
 #ifndef HALOX_STATUS_H
 #define HALOX_STATUS_H
 
@@ -6,8 +7,10 @@
 extern "C" {
 #endif
 
-/* One X-macro list gives the enum and the strings, so they never drift apart.
- * 0 is success; errors are negative. */
+/** The status codes, one row X(name, value, text) each: the enumerator of halox_status_t, its
+ *  value and what halox_status_string() returns for it. One X-macro list gives the enum and the
+ *  strings, so they never drift apart; each row's text is the code's meaning. 0 is success;
+ *  errors are negative. */
 #define HALOX_STATUS_LIST(X)                                                                       \
     X(HALOX_OK, 0, "success")                                                                      \
     X(HALOX_ERR_INVALID_ARG, -1, "invalid argument")                                               \
@@ -25,6 +28,8 @@ extern "C" {
     X(HALOX_ERR_INTERNAL, -13, "internal error")                                                   \
     X(HALOX_ERR_WRITE, -14, "writing an output file failed")
 
+/** A status code: HALOX_OK (0) or an error (negative), one enumerator per row of
+ *  HALOX_STATUS_LIST, which gives each its value and meaning. */
 typedef enum halox_status {
 #define HALOX__STATUS_ENUM(name, value, text) name = value,
     HALOX_STATUS_LIST(HALOX__STATUS_ENUM)

@@ -1,4 +1,5 @@
-/* Ranks and the machine they run on: teams of ranks that are threads of one process (the
+/** @file
+ * Ranks and the machine they run on: teams of ranks that are threads of one process (the
  * `threads` transport), what the job looks like (ranks, GPUs, which GPUs reach each other) and
  * the automatic choice of a transport from it.
  *

@@ -1,4 +1,5 @@
-/* The transports compiled into this build: their names, what each is, and what each can do.
+/** @file
+ * The transports compiled into this build: their names, what each is, and what each can do.
  * Callers ask these capabilities instead of comparing transport names.
  *
  * Every call here is local, reads only tables fixed at build time and may be made from any

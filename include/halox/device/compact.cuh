@@ -1,4 +1,5 @@
-/* A stable compaction (header-only CUDA) (the indices i in [begin, end) whose flag is set,
+/** @file
+ * A stable compaction (header-only CUDA) (the indices i in [begin, end) whose flag is set,
  * in ascending order) in ONE kernel: every block takes the next tile of HALOX_CMP_BLOCK indices
  * (tiles in the order blocks start: a ticket), counts its flags, publishes the count and finds
  * the tiles before it by looking back over their published counts and prefixes, 32 at a time (a
@@ -20,30 +21,39 @@
 
 #include "halox/device/launch.cuh"
 
+/** Threads per block of a compaction. */
 #define HALOX_CMP_THREADS 256
-#define HALOX_CMP_ITEMS   4
-#define HALOX_CMP_BLOCK   (HALOX_CMP_THREADS * HALOX_CMP_ITEMS)
-#define HALOX_CMP_FULL    0xffffffffu
+/** Consecutive indices per thread. */
+#define HALOX_CMP_ITEMS 4
+/** Indices per tile: one block's share. */
+#define HALOX_CMP_BLOCK (HALOX_CMP_THREADS * HALOX_CMP_ITEMS)
+/** The mask of a whole warp for the shuffles and ballots. */
+#define HALOX_CMP_FULL 0xffffffffu
 
+/** Tiles (blocks of a launch) for n indices, n >= 1. */
 static inline int halox_cmp_blocks(int n) { return (n + HALOX_CMP_BLOCK - 1) / HALOX_CMP_BLOCK; }
 
 /* A tile's published state, one 64-bit word: bits 0-31 the count (A) or the inclusive prefix
  * (P), bits 32-33 which (0: nothing yet), bits 34-63 the launch's epoch (the launch's state
  * below), so that the words of an earlier launch read as nothing (no reset between launches). */
+/** A tile's word holds its count (aggregate). */
 #define HALOX_CMP_A 1ull
+/** A tile's word holds its inclusive prefix. */
 #define HALOX_CMP_P 2ull
+/** A tile's published word: `v` (a count or a prefix) with its kind `flag` (HALOX_CMP_A or
+ *  HALOX_CMP_P) and the launch's epoch. */
 __device__ static inline unsigned long long halox_cmp_word(unsigned epoch, unsigned long long flag,
                                                            int v)
 {
     return ((unsigned long long)epoch << 34) | (flag << 32) | (unsigned)v;
 }
 
-/* Warp 0 of tile `tile` (all 32 lanes): its exclusive prefix, from the tiles before it, after
- * publishing its own count `total`; then its inclusive prefix is published. The lanes read 32
- * tiles' words at once (waiting until each has published at least its count), and the walk stops
- * at the nearest published prefix: with every tile of a launch starting together, a walk one word
- * at a time would take one memory round trip per tile before it (~0.5 us each: 90 us for the
- * last of 176 tiles), this one one per 32. */
+/** Warp 0 of tile `tile` (all 32 lanes): its exclusive prefix, from the tiles before it, after
+ *  publishing its own count `total`; then its inclusive prefix is published. The lanes read 32
+ *  tiles' words at once (waiting until each has published at least its count), and the walk
+ *  stops at the nearest published prefix: with every tile of a launch starting together, a walk
+ *  one word at a time would take one memory round trip per tile before it, this one one per 32
+ *  (the compaction's design: docs/MD-DESIGN.md, what a rebuild costs). */
 __device__ static inline int halox_cmp_look_back(unsigned long long *words, int tile, int total,
                                                  unsigned epoch)
 {
@@ -79,7 +89,7 @@ __device__ static inline int halox_cmp_look_back(unsigned long long *words, int 
     return before;
 }
 
-/* One thread of a block: its tile and the launch's epoch from the launch's state (below); the
+/** One thread of a block: its tile and the launch's epoch from the launch's state (below); the
  * block with the last ticket (every block has read the epoch by then) clears the tickets and
  * raises the epoch for the next launch. */
 __device__ static inline void halox_cmp_ticket(unsigned long long *state, int *tile_p,
@@ -94,7 +104,7 @@ __device__ static inline void halox_cmp_ticket(unsigned long long *state, int *t
     *epoch_p = e;
 }
 
-/* Each thread's exclusive prefix of c over the block's threads, in thread order, and the block's
+/** Each thread's exclusive prefix of c over the block's threads, in thread order, and the block's
  * total: warps by shuffles, then the warps' sums (wsum: shared, HALOX_CMP_THREADS / 32 ints). */
 __device__ static inline int halox_cmp_block_excl(int c, int *wsum, int *total_p)
 {
@@ -117,11 +127,15 @@ __device__ static inline int halox_cmp_block_excl(int c, int *wsum, int *total_p
     return before + v - c;
 }
 
-/* The launch's state, one 64-bit word in device memory: bits 0-31 the tickets taken, bits 32-61
- * the launch's epoch. One atomic gives a block its tile and the epoch; the block with the last
- * ticket (every block has read the epoch by then) clears the tickets and raises the epoch for
- * the next launch. So nothing of a launch is a launch argument: a compaction captured into a CUDA
- * graph is a launch of its own at every replay. */
+/** The kernel of halox_compact(): one tile per block, the flags by f, the positions by the
+ *  block's scan and the look-back over `words` (a word per tile), the last tile's total to
+ *  *count.
+ *
+ *  The launch's state `state`, one 64-bit word in device memory: bits 0-31 the tickets taken,
+ *  bits 32-61 the launch's epoch. One atomic gives a block its tile and the epoch; the block with
+ *  the last ticket (every block has read the epoch by then) clears the tickets and raises the
+ *  epoch for the next launch. So nothing of a launch is a launch argument: a compaction captured
+ *  into a CUDA graph is a launch of its own at every replay. */
 template <typename F>
 __global__ void halox_cmp_kernel(F f, int begin, int end, int *out, int *count, unsigned *mask,
                                  unsigned long long *words, unsigned long long *state)
@@ -170,7 +184,7 @@ __global__ void halox_cmp_kernel(F f, int begin, int end, int *out, int *count, 
     }
 }
 
-/* Scratch ints a compaction over n indices needs: the launch's state (first, at the same place
+/** Scratch ints a compaction over n indices needs: the launch's state (first, at the same place
  * for every size: a compaction of another size follows on the same scratch) and a 64-bit word
  * per tile. Zero them when the scratch is new (cudaMalloc's memory is not); each compaction
  * leaves them ready for the next. */
@@ -179,9 +193,11 @@ static inline size_t halox_cmp_scratch(int n)
     return 2 * (size_t)(n > 0 ? halox_cmp_blocks(n) : 1) + 2;
 }
 
-/* out[0 ..) = the flagged indices of [begin, end), ascending; *count (device) = how many; *mask
- * (device, NULL: none) |= f.bit over them. scratch: halox_cmp_scratch(end - begin) ints, 8-byte
- * aligned. */
+/** out[0 ..) = the flagged indices of [begin, end), ascending; *count (device) = how many; *mask
+ *  (device, NULL: none) |= f.bit over them. scratch: halox_cmp_scratch(end - begin) ints of
+ *  device memory, 8-byte aligned. All pointers are device memory, out with room for every index
+ *  of the range. One kernel on `stream` (a memset when the range is empty): stream-ordered,
+ *  returns once enqueued with the launch's error. */
 template <typename F>
 static cudaError_t halox_compact(F f, int begin, int end, int *out, int *count, unsigned *mask,
                                  int *scratch, cudaStream_t stream)

@@ -1,6 +1,8 @@
-/* Device-to-device copies of up to three regions in one kernel (header-only CUDA): a launch and
- * a cudaMemcpyAsync each cost the host a few microseconds, and a rebuild's phases move several
- * arrays at once (coordinates, ids, velocities): one launch instead of three. Words of 4 bytes
+/** @file
+ * Device-to-device copies of up to three regions in one kernel (header-only CUDA): a launch and
+ * a cudaMemcpyAsync are each a host call into the CUDA runtime, and a rebuild's phases move
+ * several arrays at once (coordinates, ids, velocities): one launch instead of three (what a
+ * rebuild costs: docs/MD-DESIGN.md). Words of 4 bytes
  * where every region allows them (sizes and addresses multiples of 4), else bytes.
  *
  *   halox_copy3(dst, src, bytes, stream)   region r: bytes[r] from src[r] to dst[r] (a NULL
@@ -14,13 +16,15 @@
 
 #include "halox/device/launch.cuh"
 
+/** The three regions of one halox_copy3() launch, passed by value to its kernel. */
 typedef struct halox_copy3_args {
-    unsigned char *dst[3];
-    const unsigned char *src[3];
-    size_t bytes[3];
+    unsigned char *dst[3];       /**< device destinations */
+    const unsigned char *src[3]; /**< device sources (none overlaps its destination) */
+    size_t bytes[3];             /**< bytes of each region (0: none) */
 } halox_copy3_args_t;
 
-/* `bytes` from src to dst by the whole grid (grid-stride), in words or bytes */
+/** `bytes` from src to dst by the whole grid (grid-stride): in 4-byte words when `words` (sizes
+ *  and addresses multiples of 4), else in bytes. */
 static __device__ inline void halox_copy_region(unsigned char *dst, const unsigned char *src,
                                                 size_t bytes, int words)
 {
@@ -37,12 +41,16 @@ static __device__ inline void halox_copy_region(unsigned char *dst, const unsign
     }
 }
 
+/** The kernel of halox_copy3(): each region by the whole grid, one after the other. */
 static __global__ void halox_copy3_kernel(halox_copy3_args_t c, int words)
 {
     for (int r = 0; r < 3; r++)
         halox_copy_region(c.dst[r], c.src[r], c.bytes[r], words);
 }
 
+/** Region r: bytes[r] from device memory src[r] to device memory dst[r] (a NULL pointer or 0
+ *  bytes: none), in one kernel on `stream`. Stream-ordered, returns once enqueued; the launch's
+ *  error (cudaSuccess when nothing is copied). */
 static inline cudaError_t halox_copy3(void *const dst[3], const void *const src[3],
                                       const size_t bytes[3], cudaStream_t stream)
 {

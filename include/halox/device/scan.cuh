@@ -1,4 +1,5 @@
-/* An exclusive scan of int counts on the device in ONE kernel (header-only CUDA), as a counting
+/** @file
+ * An exclusive scan of int counts on the device in ONE kernel (header-only CUDA), as a counting
  * sort needs it (cell lists, send lists):
  *
  *   halox_scan(count, m, start, cursor, scratch, stream)
@@ -19,6 +20,9 @@
 
 #include "halox/device/compact.cuh"
 
+/** The kernel of the tiled scan (halox_scan_tiles()): one tile of counts per block, its sum
+ *  scanned over the block and its offset by the compaction's look-back over `words`; `state` the
+ *  launch's tickets and epoch (halox_cmp_kernel()). */
 static __global__ void halox_scan_kernel(const int *count, int m, int *start, int *cursor,
                                          unsigned long long *words, unsigned long long *state)
 {
@@ -57,10 +61,11 @@ static __global__ void halox_scan_kernel(const int *count, int m, int *start, in
         }
 }
 
-/* Scratch ints of a scan over m counts: the compaction's, and one to align it to 8 bytes. */
+/** Scratch ints of a scan over m counts: the compaction's, and one to align it to 8 bytes. */
 static inline size_t halox_scan_scratch(int m) { return halox_cmp_scratch(m) + 1; }
 
-/* The tiled scan alone (any m; halox_scan takes it above one block's worth). */
+/** The tiled scan alone (any m; halox_scan takes it above one block's worth), with halox_scan()'s
+ *  arguments and contract; m <= 0 sets start[0] = 0. */
 static cudaError_t halox_scan_tiles(const int *count, int m, int *start, int *cursor, int *scratch,
                                     cudaStream_t stream)
 {
@@ -73,9 +78,11 @@ static cudaError_t halox_scan_tiles(const int *count, int m, int *start, int *cu
     return cudaPeekAtLastError();
 }
 
-/* One block, a chunk of counts per thread (small m). */
+/** Threads of the one-block scan (halox_scan_block()), each a chunk of counts. */
 #define HALOX_SCAN1_THREADS 1024
 
+/** The one-block scan of halox_scan() for small m: launched with 1 block of HALOX_SCAN1_THREADS
+ *  threads, each scans a chunk of the counts. */
 static __global__ void halox_scan_block(const int *count, int m, int *start, int *cursor)
 {
     __shared__ int part[HALOX_SCAN1_THREADS];
@@ -104,8 +111,9 @@ static __global__ void halox_scan_block(const int *count, int m, int *start, int
         start[m] = part[t];
 }
 
-/* start = cursor = the exclusive scan of count[0..m), start[m] = the total; one launch: a block
- * for m up to 16 x HALOX_SCAN1_THREADS, the tiled scan above. */
+/** start = cursor = the exclusive scan of count[0..m), start[m] = the total (the file comment:
+ *  arguments, scratch, stream order); one launch: a block for m up to 16 x HALOX_SCAN1_THREADS,
+ *  the tiled scan above. Device pointers; returns the launch's error and clears it. */
 static inline cudaError_t halox_scan(const int *count, int m, int *start, int *cursor, int *scratch,
                                      cudaStream_t stream)
 {
