@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Shared helpers of scripts/*.sh and .ci/run (sourced, not run). Bash only.
 #
-#   halox_install_deps   install what a build needs (Debian/Ubuntu, as root), skipping what is there
+#   halox_install_deps [--tests]   install what a build needs (and, with --tests, what only the
+#                        tests need) (Debian/Ubuntu, as root), skipping what is there
 #   halox_mpi_env        environment that lets Open MPI run here (root, oversubscribed cores)
 #   halox_configure DIR [cmake args...]   configure DIR (cmake -S . -B DIR ...)
 #   halox_build DIR [targets...]          build DIR with $HALOX_JOBS jobs
@@ -9,8 +10,9 @@
 HALOX_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 HALOX_JOBS="${HALOX_JOBS:-2}"
 # Debian packages the builds and tests need. Keep in sync with README.md and docs/BUILD.md.
-HALOX_APT_PACKAGES=(cmake gcc g++ make libopenmpi-dev openmpi-bin pkg-config python3 python3-pip
-    doxygen)
+HALOX_APT_PACKAGES=(cmake gcc g++ make libopenmpi-dev openmpi-bin pkg-config python3 python3-pip)
+# what only the tests need: the API reference's check (api_reference)
+HALOX_APT_TEST_PACKAGES=(doxygen)
 
 # Colour only on a terminal, so CI logs stay plain text.
 _HB='' _HY='' _HR='' _H0=''
@@ -36,8 +38,11 @@ _halox_have() {
 }
 
 halox_install_deps() {
-    local missing=() p
-    for p in "${HALOX_APT_PACKAGES[@]}"; do
+    local missing=() p want=("${HALOX_APT_PACKAGES[@]}")
+    if [ "${1:-}" = --tests ]; then
+        want+=("${HALOX_APT_TEST_PACKAGES[@]}")
+    fi
+    for p in "${want[@]}"; do
         _halox_have "$p" || missing+=("$p")
     done
     if [ "${#missing[@]}" -eq 0 ]; then

@@ -50,7 +50,7 @@ for s in "${SUITES[@]}"; do
     esac
 done
 
-halox_install_deps
+halox_install_deps --tests
 halox_mpi_env
 command -v cmake >/dev/null 2>&1 || halox_die "cmake is missing (apt-get install cmake)"
 command -v cc >/dev/null 2>&1 || halox_die "no C compiler (apt-get install gcc)"
