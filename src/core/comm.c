@@ -250,12 +250,12 @@ halox_status_t halox_comm_bind(halox_comm_t *comm, const halox_plan_t *plan, voi
     halox_status_t st = halox__comm_take_deferred(comm); /* failed: only the agreement */
     if (st == HALOX_OK && (!plan || !x || !f))
         st = halox__error(HALOX_ERR_INVALID_ARG, "bind: plan, x and f are required");
-    else if (st == HALOX_OK)
-        st = halox__full_shell_check(comm, plan->params.full_shell, "bind");
     else if (st == HALOX_OK && (plan->rank != comm->rank || plan->nranks != comm->size))
         st = halox__error(HALOX_ERR_INVALID_ARG,
                           "bind: plan is for rank %d of %d but this endpoint is rank %d of %d",
                           plan->rank, plan->nranks, comm->rank, comm->size);
+    if (st == HALOX_OK)
+        st = halox__full_shell_check(comm, plan->params.full_shell, "bind");
     /* a failure is agreed in the transport's bind (its first collective) */
     comm->plan = st == HALOX_OK ? plan : NULL;
     comm->x = st == HALOX_OK ? x : NULL;
