@@ -324,16 +324,18 @@ int main(int argc, char **argv)
 
     if (root) {
         printf("halox-check %s: grid %dx%dx%d, box %g x %g x %g, %d atoms (%s, seed %llu), "
-               "cut-off %g + buffer %g, %s, stride %d, transport %s\n",
+               "cut-off %g + buffer %g, %s, stride %d,%s transport %s\n",
                HALOX_VERSION_STRING, o->prm.grid.n[0], o->prm.grid.n[1], o->prm.grid.n[2],
                o->prm.box.len[0], o->prm.box.len[1], o->prm.box.len[2], o->n,
                o->dist == CHK_UNIFORM     ? "uniform"
                : o->dist == CHK_CLUSTERED ? "clustered"
                                           : "slab",
                (unsigned long long)o->seed, o->prm.cutoff, o->prm.buffer,
-               o->real == HALOX_FLOAT ? "float" : "double", o->stride, o->transport);
+               o->real == HALOX_FLOAT ? "float" : "double", o->stride,
+               o->prm.full_shell ? " full shell," : "", o->transport);
         const halox_plan_t *p0 = &S.ref_plans[0];
-        printf("pulses per dimension: x %d, y %d, z %d (%d pulses)\n", p0->pulses_per_dim[0],
+        printf("pulses per dimension%s: x %d, y %d, z %d (%d pulses)\n",
+               o->prm.full_shell ? " and direction" : "", p0->pulses_per_dim[0],
                p0->pulses_per_dim[1], p0->pulses_per_dim[2], p0->n_pulses);
         if (o->verbose)
             for (int r = 0; r < S.P; r++) {

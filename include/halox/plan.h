@@ -1,5 +1,5 @@
 /** @file
- * The halo plan: GROMACS-style half-shell import with staged forwarding.
+ * The halo plan: GROMACS-style half-shell import with staged forwarding, or a full shell.
  *
  * Dimensions are communicated in the fixed order x, y, z. In every pulse each rank sends to its
  * lower neighbour the atoms within the halo distance of its own lower boundary and receives from
@@ -29,6 +29,32 @@
  * (cutoff + buffer) in those dimensions, so that a pair has at most one image within the list
  * radius (halox_plan_check refuses less). A grid of 1x1x1 then has no pulses: n_pulses is 0 and
  * every exchange is a no-op.
+ *
+ * Full shell (params.full_shell = 1): each dimension with pulses has, after the pulses above,
+ * as many pulses the other way (from_lower): each rank sends to its upper neighbour the atoms
+ * within the halo distance of its own upper boundary (minus the box edge when that neighbour
+ * wraps) and receives from its lower neighbour. Forwarding is the same: pulse p > 0 of a
+ * direction forwards what pulse p-1 of that direction delivered; pulse 0 of either direction
+ * sends home atoms and the halo atoms of earlier dimensions (both directions), never atoms
+ * received in its own dimension. After the plan a rank holds every atom image in
+ * [lo_d - halo_dist, hi_d + halo_dist) in every dimension d with pulses. Zone bit d: imported
+ * across the upper boundary in d; bit 3 + d: across the lower one.
+ *
+ * The full shell's pair rule (newton on), halox_full_pair: a pair of local atoms is computed iff
+ * both are home atoms, or one is home and the other's zone points into the upper half-space
+ * (of the dimensions it crossed, the first was crossed upwards: halox_full_zone_upper). Why
+ * exactly once: a pair of home atoms of one rank (plain difference, or the minimum image in the
+ * shift dimensions) is computed there, and is nowhere else a home-halo pair. Any other pair
+ * within the cut-off is an atom i with an image of atom j, shifted by a lattice vector n, where
+ * the image lies in another domain of the periodic tiling; the full shell puts it on i's owner
+ * as (i home, j's image halo), zone z, and on j's owner as (j home, i's image shifted by -n
+ * halo), zone z' (the same rank when both have one owner: then these are two pairs of its list).
+ * Per dimension the zone says whether the image's domain lies above or below the home atom's,
+ * so z' is z with the two directions swapped, and exactly one of z, z' points upwards. Two halo
+ * atoms are never computed. The cut-off below half of every box edge makes each such pair unique
+ * (no second image within the cut-off). With newton off (full neighbour lists, no force
+ * exchange) compute every pair of a home atom with any local atom within the cut-off, forces on
+ * the home atom only: every pair is then seen from both of its atoms' owners.
  */
 #ifndef HALOX_PLAN_H
 #define HALOX_PLAN_H
@@ -43,10 +69,10 @@
 extern "C" {
 #endif
 
-/** Most pulses in one dimension. */
+/** Most pulses in one dimension and direction. */
 #define HALOX_MAX_PULSES_PER_DIM 4
-/** Most pulses in a plan. */
-#define HALOX_MAX_PULSES (3 * HALOX_MAX_PULSES_PER_DIM)
+/** Most pulses in a plan: three dimensions, two directions with the full shell. */
+#define HALOX_MAX_PULSES (2 * 3 * HALOX_MAX_PULSES_PER_DIM)
 
 /** Parameters that decide a plan. */
 typedef struct halox_plan_params {
@@ -57,20 +83,31 @@ typedef struct halox_plan_params {
     int periodic_shifts; /**< 0: a dimension with one rank imports its own atoms as periodic
                               images (copies); 1: it has no pulses and the caller takes the
                               minimum image there (plan.shift_dims); see the header comment */
+    int full_shell;      /**< 0: half shell (the default of zero-initialised parameters): atoms
+                              come from the upper neighbours only, pairs by halox_zone_pair;
+                              1: full shell: from both neighbours in every dimension with
+                              pulses, pairs by halox_full_pair; see the header comment. The
+                              CPU transports (threads, mpi) exchange it */
 } halox_plan_params_t;
 
 /** One pulse of one rank, in both roles: sender to send_rank, receiver from recv_rank. */
 typedef struct halox_pulse {
     int dim;           /**< 0 = x, 1 = y, 2 = z */
-    int pulse_in_dim;  /**< 0 .. pulses_per_dim[dim]-1 */
-    int send_rank;     /**< lower neighbour in dim: gets our atoms */
-    int recv_rank;     /**< upper neighbour in dim: sends us its atoms */
+    int pulse_in_dim;  /**< 0 .. pulses_per_dim[dim]-1, counted in its direction */
+    int from_lower;    /**< 0: from the upper neighbour to the lower one (every half-shell
+                            pulse); 1 (full shell only): from the lower neighbour to the upper
+                            one */
+    int send_rank;     /**< gets our atoms: the lower neighbour in dim (the upper one when
+                            from_lower) */
+    int recv_rank;     /**< sends us its atoms: the upper neighbour in dim (the lower one when
+                            from_lower) */
     int send_count;    /**< atoms we send (may be 0: the pulse still signals) */
     int *send_index;   /**< local indices of the atoms we send, ascending */
     int dep_offset;    /**< send_index[0, dep_offset) are home atoms, sendable at once */
     uint32_t dep_mask; /**< bit j set: send_index holds atoms received in pulse j */
     double shift;      /**< added to component dim of every atom we send: box length when the
-                            lower neighbour wraps around the box, else 0 */
+                            lower neighbour wraps around the box (minus the box length when
+                            from_lower and the upper neighbour wraps), else 0 */
     int recv_count;    /**< atoms we receive */
     int recv_offset;   /**< received atoms land at local indices [recv_offset, +recv_count) */
 } halox_pulse_t;
@@ -89,21 +126,47 @@ typedef struct halox_plan {
     double hi[3];               /**< upper bounds of this rank's domain, excluded */
     int n_home;                 /**< home atoms: local indices [0, n_home) */
     int n_total;                /**< home + halo atoms: the halo is [n_home, n_total) */
-    int n_pulses;               /**< pulses in use, pulse[0, n_pulses), x first, then y, z */
-    int pulses_per_dim[3];      /**< 0 in the shift dimensions */
+    int n_pulses;               /**< pulses in use, pulse[0, n_pulses), x first, then y, z; in
+                                     each dimension the pulses from the upper neighbour, then
+                                     (full shell) those from the lower one */
+    int pulses_per_dim[3];      /**< pulses per direction in each dimension (the full shell has
+                                     twice as many in the plan); 0 in the shift dimensions */
     int shift_dims;             /**< bit d set: dimension d has one rank and periodic_shifts is on,
                                      so it has no pulses and pairs take the minimum image in it (the
                                      domain is the whole box edge); 0 with copies */
     halox_pulse_t pulse[HALOX_MAX_PULSES]; /**< the pulses, in exchange order */
-    uint8_t *zone;                         /**< n_total zones; home atoms 0 */
+    uint8_t *zone;                         /**< n_total zones; home atoms 0 (bit d: imported
+                                                across the upper boundary in d; full shell
+                                                also bit 3 + d: across the lower one) */
     long long generation; /**< incremented on every build, so stale copies can be detected */
     int zone_capacity;    /**< library storage: entries allocated in zone */
     int send_capacity[HALOX_MAX_PULSES]; /**< library storage: entries allocated in each
                                               pulse's send_index */
 } halox_plan_t;
 
-/** Pair rule: compute the pair of local atoms with zones za and zb on this rank? */
+/** Pair rule of the half shell: compute the pair of local atoms with zones za and zb on this
+ *  rank? Each pair within the cut-off is computed by exactly one rank (the eighth-shell rule). */
 static inline int halox_zone_pair(uint8_t za, uint8_t zb) { return (za & zb) == 0; }
+
+/** Whether a full-shell zone z points into the upper half-space: of the dimensions in which the
+ *  atom was imported, the first (x, then y, z) was crossed at the upper boundary. */
+static inline int halox_full_zone_upper(uint8_t z)
+{
+    unsigned m = (z | (z >> 3)) & 7u; /* the dimensions crossed, either way */
+    return (m & (0u - m) & z) != 0;   /* the lowest of them crossed upwards */
+}
+
+/** Pair rule of the full shell (newton on): compute the pair of local atoms with zones za and zb
+ *  on this rank? Both home (zone 0), or one home and the other's zone in the upper half-space
+ *  (halox_full_zone_upper); never two halo atoms. Each pair within the cut-off is computed by
+ *  exactly one rank, with forces on both atoms; halox_comm_forces() sums the halo's into the
+ *  owners. With newton off, compute instead every pair of a home atom with any local atom
+ *  (forces on the home atom only, no force exchange): see the header comment. */
+static inline int halox_full_pair(uint8_t za, uint8_t zb)
+{
+    return za == 0 ? (zb == 0 || halox_full_zone_upper(zb))
+                   : (zb == 0 && halox_full_zone_upper(za));
+}
 
 /** Validate parameters and compute the pulses per dimension (same on every rank; 0 in the
  *  shift dimensions). Errors say which dimension fails and what would fix it. */

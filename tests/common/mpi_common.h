@@ -404,27 +404,28 @@ static inline void tm_check_direct(halox_comm_t *comm, const char *what, int wan
 /* One case of the exchange tests: natoms random atoms (seed) in box on grid, the plan of cutoff
  * and buffer, then run(): the plan built through comm and 3 exchanges against the reference
  * (ref: every rank's home atoms, mine: this rank's copy, ctx: the case in words, after `label`
- * where given). Returns 0 where the planner refuses the case (too many pulses: skipped on every
- * rank), else 1. */
+ * where given; shifts: periodic_shifts; full: a full-shell plan). Returns 0 where the planner
+ * refuses the case (too many pulses: skipped on every rank), else 1. */
 typedef void (*tm_exchange_fn)(halox_comm_t *comm, const halox_plan_params_t *params,
                                halox_atoms_t *ref, halox_atoms_t *mine, int steps, uint64_t seed,
                                const char *ctx);
 
-static inline int tm_exchange_case_shifts(halox_comm_t *comm, tm_exchange_fn run,
-                                          const char *label, halox_grid_t grid, halox_box_t box,
-                                          double cutoff, double buffer, int natoms, uint64_t seed,
-                                          halox_real_t real, int stride, int shifts)
+static inline int tm_exchange_case_full(halox_comm_t *comm, tm_exchange_fn run, const char *label,
+                                        halox_grid_t grid, halox_box_t box, double cutoff,
+                                        double buffer, int natoms, uint64_t seed, halox_real_t real,
+                                        int stride, int shifts, int full)
 {
     const int P = halox_comm_size(comm), me = halox_comm_rank(comm);
-    halox_plan_params_t params = {grid, box, cutoff, buffer, shifts};
+    halox_plan_params_t params = {grid, box, cutoff, buffer, shifts, full};
     int np[3];
     if (halox_plan_check(&params, np) != HALOX_OK)
         return 0;
     char ctx[200];
     snprintf(ctx, sizeof ctx,
-             "%s%sgrid %dx%dx%d cutoff %g buffer %g pulses %d,%d,%d%s %s stride %d",
+             "%s%sgrid %dx%dx%d cutoff %g buffer %g pulses %d,%d,%d%s%s %s stride %d",
              label ? label : "", label ? ": " : "", grid.n[0], grid.n[1], grid.n[2], cutoff, buffer,
-             np[0], np[1], np[2], shifts ? " (periodic shifts)" : "", test_real_name(real), stride);
+             np[0], np[1], np[2], shifts ? " (periodic shifts)" : "", full ? " (full shell)" : "",
+             test_real_name(real), stride);
     halox_atoms_t *ref = calloc((size_t)P, sizeof *ref), mine;
     CHECK(tm_make_ranks(&grid, &box, real, stride, 0, natoms, seed, me, ref, &mine) == 0);
     run(comm, &params, ref, &mine, 3, seed * 7 + 1, ctx);
@@ -432,6 +433,16 @@ static inline int tm_exchange_case_shifts(halox_comm_t *comm, tm_exchange_fn run
     tm_free_ranks(ref, P, &mine);
     free(ref);
     return 1;
+}
+
+/* the same with a half-shell plan */
+static inline int tm_exchange_case_shifts(halox_comm_t *comm, tm_exchange_fn run, const char *label,
+                                          halox_grid_t grid, halox_box_t box, double cutoff,
+                                          double buffer, int natoms, uint64_t seed,
+                                          halox_real_t real, int stride, int shifts)
+{
+    return tm_exchange_case_full(comm, run, label, grid, box, cutoff, buffer, natoms, seed, real,
+                                 stride, shifts, 0);
 }
 
 /* the same with periodic images as copies (every dimension exchanges) */

@@ -16,3 +16,6 @@ halox_test(test_cpulist SOURCES core/test_cpulist.c CORE_ONLY LABELS unit)
 # files changed under a writer or a reader (a target become a FIFO, a folder swapped for a link
 # before the rename, a size limit), FIFOs to read or write, the same file by several spellings
 halox_test(test_file_races SOURCES core/test_file_races.c CORE_ONLY LABELS faults TIMEOUT 30)
+# full-shell plans: pulses both ways, images in [lo - halo, hi + halo), the pair rule
+# halox_full_pair exactly once, forces newton on (reverse exchange) and off, copies and shifts
+halox_test(test_plan_full SOURCES core/test_plan_full.c LIBS halox_checksys CORE_ONLY LABELS unit TIMEOUT 600)

@@ -113,7 +113,7 @@ static void geometry(void)
 
 static void bad_params(void)
 {
-    halox_plan_params_t ok = {{{2, 2, 2}}, {{10, 10, 10}}, 2.5, 0.3, 0};
+    halox_plan_params_t ok = {{{2, 2, 2}}, {{10, 10, 10}}, 2.5, 0.3, 0, 0};
     int np[3];
     CHECK_OK(halox_plan_check(&ok, np));
     CHECK(np[0] == 1 && np[1] == 1 && np[2] == 1);
@@ -165,7 +165,7 @@ static void bad_params(void)
 
 static void bad_atoms(void)
 {
-    halox_plan_params_t prm = {{{2, 1, 1}}, {{10, 10, 10}}, 2.5, 0.3, 0};
+    halox_plan_params_t prm = {{{2, 1, 1}}, {{10, 10, 10}}, 2.5, 0.3, 0, 0};
     halox_atoms_t a[2];
     halox_plan_t pl[2];
     for (int r = 0; r < 2; r++) {
@@ -216,8 +216,8 @@ static void bad_atoms(void)
 /* A plan rebuilt with fewer pulses leaves no stale entries behind. */
 static void fewer_pulses(void)
 {
-    halox_plan_params_t big = {{{4, 1, 1}}, {{12, 9, 9}}, 4.0, 0.3, 0}; /* 2 pulses in x */
-    halox_plan_params_t small = {{{4, 1, 1}}, {{12, 9, 9}}, 2.0, 0.3, 0};
+    halox_plan_params_t big = {{{4, 1, 1}}, {{12, 9, 9}}, 4.0, 0.3, 0, 0}; /* 2 pulses in x */
+    halox_plan_params_t small = {{{4, 1, 1}}, {{12, 9, 9}}, 2.0, 0.3, 0, 0};
     halox_atoms_t a[4];
     halox_plan_t pl[4];
     for (int r = 0; r < 4; r++) {

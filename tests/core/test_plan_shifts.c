@@ -357,7 +357,7 @@ static long long run_case(const chk_case_t *tc0, halox_real_t real, int stride, 
 /* The refusal itself: numbers, dimension, what to do; the boundary; bad values. */
 static void check_errors(void)
 {
-    halox_plan_params_t p = {{{1, 1, 1}}, {{8, 8, 8}}, 2.5, 1.5, 1}; /* 2 x 4 = 8: not above */
+    halox_plan_params_t p = {{{1, 1, 1}}, {{8, 8, 8}}, 2.5, 1.5, 1, 0}; /* 2 x 4 = 8: not above */
     int np[3] = {-1, -1, -1};
     CHECK_STATUS(halox_plan_check(&p, np), HALOX_ERR_DECOMPOSITION);
     const char *m = halox_last_error();
@@ -382,7 +382,7 @@ static void check_errors(void)
     CHECK_OK(halox_reference_build(&p, &a, &pl));
     CHECK(pl.shift_dims == 0 && pl.n_pulses == 3);
     /* the one-rank dimension is named, the split ones are not refused */
-    halox_plan_params_t q = {{{2, 1, 1}}, {{20, 8, 9}}, 3.0, 1.0, 1};
+    halox_plan_params_t q = {{{2, 1, 1}}, {{20, 8, 9}}, 3.0, 1.0, 1, 0};
     CHECK_STATUS(halox_plan_check(&q, np), HALOX_ERR_DECOMPOSITION);
     CHECK_MSG(strstr(halox_last_error(), "box edge y 8"), "message: %s", halox_last_error());
     q.box.len[1] = 9;

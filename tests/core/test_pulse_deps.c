@@ -138,8 +138,12 @@ int main(void)
     int corrupted = 0;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const grid_case_t *tc = &cases[c];
-        halox_plan_params_t prm = {
-            {{tc->g[0], tc->g[1], tc->g[2]}}, {{tc->L[0], tc->L[1], tc->L[2]}}, tc->rc, tc->buf, 0};
+        halox_plan_params_t prm = {{{tc->g[0], tc->g[1], tc->g[2]}},
+                                   {{tc->L[0], tc->L[1], tc->L[2]}},
+                                   tc->rc,
+                                   tc->buf,
+                                   0,
+                                   0};
         chk_world_t w;
         CHECK_OK(chk_world_make(&w, &prm, tc->n, tc->dist, 7 + c, HALOX_FLOAT, 3));
         halox_status_t st = halox_reference_build(&prm, w.atoms, w.plans);

@@ -141,7 +141,7 @@ static int g_cases, g_direct, g_staged;
 
 static void check_grid(const int g[3], double rc, const char *decl, int only_rank0, int pattern)
 {
-    halox_plan_params_t params = {{{g[0], g[1], g[2]}}, {{8, 8, 8}}, rc, 0.3, 0};
+    halox_plan_params_t params = {{{g[0], g[1], g[2]}}, {{8, 8, 8}}, rc, 0.3, 0, 0};
     const int P = g[0] * g[1] * g[2];
     halox__unreach_t u, none;
     CHECK_OK(halox__unreach_parse(decl, P, &u));

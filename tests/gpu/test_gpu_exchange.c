@@ -8,6 +8,7 @@
  * float and double, stride 3 and 4, the grids the process count allows (2x2x1, 2x2x2, ...),
  * cut-offs giving 1 and 2 pulses per dimension, then a smaller plan on the same endpoint (no stale
  * pulses). The halo is poisoned before every exchange, so an atom that is not written fails.
+ * Full-shell plans are refused (the host build and a bind), and the endpoint exchanges after.
  *
  * Transports: mpi-staged, nccl, mpi-cuda, the NVSHMEM ones and hybrid (each when compiled in;
  * variants with an environment variable: nvshmem-*+put, nvshmem-*+tma, and hybrid+all,
@@ -252,6 +253,39 @@ static int exchange_case(halox_comm_t *comm, halox_grid_t grid, double cutoff, d
                                    cutoff, buffer, natoms, seed, real, stride, shifts);
 }
 
+/* Full-shell plans: the host build and a bind of the reference's plan refused on every rank
+ * with HALOX_ERR_UNAVAILABLE, naming the transport and those that run them (threads, mpi); the
+ * endpoint stays usable. */
+static void run_full_refused(halox_comm_t *comm, const halox_plan_params_t *params,
+                             halox_atoms_t *ref, halox_atoms_t *mine, int steps, uint64_t seed,
+                             const char *ctx)
+{
+    (void)steps;
+    (void)seed;
+    const int P = halox_comm_size(comm), me = halox_comm_rank(comm);
+    const char *name = halox_comm_transport(comm);
+    tm_reference_t t;
+    CHECK_OK(tm_reference_build(&t, params, ref, P));
+    halox_plan_t plan;
+    halox_plan_init(&plan);
+    halox_status_t st = halox_comm_build_plan(comm, params, mine, &plan);
+    CHECK_MSG(st == HALOX_ERR_UNAVAILABLE && strstr(halox_last_error(), name) &&
+                  strstr(halox_last_error(), "threads and mpi") && mine->n_total == mine->n_home,
+              "%s: build_plan of a full-shell plan: %s", ctx, halox_last_error());
+    size_t bytes =
+        halox_real_size(mine->real) * (size_t)mine->stride * (size_t)(t.plans[me].n_total + 1);
+    void *x = NULL, *f = NULL;
+    CHECK_OK(halox_comm_device_alloc(comm, bytes, &x));
+    CHECK_OK(halox_comm_device_alloc(comm, bytes, &f));
+    st = halox_comm_bind(comm, &t.plans[me], x, f);
+    CHECK_MSG(st == HALOX_ERR_UNAVAILABLE && strstr(halox_last_error(), "full-shell"),
+              "%s: bind of a full-shell plan: %s", ctx, halox_last_error());
+    CHECK_OK(halox_comm_device_free(comm, f));
+    CHECK_OK(halox_comm_device_free(comm, x));
+    halox_plan_free(&plan);
+    tm_reference_free(&t);
+}
+
 /* Create an endpoint; NULL with *refused set when the transport refuses this machine. */
 static halox_comm_t *make_comm(const char *name, halox_real_t real, int stride, int variant,
                                cudaStream_t user_stream, int *refused)
@@ -351,6 +385,13 @@ static void test_transport(const char *name, int P)
         if (k == 0) /* so few atoms that some pulses send none (they still signal) */
             cases += exchange_case(comm, grids[0], 2.0, 0.5, 12, 2999, kinds[k].real,
                                    kinds[k].stride, 0);
+        if (k == 0) { /* full-shell plans refused, then the endpoint exchanges as before */
+            halox_box_t box = {{9.0, 8.0, 7.0}};
+            tm_exchange_case_full(comm, run_full_refused, name, grids[0], box, 2.0, 0.5, 300, 2998,
+                                  kinds[k].real, kinds[k].stride, 0, 1);
+            cases += exchange_case(comm, grids[0], 2.0, 0.5, 300, 2997, kinds[k].real,
+                                   kinds[k].stride, 0);
+        }
         halox_comm_destroy(comm);
         if (user_stream) {
             cudaStreamDestroy(user_stream);

@@ -153,7 +153,7 @@ static int make_plan(halox_grid_t grid, double cutoff, double buffer, int natoms
                      int stride, uint64_t seed, halox_plan_t *plan_p, halox_atoms_t *atoms_p)
 {
     halox_box_t box = {{9.0, 8.0, 7.0}};
-    halox_plan_params_t params = {grid, box, cutoff, buffer, 0};
+    halox_plan_params_t params = {grid, box, cutoff, buffer, 0, 0};
     int np[3];
     if (halox_plan_check(&params, np) != HALOX_OK)
         return -1;

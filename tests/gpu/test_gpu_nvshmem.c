@@ -45,7 +45,7 @@ static void test_memory_errors(const char *name, int me)
     /* the plan of a small system */
     halox_grid_t grid = {{2, 1, 1}};
     halox_box_t box = {{9.0, 8.0, 7.0}};
-    halox_plan_params_t params = {grid, box, 2.0, 0.5, 0};
+    halox_plan_params_t params = {grid, box, 2.0, 0.5, 0, 0};
     halox_atoms_t ref[2], mine;
     CHECK(tm_make_ranks(&grid, &box, HALOX_FLOAT, 3, 0, 900, 7, me, ref, &mine) == 0);
     halox_plan_t plan, plans[2];

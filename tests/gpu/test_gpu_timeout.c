@@ -67,7 +67,7 @@ static int bound_open(bound_t *b, const char *name, int shifts, int me)
         return 0;
     halox_grid_t grid = {{2, 1, 1}};
     halox_box_t box = {{9.0, 8.0, 7.0}};
-    halox_plan_params_t params = {grid, box, 2.0, 0.5, shifts};
+    halox_plan_params_t params = {grid, box, 2.0, 0.5, shifts, 0};
     CHECK(tm_make_ranks(&grid, &box, HALOX_FLOAT, 3, 0, 800, 42, me, b->ref, &b->mine) == 0);
     halox_plan_init(&b->plan);
     CHECK_OK(halox_comm_build_plan(b->comm, &params, &b->mine, &b->plan));
@@ -181,7 +181,7 @@ static void test_message_kernels(int me)
         return;
     halox_grid_t grid = {{2, 1, 1}};
     halox_box_t box = {{9.0, 8.0, 7.0}};
-    halox_plan_params_t params = {grid, box, 2.0, 0.5, 0};
+    halox_plan_params_t params = {grid, box, 2.0, 0.5, 0, 0};
     const int nh = b.plan.n_home, cap = 4 * b.plan.n_total + 64;
     halox_device_atoms_t a;
     memset(&a, 0, sizeof a);

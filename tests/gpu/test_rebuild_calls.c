@@ -162,7 +162,7 @@ static void test_transport(const char *name)
     const double L = 18.0;
     halox_grid_t grid = {{g_size, 1, 1}};
     halox_box_t box = {{L, L, L}};
-    halox_plan_params_t params = {grid, box, 5.0, 3.0, 1};
+    halox_plan_params_t params = {grid, box, 5.0, 3.0, 1, 0};
     halox_atoms_t *all = calloc((size_t)g_size, sizeof *all), mine;
     CHECK(tm_make_ranks(&grid, &box, HALOX_FLOAT, 3, sizeof(float) * 3, natoms, 99, g_rank, all,
                         &mine) == 0);

@@ -43,6 +43,15 @@ halox_check_test(check_threads_6x1x1_3pulse --grid 6x1x1 --box 12,9,9 --atoms 30
                  --buffer 0.5 --dist slab)
 halox_check_test(check_threads_8x1x1_4pulse --grid 8x1x1 --box 16,14,14 --atoms 1500 --cutoff 6.5
                  --buffer 0.5)
+# full-shell plans: ghosts from both neighbours, pairs by halox_full_pair; one-rank dimensions
+# (self images both ways), 2-rank dimensions (both neighbours one rank), several pulses
+halox_check_test(check_threads_full_1x1x1 --full-shell --grid 1x1x1 --atoms 2000 --box 10)
+halox_check_test(check_threads_full_2x2x1 --full-shell --grid 2x2x1 --atoms 3000 --box 10
+                 --precision double)
+halox_check_test(check_threads_full_4x3x2_2pulse --full-shell --grid 4x3x2 --box 12,9,8
+                 --atoms 4000 --cutoff 3.5 --buffer 0.4 --dist clustered)
+halox_check_test(check_threads_full_8x1x1_4pulse --full-shell --grid 8x1x1 --box 16,14,14
+                 --atoms 1500 --cutoff 6.5 --buffer 0.5 --stride 4)
 
 if(HALOX_HAVE_MPI)
   function(halox_check_mpi name np)
@@ -55,6 +64,10 @@ if(HALOX_HAVE_MPI)
   halox_check_mpi(check_mpi_np2 2 --grid 2x1x1 --atoms 3000 --box 8 --cutoff 2.9 --buffer 1.2)
   halox_check_mpi(check_mpi_np4 4 --grid 2x2x1 --atoms 4000 --box 10 --dist clustered)
   halox_check_mpi(check_mpi_np8 8 --grid 2x2x2 --atoms 6000 --box 12 --precision double)
+  halox_check_mpi(check_mpi_full_np2 2 --full-shell --grid 2x1x1 --atoms 3000 --box 8 --cutoff 2.9
+                  --buffer 1.2)
+  halox_check_mpi(check_mpi_full_np4 4 --full-shell --grid 2x2x1 --atoms 4000 --box 10
+                  --dist clustered --precision double)
   halox_mpiexec(_chk2 2 $<TARGET_FILE:halox-check>)
   add_test(NAME check_mpi_wrong_np COMMAND ${PROJECT_SOURCE_DIR}/tests/common/expect_error.sh
            "has 4 ranks but 2 MPI processes" ${_chk2} --transport mpi --grid 2x2x1)

@@ -78,7 +78,7 @@ static void expect_stopped(rctx_t *c, const char *what, halox_status_t st, int w
 /* A failure with a message of the library's (a bad cut-off), as a caller's own check makes. */
 static halox_status_t own_failure(char *msg, size_t size)
 {
-    halox_plan_params_t bad = {G, B, 7.0, 0.0, 1};
+    halox_plan_params_t bad = {G, B, 7.0, 0.0, 1, 0};
     halox_status_t st = halox_plan_check(&bad, NULL);
     snprintf(msg, size, "%s", halox_last_error());
     return st;
@@ -93,7 +93,7 @@ static halox_status_t rank_main(int rank, halox_team_t *team, void *arg)
     halox_status_t st = halox_comm_create("threads", &args, &comm);
     if (st != HALOX_OK)
         return st;
-    const halox_plan_params_t prm = {G, B, 1.5, 0.3, 1};
+    const halox_plan_params_t prm = {G, B, 1.5, 0.3, 1, 0};
     halox_atoms_t a;
     halox_atoms_init(&a, HALOX_DOUBLE, 3, 0);
     lattice(&a, rank);

@@ -60,7 +60,8 @@ typedef struct shared {
 
 static int same_pulse(const halox_pulse_t *a, const halox_pulse_t *b)
 {
-    return a->dim == b->dim && a->pulse_in_dim == b->pulse_in_dim && a->send_rank == b->send_rank &&
+    return a->dim == b->dim && a->pulse_in_dim == b->pulse_in_dim &&
+           a->from_lower == b->from_lower && a->send_rank == b->send_rank &&
            a->recv_rank == b->recv_rank && a->send_count == b->send_count &&
            a->dep_offset == b->dep_offset && a->dep_mask == b->dep_mask && a->shift == b->shift &&
            a->recv_count == b->recv_count && a->recv_offset == b->recv_offset &&
@@ -110,9 +111,31 @@ static halox_status_t rank_fn(int rank, halox_team_t *team, void *arg)
     const halox_plan_t *want = &sh->plans[rank];
     const size_t es = 3 * sizeof(float);
 
+    halox_device_atoms_t a;
+#ifdef HALOX_TEST_EMU_GPU
+    const int on_gpu = 1; /* the emulated GPU transports' stores */
+#else
+    const int on_gpu = 0;
+#endif
+    if (prm->full_shell && on_gpu) {
+        /* ---- a GPU transport refuses full-shell plans on every rank, naming what runs them:
+         * the fixed-capacity build and the host build (binds: test_gpu_exchange) */
+        dev_arrays(&a, &mine, mine.n_home + 1);
+        halox_plan_t none;
+        halox_plan_init(&none);
+        st = halox_comm_build_plan_device(comm, prm, &a, &none);
+        FAIL_IF(st != HALOX_ERR_UNAVAILABLE || !strstr(halox_last_error(), "threads and mpi"),
+                "full shell, build_plan_device: %s", halox_last_error());
+        st = halox_comm_build_plan(comm, prm, &mine, &none);
+        FAIL_IF(st != HALOX_ERR_UNAVAILABLE || mine.n_total != mine.n_home,
+                "full shell, build_plan: %s", halox_last_error());
+        halox_plan_free(&none);
+        dev_free(&a);
+        goto migration;
+    }
+
     /* ---- one rank's arrays refused (more home atoms than capacity): every rank returns an
      * error from the same agreement (that rank INVALID_ARG, the others ABORTED), none waits */
-    halox_device_atoms_t a;
     if (sh->P > 1) {
         const int liar = sh->P - 1;
         halox_plan_t bad_plan;
@@ -169,7 +192,9 @@ static halox_status_t rank_fn(int rank, halox_team_t *team, void *arg)
     halox_plan_free(&plan);
     dev_free(&a);
 
+migration:
     /* ---- the migration of moved atoms, too small first where a rank gains */
+    ;
     uint64_t s = sh->seed * 7 + (uint64_t)rank;
     for (int i = 0; i < mine.n_home; i++)
         for (int c = 0; c < 3; c++)
@@ -208,13 +233,13 @@ static halox_status_t rank_fn(int rank, halox_team_t *team, void *arg)
 }
 
 static void run_team(halox_grid_t grid, const double L[3], double rc, double buf, int shifts,
-                     int natoms, uint64_t seed)
+                     int full, int natoms, uint64_t seed)
 {
     shared_t *sh = calloc(1, sizeof *sh);
     sh->P = halox_grid_size(&grid);
     sh->natoms = natoms;
     sh->seed = seed;
-    sh->params = (halox_plan_params_t){grid, {{L[0], L[1], L[2]}}, rc, buf, shifts};
+    sh->params = (halox_plan_params_t){grid, {{L[0], L[1], L[2]}}, rc, buf, shifts, full};
     if (halox_plan_check(&sh->params, NULL) != HALOX_OK) {
         CHECK_MSG(0, "grid %dx%dx%d: the planner refuses the case: %s", grid.n[0], grid.n[1],
                   grid.n[2], halox_last_error());
@@ -236,10 +261,10 @@ static void run_team(halox_grid_t grid, const double L[3], double rc, double buf
                   grid.n[1], grid.n[2], r, sh->bad[r], sh->why[r]);
     int np[3];
     halox_plan_check(&sh->params, np);
-    printf("grid %dx%dx%d, %s, pulses %d,%d,%d, %d atoms: plan and migration on fixed arrays as "
+    printf("grid %dx%dx%d, %s%s, pulses %d,%d,%d, %d atoms: plan and migration on fixed arrays as "
            "the host's\n",
-           grid.n[0], grid.n[1], grid.n[2], shifts ? "shifts" : "copies", np[0], np[1], np[2],
-           natoms);
+           grid.n[0], grid.n[1], grid.n[2], shifts ? "shifts" : "copies",
+           full ? ", full shell" : "", np[0], np[1], np[2], natoms);
     halox_team_destroy(team);
     tm_reference_free(&t);
     for (int r = 0; r < sh->P; r++)
@@ -268,7 +293,16 @@ int main(void)
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         run_team((halox_grid_t){{cases[c].g[0], cases[c].g[1], cases[c].g[2]}}, cases[c].L,
-                 cases[c].rc, cases[c].buf, cases[c].shifts, cases[c].natoms, 11 + c);
+                 cases[c].rc, cases[c].buf, cases[c].shifts, 0, cases[c].natoms, 11 + c);
+        fflush(stdout);
+    }
+    /* full-shell plans: as the reference on the CPU transports' store (one rank, two ranks in
+     * a dimension, several pulses, shifts); refused by the GPU transports */
+    static const int full[] = {0, 1, 3, 4, 6, 7, 8, 12, 13, 14};
+    for (size_t i = 0; i < sizeof full / sizeof full[0]; i++) {
+        const int c = full[i];
+        run_team((halox_grid_t){{cases[c].g[0], cases[c].g[1], cases[c].g[2]}}, cases[c].L,
+                 cases[c].rc, cases[c].buf, cases[c].shifts, 1, cases[c].natoms, 31 + c);
         fflush(stdout);
     }
     TEST_DONE();

@@ -63,7 +63,7 @@ static void *run(void *vp)
     long long expected = (long long)NR * PER_RANK + (t->mode == 1 ? 1 : 0);
     if (t->mode == 3) {
         /* a grid of 8 ranks on a team of 12: refused on every rank, no hang */
-        halox_plan_params_t prm = {{{2, 2, 2}}, B, 2.0, 0.2, 0};
+        halox_plan_params_t prm = {{{2, 2, 2}}, B, 2.0, 0.2, 0, 0};
         halox_plan_t plan;
         halox_plan_init(&plan);
         t->st = halox_comm_build_plan(comm, &prm, &t->atoms, &plan);

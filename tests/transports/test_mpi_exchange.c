@@ -54,8 +54,9 @@ static void check_plan(const halox_plan_t *got, const halox_plan_t *want, const 
         return;
     for (int k = 0; k < got->n_pulses; k++) {
         const halox_pulse_t *a = &got->pulse[k], *b = &want->pulse[k];
-        CHECK_MSG(a->dim == b->dim && a->pulse_in_dim == b->pulse_in_dim, "%s: pulse %d dim", ctx,
-                  k);
+        CHECK_MSG(a->dim == b->dim && a->pulse_in_dim == b->pulse_in_dim &&
+                      a->from_lower == b->from_lower,
+                  "%s: pulse %d dim", ctx, k);
         CHECK_MSG(a->send_rank == b->send_rank && a->recv_rank == b->recv_rank,
                   "%s: pulse %d peers %d/%d vs %d/%d", ctx, k, a->send_rank, a->recv_rank,
                   b->send_rank, b->recv_rank);
@@ -174,6 +175,14 @@ static void test_exchanges(halox_comm_t *comm)
         for (size_t c = 0; c < sizeof cb / sizeof cb[0]; c++)
             exchange_case(comm, grids[g], box, cb[c][0], cb[c][1], 300,
                           1000 + (uint64_t)(g * 10 + (int)c));
+    /* full-shell plans: ghosts from both neighbours (both the same rank with two in a
+     * dimension), one-rank dimensions by copies (both ways) and by shifts, several pulses */
+    for (int g = 0; g < ng; g++)
+        for (size_t c = 0; c < sizeof cb / sizeof cb[0]; c++)
+            for (int shifts = 0; shifts <= 1; shifts++)
+                tm_exchange_case_full(comm, run_exchange, "full shell", grids[g], box, cb[c][0],
+                                      cb[c][1], 300, 2000 + (uint64_t)(g * 10 + (int)c), comm->real,
+                                      comm->stride, shifts, 1);
 }
 
 /* ---- collectives --------------------------------------------------------------------- */
@@ -374,7 +383,7 @@ static void test_migrate(halox_comm_t *comm, halox_grid_t grid, uint64_t seed)
     const int last = P - 1, n0 = mine.n_home;
     halox_status_t own = HALOX_OK;
     if (me == last) {
-        const halox_plan_params_t bad = {grid, box, 100.0, 0.0, 0};
+        const halox_plan_params_t bad = {grid, box, 100.0, 0.0, 0, 0};
         own = halox_plan_check(&bad, NULL);
         CHECK(own != HALOX_OK && halox_comm_defer_failure(comm, own) == HALOX_OK);
     }
@@ -416,7 +425,7 @@ static void test_migrate(halox_comm_t *comm, halox_grid_t grid, uint64_t seed)
 
     /* the plan rebuilt after migration agrees with the reference built from the expected
      * layout, and exchanges on it are exact */
-    halox_plan_params_t params = {grid, box, 2.0, 0.4, 0};
+    halox_plan_params_t params = {grid, box, 2.0, 0.4, 0, 0};
     char ctx[128];
     snprintf(ctx, sizeof ctx, "after migration, grid %dx%dx%d %s stride %d", grid.n[0], grid.n[1],
              grid.n[2], test_real_name(real), stride);

@@ -39,7 +39,7 @@ static int set_up(setup_t *s, int rank)
         return -1;
     halox_grid_t grid = {{2, 1, 1}};
     halox_box_t box = {{6.0, 6.0, 6.0}};
-    halox_plan_params_t params = {grid, box, 1.5, 0.2, 0};
+    halox_plan_params_t params = {grid, box, 1.5, 0.2, 0, 0};
     halox_atoms_t all[2];
     /* few atoms: every message stays small (eager), so a send completes without its receive */
     CHECK(tm_make_ranks(&grid, &box, HALOX_DOUBLE, 3, 0, 60, 11, rank, all, &s->atoms) == 0);

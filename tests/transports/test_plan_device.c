@@ -169,10 +169,11 @@ static void compare_plan(const halox_plan_t *p, const halox_plan_t *q, const cha
     for (int k = 0; k < p->n_pulses && k < q->n_pulses; k++) {
         const halox_pulse_t *a = &p->pulse[k], *b = &q->pulse[k];
         CHECK_MSG(a->dim == b->dim && a->pulse_in_dim == b->pulse_in_dim &&
-                      a->send_rank == b->send_rank && a->recv_rank == b->recv_rank &&
-                      a->send_count == b->send_count && a->dep_offset == b->dep_offset &&
-                      a->dep_mask == b->dep_mask && a->shift == b->shift &&
-                      a->recv_count == b->recv_count && a->recv_offset == b->recv_offset,
+                      a->from_lower == b->from_lower && a->send_rank == b->send_rank &&
+                      a->recv_rank == b->recv_rank && a->send_count == b->send_count &&
+                      a->dep_offset == b->dep_offset && a->dep_mask == b->dep_mask &&
+                      a->shift == b->shift && a->recv_count == b->recv_count &&
+                      a->recv_offset == b->recv_offset,
                   "%s: rank %d pulse %d: send %d (dep %d, mask %#x) recv %d at %d; the "
                   "reference send %d (dep %d, mask %#x) recv %d at %d",
                   ctx, g_rank, k, a->send_count, a->dep_offset, a->dep_mask, a->recv_count,
@@ -191,18 +192,20 @@ static void compare_plan(const halox_plan_t *p, const halox_plan_t *q, const cha
 /* One case on comm: arrays too small, then grown until the build succeeds; then the plan and
  * the arrays against the reference. Returns 1 when run, 0 when the planner refuses the case. */
 static int run_case(halox_comm_t *comm, halox_grid_t grid, double L, double rc, double buf,
-                    int shifts, int natoms, uint64_t seed, halox_real_t real, int stride)
+                    int shifts, int full, int natoms, uint64_t seed, halox_real_t real, int stride)
 {
     const int P = g_size, me = g_rank;
     halox_box_t box = {{L, L, L}};
-    halox_plan_params_t params = {grid, box, rc, buf, shifts};
+    halox_plan_params_t params = {grid, box, rc, buf, shifts, full};
     int np[3];
     if (halox_plan_check(&params, np) != HALOX_OK)
         return 0;
     char ctx[200];
     snprintf(ctx, sizeof ctx, "%s: grid %dx%dx%d box %g rc %g buffer %g %s pulses %d,%d,%d %s %d",
              halox_comm_transport(comm), grid.n[0], grid.n[1], grid.n[2], L, rc, buf,
-             shifts ? "shifts" : "copies", np[0], np[1], np[2], test_real_name(real), stride);
+             shifts ? (full ? "shifts, full shell," : "shifts")
+                    : (full ? "copies, full shell," : "copies"),
+             np[0], np[1], np[2], test_real_name(real), stride);
     halox_atoms_t *ref = calloc((size_t)P, sizeof *ref), mine;
     CHECK(tm_make_ranks(&grid, &box, real, stride, 0, natoms, seed, me, ref, &mine) == 0);
     tm_reference_t t;
@@ -303,7 +306,7 @@ static void bad_atom_case(halox_comm_t *comm, halox_real_t real, int stride)
     const int P = g_size, me = g_rank;
     halox_grid_t grid = {{P, 1, 1}};
     halox_box_t box = {{10.0 * P, 10, 10}};
-    halox_plan_params_t params = {grid, box, 2.0, 0.5, 1};
+    halox_plan_params_t params = {grid, box, 2.0, 0.5, 1, 0};
     halox_atoms_t *ref = calloc((size_t)P, sizeof *ref), mine;
     CHECK(tm_make_ranks(&grid, &box, real, stride, 0, 400 * P, 77, me, ref, &mine) == 0);
     const int victim = P - 1, at = mine.n_home / 2;
@@ -353,13 +356,22 @@ static void test_transport(const char *name)
         g_async = k == 1; /* one kind's builds leave the maps' read to a bind */
         for (int g = 0; g < ng; g++)
             for (int c = 0; c < (int)(sizeof cb / sizeof cb[0]); c++)
-                cases += run_case(comm, grids[g], cb[c].L, cb[c].rc, cb[c].buf, cb[c].shifts, 1500,
-                                  5000 + (uint64_t)(k * 100 + g * 10 + c), kinds[k].real,
+                cases += run_case(comm, grids[g], cb[c].L, cb[c].rc, cb[c].buf, cb[c].shifts, 0,
+                                  1500, 5000 + (uint64_t)(k * 100 + g * 10 + c), kinds[k].real,
                                   kinds[k].stride);
+#ifndef HALOX_TEST_GPU
+        /* full-shell plans on the CPU transports' store (the GPU transports refuse them) */
+        if (k != 2)
+            for (int g = 0; g < ng; g++)
+                for (int c = 0; c < (int)(sizeof cb / sizeof cb[0]); c++)
+                    cases += run_case(comm, grids[g], cb[c].L, cb[c].rc, cb[c].buf, cb[c].shifts, 1,
+                                      1500, 6000 + (uint64_t)(k * 100 + g * 10 + c), kinds[k].real,
+                                      kinds[k].stride);
+#endif
         if (k == 0) {
             /* so few atoms that some pulses select none */
-            cases +=
-                run_case(comm, grids[0], 12, 2.0, 0.5, 0, 10, 5999, kinds[k].real, kinds[k].stride);
+            cases += run_case(comm, grids[0], 12, 2.0, 0.5, 0, 0, 10, 5999, kinds[k].real,
+                              kinds[k].stride);
             bad_atom_case(comm, kinds[k].real, kinds[k].stride);
         }
         tm_check_direct(comm, name, direct);

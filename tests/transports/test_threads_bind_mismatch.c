@@ -2,7 +2,8 @@
  * names the pulse, both ranks and both counts: 2 thread ranks on 2x1x1, each binding its own
  * rank's plan of a build with another halo width (so the counts of pulse 0 differ), and a plan
  * whose pulse count differs. The ranks that found the mismatch say "whose plan"; the others
- * stop with the agreement's "stopped because rank N failed". */
+ * stop with the agreement's "stopped because rank N failed". And a plan of another rank (each
+ * rank binds its peer's) is refused on both, naming both ranks. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 typedef struct {
     chk_world_t narrow, wide; /* the same atoms, plans for two halo widths */
     int wide_rank;            /* the rank that binds the wide build's plan */
+    int swap;                 /* each rank binds its peer's plan */
     halox_status_t st[P];
     char msg[P][1024];
 } shared_t;
@@ -32,7 +34,8 @@ static halox_status_t rank_main(int rank, halox_team_t *team, void *vp)
     halox_status_t st = halox_comm_create("threads", &args, &comm);
     if (st == HALOX_OK) {
         chk_world_t *w = rank == S->wide_rank ? &S->wide : &S->narrow;
-        st = halox_comm_bind(comm, &w->plans[rank], w->atoms[rank].x, w->atoms[rank].x);
+        const int pr = S->swap ? P - 1 - rank : rank;
+        st = halox_comm_bind(comm, &w->plans[pr], w->atoms[pr].x, w->atoms[pr].x);
     }
     S->st[rank] = st;
     snprintf(S->msg[rank], sizeof S->msg[rank], "%s", halox_last_error());
@@ -82,6 +85,18 @@ int main(void)
     CHECK(S.wide.plans[0].pulse[0].send_count != S.narrow.plans[0].pulse[0].send_count);
     one_case(&S, 0);
     one_case(&S, 1);
+    /* each rank binds the other's plan (both of one build): refused on both, naming the ranks */
+    S.wide_rank = -1;
+    S.swap = 1;
+    halox_team_t *team = NULL;
+    CHECK_OK(halox_team_create(P, 20, &team));
+    if (team) {
+        CHECK_OK(halox_team_run(team, P, rank_main, &S, NULL, NULL));
+        halox_team_destroy(team);
+    }
+    for (int r = 0; r < P; r++)
+        CHECK_MSG(S.st[r] == HALOX_ERR_INVALID_ARG && strstr(S.msg[r], "plan is for rank"),
+                  "rank %d bound its peer's plan: %d '%s'", r, (int)S.st[r], S.msg[r]);
     chk_world_free(&S.narrow);
     chk_world_free(&S.wide);
     TEST_DONE();

@@ -136,7 +136,8 @@ static int plan_diff(const halox_plan_t *a, const halox_plan_t *b)
     PD(a->halo_dist == b->halo_dist, "halo %g", a->halo_dist);
     for (int k = 0; k < a->n_pulses && k < b->n_pulses; k++) {
         const halox_pulse_t *p = &a->pulse[k], *q = &b->pulse[k];
-        PD(p->dim == q->dim && p->pulse_in_dim == q->pulse_in_dim, "pulse %d dim", k);
+        PD(p->dim == q->dim && p->pulse_in_dim == q->pulse_in_dim && p->from_lower == q->from_lower,
+           "pulse %d dim", k);
         PD(p->send_rank == q->send_rank && p->recv_rank == q->recv_rank, "pulse %d ranks", k);
         PD(p->send_count == q->send_count && p->recv_count == q->recv_count &&
                p->recv_offset == q->recv_offset,
@@ -269,7 +270,8 @@ out:
     return NULL;
 }
 
-static void run_case(const tcase_t *tc, int index)
+/* full: a full-shell plan; shifts: periodic_shifts (no pulses in the one-rank dimensions) */
+static void run_case(const tcase_t *tc, int index, int full, int shifts)
 {
     const int P = tc->g[0] * tc->g[1] * tc->g[2];
     const size_t rs = halox_real_size(tc->real) * (size_t)tc->stride;
@@ -278,11 +280,14 @@ static void run_case(const tcase_t *tc, int index)
     sh.params.box = (halox_box_t){{tc->L[0], tc->L[1], tc->L[2]}};
     sh.params.cutoff = tc->rc;
     sh.params.buffer = tc->buf;
-    int np[3];
+    sh.params.full_shell = full;
+    sh.params.periodic_shifts = shifts;
+    int np[3], want[3];
+    for (int d = 0; d < 3; d++)
+        want[d] = shifts && tc->g[d] == 1 ? 0 : tc->expect_pulses[d];
     CHECK_OK(halox_plan_check(&sh.params, np));
-    CHECK_MSG(memcmp(np, tc->expect_pulses, sizeof np) == 0,
-              "case %d: pulses %d,%d,%d, expected %d,%d,%d", index, np[0], np[1], np[2],
-              tc->expect_pulses[0], tc->expect_pulses[1], tc->expect_pulses[2]);
+    CHECK_MSG(memcmp(np, want, sizeof np) == 0, "case %d: pulses %d,%d,%d, expected %d,%d,%d",
+              index, np[0], np[1], np[2], want[0], want[1], want[2]);
 
     chk_system_t sys;
     CHECK(chk_system_make(&sys, &sh.params.box, tc->n, tc->dist, 1234 + (uint64_t)index) == 0);
@@ -390,10 +395,11 @@ static void run_case(const tcase_t *tc, int index)
     }
     CHECK_MSG(bad_x == 0 && bad_f == 0, "case %d: %lld coordinate and %lld force mismatches", index,
               bad_x, bad_f);
-    printf("case %d: grid %dx%dx%d, %s stride %d, pulses %d+%d+%d, %d atoms, %d empty domains, "
-           "%d empty pulses",
-           index, tc->g[0], tc->g[1], tc->g[2], test_real_name(tc->real), tc->stride, np[0], np[1],
-           np[2], tc->n, empty, empty_pulses);
+    printf("case %d: grid %dx%dx%d, %s stride %d,%s%s pulses %d+%d+%d, %d atoms, %d empty "
+           "domains, %d empty pulses",
+           index, tc->g[0], tc->g[1], tc->g[2], test_real_name(tc->real), tc->stride,
+           full ? " full shell," : "", shifts ? " shifts," : "", np[0], np[1], np[2], tc->n, empty,
+           empty_pulses);
     if (tc->unreach)
         printf(", unreachable '%s': %d direct and %d staged legs (%d staged and empty)",
                tc->unreach, legs[0], legs[1], empty_staged);
@@ -466,6 +472,32 @@ int main(void)
     cases[n++] = (tcase_t){{4, 3, 2}, {12, 12, 12}, 4.5, 0.5, 400, U, F, 4, {2, 2, 1}, "node:4"};
     cases[n++] = (tcase_t){{3, 3, 3}, {9, 9, 9}, 2.0, 0.5, 10, C, D, 3, {1, 1, 1}, "node:9,0-1"};
     for (int i = 0; i < n; i++)
-        run_case(&cases[i], i);
+        run_case(&cases[i], i, 0, 0);
+    /* full-shell plans: ghosts from both neighbours; one rank (self images both ways), two
+     * ranks (both neighbours one rank), several pulses, one-rank dimensions by copies and by
+     * shifts, staged legs */
+    static const tcase_t full[] = {
+        {{1, 1, 1}, {10, 10, 10}, 2.5, 0.3, 300, U, F, 3, {1, 1, 1}, NULL},
+        {{1, 1, 1}, {6, 7, 8}, 2.9, 0.1, 200, U, D, 4, {1, 1, 1}, NULL},
+        {{2, 1, 1}, {8, 6, 6}, 2.0, 0.2, 250, U, F, 3, {1, 1, 1}, NULL},
+        {{2, 1, 1}, {6, 8, 8}, 2.8, 0.3, 300, U, D, 3, {2, 1, 1}, NULL},
+        {{2, 2, 2}, {8, 8, 8}, 2.5, 0.3, 400, U, F, 4, {1, 1, 1}, NULL},
+        {{3, 2, 1}, {9, 8, 7}, 3.0, 0.4, 400, U, D, 3, {2, 1, 1}, NULL},
+        {{4, 3, 2}, {12, 12, 12}, 4.5, 0.5, 400, U, D, 3, {2, 2, 1}, NULL},
+        {{3, 3, 3}, {9, 9, 9}, 2.0, 0.5, 10, C, F, 3, {1, 1, 1}, NULL},
+        {{5, 1, 1}, {10, 7, 7}, 3.0, 1.3, 60, S, D, 3, {3, 1, 1}, NULL},
+        {{2, 2, 1}, {6, 6, 6}, 2.8, 0.3, 300, U, D, 3, {2, 2, 1}, "node:2"},
+    };
+    for (int i = 0; i < (int)(sizeof full / sizeof full[0]); i++)
+        run_case(&full[i], 100 + i, 1, 0);
+    /* shifts: the one-rank edges above twice the list radius */
+    static const tcase_t full_shifts[] = {
+        {{1, 1, 1}, {10, 10, 10}, 2.5, 0.3, 300, U, F, 3, {1, 1, 1}, NULL},
+        {{2, 1, 1}, {8, 8, 8}, 2.0, 0.2, 250, U, D, 3, {1, 1, 1}, NULL},
+        {{3, 2, 1}, {9, 8, 7}, 3.0, 0.4, 400, U, F, 3, {2, 1, 1}, NULL},
+        {{4, 1, 1}, {8, 7, 7}, 2.5, 0.5, 300, U, D, 4, {2, 1, 1}, NULL},
+    };
+    for (int i = 0; i < (int)(sizeof full_shifts / sizeof full_shifts[0]); i++)
+        run_case(&full_shifts[i], 200 + i, 1, 1);
     TEST_DONE();
 }

@@ -31,6 +31,8 @@ static void usage(FILE *to)
         "  --precision P        float | double (default float)\n"
         "  --stride 3|4         reals per atom (default 3)\n"
         "  --steps K            exchange steps checked with moving atoms (default 3)\n"
+        "  --full-shell         full-shell plans: ghosts from both neighbours, pairs by\n"
+        "                       halox_full_pair (default: the half shell)\n"
         "  --transport NAME     host-memory transport to check: threads or mpi; auto (the\n"
         "                       default unless $HALOX_TRANSPORT names one): threads, and\n"
         "                       under mpirun -np P > 1 mpi (threads is refused there)\n"
@@ -150,6 +152,8 @@ int chk_parse_args(int argc, char **argv, chk_opts_t *o)
             return 1;
         if (!strcmp(a, "--verbose")) {
             o->verbose = 1;
+        } else if (!strcmp(a, "--full-shell")) {
+            o->prm.full_shell = 1;
         } else if (!strcmp(a, "--grid")) {
             NEED_VALUE();
             if (halox_grid_parse(v, &o->prm.grid) != HALOX_OK) {

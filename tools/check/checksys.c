@@ -128,7 +128,8 @@ halox_plan_params_t chk_case_params(const chk_case_t *c, int periodic_shifts)
                                {{c->L[0], c->L[1], c->L[2]}},
                                c->rc,
                                c->buf,
-                               periodic_shifts};
+                               periodic_shifts,
+                               0};
     return prm;
 }
 
@@ -284,6 +285,13 @@ static int chk_cells_pairs(const double *x, int n, double rc, chk_pair_fn fn, vo
     return 0;
 }
 
+/* The plan's pair rule: the half shell's zone rule, or the full shell's (newton on). */
+static int chk_pair_rule(const halox_plan_t *plan, int i, int j)
+{
+    return plan->params.full_shell ? halox_full_pair(plan->zone[i], plan->zone[j])
+                                   : halox_zone_pair(plan->zone[i], plan->zone[j]);
+}
+
 static double *chk_local_x(const halox_atoms_t *atoms)
 {
     double *x = malloc(sizeof(double) * 3 * (size_t)(atoms->n_total > 0 ? atoms->n_total : 1));
@@ -307,7 +315,7 @@ static void chk_rank_pair_cb(void *vctx, int i, int j, const double dx[3], doubl
     (void)dx;
     (void)r2;
     chk_rank_ctx_t *ctx = vctx;
-    if (!halox_zone_pair(ctx->plan->zone[i], ctx->plan->zone[j]))
+    if (!chk_pair_rule(ctx->plan, i, j))
         return;
     if (chk_pairs_push(ctx->out, ctx->atoms->id[i], ctx->atoms->id[j]) != 0)
         ctx->fail = 1;
@@ -421,7 +429,7 @@ typedef struct {
 static void chk_force_cb(void *vctx, int i, int j, const double dx[3], double r2)
 {
     chk_force_ctx_t *ctx = vctx;
-    if (!halox_zone_pair(ctx->plan->zone[i], ctx->plan->zone[j]))
+    if (!chk_pair_rule(ctx->plan, i, j))
         return;
     double s = 1 - r2 / ctx->rc2;
     s *= s;

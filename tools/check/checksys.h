@@ -75,7 +75,8 @@ int chk_pairs_add(chk_pairs_t *p, uint64_t key);
 /** Whether the sorted list holds the key (binary search). */
 int chk_pairs_has(const chk_pairs_t *p, uint64_t key);
 
-/** Pairs of one rank's local atoms that the zone rule gives to this rank with distance < rc,
+/** Pairs of one rank's local atoms that the plan's pair rule (halox_zone_pair, or
+ *  halox_full_pair for a full-shell plan) gives to this rank with distance < rc,
  *  distances computed in double from the stored (local-frame) coordinates. Appends to out.
  *  Uses cells, so large local sets are fine. -1 when out of memory or a coordinate is not
  *  finite. */
@@ -89,9 +90,9 @@ int chk_global_pairs(const chk_system_t *sys, double rc, long long brute_limit, 
 
 /** The check's pair force on atom i from j: F = (1 - r^2/rc^2)^2 * (x_i - x_j); smooth at rc so
  *  borderline pairs contribute almost nothing. */
-/** Forces on one rank's local atoms (home and halo) from the pairs the zone rule gives it, in
- *  the atoms' precision; f has n_total * stride reals and is overwritten. -1 (f zero or
- *  partial) when out of memory or a coordinate is not finite. */
+/** Forces on one rank's local atoms (home and halo) from the pairs the plan's pair rule gives it,
+ * in the atoms' precision; f has n_total * stride reals and is overwritten. -1 (f zero or partial)
+ * when out of memory or a coordinate is not finite. */
 int chk_rank_forces(const halox_plan_t *plan, const halox_atoms_t *atoms, double rc, void *f);
 
 /** Serial reference forces on every atom of the global system (3n doubles), minimum image. */

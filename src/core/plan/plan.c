@@ -33,6 +33,11 @@ halox_status_t halox_plan_check(const halox_plan_params_t *params, int pulses_pe
                             "periodic_shifts is %d: use 0 (periodic images as copies) or 1 "
                             "(minimum-image shifts in the dimensions with one rank)",
                             params->periodic_shifts);
+    if (params->full_shell != 0 && params->full_shell != 1)
+        return halox__error(HALOX_ERR_INVALID_ARG,
+                            "full_shell is %d: use 0 (half shell: atoms from the upper "
+                            "neighbours) or 1 (full shell: from both neighbours)",
+                            params->full_shell);
     double rh = params->cutoff + params->buffer;
     for (int d = 0; d < 3; d++) {
         double len = params->box.len[d];
@@ -211,18 +216,25 @@ halox_status_t halox__plan_geometry(halox_plan_t *plan, const halox_plan_params_
         memset(p, 0, sizeof *p);
         p->send_index = keep;
     }
+    const int dirs = params->full_shell ? 2 : 1;
     for (int d = 0; d < 3; d++) {
         plan->pulses_per_dim[d] = np[d];
         if (np[d] == 0)
             plan->shift_dims |= 1 << d; /* halox_plan_check: only a shift dimension has none */
-        for (int q = 0; q < np[d]; q++) {
+        for (int q = 0; q < dirs * np[d]; q++) {
             halox_pulse_t *p = &plan->pulse[plan->n_pulses++];
+            int down = q >= np[d]; /* full shell: from the lower neighbour, to the upper */
             p->dim = d;
-            p->pulse_in_dim = q;
-            p->send_rank = halox_grid_neighbour(&params->grid, rank, d, -1);
-            p->recv_rank = halox_grid_neighbour(&params->grid, rank, d, +1);
-            /* the lower neighbour of the first domain is the last one, across the boundary */
-            p->shift = plan->coord[d] == 0 ? params->box.len[d] : 0.0;
+            p->pulse_in_dim = down ? q - np[d] : q;
+            p->from_lower = down;
+            p->send_rank = halox_grid_neighbour(&params->grid, rank, d, down ? +1 : -1);
+            p->recv_rank = halox_grid_neighbour(&params->grid, rank, d, down ? -1 : +1);
+            /* the lower neighbour of the first domain is the last one, across the boundary;
+             * the upper neighbour of the last domain the first one */
+            if (!down)
+                p->shift = plan->coord[d] == 0 ? params->box.len[d] : 0.0;
+            else
+                p->shift = plan->coord[d] == params->grid.n[d] - 1 ? -params->box.len[d] : 0.0;
         }
     }
     st = halox__grow((void **)&plan->zone, &plan->zone_capacity, n_home > 0 ? n_home : 1, 1);
@@ -236,7 +248,7 @@ int halox__plan_first_pulse(const halox_plan_t *plan, int d)
 {
     int first = 0;
     for (int e = 0; e < d; e++)
-        first += plan->pulses_per_dim[e];
+        first += plan->pulses_per_dim[e] * (plan->params.full_shell ? 2 : 1);
     return plan->pulses_per_dim[d] > 0 ? first : -1;
 }
 
@@ -289,7 +301,7 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
         if (st != HALOX_OK)
             return st;
         idx[d] = plan->pulse[first].send_index;
-        first += np[d];
+        first += np[d] * (params->full_shell ? 2 : 1);
     }
     const double *lo = plan->lo, rh = plan->halo_dist;
     uint64_t lo_b[3], span[3], sel[3];
@@ -325,7 +337,7 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
         if (np[d] == 0)
             continue;
         plan->pulse[first].dep_offset = cnt[d];
-        first += np[d];
+        first += np[d] * (params->full_shell ? 2 : 1);
     }
     return HALOX_OK;
 }
@@ -353,17 +365,41 @@ static int halox__plan_scan(const halox_atoms_t *atoms, int d, int begin, int en
     return n;
 }
 
+/* As halox__plan_scan for a pulse from the lower neighbour: the atoms within rh of the upper
+ * bound hi (hi - x <= rh, in double), which land within rh below the receiver's lower bound. */
+static int halox__plan_scan_down(const halox_atoms_t *atoms, int d, int begin, int end, double hi,
+                                 double rh, int *idx)
+{
+    const size_t s = (size_t)atoms->stride;
+    int n = 0;
+    if (atoms->real == HALOX_FLOAT) {
+        const float *x = (const float *)atoms->x + d;
+        for (int i = begin; i < end; i++) {
+            idx[n] = i;
+            n += hi - (double)x[(size_t)i * s] <= rh;
+        }
+    } else {
+        const double *x = (const double *)atoms->x + d;
+        for (int i = begin; i < end; i++) {
+            idx[n] = i;
+            n += hi - x[(size_t)i * s] <= rh;
+        }
+    }
+    return n;
+}
+
 halox_status_t halox__plan_select(halox_plan_t *plan, int k, const halox_atoms_t *atoms)
 {
     halox_pulse_t *p = &plan->pulse[k];
     int d = p->dim;
     int begin, end;
     if (p->pulse_in_dim == 0) {
-        /* home atoms and everything received in earlier dimensions */
+        /* home atoms and everything received in earlier dimensions (the full shell's second
+         * direction skips the first direction's atoms of its own dimension below) */
         begin = 0;
         end = plan->n_total;
     } else {
-        /* forward what the previous pulse of this dimension delivered */
+        /* forward what the previous pulse of this dimension and direction delivered */
         begin = plan->pulse[k - 1].recv_offset;
         end = begin + plan->pulse[k - 1].recv_count;
     }
@@ -379,15 +415,21 @@ halox_status_t halox__plan_select(halox_plan_t *plan, int k, const halox_atoms_t
      * selection depends on come per range instead of per atom */
     int n = 0, dep = 0;
     uint32_t mask = 0;
-    if (p->pulse_in_dim == 0)
+    if (p->pulse_in_dim == 0 && p->from_lower) /* its home atoms: not picked by plan_begin */
+        n = dep = halox__plan_scan_down(atoms, d, 0, plan->n_home, plan->hi[d], rh, p->send_index);
+    else if (p->pulse_in_dim == 0)
         n = dep = p->dep_offset;
     for (int j = 0; j < k; j++) {
         const halox_pulse_t *q = &plan->pulse[j];
+        if (p->pulse_in_dim == 0 && q->dim == d)
+            continue; /* pulse 0 of the second direction: not the first direction's atoms */
         int b = q->recv_offset > begin ? q->recv_offset : begin;
         int e = q->recv_offset + q->recv_count < end ? q->recv_offset + q->recv_count : end;
         if (b >= e)
             continue;
-        int got = halox__plan_scan(atoms, d, b, e, lo, rh, p->send_index + n);
+        int got = p->from_lower
+                      ? halox__plan_scan_down(atoms, d, b, e, plan->hi[d], rh, p->send_index + n)
+                      : halox__plan_scan(atoms, d, b, e, lo, rh, p->send_index + n);
         n += got;
         if (got)
             mask |= 1u << j;
@@ -475,7 +517,7 @@ void halox__plan_unpack_setup(halox_plan_t *plan, int k, halox_atoms_t *atoms, c
     memcpy(atoms->id + off, b, (size_t)n * sizeof(int32_t));
     b += (size_t)n * sizeof(int32_t);
     for (int i = 0; i < n; i++)
-        plan->zone[off + i] = (uint8_t)((uint8_t)b[i] | (1u << p->dim));
+        plan->zone[off + i] = (uint8_t)((uint8_t)b[i] | halox__pulse_zone_bit(p));
 }
 
 void halox__plan_copy_setup(halox_plan_t *plan, int k, halox_atoms_t *atoms)
@@ -491,7 +533,7 @@ void halox__plan_copy_setup(halox_plan_t *plan, int k, halox_atoms_t *atoms)
     for (int i = 0; i < n; i++)
         id[i] = atoms->id ? atoms->id[idx[i]] : -1;
     uint8_t *zone = plan->zone + off;
-    const uint8_t bit = (uint8_t)(1u << p->dim);
+    const uint8_t bit = halox__pulse_zone_bit(p);
     for (int i = 0; i < n; i++)
         zone[i] = (uint8_t)(plan->zone[idx[i]] | bit);
 }

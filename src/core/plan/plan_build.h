@@ -16,6 +16,12 @@
  * zones; nothing about the atoms but their count and precision (a device build's first step). */
 halox_status_t halox__plan_geometry(halox_plan_t *plan, const halox_plan_params_t *params, int rank,
                                     halox_real_t real, int stride, int n_home, int capacity);
+/* The zone bit a pulse sets on the atoms it delivers: bit dim, or 3 + dim from the lower
+ * neighbour (full shell). */
+static inline uint8_t halox__pulse_zone_bit(const halox_pulse_t *p)
+{
+    return (uint8_t)(1u << (p->from_lower ? 3 + p->dim : p->dim));
+}
 /* Index of dimension d's first pulse; -1 when d has none (a shift dimension). */
 int halox__plan_first_pulse(const halox_plan_t *plan, int d);
 /* The full check of home atom i (id, position x) that lies outside the domain by the fast test:

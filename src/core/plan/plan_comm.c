@@ -133,7 +133,7 @@ halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *
         long long more = 0, most = 0; /* the largest count any rank sends in this pulse */
         for (int r = 0; r < comm->size; r++) {
             most = all[(size_t)r * M + 1] > most ? all[(size_t)r * M + 1] : most;
-            int src = halox_grid_neighbour(&plan->params.grid, r, p->dim, +1);
+            int src = halox_grid_neighbour(&plan->params.grid, r, p->dim, p->from_lower ? -1 : +1);
             long long rc = all[(size_t)src * M + 1];
             tight |= rc > all[(size_t)r * M + 2] ||
                      (long long)halox__plan_setup_bytes_of(S->real, S->stride, (int)rc) >
@@ -324,7 +324,10 @@ halox_status_t halox_comm_build_plan(halox_comm_t *comm, const halox_plan_params
     halox__host_store_t h = {.atoms = atoms};
     halox__plan_store_t s = halox__host_store(&h);
     /* a deferred failure: only the drive's first agreement */
-    halox_status_t st = halox__plan_drive(comm, params, &s, plan, halox__comm_take_deferred(comm));
+    halox_status_t st = halox__comm_take_deferred(comm);
+    if (st == HALOX_OK)
+        st = halox__full_shell_check(comm, params->full_shell, "build_plan");
+    st = halox__plan_drive(comm, params, &s, plan, st);
     s.ops->done(s.ctx);
     return st;
 }
@@ -339,6 +342,8 @@ halox_status_t halox_comm_build_plan_device(halox_comm_t *comm, const halox_plan
     halox_status_t st = halox__comm_take_deferred(comm); /* failed: only the first agreement */
     if (st == HALOX_OK)
         st = halox__device_atoms_check(atoms, comm->rank, "build_plan_device", 1);
+    if (st == HALOX_OK)
+        st = halox__full_shell_check(comm, params->full_shell, "build_plan_device");
     halox__plan_store_t s;
     memset(&s, 0, sizeof s);
     halox_atoms_t view; /* CPU transports: the caller's host arrays, as atoms that cannot grow */
