@@ -342,47 +342,29 @@ halox_status_t halox__plan_begin(halox_plan_t *plan, const halox_plan_params_t *
     return HALOX_OK;
 }
 
-/* Append to idx the atoms of [begin, end) within rh of lo in dimension d (x - lo < rh, in
- * double as always); returns how many. Branch-free: idx has room for one more. */
-static int halox__plan_scan(const halox_atoms_t *atoms, int d, int begin, int end, double lo,
-                            double rh, int *idx)
+/* Append to idx the atoms of [begin, end) within rh of the domain's bound in dimension d; returns
+ * how many. up (down 0: a pulse to the lower neighbour): x - lo < rh with bound = lo; down (a
+ * pulse from the lower neighbour, full shell): hi - x <= rh with bound = hi, so that the atoms
+ * land within rh below the receiver's lower bound. In double as always; branch-free: idx has
+ * room for one more. */
+static int halox__plan_scan(const halox_atoms_t *atoms, int d, int begin, int end, double bound,
+                            double rh, int down, int *idx)
 {
     const size_t s = (size_t)atoms->stride;
     int n = 0;
     if (atoms->real == HALOX_FLOAT) {
         const float *x = (const float *)atoms->x + d;
         for (int i = begin; i < end; i++) {
+            const double v = (double)x[(size_t)i * s];
             idx[n] = i;
-            n += (double)x[(size_t)i * s] - lo < rh;
+            n += down ? bound - v <= rh : v - bound < rh;
         }
     } else {
         const double *x = (const double *)atoms->x + d;
         for (int i = begin; i < end; i++) {
+            const double v = x[(size_t)i * s];
             idx[n] = i;
-            n += x[(size_t)i * s] - lo < rh;
-        }
-    }
-    return n;
-}
-
-/* As halox__plan_scan for a pulse from the lower neighbour: the atoms within rh of the upper
- * bound hi (hi - x <= rh, in double), which land within rh below the receiver's lower bound. */
-static int halox__plan_scan_down(const halox_atoms_t *atoms, int d, int begin, int end, double hi,
-                                 double rh, int *idx)
-{
-    const size_t s = (size_t)atoms->stride;
-    int n = 0;
-    if (atoms->real == HALOX_FLOAT) {
-        const float *x = (const float *)atoms->x + d;
-        for (int i = begin; i < end; i++) {
-            idx[n] = i;
-            n += hi - (double)x[(size_t)i * s] <= rh;
-        }
-    } else {
-        const double *x = (const double *)atoms->x + d;
-        for (int i = begin; i < end; i++) {
-            idx[n] = i;
-            n += hi - x[(size_t)i * s] <= rh;
+            n += down ? bound - v <= rh : v - bound < rh;
         }
     }
     return n;
@@ -416,7 +398,7 @@ halox_status_t halox__plan_select(halox_plan_t *plan, int k, const halox_atoms_t
     int n = 0, dep = 0;
     uint32_t mask = 0;
     if (p->pulse_in_dim == 0 && p->from_lower) /* its home atoms: not picked by plan_begin */
-        n = dep = halox__plan_scan_down(atoms, d, 0, plan->n_home, plan->hi[d], rh, p->send_index);
+        n = dep = halox__plan_scan(atoms, d, 0, plan->n_home, plan->hi[d], rh, 1, p->send_index);
     else if (p->pulse_in_dim == 0)
         n = dep = p->dep_offset;
     for (int j = 0; j < k; j++) {
@@ -427,9 +409,8 @@ halox_status_t halox__plan_select(halox_plan_t *plan, int k, const halox_atoms_t
         int e = q->recv_offset + q->recv_count < end ? q->recv_offset + q->recv_count : end;
         if (b >= e)
             continue;
-        int got = p->from_lower
-                      ? halox__plan_scan_down(atoms, d, b, e, plan->hi[d], rh, p->send_index + n)
-                      : halox__plan_scan(atoms, d, b, e, lo, rh, p->send_index + n);
+        int got = halox__plan_scan(atoms, d, b, e, p->from_lower ? plan->hi[d] : lo, rh,
+                                   p->from_lower, p->send_index + n);
         n += got;
         if (got)
             mask |= 1u << j;
