@@ -1,9 +1,16 @@
 /** @file
  * The rebuild step through an endpoint: each rank's plan built from its home atoms, and the
  * migration of atoms that left their domain to their new owners. Both come in two kinds:
- * on host arrays that the library grows (halox_atoms_t, halox/atoms.h), and on caller-owned
- * arrays of fixed capacity where the transport keeps its atoms (halox_device_atoms_t: device
- * memory on the GPU transports), which never move.
+ *  - on caller-owned arrays of a capacity the caller chose (halox_fixed_atoms_t, the calls
+ *    ending in _fixed): the library never allocates, grows or moves them; when they are too
+ *    small every rank fails with HALOX_ERR_NO_MEMORY, the short rank's `need` says how many
+ *    entries it wants, and the caller grows its arrays and calls again. Host memory on the CPU
+ *    transports, device memory on the GPU transports (where the transport keeps its atoms:
+ *    halox_transport_caps_t.on_gpu). This is the interface of a code with arrays of its own
+ *    (aligned, pooled, beside other per-atom arrays).
+ *  - on host arrays that the library grows with realloc() (halox_atoms_t, halox/atoms.h): a
+ *    convenience for a code that keeps its atoms in halox_atoms_t; the same plan and migration,
+ *    bit for bit, but x, id and extra may move in every call.
  *
  * Every call here is collective over the endpoint's ranks and follows endpoint.h's contract
  * (MPI before and after, one thread at a time per endpoint, failures agreed on every rank).
@@ -50,12 +57,17 @@ halox_status_t halox_comm_migrate(halox_comm_t *comm, const halox_grid_t *grid,
 
 /* ---- on caller-owned arrays where the transport keeps its atoms ------------------------------ */
 
-/** A rank's atoms where its transport keeps them: device memory for the GPU transports (x from
- *  halox_comm_device_alloc() where the transport needs symmetric memory), host memory for the CPU
- *  transports. Arrays of `capacity` entries; the caller owns them and they never move. */
-typedef struct halox_device_atoms {
+/** A rank's atoms in arrays the caller owns, of `capacity` entries each, where its transport keeps
+ *  them: host memory for the CPU transports, device memory for the GPU transports (x from
+ *  halox_comm_device_alloc() where the transport needs symmetric memory). The library reads and
+ *  writes them only inside the calls that take them (and the exchanges of a bound x), never
+ *  allocates, frees or moves them. */
+typedef struct halox_fixed_atoms {
     void *x;       /**< capacity atoms of the endpoint's precision and stride; home atoms first */
-    int32_t *id;   /**< capacity ids */
+    int32_t *id;   /**< capacity ids: the caller's, carried and never interpreted. The build copies
+                        them to the halo atoms (so a halo atom names its owner's atom), the
+                        migration moves them with their atoms, errors name atoms by them; any
+                        values do (duplicates too) */
     uint8_t *zone; /**< capacity zones, written by the build (home atoms 0) */
     void *extra;   /**< migration: capacity records of extra_bytes that travel with each atom
                         (velocities, ...); NULL with extra_bytes 0 */
@@ -71,7 +83,7 @@ typedef struct halox_device_atoms {
                              one of them crossed */
     int async; /**< in, migration on a GPU transport: 1 returns once the arrivals' placement
                     is enqueued on halox_comm_stream() (work ordered behind it there sees the
-                    atoms, as halox_comm_build_plan_device does; synchronise that stream before
+                    atoms, as halox_comm_build_plan_fixed does; synchronise that stream before
                     reading them on the host or on another stream); 0 returns after it.
                     Plan build on a GPU transport: 1 returns once the halo's placement and the
                     read of the maps and zones are enqueued on that stream (work ordered behind
@@ -79,7 +91,7 @@ typedef struct halox_device_atoms {
                     offsets are complete on return, its maps (send_index) and zones on the
                     host only once the next halox_comm_bind() of that plan returns (bind it
                     next: a bind of another plan drops them); 0 returns with the plan complete */
-} halox_device_atoms_t;
+} halox_fixed_atoms_t;
 
 /** halox_comm_build_plan() for atoms in the transport's memory (collective; blocking unless
  *  atoms->async): the halo part of x, id and zone is filled where the atoms are (on the GPU for
@@ -91,8 +103,8 @@ typedef struct halox_device_atoms {
  *  grow here: when a rank's halo does not fit, every rank returns HALOX_ERR_NO_MEMORY and that
  *  rank's atoms->need says how many entries it needs (the later pulses may need more: grow with
  *  head-room). The home atoms are unchanged then; call again after growing (every rank). */
-halox_status_t halox_comm_build_plan_device(halox_comm_t *comm, const halox_plan_params_t *params,
-                                            halox_device_atoms_t *atoms, halox_plan_t *plan);
+halox_status_t halox_comm_build_plan_fixed(halox_comm_t *comm, const halox_plan_params_t *params,
+                                           halox_fixed_atoms_t *atoms, halox_plan_t *plan);
 
 /** halox_comm_migrate() for atoms in the transport's memory (collective; blocking unless
  *  atoms->async): the wrap, the owners, the packing of the leavers and the placement of the
@@ -103,9 +115,9 @@ halox_status_t halox_comm_build_plan_device(halox_comm_t *comm, const halox_plan
  *  returns HALOX_ERR_NO_MEMORY before any atom moves (positions may be wrapped already:
  *  harmless) and that rank's atoms->need says how many entries it needs; grow and migrate
  *  again. */
-halox_status_t halox_comm_migrate_device(halox_comm_t *comm, const halox_grid_t *grid,
-                                         const halox_box_t *box, halox_device_atoms_t *atoms,
-                                         long long expected_total, long long step);
+halox_status_t halox_comm_migrate_fixed(halox_comm_t *comm, const halox_grid_t *grid,
+                                        const halox_box_t *box, halox_fixed_atoms_t *atoms,
+                                        long long expected_total, long long step);
 
 /* ---- failures between rebuild calls ---------------------------------------------------------- */
 

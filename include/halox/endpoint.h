@@ -18,7 +18,7 @@
  *    or HALOX_ERR_COMM an endpoint may refuse every later call with HALOX_ERR_STATE (messages
  *    may still be in flight): destroy it and end the job (MPI_Abort).
  *  - Blocking. Every call returns with its work done, except the exchanges of the GPU
- *    transports and the device builds asked to return early (halox_device_atoms_t.async), which
+ *    transports and the device builds asked to return early (halox_fixed_atoms_t.async), which
  *    are ordered on the endpoint's stream (halox_transport_caps_t.stream_ordered; halox/gpu.h).
  *  - Threads. An endpoint is used by one thread at a time (its calls take no locks); endpoints
  *    of different ranks may be used at once from different threads (the `threads` transport:
@@ -146,8 +146,8 @@ typedef struct halox_comm_stats {
     long long device_bytes;    /**< NVSHMEM transports: symmetric memory this process holds (x and f
                                     from halox_comm_device_alloc, force buffers, staging, signals),
                                     as of the last bind; 0 for the other transports */
-    long long direct_messages; /**< messages of halox_comm_build_plan_device() and
-                                    halox_comm_migrate_device() that went device to device
+    long long direct_messages; /**< messages of halox_comm_build_plan_fixed() and
+                                    halox_comm_migrate_fixed() that went device to device
                                     (NVSHMEM transports, HALOX_NVSHMEM_DIRECT_MESSAGES); the
                                     others were staged through the host */
     long long collectives;     /**< collectives the library ran (agreements, gathers, reductions,

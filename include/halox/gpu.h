@@ -34,7 +34,7 @@ void *halox_comm_stream(const halox_comm_t *comm);
  *  call instead of the bind). Per rank, no agreement (local); CPU transports ignore it. */
 halox_status_t halox_comm_set_stream_ordered(halox_comm_t *comm, int ordered);
 
-/** GPU transports: device memory for the arrays later bound as x and f (and halox_device_atoms_t
+/** GPU transports: device memory for the arrays later bound as x and f (and halox_fixed_atoms_t
  *  x). Collective and blocking: every rank calls it, in the same order, with its own size;
  *  ptr_p gets memory for at least `bytes`. The NVSHMEM transports (caps.symmetric) allocate
  *  symmetric memory (the largest rank's size, on every rank) so that peers can store into it,

@@ -114,7 +114,7 @@ typedef struct halox_pulse {
 
 /** A rank's halo plan. Plain data that transports read (the GPU transports copy what they need
  *  to the device). Built by halox_reference_build(), halox_comm_build_plan() or
- *  halox_comm_build_plan_device(); the caller owns the struct, the library its storage (free it
+ *  halox_comm_build_plan_fixed(); the caller owns the struct, the library its storage (free it
  *  with halox_plan_free()). */
 typedef struct halox_plan {
     halox_plan_params_t params; /**< the parameters it was built from */

@@ -4,9 +4,9 @@
 #include <time.h>
 
 #include "core/clock.h"
-#include "halox/env.h"
 #include "core/error.h"
 #include "halox/endpoint.h"
+#include "halox/env.h"
 
 double halox__now(void)
 {

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halox/env.h"
 #include "core/error.h"
+#include "halox/env.h"
 
 #define HALOX_ENV_LIST(X)                                                                          \
     X("HALOX_TRANSPORT", "string", "auto",                                                         \

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "core/bits.h"
-#include "core/device_atoms.h"
 #include "core/error.h"
+#include "core/fixed_atoms.h"
 #include "core/migrate_store.h"
 #include "core/pack.h"
 #include "core/transport.h"
@@ -156,8 +156,8 @@ static int halox__mig_pack(halox_atoms_t *a, const int *leave, const int *to, in
 
 typedef struct halox__mig_host {
     halox_atoms_t *atoms;
-    halox_device_atoms_t *out; /* fixed: the caller's arrays (halox_comm_migrate_device) */
-    int *leave;                /* leavers, then their destinations */
+    halox_fixed_atoms_t *out; /* fixed: the caller's arrays (halox_comm_migrate_fixed) */
+    int *leave;               /* leavers, then their destinations */
     int nleave;
     char *sbuf, *rbuf;
     long long scap, rcap; /* records the buffers hold */
@@ -194,7 +194,7 @@ static halox_status_t halox__mh_scan(void *ctx, const halox_grid_t *grid, const 
     halox_status_t st =
         halox__mig_scan(h->atoms, grid, box, me, step, h->leave, h->leave + n, &h->nleave, scount);
     *nleave_p = h->nleave;
-    /* only the caller's arrays report it (halox_comm_migrate_device) */
+    /* only the caller's arrays report it (halox_comm_migrate_fixed) */
     *hops_p = h->out ? halox__mig_hops(grid, me, h->leave + n, h->nleave) : 0;
     return st;
 }
@@ -546,16 +546,16 @@ halox_status_t halox_comm_migrate(halox_comm_t *comm, const halox_grid_t *grid,
     return st;
 }
 
-halox_status_t halox_comm_migrate_device(halox_comm_t *comm, const halox_grid_t *grid,
-                                         const halox_box_t *box, halox_device_atoms_t *atoms,
-                                         long long expected_total, long long step)
+halox_status_t halox_comm_migrate_fixed(halox_comm_t *comm, const halox_grid_t *grid,
+                                        const halox_box_t *box, halox_fixed_atoms_t *atoms,
+                                        long long expected_total, long long step)
 {
     if (!comm || !grid || !box || !atoms)
         return halox__error(HALOX_ERR_INVALID_ARG, "migrate_device: NULL argument");
     atoms->need = atoms->moved = atoms->max_hops = 0;
     halox_status_t st = halox__comm_take_deferred(comm); /* failed: only the first agreement */
     if (st == HALOX_OK)
-        st = halox__device_atoms_check(atoms, comm->rank, "migrate_device", 0);
+        st = halox__fixed_atoms_check(atoms, comm->rank, "migrate_device", 0);
     halox__mig_store_t s;
     memset(&s, 0, sizeof s);
     halox_atoms_t view; /* CPU transports: the caller's host arrays, as atoms that cannot grow */
@@ -563,7 +563,7 @@ halox_status_t halox_comm_migrate_device(halox_comm_t *comm, const halox_grid_t 
     if (st == HALOX_OK && comm->ops->mig_store) {
         st = comm->ops->mig_store(comm, atoms, &s);
     } else if (st == HALOX_OK) {
-        halox__device_atoms_view(&view, comm->real, comm->stride, atoms);
+        halox__fixed_atoms_view(&view, comm->real, comm->stride, atoms);
         s = halox__mig_host_store(&h, 1);
     }
     /* bad atoms or a store that failed to open: agreed in the drive's first agreement */

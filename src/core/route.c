@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halox/env.h"
 #include "core/error.h"
 #include "core/route.h"
+#include "halox/env.h"
 
 #define HALOX__UNREACH_SYNTAX                                                                      \
     "expected 'all', 'none', 'node:N' (ranks in different blocks of N consecutive ranks) or "      \

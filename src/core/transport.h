@@ -68,12 +68,12 @@ typedef struct halox_transport_ops {
     /* Optional: report failures of exchanges already enqueued (graph replays); cheap. */
     halox_status_t (*poll)(halox_comm_t *comm);
     /* GPU transports: the store of a plan build over device atoms
-     * (halox_comm_build_plan_device; plan_build.h). NULL: host arrays (core's store). */
-    halox_status_t (*plan_store)(halox_comm_t *comm, halox_device_atoms_t *atoms,
+     * (halox_comm_build_plan_fixed; plan_build.h). NULL: host arrays (core's store). */
+    halox_status_t (*plan_store)(halox_comm_t *comm, halox_fixed_atoms_t *atoms,
                                  struct halox__plan_store *store);
-    /* GPU transports: the store of a migration over device atoms (halox_comm_migrate_device;
+    /* GPU transports: the store of a migration over device atoms (halox_comm_migrate_fixed;
      * migrate_store.h). NULL: host arrays (core's store). */
-    halox_status_t (*mig_store)(halox_comm_t *comm, halox_device_atoms_t *atoms,
+    halox_status_t (*mig_store)(halox_comm_t *comm, halox_fixed_atoms_t *atoms,
                                 struct halox__mig_store *store);
     /* Optional (nvshmem-inline): the exchange inside the caller's kernels (halox/inline.h): the
      * bound plan's view, or HALOX_ERR_UNAVAILABLE with the reason; the bookkeeping of an exchange
@@ -99,8 +99,8 @@ struct halox_comm {
     int halo_fresh;     /* bound after a plan build: the halo is current, forces may come
                            without a coordinate exchange */
     halox_comm_stats_t stats;
-    void *stream;   /* GPU transports: cudaStream_t of the exchanges */
-    int graph_mode; /* capturing: enqueue only, no host-side completion bookkeeping */
+    void *stream;       /* GPU transports: cudaStream_t of the exchanges */
+    int graph_mode;     /* capturing: enqueue only, no host-side completion bookkeeping */
     int stream_ordered; /* halox_comm_set_stream_ordered: the caller's kernels follow the stream */
     /* halox_comm_defer_failure: taken by the next migration, plan build or bind */
     halox_status_t deferred;

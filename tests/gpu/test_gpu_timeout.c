@@ -183,7 +183,7 @@ static void test_message_kernels(int me)
     halox_box_t box = {{9.0, 8.0, 7.0}};
     halox_plan_params_t params = {grid, box, 2.0, 0.5, 0, 0};
     const int nh = b.plan.n_home, cap = 4 * b.plan.n_total + 64;
-    halox_device_atoms_t a;
+    halox_fixed_atoms_t a;
     memset(&a, 0, sizeof a);
     CHECK_OK(halox_comm_device_alloc(b.comm, sizeof(float) * 3 * (size_t)cap, &a.x));
     TG_CUDA(cudaMalloc((void **)&a.id, sizeof(int32_t) * (size_t)cap));
@@ -195,12 +195,12 @@ static void test_message_kernels(int me)
     halox_plan_t plan;
     halox_plan_init(&plan);
     /* a healthy build first: the messages' verdict and mailbox are set up */
-    CHECK_OK(halox_comm_build_plan_device(b.comm, &params, &a, &plan));
+    CHECK_OK(halox_comm_build_plan_fixed(b.comm, &params, &a, &plan));
     MPI_Barrier(MPI_COMM_WORLD);
     if (me == 1)
         halox_emu_drop("halox__shm_msg_send_kernel", 1);
     const double t0 = now_s();
-    halox_status_t st = halox_comm_build_plan_device(b.comm, &params, &a, &plan);
+    halox_status_t st = halox_comm_build_plan_fixed(b.comm, &params, &a, &plan);
     const double dt = now_s() - t0;
     halox_emu_drop(NULL, 0);
     const char *msg = halox_last_error();

@@ -1,8 +1,8 @@
 /* The host's calls of a device rebuild, against a budget (a rebuild's host time is nearly all
  * calls into the CUDA runtime and NVSHMEM: docs/MD-DESIGN.md#rebuilds-on-the-device). Built
  * only over the host emulation (tests/emu), which counts every call the host makes by kind
- * (halox_emu_calls): the migration (halox_comm_migrate_device with the velocities as extra
- * bytes), the plan build (halox_comm_build_plan_device) and the bind (halox_comm_bind) of the
+ * (halox_emu_calls): the migration (halox_comm_migrate_fixed with the velocities as extra
+ * bytes), the plan build (halox_comm_build_plan_fixed) and the bind (halox_comm_bind) of the
  * NVSHMEM transports the engine runs, as the engine calls them at a rebuild, once sizes have
  * settled (the first rebuilds allocate). Each phase's calls of every kind must stay within the
  * budget below: a change that adds calls to a rebuild fails here, and the budget comes down
@@ -77,7 +77,7 @@ static void counts(const halox_comm_t *comm, long c[KINDS])
 
 /* the device arrays of one rank, as the engine keeps them */
 typedef struct arrays {
-    halox_device_atoms_t a;
+    halox_fixed_atoms_t a;
     void *f;
     float *v;
 } arrays_t;
@@ -201,13 +201,13 @@ static void test_transport(const char *name)
         counts(comm, c[0]);
         r.a.capacity = cap;
         r.a.async = 0; /* as the engine: the migration waits for its placement, the plan build */
-        halox_status_t st = halox_comm_migrate_device(comm, &grid, &box, &r.a, natoms, rep);
+        halox_status_t st = halox_comm_migrate_fixed(comm, &grid, &box, &r.a, natoms, rep);
         CHECK_MSG(st == HALOX_OK, "%s: migration: %s", ctx, halox_last_error());
         counts(comm, c[1]);
         r.a.capacity = cap;
         r.a.async = 1; /* leaves the maps' read to the bind, which waits for the stream anyway */
         if (st == HALOX_OK)
-            st = halox_comm_build_plan_device(comm, &params, &r.a, &plan);
+            st = halox_comm_build_plan_fixed(comm, &params, &r.a, &plan);
         CHECK_MSG(st == HALOX_OK, "%s: plan build: %s", ctx, halox_last_error());
         counts(comm, c[2]);
         if (st == HALOX_OK)

@@ -5,8 +5,8 @@ if(HALOX_HAVE_MPI)
   halox_mpi_test(test_mpi_exchange SOURCES transports/test_mpi_exchange.c NP 1 2 4 8)
   # bounded waits: a peer that skips an exchange gives HALOX_ERR_TIMEOUT, not a hang
   halox_mpi_test(test_mpi_timeout SOURCES transports/test_mpi_timeout.c NP 2 TIMEOUT 60)
-  # halox_comm_build_plan_device on host arrays (the CPU transports' store) against the reference
+  # halox_comm_build_plan_fixed on host arrays (the CPU transports' store) against the reference
   halox_mpi_test(test_plan_device SOURCES transports/test_plan_device.c NP 1 2 4 8)
-  # halox_comm_migrate_device on host arrays against halox_comm_migrate
+  # halox_comm_migrate_fixed on host arrays against halox_comm_migrate
   halox_mpi_test(test_migrate_device SOURCES transports/test_migrate_device.c NP 1 2 4 8)
 endif()

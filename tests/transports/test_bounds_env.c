@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "core/clock.h"
-#include "halox/env.h"
 #include "halox/endpoint.h"
+#include "halox/env.h"
 #include "halox/topology.h"
 #include "harness.h"
 
@@ -141,8 +141,7 @@ static void test_env_numbers(void)
     const char *bad_int[] = {"1.5", "-1", "65537", "9999999999999", "twelve", NULL};
     for (int i = 0; bad_int[i]; i++) {
         setenv("HALOX_NVSHMEM_BLOCKS", bad_int[i], 1);
-        CHECK_STATUS(halox_env_int("HALOX_NVSHMEM_BLOCKS", 0, 65536, 0, &n),
-                     HALOX_ERR_INVALID_ARG);
+        CHECK_STATUS(halox_env_int("HALOX_NVSHMEM_BLOCKS", 0, 65536, 0, &n), HALOX_ERR_INVALID_ARG);
         CHECK(n == 0);
     }
     unsetenv("HALOX_NVSHMEM_BLOCKS");

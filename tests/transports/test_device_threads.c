@@ -1,4 +1,4 @@
-/* halox_comm_build_plan_device and halox_comm_migrate_device on the `threads` transport (host
+/* halox_comm_build_plan_fixed and halox_comm_migrate_fixed on the `threads` transport (host
  * arrays: the CPU transports' store), where neither MPI nor a GPU is needed (so the builds
  * without MPI and the TSan build run them): on teams of 1, 3 and 4 thread ranks,
  *   - the plan over arrays too small for the halo: every rank refuses with HALOX_ERR_NO_MEMORY,
@@ -69,7 +69,7 @@ static int same_pulse(const halox_pulse_t *a, const halox_pulse_t *b)
             !memcmp(a->send_index, b->send_index, sizeof(int) * (size_t)a->send_count));
 }
 
-static void dev_arrays(halox_device_atoms_t *a, const halox_atoms_t *home, int cap)
+static void dev_arrays(halox_fixed_atoms_t *a, const halox_atoms_t *home, int cap)
 {
     const size_t es = halox_real_size(home->real) * (size_t)home->stride;
     memset(a, 0, sizeof *a);
@@ -86,7 +86,7 @@ static void dev_arrays(halox_device_atoms_t *a, const halox_atoms_t *home, int c
         memcpy(a->extra, home->extra, home->extra_bytes * (size_t)home->n_home);
 }
 
-static void dev_free(halox_device_atoms_t *a)
+static void dev_free(halox_fixed_atoms_t *a)
 {
     free(a->x);
     free(a->id);
@@ -111,7 +111,7 @@ static halox_status_t rank_fn(int rank, halox_team_t *team, void *arg)
     const halox_plan_t *want = &sh->plans[rank];
     const size_t es = 3 * sizeof(float);
 
-    halox_device_atoms_t a;
+    halox_fixed_atoms_t a;
 #ifdef HALOX_TEST_EMU_GPU
     const int on_gpu = 1; /* the emulated GPU transports' stores */
 #else
@@ -123,7 +123,7 @@ static halox_status_t rank_fn(int rank, halox_team_t *team, void *arg)
         dev_arrays(&a, &mine, mine.n_home + 1);
         halox_plan_t none;
         halox_plan_init(&none);
-        st = halox_comm_build_plan_device(comm, prm, &a, &none);
+        st = halox_comm_build_plan_fixed(comm, prm, &a, &none);
         FAIL_IF(st != HALOX_ERR_UNAVAILABLE || !strstr(halox_last_error(), "threads and mpi"),
                 "full shell, build_plan_device: %s", halox_last_error());
         st = halox_comm_build_plan(comm, prm, &mine, &none);
@@ -143,16 +143,16 @@ static halox_status_t rank_fn(int rank, halox_team_t *team, void *arg)
         dev_arrays(&a, &mine, mine.n_home + 1);
         if (rank == liar)
             a.n_home = a.capacity + 1;
-        st = halox_comm_build_plan_device(comm, prm, &a, &bad_plan);
+        st = halox_comm_build_plan_fixed(comm, prm, &a, &bad_plan);
         FAIL_IF(st != (rank == liar ? HALOX_ERR_INVALID_ARG : HALOX_ERR_ABORTED),
                 "plan with rank %d's bad arrays: %s", liar, halox_status_string(st));
-        st = halox_comm_migrate_device(comm, &prm->grid, &prm->box, &a, sh->natoms, 1);
+        st = halox_comm_migrate_fixed(comm, &prm->grid, &prm->box, &a, sh->natoms, 1);
         FAIL_IF(st != (rank == liar ? HALOX_ERR_INVALID_ARG : HALOX_ERR_ABORTED),
                 "migration with rank %d's bad arrays: %s", liar, halox_status_string(st));
         /* neither 0 nor 1 for async: named */
         a.n_home = mine.n_home;
         a.async = rank == liar ? 2 : 1;
-        st = halox_comm_migrate_device(comm, &prm->grid, &prm->box, &a, sh->natoms, 1);
+        st = halox_comm_migrate_fixed(comm, &prm->grid, &prm->box, &a, sh->natoms, 1);
         FAIL_IF(st != (rank == liar ? HALOX_ERR_INVALID_ARG : HALOX_ERR_ABORTED) ||
                     (rank == liar && !strstr(halox_last_error(), "async 2: give 0 or 1")),
                 "migration with rank %d's async 2: %s", liar, halox_last_error());
@@ -164,7 +164,7 @@ static halox_status_t rank_fn(int rank, halox_team_t *team, void *arg)
     dev_arrays(&a, &mine, mine.n_home + 1);
     halox_plan_t plan;
     halox_plan_init(&plan);
-    st = halox_comm_build_plan_device(comm, prm, &a, &plan);
+    st = halox_comm_build_plan_fixed(comm, prm, &a, &plan);
     int short_any = 0;
     for (int r = 0; r < sh->P; r++)
         short_any |= sh->plans[r].n_total > sh->plans[r].n_home + 1;
@@ -175,7 +175,7 @@ static halox_status_t rank_fn(int rank, halox_team_t *team, void *arg)
         int cap = a.need > 0 ? a.need + a.need / 8 + 1 : a.capacity;
         dev_free(&a);
         dev_arrays(&a, &mine, cap);
-        st = halox_comm_build_plan_device(comm, prm, &a, &plan);
+        st = halox_comm_build_plan_fixed(comm, prm, &a, &plan);
     }
     FAIL_IF(st != HALOX_OK, "plan: %s", halox_last_error());
     if (st == HALOX_OK) {
@@ -206,7 +206,7 @@ migration:
     st = halox_comm_migrate(comm, &prm->grid, &prm->box, &ref_m, sh->natoms, 1);
     FAIL_IF(st != HALOX_OK, "host migration: %s", halox_last_error());
     dev_arrays(&a, &mine, mine.n_home > 0 ? mine.n_home : 1);
-    st = halox_comm_migrate_device(comm, &prm->grid, &prm->box, &a, sh->natoms, 1);
+    st = halox_comm_migrate_fixed(comm, &prm->grid, &prm->box, &a, sh->natoms, 1);
     for (int tries = 0; st == HALOX_ERR_NO_MEMORY && tries < 4; tries++) {
         FAIL_IF(a.n_home != mine.n_home, "a refused migration moved atoms");
         int cap = a.need > a.capacity ? a.need + 4 : a.capacity;
@@ -215,7 +215,7 @@ migration:
         /* the device store without its last wait (an emulated launch is done on return; the
          * CPU store has none to skip) */
         a.async = 1;
-        st = halox_comm_migrate_device(comm, &prm->grid, &prm->box, &a, sh->natoms, 1);
+        st = halox_comm_migrate_fixed(comm, &prm->grid, &prm->box, &a, sh->natoms, 1);
     }
     FAIL_IF(st != HALOX_OK, "migration: %s", halox_last_error());
     if (st == HALOX_OK)

@@ -1,4 +1,4 @@
-/* halox_comm_migrate_device against halox_comm_migrate, bit for bit, run by every rank under
+/* halox_comm_migrate_fixed against halox_comm_migrate, bit for bit, run by every rank under
  * mpiexec: the same atoms (coordinates as wrapped, ids, extra bytes) in the same order on every
  * rank; and against the rules: every home atom inside its rank's domain afterwards, the ids of
  * the whole system each once. Positions are moved before each migration so that atoms leave
@@ -34,7 +34,7 @@ static int g_rank, g_size;
 
 typedef struct arrays {
     int on_gpu;
-    halox_device_atoms_t a;
+    halox_fixed_atoms_t a;
 } arrays_t;
 
 static void *mem_alloc(int on_gpu, size_t bytes)
@@ -172,7 +172,7 @@ static void run_case(halox_comm_t *comm, int on_gpu, halox_grid_t grid, halox_re
     arrays_t arr;
     arr_make(&arr, on_gpu, &mine, mine.n_home > 0 ? mine.n_home : 1);
     arr.a.async = async;
-    st = halox_comm_migrate_device(comm, &grid, &box, &arr.a, natoms, 7);
+    st = halox_comm_migrate_fixed(comm, &grid, &box, &arr.a, natoms, 7);
     int tries = 0;
     CHECK(halox_atoms_init(&got, real, stride, eb) == HALOX_OK);
     if (gains) {
@@ -192,7 +192,7 @@ static void run_case(halox_comm_t *comm, int on_gpu, halox_grid_t grid, halox_re
             arr_free(&arr);
             arr_make(&arr, on_gpu, &mine, cap);
             arr.a.async = async;
-            st = halox_comm_migrate_device(comm, &grid, &box, &arr.a, natoms, 7);
+            st = halox_comm_migrate_fixed(comm, &grid, &box, &arr.a, natoms, 7);
         }
     }
     CHECK_MSG(st == HALOX_OK, "%s: rank %d: %s", ctx, me, halox_last_error());
@@ -261,7 +261,7 @@ static void bad_case(halox_comm_t *comm, int on_gpu)
         halox_atoms_set(&mine, at, 2, NAN);
     arrays_t arr;
     arr_make(&arr, on_gpu, &mine, mine.n_home * 2 + 8);
-    halox_status_t st = halox_comm_migrate_device(comm, &grid, &box, &arr.a, 100 * P, 3);
+    halox_status_t st = halox_comm_migrate_fixed(comm, &grid, &box, &arr.a, 100 * P, 3);
     CHECK_MSG(st != HALOX_OK, "rank %d: a NaN position migrated", me);
     if (me == P - 1) {
         char want[64];

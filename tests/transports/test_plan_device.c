@@ -1,4 +1,4 @@
-/* halox_comm_build_plan_device against the serial reference, bit for bit, run by every rank
+/* halox_comm_build_plan_fixed against the serial reference, bit for bit, run by every rank
  * under mpiexec: the plan (counts, offsets, dependency offsets and masks, maps, zones) equals
  * halox_reference_build's for this rank, and the arrays hold the reference's halo coordinates,
  * ids and zones. Per case: first with arrays too small for the halo (every rank refuses with
@@ -30,7 +30,7 @@
 #endif
 
 static int g_rank, g_size;
-/* the cases' builds with halox_device_atoms_t.async: the plan's maps and zones reach the host in
+/* the cases' builds with halox_fixed_atoms_t.async: the plan's maps and zones reach the host in
  * the bind that follows, which the case then makes before comparing */
 static int g_async;
 
@@ -38,7 +38,7 @@ static int g_async;
 typedef struct arrays {
     halox_comm_t *comm;
     int on_gpu;
-    halox_device_atoms_t a;
+    halox_fixed_atoms_t a;
 } arrays_t;
 
 static int arr_alloc(arrays_t *r, halox_comm_t *comm, int cap)
@@ -222,7 +222,7 @@ static int run_case(halox_comm_t *comm, halox_grid_t grid, double L, double rc, 
     arr.a.async = g_async;
     halox_plan_t plan;
     halox_plan_init(&plan);
-    halox_status_t st = halox_comm_build_plan_device(comm, &params, &arr.a, &plan);
+    halox_status_t st = halox_comm_build_plan_fixed(comm, &params, &arr.a, &plan);
     int tries = 0;
     if (short_any) {
         CHECK_MSG(st == HALOX_ERR_NO_MEMORY, "%s: rank %d: arrays of %d entries for %d atoms: %s",
@@ -257,7 +257,7 @@ static int run_case(halox_comm_t *comm, halox_grid_t grid, double L, double rc, 
         CHECK(arr_alloc(&arr, comm, cap) == 0);
         arr_put(&arr, &mine);
         arr.a.async = g_async;
-        st = halox_comm_build_plan_device(comm, &params, &arr.a, &plan);
+        st = halox_comm_build_plan_fixed(comm, &params, &arr.a, &plan);
     }
     CHECK_MSG(st == HALOX_OK, "%s: rank %d: after %d tries: %s", ctx, me, tries,
               halox_last_error());
@@ -317,7 +317,7 @@ static void bad_atom_case(halox_comm_t *comm, halox_real_t real, int stride)
     arr_put(&arr, &mine);
     halox_plan_t plan;
     halox_plan_init(&plan);
-    halox_status_t st = halox_comm_build_plan_device(comm, &params, &arr.a, &plan);
+    halox_status_t st = halox_comm_build_plan_fixed(comm, &params, &arr.a, &plan);
     CHECK_MSG(st != HALOX_OK, "rank %d: a build with an atom outside its domain succeeded", me);
     if (me == victim) {
         char want[64];

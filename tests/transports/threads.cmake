@@ -19,8 +19,8 @@ halox_test(test_bounds_env SOURCES transports/test_bounds_env.c LABELS threads u
 # rank, naming pulse, ranks and counts
 halox_test(test_threads_bind_mismatch SOURCES transports/test_threads_bind_mismatch.c
            LIBS halox_checksys LABELS threads TIMEOUT 60)
-# the plan build and the migration over the caller's fixed arrays (halox_comm_build_plan_device,
-# halox_comm_migrate_device) on thread ranks: as the host versions, bit for bit
+# the plan build and the migration over the caller's fixed arrays (halox_comm_build_plan_fixed,
+# halox_comm_migrate_fixed) on thread ranks: as the host versions, bit for bit
 halox_test(test_device_threads SOURCES transports/test_device_threads.c LABELS threads TIMEOUT 120)
 # a rank's own failure carried into the next migration, plan build or bind
 # (halox_comm_defer_failure): every rank stops there in one agreement; the collectives a healthy

@@ -1,6 +1,6 @@
 /* Rebuilds that stay on the device (HALOX_MD_DEVICE_REBUILD=1; gpu_internal.h), for any rank
  * count: the blow-up check from the largest speed, the migration and the plan build by the
- * library on the device arrays (halox_comm_migrate_device, halox_comm_build_plan_device: only
+ * library on the device arrays (halox_comm_migrate_fixed, halox_comm_build_plan_fixed: only
  * counts, the leavers' indices and records and the set-up messages cross to the host), then the
  * bind and the cluster lists as after a host plan build. Positions, velocities and ids stay on
  * the GPU; the host atoms follow only when asked (md__gpu_to_host: thermo, output, checkpoints).
@@ -124,7 +124,7 @@ static halox_status_t md__gpu_on_device(halox_md_t *md, int plan, halox_status_t
     halox_status_t st = HALOX_OK;
     halox_comm_defer_failure(md->comm, pre); /* taken by the first try */
     for (int tries = 0; tries < 6; tries++) {
-        halox_device_atoms_t a;
+        halox_fixed_atoms_t a;
         memset(&a, 0, sizeof a);
         a.x = g->x;
         a.id = g->id;
@@ -133,7 +133,7 @@ static halox_status_t md__gpu_on_device(halox_md_t *md, int plan, halox_status_t
             a.zone = g->zone;
             a.capacity = g->cap_total;
             a.async = 1; /* the maps and zones reach the host plan in the bind below */
-            st = halox_comm_build_plan_device(md->comm, &md->prm, &a, &md->plan);
+            st = halox_comm_build_plan_fixed(md->comm, &md->prm, &a, &md->plan);
             if (st == HALOX_OK)
                 g->n_total = a.n_total;
         } else {
@@ -141,8 +141,8 @@ static halox_status_t md__gpu_on_device(halox_md_t *md, int plan, halox_status_t
             a.extra_bytes = sizeof(float) * 3;
             a.async = 1; /* the plan build below, on the same stream, waits */
             a.capacity = g->cap_home < g->cap_total ? g->cap_home : g->cap_total;
-            st = halox_comm_migrate_device(md->comm, &md->cfg.grid, &md->box, &a, md->natoms,
-                                           md->step);
+            st = halox_comm_migrate_fixed(md->comm, &md->cfg.grid, &md->box, &a, md->natoms,
+                                          md->step);
             g->n_home = a.n_home;
             if (st == HALOX_OK) {
                 md->migrated += a.moved;

@@ -1,12 +1,12 @@
 /* One rank's plan build through its transport (plan_build.h): the driver over a store of atoms,
  * the host store (host arrays: plan.c's steps), halox_comm_build_plan on growing host atoms and
- * halox_comm_build_plan_device on the caller's fixed arrays (device memory through the GPU
+ * halox_comm_build_plan_fixed on the caller's fixed arrays (device memory through the GPU
  * transport's store, host memory through the host store for the CPU transports). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/device_atoms.h"
 #include "core/error.h"
+#include "core/fixed_atoms.h"
 #include "core/grow.h"
 #include "core/plan/plan_build.h"
 #include "core/transport.h"
@@ -202,8 +202,8 @@ halox_status_t halox__plan_drive(halox_comm_t *comm, const halox_plan_params_t *
 
 typedef struct halox__host_store {
     halox_atoms_t *atoms;
-    int fixed;                 /* the caller's arrays: no growth, zones copied out at the end */
-    halox_device_atoms_t *out; /* fixed: the caller's view */
+    int fixed;                /* the caller's arrays: no growth, zones copied out at the end */
+    halox_fixed_atoms_t *out; /* fixed: the caller's view */
     void *buf;
 } halox__host_store_t;
 
@@ -332,8 +332,8 @@ halox_status_t halox_comm_build_plan(halox_comm_t *comm, const halox_plan_params
     return st;
 }
 
-halox_status_t halox_comm_build_plan_device(halox_comm_t *comm, const halox_plan_params_t *params,
-                                            halox_device_atoms_t *atoms, halox_plan_t *plan)
+halox_status_t halox_comm_build_plan_fixed(halox_comm_t *comm, const halox_plan_params_t *params,
+                                           halox_fixed_atoms_t *atoms, halox_plan_t *plan)
 {
     if (!comm || !params || !atoms || !plan)
         return halox__error(HALOX_ERR_INVALID_ARG, "build_plan_device: NULL argument");
@@ -341,7 +341,7 @@ halox_status_t halox_comm_build_plan_device(halox_comm_t *comm, const halox_plan
     atoms->n_total = 0;
     halox_status_t st = halox__comm_take_deferred(comm); /* failed: only the first agreement */
     if (st == HALOX_OK)
-        st = halox__device_atoms_check(atoms, comm->rank, "build_plan_device", 1);
+        st = halox__fixed_atoms_check(atoms, comm->rank, "build_plan_device", 1);
     if (st == HALOX_OK)
         st = halox__full_shell_check(comm, params->full_shell, "build_plan_device");
     halox__plan_store_t s;
@@ -351,7 +351,7 @@ halox_status_t halox_comm_build_plan_device(halox_comm_t *comm, const halox_plan
     if (st == HALOX_OK && comm->ops->plan_store) {
         st = comm->ops->plan_store(comm, atoms, &s);
     } else if (st == HALOX_OK) {
-        halox__device_atoms_view(&view, comm->real, comm->stride, atoms);
+        halox__fixed_atoms_view(&view, comm->real, comm->stride, atoms);
         s = halox__host_store(&h);
     }
     /* bad atoms or a store that failed to open: agreed in the drive's first agreement */

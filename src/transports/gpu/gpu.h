@@ -66,9 +66,9 @@ typedef struct halox__gpu {
     int ev_from[2][HALOX_MAX_PULSES];
     int ev_to[2][HALOX_MAX_PULSES];
     int ev_dim[2][HALOX_MAX_PULSES];
-    /* device scratch of halox_comm_build_plan_device (plan_device.c), kept between builds */
+    /* device scratch of halox_comm_build_plan_fixed (plan_device.c), kept between builds */
     halox__plan_dev_t *plan_dev;
-    /* device scratch of halox_comm_migrate_device (migrate_device.c) */
+    /* device scratch of halox_comm_migrate_fixed (migrate_device.c) */
     halox__mig_dev_t *mig_dev;
     /* the device plan build's set-up message (a sendrecv every rank calls) and the device
      * migration's all-to-all from device memory to device memory, where the transport can
@@ -191,9 +191,9 @@ void halox__gpu_fail(halox__gpu_t *g);
 /* ---- plan_device.c ----------------------------------------------------------------------- */
 
 struct halox__plan_store;
-/* The device store of halox_comm_build_plan_device (core/plan_build.h): kernels on the
+/* The device store of halox_comm_build_plan_fixed (core/plan_build.h): kernels on the
  * endpoint's stream over the caller's device arrays. */
-halox_status_t halox__gpu_plan_store(halox_comm_t *comm, halox_device_atoms_t *atoms,
+halox_status_t halox__gpu_plan_store(halox_comm_t *comm, halox_fixed_atoms_t *atoms,
                                      struct halox__plan_store *store);
 /* Free the store's device scratch (the stream must be idle). */
 void halox__gpu_plan_dev_free(halox__gpu_t *g);
@@ -206,8 +206,8 @@ void halox__gpu_plan_dev_settle(halox__gpu_t *g, const halox_plan_t *plan, int o
 /* ---- migrate_device.c --------------------------------------------------------------------- */
 
 struct halox__mig_store;
-/* The device store of halox_comm_migrate_device (core/migrate_store.h). */
-halox_status_t halox__gpu_mig_store(halox_comm_t *comm, halox_device_atoms_t *atoms,
+/* The device store of halox_comm_migrate_fixed (core/migrate_store.h). */
+halox_status_t halox__gpu_mig_store(halox_comm_t *comm, halox_fixed_atoms_t *atoms,
                                     struct halox__mig_store *store);
 /* Free the store's scratch (the stream must be idle). */
 void halox__gpu_mig_dev_free(halox__gpu_t *g);

@@ -12,8 +12,8 @@
 #include "core/error.h"
 #include "core/pack.h"
 #include "core/plan/pulse_deps.h"
-#include "transports/gpu/halo_kernels.h"
 #include "transports/gpu/gpu.h"
+#include "transports/gpu/halo_kernels.h"
 
 halox_status_t halox__gpu_cuda_error(halox_comm_t *comm, halox__gpu_t *g, cudaError_t e,
                                      const char *what, halox_status_t st, int fail)

@@ -4,8 +4,9 @@
  * rank, operation, step, pulse and peer.
  *
  * Shared by mpi-staged and mpi-cuda (src/transports/gpu/gpu_mpi.c: every pulse) and hybrid
- * (src/transports/nvshmem/gpu_hybrid.c: the pulses whose peer is not reachable by loads and stores).
- * The transport's state starts with its halox__gpu_t (comm->impl) and holds a halox__hst_t.
+ * (src/transports/nvshmem/gpu_hybrid.c: the pulses whose peer is not reachable by loads and
+ * stores). The transport's state starts with its halox__gpu_t (comm->impl) and holds a
+ * halox__hst_t.
  *
  * Request slots: [0, HALOX_MAX_PULSES) receives of pulse k, [HALOX_MAX_PULSES, 2x) sends.
  * Host layout: h_send holds send_count atoms per pulse at the device plan's buf_off[k]

@@ -14,8 +14,8 @@
 #include "core/migrate_store.h"
 #include "core/pack.h"
 #include "halox/geometry.h"
-#include "transports/gpu/migrate_kernels.h"
 #include "transports/gpu/gpu.h"
+#include "transports/gpu/migrate_kernels.h"
 
 enum { MD_COUNT = 0, MD_BAD, MD_SMALL };
 
@@ -27,10 +27,10 @@ enum { MD_ROW_COUNT = 0, MD_ROW_INDEX, MD_ROW_TO, MD_ROWS, MD_ROW_SLOT = MD_ROWS
 
 struct halox__mig_dev {
     halox__gpu_store_head_t h; /* endpoint (the MD_* counters live in the scan's rows) */
-    halox_device_atoms_t *atoms;
+    halox_fixed_atoms_t *atoms;
     size_t xb, rec;
     int nleave;
-    int async; /* the caller's halox_device_atoms_t.async: no wait after the arrivals' unpack */
+    int async; /* the caller's halox_fixed_atoms_t.async: no wait after the arrivals' unpack */
     int guess; /* leavers read with the counters (before their count is known): 0 at first,
                   then twice the last migration's */
     /* device scratch, grown: per home atom (the leavers' indices and owners, at most every home
@@ -104,7 +104,7 @@ static halox_status_t md_scan(void *ctx, const halox_grid_t *grid, const halox_b
                               long long step, long long *scount, int *nleave_p, int *hops_p)
 {
     halox__mig_dev_t *m = ctx;
-    halox_device_atoms_t *A = m->atoms;
+    halox_fixed_atoms_t *A = m->atoms;
     cudaStream_t s = m->h.g->stream;
     const int n = A->n_home;
     const size_t nn = (size_t)(n > 0 ? n : 1);
@@ -191,7 +191,7 @@ static halox_status_t md_reserve(void *ctx, long long nsend, long long nrecv)
 static halox_status_t md_pack(void *ctx, const size_t *soff, size_t *fill, int *keep_p)
 {
     halox__mig_dev_t *m = ctx;
-    halox_device_atoms_t *A = m->atoms;
+    halox_fixed_atoms_t *A = m->atoms;
     cudaStream_t s = m->h.g->stream;
     const int n = A->n_home, nl = m->nleave, keep = n - nl;
     *keep_p = keep;
@@ -279,7 +279,7 @@ static halox_status_t md_alltoallv(void *ctx, halox_comm_t *comm, const size_t *
 static halox_status_t md_append(void *ctx, int keep, int nrecv)
 {
     halox__mig_dev_t *m = ctx;
-    halox_device_atoms_t *A = m->atoms;
+    halox_fixed_atoms_t *A = m->atoms;
     const size_t eb = A->extra_bytes;
     halox_status_t st =
         md_cuda(m,
@@ -339,7 +339,7 @@ static const halox__mig_store_ops_t md_ops = {
     .done = md_done,
 };
 
-halox_status_t halox__gpu_mig_store(halox_comm_t *comm, halox_device_atoms_t *atoms,
+halox_status_t halox__gpu_mig_store(halox_comm_t *comm, halox_fixed_atoms_t *atoms,
                                     halox__mig_store_t *store)
 {
     halox__gpu_t *g = halox__gpu(comm);

@@ -16,15 +16,15 @@
 #include "core/grow.h"
 #include "core/pack.h"
 #include "core/plan/plan_build.h"
+#include "transports/gpu/gpu.h"
 #include "transports/gpu/halo_kernels.h"
 #include "transports/gpu/plan_select.h"
-#include "transports/gpu/gpu.h"
 
 enum { PD_COUNT = 0, PD_MASK, PD_BAD, PD_HOME, PD_SMALL = PD_HOME + 3 };
 
 struct halox__plan_dev {
     halox__gpu_store_head_t h; /* endpoint; PD_* counters and their pinned mirror */
-    halox_device_atoms_t *atoms;
+    halox_fixed_atoms_t *atoms;
     int *d_map[HALOX_MAX_PULSES]; /* pulse k's map on the device */
     size_t map_cap[HALOX_MAX_PULSES];
     int *d_scratch; /* the selection's block counts */
@@ -115,7 +115,7 @@ static halox_status_t pd_begin(void *ctx, halox_plan_t *plan, const halox_plan_p
                                int rank)
 {
     halox__plan_dev_t *pd = ctx;
-    halox_device_atoms_t *A = pd->atoms;
+    halox_fixed_atoms_t *A = pd->atoms;
     halox_status_t st = halox__plan_geometry(plan, params, rank, pd->h.comm->real,
                                              pd->h.comm->stride, A->n_home, A->capacity);
     if (st != HALOX_OK)
@@ -485,7 +485,7 @@ static const halox__plan_store_ops_t pd_ops = {
     .done = pd_done,
 };
 
-halox_status_t halox__gpu_plan_store(halox_comm_t *comm, halox_device_atoms_t *atoms,
+halox_status_t halox__gpu_plan_store(halox_comm_t *comm, halox_fixed_atoms_t *atoms,
                                      halox__plan_store_t *store)
 {
     halox__gpu_t *g = halox__gpu(comm);

@@ -1,5 +1,5 @@
-/* C entry points of the plan build's kernels (src/transports/gpu/plan_select.cu): the selection of the
- * atoms a pulse sends, the home atoms' domain check, and the ids and zones that travel with the
+/* C entry points of the plan build's kernels (src/transports/gpu/plan_select.cu): the selection of
+ * the atoms a pulse sends, the home atoms' domain check, and the ids and zones that travel with the
  * set-up messages. Used by the device store of src/transports/gpu/plan_device.c.
  *
  * The selection test is core's (plan.c): (double)x - lo < rh in double, so a device build

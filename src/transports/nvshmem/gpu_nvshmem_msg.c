@@ -31,9 +31,9 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/transport.h"
-#include "transports/nvshmem/nvshmem_halo.h"
 #include "transports/gpu/gpu.h"
 #include "transports/nvshmem/gpu_nvshmem.h"
+#include "transports/nvshmem/nvshmem_halo.h"
 
 /* whether this rank's loads and stores reach rank r's symmetric memory */
 static int halox__msg_reaches(const halox__shm_t *m, const halox_comm_t *comm, int r)

@@ -1,11 +1,12 @@
-/* The caller's fixed arrays of the device-data plan build and migration (device_atoms.h). */
+/* The caller's fixed-capacity arrays of halox_comm_build_plan_fixed and halox_comm_migrate_fixed
+ * (fixed_atoms.h). */
 #include <string.h>
 
-#include "core/device_atoms.h"
 #include "core/error.h"
+#include "core/fixed_atoms.h"
 
-halox_status_t halox__device_atoms_check(const halox_device_atoms_t *a, int rank, const char *op,
-                                         int zone)
+halox_status_t halox__fixed_atoms_check(const halox_fixed_atoms_t *a, int rank, const char *op,
+                                        int zone)
 {
     if (!a->x || !a->id || (zone && !a->zone) || (a->extra_bytes && !a->extra) || a->capacity < 1)
         return halox__error(HALOX_ERR_INVALID_ARG,
@@ -21,8 +22,8 @@ halox_status_t halox__device_atoms_check(const halox_device_atoms_t *a, int rank
     return HALOX_OK;
 }
 
-void halox__device_atoms_view(halox_atoms_t *view, halox_real_t real, int stride,
-                              const halox_device_atoms_t *a)
+void halox__fixed_atoms_view(halox_atoms_t *view, halox_real_t real, int stride,
+                             const halox_fixed_atoms_t *a)
 {
     memset(view, 0, sizeof *view);
     view->real = real;
