@@ -157,6 +157,10 @@ typedef struct halox_comm_stats {
     long long device_waits;    /**< GPU transports: host waits for the endpoint's stream (inside
                                     migrations, plan builds, binds, messages, exchanges) */
     double device_wait_seconds; /**< wall time inside them */
+    long long field_exchanges;  /**< field exchanges (halox/fields.h): each halox_comm_forward()
+                                     and _reverse(), and each coordinate or force exchange that
+                                     carried bound fields; their bytes are in bytes_sent */
+    double field_seconds;       /**< wall time in them (on stream-ordered transports: to enqueue) */
 } halox_comm_stats_t;
 
 /** This rank's statistics in *stats_p (local; host times of the calls: on stream-ordered

@@ -10,6 +10,7 @@
  *   topology.h     teams of thread ranks, the machine, the automatic choice of transport
  *   endpoint.h     a rank's endpoint: create, bind, exchange coordinates and forces, destroy
  *   build.h        plan builds and migration through an endpoint, on host or device arrays
+ *   fields.h       per-atom fields beside the coordinates: forward and reverse exchanges
  *   collectives.h  reductions, gathers and a barrier over an endpoint
  *   gpu.h          GPU endpoints: their stream, device memory, CUDA graphs
  *   inline.h       the exchange inside the caller's kernels: the host side
@@ -29,6 +30,7 @@
 #include "halox/endpoint.h"
 #include "halox/env.h"
 #include "halox/features.h"
+#include "halox/fields.h"
 #include "halox/file.h"
 #include "halox/geometry.h"
 #include "halox/gpu.h"

@@ -7,6 +7,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/fields.h"
 #include "core/pack.h"
 #include "core/plan/plan_build.h"
 #include "core/transport.h"
@@ -256,6 +257,15 @@ halox_status_t halox_comm_bind(halox_comm_t *comm, const halox_plan_t *plan, voi
                           plan->rank, plan->nranks, comm->rank, comm->size);
     if (st == HALOX_OK)
         st = halox__full_shell_check(comm, plan->params.full_shell, "bind");
+    if (st == HALOX_OK) {
+        /* the bound fields against the new plan's atoms: comm->plan is what the check reads */
+        comm->plan = plan;
+        st = halox__fields_check(comm, "bind (bound forward fields)", comm->n_bound_fwd,
+                                 comm->bound_fwd, 0);
+        if (st == HALOX_OK)
+            st = halox__fields_check(comm, "bind (bound reverse fields)", comm->n_bound_rev,
+                                     comm->bound_rev, 1);
+    }
     /* a failure is agreed in the transport's bind (its first collective) */
     comm->plan = st == HALOX_OK ? plan : NULL;
     comm->x = st == HALOX_OK ? x : NULL;
@@ -401,6 +411,8 @@ halox_status_t halox_comm_coords(halox_comm_t *comm)
     comm->halo_fresh = 0;
     halox_status_t st = comm->ops->coords(comm);
     comm->stats.coord_seconds += halox__now() - t0;
+    if (st == HALOX_OK)
+        st = halox__fields_exchange(comm, 0, comm->n_bound_fwd, comm->bound_fwd);
     if (st != HALOX_OK)
         return st;
     comm->coords_pending = 1;
@@ -423,6 +435,8 @@ halox_status_t halox_comm_forces(halox_comm_t *comm)
     comm->halo_fresh = 0;
     halox_status_t st = comm->ops->forces(comm);
     comm->stats.force_seconds += halox__now() - t0;
+    if (st == HALOX_OK)
+        st = halox__fields_exchange(comm, 1, comm->n_bound_rev, comm->bound_rev);
     if (st != HALOX_OK)
         return st;
     comm->coords_pending = 0;
@@ -471,6 +485,7 @@ void halox_comm_destroy(halox_comm_t *comm)
     if (!comm)
         return;
     comm->ops->fini(comm);
+    free(comm->field_buf);
     free(comm);
 }
 

@@ -9,6 +9,7 @@
 #include "halox/build.h"
 #include "halox/collectives.h"
 #include "halox/endpoint.h"
+#include "halox/fields.h"
 #include "halox/gpu.h"
 #include "halox/inline.h"
 #include "halox/topology.h"
@@ -80,6 +81,10 @@ typedef struct halox_transport_ops {
      * the caller's kernels enqueued (after core advanced the step), reporting failed waits. */
     halox_status_t (*inline_view)(halox_comm_t *comm, halox_inline_view_t *view);
     halox_status_t (*inline_enqueued)(halox_comm_t *comm, int coords);
+    /* Optional: the exchange of per-atom fields (halox/fields.h) over the bound plan, forward or
+     * reverse, the arguments checked and agreed by core. NULL: core's walk over sendrecv (host
+     * memory: the CPU transports); a GPU transport without it refuses fields. */
+    halox_status_t (*fields)(halox_comm_t *comm, int reverse, int n, const halox_field_t *fields);
 } halox_transport_ops_t;
 
 /* The endpoint: core's part plus the transport's private state. */
@@ -102,6 +107,12 @@ struct halox_comm {
     void *stream;       /* GPU transports: cudaStream_t of the exchanges */
     int graph_mode;     /* capturing: enqueue only, no host-side completion bookkeeping */
     int stream_ordered; /* halox_comm_set_stream_ordered: the caller's kernels follow the stream */
+    /* halox_comm_bind_fields: the fields every coordinate (force) exchange also forwards
+     * (reverses); the CPU walk's message buffer */
+    halox_field_t bound_fwd[HALOX_MAX_FIELDS], bound_rev[HALOX_MAX_FIELDS];
+    int n_bound_fwd, n_bound_rev;
+    void *field_buf;
+    size_t field_cap;
     /* halox_comm_defer_failure: taken by the next migration, plan build or bind */
     halox_status_t deferred;
     char deferred_msg[1024];

@@ -29,3 +29,6 @@ halox_test(test_defer_failure SOURCES transports/test_defer_failure.c LABELS thr
 # migration: atoms scattered far outside their domains end at their owner; bad input refused
 halox_test(test_migrate_threads SOURCES transports/test_migrate_threads.c LABELS threads
            TIMEOUT 120)
+# per-atom fields (halox/fields.h) forward, reverse and bound to the exchanges, by global id and
+# against the serial reference; refusals agreed on every rank
+halox_test(test_fields SOURCES transports/test_fields.c LABELS threads TIMEOUT 120)
