@@ -21,7 +21,11 @@
  *    halox_comm_coords() then forwards and every halox_comm_forces() reverses.
  *
  * Where the memory is: host memory on the CPU transports, device memory on the GPU transports
- * (halox_transport_caps_t.on_gpu), as for the bound coordinates. Every call here is collective
+ * (halox_transport_caps_t.on_gpu), as for the bound coordinates; plain device memory will do
+ * (cudaMalloc: no symmetric memory needed). The GPU transports gather and land the rows with
+ * kernels on halox_comm_stream() and pass them pulse by pulse through pinned host memory and
+ * the set-up messages: the host waits for the stream inside the call, so a field exchange is
+ * not captured in a CUDA graph (HALOX_ERR_UNAVAILABLE in graph mode). Every call here is collective
  * over the endpoint's ranks and follows endpoint.h's contract. The exchanges are bit for bit
  * halox_reference_forward() and halox_reference_reverse(). */
 #ifndef HALOX_FIELDS_H

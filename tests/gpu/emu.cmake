@@ -53,7 +53,7 @@ set(HALOX_EMU_GPU_SOURCES
     emu/emu_exchange_kernels.cpp emu/emu_nvshmem.cpp emu/emu_runtime.cpp emu/emu_fibres.cpp
     ${_t}/registry.c ${_t}/affinity.c ${_t}/choose.c ${_t}/team.c ${_t}/team_run.c
     ${_t}/host/pulse_host.c ${_t}/host/threads.c ${_t}/host/threads_exchange.c ${_t}/host/mpi.c
-    ${_t}/host/mpi_wait.c ${_t}/gpu/gpu_device.c ${_t}/gpu/pulse_gpu.c ${_t}/gpu/plan_device.c
+    ${_t}/host/mpi_wait.c ${_t}/gpu/gpu_device.c ${_t}/gpu/gpu_fields.c ${_t}/gpu/pulse_gpu.c ${_t}/gpu/plan_device.c
     ${_t}/gpu/migrate_device.c ${_t}/gpu/gpu_endpoint.c ${_t}/gpu/gpu_staging.c ${_t}/gpu/gpu_mpi.c
     ${_t}/nvshmem/gpu_nvshmem.c ${_t}/nvshmem/gpu_nvshmem_alloc.c ${_t}/nvshmem/gpu_nvshmem_bind.c
     ${_t}/nvshmem/gpu_nvshmem_exchange.c ${_t}/nvshmem/gpu_nvshmem_inline.c
@@ -98,6 +98,9 @@ halox_mpi_leaks_off(test_exchange_emu_np2_stream_ordered)
 # against the reference plan and the host migration (test_gpu_plan_device, _migrate_device)
 halox_emu_gpu_test(test_plan_device_emu transports/test_plan_device.c 2)
 halox_emu_gpu_test(test_migrate_device_emu transports/test_migrate_device.c 2 4)
+# per-atom fields through every GPU transport's field exchange (test_gpu_fields)
+halox_emu_gpu_test(test_fields_emu transports/test_fields.c 1 2 4)
+target_compile_definitions(test_fields_emu PRIVATE FIELDS_MPI)
 # and with the messages copied under host agreements (HALOX_NVSHMEM_DIRECT_MESSAGES=1) instead of
 # sent by the message kernels (2, the default)
 foreach(_t test_plan_device_emu test_migrate_device_emu)

@@ -29,6 +29,10 @@ if(HALOX_HAVE_MPI)
   halox_mpi_test(test_gpu_migrate_device SOURCES transports/test_migrate_device.c NP 1 2 4 8
                  LABELS gpu TIMEOUT 300)
   target_compile_definitions(test_gpu_migrate_device PRIVATE HALOX_TEST_GPU=1)
+  # per-atom fields forward, reverse and bound to the exchanges, every GPU transport, against the
+  # owners' rows by id and the reference
+  halox_mpi_test(test_gpu_fields SOURCES transports/test_fields.c NP 1 2 4 LABELS gpu TIMEOUT 300)
+  target_compile_definitions(test_gpu_fields PRIVATE HALOX_TEST_GPU=1 FIELDS_MPI)
   # bounded waits: a missing peer is a timeout naming rank, step, pulse and peer
   halox_mpi_test(test_gpu_timeout SOURCES gpu/test_gpu_timeout.c gpu/inline_kernels.cu NP 2
                  LABELS gpu TIMEOUT 120)

@@ -10,7 +10,9 @@
  * - refusals on every rank alike: a byte field reversed, a count that differs on one rank, a
  *   field too short for the plan on one rank (at the call and at a bind).
  * Half and full shell, copies and shifts, several pulses, one-rank dimensions.
- * Without FIELDS_MPI: thread ranks of the `threads` transport; with it: MPI processes of `mpi`. */
+ * Without FIELDS_MPI: thread ranks of the `threads` transport; with it: MPI processes of `mpi`;
+ * with HALOX_TEST_GPU too: every GPU transport, fields and coordinates in device memory (the
+ * checks read host mirrors copied after the stream is done). */
 #define _POSIX_C_SOURCE 200809L
 #ifdef FIELDS_MPI
 #include <mpi.h>
@@ -27,6 +29,10 @@
 #include "halox/topology.h"
 #include "harness.h"
 #include "mpi_common.h"
+#ifdef HALOX_TEST_GPU
+#include "halox/gpu.h"
+#include "test_gpu_common.h"
+#endif
 
 typedef struct shared {
     halox_plan_params_t params;
@@ -179,6 +185,66 @@ static int same_as_reference_reverse(const shared_t *sh, const halox_field_t *mi
     return same;
 }
 
+/* The fields the calls see: device copies on a GPU transport (up: host rows to the device,
+ * down: back once the endpoint's stream is done), the host arrays themselves otherwise. */
+typedef struct mirror {
+    halox_comm_t *comm;
+    halox_field_t *host, dev[NF];
+} mirror_t;
+
+
+#ifdef HALOX_TEST_GPU
+static size_t field_bytes(const halox_field_t *f)
+{
+    return halox_type_size(f->type) * (size_t)f->count * (size_t)f->capacity;
+}
+#endif
+
+static void mirror_open(mirror_t *m, halox_comm_t *comm, halox_field_t *host)
+{
+    m->comm = comm;
+    m->host = host;
+    for (int k = 0; k < NF; k++) {
+        m->dev[k] = host[k];
+#ifdef HALOX_TEST_GPU
+        TG_CUDA(cudaMalloc(&m->dev[k].data, field_bytes(&host[k])));
+#endif
+    }
+}
+
+static void up(mirror_t *m)
+{
+#ifdef HALOX_TEST_GPU
+    for (int k = 0; k < NF; k++)
+        TG_CUDA(cudaMemcpy(m->dev[k].data, m->host[k].data, field_bytes(&m->host[k]),
+                           cudaMemcpyHostToDevice));
+#else
+    (void)m;
+#endif
+}
+
+static void down(mirror_t *m)
+{
+#ifdef HALOX_TEST_GPU
+    TG_CUDA(cudaStreamSynchronize((cudaStream_t)halox_comm_stream(m->comm)));
+    for (int k = 0; k < NF; k++)
+        TG_CUDA(cudaMemcpy(m->host[k].data, m->dev[k].data, field_bytes(&m->host[k]),
+                           cudaMemcpyDeviceToHost));
+#else
+    (void)m;
+#endif
+}
+
+static void mirror_close(mirror_t *m)
+{
+#ifdef HALOX_TEST_GPU
+    for (int k = 0; k < NF; k++)
+        TG_CUDA(cudaFree(m->dev[k].data));
+#else
+    (void)m;
+#endif
+}
+
 static void run_rank(halox_comm_t *comm, shared_t *sh, int rank)
 {
     const halox_plan_params_t *prm = &sh->params;
@@ -195,21 +261,34 @@ static void run_rank(halox_comm_t *comm, shared_t *sh, int rank)
                 memcmp(mine.id, sh->ref[rank].id, sizeof(int32_t) * (size_t)n_total),
             "build: not the reference's halo");
     double *f = calloc((size_t)cap, 3 * sizeof(double));
-    st = halox_comm_bind(comm, &plan, mine.x, f);
+    void *bx = mine.x, *bf = f;
+#ifdef HALOX_TEST_GPU
+    CHECK_OK(halox_comm_device_alloc(comm, 3 * sizeof(double) * (size_t)cap, &bx));
+    CHECK_OK(halox_comm_device_alloc(comm, 3 * sizeof(double) * (size_t)cap, &bf));
+    TG_CUDA(cudaMemcpy(bx, mine.x, 3 * sizeof(double) * (size_t)n_total, cudaMemcpyHostToDevice));
+    TG_CUDA(cudaMemset(bf, 0, 3 * sizeof(double) * (size_t)cap));
+#endif
+    st = halox_comm_bind(comm, &plan, bx, bf);
     FAIL_IF(st != HALOX_OK, "bind: %s", halox_last_error());
     halox_field_t fl[NF];
     for (int k = 0; k < NF; k++)
         fl[k] = (halox_field_t){calloc((size_t)cap, halox_type_size(TYPES[k]) * (size_t)COUNTS[k]),
                                 TYPES[k], COUNTS[k], cap};
+    mirror_t m;
+    mirror_open(&m, comm, fl);
 
     /* ---- forward alone, then reverse alone (the byte field has no sum) */
     fill_forward(fl, NF, mine.id, n_home, cap);
-    st = halox_comm_forward(comm, NF, fl);
+    up(&m);
+    st = halox_comm_forward(comm, NF, m.dev);
+    down(&m);
     FAIL_IF(st != HALOX_OK, "forward: %s", halox_last_error());
     FAIL_IF(check_forward(fl, NF, mine.id, n_total), "forward: %d rows not their owner's",
             check_forward(fl, NF, mine.id, n_total));
     fill_reverse(fl, NF - 1, rank, n_total);
-    st = halox_comm_reverse(comm, NF - 1, fl);
+    up(&m);
+    st = halox_comm_reverse(comm, NF - 1, m.dev);
+    down(&m);
     FAIL_IF(st != HALOX_OK, "reverse: %s", halox_last_error());
     FAIL_IF(check_reverse(sh, fl, NF - 1, mine.id, n_home), "reverse: %d sums wrong",
             check_reverse(sh, fl, NF - 1, mine.id, n_home));
@@ -218,12 +297,14 @@ static void run_rank(halox_comm_t *comm, shared_t *sh, int rank)
                 "reverse: field %d not the reference's bits", k);
 
     /* ---- bound to the coordinate (int32, bytes) and force (double x3) exchanges */
-    halox_field_t fwd[2] = {fl[0], fl[3]}, rev[1] = {fl[1]};
+    halox_field_t fwd[2] = {m.dev[0], m.dev[3]}, rev[1] = {m.dev[1]};
     st = halox_comm_bind_fields(comm, 2, fwd, 1, rev);
     FAIL_IF(st != HALOX_OK, "bind_fields: %s", halox_last_error());
     for (int step = 0; step < 3 && st == HALOX_OK; step++) {
         fill_forward(fl, NF, mine.id, n_home, cap);
+        up(&m);
         st = halox_comm_coords(comm);
+        down(&m);
         FAIL_IF(st != HALOX_OK, "coords with fields: %s", halox_last_error());
         halox_field_t chk[2] = {fl[0], fl[3]};
         int bad = 0;
@@ -234,7 +315,9 @@ static void run_rank(halox_comm_t *comm, shared_t *sh, int rank)
         }
         FAIL_IF(bad, "step %d: %d bound forward rows wrong", step, bad);
         fill_reverse(fl, NF - 1, rank, n_total);
+        up(&m);
         st = halox_comm_forces(comm);
+        down(&m);
         FAIL_IF(st != HALOX_OK, "forces with fields: %s", halox_last_error());
         FAIL_IF(!same_as_reference_reverse(sh, &fl[1], 1, rank), "step %d: bound reverse wrong",
                 step);
@@ -245,17 +328,17 @@ static void run_rank(halox_comm_t *comm, shared_t *sh, int rank)
             stats.field_exchanges);
 
     /* ---- refusals, on every rank alike */
-    halox_field_t one = fl[3];
+    halox_field_t one = m.dev[3];
     st = halox_comm_reverse(comm, 1, &one);
     FAIL_IF(st != HALOX_ERR_INVALID_ARG || !strstr(halox_last_error(), "no sum"),
             "reverse of bytes: %s", halox_last_error());
-    one = fl[1];
+    one = m.dev[1];
     if (rank == sh->P - 1)
         one.count = 2;
     st = halox_comm_forward(comm, 1, &one);
     FAIL_IF(sh->P > 1 && (st != HALOX_ERR_INVALID_ARG || !strstr(halox_last_error(), "differ")),
             "forward with a count of 2 on rank %d: %s", sh->P - 1, halox_last_error());
-    one = fl[1];
+    one = m.dev[1];
     if (rank == 0)
         one.capacity = n_total - 1;
     st = halox_comm_forward(comm, 1, &one);
@@ -263,21 +346,26 @@ static void run_rank(halox_comm_t *comm, shared_t *sh, int rank)
     FAIL_IF(rank == 0 && n_total > 0 && !strstr(halox_last_error(), "grow it"), "short field: %s",
             halox_last_error());
     /* a bound field too short for the plan at a bind: the bind fails everywhere */
-    halox_field_t shortf = fl[1];
+    halox_field_t shortf = m.dev[1];
     if (rank == 0)
         shortf.capacity = 0;
     st = halox_comm_bind_fields(comm, 0, NULL, 1, &shortf);
     FAIL_IF(n_total > 0 && st == HALOX_OK, "bind_fields with a short field succeeded");
-    shortf = fl[1];
+    shortf = m.dev[1];
     FAIL_IF(halox_comm_bind_fields(comm, 0, NULL, 1, &shortf) != HALOX_OK, "rebind: %s",
             halox_last_error());
-    FAIL_IF(halox_comm_bind(comm, &plan, mine.x, f) != HALOX_OK, "rebind plan: %s",
+    FAIL_IF(halox_comm_bind(comm, &plan, bx, bf) != HALOX_OK, "rebind plan: %s",
             halox_last_error());
     FAIL_IF(halox_comm_bind_fields(comm, 0, NULL, 0, NULL) != HALOX_OK, "unbind: %s",
             halox_last_error());
 
+    mirror_close(&m);
     for (int k = 0; k < NF; k++)
         free(fl[k].data);
+#ifdef HALOX_TEST_GPU
+    CHECK_OK(halox_comm_device_free(comm, bx));
+    CHECK_OK(halox_comm_device_free(comm, bf));
+#endif
     free(f);
     halox_plan_free(&plan);
     tm_free_ranks(all, sh->P, &mine);
@@ -368,11 +456,12 @@ int main(void)
     TEST_DONE();
 }
 #else
-int main(int argc, char **argv)
+
+static void run_transport(const char *name)
 {
-    int rank, size;
-    tm_mpi_init(&argc, &argv, &rank, &size);
-    int ran = 0;
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
     for (size_t c = 0; c < NCASES; c++) {
         halox_grid_t g = {{CASES[c].g[0], CASES[c].g[1], CASES[c].g[2]}};
         if (halox_grid_size(&g) != size)
@@ -382,21 +471,32 @@ int main(int argc, char **argv)
         CHECK(setup(sh, g, CASES[c].L, CASES[c].rc, CASES[c].buf, CASES[c].shifts, CASES[c].full,
                     CASES[c].natoms, 100 + c, &t));
         halox_comm_t *comm = NULL;
-        if (tm_comm_create("mpi", HALOX_DOUBLE, 3, &comm)) {
+        if (tm_comm_create(name, HALOX_DOUBLE, 3, &comm)) {
             run_rank(comm, sh, rank);
             halox_comm_destroy(comm);
-            CHECK_MSG(sh->bad[rank] == 0, "case %zu rank %d: %d failed, first: %s", c, rank,
-                      sh->bad[rank], sh->why[rank]);
-            ran++;
+            CHECK_MSG(sh->bad[rank] == 0, "%s case %zu rank %d: %d failed, first: %s", name, c,
+                      rank, sh->bad[rank], sh->why[rank]);
+
+            ROOT_PRINTF("%s: grid %dx%dx%d, %s, %s: fields forward, reverse, bound\n", name, g.n[0],
+                        g.n[1], g.n[2], CASES[c].full ? "full shell" : "half shell",
+                        CASES[c].shifts ? "shifts" : "copies");
         }
-        ROOT_PRINTF("mpi: grid %dx%dx%d, %s, %s: fields forward, reverse, bound\n", g.n[0], g.n[1],
-                    g.n[2], CASES[c].full ? "full shell" : "half shell",
-                    CASES[c].shifts ? "shifts" : "copies");
         teardown(sh, &t);
         free(sh);
     }
-    if (!ran)
-        return tm_mpi_skip("no case has this many ranks");
-    return tm_mpi_finish();
+}
+
+int main(int argc, char **argv)
+{
+#ifdef HALOX_TEST_GPU
+    static const char *const names[] = {"mpi-staged",     "nccl",          "mpi-cuda",
+                                        "nvshmem-stream", "nvshmem-pulse", "nvshmem-fused",
+                                        "nvshmem-inline", "hybrid"};
+#else
+    static const char *const names[] = {"mpi"};
+#endif
+    int rank, size;
+    return tm_transports_main(argc, argv, names, sizeof names / sizeof names[0], TM_DEVICES,
+                              run_transport, &rank, &size);
 }
 #endif

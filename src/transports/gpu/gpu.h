@@ -70,6 +70,9 @@ typedef struct halox__gpu {
     halox__plan_dev_t *plan_dev;
     /* device scratch of halox_comm_migrate_fixed (migrate_device.c) */
     halox__mig_dev_t *mig_dev;
+    /* the field exchange's scratch (gpu_fields.c): device rows, pinned host rows */
+    void *fd_buf, *fh_buf;
+    size_t fd_cap, fh_cap;
     /* the device plan build's set-up message (a sendrecv every rank calls) and the device
      * migration's all-to-all from device memory to device memory, where the transport can
      * (NVSHMEM: gpu_nvshmem_msg.c): *used 0 (the same on every rank) leaves them to the host
@@ -254,6 +257,12 @@ typedef struct halox__gpu_who {
 halox_status_t halox__gpu_who(halox_comm_t *comm, const char *name, const char *what,
                               halox__gpu_who_t **all_p);
 
+/* The per-atom field exchange of every GPU transport, staged through the host (gpu_fields.c),
+ * and the release of its scratch (endpoint destruction, once the stream is idle). */
+halox_status_t halox__gpu_fields(halox_comm_t *comm, int reverse, int n,
+                                 const halox_field_t *fields);
+void halox__gpu_fields_free(halox__gpu_t *g);
+
 /* The set-up collectives, forwarded to the inner `mpi` endpoint. */
 halox_status_t halox__gpu_sendrecv(halox_comm_t *comm, int dst, const void *sbuf, size_t sbytes,
                                    int src, void *rbuf, size_t rbytes);
@@ -268,6 +277,7 @@ halox_status_t halox__gpu_barrier(halox_comm_t *comm);
 #define HALOX__GPU_OPS_SHARED                                                                      \
     .on_gpu = 1, .sendrecv = halox__gpu_sendrecv, .alltoallv = halox__gpu_alltoallv,               \
     .allgather = halox__gpu_allgather, .barrier = halox__gpu_barrier,                              \
-    .plan_store = halox__gpu_plan_store, .mig_store = halox__gpu_mig_store
+    .plan_store = halox__gpu_plan_store, .mig_store = halox__gpu_mig_store,                        \
+    .fields = halox__gpu_fields
 
 #endif

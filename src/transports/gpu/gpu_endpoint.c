@@ -152,6 +152,7 @@ void halox__gpu_fini(halox_comm_t *comm, halox__gpu_t *g)
         halox__gpu_plan_free(&g->plan);
         halox__gpu_plan_dev_free(g);
         halox__gpu_mig_dev_free(g);
+        halox__gpu_fields_free(g);
     }
     for (int d = 0; d < 2; d++)
         for (int k = 0; k < HALOX_MAX_PULSES; k++)

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include "halox/atoms.h"
+#include "halox/fields.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,6 +35,17 @@ cudaError_t halox_kernel_pack_setup(halox_real_t real, int stride, void *dst, co
  * no two threads update the same atom and no atomics are needed. */
 cudaError_t halox_kernel_add_forces(halox_real_t real, int stride, void *f, const int *index, int n,
                                     const void *src, cudaStream_t stream);
+
+/* Per-atom fields (halox/fields.h): dst[i] = src's row index[i] for n rows of row_bytes bytes
+ * (copied as 4-byte words when rows are whole words, else bytes: exactly
+ * halox__field_gather()). */
+cudaError_t halox_kernel_field_gather(void *dst, const void *src, const int *index, int n,
+                                      size_t row_bytes, cudaStream_t stream);
+
+/* f's row index[i] += src's row i for n rows of `count` elements of `type` (a number type;
+ * integers wrap as unsigned): exactly halox__field_add(). index entries distinct. */
+cudaError_t halox_kernel_field_add(halox_type_t type, int count, void *f, const int *index, int n,
+                                   const void *src, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -83,18 +83,17 @@ static cudaError_t halox__pack(halox_real_t real, int stride, void *dst, const v
     const int setup = meta.id_out != NULL;
     if (real == HALOX_FLOAT && setup)
         HALOX_LAUNCH((halox__pack_coords_kernel<float, 1>), b, HALOX__KERNEL_THREADS, stream)
-        ((float *)dst, (const float *)x, index, total, stride, dim, add, (float)shift, meta);
+    ((float *)dst, (const float *)x, index, total, stride, dim, add, (float)shift, meta);
     else if (real == HALOX_FLOAT)
-        HALOX_LAUNCH((halox__pack_coords_kernel<float, 0>), b, HALOX__KERNEL_THREADS, stream)
-        ((float *)dst, (const float *)x, index, total, stride, dim, add, (float)shift, meta);
+        HALOX_LAUNCH((halox__pack_coords_kernel<float, 0>), b, HALOX__KERNEL_THREADS, stream)(
+            (float *)dst, (const float *)x, index, total, stride, dim, add, (float)shift, meta);
     else if (real == HALOX_DOUBLE && setup)
-        HALOX_LAUNCH((halox__pack_coords_kernel<double, 1>), b, HALOX__KERNEL_THREADS, stream)
-        ((double *)dst, (const double *)x, index, total, stride, dim, add, shift, meta);
+        HALOX_LAUNCH((halox__pack_coords_kernel<double, 1>), b, HALOX__KERNEL_THREADS, stream)(
+            (double *)dst, (const double *)x, index, total, stride, dim, add, shift, meta);
     else if (real == HALOX_DOUBLE)
-        HALOX_LAUNCH((halox__pack_coords_kernel<double, 0>), b, HALOX__KERNEL_THREADS, stream)
-        ((double *)dst, (const double *)x, index, total, stride, dim, add, shift, meta);
-    else
-        return cudaErrorInvalidValue;
+        HALOX_LAUNCH((halox__pack_coords_kernel<double, 0>), b, HALOX__KERNEL_THREADS, stream)(
+            (double *)dst, (const double *)x, index, total, stride, dim, add, shift, meta);
+    else return cudaErrorInvalidValue;
     return cudaGetLastError();
 }
 
@@ -109,9 +108,8 @@ extern "C" cudaError_t halox_kernel_pack_coords(halox_real_t real, int stride, v
 extern "C" cudaError_t halox_kernel_pack_setup(halox_real_t real, int stride, void *dst,
                                                const void *x, const int32_t *id,
                                                const uint8_t *zone, const int *index, int n,
-                                               int dim, double shift, uint8_t bit,
-                                               int32_t *id_out, uint8_t *zone_out,
-                                               cudaStream_t stream)
+                                               int dim, double shift, uint8_t bit, int32_t *id_out,
+                                               uint8_t *zone_out, cudaStream_t stream)
 {
     if (n > 0 && (!id || !zone || !id_out || !zone_out))
         return cudaErrorInvalidValue;
@@ -130,13 +128,91 @@ extern "C" cudaError_t halox_kernel_add_forces(halox_real_t real, int stride, vo
     const int64_t total = (int64_t)n * 3;
     if (real == HALOX_FLOAT)
         HALOX_LAUNCH(halox__add_forces_kernel<float>, halox__blocks(total), HALOX__KERNEL_THREADS,
-                      stream)
-        ((float *)f, index, total, stride, (const float *)src);
+                     stream)
+    ((float *)f, index, total, stride, (const float *)src);
     else if (real == HALOX_DOUBLE)
         HALOX_LAUNCH(halox__add_forces_kernel<double>, halox__blocks(total), HALOX__KERNEL_THREADS,
-                      stream)
-        ((double *)f, index, total, stride, (const double *)src);
-    else
+                     stream)((double *)f, index, total, stride, (const double *)src);
+    else return cudaErrorInvalidValue;
+    return cudaGetLastError();
+}
+
+/* ---- per-atom fields: rows of any size copied as words (or bytes), summed in their type ------ */
+
+template <typename W>
+__global__ void halox__field_gather_kernel(W *__restrict__ dst, const W *__restrict__ src,
+                                           const int *__restrict__ index, int64_t total,
+                                           int64_t words)
+{
+    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < total;
+         t += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t i = t / words;
+        const int64_t w = t - i * words;
+        dst[t] = src[(int64_t)index[i] * words + w];
+    }
+}
+
+template <typename T>
+__global__ void halox__field_add_kernel(T *__restrict__ f, const int *__restrict__ index,
+                                        int64_t total, int count, const T *__restrict__ src)
+{
+    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < total;
+         t += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t i = t / count;
+        const int e = (int)(t - i * count);
+        f[(int64_t)index[i] * count + e] += src[t];
+    }
+}
+
+extern "C" cudaError_t halox_kernel_field_gather(void *dst, const void *src, const int *index,
+                                                 int n, size_t row_bytes, cudaStream_t stream)
+{
+    if (n <= 0 || row_bytes == 0)
+        return cudaSuccess;
+    if (row_bytes % 4 == 0) {
+        const int64_t words = (int64_t)(row_bytes / 4), total = (int64_t)n * words;
+        HALOX_LAUNCH(halox__field_gather_kernel<uint32_t>, halox__blocks(total),
+                     HALOX__KERNEL_THREADS, stream)
+        ((uint32_t *)dst, (const uint32_t *)src, index, total, words);
+    } else {
+        const int64_t words = (int64_t)row_bytes, total = (int64_t)n * words;
+        HALOX_LAUNCH(halox__field_gather_kernel<uint8_t>, halox__blocks(total),
+                     HALOX__KERNEL_THREADS, stream)
+        ((uint8_t *)dst, (const uint8_t *)src, index, total, words);
+    }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t halox_kernel_field_add(halox_type_t type, int count, void *f,
+                                              const int *index, int n, const void *src,
+                                              cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    if (count < 1)
         return cudaErrorInvalidValue;
+    const int64_t total = (int64_t)n * count;
+    const unsigned blocks = halox__blocks(total);
+    switch (type) {
+    case HALOX_TYPE_FLOAT:
+        HALOX_LAUNCH(halox__field_add_kernel<float>, blocks, HALOX__KERNEL_THREADS, stream)
+        ((float *)f, index, total, count, (const float *)src);
+        break;
+    case HALOX_TYPE_DOUBLE:
+        HALOX_LAUNCH(halox__field_add_kernel<double>, blocks, HALOX__KERNEL_THREADS, stream)
+        ((double *)f, index, total, count, (const double *)src);
+        break;
+    case HALOX_TYPE_INT32: /* unsigned: sums wrap as the host's do */
+        HALOX_LAUNCH(halox__field_add_kernel<uint32_t>, blocks, HALOX__KERNEL_THREADS, stream)
+        ((uint32_t *)f, index, total, count, (const uint32_t *)src);
+        break;
+    case HALOX_TYPE_INT64:
+        HALOX_LAUNCH(halox__field_add_kernel<unsigned long long>, blocks, HALOX__KERNEL_THREADS,
+                     stream)
+        ((unsigned long long *)f, index, total, count, (const unsigned long long *)src);
+        break;
+    default:
+        return cudaErrorInvalidValue;
+    }
     return cudaGetLastError();
 }
