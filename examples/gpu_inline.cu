@@ -3,17 +3,17 @@
  *
  *   mpirun -np 2 ./gpu_inline      (one node: a GPU per rank, or ranks sharing one under MPS)
  *
- * Each rank builds its plan on the host from random atoms of its domain (an N x 1 x 1 grid with
- * periodic shifts in y and z, so that no pulse forwards atoms, as a view needs), copies them into
- * symmetric device memory and binds. Then each step is three kernels of its own on the
- * endpoint's stream and nothing else:
- *   drift   moves the home atoms and stores each into the peers' halos, every block signalling
- *   forces  waits inside itself for the halo, gives every local atom a force (1 along x) and
- *           stores the halo atoms' forces into their owners' buffers, every block signalling
- *   kick    waits for the returned forces and adds them to its home atoms' own
- * The owners then hold one unit per image of each atom: the home forces summed over the ranks
- * equal the local atoms counted over the ranks. Exit status 0 when they do, 1 when not, 2 on
- * an error, 3 when this machine or plan has no in-kernel exchange (the reason is printed). */
+ * Each rank puts random atoms of its domain (an N x 1 x 1 grid with periodic shifts in y and z,
+ * so that no pulse forwards atoms, as a view needs) into device arrays of its own (x and f in
+ * symmetric memory), builds its plan there on the GPU (halox_comm_build_plan_fixed) and binds. Then
+ * each step is three kernels of its own on the endpoint's stream and nothing else: drift   moves
+ * the home atoms and stores each into the peers' halos, every block signalling forces  waits inside
+ * itself for the halo, gives every local atom a force (1 along x) and stores the halo atoms' forces
+ * into their owners' buffers, every block signalling kick    waits for the returned forces and adds
+ * them to its home atoms' own The owners then hold one unit per image of each atom: the home forces
+ * summed over the ranks equal the local atoms counted over the ranks. Exit status 0 when they do, 1
+ * when not, 2 on an error, 3 when this machine or plan has no in-kernel exchange (the reason is
+ * printed). */
 #include <cuda_runtime.h>
 #define OMPI_SKIP_MPICXX  1 /* MPI's C API only, also when compiled as C++ */
 #define MPICH_SKIP_MPICXX 1
@@ -80,6 +80,31 @@ static int blocks(int n, int most) /* 128 threads a block, at least one block, a
     return b < 1 ? 1 : b > most ? most : b;
 }
 
+/* This rank's device arrays at capacity cap (0: freed), the n home atoms hx, hid copied in.
+ * Collective: x and f are symmetric memory on the NVSHMEM transports. */
+static void device_arrays(halox_comm_t *comm, halox_fixed_atoms_t *a, float **f, int cap,
+                          const float *hx, const int32_t *hid, int n)
+{
+    if (a->x) {
+        OK(halox_comm_device_free(comm, *f));
+        OK(halox_comm_device_free(comm, a->x));
+        CUDA(cudaFree(a->id));
+        CUDA(cudaFree(a->zone));
+    }
+    *a = halox_fixed_atoms_t{};
+    *f = NULL;
+    if (cap == 0)
+        return;
+    OK(halox_comm_device_alloc(comm, sizeof(float) * 3 * (size_t)cap, &a->x));
+    OK(halox_comm_device_alloc(comm, sizeof(float) * 3 * (size_t)cap, (void **)f));
+    CUDA(cudaMalloc((void **)&a->id, sizeof(int32_t) * (size_t)cap));
+    CUDA(cudaMalloc((void **)&a->zone, (size_t)cap));
+    CUDA(cudaMemcpy(a->x, hx, sizeof(float) * 3 * (size_t)n, cudaMemcpyHostToDevice));
+    CUDA(cudaMemcpy(a->id, hid, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice));
+    a->n_home = n;
+    a->capacity = cap;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -96,28 +121,35 @@ int main(int argc, char **argv)
     halox_comm_t *comm = NULL;
     OK(halox_comm_create(argc > 1 ? argv[1] : "nvshmem-inline", &args, &comm));
 
-    halox_atoms_t atoms;
-    halox_plan_t plan;
+    /* The atoms live in device arrays of this rank's own, at a capacity it chose: x (and f) in
+     * symmetric memory, where peers store the halo. The plan build selects, packs and places the
+     * halo there with kernels; when the arrays are too small, every rank gets
+     * HALOX_ERR_NO_MEMORY and the short ones' `need`, and every rank reallocates (symmetric memory
+     * is collective) and builds again. */
+    const int n = 2000;
+    float *hx = (float *)malloc(sizeof(float) * 3 * n);
+    int32_t *hid = (int32_t *)malloc(sizeof(int32_t) * n);
     double lo[3], hi[3];
-    OK(halox_atoms_init(&atoms, HALOX_FLOAT, 3, 0));
-    OK(halox_atoms_reserve(&atoms, 2000));
     halox_domain_bounds(&params.grid, &params.box, rank, lo, hi);
     srand(rank + 1);
-    for (atoms.n_home = 0; atoms.n_home < 2000; atoms.n_home++) {
+    for (int i = 0; i < n; i++) {
         for (int d = 0; d < 3; d++)
-            halox_atoms_set(&atoms, atoms.n_home, d,
-                            lo[d] + (hi[d] - lo[d]) * (0.001 + 0.998 * rand() / RAND_MAX));
-        atoms.id[atoms.n_home] = rank * 2000 + atoms.n_home;
+            hx[3 * i + d] = (float)(lo[d] + (hi[d] - lo[d]) * (0.001 + 0.998 * rand() / RAND_MAX));
+        hid[i] = rank * n + i;
     }
+    halox_fixed_atoms_t a = {};
+    float *f = NULL;
+    halox_plan_t plan;
     halox_plan_init(&plan);
-    OK(halox_comm_build_plan(comm, &params, &atoms, &plan));
-
-    /* x and f in symmetric memory (collective), the home and halo atoms copied there, bound */
-    const size_t bytes = sizeof(float) * 3 * (size_t)atoms.n_total;
-    float *x = NULL, *f = NULL;
-    OK(halox_comm_device_alloc(comm, bytes, (void **)&x));
-    OK(halox_comm_device_alloc(comm, bytes, (void **)&f));
-    CUDA(cudaMemcpy(x, atoms.x, bytes, cudaMemcpyHostToDevice));
+    halox_status_t st = HALOX_ERR_NO_MEMORY;
+    for (int cap = n + n / 2; st == HALOX_ERR_NO_MEMORY;) {
+        device_arrays(comm, &a, &f, cap, hx, hid, n);
+        st = halox_comm_build_plan_fixed(comm, &params, &a, &plan);
+        cap = a.need > cap ? a.need + a.need / 4 : cap;
+    }
+    ok_or_abort(st, "halox_comm_build_plan_fixed");
+    float *x = (float *)a.x;
+    const size_t bytes = sizeof(float) * 3 * (size_t)a.n_total;
     OK(halox_comm_bind(comm, &plan, x, f));
 
     /* the view of the bound plan, on every rank or on none */
@@ -151,11 +183,10 @@ int main(int argc, char **argv)
             printf("gpu_inline: %d ranks: %.0f units returned for %.0f local atoms: %s\n", size,
                    sum[0], sum[1], bad ? "WRONG" : "ok");
     }
-    OK(halox_comm_device_free(comm, f));
-    OK(halox_comm_device_free(comm, x));
+    device_arrays(comm, &a, &f, 0, NULL, NULL, 0);
     halox_comm_destroy(comm);
     halox_plan_free(&plan);
-    halox_atoms_free(&atoms);
+    free(hx), free(hid);
     MPI_Finalize();
     return !all ? 3 : bad ? 1 : 0;
 }
