@@ -546,6 +546,7 @@ void halox_md_destroy(halox_md_t *md)
     if (md->be) /* NULL: create failed before choosing one */
         md->be->destroy(md);
     halox_atoms_free(&md->atoms);
+    free(md->zone);
     halox_plan_free(&md->plan);
     free(md->f);
     free(md->rec);

@@ -103,8 +103,12 @@ struct halox_md {
     double volume;
     double rho;
 
-    halox_atoms_t atoms; /* x: home + halo; extra: velocities of home atoms */
-    void *f;             /* forces, n_total * 3 reals */
+    halox_atoms_t atoms; /* x: home + halo; extra: velocities of home atoms. The engine's own
+                            arrays at a capacity it chose: the host rebuild passes them to the
+                            library's caller-owned calls and grows them when those ask */
+    uint8_t *zone;       /* atoms.capacity zones beside them (the plan build writes them) */
+    int zone_cap;
+    void *f; /* forces, n_total * 3 reals */
     int f_cap;
     halox_plan_t plan;
     md_nlist_t nl;

@@ -74,6 +74,63 @@ static halox_status_t md__check_speeds(halox_md_t *md)
     return md__blown_up(md, who, v, NULL);
 }
 
+/* The engine's host atoms as the library's caller-owned arrays (halox_fixed_atoms_t): the
+ * library never grows them; a call that lacks room fails with HALOX_ERR_NO_MEMORY on every rank,
+ * the short ranks grow here (with head-room) and every rank calls again. */
+static halox_status_t md__grow_host(halox_md_t *md, int need)
+{
+    if (need <= md->atoms.capacity && need <= md->zone_cap)
+        return HALOX_OK;
+    const int cap = need + need / 8 + 64;
+    halox_status_t st = halox_atoms_reserve(&md->atoms, cap);
+    if (st != HALOX_OK)
+        return st;
+    uint8_t *z = realloc(md->zone, (size_t)md->atoms.capacity);
+    if (!z)
+        return halox_set_error(HALOX_ERR_NO_MEMORY, "rank %d: no memory for %d zones", md->rank,
+                               md->atoms.capacity);
+    md->zone = z;
+    md->zone_cap = md->atoms.capacity;
+    return HALOX_OK;
+}
+
+static halox_fixed_atoms_t md__fixed_view(halox_md_t *md)
+{
+    halox_fixed_atoms_t a = {0};
+    a.x = md->atoms.x;
+    a.id = md->atoms.id;
+    a.zone = md->zone;
+    a.extra = md->atoms.extra;
+    a.extra_bytes = md->atoms.extra_bytes;
+    a.n_home = md->atoms.n_home;
+    a.capacity = md->atoms.capacity < md->zone_cap ? md->atoms.capacity : md->zone_cap;
+    return a;
+}
+
+/* The migration (build: 0) or the plan build (1) on the engine's arrays, grown while the
+ * library says they are too small (each round is collective: every rank calls again). */
+static halox_status_t md__fixed_call(halox_md_t *md, int build)
+{
+    halox_status_t st = md__grow_host(md, md->atoms.n_home > 0 ? md->atoms.n_home : 1);
+    if (st != HALOX_OK) /* taken by the call below, on every rank alike (HALOX_OK would clear
+                           a failure the caller deferred) */
+        halox_comm_defer_failure(md->comm, st);
+    for (int round = 0;; round++) {
+        halox_fixed_atoms_t a = md__fixed_view(md);
+        st = build ? halox_comm_build_plan_fixed(md->comm, &md->prm, &a, &md->plan)
+                   : halox_comm_migrate_fixed(md->comm, &md->cfg.grid, &md->box, &a, md->natoms,
+                                              md->step);
+        if (st == HALOX_OK) {
+            md->atoms.n_home = a.n_home;
+            md->atoms.n_total = build ? a.n_total : a.n_home;
+        }
+        if (st != HALOX_ERR_NO_MEMORY || round == 8)
+            return st;
+        if ((st = md__grow_host(md, a.need)) != HALOX_OK)
+            halox_comm_defer_failure(md->comm, st);
+    }
+}
+
 /* The host half of a rebuild, first call: the blow-up check and the migration (wrap, atoms to
  * their owners, the global count checked). */
 halox_status_t md__rebuild_migrate(halox_md_t *md, double t0)
@@ -86,8 +143,7 @@ halox_status_t md__rebuild_migrate(halox_md_t *md, double t0)
         md__migration_stats(md);
     else
         halox_comm_defer_failure(md->comm, vst);
-    halox_status_t st =
-        halox_comm_migrate(md->comm, &md->cfg.grid, &md->box, &md->atoms, md->natoms, md->step);
+    halox_status_t st = md__fixed_call(md, 0);
     if (st != HALOX_OK)
         return st;
     const double t1 = md__now();
@@ -106,7 +162,7 @@ halox_status_t md__rebuild_plan(halox_md_t *md, double t1, halox_status_t sorted
     *t2_p = t2;
     md->timer[HALOX_MD_T_NEIGHBOUR] += t2 - t1;
     md->rpart[HALOX_MD_R_LISTS] += t2 - t1;
-    halox_status_t st = halox_comm_build_plan(md->comm, &md->prm, &md->atoms, &md->plan);
+    halox_status_t st = md__fixed_call(md, 1);
     if (st != HALOX_OK)
         return st;
     md->rpart[HALOX_MD_R_PLAN] += md__now() - t2;
