@@ -330,10 +330,11 @@ static void compute_forces(halox_comm_t *comm, const potential_t *pot, system_t 
     }
 
     /* F' of the halo atoms: their owners computed it, halox copies it to the halo rows (a field
-     * of one double per atom, no periodic shift). Without this the forces of atoms near a
-     * domain boundary are wrong and the energies depend on the number of ranks. Quantities
-     * that never change between rebuilds (types, charges) would rather ride with every
-     * coordinate exchange: halox_comm_bind_fields. */
+     * of one double per atom, no periodic shift). Without it the forces of the atoms near a
+     * domain's boundary are wrong, on one rank too (its halo holds the periodic copies of its
+     * own atoms), and differently for every grid. Per-atom data that changes only at rebuilds
+     * (types, charges) would rather ride with every coordinate exchange:
+     * halox_comm_bind_fields. */
     halox_field_t fp = {.data = s->fp, .type = HALOX_TYPE_DOUBLE, .count = 1, .capacity = s->cap};
     OK(halox_comm_forward(comm, 1, &fp));
 
