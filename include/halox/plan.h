@@ -52,9 +52,11 @@
  * Per dimension the zone says whether the image's domain lies above or below the home atom's,
  * so z' is z with the two directions swapped, and exactly one of z, z' points upwards. Two halo
  * atoms are never computed. The cut-off below half of every box edge makes each such pair unique
- * (no second image within the cut-off). With newton off (full neighbour lists, no force
- * exchange) compute every pair of a home atom with any local atom within the cut-off, forces on
- * the home atom only: every pair is then seen from both of its atoms' owners.
+ * (no second image within the cut-off). With newton off (full neighbour lists) compute every
+ * pair of a home atom with any local atom within the cut-off, forces on the home atom only:
+ * every pair is then seen from both of its atoms' owners. The force exchange adds nothing then
+ * (zero forces on the halo) but still ends the step: endpoint.h pairs every coordinate exchange
+ * with one.
  */
 #ifndef HALOX_PLAN_H
 #define HALOX_PLAN_H
@@ -161,7 +163,7 @@ static inline int halox_full_zone_upper(uint8_t z)
  *  (halox_full_zone_upper); never two halo atoms. Each pair within the cut-off is computed by
  *  exactly one rank, with forces on both atoms; halox_comm_forces() sums the halo's into the
  *  owners. With newton off, compute instead every pair of a home atom with any local atom
- *  (forces on the home atom only, no force exchange): see the header comment. */
+ *  (forces on the home atom only; the force exchange adds nothing): see the header comment. */
 static inline int halox_full_pair(uint8_t za, uint8_t zb)
 {
     return za == 0 ? (zb == 0 || halox_full_zone_upper(zb))

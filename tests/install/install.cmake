@@ -21,11 +21,11 @@ endfunction()
 # and with pkg-config; every installed header compiled on its own.
 halox_install_test(install run.cmake -DHALOX_CONSUMER_DIR=${CMAKE_CURRENT_SOURCE_DIR}/install)
 
-# The examples (examples/), built with find_package(halox) and with pkg-config; the CPU one runs
-# on 2 MPI processes and checks its halo against the reference exchange; the GPU one is built
-# (with NVSHMEM) but not run.
+# The examples (examples/), built with find_package(halox) and with pkg-config; cpu_exchange runs
+# on 2 MPI processes and checks its halo against the reference exchange; manybody runs on 1, 2 and
+# 4 and its energies must agree; the GPU one is built (with NVSHMEM) but not run.
 if(HALOX_HAVE_MPI)
-  halox_mpiexec(_halox_ex_cmd 2 @PROGRAM@)
+  halox_mpiexec(_halox_ex_cmd @NP@ @PROGRAM@)
   string(REPLACE ";" "|" _halox_ex_cmd "${_halox_ex_cmd}")
   set(_halox_ex_cuda "")
   if(HALOX_HAVE_NVSHMEM)
@@ -35,6 +35,6 @@ if(HALOX_HAVE_MPI)
   halox_install_test(install_examples examples.cmake
                      -DHALOX_EXAMPLES_DIR=${PROJECT_SOURCE_DIR}/examples
                      -DHALOX_MPIEXEC=${_halox_ex_cmd} ${_halox_ex_cuda})
-  set_tests_properties(install_examples PROPERTIES LABELS "install;mpi" TIMEOUT 300 PROCESSORS 2)
+  set_tests_properties(install_examples PROPERTIES LABELS "install;mpi" TIMEOUT 300 PROCESSORS 4)
   halox_mpi_leaks_off(install_examples)
 endif()
