@@ -26,6 +26,12 @@
  *    MPI with the thread level that needs (MPI_THREAD_FUNNELED when only the main thread calls
  *    halox, MPI_THREAD_MULTIPLE when several threads use endpoints at once).
  *    halox_last_error() is per thread.
+ *  - Rank order. An endpoint's rank is the process's rank in args->mpi_comm (MPI-based
+ *    transports) or args->rank (`threads`); halox gives rank r the domain at grid coordinates
+ *    halox_grid_coords(grid, r): x fastest, r = cx + nx * (cy + ny * cz). An MPI Cartesian
+ *    communicator numbers its last dimension fastest and may reorder ranks: pass it through
+ *    halox_grid_from_cart(), whose communicator gives each process the domain of its own
+ *    Cartesian coordinates.
  *  - Ownership. The caller owns every plan and array it passes; the library never frees them.
  *    An endpoint keeps pointers to the bound plan, x and f until the next bind or its
  *    destruction: they must outlive the binding, unchanged except as the calls below say. A
@@ -37,6 +43,7 @@
 #include <stdint.h>
 
 #include "halox/atoms.h"
+#include "halox/geometry.h"
 #include "halox/plan.h"
 #include "halox/status.h"
 #include "halox/topology.h"
@@ -76,6 +83,18 @@ typedef struct halox_comm_args {
                              (NULL: the endpoint creates a high-priority stream); it must
                              outlive the endpoint */
 } halox_comm_args_t;
+
+/** A code's own 3-D Cartesian MPI communicator as halox's grid and rank order: *grid_p gets the
+ *  communicator's dimensions (dims[0], dims[1], dims[2] as x, y, z: pad a 1-D or 2-D code's
+ *  communicator to 3 dimensions with 1s), and *comm_out (an MPI_Comm, for
+ *  halox_comm_args_t.mpi_comm) the same processes renumbered so that the process at Cartesian
+ *  coordinates (c0, c1, c2) is halox's rank c0 + n0 * (c1 + n1 * c2), whose domain is the cell
+ *  (c0, c1, c2) of the grid: each process keeps the domain of its own coordinates. cart_comm
+ *  points to an MPI_Comm with a Cartesian topology of 3 dimensions, all periodic (halox's box
+ *  is). Collective over cart_comm (MPI_Comm_split); the caller frees *comm_out
+ *  (MPI_Comm_free) once the endpoints over it are created. HALOX_ERR_INVALID_ARG naming what is
+ *  wrong; HALOX_ERR_UNAVAILABLE in a build without MPI. */
+halox_status_t halox_grid_from_cart(const void *cart_comm, halox_grid_t *grid_p, void *comm_out);
 
 /** Create this rank's endpoint on the named transport in *comm_p (NULL on failure).
  *  Collective over the ranks (MPI: the ranks of args->mpi_comm; `threads`: the team's), bounded

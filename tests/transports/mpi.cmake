@@ -9,6 +9,8 @@ if(HALOX_HAVE_MPI)
   halox_mpi_test(test_plan_device SOURCES transports/test_plan_device.c NP 1 2 4 8)
   # halox_comm_migrate_fixed on host arrays against halox_comm_migrate
   halox_mpi_test(test_migrate_device SOURCES transports/test_migrate_device.c NP 1 2 4 8)
+  # a code's own Cartesian communicator as halox's grid and rank order (halox_grid_from_cart)
+  halox_mpi_test(test_grid_cart SOURCES transports/test_grid_cart.c NP 1 2 4 8)
   # per-atom fields on MPI ranks (the same checks as test_fields on threads)
   halox_mpi_test(test_fields_mpi SOURCES transports/test_fields.c NP 1 2 4 8)
   target_compile_definitions(test_fields_mpi PRIVATE FIELDS_MPI)
