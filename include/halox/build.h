@@ -25,6 +25,7 @@
 
 #include "halox/atoms.h"
 #include "halox/endpoint.h"
+#include "halox/fields.h"
 #include "halox/geometry.h"
 #include "halox/plan.h"
 #include "halox/status.h"
@@ -91,6 +92,13 @@ typedef struct halox_fixed_atoms {
                     offsets are complete on return, its maps (send_index) and zones on the
                     host only once the next halox_comm_bind() of that plan returns (bind it
                     next: a bind of another plan drops them); 0 returns with the plan complete */
+    const halox_field_t *carry; /**< migration: n_carry more per-atom arrays of the caller's
+                                     that travel with each home atom (after `extra` in its
+                                     record, copied as bytes), each with a capacity of at least
+                                     `capacity` rows; where the atoms live (host or device
+                                     memory, as x); the same types and counts on every rank.
+                                     NULL with n_carry 0; the plan build ignores them */
+    int n_carry;                /**< entries of carry, 0 to HALOX_MAX_FIELDS */
 } halox_fixed_atoms_t;
 
 /** halox_comm_build_plan() for atoms in the transport's memory (collective; blocking unless

@@ -121,31 +121,48 @@ static halox_status_t halox__mig_scan(halox_atoms_t *a, const halox_grid_t *grid
     return HALOX_OK;
 }
 
+size_t halox__mig_cols(halox__mig_cols_t *c, size_t xb, void *x, int32_t *id, void *extra,
+                       size_t extra_bytes, const halox_field_t *carry, int n_carry)
+{
+    size_t rec = 0;
+    c->n = 0;
+    char *p[3] = {x, (char *)id, extra};
+    size_t b[3] = {xb, sizeof(int32_t), extra_bytes};
+    for (int k = 0; k < 3; k++)
+        if (b[k]) {
+            c->p[c->n] = p[k];
+            c->b[c->n++] = b[k];
+            rec += b[k];
+        }
+    for (int k = 0; k < n_carry; k++) {
+        c->p[c->n] = carry[k].data;
+        c->b[c->n] = halox_type_size(carry[k].type) * (size_t)carry[k].count;
+        rec += c->b[c->n++];
+    }
+    return rec;
+}
+
 /* Pack the leavers by destination (index order within one) into sbuf at soff[], and close the
  * gaps they leave: stayers keep their order. Returns the number of stayers. */
-static int halox__mig_pack(halox_atoms_t *a, const int *leave, const int *to, int nleave,
-                           char *sbuf, const size_t *soff, size_t *fill, size_t rec)
+static int halox__mig_pack(const halox__mig_cols_t *c, int n_home, const int *leave, const int *to,
+                           int nleave, char *sbuf, const size_t *soff, size_t *fill, size_t rec)
 {
-    const size_t xb = halox__atom_bytes(a->real, a->stride, 1);
-    const size_t eb = a->extra_bytes;
-    char *x = a->x, *e = a->extra;
     int keep = leave[0];
     for (int j = 0; j < nleave; j++) {
         int i = leave[j];
         char *o = sbuf + soff[to[j]] + fill[to[j]];
-        memcpy(o, x + (size_t)i * xb, xb);
-        memcpy(o + xb, &a->id[i], sizeof(int32_t));
-        if (eb)
-            memcpy(o + xb + sizeof(int32_t), e + (size_t)i * eb, eb);
+        for (int k = 0; k < c->n; k++) {
+            memcpy(o, c->p[k] + (size_t)i * c->b[k], c->b[k]);
+            o += c->b[k];
+        }
         fill[to[j]] += rec;
         /* the run of stayers up to the next leaver moves down in one piece */
-        int next = j + 1 < nleave ? leave[j + 1] : a->n_home;
+        int next = j + 1 < nleave ? leave[j + 1] : n_home;
         int run = next - i - 1;
         if (run > 0) {
-            memmove(x + (size_t)keep * xb, x + (size_t)(i + 1) * xb, (size_t)run * xb);
-            memmove(&a->id[keep], &a->id[i + 1], sizeof(int32_t) * (size_t)run);
-            if (eb)
-                memmove(e + (size_t)keep * eb, e + (size_t)(i + 1) * eb, (size_t)run * eb);
+            for (int k = 0; k < c->n; k++)
+                memmove(c->p[k] + (size_t)keep * c->b[k], c->p[k] + (size_t)(i + 1) * c->b[k],
+                        (size_t)run * c->b[k]);
             keep += run;
         }
     }
@@ -162,7 +179,16 @@ typedef struct halox__mig_host {
     char *sbuf, *rbuf;
     long long scap, rcap; /* records the buffers hold */
     size_t rec;
+    halox__mig_cols_t cols; /* the record's arrays (set again after the arrays grew) */
 } halox__mig_host_t;
+
+static void halox__mh_cols(halox__mig_host_t *h)
+{
+    halox_atoms_t *a = h->atoms;
+    h->rec = halox__mig_cols(&h->cols, halox__atom_bytes(a->real, a->stride, 1), a->x, a->id,
+                             a->extra, a->extra_bytes, h->out ? h->out->carry : NULL,
+                             h->out ? h->out->n_carry : 0);
+}
 
 int halox__mig_hops(const halox_grid_t *grid, int me, const int *to, int n)
 {
@@ -220,7 +246,7 @@ static halox_status_t halox__mh_pack(void *ctx, const size_t *soff, size_t *fill
 {
     halox__mig_host_t *h = ctx;
     const int n = h->atoms->n_home;
-    *keep_p = h->nleave ? halox__mig_pack(h->atoms, h->leave, h->leave + n, h->nleave, h->sbuf,
+    *keep_p = h->nleave ? halox__mig_pack(&h->cols, n, h->leave, h->leave + n, h->nleave, h->sbuf,
                                           soff, fill, h->rec)
                         : n;
     h->atoms->n_home = h->atoms->n_total = *keep_p;
@@ -240,22 +266,24 @@ static halox_status_t halox__mh_alltoallv(void *ctx, halox_comm_t *comm, const s
 
 static halox_status_t halox__mh_grow(void *ctx, int atoms)
 {
-    return halox_atoms_reserve(((halox__mig_host_t *)ctx)->atoms, atoms > 0 ? atoms : 1);
+    halox__mig_host_t *h = ctx;
+    halox_status_t st = halox_atoms_reserve(h->atoms, atoms > 0 ? atoms : 1);
+    halox__mh_cols(h); /* the arrays may have moved */
+    return st;
 }
 
 static halox_status_t halox__mh_append(void *ctx, int keep, int nrecv)
 {
     halox__mig_host_t *h = ctx;
     halox_atoms_t *atoms = h->atoms;
-    const size_t xb = halox__atom_bytes(atoms->real, atoms->stride, 1);
-    const size_t eb = atoms->extra_bytes;
+    const halox__mig_cols_t *c = &h->cols;
     for (int j = 0; j < nrecv; j++) {
         const char *o = h->rbuf + (size_t)j * h->rec;
-        int i = keep + j;
-        memcpy((char *)atoms->x + (size_t)i * xb, o, xb);
-        memcpy(&atoms->id[i], o + xb, sizeof(int32_t));
-        if (eb)
-            memcpy((char *)atoms->extra + (size_t)i * eb, o + xb + sizeof(int32_t), eb);
+        const size_t i = (size_t)(keep + j);
+        for (int k = 0; k < c->n; k++) {
+            memcpy(c->p[k] + i * c->b[k], o, c->b[k]);
+            o += c->b[k];
+        }
     }
     atoms->n_home = keep + nrecv;
     atoms->n_total = atoms->n_home;
@@ -301,8 +329,7 @@ static const halox__mig_store_ops_t halox__mh_ops = {
 
 static halox__mig_store_t halox__mig_host_store(halox__mig_host_t *h, int fixed)
 {
-    h->rec = halox__atom_bytes(h->atoms->real, h->atoms->stride, 1) + sizeof(int32_t) +
-             h->atoms->extra_bytes;
+    halox__mh_cols(h);
     halox__mig_store_t s = {.ops = &halox__mh_ops,
                             .ctx = h,
                             .fixed = fixed,
@@ -315,7 +342,10 @@ static halox__mig_store_t halox__mig_host_store(halox__mig_host_t *h, int fixed)
 /* ---- the driver ----------------------------------------------------------------------------- */
 
 /* One migration's state: the messages of every rank, the blocks of the all-to-all. */
-enum { HALOX__MIG_H = 4 }; /* message head: status, atom count, capacity, receive capacity */
+enum {
+    HALOX__MIG_H = 5
+}; /* message head: status, atom count, capacity, receive capacity,
+      bytes of a record */
 typedef struct halox__mig {
     int P, me, n, nleave, hops;
     int M;          /* message length: the head, then the send count per rank */
@@ -490,7 +520,16 @@ halox_status_t halox__migrate_drive(halox_comm_t *comm, const halox_grid_t *grid
         m.msg[1] = m.n;
         m.msg[2] = S->capacity;
         m.msg[3] = m.rcap;
+        m.msg[4] = (long long)S->rec;
         st = halox__agree_gather(comm, st, "migration", m.msg, m.M, m.all);
+        for (int r = 1; st == HALOX_OK && r < m.P; r++)
+            if (m.all[(size_t)r * m.M + 4] != m.all[4])
+                st =
+                    halox__error(HALOX_ERR_INVALID_ARG,
+                                 "migration at step %lld: rank %d: ranks 0 and %d carry records of "
+                                 "%lld and %lld bytes per atom: every rank passes the same "
+                                 "extra_bytes and carried fields (types and counts)",
+                                 step, m.me, r, m.all[4], m.all[(size_t)r * m.M + 4]);
     }
     long long moved = 0, need = 0;
     int tight = 0, short_rank = -1;
@@ -551,11 +590,11 @@ halox_status_t halox_comm_migrate_fixed(halox_comm_t *comm, const halox_grid_t *
                                         long long expected_total, long long step)
 {
     if (!comm || !grid || !box || !atoms)
-        return halox__error(HALOX_ERR_INVALID_ARG, "migrate_device: NULL argument");
+        return halox__error(HALOX_ERR_INVALID_ARG, "migrate_fixed: NULL argument");
     atoms->need = atoms->moved = atoms->max_hops = 0;
     halox_status_t st = halox__comm_take_deferred(comm); /* failed: only the first agreement */
     if (st == HALOX_OK)
-        st = halox__fixed_atoms_check(atoms, comm->rank, "migrate_device", 0);
+        st = halox__fixed_atoms_check(atoms, comm->rank, "migrate_fixed", 0);
     halox__mig_store_t s;
     memset(&s, 0, sizeof s);
     halox_atoms_t view; /* CPU transports: the caller's host arrays, as atoms that cannot grow */

@@ -2,7 +2,8 @@
  * arrays (migrate.c) or a GPU transport's device arrays (src/transports/gpu/migrate_device.c:
  * kernels). The driver, halox__migrate_drive (migrate.c), owns the counts, the agreements, the
  * all-to-all's blocks and the count check, so both move the same atoms to the same places.
- * Records are the atom's coordinates, its id, then its extra bytes. */
+ * Records are the atom's coordinates, its id, its extra bytes, then a row of each carried field
+ * (halox_fixed_atoms_t.carry): halox__mig_cols lists them. */
 #ifndef HALOX_CORE_MIGRATE_STORE_H
 #define HALOX_CORE_MIGRATE_STORE_H
 
@@ -10,6 +11,21 @@
 
 #include "halox/build.h"
 #include "halox/endpoint.h"
+#include "halox/fields.h"
+
+/* The per-atom arrays of a record, in record order: column c holds b[c] bytes per atom at p[c]
+ * (coordinates, ids, the extra bytes when there are any, each carried field). */
+enum { HALOX__MIG_COLS = 3 + HALOX_MAX_FIELDS };
+typedef struct halox__mig_cols {
+    int n;
+    char *p[HALOX__MIG_COLS];
+    size_t b[HALOX__MIG_COLS];
+} halox__mig_cols_t;
+
+/* The columns of atoms of the endpoint's precision and stride (x, id, extra, extra_bytes from
+ * `x`, `id`, `extra`; carry from `carry`, n_carry), and the record's bytes. */
+size_t halox__mig_cols(halox__mig_cols_t *c, size_t xb, void *x, int32_t *id, void *extra,
+                       size_t extra_bytes, const halox_field_t *carry, int n_carry);
 
 typedef struct halox__mig_store_ops {
     /* Wrap every home atom into the box and find the leavers, in index order, with their

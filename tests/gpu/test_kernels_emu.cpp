@@ -319,8 +319,13 @@ static void test_records(void)
     std::vector<float> xs(3 * (size_t)keep);
     std::vector<int32_t> ids((size_t)keep);
     std::vector<unsigned char> exs(eb * (size_t)keep);
-    EXPECT(halox_kernel_mig_split(x.data(), id.data(), ex.data(), xb, eb, n, index.data(), m,
-                                  slot.data(), rec, buf.data(), xs.data(), ids.data(), exs.data(),
+    /* columns as the device store gives them: coordinates, ids, extra bytes */
+    halox_mig_cols_t src = {}, out = {};
+    src.n = out.n = 3;
+    src.p[0] = x.data(), src.p[1] = id.data(), src.p[2] = ex.data();
+    out.p[0] = xs.data(), out.p[1] = ids.data(), out.p[2] = exs.data();
+    src.b[0] = out.b[0] = xb, src.b[1] = out.b[1] = 4, src.b[2] = out.b[2] = eb;
+    EXPECT(halox_kernel_mig_split(&src, n, index.data(), m, slot.data(), rec, buf.data(), &out,
                                   nullptr) == cudaSuccess,
            "launch");
     int wrong = 0;
@@ -369,9 +374,9 @@ static void test_records(void)
     std::vector<float> x2(3 * (size_t)m);
     std::vector<int32_t> id2((size_t)m);
     std::vector<unsigned char> ex2(eb * (size_t)m);
-    EXPECT(halox_kernel_mig_unpack(buf.data(), rec, m, xb, eb, x2.data(), id2.data(), ex2.data(),
-                                   nullptr) == cudaSuccess,
-           "launch");
+    halox_mig_cols_t dst = src;
+    dst.p[0] = x2.data(), dst.p[1] = id2.data(), dst.p[2] = ex2.data();
+    EXPECT(halox_kernel_mig_unpack(buf.data(), rec, m, &dst, nullptr) == cudaSuccess, "launch");
     wrong = 0;
     for (int j = 0; j < m; j++) {
         const int i = index[(size_t)(m - 1 - j)];

@@ -1,5 +1,6 @@
 /* halox_comm_migrate_fixed against halox_comm_migrate, bit for bit, run by every rank under
- * mpiexec: the same atoms (coordinates as wrapped, ids, extra bytes) in the same order on every
+ * mpiexec (and the carried fields of every atom, checked by its id): the same atoms (coordinates
+ * as wrapped, ids, extra bytes) in the same order on every
  * rank; and against the rules: every home atom inside its rank's domain afterwards, the ids of
  * the whole system each once. Positions are moved before each migration so that atoms leave
  * for neighbours, cross several domains, leave the box (wrapped), sit on -0, 0 and the edge.
@@ -32,9 +33,17 @@
 
 static int g_rank, g_size;
 
+/* Carried fields (halox_fixed_atoms_t.carry): an int32 and two doubles per atom, each a
+ * function of the atom's id, so that where an atom lands its rows can be checked by its id. */
+enum { NCARRY = 2 };
+static const halox_type_t CARRY_T[NCARRY] = {HALOX_TYPE_INT32, HALOX_TYPE_DOUBLE};
+static const int CARRY_N[NCARRY] = {1, 2};
+static double carry_value(int f, int id, int e) { return f == 0 ? id * 3 + 1 : id + 0.25 - e * id; }
+
 typedef struct arrays {
     int on_gpu;
     halox_fixed_atoms_t a;
+    halox_field_t carry[NCARRY];
 } arrays_t;
 
 static void *mem_alloc(int on_gpu, size_t bytes)
@@ -90,6 +99,44 @@ static void arr_make(arrays_t *r, int on_gpu, const halox_atoms_t *a, int cap)
     mem_copy(on_gpu, r->a.id, a->id, (size_t)a->n_home * sizeof(int32_t), 1);
     if (a->extra_bytes)
         mem_copy(on_gpu, r->a.extra, a->extra, (size_t)a->n_home * a->extra_bytes, 1);
+    for (int f = 0; f < NCARRY; f++) {
+        const size_t row = halox_type_size(CARRY_T[f]) * (size_t)CARRY_N[f];
+        char *h = calloc((size_t)cap, row);
+        for (int i = 0; i < a->n_home; i++)
+            for (int e = 0; e < CARRY_N[f]; e++) {
+                const double v = carry_value(f, a->id[i], e);
+                if (CARRY_T[f] == HALOX_TYPE_INT32)
+                    ((int32_t *)h)[(size_t)i * CARRY_N[f] + e] = (int32_t)v;
+                else
+                    ((double *)h)[(size_t)i * CARRY_N[f] + e] = v;
+            }
+        r->carry[f] =
+            (halox_field_t){mem_alloc(on_gpu, (size_t)cap * row), CARRY_T[f], CARRY_N[f], cap};
+        mem_copy(on_gpu, r->carry[f].data, h, (size_t)cap * row, 1);
+        free(h);
+    }
+    r->a.carry = r->carry;
+    r->a.n_carry = NCARRY;
+}
+
+/* Rows of the carried fields that are not their atom's (by id), over the home atoms. */
+static int carry_wrong(const arrays_t *r, const int32_t *id)
+{
+    int wrong = 0;
+    for (int f = 0; f < NCARRY; f++) {
+        const size_t row = halox_type_size(CARRY_T[f]) * (size_t)CARRY_N[f];
+        char *h = malloc(row * (size_t)(r->a.n_home + 1));
+        mem_copy(r->on_gpu, h, r->carry[f].data, row * (size_t)r->a.n_home, 0);
+        for (int i = 0; i < r->a.n_home; i++)
+            for (int e = 0; e < CARRY_N[f]; e++) {
+                const size_t k = (size_t)i * CARRY_N[f] + e;
+                const double v =
+                    CARRY_T[f] == HALOX_TYPE_INT32 ? ((int32_t *)h)[k] : ((double *)h)[k];
+                wrong += v != carry_value(f, id[i], e);
+            }
+        free(h);
+    }
+    return wrong;
 }
 
 static void arr_free(arrays_t *r)
@@ -97,6 +144,8 @@ static void arr_free(arrays_t *r)
     mem_free(r->on_gpu, r->a.x);
     mem_free(r->on_gpu, r->a.id);
     mem_free(r->on_gpu, r->a.extra);
+    for (int f = 0; f < NCARRY; f++)
+        mem_free(r->on_gpu, r->carry[f].data);
     memset(&r->a, 0, sizeof r->a);
 }
 
@@ -207,6 +256,8 @@ static void run_case(halox_comm_t *comm, int on_gpu, halox_grid_t grid, halox_re
                   "%s: rank %d: %d atoms, the host migration %d: not the same atoms, order or bits",
                   ctx, me, got.n_home, want.n_home);
         CHECK(arr.a.n_total == arr.a.n_home);
+        CHECK_MSG(carry_wrong(&arr, got.id) == 0, "%s: rank %d: %d carried rows not their atom's",
+                  ctx, me, carry_wrong(&arr, got.id));
         /* the leavers: mine that are not among the stayers at the front */
         char *was = calloc((size_t)natoms, 1);
         for (int i = 0; i < mine.n_home; i++)
@@ -270,6 +321,15 @@ static void bad_case(halox_comm_t *comm, int on_gpu)
                   "rank %d: expected '%s': %s", me, want, halox_last_error());
     }
     ROOT_PRINTF("  %s: a non-finite position refused on every rank\n", halox_comm_transport(comm));
+    arr_free(&arr);
+    /* carried fields that differ between ranks: refused on every rank, naming the sizes */
+    arr_make(&arr, on_gpu, &all[me], all[me].n_home * 2 + 8);
+    if (me == P - 1)
+        arr.a.n_carry = 1;
+    st = halox_comm_migrate_fixed(comm, &grid, &box, &arr.a, 100 * P, 4);
+    CHECK_MSG(P == 1 ? st == HALOX_OK
+                     : st == HALOX_ERR_INVALID_ARG && strstr(halox_last_error(), "bytes per atom"),
+              "rank %d: carried fields that differ: %s", me, halox_last_error());
     arr_free(&arr);
     tm_free_ranks(all, P, &mine);
     free(all);

@@ -336,12 +336,12 @@ halox_status_t halox_comm_build_plan_fixed(halox_comm_t *comm, const halox_plan_
                                            halox_fixed_atoms_t *atoms, halox_plan_t *plan)
 {
     if (!comm || !params || !atoms || !plan)
-        return halox__error(HALOX_ERR_INVALID_ARG, "build_plan_device: NULL argument");
+        return halox__error(HALOX_ERR_INVALID_ARG, "build_plan_fixed: NULL argument");
     atoms->need = 0;
     atoms->n_total = 0;
     halox_status_t st = halox__comm_take_deferred(comm); /* failed: only the first agreement */
     if (st == HALOX_OK)
-        st = halox__fixed_atoms_check(atoms, comm->rank, "build_plan_device", 1);
+        st = halox__fixed_atoms_check(atoms, comm->rank, "build_plan_fixed", 1);
     if (st == HALOX_OK)
         st = halox__full_shell_check(comm, params->full_shell, "build_plan_device");
     halox__plan_store_t s;

@@ -29,6 +29,7 @@ struct halox__mig_dev {
     halox__gpu_store_head_t h; /* endpoint (the MD_* counters live in the scan's rows) */
     halox_fixed_atoms_t *atoms;
     size_t xb, rec;
+    halox_mig_cols_t cols; /* the record's arrays (migrate_store.h's columns) */
     int nleave;
     int async; /* the caller's halox_fixed_atoms_t.async: no wait after the arrivals' unpack */
     int guess; /* leavers read with the counters (before their count is known): 0 at first,
@@ -37,7 +38,7 @@ struct halox__mig_dev {
      * atom), the compaction's, per leaver, the records */
     int *d_rows, *d_scratch, *d_slot;
     size_t rp;   /* ints per device row */
-    void *d_tmp; /* stayers' coordinates, ids and extra bytes while they move down */
+    void *d_tmp; /* the stayers' rows of every column while they move down */
     void *d_sbuf, *d_rbuf;
     size_t cap_rows, cap_scratch, cap_slot, cap_tmp, cap_sbuf, cap_rbuf;
     /* host: the pinned buffers, the leavers and their owners */
@@ -203,8 +204,8 @@ static halox_status_t md_pack(void *ctx, const size_t *soff, size_t *fill, int *
         m->h_slot[j] = (int)((soff[r] + fill[r]) / m->rec);
         fill[r] += m->rec;
     }
-    const size_t eb = A->extra_bytes;
-    const size_t tmp = (m->xb + sizeof(int32_t) + eb) * (size_t)(keep > 0 ? keep : 1);
+    const halox_mig_cols_t *C = &m->cols;
+    const size_t tmp = m->rec * (size_t)(keep > 0 ? keep : 1);
     halox_status_t st =
         md_grow(m, (void **)&m->d_slot, &m->cap_slot, sizeof(int) * (size_t)nl, "slots");
     if (st == HALOX_OK)
@@ -216,24 +217,34 @@ static halox_status_t md_pack(void *ctx, const size_t *soff, size_t *fill, int *
                      "the slots");
     /* the leavers' records into the send buffer and the stayers, in order, into the scratch in
      * one pass (a home atom finds its place among the sorted leavers by bisection), then the
-     * stayers back to the front in one launch: two launches rather than seven (a compaction of
-     * the stayers, a gather and three copies), each a host call
-     * (docs/MD-DESIGN.md#rebuilds-on-the-device) */
-    char *tx = m->d_tmp;
-    int32_t *tid = (int32_t *)(void *)(tx + m->xb * (size_t)keep);
-    char *te = (char *)(tid + keep);
+     * stayers back to the front: the first three columns in one launch, each carried field in a
+     * copy of its own (each a host call: docs/MD-DESIGN.md#rebuilds-on-the-device) */
+    halox_mig_cols_t out = *C;
+    char *t = m->d_tmp;
+    for (int c = 0; c < C->n; c++) {
+        out.p[c] = t;
+        t += C->b[c] * (size_t)keep;
+    }
     if (st == HALOX_OK)
         st = md_cuda(m,
-                     halox_kernel_mig_split(A->x, A->id, A->extra, m->xb, eb, n,
-                                            md_row(m, MD_ROW_INDEX), nl, m->d_slot, m->rec,
-                                            m->d_sbuf, tx, tid, te, s),
+                     halox_kernel_mig_split(C, n, md_row(m, MD_ROW_INDEX), nl, m->d_slot, m->rec,
+                                            m->d_sbuf, &out, s),
                      "the migration's split kernel");
-    void *const to[3] = {A->x, A->id, eb ? A->extra : NULL};
-    const void *const from[3] = {tx, tid, te};
-    const size_t bytes[3] = {m->xb * (size_t)keep, sizeof(int32_t) * (size_t)keep,
-                             eb * (size_t)keep};
+    void *to[3] = {NULL, NULL, NULL};
+    const void *from[3] = {NULL, NULL, NULL};
+    size_t bytes[3] = {0, 0, 0};
+    for (int c = 0; c < C->n && c < 3; c++) {
+        to[c] = C->p[c];
+        from[c] = out.p[c];
+        bytes[c] = C->b[c] * (size_t)keep;
+    }
     if (st == HALOX_OK && keep > 0)
         st = md_cuda(m, halox_kernel_copy3(to, from, bytes, s), "moving the stayers");
+    for (int c = 3; st == HALOX_OK && keep > 0 && c < C->n; c++)
+        st = md_cuda(
+            m,
+            cudaMemcpyAsync(C->p[c], out.p[c], C->b[c] * (size_t)keep, cudaMemcpyDeviceToDevice, s),
+            "moving the stayers' carried fields");
     if (st == HALOX_OK)
         A->n_home = A->n_total = keep;
     return st;
@@ -280,12 +291,11 @@ static halox_status_t md_append(void *ctx, int keep, int nrecv)
 {
     halox__mig_dev_t *m = ctx;
     halox_fixed_atoms_t *A = m->atoms;
-    const size_t eb = A->extra_bytes;
+    halox_mig_cols_t dst = m->cols;
+    for (int c = 0; c < dst.n; c++)
+        dst.p[c] = (char *)dst.p[c] + dst.b[c] * (size_t)keep;
     halox_status_t st =
-        md_cuda(m,
-                halox_kernel_mig_unpack(
-                    m->d_rbuf, m->rec, nrecv, m->xb, eb, (char *)A->x + m->xb * (size_t)keep,
-                    A->id + keep, eb ? (char *)A->extra + eb * (size_t)keep : NULL, m->h.g->stream),
+        md_cuda(m, halox_kernel_mig_unpack(m->d_rbuf, m->rec, nrecv, &dst, m->h.g->stream),
                 "the arrivals' unpack kernel");
     /* async: what the caller orders behind it on the stream (the plan build, which waits for
      * its own first kernels) finds the atoms in place, without a wait of its own here */
@@ -346,7 +356,7 @@ halox_status_t halox__gpu_mig_store(halox_comm_t *comm, halox_fixed_atoms_t *ato
     memset(store, 0, sizeof *store);
     /* the counters live in the scan's rows (md_leavers): none in the head */
     halox_status_t st =
-        halox__gpu_store_open(comm, "migrate_device", (void **)&g->mig_dev, sizeof *g->mig_dev, 0);
+        halox__gpu_store_open(comm, "migrate_fixed", (void **)&g->mig_dev, sizeof *g->mig_dev, 0);
     if (st != HALOX_OK)
         return st;
     halox__mig_dev_t *m = g->mig_dev;
@@ -354,7 +364,14 @@ halox_status_t halox__gpu_mig_store(halox_comm_t *comm, halox_fixed_atoms_t *ato
     m->nleave = 0;
     m->async = atoms->async;
     m->xb = halox__atom_bytes(comm->real, comm->stride, 1);
-    m->rec = m->xb + sizeof(int32_t) + atoms->extra_bytes;
+    halox__mig_cols_t cols;
+    m->rec = halox__mig_cols(&cols, m->xb, atoms->x, atoms->id, atoms->extra, atoms->extra_bytes,
+                             atoms->carry, atoms->n_carry);
+    m->cols.n = cols.n;
+    for (int c = 0; c < cols.n; c++) {
+        m->cols.p[c] = cols.p[c];
+        m->cols.b[c] = cols.b[c];
+    }
     *store = (halox__mig_store_t){.ops = &md_ops,
                                   .ctx = m,
                                   .fixed = 1,

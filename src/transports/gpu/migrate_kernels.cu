@@ -123,45 +123,36 @@ __device__ static int halox__mig_below(const int *__restrict__ leave, int nl, in
     return lo;
 }
 
-__global__ void
-halox__mig_split_kernel(const unsigned char *__restrict__ x, const unsigned char *__restrict__ id,
-                        const unsigned char *__restrict__ extra, size_t xb, size_t eb, int n,
-                        const int *__restrict__ leave, int nl, const int *__restrict__ slot,
-                        size_t rec, unsigned char *__restrict__ buf,
-                        unsigned char *__restrict__ x_out, unsigned char *__restrict__ id_out,
-                        unsigned char *__restrict__ extra_out)
+__global__ void halox__mig_split_kernel(halox_mig_cols_t src, int n, const int *__restrict__ leave,
+                                        int nl, const int *__restrict__ slot, size_t rec,
+                                        unsigned char *__restrict__ buf, halox_mig_cols_t out)
 {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         const int b = halox__mig_below(leave, nl, i);
         const size_t a = (size_t)i;
         if (b < nl && leave[b] == i) { /* leaver b: its record in its slot */
             unsigned char *o = buf + (size_t)slot[b] * rec;
-            halox__mig_bytes(o, x + a * xb, xb);
-            halox__mig_bytes(o + xb, id + a * sizeof(int32_t), sizeof(int32_t));
-            if (eb)
-                halox__mig_bytes(o + xb + sizeof(int32_t), extra + a * eb, eb);
+            for (int c = 0; c < src.n; c++) {
+                halox__mig_bytes(o, (const unsigned char *)src.p[c] + a * src.b[c], src.b[c]);
+                o += src.b[c];
+            }
         } else { /* a stayer: after the i - b stayers before it */
             const size_t j = (size_t)(i - b);
-            halox__mig_bytes(x_out + j * xb, x + a * xb, xb);
-            halox__mig_bytes(id_out + j * sizeof(int32_t), id + a * sizeof(int32_t),
-                             sizeof(int32_t));
-            if (eb)
-                halox__mig_bytes(extra_out + j * eb, extra + a * eb, eb);
+            for (int c = 0; c < src.n; c++)
+                halox__mig_bytes((unsigned char *)out.p[c] + j * src.b[c],
+                                 (const unsigned char *)src.p[c] + a * src.b[c], src.b[c]);
         }
     }
 }
 
-extern "C" cudaError_t halox_kernel_mig_split(const void *x, const int32_t *id, const void *extra,
-                                              size_t xb, size_t eb, int n, const int *leave, int nl,
-                                              const int *slot, size_t rec, void *buf, void *x_out,
-                                              int32_t *id_out, void *extra_out, cudaStream_t stream)
+extern "C" cudaError_t halox_kernel_mig_split(const halox_mig_cols_t *src, int n, const int *leave,
+                                              int nl, const int *slot, size_t rec, void *buf,
+                                              const halox_mig_cols_t *out, cudaStream_t stream)
 {
     if (n <= 0)
         return cudaSuccess;
     HALOX_LAUNCH(halox__mig_split_kernel, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
-    ((const unsigned char *)x, (const unsigned char *)id, (const unsigned char *)extra, xb, eb, n,
-     leave, nl, slot, rec, (unsigned char *)buf, (unsigned char *)x_out, (unsigned char *)id_out,
-     (unsigned char *)extra_out);
+    (*src, n, leave, nl, slot, rec, (unsigned char *)buf, *out);
     return cudaPeekAtLastError();
 }
 
@@ -172,27 +163,23 @@ extern "C" cudaError_t halox_kernel_copy3(void *const dst[3], const void *const 
 }
 
 __global__ void halox__mig_unpack_kernel(const unsigned char *__restrict__ buf, size_t rec, int n,
-                                         size_t xb, size_t eb, unsigned char *__restrict__ x,
-                                         unsigned char *__restrict__ id,
-                                         unsigned char *__restrict__ extra)
+                                         halox_mig_cols_t dst)
 {
     for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
         const unsigned char *o = buf + (size_t)j * rec;
-        halox__mig_bytes(x + (size_t)j * xb, o, xb);
-        halox__mig_bytes(id + (size_t)j * sizeof(int32_t), o + xb, sizeof(int32_t));
-        if (eb)
-            halox__mig_bytes(extra + (size_t)j * eb, o + xb + sizeof(int32_t), eb);
+        for (int c = 0; c < dst.n; c++) {
+            halox__mig_bytes((unsigned char *)dst.p[c] + (size_t)j * dst.b[c], o, dst.b[c]);
+            o += dst.b[c];
+        }
     }
 }
 
-extern "C" cudaError_t halox_kernel_mig_unpack(const void *buf, size_t rec, int n, size_t xb,
-                                               size_t eb, void *x, int32_t *id, void *extra,
-                                               cudaStream_t stream)
+extern "C" cudaError_t halox_kernel_mig_unpack(const void *buf, size_t rec, int n,
+                                               const halox_mig_cols_t *dst, cudaStream_t stream)
 {
     if (n <= 0)
         return cudaSuccess;
     HALOX_LAUNCH(halox__mig_unpack_kernel, halox__mig_grid(n), HALOX__MIG_THREADS, stream)
-    ((const unsigned char *)buf, rec, n, xb, eb, (unsigned char *)x, (unsigned char *)id,
-     (unsigned char *)extra);
+    ((const unsigned char *)buf, rec, n, *dst);
     return cudaPeekAtLastError();
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "halox/atoms.h"
+#include "halox/fields.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,22 +35,30 @@ cudaError_t halox_kernel_mig_leavers(halox_real_t real, int stride, void *x, int
                                      const halox_mig_geometry_t *geo, int *first_bad, int *leave,
                                      int *owner, int *count, int *scratch, cudaStream_t stream);
 
+/* The per-atom arrays of a record, in record order, by value: column c has b[c] bytes per atom
+ * at p[c] (coordinates, ids, the extra bytes, the carried fields: migrate_store.h's columns). */
+#define HALOX_MIG_COLS (3 + HALOX_MAX_FIELDS)
+typedef struct halox_mig_cols {
+    int n;
+    void *p[HALOX_MIG_COLS];
+    size_t b[HALOX_MIG_COLS];
+} halox_mig_cols_t;
+
 /* One pass over the n home atoms, the leavers' indices leave[0 .. nl) ascending: leaver b's
- * record (xb bytes of coordinates, its id, eb extra bytes) at buf + slot[b] * rec; the stayers,
- * in order, to the entries 0 .. n - nl of x_out, id_out, extra_out. */
-cudaError_t halox_kernel_mig_split(const void *x, const int32_t *id, const void *extra, size_t xb,
-                                   size_t eb, int n, const int *leave, int nl, const int *slot,
-                                   size_t rec, void *buf, void *x_out, int32_t *id_out,
-                                   void *extra_out, cudaStream_t stream);
+ * record (a row of every column of src, in order) at buf + slot[b] * rec; the stayers, in order,
+ * to the rows 0 .. n - nl of the columns of out (the same widths as src's). */
+cudaError_t halox_kernel_mig_split(const halox_mig_cols_t *src, int n, const int *leave, int nl,
+                                   const int *slot, size_t rec, void *buf,
+                                   const halox_mig_cols_t *out, cudaStream_t stream);
 
 /* Up to three device copies in one launch (bytes[r] from src[r] to dst[r]; 0: none): a launch
  * costs the host as much as one cudaMemcpyAsync. The regions must not overlap. */
 cudaError_t halox_kernel_copy3(void *const dst[3], const void *const src[3], const size_t bytes[3],
                                cudaStream_t stream);
 
-/* Record j of buf (rec bytes each) to entry j of x, id, extra, for j < n. */
-cudaError_t halox_kernel_mig_unpack(const void *buf, size_t rec, int n, size_t xb, size_t eb,
-                                    void *x, int32_t *id, void *extra, cudaStream_t stream);
+/* Record j of buf (rec bytes each) to row j of every column of dst, for j < n. */
+cudaError_t halox_kernel_mig_unpack(const void *buf, size_t rec, int n, const halox_mig_cols_t *dst,
+                                    cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -490,7 +490,7 @@ halox_status_t halox__gpu_plan_store(halox_comm_t *comm, halox_fixed_atoms_t *at
 {
     halox__gpu_t *g = halox__gpu(comm);
     memset(store, 0, sizeof *store);
-    halox_status_t st = halox__gpu_store_open(comm, "build_plan_device", (void **)&g->plan_dev,
+    halox_status_t st = halox__gpu_store_open(comm, "build_plan_fixed", (void **)&g->plan_dev,
                                               sizeof *g->plan_dev, PD_SMALL);
     if (st != HALOX_OK)
         return st;
