@@ -116,6 +116,14 @@ halox_bench_test(bench_halo_back_to_back
                       --field mode host --
                  TOOL halo --threads 2 --transport threads --atoms 3000 -r 10 --back-to-back 8
                       --json ${_out}/halo_b2b.jsonl)
+# a full-shell plan with two fields bound to the coordinates: verified, recorded in the JSON
+halox_bench_test(bench_halo_full_fields
+                 ARGS --grep "^threads .* verified .* host$" --json ${_out}/halo_full.jsonl halo --count 1
+                      --field full_shell true --field fields 2 --
+                 TOOL halo --threads 2 --transport threads --atoms 3000 -r 5 --full-shell --fields 2
+                      --json ${_out}/halo_full.jsonl)
+halox_bench_error(bench_err_fields "--fields '17': give a number of fields from 0 to 16" halo
+                  --fields 17)
 halox_bench_error(bench_err_back_to_back "--back-to-back '0': give a count" halo
                   --back-to-back 0)
 halox_bench_error(bench_err_mode "--mode 'graph': use host .* or in-step" halo --mode graph)

@@ -145,7 +145,7 @@ def main():
         records.append(r)
         problems += [f"line {i}: {p}" for p in check_record(r, kind, overlap_range)]
         problems += [f"line {i}: {k} is {r.get(k)!r}, expected {v!r}" for k, v in fields
-                     if str(r.get(k)) != v]
+                     if str(r.get(k)) != v and json.dumps(r.get(k)) != v]
     if not records:
         problems.append("no records")
     if count is not None and len(records) != count:

@@ -33,6 +33,8 @@ static const opt_t k_opts[] = {
     {"--back-to-back", NULL, 1, C_HALO},
     {"--mode", NULL, 1, C_HALO},
     {"--shifts", NULL, 0, C_HALO},
+    {"--full-shell", NULL, 0, C_HALO},
+    {"--fields", NULL, 1, C_HALO},
     {"--warmup", "-w", 1, C_EXCH},
     {"--iters", "-n", 1, C_LAT | C_BW},
     {"--minbytes", "-b", 1, C_LAT | C_BW},
@@ -269,6 +271,11 @@ static int set_value(bench_opts_t *o, const char *name, const char *v)
                              "enqueues them)",
                              v);
         o->in_step = v[0] == 'i';
+    } else if (!strcmp(name, "--fields")) {
+        if (!parse_int(v, 0, HALOX_MAX_FIELDS, &n))
+            return bench_bad("--fields '%s': give a number of fields from 0 to %d", v,
+                             HALOX_MAX_FIELDS);
+        o->fields = (int)n;
     } else if (!strcmp(name, "--warmup")) {
         if (!parse_int(v, 0, 100000000, &n))
             return bench_bad("--warmup '%s': give a count >= 0", v);
@@ -312,6 +319,8 @@ static int set_flag(bench_opts_t *o, const char *name)
         o->graph = 1;
     else if (!strcmp(name, "--shifts"))
         o->shifts = 1;
+    else if (!strcmp(name, "--full-shell"))
+        o->full_shell = 1;
     return 0;
 }
 
@@ -388,6 +397,9 @@ void bench_usage(FILE *to)
         "                            transports capturable in graphs only)\n"
         "  --shifts                  halo: periodic images of one-rank dimensions by shifts (no\n"
         "                            pulse there), the GPU engine's plans; default: copies\n"
+        "  --full-shell              halo: a full-shell plan (ghosts from both neighbours)\n"
+        "  --fields N                halo: N float fields per atom forwarded with every\n"
+        "                            coordinate exchange (halox_comm_bind_fields; 0)\n"
         "  -w, --warmup W            untimed repeats first (halo 20, latency/bandwidth 10)\n"
         "  -b, --minbytes B          latency/bandwidth: smallest message (8; K, M, G suffixes)\n"
         "  -e, --maxbytes B          largest message (16M)\n"

@@ -38,6 +38,9 @@ typedef struct bench_opts {
     int back_to_back_set;           /* given on the command line (in-step's default is 20) */
     int shifts;                     /* halo --shifts: periodic images by shifts (no pulse in a
                                        one-rank dimension), as the GPU engine plans */
+    int full_shell;                 /* halo --full-shell: ghosts from both neighbours */
+    int fields;                     /* halo --fields N: N float fields per atom forwarded with
+                                       every coordinate exchange (halox_comm_bind_fields) */
     int in_step;                    /* halo --mode in-step: the K exchanges of a repeat
                                        captured in one CUDA graph, launched at once */
     long long min_bytes, max_bytes; /* -b -e */

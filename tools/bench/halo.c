@@ -39,10 +39,17 @@ typedef struct halo_rank {
     bench_graph_t *graph[2];
     int graph_k[2];
     int failed_gpu; /* a GPU helper failed: bench_gpu_error() says why */
+    /* --fields: the float fields forwarded with every coordinate exchange */
+    halox_field_t field[HALOX_MAX_FIELDS];
 } halo_rank_t;
 
 static void rank_free(halo_rank_t *h)
 {
+    for (int i = 0; i < HALOX_MAX_FIELDS; i++) /* in the same order on every rank */
+        if (h->field[i].data && h->arr.on_gpu)
+            halox_comm_device_free(h->comm, h->field[i].data);
+        else
+            free(h->field[i].data);
     if (h->arr.comm)
         bench_arrays_free(&h->arr);
     bench_timer_destroy(h->timer);
@@ -113,7 +120,23 @@ static halox_status_t setup(const bench_rank_t *who, const halo_case_t *c, halo_
     } else {
         memcpy(h->arr.x, h->mine.x, bytes);
     }
-    return halox_comm_bind(h->comm, &h->plan, h->arr.x, h->arr.f);
+    if ((st = halox_comm_bind(h->comm, &h->plan, h->arr.x, h->arr.f)) != HALOX_OK)
+        return st;
+    /* --fields: float rows (zero) forwarded with every coordinate exchange */
+    const size_t fbytes = sizeof(float) * (size_t)(h->plan.n_total + 1);
+    for (int i = 0; i < o->fields && st == HALOX_OK; i++) {
+        h->field[i] = (halox_field_t){NULL, HALOX_TYPE_FLOAT, 1, h->plan.n_total + 1};
+        if (h->arr.on_gpu) {
+            st = halox_comm_device_alloc(h->comm, fbytes, &h->field[i].data);
+            if (st == HALOX_OK && bench_gpu_fill(h->field[i].data, 0, fbytes, h->arr.stream))
+                st = HALOX_ERR_INTERNAL;
+        } else if (!(h->field[i].data = calloc(1, fbytes))) {
+            st = HALOX_ERR_NO_MEMORY;
+        }
+    }
+    if (st == HALOX_OK && o->fields)
+        st = halox_comm_bind_fields(h->comm, o->fields, h->field, 0, NULL);
+    return st;
 }
 
 /* in-step: K coordinate + force exchanges captured in graph slot `which` on the first call
@@ -217,7 +240,11 @@ static void report(const bench_rank_t *who, halo_case_t *c, halo_rank_t *h, int 
     int pulses = h->plan.n_pulses;
     bench_stats_t g = bench_summarise(h->dev_ms, o->repeats);
     bench_stats_t t = bench_summarise(h->host_ms, o->repeats);
-    double step_bytes = 2 * mx[1], gbps = g.median > 0 ? step_bytes / (g.median * 1e-3) / 1e9 : 0;
+    /* the fields' rows travel with the coordinates: 4 bytes per field and atom sent */
+    const double field_bytes =
+        mx[1] / ((double)halox_real_size(o->real) * o->stride) * 4.0 * o->fields;
+    double step_bytes = 2 * mx[1] + field_bytes,
+           gbps = g.median > 0 ? step_bytes / (g.median * 1e-3) / 1e9 : 0;
     const char *check = c->floor_run ? "floor"
                         : !o->verify ? "skipped"
                         : verified   ? "verified"
@@ -238,6 +265,8 @@ static void report(const bench_rank_t *who, halo_case_t *c, halo_rank_t *h, int 
     rec_int(&r, "atoms", c->natoms);
     rec_str(&r, "mode", mode_name(o));
     rec_bool(&r, "shifts", o->shifts);
+    rec_bool(&r, "full_shell", o->full_shell);
+    rec_int(&r, "fields", o->fields);
     rec_bool(&r, "available", 1);
     rec_str(&r, "real", o->real == HALOX_FLOAT ? "float" : "double");
     rec_int(&r, "stride", o->stride);
@@ -245,6 +274,7 @@ static void report(const bench_rank_t *who, halo_case_t *c, halo_rank_t *h, int 
     rec_int(&r, "max_halo_atoms", (long long)mx[0]);
     rec_int(&r, "max_send_bytes", (long long)mx[1]);
     rec_int(&r, "bytes_per_step", (long long)step_bytes);
+    rec_int(&r, "field_bytes_per_step", (long long)field_bytes);
     rec_int(&r, "total_bytes_per_step", (long long)sum);
     rec_bool(&r, "verified", verified && !c->floor_run);
     rec_bool(&r, "floor", c->floor_run);
@@ -357,9 +387,17 @@ static int run_case(const bench_opts_t *o, const char *label, long long natoms)
                          grid.n[2], halox_grid_size(&grid), label, c.nranks);
     bench_water_params(natoms, &grid, &c.params);
     c.params.periodic_shifts = o->shifts;
+    c.params.full_shell = o->full_shell;
     if (halox_plan_check(&c.params, NULL) != HALOX_OK)
         return bench_bad("%lld atoms on grid %dx%dx%d: no valid plan: %s", natoms, grid.n[0],
                          grid.n[1], grid.n[2], halox_last_error());
+    if (o->in_step && o->fields && bench_label_caps(label).on_gpu) {
+        if (bench_world_rank() == 0)
+            record_refused(&c, HALOX_ERR_UNAVAILABLE,
+                           "--fields with --mode in-step: the GPU transports stage fields through "
+                           "the host, which a CUDA graph cannot capture: use --mode host");
+        return c.failed ? BENCH_FAILED : BENCH_OK;
+    }
     if (o->in_step && !bench_label_caps(label).capturable) {
         char why[256];
         snprintf(why, sizeof why,
@@ -397,10 +435,11 @@ int bench_cmd_halo(const bench_opts_t *o)
 {
     if (bench_world_rank() == 0) {
         printf("halox-bench halo: %d process(es), %d GPU(s) visible, density 0.8, cut-off 5.0 + "
-               "buffer 0.5, periodic images by %s, %s stride %d, %d repeats after %d warm-up, "
-               "%s\n",
-               bench_world_size(), bench_gpu_count(), o->shifts ? "shifts" : "copies",
-               o->real == HALOX_FLOAT ? "float" : "double", o->stride, o->repeats, o->warmup,
+               "buffer 0.5, %s shell, %d field(s) with the coordinates, periodic images by %s, %s "
+               "stride %d, %d repeats after %d warm-up, %s\n",
+               bench_world_size(), bench_gpu_count(), o->full_shell ? "full" : "half", o->fields,
+               o->shifts ? "shifts" : "copies", o->real == HALOX_FLOAT ? "float" : "double",
+               o->stride, o->repeats, o->warmup,
                o->verify ? "verified against the reference first" : "not verified");
         char what[160];
         g_link_peak = bench_link_peak(what, sizeof what);
