@@ -25,7 +25,11 @@
  * (cudaMalloc: no symmetric memory needed). The GPU transports gather and land the rows with
  * kernels on halox_comm_stream() and pass them pulse by pulse through pinned host memory and
  * the set-up messages: the host waits for the stream inside the call, so a field exchange is
- * not captured in a CUDA graph (HALOX_ERR_UNAVAILABLE in graph mode). Every call here is collective
+ * not captured in a CUDA graph (HALOX_ERR_UNAVAILABLE in graph mode). One exception: on
+ * nvshmem-fused, forward fields bound with halox_comm_bind_fields() that live in symmetric
+ * memory (halox_comm_device_alloc) ride inside the coordinate kernel, stored with the atoms
+ * under the same signals (no host step, capturable; halox_comm_stats_t.fields_in_kernel counts
+ * them); their halo rows then follow the coordinates' rule: valid until the force exchange. Every call here is collective
  * over the endpoint's ranks and follows endpoint.h's contract. The exchanges are bit for bit
  * halox_reference_forward() and halox_reference_reverse(). */
 #ifndef HALOX_FIELDS_H

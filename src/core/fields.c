@@ -164,9 +164,9 @@ halox_status_t halox__fields_check(const halox_comm_t *comm, const char *op, int
  * rank 0's. One allgather. */
 static halox_status_t halox__fields_agree(halox_comm_t *comm, halox_status_t st, const char *op,
                                           int nf, const halox_field_t *ff, int nr,
-                                          const halox_field_t *fr)
+                                          const halox_field_t *fr, int *in_kernel_p)
 {
-    enum { W = 3 + 2 * HALOX_MAX_FIELDS };
+    enum { W = 4 + 2 * HALOX_MAX_FIELDS };
     long long msg[W] = {0};
     long long *all = malloc(sizeof(long long) * W * (size_t)comm->size);
     if (!all)
@@ -178,13 +178,14 @@ static halox_status_t halox__fields_agree(halox_comm_t *comm, halox_status_t st,
             msg[3 + i] = (long long)ff[i].type << 32 | (long long)ff[i].count;
         for (int i = 0; i < nr; i++)
             msg[3 + HALOX_MAX_FIELDS + i] = (long long)fr[i].type << 32 | (long long)fr[i].count;
+        msg[W - 1] = in_kernel_p && *in_kernel_p;
     }
     if (!all) /* the same message size as every rank's: agree_gather finds its own room */
         return halox__agree_gather(comm, st, op, msg, W, NULL);
     st = halox__agree_gather(comm, st, op, msg, W, all);
     for (int r = 1; st == HALOX_OK && r < comm->size; r++) {
         const long long *a = all, *b = all + (size_t)r * W;
-        for (int j = 1; j < W && st == HALOX_OK; j++)
+        for (int j = 1; j < W - 1 && st == HALOX_OK; j++)
             if (a[j] != b[j]) {
                 const char *what = j == 1                     ? "forward fields"
                                    : j == 2                   ? "reverse fields"
@@ -196,6 +197,9 @@ static halox_status_t halox__fields_agree(halox_comm_t *comm, halox_status_t st,
                                   comm->rank, op, r, what, a[j], b[j], j);
             }
     }
+    /* the forward fields go inside the transport's kernels only where every rank's can */
+    for (int r = 0; in_kernel_p && r < comm->size; r++)
+        *in_kernel_p = st == HALOX_OK && *in_kernel_p && all[(size_t)r * W + W - 1];
     free(all);
     return st;
 }
@@ -275,6 +279,20 @@ halox_status_t halox__fields_exchange(halox_comm_t *comm, int reverse, int n,
 {
     if (n == 0)
         return HALOX_OK;
+    if (!reverse && comm->fwd_in_kernel && fields == comm->bound_fwd) {
+        /* stored with the atoms by the coordinate exchange's own kernels */
+        const halox_plan_t *plan = comm->plan;
+        size_t row = 0;
+        long long sent = 0;
+        for (int i = 0; i < n; i++)
+            row += halox__field_row(&fields[i]);
+        for (int k = 0; k < plan->n_pulses; k++)
+            sent += plan->pulse[k].send_rank == comm->rank ? 0 : plan->pulse[k].send_count;
+        comm->stats.field_exchanges++;
+        comm->stats.fields_in_kernel++;
+        comm->stats.bytes_sent += sent * (long long)row;
+        return HALOX_OK;
+    }
     double t0 = halox__now();
     halox_status_t st = comm->ops->fields ? comm->ops->fields(comm, reverse, n, fields)
                                           : halox__fields_walk(comm, reverse, n, fields);
@@ -307,8 +325,8 @@ static halox_status_t halox__fields_call(halox_comm_t *comm, int reverse, int n,
     halox_status_t st = halox__fields_usable(comm, op);
     if (st == HALOX_OK)
         st = halox__fields_check(comm, op, n, fields, reverse);
-    st = reverse ? halox__fields_agree(comm, st, op, 0, NULL, st == HALOX_OK ? n : 0, fields)
-                 : halox__fields_agree(comm, st, op, st == HALOX_OK ? n : 0, fields, 0, NULL);
+    st = reverse ? halox__fields_agree(comm, st, op, 0, NULL, st == HALOX_OK ? n : 0, fields, NULL)
+                 : halox__fields_agree(comm, st, op, st == HALOX_OK ? n : 0, fields, 0, NULL, NULL);
     if (st != HALOX_OK)
         return st;
     return halox__fields_exchange(comm, reverse, n, fields);
@@ -337,14 +355,19 @@ halox_status_t halox_comm_bind_fields(halox_comm_t *comm, int n_forward,
     if (st == HALOX_OK)
         st = halox__fields_check(comm, op, n_reverse, reverse, 1);
     int ok = st == HALOX_OK;
-    st =
-        halox__fields_agree(comm, st, op, ok ? n_forward : 0, forward, ok ? n_reverse : 0, reverse);
+    int in_kernel = ok && n_forward > 0 && comm->ops->fields_in_kernel &&
+                    comm->ops->fields_in_kernel(comm, n_forward, forward);
+    st = halox__fields_agree(comm, st, op, ok ? n_forward : 0, forward, ok ? n_reverse : 0, reverse,
+                             &in_kernel);
     /* a failure unbinds every field, on every rank alike */
     comm->n_bound_fwd = st == HALOX_OK ? n_forward : 0;
     comm->n_bound_rev = st == HALOX_OK ? n_reverse : 0;
+    comm->fwd_in_kernel = st == HALOX_OK && in_kernel;
     if (comm->n_bound_fwd)
         memcpy(comm->bound_fwd, forward, sizeof *forward * (size_t)n_forward);
     if (comm->n_bound_rev)
         memcpy(comm->bound_rev, reverse, sizeof *reverse * (size_t)n_reverse);
-    return st;
+    /* the transport's tables follow (a failure here is its device's, which fails the endpoint) */
+    halox_status_t bst = comm->ops->fields_bound ? comm->ops->fields_bound(comm) : HALOX_OK;
+    return st != HALOX_OK ? st : bst;
 }

@@ -85,6 +85,12 @@ typedef struct halox_transport_ops {
      * reverse, the arguments checked and agreed by core. NULL: core's walk over sendrecv (host
      * memory: the CPU transports); a GPU transport without it refuses fields. */
     halox_status_t (*fields)(halox_comm_t *comm, int reverse, int n, const halox_field_t *fields);
+    /* Optional: whether this rank's coordinate exchange can store the n forward fields with the
+     * atoms, inside its own kernels (local; core agrees on it over the ranks at
+     * halox_comm_bind_fields), and the commit of the agreed choice (comm->fwd_in_kernel, the
+     * bound fields) into the transport's tables. */
+    int (*fields_in_kernel)(const halox_comm_t *comm, int n, const halox_field_t *fwd);
+    halox_status_t (*fields_bound)(halox_comm_t *comm);
 } halox_transport_ops_t;
 
 /* The endpoint: core's part plus the transport's private state. */
@@ -111,6 +117,7 @@ struct halox_comm {
      * (reverses); the CPU walk's message buffer */
     halox_field_t bound_fwd[HALOX_MAX_FIELDS], bound_rev[HALOX_MAX_FIELDS];
     int n_bound_fwd, n_bound_rev;
+    int fwd_in_kernel; /* the transport's coordinate kernels store the forward fields */
     void *field_buf;
     size_t field_cap;
     /* halox_comm_defer_failure: taken by the next migration, plan build or bind */

@@ -192,7 +192,6 @@ typedef struct mirror {
     halox_field_t *host, dev[NF];
 } mirror_t;
 
-
 #ifdef HALOX_TEST_GPU
 static size_t field_bytes(const halox_field_t *f)
 {
@@ -207,7 +206,9 @@ static void mirror_open(mirror_t *m, halox_comm_t *comm, halox_field_t *host)
     for (int k = 0; k < NF; k++) {
         m->dev[k] = host[k];
 #ifdef HALOX_TEST_GPU
-        TG_CUDA(cudaMalloc(&m->dev[k].data, field_bytes(&host[k])));
+        /* symmetric memory on the NVSHMEM transports: nvshmem-fused stores bound forward
+         * fields inside its coordinate kernel then */
+        CHECK_OK(halox_comm_device_alloc(comm, field_bytes(&host[k]), &m->dev[k].data));
 #endif
     }
 }
@@ -239,7 +240,7 @@ static void mirror_close(mirror_t *m)
 {
 #ifdef HALOX_TEST_GPU
     for (int k = 0; k < NF; k++)
-        TG_CUDA(cudaFree(m->dev[k].data));
+        CHECK_OK(halox_comm_device_free(m->comm, m->dev[k].data));
 #else
     (void)m;
 #endif
@@ -326,6 +327,12 @@ static void run_rank(halox_comm_t *comm, shared_t *sh, int rank)
     halox_comm_get_stats(comm, &stats);
     FAIL_IF(stats.field_exchanges != 2 + 6, "%lld field exchanges counted, 8 made",
             stats.field_exchanges);
+    /* nvshmem-fused stores the bound forward fields with the atoms (its three coordinate
+     * exchanges); every other transport passes them on its own */
+    const int in_kernel = !strcmp(halox_comm_transport(comm), "nvshmem-fused");
+    FAIL_IF(stats.fields_in_kernel != (in_kernel ? 3 : 0),
+            "%lld exchanges carried the fields in the transport's kernels, %d expected",
+            stats.fields_in_kernel, in_kernel ? 3 : 0);
 
     /* ---- refusals, on every rank alike */
     halox_field_t one = m.dev[3];

@@ -35,11 +35,11 @@
 #include <string.h>
 
 #include "core/clock.h"
-#include "halox/env.h"
 #include "core/error.h"
-#include "transports/nvshmem/nvshmem_halo.h"
+#include "halox/env.h"
 #include "transports/gpu/gpu.h"
 #include "transports/nvshmem/gpu_nvshmem.h"
+#include "transports/nvshmem/nvshmem_halo.h"
 #include "transports/registry.h"
 
 static const char *halox__shm_dir_name(int dir) { return dir ? "forces" : "coordinates"; }
@@ -345,6 +345,14 @@ halox__shm_launch_t halox__shm_launch_base(halox_comm_t *comm)
     l.use_put = m->use_put;
     l.signal_only = m->g.no_atoms;
     l.tma = m->use_tma;
+    if (comm->fwd_in_kernel) { /* nvshmem-fused: the bound forward fields with the atoms */
+        l.n_fields = comm->n_bound_fwd;
+        for (int i = 0; i < comm->n_bound_fwd; i++) {
+            l.fd_src[i] = comm->bound_fwd[i].data;
+            l.fd_row[i] = (unsigned)(halox_type_size(comm->bound_fwd[i].type) *
+                                     (size_t)comm->bound_fwd[i].count);
+        }
+    }
     return l;
 }
 

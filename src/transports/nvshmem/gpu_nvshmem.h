@@ -53,7 +53,8 @@ typedef struct halox__shm {
     halox__shm_state_t *state; /* device */
     halox__shm_row_t *d_rows;  /* device, HALOX_MAX_PULSES */
     halox__shm_row_t rows[HALOX_MAX_PULSES];
-    int *h_flag; /* mapped host memory: a kernel gave up */
+    size_t peer_recv_off[HALOX_MAX_PULSES]; /* send_pe's recv_offset of pulse k (the bind's) */
+    int *h_flag;                            /* mapped host memory: a kernel gave up */
     int *d_flag;
     int blocks_per_row;
     /* nvshmem-stream and hybrid: the pulse whose signal wait raises the epoch of a direction
@@ -124,6 +125,13 @@ halox_status_t halox__shm_bind_head(halox_comm_t *comm, halox_status_t st0, long
 halox_status_t halox__shm_bind_table(halox_comm_t *comm, halox_status_t st, long long *all);
 halox_status_t halox__shm_bind_end(halox_comm_t *comm, halox_status_t st);
 halox_status_t halox__shm_dalloc(halox_comm_t *comm, size_t bytes, void **ptr_p);
+/* nvshmem-fused's bound forward fields inside its coordinate kernel (halox/fields.h): whether
+ * this rank can (fields in symmetric memory, every pulse's peer reached by stores), the rows'
+ * field pointers filled from comm's bound fields (cleared when not in the kernel; an error when
+ * a pulse's peer cannot take stores), and that table uploaded again once fields are bound. */
+int halox__shm_fields_in_kernel(const halox_comm_t *comm, int n, const halox_field_t *fwd);
+halox_status_t halox__shm_rows_fields(halox_comm_t *comm);
+halox_status_t halox__shm_fields_bound(halox_comm_t *comm);
 /* gpu_nvshmem_alloc.c: collective symmetric allocation of the largest rank's `bytes` (agreed: on
  * failure no rank holds it, and the message names NVSHMEM_SYMMETRIC_SIZE). */
 halox_status_t halox__shm_sym_alloc(halox_comm_t *comm, size_t bytes, void **ptr_p,
@@ -179,6 +187,8 @@ halox_status_t halox__shm_await(halox_comm_t *comm, int dir, int k);
         .dalloc = halox__shm_dalloc,                                                               \
         .dfree = halox__shm_dfree,                                                                 \
         .poll = halox__shm_poll,                                                                   \
+        .fields_in_kernel = halox__shm_fields_in_kernel,                                           \
+        .fields_bound = halox__shm_fields_bound,                                                   \
     }
 
 #endif

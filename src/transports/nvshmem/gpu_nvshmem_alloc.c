@@ -6,9 +6,9 @@
 
 #include "core/error.h"
 #include "core/transport.h"
-#include "transports/nvshmem/nvshmem_halo.h"
 #include "transports/gpu/gpu.h"
 #include "transports/nvshmem/gpu_nvshmem.h"
+#include "transports/nvshmem/nvshmem_halo.h"
 
 halox_status_t halox__shm_sym_alloc(halox_comm_t *comm, size_t bytes, void **ptr_p,
                                     const char *what)

@@ -204,6 +204,7 @@ static halox_status_t halox__shm_bind_rows(halox_comm_t *comm, const long long *
          * slots */
         const size_t peer_recv_off = (size_t)halox__bound_pulse(all, W, p->send_rank, k)[4];
         const size_t peer_buf_off = halox__shm_buf_off(comm, all, W, p->recv_rank, k);
+        m->peer_recv_off[k] = peer_recv_off;
         R->pulse = k;
         R->dim = p->dim;
         R->shift = p->shift;
@@ -237,11 +238,67 @@ static halox_status_t halox__shm_bind_rows(halox_comm_t *comm, const long long *
             m->last_wait[1] = k; /* forces go down: the lowest pulse waits last */
     }
     *maxc_p = maxc;
+    halox_status_t fst = halox__shm_rows_fields(comm);
+    if (fst != HALOX_OK)
+        return fst;
     cudaError_t e =
         cudaMemcpyAsync(m->d_rows, m->rows, sizeof m->rows, cudaMemcpyHostToDevice, g->stream);
     return e == cudaSuccess
                ? HALOX_OK
                : halox__gpu_cuda_error(comm, g, e, "uploading the pulse table", HALOX_ERR_COMM, 1);
+}
+
+int halox__shm_fields_in_kernel(const halox_comm_t *comm, int n, const halox_field_t *fwd)
+{
+    const halox__shm_t *m = (const halox__shm_t *)comm->impl;
+    if (m->mode != HALOX__SHM_FUSED || m->use_put || m->g.no_atoms || !comm->plan)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (!halox__shm_is_symmetric(fwd[i].data))
+            return 0;
+    for (int k = 0; k < m->g.plan.n_pulses; k++)
+        if (!m->rows[k].x_peer)
+            return 0;
+    return 1;
+}
+
+halox_status_t halox__shm_rows_fields(halox_comm_t *comm)
+{
+    halox__shm_t *m = halox__shm(comm);
+    const int on = comm->fwd_in_kernel && m->mode == HALOX__SHM_FUSED;
+    for (int k = 0; k < HALOX_MAX_PULSES; k++) {
+        halox__shm_row_t *R = &m->rows[k];
+        memset(R->fd_peer, 0, sizeof R->fd_peer);
+        if (!on || k >= m->g.plan.n_pulses)
+            continue;
+        for (int i = 0; i < comm->n_bound_fwd; i++) {
+            const halox_field_t *f = &comm->bound_fwd[i];
+            const size_t row = halox_type_size(f->type) * (size_t)f->count;
+            R->fd_peer[i] = halox__shm_ptr((char *)f->data + m->peer_recv_off[k] * row, R->send_pe);
+            if (!R->fd_peer[i] || !R->x_peer)
+                return halox__error(HALOX_ERR_UNAVAILABLE,
+                                    "%s: rank %d: bound field %d: pulse %d's peer (PE %d) cannot "
+                                    "take stores into it: bind the fields again (they then go "
+                                    "through the host)",
+                                    m->g.name, comm->rank, i, k, R->send_pe);
+        }
+    }
+    return HALOX_OK;
+}
+
+halox_status_t halox__shm_fields_bound(halox_comm_t *comm)
+{
+    halox__shm_t *m = halox__shm(comm);
+    if (!m->g.bound || !comm->plan)
+        return HALOX_OK; /* the next bind lays the rows out */
+    halox_status_t st = halox__shm_rows_fields(comm);
+    if (st != HALOX_OK)
+        return st;
+    cudaError_t e =
+        cudaMemcpyAsync(m->d_rows, m->rows, sizeof m->rows, cudaMemcpyHostToDevice, m->g.stream);
+    return e == cudaSuccess ? HALOX_OK
+                            : halox__gpu_cuda_error(comm, &m->g, e, "uploading the pulse table",
+                                                    HALOX_ERR_COMM, 1);
 }
 
 /* Blocks per row of the kernels' grids. */

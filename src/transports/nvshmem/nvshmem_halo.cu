@@ -150,7 +150,7 @@ static __device__ void shm_pack_tma(T *dst, const T *x, const int *map, int lo, 
 template <typename T>
 __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_coords_kernel(halox__shm_launch_t L)
 {
-    halox_chained_wait(); /* launched chained: the kernels before it are done */
+    halox_chained_wait();  /* launched chained: the kernels before it are done */
     if (L.signal_only > 1) /* the launch floor: the launch alone */
         return;
     const int r = blockIdx.x / L.blocks_per_row, b = blockIdx.x % L.blocks_per_row;
@@ -192,6 +192,10 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_coords_kernel(halox
         shm_pack<T>(dst, x, R->map, hp, n, L.stride, R->dim, shift, add, t0, nthreads);
 
     if (direct) {
+        /* the bound fields' rows with the atoms: under the same signal */
+        for (int f = 0; f < L.n_fields; f++)
+            shm_field_rows((char *)R->fd_peer[f], (const char *)L.fd_src[f], R->map, n, L.fd_row[f],
+                           t0, nthreads);
         shm_block_signal((u64 *)R->sig_x_peer, b, L.blocks_per_row);
         if (threadIdx.x == 0 && shm_row_counted(&S->row_done[0][k], e, L.blocks_per_row))
             shm_rows_done(&L, 0, e);

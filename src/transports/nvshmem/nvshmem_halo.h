@@ -24,6 +24,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "halox/fields.h"
 #include "halox/inline.h"
 #include "halox/plan.h"
 
@@ -92,6 +93,9 @@ typedef struct halox__shm_row {
     void *fb_sym;         /* the same as a symmetric address */
     void *fb_mine;        /* this PE's force buffer slot for pulse k (send_count atoms) */
     uint64_t *sig_x_peer; /* send_pe's coordinate signal k: store pointer, or NULL */
+    /* fields forwarded inside the coordinate kernel (halox_comm_bind_fields): send_pe's rows
+     * for pulse k of each (store pointers; the fused direct path only) */
+    void *fd_peer[HALOX_MAX_FIELDS];
     uint64_t *sig_f_peer; /* recv_pe's force signal k: store pointer, or NULL */
 } halox__shm_row_t;
 
@@ -132,6 +136,11 @@ typedef struct halox__shm_launch {
     int signal_only; /* benchmark floors: 1 signals without payload, 2 the launches alone */
     int tma;         /* store path: stage in shared memory, write with bulk async copies */
     int bump;        /* the launch's last block raises epoch[dir] */
+    /* coordinates: the bound forward fields the kernel stores with the atoms (rows.fd_peer):
+     * this PE's arrays and their bytes per atom */
+    int n_fields;
+    const void *fd_src[HALOX_MAX_FIELDS];
+    unsigned fd_row[HALOX_MAX_FIELDS];
 } halox__shm_launch_t;
 
 /* Coordinates: pack (two passes: home atoms, then forwarded atoms once the pulses that brought

@@ -74,6 +74,26 @@ static __device__ __forceinline__ void shm_copy(T *dst, const T *src, long long 
     shm_move<T>(dst, get, 0, end, t0, nthreads);
 }
 
+/* The rows of a per-atom field for the atoms [0, n) of a pulse's map: dst's row i = src's row
+ * map[i], rows of `row` bytes (4-byte words where a row is whole words, else bytes). */
+static __device__ __forceinline__ void shm_field_rows(char *dst, const char *src, const int *map,
+                                                      int n, unsigned row, int t0, int nthreads)
+{
+    if (row % 4 == 0) {
+        const long long w = row / 4, total = (long long)n * w;
+        for (long long t = t0; t < total; t += nthreads) {
+            const long long i = t / w;
+            ((int *)dst)[t] = ((const int *)src)[(long long)map[i] * w + (t - i * w)];
+        }
+    } else {
+        const long long total = (long long)n * row;
+        for (long long t = t0; t < total; t += nthreads) {
+            const long long i = t / row;
+            dst[t] = src[(long long)map[i] * row + (t - i * row)];
+        }
+    }
+}
+
 /* f[map[i]] += src[i] for the n atoms of a pulse (3 components; src has the exchange stride).
  * A pulse sends each atom once, so no two threads add to the same element. */
 template <typename T>
