@@ -3,7 +3,8 @@
  * without MPI and the TSan build run them): on teams of 1, 3 and 4 thread ranks,
  *   - the plan over arrays too small for the halo: every rank refuses with HALOX_ERR_NO_MEMORY,
  *     the short ones say what they need; grown to that, the plan and the arrays equal
- *     halox_reference_build's bit for bit (maps, counts, offsets, masks, zones, coordinates, ids);
+ *     halox_reference_build's bit for bit (maps, counts, offsets, masks, zones, coordinates, ids),
+ *     half-shell and full-shell plans;
  *   - the migration of moved atoms over arrays too small for a rank that gains atoms: refused
  *     on every rank before any atom moves; grown, the same atoms, order and bits as
  *     halox_comm_migrate on a copy, with the leavers counted.
