@@ -88,8 +88,8 @@ typedef struct halox_plan_params {
     int full_shell;      /**< 0: half shell (the default of zero-initialised parameters): atoms
                               come from the upper neighbours only, pairs by halox_zone_pair;
                               1: full shell: from both neighbours in every dimension with
-                              pulses, pairs by halox_full_pair; see the header comment. The
-                              CPU transports (threads, mpi) exchange it */
+                              pulses, pairs by halox_full_pair; see the header comment. Every
+                              transport builds and exchanges it, the GPU ones included */
 } halox_plan_params_t;
 
 /** One pulse of one rank, in both roles: sender to send_rank, receiver from recv_rank. */

@@ -235,17 +235,6 @@ halox_status_t halox_comm_gatherv(halox_comm_t *comm, const void *send, size_t b
     return st;
 }
 
-halox_status_t halox__full_shell_check(const halox_comm_t *comm, int full_shell, const char *op)
-{
-    if (!full_shell || !comm->ops->on_gpu)
-        return HALOX_OK;
-    return halox__error(HALOX_ERR_UNAVAILABLE,
-                        "rank %d: %s: transport '%s' exchanges half-shell plans only: a full-shell "
-                        "plan (params.full_shell = 1) runs on the CPU transports threads and mpi; "
-                        "use one of those, or full_shell = 0",
-                        comm->rank, op, comm->ops->name);
-}
-
 halox_status_t halox_comm_bind(halox_comm_t *comm, const halox_plan_t *plan, void *x, void *f)
 {
     halox_status_t st = halox__comm_take_deferred(comm); /* failed: only the agreement */
@@ -255,8 +244,6 @@ halox_status_t halox_comm_bind(halox_comm_t *comm, const halox_plan_t *plan, voi
         st = halox__error(HALOX_ERR_INVALID_ARG,
                           "bind: plan is for rank %d of %d but this endpoint is rank %d of %d",
                           plan->rank, plan->nranks, comm->rank, comm->size);
-    if (st == HALOX_OK)
-        st = halox__full_shell_check(comm, plan->params.full_shell, "bind");
     if (st == HALOX_OK) {
         /* the bound fields against the new plan's atoms: comm->plan is what the check reads */
         comm->plan = plan;

@@ -146,10 +146,6 @@ halox_status_t halox__agree(halox_comm_t *comm, halox_status_t mine, const char 
 halox_status_t halox__endpoint_refused(const char *name, int rank, const char *op,
                                        const char *failure, const char *pending);
 
-/* HALOX_OK, or HALOX_ERR_UNAVAILABLE when `full_shell` is set and the endpoint's transport
- * cannot exchange full-shell plans (the GPU transports), naming it and those that can. Local. */
-halox_status_t halox__full_shell_check(const halox_comm_t *comm, int full_shell, const char *op);
-
 /* halox__agree with a payload, in one allgather: msg holds n values, msg[0] is
  * set to `mine`; all (NULL: not wanted) receives every rank's msg, rank after rank. */
 halox_status_t halox__agree_gather(halox_comm_t *comm, halox_status_t mine, const char *what,

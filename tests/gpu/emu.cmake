@@ -95,8 +95,9 @@ set_tests_properties(test_exchange_emu_np2_stream_ordered PROPERTIES LABELS emu 
                      SKIP_RETURN_CODE 77 PROCESSORS 2)
 halox_mpi_leaks_off(test_exchange_emu_np2_stream_ordered)
 # the device rebuild through the GPU transports (their messages device to device on NVSHMEM)
-# against the reference plan and the host migration (test_gpu_plan_device, _migrate_device)
-halox_emu_gpu_test(test_plan_device_emu transports/test_plan_device.c 2)
+# against the reference plan and the host migration (test_gpu_plan_device, _migrate_device);
+# half and full shell, on 2 ranks and on the 2x2x1 and 1x2x2 grids of 4
+halox_emu_gpu_test(test_plan_device_emu transports/test_plan_device.c 2 4)
 halox_emu_gpu_test(test_migrate_device_emu transports/test_migrate_device.c 2 4)
 # per-atom fields through every GPU transport's field exchange (test_gpu_fields)
 halox_emu_gpu_test(test_fields_emu transports/test_fields.c 1 2 4)

@@ -8,7 +8,10 @@
  * float and double, stride 3 and 4, the grids the process count allows (2x2x1, 2x2x2, ...),
  * cut-offs giving 1 and 2 pulses per dimension, then a smaller plan on the same endpoint (no stale
  * pulses). The halo is poisoned before every exchange, so an atom that is not written fails.
- * Full-shell plans are refused (the host build and a bind), and the endpoint exchanges after.
+ * The same with full-shell plans (pulses from both neighbours: a rank sends to its upper
+ * neighbour and receives from its lower one in the second half of each dimension's pulses):
+ * copies and shifts, 1 and 2 pulses per direction, float and double (--quick: the half shell in
+ * float only).
  *
  * Transports: mpi-staged, nccl, mpi-cuda, the NVSHMEM ones and hybrid (each when compiled in;
  * variants with an environment variable: nvshmem-*+put, nvshmem-*+tma, and hybrid+all,
@@ -244,46 +247,14 @@ static void run_exchange(halox_comm_t *comm, const halox_plan_params_t *params, 
 }
 
 /* one case in the box of every case; shifts: periodic images of one-rank dimensions by shifts
- * (no pulse there), else as copies */
+ * (no pulse there), else as copies; full: a full-shell plan (pulses from both neighbours) */
 static int exchange_case(halox_comm_t *comm, halox_grid_t grid, double cutoff, double buffer,
-                         int natoms, uint64_t seed, halox_real_t real, int stride, int shifts)
+                         int natoms, uint64_t seed, halox_real_t real, int stride, int shifts,
+                         int full)
 {
     halox_box_t box = {{9.0, 8.0, 7.0}};
-    return tm_exchange_case_shifts(comm, run_exchange, halox_comm_transport(comm), grid, box,
-                                   cutoff, buffer, natoms, seed, real, stride, shifts);
-}
-
-/* Full-shell plans: the host build and a bind of the reference's plan refused on every rank
- * with HALOX_ERR_UNAVAILABLE, naming the transport and those that run them (threads, mpi); the
- * endpoint stays usable. */
-static void run_full_refused(halox_comm_t *comm, const halox_plan_params_t *params,
-                             halox_atoms_t *ref, halox_atoms_t *mine, int steps, uint64_t seed,
-                             const char *ctx)
-{
-    (void)steps;
-    (void)seed;
-    const int P = halox_comm_size(comm), me = halox_comm_rank(comm);
-    const char *name = halox_comm_transport(comm);
-    tm_reference_t t;
-    CHECK_OK(tm_reference_build(&t, params, ref, P));
-    halox_plan_t plan;
-    halox_plan_init(&plan);
-    halox_status_t st = halox_comm_build_plan(comm, params, mine, &plan);
-    CHECK_MSG(st == HALOX_ERR_UNAVAILABLE && strstr(halox_last_error(), name) &&
-                  strstr(halox_last_error(), "threads and mpi") && mine->n_total == mine->n_home,
-              "%s: build_plan of a full-shell plan: %s", ctx, halox_last_error());
-    size_t bytes =
-        halox_real_size(mine->real) * (size_t)mine->stride * (size_t)(t.plans[me].n_total + 1);
-    void *x = NULL, *f = NULL;
-    CHECK_OK(halox_comm_device_alloc(comm, bytes, &x));
-    CHECK_OK(halox_comm_device_alloc(comm, bytes, &f));
-    st = halox_comm_bind(comm, &t.plans[me], x, f);
-    CHECK_MSG(st == HALOX_ERR_UNAVAILABLE && strstr(halox_last_error(), "full-shell"),
-              "%s: bind of a full-shell plan: %s", ctx, halox_last_error());
-    CHECK_OK(halox_comm_device_free(comm, f));
-    CHECK_OK(halox_comm_device_free(comm, x));
-    halox_plan_free(&plan);
-    tm_reference_free(&t);
+    return tm_exchange_case_full(comm, run_exchange, halox_comm_transport(comm), grid, box, cutoff,
+                                 buffer, natoms, seed, real, stride, shifts, full);
 }
 
 /* Create an endpoint; NULL with *refused set when the transport refuses this machine. */
@@ -342,7 +313,8 @@ static void test_transport(const char *name, int P)
     static const double cb[][2] = {{2.0, 0.5}, {3.2, 1.5}, {0.8, 0.2}};
     halox_grid_t grids[4];
     int ng = tm_grids_for(P, 1, grids);
-    int nk = g_quick ? 1 : (int)(sizeof kinds / sizeof kinds[0]);
+    /* --quick: the half shell in float, the full shell in float and double */
+    int nk = g_quick ? 2 : (int)(sizeof kinds / sizeof kinds[0]);
     int ncb = g_quick ? 2 : (int)(sizeof cb / sizeof cb[0]);
     int cases = 0;
     cudaStream_t user_stream = NULL;
@@ -372,26 +344,27 @@ static void test_transport(const char *name, int P)
             CHECK(v[0] == P * (P + 1) / 2.0);
             CHECK_OK(halox_comm_barrier(comm));
         }
-        for (int g = 0; g < ng; g++)
-            for (int c = 0; c < ncb; c++)
-                cases += exchange_case(comm, grids[g], cb[c][0], cb[c][1], 1500,
-                                       2000 + (uint64_t)(k * 100 + g * 10 + c), kinds[k].real,
-                                       kinds[k].stride, 0);
-        /* periodic images by shifts (the GPU engine's plans): a one-rank dimension has no pulse,
-         * so a 1-D decomposition forwards nothing */
-        for (int g = 0; g < ng; g++)
-            cases += exchange_case(comm, grids[g], 2.0, 0.5, 1500, 2500 + (uint64_t)(k * 10 + g),
-                                   kinds[k].real, kinds[k].stride, 1);
-        if (k == 0) /* so few atoms that some pulses send none (they still signal) */
-            cases += exchange_case(comm, grids[0], 2.0, 0.5, 12, 2999, kinds[k].real,
-                                   kinds[k].stride, 0);
-        if (k == 0) { /* full-shell plans refused, then the endpoint exchanges as before */
-            halox_box_t box = {{9.0, 8.0, 7.0}};
-            tm_exchange_case_full(comm, run_full_refused, name, grids[0], box, 2.0, 0.5, 300, 2998,
-                                  kinds[k].real, kinds[k].stride, 0, 1);
-            cases += exchange_case(comm, grids[0], 2.0, 0.5, 300, 2997, kinds[k].real,
-                                   kinds[k].stride, 0);
+        /* the half shell, then the full shell (pulses from the lower neighbours after those
+         * from the upper ones, 2 pulses each way where the halo is deeper than a domain) */
+        for (int full = 0; full <= 1; full++) {
+            if (full == 0 && g_quick && k > 0)
+                continue;
+            for (int g = 0; g < ng; g++)
+                for (int c = 0; c < ncb; c++)
+                    cases += exchange_case(comm, grids[g], cb[c][0], cb[c][1], 1500,
+                                           2000 + (uint64_t)(full * 1000 + k * 100 + g * 10 + c),
+                                           kinds[k].real, kinds[k].stride, 0, full);
+            /* periodic images by shifts (the GPU engine's plans): a one-rank dimension has no
+             * pulse, so a 1-D decomposition forwards nothing */
+            for (int g = 0; g < ng; g++)
+                cases += exchange_case(comm, grids[g], 2.0, 0.5, 1500,
+                                       2500 + (uint64_t)(full * 1000 + k * 10 + g), kinds[k].real,
+                                       kinds[k].stride, 1, full);
         }
+        if (k == 0) /* so few atoms that some pulses send none (they still signal) */
+            for (int full = 0; full <= 1; full++)
+                cases += exchange_case(comm, grids[0], 2.0, 0.5, 12, 2999 - full, kinds[k].real,
+                                       kinds[k].stride, 0, full);
         halox_comm_destroy(comm);
         if (user_stream) {
             cudaStreamDestroy(user_stream);

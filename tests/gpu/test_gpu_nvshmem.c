@@ -5,6 +5,10 @@
  *  - x or f not from halox_comm_device_alloc (plain cudaMalloc): bind refuses with
  *    HALOX_ERR_INVALID_ARG naming halox_comm_device_alloc;
  *  - after both, a bind on symmetric arrays and an exchange work, checked against the reference;
+ *  - then a full-shell plan on the same endpoint (2 pulses each way in x, whose halo is deeper
+ *    than a domain; self images in y and z, 1 pulse each way), its device build (the maps and
+ *    halo as the reference's) and exchanges of coordinates and forces, bit for bit (8 pulses,
+ *    the second half of each dimension's to the upper neighbour);
  *  - a CPU transport has no device memory: HALOX_ERR_UNAVAILABLE.
  *
  * Exit 77 (skipped) without a GPU, without NVSHMEM in the build, or not on 2 processes. */
@@ -22,6 +26,85 @@
 #include "harness.h"
 #include "mpi_common.h"
 #include "test_gpu_common.h"
+
+/* The full-shell plan on comm (float, stride 3; 2 ranks): built on the device from symmetric
+ * arrays (halox_comm_build_plan_fixed), bound, and 2 exchanges each way against the reference. */
+static void test_full_shell(halox_comm_t *comm, int me)
+{
+    halox_grid_t grid = {{2, 1, 1}};
+    halox_box_t box = {{9.0, 8.0, 7.0}};
+    halox_plan_params_t params = {grid, box, 3.2, 1.5, 0, 1};
+    halox_atoms_t ref[2], mine;
+    CHECK(tm_make_ranks(&grid, &box, HALOX_FLOAT, 3, 0, 1200, 13, me, ref, &mine) == 0);
+    tm_reference_t t;
+    CHECK_OK(tm_reference_build(&t, &params, ref, 2));
+    const halox_plan_t *want = &t.plans[me];
+    CHECK(want->n_pulses == 8 && want->pulse[2].from_lower && want->pulse[3].pulse_in_dim == 1);
+    const size_t esize = 3 * sizeof(float),
+                 cap = (size_t)(t.plans[0].n_total > t.plans[1].n_total ? t.plans[0].n_total
+                                                                        : t.plans[1].n_total) +
+                       8;
+    halox_fixed_atoms_t a;
+    memset(&a, 0, sizeof a);
+    a.capacity = (int)cap;
+    a.n_home = mine.n_home;
+    void *f = NULL;
+    CHECK_OK(halox_comm_device_alloc(comm, cap * esize, &a.x));
+    CHECK_OK(halox_comm_device_alloc(comm, cap * esize, &f));
+    TG_CUDA(cudaMalloc((void **)&a.id, cap * sizeof(int32_t)));
+    TG_CUDA(cudaMalloc((void **)&a.zone, cap));
+    TG_CUDA(cudaMemcpy(a.x, mine.x, esize * (size_t)mine.n_home, cudaMemcpyHostToDevice));
+    TG_CUDA(
+        cudaMemcpy(a.id, mine.id, sizeof(int32_t) * (size_t)mine.n_home, cudaMemcpyHostToDevice));
+    halox_plan_t plan;
+    halox_plan_init(&plan);
+    CHECK_OK(halox_comm_build_plan_fixed(comm, &params, &a, &plan));
+    CHECK(plan.n_total == want->n_total && plan.n_pulses == want->n_pulses);
+    for (int k = 0; k < plan.n_pulses && k < want->n_pulses; k++)
+        CHECK(plan.pulse[k].send_count == want->pulse[k].send_count &&
+              plan.pulse[k].dep_mask == want->pulse[k].dep_mask &&
+              memcmp(plan.pulse[k].send_index, want->pulse[k].send_index,
+                     sizeof(int) * (size_t)plan.pulse[k].send_count) == 0);
+    const size_t bytes = esize * (size_t)want->n_total;
+    float *h = malloc(bytes + 1);
+    if (h && plan.n_total == want->n_total && halox_comm_bind(comm, &plan, a.x, f) == HALOX_OK) {
+        cudaStream_t s = (cudaStream_t)halox_comm_stream(comm);
+        uint64_t seed = 17;
+        for (int step = 0; step < 2; step++) {
+            tm_move_home(ref, 2, &seed);
+            tm_reference_coords(&t);
+            TG_CUDA(
+                cudaMemcpy(a.x, ref[me].x, esize * (size_t)mine.n_home, cudaMemcpyHostToDevice));
+            MPI_Barrier(MPI_COMM_WORLD); /* the peer stores into our halo once it starts */
+            CHECK_OK(halox_comm_coords(comm));
+            TG_CUDA(cudaStreamSynchronize(s));
+            TG_CUDA(cudaMemcpy(h, a.x, bytes, cudaMemcpyDeviceToHost));
+            CHECK_MSG(memcmp(h, ref[me].x, bytes) == 0,
+                      "full shell step %d: halo coordinates differ from the reference", step);
+            tm_random_forces(ref, t.fs, 2, &seed);
+            TG_CUDA(cudaMemcpy(f, t.fs[me], bytes, cudaMemcpyHostToDevice));
+            tm_reference_forces(&t);
+            CHECK_OK(halox_comm_forces(comm));
+            TG_CUDA(cudaStreamSynchronize(s));
+            TG_CUDA(cudaMemcpy(h, f, bytes, cudaMemcpyDeviceToHost));
+            CHECK_MSG(memcmp(h, t.fs[me], bytes) == 0,
+                      "full shell step %d: forces differ from the reference", step);
+        }
+        if (me == 0)
+            printf("full shell, %d pulses: device build and exchanges as the reference\n",
+                   plan.n_pulses);
+    } else {
+        CHECK_MSG(0, "full shell: the build or the bind failed: %s", halox_last_error());
+    }
+    free(h);
+    halox_plan_free(&plan);
+    halox_comm_device_free(comm, f);
+    halox_comm_device_free(comm, a.x);
+    cudaFree(a.id);
+    cudaFree(a.zone);
+    tm_reference_free(&t);
+    tm_free_ranks(ref, 2, &mine);
+}
 
 static void test_memory_errors(const char *name, int me)
 {
@@ -89,6 +172,7 @@ static void test_memory_errors(const char *name, int me)
     }
     halox_comm_device_free(comm, x);
     halox_comm_device_free(comm, f);
+    test_full_shell(comm, me);
     halox_comm_destroy(comm);
     halox_plan_free(&plan);
     halox_plan_free(&plans[0]);

@@ -4,8 +4,9 @@
  * tiles' counts, the look-back over the tiles before, the scatter in index order, the warp
  * reductions of the masks, the wrap and owner arithmetic) is checked in CI, and the GPU runs
  * (test_gpu_plan_device, test_gpu_migrate_device) check the same code on the device.
- *   - selection: (double)x - lo < rh over [begin, end), float and double, strides 3 and 4, every
- *     dimension, sizes around the tile (1024) boundaries, the mask of the ranges that hold a
+ *   - selection: (double)x - lo < rh over [begin, end), and hi - (double)x <= rh (a full shell's
+ *     pulses from the lower neighbour, with atoms on both ends), float and double, strides 3 and 4,
+ * every dimension, sizes around the tile (1024) boundaries, the mask of the ranges that hold a
  *     selected atom; the same scratch used again after a compaction of another size; a selection
  *     captured into a graph and replayed (the launch's tickets and epoch in device memory);
  *   - the look-back over tiles that published only their counts (the emulation runs tiles one
@@ -68,7 +69,7 @@ static void put(void *x, halox_real_t real, int stride, int i, int c, double v)
         ((double *)x)[k] = v;
 }
 
-/* a selection of [0, n) by component dim (the ranges, the home check: none) */
+/* a selection of [0, n) by component dim within rh above lo (the ranges, the home check: none) */
 static halox_plan_select_args_t sel_args(const void *x, halox_real_t real, int stride, int dim,
                                          double lo, double rh, int n)
 {
@@ -78,14 +79,22 @@ static halox_plan_select_args_t sel_args(const void *x, halox_real_t real, int s
     a.real = real;
     a.stride = stride;
     a.dim = dim;
-    a.lo = lo;
+    a.bound = lo;
     a.rh = rh;
     a.end = n;
     return a;
 }
 
-/* the selection against host loops */
-static void test_select(halox_real_t real, int stride, int n, int dim)
+/* core's test (plan.c's halox__plan_scan): within rh above the lower bound, or (down: a pulse
+ * from the lower neighbour) within rh below the upper one, in double */
+static int host_selects(const halox_plan_select_args_t *a, double v)
+{
+    return a->down ? a->bound - v <= a->rh : v - a->bound < a->rh;
+}
+
+/* the selection against host loops; down: by the upper bound (a full shell's second direction),
+ * with atoms exactly at both ends of the window, where the two tests differ (< and <=) */
+static void test_select(halox_real_t real, int stride, int n, int dim, int down)
 {
     const size_t es = halox_real_size(real) * (size_t)stride;
     std::vector<unsigned char> x(es * (size_t)(n > 0 ? n : 1));
@@ -94,6 +103,12 @@ static void test_select(halox_real_t real, int stride, int n, int dim)
             put(x.data(), real, stride, i, c, uni() * 10.0);
     halox_plan_select_args_t a = sel_args(x.data(), real, stride, dim, 2.5, 3.0, n); /* ~half */
     a.begin = n / 7;
+    if (down) {
+        a.bound = 5.5;
+        a.down = 1;
+    }
+    for (int i = a.begin; i < a.begin + 4 && i < n; i++)
+        put(x.data(), real, stride, i, dim, i % 2 ? 5.5 : 2.5);
     /* three ranges of "pulses" 0, 2 and 5 over [begin, end) */
     const int len = a.end - a.begin;
     a.n_ranges = 3;
@@ -107,7 +122,7 @@ static void test_select(halox_real_t real, int stride, int n, int dim)
     std::vector<int> want;
     unsigned want_mask = 0;
     for (int i = a.begin; i < a.end; i++)
-        if (get(x.data(), real, stride, i, dim) - a.lo < a.rh) {
+        if (host_selects(&a, get(x.data(), real, stride, i, dim))) {
             want.push_back(i);
             for (int j = 0; j < 3; j++)
                 if (i >= cut[j] && i < cut[j + 1])
@@ -119,10 +134,11 @@ static void test_select(halox_real_t real, int stride, int n, int dim)
     EXPECT(halox_kernel_plan_select(&a, out.data(), &count, &mask, scratch.data(), nullptr) ==
                cudaSuccess,
            "launch");
-    EXPECT(count == (int)want.size(), "select n %d: count %d, want %zu", n, count, want.size());
+    EXPECT(count == (int)want.size(), "select n %d down %d: count %d, want %zu", n, down, count,
+           want.size());
     EXPECT(count != (int)want.size() || std::equal(want.begin(), want.end(), out.begin()),
-           "select n %d: indices differ", n);
-    EXPECT(mask == want_mask, "select n %d: mask %#x, want %#x", n, mask, want_mask);
+           "select n %d down %d: indices differ", n, down);
+    EXPECT(mask == want_mask, "select n %d down %d: mask %#x, want %#x", n, down, mask, want_mask);
     /* the same scratch again (the tiles' words and the ticket left ready by the last launch),
      * after a compaction of another size over it */
     if (len > 0) {
@@ -192,7 +208,7 @@ static void test_check_home(halox_real_t real, int n)
                "launch");
         std::vector<int> want;
         for (int i = 0; i < n; i++)
-            if (get(x.data(), real, stride, i, round) - a.lo < a.rh)
+            if (host_selects(&a, get(x.data(), real, stride, i, round)))
                 want.push_back(i);
         EXPECT(first2 == first && zone2 == zone && count == (int)want.size() &&
                    std::equal(want.begin(), want.end(), out.begin()),
@@ -471,7 +487,7 @@ static void test_select_graph(int n)
             x[k] = (float)(uni() * 10.0);
         std::vector<int> want;
         for (int i = 0; i < n; i++)
-            if ((double)x[3 * (size_t)i + 1] - a.lo < a.rh)
+            if (host_selects(&a, (double)x[3 * (size_t)i + 1]))
                 want.push_back(i);
         count = -1;
         EXPECT(cudaGraphLaunch(e, s) == cudaSuccess, "replay");
@@ -528,10 +544,12 @@ int main()
     const int sizes[] = {0, 1, 31, 1023, 1024, 1025, 3000, 5000};
     int which = 0;
     for (int n : sizes) {
-        test_select(HALOX_FLOAT, 3, n, which++ % 3);
+        test_select(HALOX_FLOAT, 3, n, which % 3, 0);
+        test_select(HALOX_FLOAT, 3, n, which++ % 3, 1);
         if (n == 1025 || n == 5000) {
-            test_select(HALOX_DOUBLE, 3, n, 1);
-            test_select(HALOX_FLOAT, 4, n, 2);
+            test_select(HALOX_DOUBLE, 3, n, 1, 0);
+            test_select(HALOX_DOUBLE, 3, n, 1, 1);
+            test_select(HALOX_FLOAT, 4, n, 2, 1);
         }
     }
     test_select_graph(3000);

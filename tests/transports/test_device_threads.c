@@ -3,7 +3,8 @@
  * without MPI and the TSan build run them): on teams of 1, 3 and 4 thread ranks,
  *   - the plan over arrays too small for the halo: every rank refuses with HALOX_ERR_NO_MEMORY,
  *     the short ones say what they need; grown to that, the plan and the arrays equal
- *     halox_reference_build's bit for bit (maps, counts, offsets, masks, zones, coordinates, ids);
+ *     halox_reference_build's bit for bit (maps, counts, offsets, masks, zones, coordinates, ids),
+ *     half-shell and full-shell plans;
  *   - the migration of moved atoms over arrays too small for a rank that gains atoms: refused
  *     on every rank before any atom moves; grown, the same atoms, order and bits as
  *     halox_comm_migrate on a copy, with the leavers counted.
@@ -112,28 +113,6 @@ static halox_status_t rank_fn(int rank, halox_team_t *team, void *arg)
     const size_t es = 3 * sizeof(float);
 
     halox_fixed_atoms_t a;
-#ifdef HALOX_TEST_EMU_GPU
-    const int on_gpu = 1; /* the emulated GPU transports' stores */
-#else
-    const int on_gpu = 0;
-#endif
-    if (prm->full_shell && on_gpu) {
-        /* ---- a GPU transport refuses full-shell plans on every rank, naming what runs them:
-         * the fixed-capacity build and the host build (binds: test_gpu_exchange) */
-        dev_arrays(&a, &mine, mine.n_home + 1);
-        halox_plan_t none;
-        halox_plan_init(&none);
-        st = halox_comm_build_plan_fixed(comm, prm, &a, &none);
-        FAIL_IF(st != HALOX_ERR_UNAVAILABLE || !strstr(halox_last_error(), "threads and mpi"),
-                "full shell, build_plan_device: %s", halox_last_error());
-        st = halox_comm_build_plan(comm, prm, &mine, &none);
-        FAIL_IF(st != HALOX_ERR_UNAVAILABLE || mine.n_total != mine.n_home,
-                "full shell, build_plan: %s", halox_last_error());
-        halox_plan_free(&none);
-        dev_free(&a);
-        goto migration;
-    }
-
     /* ---- one rank's arrays refused (more home atoms than capacity): every rank returns an
      * error from the same agreement (that rank INVALID_ARG, the others ABORTED), none waits */
     if (sh->P > 1) {
@@ -192,9 +171,7 @@ static halox_status_t rank_fn(int rank, halox_team_t *team, void *arg)
     halox_plan_free(&plan);
     dev_free(&a);
 
-migration:
     /* ---- the migration of moved atoms, too small first where a rank gains */
-    ;
     uint64_t s = sh->seed * 7 + (uint64_t)rank;
     for (int i = 0; i < mine.n_home; i++)
         for (int c = 0; c < 3; c++)
@@ -296,8 +273,8 @@ int main(void)
                  cases[c].rc, cases[c].buf, cases[c].shifts, 0, cases[c].natoms, 11 + c);
         fflush(stdout);
     }
-    /* full-shell plans: as the reference on the CPU transports' store (one rank, two ranks in
-     * a dimension, several pulses, shifts); refused by the GPU transports */
+    /* full-shell plans: as the reference (one rank, two ranks in a dimension, several pulses,
+     * shifts), on either store */
     static const int full[] = {0, 1, 3, 4, 6, 7, 8, 12, 13, 14};
     for (size_t i = 0; i < sizeof full / sizeof full[0]; i++) {
         const int c = full[i];

@@ -4,9 +4,9 @@
  * ids and zones. Per case: first with arrays too small for the halo (every rank refuses with
  * HALOX_ERR_NO_MEMORY, the short ranks say how much they need, the home atoms are untouched),
  * then grown to what they said until the build succeeds. Grids of 1 to 8 ranks, copies and
- * shifts, 1 and 2 pulses per dimension, float and double, stride 3 and 4, one endpoint for all
- * cases (a smaller plan after a larger one); then a home atom outside its domain, which every
- * rank refuses and its rank names.
+ * shifts, 1 and 2 pulses per dimension, half and full shell, float and double, stride 3 and 4,
+ * one endpoint for all cases (a smaller plan after a larger one); then a home atom outside its
+ * domain, which every rank refuses and its rank names.
  *
  * Built twice: test_plan_device on the `mpi` transport (host arrays: the CPU transports' store),
  * and with HALOX_TEST_GPU as test_gpu_plan_device on every GPU transport compiled in, with device
@@ -359,15 +359,14 @@ static void test_transport(const char *name)
                 cases += run_case(comm, grids[g], cb[c].L, cb[c].rc, cb[c].buf, cb[c].shifts, 0,
                                   1500, 5000 + (uint64_t)(k * 100 + g * 10 + c), kinds[k].real,
                                   kinds[k].stride);
-#ifndef HALOX_TEST_GPU
-        /* full-shell plans on the CPU transports' store (the GPU transports refuse them) */
+        /* full-shell plans: pulses from both neighbours, the second direction selected by the
+         * distance to the upper bound (float and double) */
         if (k != 2)
             for (int g = 0; g < ng; g++)
                 for (int c = 0; c < (int)(sizeof cb / sizeof cb[0]); c++)
                     cases += run_case(comm, grids[g], cb[c].L, cb[c].rc, cb[c].buf, cb[c].shifts, 1,
                                       1500, 6000 + (uint64_t)(k * 100 + g * 10 + c), kinds[k].real,
                                       kinds[k].stride);
-#endif
         if (k == 0) {
             /* so few atoms that some pulses select none */
             cases += run_case(comm, grids[0], 12, 2.0, 0.5, 0, 0, 10, 5999, kinds[k].real,

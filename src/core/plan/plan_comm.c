@@ -324,10 +324,7 @@ halox_status_t halox_comm_build_plan(halox_comm_t *comm, const halox_plan_params
     halox__host_store_t h = {.atoms = atoms};
     halox__plan_store_t s = halox__host_store(&h);
     /* a deferred failure: only the drive's first agreement */
-    halox_status_t st = halox__comm_take_deferred(comm);
-    if (st == HALOX_OK)
-        st = halox__full_shell_check(comm, params->full_shell, "build_plan");
-    st = halox__plan_drive(comm, params, &s, plan, st);
+    halox_status_t st = halox__plan_drive(comm, params, &s, plan, halox__comm_take_deferred(comm));
     s.ops->done(s.ctx);
     return st;
 }
@@ -342,8 +339,6 @@ halox_status_t halox_comm_build_plan_fixed(halox_comm_t *comm, const halox_plan_
     halox_status_t st = halox__comm_take_deferred(comm); /* failed: only the first agreement */
     if (st == HALOX_OK)
         st = halox__fixed_atoms_check(atoms, comm->rank, "build_plan_fixed", 1);
-    if (st == HALOX_OK)
-        st = halox__full_shell_check(comm, params->full_shell, "build_plan_device");
     halox__plan_store_t s;
     memset(&s, 0, sizeof s);
     halox_atoms_t view; /* CPU transports: the caller's host arrays, as atoms that cannot grow */

@@ -20,7 +20,9 @@
 #include "transports/gpu/halo_kernels.h"
 #include "transports/gpu/plan_select.h"
 
-enum { PD_COUNT = 0, PD_MASK, PD_BAD, PD_HOME, PD_SMALL = PD_HOME + 3 };
+/* counters: a selection's count and mask, the home check's first bad atom, the home atoms of the
+ * first pulse of each dimension and of the first pulse from the lower neighbour (full shell) */
+enum { PD_COUNT = 0, PD_MASK, PD_BAD, PD_HOME, PD_DOWN = PD_HOME + 3, PD_SMALL = PD_DOWN + 3 };
 
 struct halox__plan_dev {
     halox__gpu_store_head_t h; /* endpoint; PD_* counters and their pinned mirror */
@@ -60,9 +62,10 @@ static size_t pd_esize(const halox__plan_dev_t *pd)
     return halox_real_size(pd->h.comm->real) * (size_t)pd->h.comm->stride;
 }
 
-/* Select into pulse k's device map from entry `at` on: [begin, end) with the ranges' mask;
- * the count lands in h_small[slot] after the caller synchronises. check: the home atoms' check
- * in the same pass (begin 0, end n_home). */
+/* Select into pulse k's device map from entry `at` on: [begin, end) with the ranges' mask, by
+ * the test of its direction (core's halox__plan_select: the distance to the lower bound, or to
+ * the upper one for a pulse from the lower neighbour); the count lands in h_small[slot] after the
+ * caller synchronises. check: the home atoms' check in the same pass (begin 0, end n_home). */
 static halox_status_t pd_select(halox__plan_dev_t *pd, halox_plan_t *plan, int k, int at, int begin,
                                 int end, int slot, int check)
 {
@@ -73,7 +76,8 @@ static halox_status_t pd_select(halox__plan_dev_t *pd, halox_plan_t *plan, int k
     a.real = pd->h.comm->real;
     a.stride = pd->h.comm->stride;
     a.dim = p->dim;
-    a.lo = plan->lo[p->dim];
+    a.bound = p->from_lower ? plan->hi[p->dim] : plan->lo[p->dim];
+    a.down = p->from_lower;
     a.rh = plan->halo_dist;
     a.begin = begin;
     a.end = end;
@@ -87,6 +91,8 @@ static halox_status_t pd_select(halox__plan_dev_t *pd, halox_plan_t *plan, int k
     }
     for (int j = 0; j < k && begin < end; j++) {
         const halox_pulse_t *q = &plan->pulse[j];
+        if (p->pulse_in_dim == 0 && q->dim == p->dim)
+            continue; /* pulse 0 of the second direction: not the first direction's atoms */
         int b = q->recv_offset > begin ? q->recv_offset : begin;
         int e = q->recv_offset + q->recv_count < end ? q->recv_offset + q->recv_count : end;
         if (b >= e)
@@ -109,6 +115,16 @@ static halox_status_t pd_select(halox__plan_dev_t *pd, halox_plan_t *plan, int k
                                             (unsigned *)(pd->h.d_small + PD_MASK), pd->d_scratch,
                                             pd->h.g->stream),
                    "the selection kernels");
+}
+
+/* Index of dimension d's first pulse from the lower neighbour (full shell); -1 when none. */
+static int pd_first_down(const halox_plan_t *plan, int d)
+{
+    for (int k = 0; k < plan->n_pulses; k++)
+        if (plan->pulse[k].dim == d && plan->pulse[k].from_lower &&
+            plan->pulse[k].pulse_in_dim == 0)
+            return k;
+    return -1;
 }
 
 static halox_status_t pd_begin(void *ctx, halox_plan_t *plan, const halox_plan_params_t *params,
@@ -134,6 +150,11 @@ static halox_status_t pd_begin(void *ctx, halox_plan_t *plan, const halox_plan_p
             st = pd_select(pd, plan, k, 0, 0, nh, PD_HOME + d, !checked);
             checked = 1;
         }
+        /* the full shell's first pulse from the lower neighbour: its home atoms by the test of
+         * the upper bound (core selects them in halox__plan_select) */
+        k = pd_first_down(plan, d);
+        if (k >= 0 && st == HALOX_OK)
+            st = pd_select(pd, plan, k, 0, 0, nh, PD_DOWN + d, 0);
     }
     if (st == HALOX_OK && !checked)
         st = pd_cuda(pd,
@@ -176,6 +197,9 @@ static halox_status_t pd_begin(void *ctx, halox_plan_t *plan, const halox_plan_p
         int k = halox__plan_first_pulse(plan, d);
         if (k >= 0)
             plan->pulse[k].dep_offset = pd->h.h_small[PD_HOME + d];
+        k = pd_first_down(plan, d);
+        if (k >= 0)
+            plan->pulse[k].dep_offset = pd->h.h_small[PD_DOWN + d];
     }
     return HALOX_OK;
 }
@@ -186,12 +210,15 @@ static halox_status_t pd_select_pulse(void *ctx, halox_plan_t *plan, int k)
     halox_pulse_t *p = &plan->pulse[k];
     int begin, end, dep = 0;
     if (p->pulse_in_dim == 0) {
-        /* home atoms (picked at the start) and everything received in earlier dimensions */
+        /* home atoms (picked at the start) and everything received in earlier dimensions: for
+         * the full shell's second direction not what the first one delivered in this dimension,
+         * which lies after the earlier dimensions' atoms (received in pulse order) */
         begin = plan->n_home;
-        end = plan->n_total;
+        end = p->from_lower ? plan->pulse[halox__plan_first_pulse(plan, p->dim)].recv_offset
+                            : plan->n_total;
         dep = p->dep_offset;
     } else {
-        /* forward what the previous pulse of this dimension delivered */
+        /* forward what the previous pulse of this dimension and direction delivered */
         begin = plan->pulse[k - 1].recv_offset;
         end = begin + plan->pulse[k - 1].recv_count;
     }
@@ -319,7 +346,7 @@ static halox_status_t pd_unpack(void *ctx, halox_plan_t *plan, int k, const void
         return HALOX_OK;
     const size_t at = halox__atom_bytes(pd->h.comm->real, pd->h.comm->stride, off);
     return pd_cuda(pd,
-                   halox_kernel_plan_place(buf, n, pd_esize(pd), (uint8_t)(1u << p->dim),
+                   halox_kernel_plan_place(buf, n, pd_esize(pd), halox__pulse_zone_bit(p),
                                            (char *)pd->atoms->x + at, pd->atoms->id + off,
                                            pd->atoms->zone + off, pd->h.g->stream),
                    "placing the set-up message");
@@ -334,7 +361,7 @@ static halox_status_t pd_copy(void *ctx, halox_plan_t *plan, int k)
     return pd_meta(pd, plan, k,
                    (char *)pd->atoms->x +
                        halox__atom_bytes(pd->h.comm->real, pd->h.comm->stride, off),
-                   pd->atoms->id + off, pd->atoms->zone + off, (uint8_t)(1u << p->dim));
+                   pd->atoms->id + off, pd->atoms->zone + off, halox__pulse_zone_bit(p));
 }
 
 static halox_status_t pd_sendrecv(void *ctx, halox_comm_t *comm, int dst, const void *sbuf,

@@ -27,8 +27,8 @@ __device__ static inline void halox__home_one(const T *__restrict__ x, int i, in
         atomicMin(first_bad, i);
 }
 
-/* the planner's test: in double, as core's halox__plan_scan; the range bit for the mask; the
- * home check alongside when asked */
+/* the planner's test: in double, as core's halox__plan_scan (the bound and the test by
+ * direction); the range bit for the mask; the home check alongside when asked */
 struct halox__sel_flag {
     halox_plan_select_args_t a;
     __device__ int operator()(int i) const
@@ -44,7 +44,7 @@ struct halox__sel_flag {
         const size_t at = (size_t)i * (size_t)a.stride + (size_t)a.dim;
         const double v =
             a.real == HALOX_FLOAT ? (double)((const float *)a.x)[at] : ((const double *)a.x)[at];
-        return v - a.lo < a.rh;
+        return a.down ? a.bound - v <= a.rh : v - a.bound < a.rh;
     }
     __device__ void keep(int, int, int) const {}
     __device__ unsigned bit(int i) const

@@ -2,8 +2,9 @@
  * the atoms a pulse sends, the home atoms' domain check, and the ids and zones that travel with the
  * set-up messages. Used by the device store of src/transports/gpu/plan_device.c.
  *
- * The selection test is core's (plan.c): (double)x - lo < rh in double, so a device build
- * selects exactly the atoms of a host build; the selected indices keep their ascending order
+ * The selection test is core's (plan.c): (double)x - lo < rh in double for a pulse to the lower
+ * neighbour, hi - (double)x <= rh for one from it (full shell), so a device build selects exactly
+ * the atoms of a host build; the selected indices keep their ascending order
  * (a stable compaction in one kernel, compact.cuh), so the maps are identical too. Every launcher
  * enqueues on `stream` and returns the launch's error. */
 #ifndef HALOX_KERNELS_PLAN_SELECT_H
@@ -19,15 +20,17 @@
 extern "C" {
 #endif
 
-/* Which atoms to select: indices i in [begin, end) with (double)x[i * stride + dim] - lo < rh.
- * Range j ([range_lo[j], range_hi[j])) is pulse range_pulse[j]'s received atoms: a selected atom
- * there sets bit range_pulse[j] of the mask (the dependency mask of the map). */
+/* Which atoms to select: indices i in [begin, end) with v - bound < rh, or with down
+ * bound - v <= rh (v = (double)x[i * stride + dim]; bound: the domain's lower bound, or with down
+ * its upper one). Range j ([range_lo[j], range_hi[j])) is pulse range_pulse[j]'s received atoms: a
+ * selected atom there sets bit range_pulse[j] of the mask (the dependency mask of the map). */
 typedef struct halox_plan_select_args {
     const void *x;
     halox_real_t real;
     int stride;
     int dim;
-    double lo, rh;
+    double bound, rh;
+    int down; /* a pulse from the lower neighbour (full shell): the test of the upper bound */
     int begin, end;
     int n_ranges;
     int range_lo[HALOX_MAX_PULSES], range_hi[HALOX_MAX_PULSES], range_pulse[HALOX_MAX_PULSES];
