@@ -29,7 +29,9 @@
  * nvshmem-fused, forward fields bound with halox_comm_bind_fields() that live in symmetric
  * memory (halox_comm_device_alloc) ride inside the coordinate kernel, stored with the atoms
  * under the same signals (no host step, capturable; halox_comm_stats_t.fields_in_kernel counts
- * them); their halo rows then follow the coordinates' rule: valid until the force exchange. Every call here is collective
+ * them); their halo rows then follow the coordinates' rule: valid until the force exchange, and
+ * never written by the caller (a peer may store the next exchange's rows there as soon as this
+ * rank's force exchange is done). Every call here is collective
  * over the endpoint's ranks and follows endpoint.h's contract. The exchanges are bit for bit
  * halox_reference_forward() and halox_reference_reverse(). */
 #ifndef HALOX_FIELDS_H

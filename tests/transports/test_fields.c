@@ -213,16 +213,22 @@ static void mirror_open(mirror_t *m, halox_comm_t *comm, halox_field_t *host)
     }
 }
 
-static void up(mirror_t *m)
+/* rows [0, rows) of every field up (home rows only before a coordinate exchange of bound
+ * fields: peers may store the halo rows from their last force exchange on) */
+static void up_rows(mirror_t *m, int rows)
 {
 #ifdef HALOX_TEST_GPU
     for (int k = 0; k < NF; k++)
-        TG_CUDA(cudaMemcpy(m->dev[k].data, m->host[k].data, field_bytes(&m->host[k]),
-                           cudaMemcpyHostToDevice));
+        TG_CUDA(
+            cudaMemcpy(m->dev[k].data, m->host[k].data,
+                       halox_type_size(m->host[k].type) * (size_t)m->host[k].count * (size_t)rows,
+                       cudaMemcpyHostToDevice));
 #else
-    (void)m;
+    (void)m, (void)rows;
 #endif
 }
+
+static void up(mirror_t *m) { up_rows(m, m->host[0].capacity); }
 
 static void down(mirror_t *m)
 {
@@ -303,7 +309,7 @@ static void run_rank(halox_comm_t *comm, shared_t *sh, int rank)
     FAIL_IF(st != HALOX_OK, "bind_fields: %s", halox_last_error());
     for (int step = 0; step < 3 && st == HALOX_OK; step++) {
         fill_forward(fl, NF, mine.id, n_home, cap);
-        up(&m);
+        up_rows(&m, n_home);
         st = halox_comm_coords(comm);
         down(&m);
         FAIL_IF(st != HALOX_OK, "coords with fields: %s", halox_last_error());
