@@ -39,25 +39,29 @@ typedef struct halox_transport_caps {
     int threads; /**< ranks are threads of one process (a halox_team_t); else MPI processes */
     int on_gpu;  /**< data in GPU memory: x and f of halox_comm_bind() are device pointers,
                       halox_comm_device_alloc() serves them; 0: host memory */
-    int stream_ordered; /**< halox_comm_coords()/forces() order their work on
-                             halox_comm_stream() and may return before it completes (synchronise
-                             that stream before reading the results on the host); 0: they return
-                             with the exchange complete. Every GPU transport */
-    int capturable;     /**< halox_comm_coords()/forces() only enqueue work, with no host wait
-                             inside: a CUDA graph can capture them (halox_comm_graph_mode) */
-    int gpu_initiated;  /**< the GPU starts the transfers itself (NVSHMEM: puts and stores
-                             from kernels or on the stream, signals waited for on the GPU); the
-                             host only enqueues. `hybrid`: towards the peers its GPU reaches by
-                             loads and stores, through the host's MPI towards the others */
-    int symmetric;      /**< x and f must come from halox_comm_device_alloc(): NVSHMEM
-                             symmetric memory (its heap, NVSHMEM_SYMMETRIC_SIZE), into which the
-                             peers store */
-    int gpu_shared;     /**< several ranks may share one GPU (under MPS); 0 for CPU transports */
-    int inline_kernels; /**< the exchange can run inside the caller's kernels
-                             (halox_comm_inline_view, halox/inline.h) when the plan allows it */
-    int graph_update;   /**< a graph that captured the exchanges may be moved to a new capture's
-                             arguments with cudaGraphExecUpdate (the capture owns no resources
-                             in the graph); 0: instantiate each new capture */
+    int stream_ordered;   /**< halox_comm_coords()/forces() order their work on
+                               halox_comm_stream() and may return before it completes (synchronise
+                               that stream before reading the results on the host); 0: they return
+                               with the exchange complete. Every GPU transport */
+    int capturable;       /**< halox_comm_coords()/forces() only enqueue work, with no host wait
+                               inside: a CUDA graph can capture them (halox_comm_graph_mode) */
+    int gpu_initiated;    /**< the GPU starts the transfers itself (NVSHMEM: puts and stores
+                               from kernels or on the stream, signals waited for on the GPU); the
+                               host only enqueues. `hybrid`: towards the peers its GPU reaches by
+                               loads and stores, through the host's MPI towards the others */
+    int symmetric;        /**< x and f must come from halox_comm_device_alloc(): NVSHMEM
+                               symmetric memory (its heap, NVSHMEM_SYMMETRIC_SIZE), into which the
+                               peers store */
+    int gpu_shared;       /**< several ranks may share one GPU (under MPS); 0 for CPU transports */
+    int inline_kernels;   /**< the exchange can run inside the caller's kernels
+                               (halox_comm_inline_view, halox/inline.h) when the plan allows it */
+    int graph_update;     /**< a graph that captured the exchanges may be moved to a new capture's
+                               arguments with cudaGraphExecUpdate (the capture owns no resources
+                               in the graph); 0: instantiate each new capture */
+    int fields_in_kernel; /**< forward fields bound in symmetric memory (halox/fields.h) travel
+                               inside the coordinate exchange's kernels, under its signals (no
+                               host step; capturable); 0: field exchanges go through the host
+                               (GPU transports) or are host copies (CPU transports) */
 } halox_transport_caps_t;
 
 /** The capabilities of a transport of this build in *caps. HALOX_ERR_UNKNOWN_TRANSPORT, naming

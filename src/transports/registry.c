@@ -131,6 +131,7 @@ static void halox__caps_of(const halox_transport_ops_t *ops, halox_transport_cap
     caps->gpu_shared = ops->on_gpu && !ops->gpu_alone;
     caps->inline_kernels = ops->inline_view != NULL;
     caps->graph_update = ops->capturable && ops->graph_updatable;
+    caps->fields_in_kernel = ops->fields_in_kernel != NULL;
 }
 
 halox_status_t halox_transport_caps(const char *name, halox_transport_caps_t *caps)

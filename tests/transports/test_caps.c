@@ -34,6 +34,8 @@ static void check_consistent(const char *name, const halox_transport_caps_t *c)
     CHECK_MSG(!c->gpu_shared || c->on_gpu, "%s: only GPU ranks share a GPU", name);
     CHECK_MSG(!c->inline_kernels || (c->symmetric && c->capturable), "%s: inline kernels", name);
     CHECK_MSG(!c->graph_update || c->capturable, "%s: graph update needs capture", name);
+    CHECK_MSG(!c->fields_in_kernel || (c->symmetric && c->capturable), "%s: fields in kernels",
+              name);
 }
 
 static void check_names(void)
@@ -52,7 +54,8 @@ static void check_names(void)
                           c.gpu_initiated == known[k].gpu_initiated &&
                           c.symmetric == known[k].symmetric &&
                           c.gpu_shared == known[k].gpu_shared &&
-                          c.inline_kernels == known[k].inline_kernels,
+                          c.inline_kernels == known[k].inline_kernels &&
+                          c.fields_in_kernel == !strcmp(*p, "nvshmem-fused"),
                       "%s: capabilities differ from what its table declares", *p);
         }
     }

@@ -392,7 +392,7 @@ static int run_case(const bench_opts_t *o, const char *label, long long natoms)
         return bench_bad("%lld atoms on grid %dx%dx%d: no valid plan: %s", natoms, grid.n[0],
                          grid.n[1], grid.n[2], halox_last_error());
     if (o->in_step && o->fields && bench_label_caps(label).on_gpu &&
-        strcmp(label, "nvshmem-fused") && strcmp(label, "nvshmem-fused+tma")) {
+        !bench_label_caps(label).fields_in_kernel) {
         if (bench_world_rank() == 0)
             record_refused(&c, HALOX_ERR_UNAVAILABLE,
                            "--fields with --mode in-step: this transport stages fields through "

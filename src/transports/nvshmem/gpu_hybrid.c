@@ -227,4 +227,4 @@ HALOX__SHM_OPS(halox__hybrid_ops, "hybrid",
                "and stores, MPI through pinned host memory to the others (and to pairs in "
                "HALOX_HYBRID_UNREACHABLE)",
                halox__hyb_init_endpoint, halox__hyb_bind, halox__hyb_exchange_coords,
-               halox__hyb_exchange_forces, 0);
+               halox__hyb_exchange_forces, 0, NULL);

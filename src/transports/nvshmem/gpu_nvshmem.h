@@ -170,8 +170,9 @@ halox_status_t halox__shm_put(halox_comm_t *comm, int dir, int k);
 halox_status_t halox__shm_await(halox_comm_t *comm, int dir, int k);
 
 /* The table of an NVSHMEM transport: the shared set-up and symmetric memory, its own init, bind
- * and exchanges. */
-#define HALOX__SHM_OPS(var, nm, desc, initfn, bindfn, coordsfn, forcesfn, capt)                    \
+ * and exchanges; fieldsfn: halox__shm_fields_in_kernel where its coordinate kernel carries bound
+ * forward fields (nvshmem-fused), else NULL. */
+#define HALOX__SHM_OPS(var, nm, desc, initfn, bindfn, coordsfn, forcesfn, capt, fieldsfn)          \
     const halox_transport_ops_t var = {                                                            \
         .name = nm,                                                                                \
         .description = desc,                                                                       \
@@ -187,7 +188,7 @@ halox_status_t halox__shm_await(halox_comm_t *comm, int dir, int k);
         .dalloc = halox__shm_dalloc,                                                               \
         .dfree = halox__shm_dfree,                                                                 \
         .poll = halox__shm_poll,                                                                   \
-        .fields_in_kernel = halox__shm_fields_in_kernel,                                           \
+        .fields_in_kernel = fieldsfn,                                                              \
         .fields_bound = halox__shm_fields_bound,                                                   \
     }
 

@@ -158,14 +158,14 @@ HALOX__SHM_OPS(halox__nvshmem_stream_ops, "nvshmem-stream",
                "GPU-initiated: pack kernel, NVSHMEM put-with-signal and signal wait on the stream, "
                "per pulse (host only enqueues)",
                halox__shm_init_stream, halox__shm_bind, halox__shm_stream_coords,
-               halox__shm_stream_forces, 1);
+               halox__shm_stream_forces, 1, NULL);
 HALOX__SHM_OPS(halox__nvshmem_pulse_ops, "nvshmem-pulse",
                "GPU-initiated: one kernel per pulse packs straight into the peer (NVLink stores, "
                "else put), signals and waits for its own pulse",
                halox__shm_init_pulse, halox__shm_bind, halox__shm_pulse_coords,
-               halox__shm_pulse_forces, 1);
+               halox__shm_pulse_forces, 1, NULL);
 HALOX__SHM_OPS(halox__nvshmem_fused_ops, "nvshmem-fused",
                "GPU-initiated: one kernel for all coordinate pulses and one for all force pulses "
                "(per-pulse signals, two-pass packing, reverse force chain)",
                halox__shm_init_fused, halox__shm_bind, halox__shm_fused_coords,
-               halox__shm_fused_forces, 1);
+               halox__shm_fused_forces, 1, halox__shm_fields_in_kernel);
