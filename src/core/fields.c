@@ -32,6 +32,14 @@ size_t halox__field_row(const halox_field_t *f)
     return halox_type_size(f->type) * (size_t)f->count;
 }
 
+size_t halox__fields_span(int n, const halox_field_t *fields, size_t rows)
+{
+    size_t bytes = 0;
+    for (int i = 0; i < n; i++)
+        bytes += halox__field_span(&fields[i], rows);
+    return bytes;
+}
+
 void halox__field_gather(const halox_field_t *f, void *dst, const int *index, int n)
 {
     size_t row = halox__field_row(f);
@@ -204,23 +212,20 @@ static halox_status_t halox__fields_agree(halox_comm_t *comm, halox_status_t st,
     return st;
 }
 
-/* ---- the exchange through an endpoint ---------------------------------------------------------
- */
+/* ---- the exchange through an endpoint ------------------------------------------------------- */
 
 /* The CPU transports' walk: pulse by pulse (reverse: backwards) through the transport's
- * sendrecv, rows of every field packed one field after another. */
+ * sendrecv, the rows of every field packed one field's block after another
+ * (halox__fields_span). */
 static halox_status_t halox__fields_walk(halox_comm_t *comm, int reverse, int n,
                                          const halox_field_t *fields)
 {
     const halox_plan_t *plan = comm->plan;
-    size_t row = 0;
-    for (int i = 0; i < n; i++)
-        row += halox__field_row(&fields[i]);
     size_t most = 0;
     for (int k = 0; k < plan->n_pulses; k++) {
-        size_t a = (size_t)plan->pulse[k].send_count, b = (size_t)plan->pulse[k].recv_count;
-        if ((a + b) * row > most)
-            most = (a + b) * row;
+        size_t b = halox__fields_span(n, fields, (size_t)plan->pulse[k].send_count) +
+                   halox__fields_span(n, fields, (size_t)plan->pulse[k].recv_count);
+        most = b > most ? b : most;
     }
     if (most > comm->field_cap) {
         void *buf = realloc(comm->field_buf, most);
@@ -238,7 +243,9 @@ static halox_status_t halox__fields_walk(halox_comm_t *comm, int reverse, int n,
         char *mine = comm->field_buf; /* the rows we send */
         size_t nmine = (size_t)(reverse ? p->recv_count : p->send_count);
         size_t ntheirs = (size_t)(reverse ? p->send_count : p->recv_count);
-        char *theirs = mine + nmine * row;
+        const size_t mbytes = halox__fields_span(n, fields, nmine);
+        const size_t tbytes = halox__fields_span(n, fields, ntheirs);
+        char *theirs = mine + mbytes;
         char *o = mine;
         for (int i = 0; i < n; i++) {
             const halox_field_t *f = &fields[i];
@@ -247,16 +254,16 @@ static halox_status_t halox__fields_walk(halox_comm_t *comm, int reverse, int n,
                 memcpy(o, (const char *)f->data + (size_t)p->recv_offset * fr, nmine * fr);
             else
                 halox__field_gather(f, o, p->send_index, p->send_count);
-            o += nmine * fr;
+            o += halox__field_span(f, nmine);
         }
         if (p->send_rank == comm->rank) /* a self pulse: one rank in this dimension */
             theirs = mine;
         else if (reverse)
-            st = comm->ops->sendrecv(comm, p->recv_rank, mine, nmine * row, p->send_rank, theirs,
-                                     ntheirs * row);
+            st =
+                comm->ops->sendrecv(comm, p->recv_rank, mine, mbytes, p->send_rank, theirs, tbytes);
         else
-            st = comm->ops->sendrecv(comm, p->send_rank, mine, nmine * row, p->recv_rank, theirs,
-                                     ntheirs * row);
+            st =
+                comm->ops->sendrecv(comm, p->send_rank, mine, mbytes, p->recv_rank, theirs, tbytes);
         if (st != HALOX_OK)
             break;
         const char *in = theirs;
@@ -267,9 +274,9 @@ static halox_status_t halox__fields_walk(halox_comm_t *comm, int reverse, int n,
                 halox__field_add(f, p->send_index, p->send_count, in);
             else
                 memcpy((char *)f->data + (size_t)p->recv_offset * fr, in, ntheirs * fr);
-            in += ntheirs * fr;
+            in += halox__field_span(f, ntheirs);
         }
-        comm->stats.bytes_sent += (long long)(nmine * row);
+        comm->stats.bytes_sent += (long long)mbytes;
     }
     return st;
 }

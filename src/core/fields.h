@@ -10,6 +10,14 @@
 
 /* Bytes of one atom's row of f. */
 size_t halox__field_row(const halox_field_t *f);
+/* Bytes of `rows` rows of f in a message: rounded up to 16, so that the next field's block
+ * starts aligned for any element type. */
+static inline size_t halox__field_span(const halox_field_t *f, size_t rows)
+{
+    return (rows * halox__field_row(f) + 15) / 16 * 16;
+}
+/* Bytes of `rows` rows of every field of a message (the blocks one after the other). */
+size_t halox__fields_span(int n, const halox_field_t *fields, size_t rows);
 /* dst[i] = f's row index[i], for n rows. */
 void halox__field_gather(const halox_field_t *f, void *dst, const int *index, int n);
 /* f's row index[i] += src[i], elementwise in f's type, in order i = 0..n-1. */

@@ -1,7 +1,8 @@
 /* The per-atom field exchange of every GPU transport (ops->fields; halox/fields.h): the fields
  * are device arrays; pulse by pulse a kernel gathers the rows a pulse sends (the bound plan's
  * maps, already on the device) into device scratch, the rows cross through pinned host memory
- * and the transport's set-up sendrecv, and a copy (forward) or a typed add (reverse) lands them.
+ * and the transport's set-up sendrecv (each field's block 16-byte aligned: halox__fields_span),
+ * and a copy (forward) or a typed add (reverse) lands them.
  * A self pulse (one rank in the dimension) stays on the device. The operations are core's
  * (halox__field_gather, halox__field_add), so the result is halox_reference_forward/_reverse's,
  * bit for bit. The host waits for the stream before each message, so the exchange cannot be
@@ -27,7 +28,7 @@ static cudaError_t gf_pack(const halox__gpu_t *g, const halox_plan_t *plan, int 
                 ? cudaMemcpyAsync(d, (const char *)fields[i].data + (size_t)p->recv_offset * fr,
                                   nrows * fr, cudaMemcpyDeviceToDevice, g->stream)
                 : halox_kernel_field_gather(d, fields[i].data, map, p->send_count, fr, g->stream);
-        d += nrows * fr;
+        d += halox__field_span(&fields[i], nrows);
     }
     return e;
 }
@@ -45,7 +46,7 @@ static cudaError_t gf_land(const halox__gpu_t *g, const halox_plan_t *plan, int 
                                              p->send_count, s, g->stream)
                     : cudaMemcpyAsync((char *)fields[i].data + (size_t)p->recv_offset * fr, s,
                                       nrows * fr, cudaMemcpyDeviceToDevice, g->stream);
-        s += nrows * fr;
+        s += halox__field_span(&fields[i], nrows);
     }
     return e;
 }
@@ -66,11 +67,10 @@ halox_status_t halox__gpu_fields(halox_comm_t *comm, int reverse, int n,
     if (st != HALOX_OK)
         return st;
     const halox_plan_t *plan = comm->plan;
-    size_t row = 0, most = 0;
-    for (int i = 0; i < n; i++)
-        row += halox__field_row(&fields[i]);
+    size_t most = 0;
     for (int k = 0; k < plan->n_pulses; k++) {
-        const size_t b = (size_t)(plan->pulse[k].send_count + plan->pulse[k].recv_count) * row;
+        const size_t b = halox__fields_span(n, fields, (size_t)plan->pulse[k].send_count) +
+                         halox__fields_span(n, fields, (size_t)plan->pulse[k].recv_count);
         most = b > most ? b : most;
     }
     /* the scratch may be in use by an earlier exchange's copies: wait before it can move */
@@ -85,8 +85,10 @@ halox_status_t halox__gpu_fields(halox_comm_t *comm, int reverse, int n,
         const halox_pulse_t *p = &plan->pulse[k];
         const size_t nmine = (size_t)(reverse ? p->recv_count : p->send_count);
         const size_t ntheirs = (size_t)(reverse ? p->send_count : p->recv_count);
-        char *d_mine = g->fd_buf, *d_theirs = d_mine + nmine * row;
-        char *h_mine = g->fh_buf, *h_theirs = h_mine + nmine * row;
+        const size_t mbytes = halox__fields_span(n, fields, nmine);
+        const size_t tbytes = halox__fields_span(n, fields, ntheirs);
+        char *d_mine = g->fd_buf, *d_theirs = d_mine + mbytes;
+        char *h_mine = g->fh_buf, *h_theirs = h_mine + mbytes;
         st =
             halox__gpu_check(comm, g, gf_pack(g, plan, k, reverse, n, fields, d_mine, nmine), what);
         if (st != HALOX_OK)
@@ -95,22 +97,21 @@ halox_status_t halox__gpu_fields(halox_comm_t *comm, int reverse, int n,
             d_theirs = d_mine;
         } else {
             st = halox__gpu_check(
-                comm, g,
-                cudaMemcpyAsync(h_mine, d_mine, nmine * row, cudaMemcpyDeviceToHost, g->stream),
+                comm, g, cudaMemcpyAsync(h_mine, d_mine, mbytes, cudaMemcpyDeviceToHost, g->stream),
                 what);
             if (st == HALOX_OK)
                 st = halox__gpu_drain(comm, g, what, "the rows to send");
             if (st == HALOX_OK)
-                st = reverse ? comm->ops->sendrecv(comm, p->recv_rank, h_mine, nmine * row,
-                                                   p->send_rank, h_theirs, ntheirs * row)
-                             : comm->ops->sendrecv(comm, p->send_rank, h_mine, nmine * row,
-                                                   p->recv_rank, h_theirs, ntheirs * row);
+                st = reverse ? comm->ops->sendrecv(comm, p->recv_rank, h_mine, mbytes, p->send_rank,
+                                                   h_theirs, tbytes)
+                             : comm->ops->sendrecv(comm, p->send_rank, h_mine, mbytes, p->recv_rank,
+                                                   h_theirs, tbytes);
             if (st == HALOX_OK)
-                st = halox__gpu_check(comm, g,
-                                      cudaMemcpyAsync(d_theirs, h_theirs, ntheirs * row,
-                                                      cudaMemcpyHostToDevice, g->stream),
-                                      what);
-            comm->stats.bytes_sent += (long long)(nmine * row);
+                st = halox__gpu_check(
+                    comm, g,
+                    cudaMemcpyAsync(d_theirs, h_theirs, tbytes, cudaMemcpyHostToDevice, g->stream),
+                    what);
+            comm->stats.bytes_sent += (long long)(mbytes);
         }
         if (st == HALOX_OK)
             st = halox__gpu_check(comm, g,
