@@ -107,10 +107,17 @@ static halox_fixed_atoms_t md__fixed_view(halox_md_t *md)
     return a;
 }
 
-/* The migration (build: 0) or the plan build (1) on the engine's arrays, grown while the
- * library says they are too small (each round is collective: every rank calls again). */
+/* The migration (build: 0) or the plan build (1) on the engine's host arrays, grown while the
+ * library says they are too small (each round is collective: every rank calls again). A GPU
+ * transport's caller-owned calls take device arrays (the GPU engine's own rebuild,
+ * gpu_resident.c): the host arrays of its first rebuild go through the host-array calls. */
 static halox_status_t md__fixed_call(halox_md_t *md, int build)
 {
+    halox_transport_caps_t caps;
+    if (halox_comm_caps(md->comm, &caps) == HALOX_OK && caps.on_gpu)
+        return build ? halox_comm_build_plan(md->comm, &md->prm, &md->atoms, &md->plan)
+                     : halox_comm_migrate(md->comm, &md->cfg.grid, &md->box, &md->atoms, md->natoms,
+                                          md->step);
     halox_status_t st = md__grow_host(md, md->atoms.n_home > 0 ? md->atoms.n_home : 1);
     if (st != HALOX_OK) /* taken by the call below, on every rank alike (HALOX_OK would clear
                            a failure the caller deferred) */
