@@ -301,11 +301,14 @@ if want tools && [ "$NGPU" -ge 2 ]; then
 fi
 
 # ---- 3. GPU tests ---------------------------------------------------------------------------
-# one or two ranks: one rank per GPU where there are two; no MPS
+# one or two ranks: one rank per GPU where there are two; on one GPU, two ranks share it under
+# MPS (time-sliced contexts make the two-rank tests several times slower)
 if want gpu-tests; then
+    [ "$NGPU" -lt 2 ] && mps_start
     # HALOX_SUITE_TESTS: a ctest -R pattern that narrows this phase (a quick check of a fix)
     ctest_phase ctest-gpu 240 -L gpu -E "_np[48]$" ${HALOX_SUITE_TESTS:+-R "$HALOX_SUITE_TESTS"} \
         --output-on-failure --timeout 200
+    mps_stop
 fi
 
 # ---- 3a. four and eight ranks on the GPUs: several per GPU, under MPS
@@ -349,16 +352,20 @@ else
     phase sanitizer-initcheck-md 150 "${MPIRUN[@]}" -np 1 "$CS" --tool initcheck \
         --error-exitcode 3 "$BUILD/tests/test_gpu_md" --transport nccl
     # NVSHMEM: its VMM-mapped heap is not tracked by the sanitizer; plain cudaMalloc'ed heap.
-    # About 70 s a case: the most telling first (HALOX_SUITE_SANITIZE_CASES, TOOL:TRANSPORT), the
-    # deadline cuts the rest
-    for c in ${HALOX_SUITE_SANITIZE_CASES:-memcheck:nvshmem-fused racecheck:nvshmem-fused synccheck:nvshmem-fused memcheck:hybrid+all racecheck:nvshmem-fused+tma memcheck:nvshmem-pulse+put synccheck:nvshmem-pulse+put memcheck:nvshmem-stream}; do
-        tool="${c%%:*}" t="${c#*:}"
+    # About 70 s a case: the most telling first (HALOX_SUITE_SANITIZE_CASES, TOOL:TRANSPORT or
+    # TOOL:TRANSPORT@TEST for tests/test_gpu_TEST instead of the quick exchange), the deadline
+    # cuts the rest
+    [ "$NGPU" -lt 2 ] && mps_start
+    for c in ${HALOX_SUITE_SANITIZE_CASES:-memcheck:nvshmem-fused memcheck:nvshmem-fused@fields racecheck:nvshmem-fused synccheck:nvshmem-fused memcheck:hybrid+all racecheck:nvshmem-fused+tma memcheck:nvshmem-pulse+put synccheck:nvshmem-pulse+put memcheck:nvshmem-stream}; do
+        tool="${c%%:*}" t="${c#*:}" prog=(test_gpu_exchange) args=(--quick)
+        case "$t" in *@*) prog=("test_gpu_${t#*@}") args=() t="${t%@*}" ;; esac
         # NVSHMEM's team set-up creates an NCCL communicator, whose probes of kernels for
         # other architectures are API errors (as in the nccl phase below): not reported
-        phase "sanitizer-$tool-$t" 150 env NVSHMEM_DISABLE_CUDA_VMM=1 "${MPIRUN[@]}" -np 2 \
-            "$CS" --tool "$tool" --report-api-errors no --error-exitcode 3 \
-            "$BUILD/tests/test_gpu_exchange" --transport "$t" --quick
+        phase "sanitizer-$tool-$t-${prog[0]#test_gpu_}" 150 env NVSHMEM_DISABLE_CUDA_VMM=1 \
+            "${MPIRUN[@]}" -np 2 "$CS" --tool "$tool" --report-api-errors no --error-exitcode 3 \
+            "$BUILD/tests/${prog[0]}" --transport "$t" "${args[@]}"
     done
+    mps_stop
     if [ "$NGPU" -ge 2 ] && ! over_budget; then
         # NCCL probes kernels of other architectures at creation (cudaFuncGetAttributes errors
         # it handles itself): API errors are not reported here, memory errors are
