@@ -5,15 +5,17 @@
  *
  * Each rank puts random atoms of its domain (an N x 1 x 1 grid with periodic shifts in y and z,
  * so that no pulse forwards atoms, as a view needs) into device arrays of its own (x and f in
- * symmetric memory), builds its plan there on the GPU (halox_comm_build_plan_fixed) and binds. Then
- * each step is three kernels of its own on the endpoint's stream and nothing else: drift   moves
- * the home atoms and stores each into the peers' halos, every block signalling forces  waits inside
- * itself for the halo, gives every local atom a force (1 along x) and stores the halo atoms' forces
- * into their owners' buffers, every block signalling kick    waits for the returned forces and adds
- * them to its home atoms' own The owners then hold one unit per image of each atom: the home forces
- * summed over the ranks equal the local atoms counted over the ranks. Exit status 0 when they do, 1
- * when not, 2 on an error, 3 when this machine or plan has no in-kernel exchange (the reason is
- * printed). */
+ * symmetric memory), builds its plan there on the GPU (halox_comm_build_plan_fixed) and binds.
+ * Then each step is three kernels of its own on the endpoint's stream and nothing else:
+ *
+ *     drift   moves the home atoms and stores each into the peers' halos, every block signalling
+ *     forces  waits inside itself for the halo, gives every local atom a force (1 along x) and
+ *             stores the halo atoms' forces into their owners' buffers, every block signalling
+ *     kick    waits for the returned forces and adds them to its home atoms' own
+ *
+ * The owners then hold one unit per image of each atom: the home forces summed over the ranks
+ * equal the local atoms counted over the ranks. Exit status 0 when they do, 1 when not, 2 on
+ * an error, 3 when this machine or plan has no in-kernel exchange (the reason is printed). */
 #include <cuda_runtime.h>
 #define OMPI_SKIP_MPICXX  1 /* MPI's C API only, also when compiled as C++ */
 #define MPICH_SKIP_MPICXX 1

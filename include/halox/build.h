@@ -134,7 +134,7 @@ halox_status_t halox_comm_migrate_fixed(halox_comm_t *comm, const halox_grid_t *
  *  those calls failed on some rank: every rank makes the call as it would have, and that call
  *  does none of its work and fails on every rank at its first agreement, this rank with `st` and
  *  the message halox_last_error() held when deferring, the others with HALOX_ERR_ABORTED naming
- *  this rank. (halox_comm_migrate, _migrate_device, _build_plan, _build_plan_device and
+ *  this rank. (halox_comm_migrate, _migrate_fixed, _build_plan, _build_plan_fixed and
  *  halox_comm_bind take it; the other calls leave it pending.) The first deferred failure is
  *  kept until taken; HALOX_OK clears it. Local: nothing is sent. Saves one collective per call
  *  pair. */
