@@ -2,8 +2,8 @@
  *   pair_roofline_atoms.cu   the per-atom baseline: cell binning, full per-atom pair lists (local
  *                            and non-local by the zone rule) and their Lennard-Jones kernel, the
  *                            first GPU kernels of the engine, kept here as the baseline the
- *                            engine's cluster kernel (md/platforms/cuda/md_cluster.h) is measured against
- *   pair_roofline_system.cu  the test system, its lists (atom and cluster) on the device, the
+ *                            engine's cluster kernel (md/platforms/cuda/md_cluster.h) is measured
+ * against pair_roofline_system.cu  the test system, its lists (atom and cluster) on the device, the
  *                            forces against a CPU double reference
  *   pair_roofline_bench.cu   the roofline, the timings, the report, main
  * Each file calls only those listed before it. */

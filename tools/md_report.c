@@ -217,15 +217,18 @@ void md_print_summary(const halox_md_result_t *res)
         fflush(stdout);
         return;
     }
-    if (s->graph_steps > 0) {
-        /* a replayed graph is timed only as a whole: a split of the other steps alone would be
-         * read as the split of the run */
-        printf("\n  time split: not measured under --graph (%lld of %lld steps ran as graphs, "
-               "timed only as a whole); run without --graph for the split\n",
-               s->graph_steps, s->steps);
+    if (s->graph_steps > 0 && s->timed_steps <= 0) {
+        printf("\n  time split: not measured (every step ran as a CUDA graph, timed only as a "
+               "whole; --no-graph times the parts)\n");
         fflush(stdout);
         return;
     }
+    if (s->graph_steps > 0)
+        /* a replayed graph is timed only as a whole: its parts are a sample */
+        printf("\n  time split: the step's parts timed on the %lld of %lld steps run outside the "
+               "CUDA graph (rebuilds, energies) and scaled to all steps; the rest of the wall "
+               "time is \"other\"\n",
+               s->timed_steps, s->steps);
     double total = 0; /* the parts as measured, then less what ran at the same time: the wall */
     for (int t = 0; t < HALOX_MD_T_COUNT; t++)
         total += s->timer_seconds[t];

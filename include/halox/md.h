@@ -80,6 +80,17 @@ typedef enum halox_md_device {
                                    rank (CUDA builds) */
 } halox_md_device_t;
 
+/** CUDA graphs of the GPU engine's plain steps (zero is auto). */
+typedef enum halox_md_graph {
+    HALOX_MD_GRAPH_AUTO = 0, /**< graphs wherever the transport can be captured (nccl and the
+                                  NVSHMEM ones; not mpi-staged, mpi-cuda or hybrid, which call
+                                  MPI from the host inside an exchange): the fastest path */
+    HALOX_MD_GRAPH_ON,       /**< the same, with a notice where the transport cannot be
+                                  captured; an error for the CPU engine */
+    HALOX_MD_GRAPH_OFF       /**< every step launched kernel by kernel (diagnosis: the pulse
+                                  that a stuck peer leaves waiting is named) */
+} halox_md_graph_t;
+
 /** Everything that defines a run. Plain data; paths are borrowed (the caller keeps them alive
  *  for the lifetime of the engine); NULL paths mean "no such output". */
 typedef struct halox_md_config {
@@ -132,20 +143,20 @@ typedef struct halox_md_config {
     halox_md_traj_format_t traj_format; /**< format of xyz_path (AUTO: by its name) */
     /* device (added with the GPU engine; zero is auto) */
     halox_md_device_t device; /**< CPU or GPU engine; AUTO follows the transport */
-    int graph;         /**< GPU engine: replay the plain steps (no rebuild, no thermo, NVE, no
-                            rebuild check) as a CUDA graph captured after every rebuild, where the
-                            transport can be captured (nccl); else a notice and no graphs */
-    int overlap_probe; /**< > 0: after the last step, time this many repetitions of the local
-                            forces alone, the halo exchange (coordinates + forces) alone and
-                            both as a step runs them (summary: overlap_*), then recompute the
-                            forces, so the final state is that of a run without it; 0: off */
-    int equilibrate;   /**< > 0: before step 0, this many steps of NVT at temp (stochastic
-                            velocity rescaling with tau = HALOX_MD_EQUILIBRATE_TAU_STEPS dt,
-                            displacement-checked lists), numbered 1 - equilibrate to 0, then the
-                            velocities scaled to exactly temp: the run starts from that state at
-                            step 0. Not counted in the run's steps, timers, halo bytes, thermo
-                            records or outputs (halox_md_summary_t.equilibrate_*); a restart
-                            never runs it (the checkpoint holds a state past it); 0: off */
+    halox_md_graph_t graph;   /**< GPU engine: the plain steps (no rebuild, no thermo, NVE, no
+                                   rebuild check) replayed as a CUDA graph (AUTO, the default:
+                                   wherever the transport can be captured) */
+    int overlap_probe;        /**< > 0: after the last step, time this many repetitions of the local
+                                   forces alone, the halo exchange (coordinates + forces) alone and
+                                   both as a step runs them (summary: overlap_*), then recompute the
+                                   forces, so the final state is that of a run without it; 0: off */
+    int equilibrate;          /**< > 0: before step 0, this many steps of NVT at temp (stochastic
+                                   velocity rescaling with tau = HALOX_MD_EQUILIBRATE_TAU_STEPS dt,
+                                   displacement-checked lists), numbered 1 - equilibrate to 0, then the
+                                   velocities scaled to exactly temp: the run starts from that state at
+                                   step 0. Not counted in the run's steps, timers, halo bytes, thermo
+                                   records or outputs (halox_md_summary_t.equilibrate_*); a restart
+                                   never runs it (the checkpoint holds a state past it); 0: off */
     /* the pair-list buffer from a drift tolerance */
     double verlet_tolerance; /**< > 0: the energy drift the pair lists may cause by missed pairs,
                                   energy per atom per unit time (reduced units), from which
@@ -325,9 +336,14 @@ typedef struct halox_md_summary {
     int interrupted;           /**< stopped early on a stop request (signal) */
     int checkpoints;           /**< checkpoints written */
     long long checkpoint_step; /**< step of the last checkpoint written, or -1 */
-    long long graph_steps;     /**< GPU engine, --graph: steps run as a CUDA graph (their
-                                    device time is in the wall time, not in the parts) */
-    long long graph_captures;  /**< GPU engine, --graph: captures of the step (the first, then
+    long long graph_steps;     /**< GPU engine: steps run as a CUDA graph (timed only as a
+                                    whole) */
+    long long timed_steps;     /**< steps whose parts were timed one by one: all but the graph's.
+                                    Under graphs the step's parts (pair, coordinates, forces,
+                                    integrate) are these steps' times scaled to all steps: a
+                                    sample (the steps with rebuilds or energies), not a
+                                    measurement of the graph's steps */
+    long long graph_captures;  /**< GPU engine, graphs: captures of the step (the first, then
                                     one after each rebuild that graph steps follow; rank 0) */
     long long graph_updates;   /**< of those, how many updated the executable in place
                                     (cudaGraphExecUpdate) instead of

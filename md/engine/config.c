@@ -379,7 +379,7 @@ halox_status_t halox_md_config_check(const halox_md_config_t *cfg)
             "transport '%s' moves GPU data: the CPU engine runs on threads or mpi "
             "(or use --device gpu)",
             cfg->transport);
-    if (cfg->graph && halox_md_config_device(cfg) != HALOX_MD_DEVICE_GPU)
+    if (cfg->graph == HALOX_MD_GRAPH_ON && halox_md_config_device(cfg) != HALOX_MD_DEVICE_GPU)
         return halox_set_error(
             HALOX_ERR_INVALID_ARG, "%s",
             halox_gpu_count() > 0

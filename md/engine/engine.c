@@ -382,6 +382,7 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     if (stale >= 0)
         stale -= md->eq_stale;
     s.graph_steps = md->graph_steps; /* 0 without graphs */
+    s.timed_steps = md->loop_steps - md->graph_steps;
     s.graph_captures = md->graph_captures;
     s.graph_kept = md->graph_kept;
     s.graph_updates = md->graph_updates;
@@ -390,15 +391,26 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     halox_comm_get_stats(md->comm, &cs);
     enum { NR = HALOX_MD_R_COUNT };
     double sum[NT + 4 + NR + 4], mx[NT + 4];
+    /* a graph's steps are timed only as a whole: the step's parts are those of the steps run
+     * outside it (rebuilds, energies), scaled to all steps, a sample of the split */
+    double tm[NT];
+    memcpy(tm, md->timer, sizeof tm);
+    const long long timed = md->loop_steps - md->graph_steps;
+    if (md->graph_steps > 0 && timed > 0) {
+        const int step_parts[] = {HALOX_MD_T_PAIR, HALOX_MD_T_COORDS, HALOX_MD_T_FORCES,
+                                  HALOX_MD_T_INTEGRATE};
+        for (size_t k = 0; k < sizeof step_parts / sizeof step_parts[0]; k++)
+            tm[step_parts[k]] *= (double)md->loop_steps / (double)timed;
+    }
     /* "other" is what the named parts leave of this rank's loop time (thermo, output,
      * checkpoints, checks, waiting), so the parts add up to the wall time */
     double named = 0;
     for (int t = 0; t < NT; t++)
         if (t != HALOX_MD_T_OTHER)
-            named += md->timer[t];
-    md->timer[HALOX_MD_T_OTHER] = md->loop_seconds > named ? md->loop_seconds - named : 0.0;
+            named += tm[t];
+    tm[HALOX_MD_T_OTHER] = md->loop_seconds > named ? md->loop_seconds - named : 0.0;
     for (int t = 0; t < NT; t++)
-        sum[t] = mx[t] = md->timer[t];
+        sum[t] = mx[t] = tm[t];
     sum[NT] = (double)md->migrated;
     sum[NT + 1] = (double)(md->atoms.n_total - md->atoms.n_home);
     sum[NT + 2] = (double)md->nl.npairs;

@@ -99,9 +99,13 @@ static const halox_md_option_t md__options[] = {
      "mpi-staged; printed at start) and runs in single precision;\n"
      "where no GPU is visible, gpu (or a GPU transport) stops at\n"
      "start, auto runs the CPU engine and says so"},
-    {"--graph", NULL, HALOX_MD_GROUP_PARALLEL, 0, "--graph",
-     "GPU engine: replay the steps between rebuilds as a CUDA\n"
-     "graph (nccl, nvshmem-*; mpi-staged cannot be captured)"},
+    {"--graph", NULL, HALOX_MD_GROUP_PARALLEL, 0, "--graph | --no-graph",
+     "GPU engine: the steps between rebuilds replayed as a CUDA\n"
+     "graph, the default wherever the transport can be captured\n"
+     "(nccl, nvshmem-*); --graph adds a notice where it cannot;\n"
+     "--no-graph: every step kernel by kernel (diagnosis: a stuck\n"
+     "peer's pulse is named)"},
+    {"--no-graph", NULL, HALOX_MD_GROUP_PARALLEL, 0, NULL, NULL},
     {"--precision", "P", HALOX_MD_GROUP_PARALLEL, 0, "--precision P",
      "float (default: positions and forces in single precision,\n"
      "energies in double) or double"},
@@ -312,8 +316,8 @@ static halox_status_t md__flag(halox_md_setup_t *s, const char *a)
         c->tail = !strcmp(a, "--tail");
     else if (!strcmp(a, "--rebuild-check") || !strcmp(a, "--no-rebuild-check"))
         c->rebuild_check = !strcmp(a, "--rebuild-check"); /* --no-: a preset's check off */
-    else if (!strcmp(a, "--graph"))
-        c->graph = 1;
+    else if (!strcmp(a, "--graph") || !strcmp(a, "--no-graph"))
+        c->graph = !strcmp(a, "--graph") ? HALOX_MD_GRAPH_ON : HALOX_MD_GRAPH_OFF;
     else if (!strcmp(a, "--new-velocities"))
         c->read_new_velocities = 1;
     return HALOX_OK;

@@ -5,8 +5,9 @@
 # $OUT/timeline.txt; the per-rank stamps go to $OUT/timeline-tsv.tgz. Several ranks share the
 # GPU under MPS.
 # Knobs: TL_RUNS (';'-separated "NP:TRANSPORT:ATOMS[:NAME=value ...]", default 1 rank nccl and 2
-# ranks nvshmem-inline at 45,000 atoms), TL_STEPS (300), TL_ARGS (--graph); the engine script's
-# knobs pass through (ENGINE_NVSHMEM defaults to ON here).
+# ranks nvshmem-inline at 45,000 atoms), TL_STEPS (300), TL_ARGS (extra halox-md arguments for
+# every run, e.g. --no-graph); the engine script's knobs pass through (ENGINE_NVSHMEM defaults to
+# ON here).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-/tmp/timeline-out}
@@ -37,13 +38,13 @@ for spec in "${RUNS[@]}"; do
         xs+=(-x "${w%%=*}")
     done
     {
-        echo "== run $k: $np rank(s) $tr, $n atoms ${envs:+($envs)}, --steps ${TL_STEPS:-300} ${TL_ARGS:---graph}"
+        echo "== run $k: $np rank(s) $tr, $n atoms ${envs:+($envs)}, --steps ${TL_STEPS:-300} ${TL_ARGS-}"
         # shellcheck disable=SC2086
         HALOX_MD_TIMELINE=$p timeout 200 mpirun --allow-run-as-root --oversubscribe --bind-to none \
             -np "$np" -x HALOX_MD_TIMELINE -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY \
             -x HALOX_SYSTEM_CACHE -x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE "${xs[@]}" \
             "$B/tools/halox-md" --preset water-density --atoms "$n" --steps "${TL_STEPS:-300}" \
-            --device gpu ${TL_ARGS:---graph} --grid "${np}x1x1" --transport "$tr" --no-progress \
+            --device gpu ${TL_ARGS-} --grid "${np}x1x1" --transport "$tr" --no-progress \
             --quiet 2>&1 | tail -n 5
         echo "rc=${PIPESTATUS[0]}"
         python3 "$ROOT/scripts/plot/timeline.py" "$p"

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "core/cpulist.h"
-#include "halox/env.h"
 #include "core/error.h"
+#include "halox/env.h"
 #include "halox/topology.h"
 #include "transports/affinity.h"
 

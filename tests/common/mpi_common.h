@@ -322,7 +322,7 @@ static inline int tm_transports_main(int argc, char **argv, const char *const *n
         if (strcmp(argv[i], "--transport") == 0)
             only = argv[i + 1];
 #if defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200112L /* setenv */
-    setenv("NCCL_NVLS_ENABLE", "0", 0); /* NVLink multicast stays off */
+    setenv("NCCL_NVLS_ENABLE", "0", 0);                    /* NVLink multicast stays off */
     setenv("NVSHMEM_DISABLE_NVLS", "1", 0);
 #endif
     tm_mpi_init(&argc, &argv, rank, size);

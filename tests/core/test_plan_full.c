@@ -26,9 +26,6 @@
 #include "harness.h"
 #include "pair_keys.h"
 
-
-
-
 /* Newton on: the pairs halox_full_pair gives this rank (keys) and their forces on both atoms
  * (f_on). Newton off: every pair of a home atom with any local atom, force on the home atom
  * only (f_off). Both in double, 3 per local atom. */
@@ -70,7 +67,6 @@ static void rank_pairs(const chk_system_t *sys, const halox_plan_t *plan, const 
                 CHECK_MSG(!halox_full_pair((uint8_t)za, (uint8_t)zb),
                           "rank %d: halo zones %d and %d pass the rule", plan->rank, za, zb);
 }
-
 
 static void check_plan(const halox_plan_t *plan, const halox_plan_t *all, const int g[3],
                        int shifts)

@@ -26,9 +26,6 @@
 #include "harness.h"
 #include "pair_keys.h"
 
-
-
-
 /* The pairs a rank computes (zone rule, minimum image in its shift dimensions, < rc), as keys;
  * with f, the check's pair force (F = (1 - r^2/rc^2)^2 dx) on its local atoms, in double. */
 static void rank_pairs(const chk_system_t *sys, const halox_plan_t *plan, const halox_atoms_t *at,
@@ -59,7 +56,6 @@ static void rank_pairs(const chk_system_t *sys, const halox_plan_t *plan, const 
             }
         }
 }
-
 
 /* Plan structure in shift mode. */
 static void check_plan(const halox_plan_t *plan, const halox_plan_t *all, const int g[3])

@@ -1,6 +1,6 @@
 /* The host emulation's stand-in for NVSHMEM (tests/emu): the part of the host and device API that
- * src/transports/nvshmem/nvshmem_rt.cu and nvshmem_halo.cu use, for PEs that are processes of one machine
- * (ranks under mpirun). Every PE maps one shared file holding every PE's symmetric heap; an
+ * src/transports/nvshmem/nvshmem_rt.cu and nvshmem_halo.cu use, for PEs that are processes of one
+ * machine (ranks under mpirun). Every PE maps one shared file holding every PE's symmetric heap; an
  * allocation is at the same offset of every PE's heap (collective, in the same order everywhere;
  * poisoned with 0xa5 as cudaMalloc's),
  * and a symmetric address of this PE is translated to a peer's by that offset (nvshmem_ptr).

@@ -73,15 +73,16 @@ if(TARGET halox-md)
   endif()
 endif()
 
-# the GPU engine's time split adds up (device times of parts that overlap: "concurrent"), and
-# under --graph it says it is not measured (tests/md/md_split.py; skips without a GPU)
+# the GPU engine's time split adds up (device times of parts that overlap: "concurrent"), with
+# CUDA graphs (the default: the parts sampled on the steps outside them) and without
+# (tests/md/md_split.py; skips without a GPU)
 if(TARGET halox-md AND HALOX_HAVE_MPI)
   find_package(Python3 COMPONENTS Interpreter QUIET)
   if(Python3_Interpreter_FOUND)
     foreach(_g plain graph)
       set(_extra "")
-      if(_g STREQUAL "graph")
-        set(_extra --graph)
+      if(_g STREQUAL "plain")
+        set(_extra --no-graph)
       endif()
       add_test(NAME md_split_gpu_${_g}
                COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/md/md_split.py

@@ -43,7 +43,8 @@
 #include "test_gpu_common.h"
 
 static int g_rank, g_quick;
-static int g_ordered; /* --stream-ordered: halox_comm_set_stream_ordered(comm, 1) on every endpoint */
+static int
+    g_ordered; /* --stream-ordered: halox_comm_set_stream_ordered(comm, 1) on every endpoint */
 
 /* nvshmem-inline: `steps` more exchanges inside kernels of the caller (tests/gpu/inline_kernels.cu,
  * the public device API), alternately waiting inside the consumers and in a kernel before them,
@@ -102,7 +103,9 @@ static void run_inline(halox_comm_t *comm, const halox_plan_t *plan, tm_referenc
         TG_CUDA(cudaMemcpy(hx, d_x, esize * (size_t)plan->n_total, cudaMemcpyDeviceToHost));
         CHECK_MSG(memcmp(hx, ref[me].x, esize * (size_t)plan->n_total) == 0,
                   "%s: inline step %d (%s): halo coordinates differ from the reference", ctx, step,
-                  own ? "own kernels" : inside ? "waits inside" : "wait kernel");
+                  own      ? "own kernels"
+                  : inside ? "waits inside"
+                           : "wait kernel");
         tm_random_forces(ref, t->fs, P, s);
         TG_CUDA(cudaMemcpyAsync(d_f, t->fs[me], esize * (size_t)plan->n_total,
                                 cudaMemcpyHostToDevice, stream));
@@ -120,7 +123,9 @@ static void run_inline(halox_comm_t *comm, const halox_plan_t *plan, tm_referenc
         TG_CUDA(cudaMemcpy(hf, d_f, esize * (size_t)plan->n_total, cudaMemcpyDeviceToHost));
         CHECK_MSG(memcmp(hf, t->fs[me], esize * (size_t)plan->n_total) == 0,
                   "%s: inline step %d (%s): forces differ from the reference", ctx, step,
-                  own ? "own kernels" : inside ? "waits inside" : "wait kernel");
+                  own      ? "own kernels"
+                  : inside ? "waits inside"
+                           : "wait kernel");
     }
     ROOT_PRINTF("  %s: %d exchanges inside test kernels on %d of %d ranks (the others: the "
                 "transport's own kernels), then one with the transport's own, bit-identical\n",

@@ -14,10 +14,11 @@
  *      single precision with different summation orders, and the trajectory is chaotic: the
  *      differences start at ~1e-7 and grow over the run; the bounds leave about a factor 10
  *      over what such runs show.
- *   3. the same 100 steps with --graph: positions and thermo records as without, to rounding
- *      (atomics make any two GPU runs differ in rounding); on nccl most steps must have run as
- *      graphs (nccl, NVSHMEM), on mpi-staged and hybrid none (they cannot be captured: the run
- *      goes on without graphs).
+ *   3. part 2 ran its plain steps as CUDA graphs (the default); the same 100 steps without
+ *      (--no-graph): positions and thermo records as with them, to rounding (atomics make any
+ *      two GPU runs differ in rounding); with graphs most steps must have run as graphs (nccl,
+ *      NVSHMEM), on mpi-staged and hybrid none (they cannot be captured: the run goes on
+ *      without graphs), and every other step timed its parts.
  *   4. the same 100 steps with HALOX_MD_DEVICE_REBUILD=1 (the default: every rebuild after the
  *      first on the device, the library's migration and plan build on the device arrays; parts
  *      2 and 3 run with 0, rebuilds through the host): positions and
@@ -220,19 +221,27 @@ static void test_trajectory(const char *transport, int P)
     }
     halox_md_result_free(&cr);
 
-    /* 3. --graph against the run without: the same to rounding (the force kernels add the
-     * j forces with atomics, whose order varies from run to run, so no two runs of the GPU
-     * engine are bit-identical; they agree as the GPU agrees with the CPU) */
-    halox_md_result_t gg;
-    cfg.graph = 1;
-    if (gpu_run(&cfg, transport, P, 1, &gg) == 0 && g_rank == 0) {
+    /* 3. the run without graphs (--no-graph) against part 2's, which ran its plain steps as
+     * CUDA graphs wherever the transport can be captured (the default): the same to rounding
+     * (the force kernels add the j forces with atomics, whose order varies from run to run, so
+     * no two runs of the GPU engine are bit-identical; they agree as the GPU agrees with the
+     * CPU) */
+    halox_md_result_t gn;
+    cfg.graph = HALOX_MD_GRAPH_OFF;
+    if (gpu_run(&cfg, transport, P, 1, &gn) == 0 && g_rank == 0) {
+        const halox_md_result_t gg = gr; /* the graph run: part 2's */
         double dx = 0, dth = 0;
-        run_diff(&gr, &gg, &dx, &dth);
-        printf("%s, %d rank(s): --graph: %lld of %lld steps as graphs, positions max %.2e, "
+        run_diff(&gn, &gg, &dx, &dth);
+        CHECK_MSG(gn.summary.graph_steps == 0, "--no-graph: %lld graph steps",
+                  gn.summary.graph_steps);
+        CHECK(gn.summary.timed_steps == gn.summary.steps);
+        printf("%s, %d rank(s): graphs: %lld of %lld steps as graphs, positions max %.2e, "
                "thermo max rel %.2e from the run without; %.4f ms/step (without: %.4f)\n",
                transport, P, gg.summary.graph_steps, gg.summary.steps, dx, dth,
-               gg.summary.ms_per_step, gr.summary.ms_per_step);
-        CHECK_MSG(dx < 2e-3 && dth < 2e-4, "--graph: positions %.3e, thermo %.3e", dx, dth);
+               gg.summary.ms_per_step, gn.summary.ms_per_step);
+        CHECK_MSG(dx < 2e-3 && dth < 2e-4, "graphs: positions %.3e, thermo %.3e", dx, dth);
+        /* the steps outside the graph timed their parts (the split's sample) */
+        CHECK(gg.summary.timed_steps == gg.summary.steps - gg.summary.graph_steps);
         /* nccl and NVSHMEM can be captured; mpi-staged and hybrid (host MPI inside) cannot */
         if (strcmp(transport, "mpi-staged") != 0 && strcmp(transport, "hybrid") != 0)
             CHECK_MSG(gg.summary.graph_steps >= gg.summary.steps / 2, "only %lld graph steps",
@@ -250,7 +259,7 @@ static void test_trajectory(const char *transport, int P)
             const long long c = gg.summary.graph_captures, u = gg.summary.graph_updates;
             const long long kept = gg.summary.graph_kept;
             const int keeps = P == 1 || strcmp(transport, "nvshmem-inline") == 0;
-            printf("%s, %d rank(s): --graph: %lld rebuilds, %lld captures, %lld updates, kept "
+            printf("%s, %d rank(s): graphs: %lld rebuilds, %lld captures, %lld updates, kept "
                    "across %lld rebuilds\n",
                    transport, P, gg.summary.rebuilds, c, u, kept);
             CHECK(c >= 1 && u >= 0 && u <= c - 1 && kept >= 0);
@@ -275,14 +284,14 @@ static void test_trajectory(const char *transport, int P)
         }
         if (all_inline(transport, P, &cfg, gg.natoms)) /* the captured steps too */
             CHECK_MSG(gg.summary.inline_steps == gg.summary.steps,
-                      "--graph: %lld of %lld steps exchanged inside the kernels",
+                      "graphs: %lld of %lld steps exchanged inside the kernels",
                       gg.summary.inline_steps, gg.summary.steps);
     }
-    halox_md_result_free(&gg);
+    halox_md_result_free(&gn);
 
     /* 4. rebuilds on the device against rebuilds through the host */
     halox_md_result_t gd;
-    cfg.graph = 0;
+    cfg.graph = HALOX_MD_GRAPH_AUTO;
     setenv("HALOX_MD_DEVICE_REBUILD", "1", 1);
     int drc = gpu_run(&cfg, transport, P, 1, &gd);
     setenv("HALOX_MD_DEVICE_REBUILD", "0", 1); /* parts 2 and 3 of the next transport */

@@ -288,3 +288,11 @@ add_test(NAME bench_plot
          COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/tools/bench_plot_test.py)
 set_tests_properties(bench_plot PROPERTIES LABELS bench SKIP_RETURN_CODE 77 TIMEOUT 120
                      ENVIRONMENT "MPLBACKEND=Agg")
+
+# the strong-scaling sweep's table (scripts/plot/floor-sweep.py) of a hand-made sweep whose
+# medians and ratios the test works out: pooled runs, failed runs left out, columns of parts
+# that only failed; the PNG where matplotlib is there
+add_test(NAME floor_sweep_table
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/tools/floor_sweep_test.py)
+set_tests_properties(floor_sweep_table PROPERTIES LABELS bench TIMEOUT 120
+                     ENVIRONMENT "MPLBACKEND=Agg")

@@ -47,6 +47,7 @@ static const opt_t k_opts[] = {
     {"--timeout", NULL, 1, C_RUN},
     {"--steps", NULL, 1, C_MDRUN},
     {"--graph", NULL, 0, C_MD},
+    {"--no-graph", NULL, 0, C_MD},
     {"--device", NULL, 1, C_MDRUN},
     {"--json", NULL, 1, C_ALL},
     {"--csv", NULL, 1, C_ALL},
@@ -315,8 +316,8 @@ static int set_flag(bench_opts_t *o, const char *name)
         o->verify = 0;
     else if (!strcmp(name, "--double"))
         o->real = HALOX_DOUBLE;
-    else if (!strcmp(name, "--graph"))
-        o->graph = 1;
+    else if (!strcmp(name, "--graph") || !strcmp(name, "--no-graph"))
+        o->graph = !strcmp(name, "--graph") ? HALOX_MD_GRAPH_ON : HALOX_MD_GRAPH_OFF;
     else if (!strcmp(name, "--shifts"))
         o->shifts = 1;
     else if (!strcmp(name, "--full-shell"))
@@ -410,7 +411,8 @@ void bench_usage(FILE *to)
         "  --seed S                  random system and force values (2026)\n"
         "  --timeout S               bound on every wait for a peer (default HALOX_TIMEOUT_S/60)\n"
         "  --steps S                 md: steps (200); overlap: steps before the probe (20)\n"
-        "  --graph                   md: CUDA graphs (GPU engine)\n"
+        "  --graph | --no-graph      md: CUDA graphs of the GPU engine's steps (default: where\n"
+        "                            the transport can be captured; --no-graph: none)\n"
         "  --device gpu|cpu|auto     md, overlap: engine (auto follows the transport)\n"
         "  --skin S, --rebuild-every K, --verlet-tolerance E, --cutoff RC, --dt DT, ...\n"
         "                            md, overlap: the engine's settings as halox-md takes them\n"

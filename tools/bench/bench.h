@@ -50,8 +50,8 @@ typedef struct bench_opts {
     int stride;
     uint64_t seed;
     double timeout_s;
-    long long steps; /* md, overlap */
-    int graph;
+    long long steps;        /* md, overlap */
+    halox_md_graph_t graph; /* md: AUTO unless --graph or --no-graph */
     halox_md_device_t device;
     const char *files[BENCH_MAX_LIST]; /* scaling: JSON files */
     /* md, overlap: the engine's own settings given on the command line (name, value or NULL),

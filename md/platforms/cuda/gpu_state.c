@@ -112,14 +112,14 @@ halox_status_t md__gpu_create(halox_md_t *md)
     for (int k = 0; k < 2; k++)
         MD_CUDA(cudaEventCreateWithFlags(&g->gdone[k], cudaEventDisableTiming));
     g->xv_fresh = g->f_fresh = 1; /* nothing on the device yet: the host is the truth */
-    if (md->cfg.graph) {
+    if (md->cfg.graph != HALOX_MD_GRAPH_OFF) {
         /* the transport decides: one that syncs with the host inside an exchange cannot be
          * captured (the check is collective in effect: every rank has the same transport) */
         halox_status_t gst = halox_comm_graph_mode(md->comm, 1);
         halox_comm_graph_mode(md->comm, 0);
         if (gst == HALOX_OK)
             g->graph = 1;
-        else
+        else if (md->cfg.graph == HALOX_MD_GRAPH_ON)
             md__notice(md, "--graph: %s; running without graphs", halox_last_error());
     }
     return HALOX_OK;
@@ -238,9 +238,9 @@ static halox_status_t md__gpu_poll(halox_md_t *md, cudaStream_t s, cudaEvent_t e
             return halox_set_error(
                 HALOX_ERR_TIMEOUT,
                 "rank %d, step %lld: %s did not complete within %.0f s: a peer "
-                "rank is missing or stuck (with --graph the exchanges inside a "
-                "graph are not timed one by one: run without it to see the pulse "
-                "and peer)",
+                "rank is missing or stuck (the exchanges inside a CUDA graph are "
+                "not timed one by one: run with --no-graph to see the pulse and "
+                "peer)",
                 md->rank, md->step, what, limit);
         if (polls > 1000)
             sched_yield();

@@ -35,11 +35,11 @@ struct halox__sel_flag {
     {
         if (a.first_bad) {
             if (a.real == HALOX_FLOAT)
-                halox__home_one((const float *)a.x, i, a.stride, a.home_lo, a.home_hi,
-                                a.first_bad, a.zone);
+                halox__home_one((const float *)a.x, i, a.stride, a.home_lo, a.home_hi, a.first_bad,
+                                a.zone);
             else
-                halox__home_one((const double *)a.x, i, a.stride, a.home_lo, a.home_hi,
-                                a.first_bad, a.zone);
+                halox__home_one((const double *)a.x, i, a.stride, a.home_lo, a.home_hi, a.first_bad,
+                                a.zone);
         }
         const size_t at = (size_t)i * (size_t)a.stride + (size_t)a.dim;
         const double v =
@@ -91,10 +91,9 @@ extern "C" cudaError_t halox_kernel_plan_check_home(halox_real_t real, int strid
         return cudaSuccess;
     if (real == HALOX_FLOAT)
         HALOX_LAUNCH(halox__check_home_kernel<float>, halox__grid(n), HALOX__SEL_THREADS, stream)
-        ((const float *)x, n, stride, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], first_bad, zone);
-    else
-        HALOX_LAUNCH(halox__check_home_kernel<double>, halox__grid(n), HALOX__SEL_THREADS, stream)
-        ((const double *)x, n, stride, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], first_bad, zone);
+    ((const float *)x, n, stride, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], first_bad, zone);
+    else HALOX_LAUNCH(halox__check_home_kernel<double>, halox__grid(n), HALOX__SEL_THREADS, stream)(
+        (const double *)x, n, stride, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], first_bad, zone);
     return cudaPeekAtLastError();
 }
 
@@ -121,11 +120,11 @@ extern "C" cudaError_t halox_kernel_plan_place(const void *msg, int n, size_t es
 {
     if (n <= 0)
         return cudaSuccess;
-    const int words = es % 4 == 0 && (uintptr_t)msg % 4 == 0 && (uintptr_t)x % 4 == 0 &&
-                      (uintptr_t)id % 4 == 0;
+    const int words =
+        es % 4 == 0 && (uintptr_t)msg % 4 == 0 && (uintptr_t)x % 4 == 0 && (uintptr_t)id % 4 == 0;
     const size_t units = words ? es / 4 * (size_t)n : es * (size_t)n;
     HALOX_LAUNCH(halox__place_kernel, halox__grid(units < 0x7fffffff ? (int)units : 0x7fffffff),
-                  HALOX__SEL_THREADS, stream)
+                 HALOX__SEL_THREADS, stream)
     ((const unsigned char *)msg, n, es, bit, words, (unsigned char *)x, (unsigned char *)id, zone);
     return cudaPeekAtLastError();
 }

@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "halox/inline_device.cuh"
 #include "halox/device/launch.cuh"
+#include "halox/inline_device.cuh"
 #include "kernels/scan.h"
 #include "transports/nvshmem/inline_halo.h"
 #include "transports/nvshmem/shm_move.cuh"
@@ -46,7 +46,7 @@ template <typename T> __global__ void inl_pack_kernel(halox__shm_launch_t L, int
 {
     halox_chained_wait();    /* launched chained (launch.cuh) */
     halox_chained_trigger(); /* no wait here */
-    if (L.signal_only > 1)    /* the launch floor: the launch alone */
+    if (L.signal_only > 1)   /* the launch floor: the launch alone */
         return;
     const halox__shm_row_t *R = &L.rows[k];
     const int n = L.signal_only ? 0 : R->send_count;

@@ -1,7 +1,7 @@
-/* Internal to the NVSHMEM transports: what the NVSHMEM kernels (nvshmem_halo.cu, nvshmem_msg.cu) and the
- * runtime's copy kernel (nvshmem_rt.cu) share: acquire loads and release stores at the scopes
- * their signals need, the global timer, the bounded wait for a signal (a timeout recorded in the
- * endpoint's state for the host to name, every other wait leaving at once), and a copy of bytes
+/* Internal to the NVSHMEM transports: what the NVSHMEM kernels (nvshmem_halo.cu, nvshmem_msg.cu)
+ * and the runtime's copy kernel (nvshmem_rt.cu) share: acquire loads and release stores at the
+ * scopes their signals need, the global timer, the bounded wait for a signal (a timeout recorded in
+ * the endpoint's state for the host to name, every other wait leaving at once), and a copy of bytes
  * in 16-byte words where both ends allow it. The host emulation (tests/emu) has its own
  * versions of the PTX. */
 #ifndef HALOX_KERNELS_SHM_SYNC_CUH
