@@ -12,7 +12,7 @@
 # 3b. compute-sanitizer: memcheck, racecheck and initcheck on the kernels, memcheck on small
 #    MPI-launched exchanges (mpi-staged, nccl), then NVSHMEM cases (HALOX_SUITE_SANITIZE_CASES)
 # 4. GPU MD engine speed: halox-md --preset water-density, 45k, 360k and 3M atoms, 200 steps, on
-#    1 GPU (nccl, nccl --graph) and 2 GPUs (mpi-staged, nccl, nccl --graph): ms/step, halo
+#    1 GPU (nccl, nccl --no-graph) and 2 GPUs (mpi-staged, nccl, nccl --no-graph): ms/step, halo
 #    ms/step and share, time split, ns/day (scripts/plot/md-table.py makes the tables)
 # 4b. pair-force roofline (bench/pair_roofline_bench): the first per-atom-list LJ kernel and the
 #    engine's cluster kernel: pairs/s, bytes/s, flop/s
@@ -36,7 +36,7 @@
 # (seconds after which optional phases are skipped, default 500), HALOX_SUITE_DEADLINE_S (no
 # phase runs past it, default 540), HALOX_BENCH_NP ("1 2 4 8"),
 # HALOX_BENCH_TRANSPORTS, HALOX_BENCH_B2B ("1 20": --back-to-back values), HALOX_MD_TRANSPORTS
-# (2-GPU runs; T+graph adds --graph), HALOX_BENCH_SIZES
+# (2-GPU runs; T+nograph adds --no-graph), HALOX_BENCH_SIZES
 # (45000,176000), HALOX_BENCH_REPEATS (200), HALOX_ROOF_SIZES (45000,360000,3000000),
 # HALOX_MD_SIZES ("45000 360000 3000000"), HALOX_MD_REPEATS (1), HALOX_MD_STEPS (200),
 # HALOX_SUITE_TESTS (ctest -R pattern for the GPU tests), HALOX_ENGINE_SIZES/STEPS/REPEATS/NP
@@ -383,17 +383,17 @@ MD="$BUILD/tools/halox-md"
 export HALOX_SYSTEM_CACHE="${HALOX_SYSTEM_CACHE:-$WORK/systems}"
 mkdir -p "$HALOX_SYSTEM_CACHE"
 MD_REPEATS="${HALOX_MD_REPEATS:-1}"
-# md_bench NP TRANSPORT ATOMS [--graph]: HALOX_MD_REPEATS runs, one line each; rebuilds on the
+# md_bench NP TRANSPORT ATOMS [--no-graph]: HALOX_MD_REPEATS runs, one line each; rebuilds on the
 # device (the engine's default), MD_DEVREB=0: HALOX_MD_DEVICE_REBUILD=0 (through the host)
 md_bench() {
     local np="$1" tr="$2" n="$3" g="${4:-}" r j name dr="${MD_DEVREB:-1}"
     for ((r = 1; r <= MD_REPEATS; r++)); do
-        name="md-np$np-$tr${g:+-graph}${MD_DEVREB:+-hostrebuild}-$n-r$r"
+        name="md-np$np-$tr${g:+-nograph}${MD_DEVREB:+-hostrebuild}-$n-r$r"
         j="$LOGS/$name.json"
         phase "$name" "${HALOX_MD_PHASE_TIMEOUT:-120}" env HALOX_MD_DEVICE_REBUILD="$dr" "${MPIRUN[@]}" -np "$np" "$MD" --preset water-density \
             --atoms "$n" --steps "${HALOX_MD_STEPS:-200}" --grid "${np}x1x1" --transport "$tr" \
             --device gpu $g --json "$j" --no-progress || return 0
-        python3 - "$j" "$np" "$tr" "$n" "${g:+1}" "$r" "$dr" >>"$OUT/bench.jsonl" <<'PY' || true
+        python3 - "$j" "$np" "$tr" "$n" "" "$r" "$dr" >>"$OUT/bench.jsonl" <<'PY' || true
 import json, sys
 s = json.load(open(sys.argv[1]))["summary"]
 t = s["timers"]
@@ -403,7 +403,7 @@ halo = t["halo_coords"]["ms_per_step"] + t["halo_forces"]["ms_per_step"]
 ms = s["ms_per_step"]
 print(json.dumps({"bench": "halox-md", "preset": "water-density", "atoms": s["atoms"],
                   "ranks": int(sys.argv[2]), "transport": sys.argv[3],
-                  "graph": sys.argv[5] == "1", "graph_steps": graph, "repeat": int(sys.argv[6]),
+                  "graph": graph > 0, "graph_steps": graph, "repeat": int(sys.argv[6]),
                   "steps": s["steps"], "ms_per_step": ms,
                   # with graphs the parts cover only the steps outside them
                   "halo_ms_per_step": halo if graph == 0 else None,
@@ -428,8 +428,8 @@ else
         if over_budget; then skip "md-bench-$n" "over the time budget"; continue; fi
         # HALOX_MD_GPUS="1 2" (default): the 1-GPU and the 2-GPU runs
         if [[ " ${HALOX_MD_GPUS:-1 2} " == *" 1 "* ]]; then
+            md_bench 1 nccl "$n" --no-graph
             md_bench 1 nccl "$n"
-            md_bench 1 nccl "$n" --graph
         fi
         if [ "$NGPU" -eq 1 ] && [[ " ${HALOX_MD_GPUS:-1 2} " == *" 2 "* ]] && ! over_budget; then
             # one GPU: 2 ranks share it under MPS; host rebuilds against rebuilds on the device
@@ -441,11 +441,11 @@ else
             mps_stop
         fi
         if [ "$NGPU" -ge 2 ] && [[ " ${HALOX_MD_GPUS:-1 2} " == *" 2 "* ]]; then
-            # HALOX_MD_TRANSPORTS: the 2-GPU transports; "T+graph" runs T with --graph
-            for t in ${HALOX_MD_TRANSPORTS:-mpi-staged nccl nccl+graph nvshmem-stream nvshmem-pulse nvshmem-fused nvshmem-fused+graph}; do
+            # HALOX_MD_TRANSPORTS: the 2-GPU transports; "T+nograph" runs T with --no-graph
+            for t in ${HALOX_MD_TRANSPORTS:-mpi-staged nccl nccl+nograph nvshmem-stream nvshmem-pulse nvshmem-fused nvshmem-fused+nograph}; do
                 if over_budget; then skip "md-np2-$t-$n" "over the time budget"; continue; fi
                 case "$t" in
-                *+graph) md_bench 2 "${t%+graph}" "$n" --graph ;;
+                *+nograph) md_bench 2 "${t%+nograph}" "$n" --no-graph ;;
                 *) md_bench 2 "$t" "$n" ;;
                 esac
             done
@@ -455,7 +455,7 @@ fi
 
 # ---- 4a. engine records: halox-bench md (records carry commit, hardware, date) -----------------
 # HALOX_ENGINE_SIZES (45000), HALOX_ENGINE_STEPS (500), HALOX_ENGINE_REPEATS (3): one rank with
-# --graph and without; on one GPU also 2 ranks under MPS (mpi-staged, nvshmem-fused) with host
+# CUDA graphs (the default) and without (--no-graph); on one GPU also 2 ranks under MPS (mpi-staged, nvshmem-fused) with host
 # rebuilds and with HALOX_MD_DEVICE_REBUILD=1; records into $OUT/engine.jsonl
 if want engine && [ -x "$BUILD/tools/halox-bench" ] && [ "$NGPU" -ge 1 ]; then
     eng() { # eng NAME NP DEVREB ARGS...: one halox-bench md phase
@@ -469,8 +469,8 @@ if want engine && [ -x "$BUILD/tools/halox-bench" ] && [ "$NGPU" -ge 1 ]; then
     }
     for ((r = 1; r <= ${HALOX_ENGINE_REPEATS:-3}; r++)); do
         over_budget && break
-        eng "engine-np1-graph-r$r" 1 0 -t nccl --graph
         eng "engine-np1-r$r" 1 0 -t nccl
+        eng "engine-np1-nograph-r$r" 1 0 -t nccl --no-graph
     done
     if [ "$NGPU" -eq 1 ] && ! over_budget; then
         mps_start
