@@ -180,9 +180,10 @@ typedef struct halox_comm_stats {
                                      and _reverse(), and each coordinate or force exchange that
                                      carried bound fields; their bytes are in bytes_sent */
     double field_seconds;       /**< wall time in them (on stream-ordered transports: to enqueue) */
-    long long fields_in_kernel; /**< of the coordinate exchanges that carried bound forward
-                                     fields, those whose own kernels stored the fields with the
-                                     atoms (nvshmem-fused: halox/fields.h) */
+    long long fields_in_kernel; /**< of the coordinate (force) exchanges that carried bound
+                                     forward (reverse) fields, those whose own kernels moved the
+                                     fields with the atoms (forces) (nvshmem-fused:
+                                     halox/fields.h) */
 } halox_comm_stats_t;
 
 /** This rank's statistics in *stats_p (local; host times of the calls: on stream-ordered

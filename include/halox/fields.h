@@ -25,11 +25,13 @@
  * (cudaMalloc: no symmetric memory needed). The GPU transports gather and land the rows with
  * kernels on halox_comm_stream() and pass them pulse by pulse through pinned host memory and
  * the set-up messages: the host waits for the stream inside the call, so a field exchange is
- * not captured in a CUDA graph (HALOX_ERR_UNAVAILABLE in graph mode). One exception: on
- * nvshmem-fused, forward fields bound with halox_comm_bind_fields() that live in symmetric
- * memory (halox_comm_device_alloc) ride inside the coordinate kernel, stored with the atoms
- * under the same signals (no host step, capturable; halox_comm_stats_t.fields_in_kernel counts
- * them); their halo rows then follow the coordinates' rule: valid until the force exchange, and
+ * not captured in a CUDA graph (HALOX_ERR_UNAVAILABLE in graph mode). The exception is
+ * nvshmem-fused with fields bound by halox_comm_bind_fields(): forward fields that live in
+ * symmetric memory (halox_comm_device_alloc) ride inside the coordinate kernel, stored with the
+ * atoms under the same signals, and reverse fields (any device memory) inside the force kernel,
+ * returned with the forces and summed into their owners as the forces are (no host step,
+ * capturable; halox_comm_stats_t.fields_in_kernel counts those exchanges). Bound forward
+ * fields' halo rows then follow the coordinates' rule: valid until the force exchange, and
  * never written by the caller (a peer may store the next exchange's rows there as soon as this
  * rank's force exchange is done). Every call here is collective
  * over the endpoint's ranks and follows endpoint.h's contract. The exchanges are bit for bit

@@ -58,10 +58,11 @@ typedef struct halox_transport_caps {
     int graph_update;     /**< a graph that captured the exchanges may be moved to a new capture's
                                arguments with cudaGraphExecUpdate (the capture owns no resources
                                in the graph); 0: instantiate each new capture */
-    int fields_in_kernel; /**< forward fields bound in symmetric memory (halox/fields.h) travel
-                               inside the coordinate exchange's kernels, under its signals (no
-                               host step; capturable); 0: field exchanges go through the host
-                               (GPU transports) or are host copies (CPU transports) */
+    int fields_in_kernel; /**< bound fields travel inside the exchange's kernels, under its
+                               signals (forward ones in symmetric memory with the coordinates,
+                               reverse ones with the forces; halox/fields.h; no host step,
+                               capturable); 0: field exchanges go through the host (GPU
+                               transports) or are host copies (CPU transports) */
 } halox_transport_caps_t;
 
 /** The capabilities of a transport of this build in *caps. HALOX_ERR_UNKNOWN_TRANSPORT, naming

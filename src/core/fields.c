@@ -186,7 +186,7 @@ static halox_status_t halox__fields_agree(halox_comm_t *comm, halox_status_t st,
             msg[3 + i] = (long long)ff[i].type << 32 | (long long)ff[i].count;
         for (int i = 0; i < nr; i++)
             msg[3 + HALOX_MAX_FIELDS + i] = (long long)fr[i].type << 32 | (long long)fr[i].count;
-        msg[W - 1] = in_kernel_p && *in_kernel_p;
+        msg[W - 1] = in_kernel_p ? *in_kernel_p : 0;
     }
     if (!all) /* the same message size as every rank's: agree_gather finds its own room */
         return halox__agree_gather(comm, st, op, msg, W, NULL);
@@ -205,9 +205,10 @@ static halox_status_t halox__fields_agree(halox_comm_t *comm, halox_status_t st,
                                   comm->rank, op, r, what, a[j], b[j], j);
             }
     }
-    /* the forward fields go inside the transport's kernels only where every rank's can */
+    /* each direction's fields go inside the transport's kernels only where every rank's can (bit
+     * 0: forward, bit 1: reverse) */
     for (int r = 0; in_kernel_p && r < comm->size; r++)
-        *in_kernel_p = st == HALOX_OK && *in_kernel_p && all[(size_t)r * W + W - 1];
+        *in_kernel_p = st == HALOX_OK ? *in_kernel_p & (int)all[(size_t)r * W + W - 1] : 0;
     free(all);
     return st;
 }
@@ -286,15 +287,17 @@ halox_status_t halox__fields_exchange(halox_comm_t *comm, int reverse, int n,
 {
     if (n == 0)
         return HALOX_OK;
-    if (!reverse && comm->fwd_in_kernel && fields == comm->bound_fwd) {
-        /* stored with the atoms by the coordinate exchange's own kernels */
+    if (reverse ? comm->rev_in_kernel && fields == comm->bound_rev
+                : comm->fwd_in_kernel && fields == comm->bound_fwd) {
+        /* stored with the atoms (forces) by the exchange's own kernels */
         const halox_plan_t *plan = comm->plan;
         size_t row = 0;
         long long sent = 0;
         for (int i = 0; i < n; i++)
             row += halox__field_row(&fields[i]);
         for (int k = 0; k < plan->n_pulses; k++)
-            sent += plan->pulse[k].send_rank == comm->rank ? 0 : plan->pulse[k].send_count;
+            if (plan->pulse[k].send_rank != comm->rank)
+                sent += reverse ? plan->pulse[k].recv_count : plan->pulse[k].send_count;
         comm->stats.field_exchanges++;
         comm->stats.fields_in_kernel++;
         comm->stats.bytes_sent += sent * (long long)row;
@@ -362,14 +365,17 @@ halox_status_t halox_comm_bind_fields(halox_comm_t *comm, int n_forward,
     if (st == HALOX_OK)
         st = halox__fields_check(comm, op, n_reverse, reverse, 1);
     int ok = st == HALOX_OK;
-    int in_kernel = ok && n_forward > 0 && comm->ops->fields_in_kernel &&
-                    comm->ops->fields_in_kernel(comm, n_forward, forward);
+    int (*can)(const halox_comm_t *, int, int, const halox_field_t *) = comm->ops->fields_in_kernel;
+    int in_kernel = ok && can ? (n_forward > 0 && can(comm, 0, n_forward, forward)) |
+                                    (n_reverse > 0 && can(comm, 1, n_reverse, reverse)) << 1
+                              : 0;
     st = halox__fields_agree(comm, st, op, ok ? n_forward : 0, forward, ok ? n_reverse : 0, reverse,
                              &in_kernel);
     /* a failure unbinds every field, on every rank alike */
     comm->n_bound_fwd = st == HALOX_OK ? n_forward : 0;
     comm->n_bound_rev = st == HALOX_OK ? n_reverse : 0;
-    comm->fwd_in_kernel = st == HALOX_OK && in_kernel;
+    comm->fwd_in_kernel = st == HALOX_OK && (in_kernel & 1);
+    comm->rev_in_kernel = st == HALOX_OK && (in_kernel & 2);
     if (comm->n_bound_fwd)
         memcpy(comm->bound_fwd, forward, sizeof *forward * (size_t)n_forward);
     if (comm->n_bound_rev)

@@ -86,10 +86,11 @@ typedef struct halox_transport_ops {
      * memory: the CPU transports); a GPU transport without it refuses fields. */
     halox_status_t (*fields)(halox_comm_t *comm, int reverse, int n, const halox_field_t *fields);
     /* Optional: whether this rank's coordinate exchange can store the n forward fields with the
-     * atoms, inside its own kernels (local; core agrees on it over the ranks at
-     * halox_comm_bind_fields), and the commit of the agreed choice (comm->fwd_in_kernel, the
-     * bound fields) into the transport's tables. */
-    int (*fields_in_kernel)(const halox_comm_t *comm, int n, const halox_field_t *fwd);
+     * atoms (reverse: its force exchange return and sum the n reverse fields with the forces),
+     * inside its own kernels (local; core agrees on it over the ranks at
+     * halox_comm_bind_fields), and the commit of the agreed choice (comm->fwd_in_kernel,
+     * comm->rev_in_kernel, the bound fields) into the transport's tables. */
+    int (*fields_in_kernel)(const halox_comm_t *comm, int reverse, int n, const halox_field_t *f);
     halox_status_t (*fields_bound)(halox_comm_t *comm);
 } halox_transport_ops_t;
 
@@ -118,6 +119,7 @@ struct halox_comm {
     halox_field_t bound_fwd[HALOX_MAX_FIELDS], bound_rev[HALOX_MAX_FIELDS];
     int n_bound_fwd, n_bound_rev;
     int fwd_in_kernel; /* the transport's coordinate kernels store the forward fields */
+    int rev_in_kernel; /* its force kernels return and sum the reverse fields */
     void *field_buf;
     size_t field_cap;
     /* halox_comm_defer_failure: taken by the next migration, plan build or bind */

@@ -301,6 +301,8 @@ void halox__shm_fini(halox_comm_t *comm)
     if (st == HALOX_OK) {
         halox__shm_free(m->stage);
         halox__shm_free(m->fbuf);
+        for (int i = 0; i < HALOX_MAX_FIELDS; i++)
+            halox__shm_free(m->frbuf[i]);
         halox__shm_free(m->sig);
         if (m->state)
             cudaFree(m->state);
@@ -351,6 +353,16 @@ halox__shm_launch_t halox__shm_launch_base(halox_comm_t *comm)
             l.fd_src[i] = comm->bound_fwd[i].data;
             l.fd_row[i] = (unsigned)(halox_type_size(comm->bound_fwd[i].type) *
                                      (size_t)comm->bound_fwd[i].count);
+        }
+    }
+    if (comm->rev_in_kernel) { /* nvshmem-fused: the bound reverse fields with the forces */
+        l.n_rfields = comm->n_bound_rev;
+        for (int i = 0; i < comm->n_bound_rev; i++) {
+            const halox_field_t *f = &comm->bound_rev[i];
+            l.fr_data[i] = f->data;
+            l.fr_row[i] = (unsigned)(halox_type_size(f->type) * (size_t)f->count);
+            l.fr_type[i] = (int)f->type;
+            l.fr_count[i] = f->count;
         }
     }
     return l;

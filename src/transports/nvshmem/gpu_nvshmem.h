@@ -54,7 +54,12 @@ typedef struct halox__shm {
     halox__shm_row_t *d_rows;  /* device, HALOX_MAX_PULSES */
     halox__shm_row_t rows[HALOX_MAX_PULSES];
     size_t peer_recv_off[HALOX_MAX_PULSES]; /* send_pe's recv_offset of pulse k (the bind's) */
-    int *h_flag;                            /* mapped host memory: a kernel gave up */
+    size_t peer_buf_rows[HALOX_MAX_PULSES]; /* recv_pe's atoms before pulse k in its buffers */
+    /* symmetric: the reverse fields returned inside the force kernel, per field, laid out as
+     * fbuf (rows of its bytes per atom); fr_cap: bytes (equal on every rank) */
+    char *frbuf[HALOX_MAX_FIELDS];
+    size_t fr_cap[HALOX_MAX_FIELDS];
+    int *h_flag; /* mapped host memory: a kernel gave up */
     int *d_flag;
     int blocks_per_row;
     /* nvshmem-stream and hybrid: the pulse whose signal wait raises the epoch of a direction
@@ -129,7 +134,8 @@ halox_status_t halox__shm_dalloc(halox_comm_t *comm, size_t bytes, void **ptr_p)
  * this rank can (fields in symmetric memory, every pulse's peer reached by stores), the rows'
  * field pointers filled from comm's bound fields (cleared when not in the kernel; an error when
  * a pulse's peer cannot take stores), and that table uploaded again once fields are bound. */
-int halox__shm_fields_in_kernel(const halox_comm_t *comm, int n, const halox_field_t *fwd);
+int halox__shm_fields_in_kernel(const halox_comm_t *comm, int reverse, int n,
+                                const halox_field_t *f);
 halox_status_t halox__shm_rows_fields(halox_comm_t *comm);
 halox_status_t halox__shm_fields_bound(halox_comm_t *comm);
 /* gpu_nvshmem_alloc.c: collective symmetric allocation of the largest rank's `bytes` (agreed: on

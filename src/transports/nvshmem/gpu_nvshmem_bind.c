@@ -205,6 +205,7 @@ static halox_status_t halox__shm_bind_rows(halox_comm_t *comm, const long long *
         const size_t peer_recv_off = (size_t)halox__bound_pulse(all, W, p->send_rank, k)[4];
         const size_t peer_buf_off = halox__shm_buf_off(comm, all, W, p->recv_rank, k);
         m->peer_recv_off[k] = peer_recv_off;
+        m->peer_buf_rows[k] = peer_buf_off / esize;
         R->pulse = k;
         R->dim = p->dim;
         R->shift = p->shift;
@@ -221,6 +222,7 @@ static halox_status_t halox__shm_bind_rows(halox_comm_t *comm, const long long *
         R->x_peer = m->use_put ? NULL : halox__shm_ptr(R->x_sym, sp);
         R->stage = m->stage + dp->buf_off[k];
         R->f_src = (char *)comm->f + (size_t)p->recv_offset * esize;
+        R->recv_offset = p->recv_offset;
         R->fb_sym = m->fbuf + peer_buf_off;
         R->fb_peer = m->use_put ? NULL : halox__shm_ptr(R->fb_sym, rp);
         R->fb_mine = m->fbuf + dp->buf_off[k];
@@ -248,27 +250,76 @@ static halox_status_t halox__shm_bind_rows(halox_comm_t *comm, const long long *
                : halox__gpu_cuda_error(comm, g, e, "uploading the pulse table", HALOX_ERR_COMM, 1);
 }
 
-int halox__shm_fields_in_kernel(const halox_comm_t *comm, int n, const halox_field_t *fwd)
+int halox__shm_fields_in_kernel(const halox_comm_t *comm, int reverse, int n,
+                                const halox_field_t *f)
 {
     const halox__shm_t *m = (const halox__shm_t *)comm->impl;
     if (m->mode != HALOX__SHM_FUSED || m->use_put || m->g.no_atoms || !comm->plan)
         return 0;
-    for (int i = 0; i < n; i++)
-        if (!halox__shm_is_symmetric(fwd[i].data))
+    /* forward: stores into the peers' own arrays; reverse: into the endpoint's buffers, from
+     * and into this rank's arrays, any device memory */
+    for (int i = 0; i < n && !reverse; i++)
+        if (!halox__shm_is_symmetric(f[i].data))
             return 0;
     for (int k = 0; k < m->g.plan.n_pulses; k++)
-        if (!m->rows[k].x_peer)
+        if (!(reverse ? m->rows[k].fb_peer : m->rows[k].x_peer))
             return 0;
     return 1;
+}
+
+/* The reverse fields' buffers, as large as the force buffers in rows of each field's bytes:
+ * regrown collectively (fbuf's size and the bound fields are the same on every rank, so every
+ * rank takes the same decisions). */
+static halox_status_t halox__shm_rev_buffers(halox_comm_t *comm)
+{
+    halox__shm_t *m = halox__shm(comm);
+    const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
+    for (int i = 0; i < comm->n_bound_rev; i++) {
+        const halox_field_t *f = &comm->bound_rev[i];
+        const size_t need = m->buf_cap / esize * halox_type_size(f->type) * (size_t)f->count;
+        if (m->frbuf[i] && m->fr_cap[i] >= need)
+            continue;
+        halox__shm_free(m->frbuf[i]);
+        m->frbuf[i] = NULL;
+        m->fr_cap[i] = 0;
+        void *p = NULL;
+        halox_status_t st = halox__shm_sym_alloc(comm, need, &p, "bind: reverse field buffers");
+        if (st != HALOX_OK)
+            return st;
+        m->frbuf[i] = p;
+        m->fr_cap[i] = need;
+    }
+    return HALOX_OK;
 }
 
 halox_status_t halox__shm_rows_fields(halox_comm_t *comm)
 {
     halox__shm_t *m = halox__shm(comm);
     const int on = comm->fwd_in_kernel && m->mode == HALOX__SHM_FUSED;
+    const int rev = comm->rev_in_kernel && m->mode == HALOX__SHM_FUSED;
+    if (rev) { /* collective: before any rank can leave below */
+        halox_status_t st = halox__shm_rev_buffers(comm);
+        if (st != HALOX_OK)
+            return st;
+    }
     for (int k = 0; k < HALOX_MAX_PULSES; k++) {
         halox__shm_row_t *R = &m->rows[k];
         memset(R->fd_peer, 0, sizeof R->fd_peer);
+        memset(R->fr_peer, 0, sizeof R->fr_peer);
+        memset(R->fr_mine, 0, sizeof R->fr_mine);
+        for (int i = 0; rev && k < m->g.plan.n_pulses && i < comm->n_bound_rev; i++) {
+            const halox_field_t *f = &comm->bound_rev[i];
+            const size_t row = halox_type_size(f->type) * (size_t)f->count;
+            const size_t esize = halox__atom_bytes(comm->real, comm->stride, 1);
+            R->fr_mine[i] = m->frbuf[i] + m->g.plan.buf_off[k] / esize * row;
+            R->fr_peer[i] = halox__shm_ptr(m->frbuf[i] + m->peer_buf_rows[k] * row, R->recv_pe);
+            if (!R->fr_peer[i] || !R->fb_peer)
+                return halox__error(HALOX_ERR_UNAVAILABLE,
+                                    "%s: rank %d: bound reverse field %d: pulse %d's peer (PE %d) "
+                                    "cannot take stores: bind the fields again (they then go "
+                                    "through the host)",
+                                    m->g.name, comm->rank, i, k, R->recv_pe);
+        }
         if (!on || k >= m->g.plan.n_pulses)
             continue;
         for (int i = 0; i < comm->n_bound_fwd; i++) {

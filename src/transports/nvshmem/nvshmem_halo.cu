@@ -249,8 +249,11 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_forces_kernel(halox
     const int direct = !L.use_put && R->fb_peer != NULL;
     if (direct) {
         shm_copy<T>((T *)R->fb_peer, (const T *)R->f_src, (long long)nr * L.stride, t0, nthreads);
-    }
-    if (direct) {
+        /* the bound reverse fields' halo rows with the forces: under the same signal */
+        for (int f = 0; f < L.n_rfields; f++)
+            shm_copy_bytes((char *)R->fr_peer[f],
+                           (const char *)L.fr_data[f] + (size_t)R->recv_offset * L.fr_row[f],
+                           (long long)nr * L.fr_row[f], t0, nthreads);
         shm_block_signal((u64 *)R->sig_f_peer, b, L.blocks_per_row);
         if (threadIdx.x == 0 && shm_row_counted(&S->row_done[1][k], e, L.blocks_per_row))
             shm_rows_done(&L, 1, e);
@@ -278,6 +281,9 @@ __global__ void __launch_bounds__(SHM_THREADS, 2) halox__shm_forces_kernel(halox
         return;
     const int ns = L.signal_only ? 0 : R->send_count;
     shm_accumulate<T>((T *)L.f, (const T *)R->fb_mine, R->map, ns, L.stride, t0, nthreads);
+    for (int f = 0; f < L.n_rfields; f++)
+        shm_field_add(L.fr_data[f], R->fr_mine[f], R->map, ns, L.fr_type[f], L.fr_count[f], t0,
+                      nthreads);
     halox_chained_trigger(); /* past this block's last wait */
     /* accumulated: GPU-scope release for pulse k-1's rows, which wait on it (no row waits on
      * pulse 0's) */

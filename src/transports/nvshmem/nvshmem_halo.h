@@ -96,6 +96,11 @@ typedef struct halox__shm_row {
     /* fields forwarded inside the coordinate kernel (halox_comm_bind_fields): send_pe's rows
      * for pulse k of each (store pointers; the fused direct path only) */
     void *fd_peer[HALOX_MAX_FIELDS];
+    /* fields returned inside the force kernel: recv_pe's buffer rows for pulse k of each (store
+     * pointers) and this PE's (send_count rows), the halo rows' first index (recv_offset) */
+    void *fr_peer[HALOX_MAX_FIELDS];
+    void *fr_mine[HALOX_MAX_FIELDS];
+    int recv_offset;
     uint64_t *sig_f_peer; /* recv_pe's force signal k: store pointer, or NULL */
 } halox__shm_row_t;
 
@@ -141,6 +146,13 @@ typedef struct halox__shm_launch {
     int n_fields;
     const void *fd_src[HALOX_MAX_FIELDS];
     unsigned fd_row[HALOX_MAX_FIELDS];
+    /* forces: the bound reverse fields the kernel returns with the forces and sums into their
+     * owners (rows.fr_peer, rows.fr_mine): this PE's arrays, bytes per atom, type, count */
+    int n_rfields;
+    void *fr_data[HALOX_MAX_FIELDS];
+    unsigned fr_row[HALOX_MAX_FIELDS];
+    int fr_type[HALOX_MAX_FIELDS];
+    int fr_count[HALOX_MAX_FIELDS];
 } halox__shm_launch_t;
 
 /* Coordinates: pack (two passes: home atoms, then forwarded atoms once the pulses that brought

@@ -1,9 +1,14 @@
 /* Internal to the NVSHMEM transports: the element loops of the NVSHMEM kernels (nvshmem_halo.cu and
  * nvshmem-inline's, inline_halo.cu): a pulse's coordinates gathered through its map (shifted
  * across the periodic boundary), forces copied, returned forces added through the map, each with
- * SHM_UNROLL loads in flight per thread. Every thread t0 of nthreads calls them. */
+ * SHM_UNROLL loads in flight per thread; per-atom fields' rows gathered, copied and summed. Every
+ * thread t0 of nthreads calls them. */
 #ifndef HALOX_KERNELS_SHM_MOVE_CUH
 #define HALOX_KERNELS_SHM_MOVE_CUH
+
+#include <stdint.h>
+
+#include "halox/fields.h"
 
 /* Element loops issue SHM_UNROLL independent loads before their stores: a thread's loads would
  * otherwise wait one by one behind its stores (the arrays may alias), and a pulse of millions
@@ -121,6 +126,58 @@ static __device__ __forceinline__ void shm_accumulate(T *f, const T *src, const 
             if (tu < end)
                 f[at[u]] = a[u] + v[u];
         }
+    }
+}
+
+/* Contiguous bytes [0, bytes) from src to dst (4-byte words where both allow). */
+static __device__ __forceinline__ void shm_copy_bytes(char *dst, const char *src, long long bytes,
+                                                      int t0, int nthreads)
+{
+    if (bytes % 4 == 0 && ((uintptr_t)dst | (uintptr_t)src) % 4 == 0) {
+        for (long long t = t0; t < bytes / 4; t += nthreads)
+            ((int *)dst)[t] = ((const int *)src)[t];
+    } else {
+        for (long long t = t0; t < bytes; t += nthreads)
+            dst[t] = src[t];
+    }
+}
+
+/* Row map[i] of data += row i of src for the n atoms of a pulse, `count` elements of T per row.
+ * A pulse sends each atom once, so no two threads add to the same element. */
+template <typename T>
+static __device__ __forceinline__ void shm_field_add_rows(T *data, const T *src, const int *map,
+                                                          int n, int count, int t0, int nthreads)
+{
+    const long long total = (long long)n * count;
+    for (long long t = t0; t < total; t += nthreads) {
+        const long long i = t / count;
+        T *d = &data[(long long)map[i] * count + (t - i * count)];
+        *d = *d + src[t];
+    }
+}
+
+/* A reverse field's returned rows summed into their owners, as core adds them (halox/fields.h:
+ * floating point in its own type, integers wrapping as unsigned). */
+static __device__ __forceinline__ void shm_field_add(void *data, const void *src, const int *map,
+                                                     int n, int type, int count, int t0,
+                                                     int nthreads)
+{
+    switch (type) {
+    case HALOX_TYPE_FLOAT:
+        shm_field_add_rows((float *)data, (const float *)src, map, n, count, t0, nthreads);
+        break;
+    case HALOX_TYPE_DOUBLE:
+        shm_field_add_rows((double *)data, (const double *)src, map, n, count, t0, nthreads);
+        break;
+    case HALOX_TYPE_INT32:
+        shm_field_add_rows((unsigned *)data, (const unsigned *)src, map, n, count, t0, nthreads);
+        break;
+    case HALOX_TYPE_INT64:
+        shm_field_add_rows((unsigned long long *)data, (const unsigned long long *)src, map, n,
+                           count, t0, nthreads);
+        break;
+    default: /* bytes: no sum (refused before any exchange) */
+        break;
     }
 }
 
