@@ -15,7 +15,10 @@
 #                       MPI_Finalize and LeakSanitizer then reports thousands of allocations of
 #                       Open MPI's own from "<unknown module>" frames, which no suppressions file
 #                       can match. Those tests run in a second CTest pass (asan-mpi) with
-#                       detect_leaks=0.
+#                       detect_leaks=0. The engine's long physics runs (label physics) are left
+#                       to the main suite.
+#   (every suite but main leaves out the tests of scripts alone, label script: Python over
+#   committed data or the source tree, the same whatever the build)
 #   tsan  build-tsan/   ThreadSanitizer, MPI and CUDA off (neither runtime is TSan-instrumented);
 #                       the tests labelled threads and unit, but not those labelled core (the
 #                       core is single-threaded: nothing for TSan to see there).
@@ -277,10 +280,10 @@ suite_asan() {
     if build_suite asan build-asan "${COMMON_ARGS[@]}" -DHALOX_WERROR="$SAN_WERROR" "$MPI_OPT" \
         -DHALOX_ENABLE_CUDA=OFF -DHALOX_ENABLE_NVSHMEM=OFF "-DHALOX_SANITIZE=address;undefined"; then
         ASAN_OPTIONS="$ASAN_BASE:detect_leaks=1" \
-            run_ctest asan build-asan "$prefix" --no-tests=error -LE '^mpi$'
+            run_ctest asan build-asan "$prefix" --no-tests=error -LE '^(mpi|script|physics)$'
         # Open MPI's own allocations: no leak checks
         ASAN_OPTIONS="$ASAN_BASE:detect_leaks=0" \
-            run_ctest asan-mpi build-asan "$prefix" -L '^mpi$'
+            run_ctest asan-mpi build-asan "$prefix" -L '^mpi$' -LE '^(script|physics)$'
 
     fi
     halox_log "[asan] done in $((SECONDS - t0)) s"
@@ -293,7 +296,7 @@ suite_tsan() {
     if build_suite tsan build-tsan "${COMMON_ARGS[@]}" -DHALOX_WERROR="$SAN_WERROR" \
         -DHALOX_ENABLE_MPI=OFF -DHALOX_ENABLE_CUDA=OFF -DHALOX_ENABLE_NVSHMEM=OFF \
         -DHALOX_SANITIZE=thread; then
-        run_ctest tsan build-tsan "$prefix" --no-tests=error -L '^(threads|unit)$' -LE '^core$'
+        run_ctest tsan build-tsan "$prefix" --no-tests=error -L '^(threads|unit)$' -LE '^(core|script)$'
     fi
     halox_log "[tsan] done in $((SECONDS - t0)) s"
 }
@@ -303,7 +306,7 @@ suite_nompi() {
     local t0=$SECONDS
     if build_suite nompi build-nompi "${COMMON_ARGS[@]}" -DHALOX_WERROR="$WERROR" \
         -DHALOX_ENABLE_MPI=OFF -DHALOX_SANITIZE=; then
-        run_ctest nompi build-nompi "" --no-tests=error -LE '^(core|emu|docs|long)$'
+        run_ctest nompi build-nompi "" --no-tests=error -LE '^(core|emu|docs|long|script)$'
     fi
     halox_log "[nompi] done in $((SECONDS - t0)) s"
 }
@@ -312,7 +315,7 @@ suite_nocuda() {
     local t0=$SECONDS
     if build_suite nocuda build-nocuda "${COMMON_ARGS[@]}" -DHALOX_WERROR="$WERROR" "$MPI_OPT" \
         -DHALOX_ENABLE_CUDA=OFF -DHALOX_ENABLE_NVSHMEM=OFF -DHALOX_SANITIZE=; then
-        run_ctest nocuda build-nocuda "" --no-tests=error -LE '^(core|emu|docs|long)$'
+        run_ctest nocuda build-nocuda "" --no-tests=error -LE '^(core|emu|docs|long|script)$'
     fi
     halox_log "[nocuda] done in $((SECONDS - t0)) s"
 }

@@ -26,9 +26,11 @@ awk '/^range "probe: outer"/{o=1;next} /^range/{o=0} o && $1=="cudaEventQuery"{p
 awk '/^range "probe: inner"/{i=1;next} /^range/{i=0}
      i && $1=="nanosleep" && $2=="1.00" && $4+0 >= 20000 {ok=1} END{exit !ok}' "$out" ||
     fail "inner's nanosleep not 1 x >= 20 ms"
-# outer's own time excludes the inner ranges' 40 ms: under 20 ms
-awk '/^range "probe: outer"/{for(k=1;k<=NF;k++) if($k=="own"){print $(k+1); exit}}' "$out" |
-    awk '{exit !($1+0 < 20000)}' || fail "outer's own time includes the inner ranges"
+# outer's own time excludes the inner ranges' 40 ms or more: at most its wall time less 40 ms
+# (what the calls in it take, the first CUDA call on a loaded machine, does not matter)
+awk '/^range "probe: outer"/{for(k=1;k<=NF;k++) if($k=="own"){w=$(k-2); o=$(k+1); sub(/,/,"",w)
+     print w, o; exit}}' "$out" |
+    awk '{exit !($2 + 0 <= $1 - 40000 + 1)}' || fail "outer's own time includes the inner ranges"
 grep -A3 'outside every range' "$out" | grep -q sched_yield || fail "sched_yield outside not seen"
 # HALOX_HOSTPROF_SKIP=1: the first occurrence of each range is not counted
 HALOX_HOSTPROF_SKIP=1 LD_PRELOAD=$lib NVTX_INJECTION64_PATH=$lib HALOX_HOSTPROF=$out "$probe" ||
