@@ -49,9 +49,11 @@ static void make_key(const halox_md_config_t *cfg, const halox_md_system_t *sys,
     if (nlocal > 0)
         snprintf(local, sizeof local, "%d", nlocal);
     int bucket = sys->natoms > 0 ? (int)floor(log2((double)sys->natoms)) : 0;
-    snprintf(key, len, "atoms=2^%d grid=%dx%dx%d local=%s gpus=%d device=%s graph=%d", bucket,
+    static const char *const graph[] = {"auto", "on", "off"};
+    snprintf(key, len, "atoms=2^%d grid=%dx%dx%d local=%s gpus=%d device=%s graph=%s", bucket,
              cfg->grid.n[0], cfg->grid.n[1], cfg->grid.n[2], local, halox_gpu_count(),
-             halox_md_config_device(cfg) == HALOX_MD_DEVICE_GPU ? "gpu" : "cpu", cfg->graph);
+             halox_md_config_device(cfg) == HALOX_MD_DEVICE_GPU ? "gpu" : "cpu",
+             (unsigned)cfg->graph < 3 ? graph[cfg->graph] : "?");
 }
 
 /* The latest cached transport for key (rank 0), or "" */
