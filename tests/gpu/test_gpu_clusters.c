@@ -170,6 +170,8 @@ typedef struct dev {
 
 /* entries of a non-local row per warp of the pair kernel (md_clusters_t.chunk; 0: whole rows) */
 static int g_chunk = 0;
+/* the local kernel's warps at least (md_clusters_t.loc_warps; 0: whole local rows) */
+static int g_loc_warps = 0;
 
 /* forces (kernel cut-off r) of both lists; the pair count from the energy path */
 static long long run(md_clusters_t *c, dev_t *d, const sys_t *s, double r, float *hf)
@@ -220,6 +222,7 @@ static void test_system(int cells, uint64_t seed, double rl_in, int edge)
     memset(&c, 0, sizeof c);
     md__clusters_set_prune(&c, (float)RC, (float)rl_in);
     c.chunk = g_chunk;
+    c.loc_warps = g_loc_warps;
     const double rl_count = rl_in > 0 ? rl_in : s.rl; /* the outer radius of what is counted */
     const float lo[3] = {-0.01f, -0.01f, -0.01f};
     const float ext = (float)(s.lh + s.rl + 0.02);
@@ -227,6 +230,9 @@ static void test_system(int cells, uint64_t seed, double rl_in, int edge)
     if (edge) /* columns with an edge where the home atoms end (x and y) */
         c.edge[0] = c.edge[1] = (float)(s.lh - lo[0]);
     TG_CUDA(md__clusters_build(&c, d.x, d.z, s.nh, s.n, lo, exts, DENSITY, (float)s.rl, 0, 0));
+    if (g_loc_warps > 0) /* the local rows cut: several chunks of a few passes each */
+        CHECK_MSG(c.kloc > 1 && c.lch >= 16 && c.lch % 4 == 0 && c.kloc * c.lch >= c.max_loc,
+                  "local chunks %d of %d entries, rows of %d", c.kloc, c.lch, c.max_loc);
     for (int k = 0; k < 2 && edge; k++) {
         /* the home bound on a column edge, with columns above it for the halo */
         const double at = c.edge[k] * c.inv_w[k];
@@ -246,15 +252,16 @@ static void test_system(int cells, uint64_t seed, double rl_in, int edge)
                   eni, el, en);
     else /* no pruning asked for: the inner lists are the outer */
         CHECK(eli == el && eni == en);
-    printf("%d cells, inner radius %.2f%s: longest rows %d local, %d non-local; %d home "
-           "+ %d halo atoms, %d + %d clusters, "
-           "%lld + %lld cluster pairs (inner %lld + %lld; %.0f%% of the evaluated pairs within "
-           "rc); pairs within rc %lld (brute %lld), within %.2f %lld (brute %lld); force error "
-           "%.2e of %.3g\n",
-           cells, rl_in, edge ? ", columns edged at the home bound" : "", c.max_loc, c.max_nl, s.nh,
-           s.n - s.nh, c.ncl_home, c.ncl - c.ncl_home, el, en, eli, eni,
-           100.0 * (double)want_rc / (64.0 * (double)(eli + eni)), got_rc, want_rc, rl_count,
-           got_rl, want_rl, err, scale);
+    printf(
+        "%d cells, inner radius %.2f%s: longest rows %d local (chunks %d), %d non-local; %d home "
+        "+ %d halo atoms, %d + %d clusters, "
+        "%lld + %lld cluster pairs (inner %lld + %lld; %.0f%% of the evaluated pairs within "
+        "rc); pairs within rc %lld (brute %lld), within %.2f %lld (brute %lld); force error "
+        "%.2e of %.3g\n",
+        cells, rl_in, edge ? ", columns edged at the home bound" : "", c.max_loc, c.kloc, c.max_nl,
+        s.nh, s.n - s.nh, c.ncl_home, c.ncl - c.ncl_home, el, en, eli, eni,
+        100.0 * (double)want_rc / (64.0 * (double)(eli + eni)), got_rc, want_rc, rl_count, got_rl,
+        want_rl, err, scale);
     CHECK_MSG(got_rc == want_rc, "pairs within rc: %lld, brute force %lld", got_rc, want_rc);
     CHECK_MSG(got_rl == want_rl, "pairs within %.2f: %lld, brute force %lld", rl_count, got_rl,
               want_rl);
@@ -420,6 +427,7 @@ static void test_shifts(int cells, int cz, int shift_dims, double rl_in, uint64_
     memset(&c, 0, sizeof c);
     md__clusters_set_prune(&c, (float)RC, (float)rl_in);
     c.chunk = g_chunk;
+    c.loc_warps = g_loc_warps;
     float lo[3], ext[3];
     pbc_extent(&s, shift_dims, lo, ext);
     TG_CUDA(
@@ -519,6 +527,7 @@ static void test_hot(int cells, uint64_t seed)
     const double rl_in = RC + 0.1, half = 0.5 * SKIN;
     md__clusters_set_prune(&c, (float)RC, (float)rl_in);
     c.chunk = g_chunk;
+    c.loc_warps = g_loc_warps;
     float lo[3], ext[3];
     pbc_extent(&s, 7, lo, ext);
     TG_CUDA(md__clusters_timeline(&c)); /* the stamps of part 7 */
@@ -675,6 +684,7 @@ static void test_span_graph(int cells, uint64_t seed, double rl_in)
     memset(&c, 0, sizeof c);
     md__clusters_set_prune(&c, (float)RC, (float)rl_in);
     c.chunk = g_chunk;
+    c.loc_warps = g_loc_warps;
     const float lo[3] = {-0.01f, -0.01f, -0.01f};
     const float ext = (float)(s.lh + s.rl + 0.02);
     const float exts[3] = {ext, ext, ext};
@@ -901,6 +911,8 @@ int main(void)
         g_chunk = 32;
         test_system(7, 9, RC + 0.1, 0);
         test_span_graph(7, 13, RC + 0.1);
+        g_loc_warps = 1 << 20;
+        test_shifts(6, 6, 6, RC + 0.1, 6);
         TEST_DONE();
     }
 #endif
@@ -934,5 +946,14 @@ int main(void)
         test_hot(12, 8);
         test_span_graph(14, 13, RC + 0.1);
     }
+    /* the local rows in chunks (as many warps asked for as give chunks of the fewest entries):
+     * the same pairs, forces and inner lists, a prune writing each chunk's inner row */
+    g_chunk = 64;
+    g_loc_warps = 1 << 20;
+    test_system(14, 2, 0.0, 0);
+    test_system(14, 9, RC + 0.1, 0);
+    test_shifts(12, 12, 6, RC + 0.1, 6);
+    test_hot(12, 8);
+    test_span_graph(14, 13, RC + 0.1);
     TEST_DONE();
 }

@@ -26,6 +26,10 @@
 
 enum { MD_GPU_SLOTS = 4, MD_GPU_EVENTS = 10 };
 
+/* Warps per SM the local pair kernel should have: fewer home clusters cut its rows into chunks
+ * (md_cluster.h: loc_warps) */
+#define MD_GPU_LOCAL_WARPS 32
+
 /* event indices of one step's timing slot */
 enum {
     EV_K0 = 0, /* before kick + drift */
@@ -71,6 +75,7 @@ typedef struct md_gpu {
     long long graph_gathers;             /* final gathers in the captured step */
     double inner_buffer;                 /* HALOX_MD_INNER_BUFFER */
     int row_chunk;                       /* HALOX_MD_ROW_CHUNK: non-local entries per warp */
+    int loc_warps;                       /* the local pair kernel's warps at least (md_cluster.h) */
     void *sort_tmp;                      /* md__gpu_sort_home's scratch */
     size_t sort_tmp_bytes;
     double *energy; /* [5]: local pe, vir; non-local pe, vir; kinetic */

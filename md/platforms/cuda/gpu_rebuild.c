@@ -48,6 +48,7 @@ halox_status_t md__gpu_lists_begin(halox_md_t *md, cudaStream_t s)
     md__clusters_set_prune(&g->cl, (float)md->cfg.cutoff,
                            inner > 0 ? (float)(md->cfg.cutoff + inner) : 0.0f);
     g->cl.chunk = g->row_chunk;
+    g->cl.loc_warps = g->loc_warps;
     /* columns with an edge where the home atoms end and the halo begins (no slivers) */
     for (int d = 0; d < 3; d++)
         g->cl.edge[d] = ((shifts >> d) & 1) ? 0.0f : (float)(md->plan.hi[d] - lo[d]);

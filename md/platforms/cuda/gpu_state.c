@@ -77,11 +77,18 @@ halox_status_t md__gpu_create(halox_md_t *md)
     if ((est = halox_env_flag("HALOX_MD_INLINE", 1, &g->inl_allowed)) != HALOX_OK)
         return est;
     /* HALOX_MD_ROW_CHUNK: entries of a non-local row per warp of the pair kernel, a multiple of
-     * 32 (rounded up); 0: one warp per row. The local rows stay one per warp (in chunks they
-     * are slower: docs/MD-DESIGN.md#cluster-pair-lists) */
+     * 32 (rounded up); 0: one warp per row */
     if ((est = halox_env_int("HALOX_MD_ROW_CHUNK", 0, 4096, 64, &g->row_chunk)) != HALOX_OK)
         return est;
     g->row_chunk = (g->row_chunk + 31) / 32 * 32;
+    /* the local rows in chunks when they are fewer than MD_GPU_LOCAL_WARPS warps per SM
+     * (md_cluster.h: loc_warps) */
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        sms = 0;
+    (void)cudaGetLastError();
+    g->loc_warps = sms * MD_GPU_LOCAL_WARPS;
     /* HALOX_MD_GRAPH_SPAN: the step's graph kept across rebuilds (gpu_graph.c) */
     if ((est = halox_env_number("HALOX_MD_GRAPH_SPAN", -1.0, 4.0, 0.05, &g->gspan)) != HALOX_OK)
         return est;

@@ -165,11 +165,17 @@ typedef struct md_clusters {
      * by each build), so a long row is shared by several warps and no warp goes to an empty row
      * (most non-local rows are). The non-local inner list then counts per chunk (cnt_nl_in[row *
      * kch + chunk], the entries at the chunk's place in the row). 0: one warp per row, every row
-     * (kch 1). The local rows are always one per warp (in chunks they are slower:
-     * docs/MD-DESIGN.md#cluster-pair-lists). */
+     * (kch 1). */
     int chunk, kch, nitems;
     int *items;
     size_t cap_items, cap_in[2];
+    /* Local rows in chunks when they are too few to fill the GPU: loc_warps (set before a build;
+     * 0: never) is the warps the local kernel should have at least. A build whose home clusters
+     * are fewer cuts every local row into kloc chunks of lch entries (kloc = 1: whole rows, as
+     * on a full GPU, where chunks only add reductions: docs/MD-DESIGN.md#cluster-pair-lists);
+     * warp w takes chunk w / rows of row w % rows (chunk-major, as the non-local items), and
+     * the local inner list counts per chunk (cnt_loc_in[row * kloc + chunk]). */
+    int loc_warps, lch, kloc;
     /* > 0 in x or y: the columns put an edge at lo + edge[d] (the home atoms' upper bound, where
      * the halo begins). Set before a build. A column straddling that bound holds a sliver of
      * home atoms and one of halo atoms, and the clusters cut from a sliver span the column's

@@ -60,14 +60,39 @@ struct cl_item_of {
     __device__ unsigned bit(int) const { return 0u; }
 };
 
-/* The work items' arrays for the rows the capacity holds, and the chunks per row. */
+/* The local rows' chunks (md_cluster.h: loc_warps): as many as give the local kernel loc_warps
+ * warps over the home clusters the atoms make, each of at least CL_LOC_CHUNK_MIN entries (a
+ * chunk costs its row's reduction and the i atoms' load again), a multiple of the 4 entries of
+ * a pass. */
+#define CL_LOC_CHUNK_MIN 16
+static void cl_local_chunks(md_clusters_t *c)
+{
+    const int rows = (c->n_home + MD_CLUSTER_SIZE - 1) / MD_CLUSTER_SIZE;
+    int k = 1;
+    if (c->loc_warps > 0 && rows > 0 && rows < c->loc_warps) {
+        const int most = c->max_loc / CL_LOC_CHUNK_MIN;
+        k = (c->loc_warps + rows - 1) / rows;
+        k = k < most ? k : most;
+    }
+    if (k <= 1) {
+        c->kloc = 1;
+        c->lch = c->max_loc;
+        return;
+    }
+    c->lch = ((c->max_loc + k - 1) / k + 3) / 4 * 4;
+    c->kloc = (c->max_loc + c->lch - 1) / c->lch;
+}
+
+/* The work items' arrays for the rows the capacity holds, and the chunks per row (non-local
+ * and local). */
 static cudaError_t cl_items_prepare(md_clusters_t *c)
 {
+    cl_local_chunks(c);
     /* no halo: no non-local rows (the kernel does not run), nothing to cut */
     const int halo = c->n > c->n_home;
     const int ch = c->chunk > 0 && halo ? c->chunk : 0;
     c->kch = ch > 0 && ch < c->max_nl ? (c->max_nl + ch - 1) / ch : 1;
-    const size_t rows = c->cap_cl, kch[2] = {1, (size_t)c->kch};
+    const size_t rows = c->cap_cl, kch[2] = {(size_t)c->kloc, (size_t)c->kch};
     int **cnt_in[2] = {&c->cnt_loc_in, &c->cnt_nl_in};
     for (int k = 0; k < 2; k++) {
         void **p[] = {(void **)cnt_in[k]};
@@ -107,7 +132,7 @@ typedef struct cl_graph_key {
     size_t cap[10];
     cl_geom_t g;
     float rl;
-    int iv[5]; /* row lengths, chunks per row, chunk, halo */
+    int iv[7]; /* row lengths, chunks per row, chunk, halo, local chunks */
 } cl_graph_key_t;
 
 static void cl_key_of(const md_clusters_t *c, const float *x, const uint8_t *zone,
@@ -122,7 +147,7 @@ static void cl_key_of(const md_clusters_t *c, const float *x, const uint8_t *zon
     const size_t cap[] = {c->cap_atoms, c->cap_keys, c->cap_cols,  c->cap_slots, c->cap_cl,
                           c->cap_loc,   c->cap_nl,   c->cap_items, c->cap_scan,  c->cap_in[1]};
     memcpy(k->cap, cap, sizeof cap);
-    const int iv[] = {c->max_loc, c->max_nl, c->kch, c->chunk, c->n > c->n_home};
+    const int iv[] = {c->max_loc, c->max_nl, c->kch, c->chunk, c->n > c->n_home, c->kloc, c->lch};
     memcpy(k->iv, iv, sizeof iv);
     k->g = cl_geom_of(c);
     k->rl = c->rl;
@@ -352,7 +377,7 @@ extern "C" void md__clusters_step_key(const md_clusters_t *c, md_clusters_step_k
                        c->state,     c->watch,      c->tl,       c->dims};
     memcpy(k->ptr, p, sizeof p);
     k->cap_slots = c->cap_slots;
-    const int iv[] = {c->max_loc, c->max_nl, c->kch, c->chunk, cl_pruning(c)};
+    const int iv[] = {c->max_loc, c->max_nl, c->kch, c->chunk, cl_pruning(c), c->kloc, c->lch};
     memcpy(k->iv, iv, sizeof iv);
     const float fv[] = {c->rl, c->rc, c->rl_in, c->box[0], c->box[1], c->box[2]};
     memcpy(k->fv, fv, sizeof fv);
@@ -366,8 +391,9 @@ extern "C" cudaError_t md__clusters_entries(const md_clusters_t *c, long long *l
     CL_TRY(cudaDeviceSynchronize()); /* the kernels on any stream have written the counts */
     CL_TRY(cl_sum_counts(c->cnt_loc, c->ncl_home, loc));
     CL_TRY(cl_sum_counts(c->cnt_nl, halo ? c->ncl : 0, nl));
-    const int k1 = pr && c->kch > 0 ? c->kch : 1; /* the non-local inner list: per chunk */
-    CL_TRY(cl_sum_counts(pr ? c->cnt_loc_in : c->cnt_loc, c->ncl_home, loc_in));
+    /* the inner lists count per chunk */
+    const int k0 = pr && c->kloc > 0 ? c->kloc : 1, k1 = pr && c->kch > 0 ? c->kch : 1;
+    CL_TRY(cl_sum_counts(pr ? c->cnt_loc_in : c->cnt_loc, c->ncl_home * k0, loc_in));
     CL_TRY(cl_sum_counts(pr ? c->cnt_nl_in : c->cnt_nl, halo ? c->ncl * k1 : 0, nl_in));
     return cudaSuccess;
 }

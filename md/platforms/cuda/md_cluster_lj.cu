@@ -143,7 +143,8 @@ __device__ static __forceinline__ void cl_j_forces(int jc, int jl, float fjx, fl
     }
 }
 
-/* One warp per row cluster; lane = j atom jl (lane & 7) of the pass's j-cluster g (lane >> 3).
+/* One warp per row cluster (or per chunk of a row: the non-local work items, the local chunks
+ * with LCH); lane = j atom jl (lane & 7) of the pass's j-cluster g (lane >> 3).
  * Four j-clusters per pass: each lane loads its own j atom (shifted by the entry's image) and runs
  * over the row's 8 i atoms, staged once per row in shared memory and read by broadcast. The
  * force on the lane's j atom is complete after the pass (one atomic per component, no
@@ -161,7 +162,7 @@ __device__ static __forceinline__ void cl_j_forces(int jc, int jl, float fjx, fl
  * decision, then computes the forces over that inner row as on any step: the entries dropped
  * cost a distance test, not the pair term (forces over the outer row would double a prune
  * step's cost). */
-template <int ENERGY, int ZONES>
+template <int ENERGY, int ZONES, int LCH>
 static __global__ void __launch_bounds__(CL_THREADS)
     cl_lj(const float4 *__restrict__ xq, const int *__restrict__ jl_out,
           const int *__restrict__ cnt_out, int *__restrict__ jl_in, int *__restrict__ cnt_in,
@@ -185,18 +186,24 @@ static __global__ void __launch_bounds__(CL_THREADS)
     const int prune = prune_flag ? *(volatile const int *)prune_flag : 0;
     if (prune && threadIdx.x == 0 && blockIdx.x == 0)
         *valid = 1; /* read by the next gather, after this kernel */
-    /* the warp's row, and with items (non-local rows: ZONES) its chunk kc, entries [c0, c0 +
-     * ch) of the row: a prune then takes every row's positions as its reference here, rows
-     * without items too. Without, the row's entries (the local kernel compiles none of this) */
-    const int its = ZONES && items != NULL;
-    const int ch = its ? chunk : max_row, kk = its ? kch : 1;
+    /* the warp's row, and with items (non-local rows: ZONES) or LCH (local rows) its chunk kc,
+     * entries [c0, c0 + ch) of the row: a prune then takes every row's positions as its
+     * reference here (with items rows without items too, with LCH chunk 0's warp). Without,
+     * the row's entries (the whole-row local instance compiles none of this and keeps its 64
+     * registers) */
+    const int its = ZONES && items != NULL, cut = its || (!ZONES && LCH);
+    const int ch = cut ? chunk : max_row, kk = cut ? kch : 1;
     int row = wid, kc = 0;
-    if (ZONES && its) { /* ZONES spelled out: the local instance keeps its 64 registers */
+    if (ZONES && its) {
         if (prune && wid < nrows && lane < MD_CLUSTER_SIZE)
             ref[(size_t)wid * MD_CLUSTER_SIZE + lane] = xq[(size_t)wid * MD_CLUSTER_SIZE + lane];
         const int it = wid < nitems ? __ldg(&items[wid]) : -1;
         row = it >= 0 ? it / kk : nrows;
         kc = it >= 0 ? it % kk : 0;
+    }
+    if (!ZONES && LCH && nrows > 0) { /* chunk-major: chunk kc of every row, then kc + 1 */
+        kc = wid / nrows;
+        row = kc < kk ? wid % nrows : nrows;
     }
     const int c0 = kc * ch;
     double e = 0, w = 0;
@@ -204,15 +211,15 @@ static __global__ void __launch_bounds__(CL_THREADS)
         if (lane < MD_CLUSTER_SIZE) {
             const float4 xi = xq[(size_t)row * MD_CLUSTER_SIZE + lane];
             si[warp][lane] = xi;
-            if (prune && !its)
+            if (prune && !its && kc == 0)
                 ref[(size_t)row * MD_CLUSTER_SIZE + lane] = xi;
         }
         __syncwarp();
         int *in_row = jl_in + (size_t)row * max_row + c0;
         int m = 0;                 /* entries of the inner row (uniform over the warp) */
         if (prune) {               /* the outer row, distances only, into the inner row */
-            int mo = cnt_out[row]; /* the chunk's with items, else the row's */
-            if (its)
+            int mo = cnt_out[row]; /* the chunk's when cut, else the row's */
+            if (cut)
                 mo = mo - c0 < ch ? mo - c0 : ch;
             const int *out_row = jl_out + (size_t)row * max_row + c0;
             const float4 blo = bnow[2 * (size_t)row], bhi = bnow[2 * (size_t)row + 1];
@@ -273,7 +280,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
         /* the inner row: written above on a prune step (plain loads: not through the read-only
          * cache), by an earlier kernel otherwise */
         if (!prune)
-            m = its && !prune_flag ? min(cnt_out[row] - c0, ch) : cnt_in[(size_t)row * kk + kc];
+            m = cut && !prune_flag ? min(cnt_out[row] - c0, ch) : cnt_in[(size_t)row * kk + kc];
         for (int base = 0; base < m; base += 32) {
             const int mye = base + lane < m ? (prune ? ((volatile const int *)in_row)[base + lane]
                                                      : __ldg(&in_row[base + lane]))
@@ -319,27 +326,34 @@ extern "C" cudaError_t md__clusters_lj(const md_clusters_t *c, int nonlocal, flo
     const float rlin2 = pr ? c->rl_in * c->rl_in : 0.0f;
     const float4 *xq = (const float4 *)c->xq;
     /* the non-local work items (md_cluster.h), and at least a warp per row for the prunes'
-     * references */
+     * references; the local rows' chunks (kloc of them per row, chunk-major) */
     const int span_items = cl_reach(c, c->span.items, c->nitems);
     const int *items = nonlocal && c->chunk > 0 && c->items && span_items > 0 ? c->items : NULL;
     const int nitems = items ? span_items : 0;
-    const int chunk = items ? c->chunk : mx, kch = items ? c->kch : 1;
-    const int b = cl_blocks(nitems > rows ? nitems : rows, CL_WARPS);
+    const int lch = !nonlocal && c->kloc > 1;
+    const int chunk = items ? c->chunk : lch ? c->lch : mx;
+    const int kch = items ? c->kch : lch ? c->kloc : 1;
+    const long long warps = lch ? (long long)rows * kch : nitems > rows ? nitems : rows;
+    const int b = cl_blocks(warps, CL_WARPS);
     const int *dims = cl_span_dims(c);
-#define CL_LJ(E, Z)                                                                                \
-    HALOX_LAUNCH_CHAINED((cl_lj<E, Z>), b, CL_THREADS, stream)                                     \
+#define CL_LJ(E, Z, L)                                                                             \
+    HALOX_LAUNCH_CHAINED((cl_lj<E, Z, L>), b, CL_THREADS, stream)                                  \
     (xq, jo, co, ji, ci, mx, flag, valid, ref, rlin2, rows, items, nitems, chunk, kch, rc2,        \
      c->box[0], c->box[1], c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow, dims, c->tl, \
      nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
     /* home-home pairs never meet the zone rule: the local kernel skips it */
     if (nonlocal && energy)
-        CL_LJ(1, 1);
+        CL_LJ(1, 1, 0);
     else if (nonlocal)
-        CL_LJ(0, 1);
+        CL_LJ(0, 1, 0);
+    else if (energy && lch)
+        CL_LJ(1, 0, 1);
+    else if (lch)
+        CL_LJ(0, 0, 1);
     else if (energy)
-        CL_LJ(1, 0);
+        CL_LJ(1, 0, 0);
     else
-        CL_LJ(0, 0);
+        CL_LJ(0, 0, 0);
 #undef CL_LJ
     return cudaGetLastError();
 }

@@ -69,6 +69,8 @@ extern "C" cudaError_t md__clusters_super_build(const md_clusters_t *c, md_clust
                                                 cudaStream_t stream)
 {
     const int pr = cl_pruning(c);
+    if (pr && c->kloc > 1)
+        return cudaErrorInvalidValue; /* the inner rows count per chunk: build with loc_warps 0 */
     const int *jl = pr ? c->jl_loc_in : c->jl_loc, *cnt = pr ? c->cnt_loc_in : c->cnt_loc;
     /* both rows' entries, and the padding of three segments */
     const int nrows = (c->ncl_home + 1) / 2, max_row = 2 * c->max_loc + 9;
