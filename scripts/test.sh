@@ -24,11 +24,13 @@
 #                       core is single-threaded: nothing for TSan to see there).
 #   nompi build-nompi/  MPI off (CUDA as found)
 #   nocuda build-nocuda/ CUDA and NVSHMEM off (MPI as found)
-#                       These two build everything such a build registers and run its tests but
-#                       those labelled core, emu, docs and long: the first two link the core alone
-#                       (and the emulation with fixed feature macros), so they are the main
-#                       suite's binaries again; the docs' commands are those of a full build; the
-#                       long ones run in the main suite on the same sources.
+#                       These two build everything such a build registers (warnings as errors).
+#                       nompi runs its tests but those labelled core, emu, docs and long: the
+#                       first two link the core alone (and the emulation with fixed feature
+#                       macros), so they are the main suite's binaries again; the docs' commands
+#                       are those of a full build; the long ones run in the main suite on the
+#                       same sources. nocuda runs the installed package's tests (label install):
+#                       the asan suite runs the others in this configuration, sanitized.
 # Tests see HALOX_TEST_SANITIZED=1 in the sanitizer builds (CMake passes it) and take smaller
 # systems there; the main suite runs the full sizes.
 #
@@ -320,7 +322,9 @@ suite_nocuda() {
     local t0=$SECONDS
     if build_suite nocuda build-nocuda "${COMMON_ARGS[@]}" -DHALOX_WERROR="$WERROR" "$MPI_OPT" \
         -DHALOX_ENABLE_CUDA=OFF -DHALOX_ENABLE_NVSHMEM=OFF -DHALOX_SANITIZE=; then
-        run_ctest nocuda build-nocuda "" --no-tests=error -LE '^(core|emu|docs|long|script)$'
+        # the asan suite tests this configuration (CUDA off, MPI as found) sanitized: here the
+        # build with warnings as errors and the installed package
+        run_ctest nocuda build-nocuda "" --no-tests=error -L '^install$'
     fi
     halox_log "[nocuda] done in $((SECONDS - t0)) s"
 }
