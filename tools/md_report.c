@@ -197,9 +197,11 @@ void md_print_summary(const halox_md_result_t *res)
                s->rebuild_waits * per, 1e3 * s->rebuild_wait_seconds * per);
     }
     if (s->graph_steps > 0)
-        printf("  CUDA graphs: %lld of %lld steps replayed as a graph (%lld captures, %lld of them "
-               "updating the executable in place; kept across %lld rebuilds)\n",
-               s->graph_steps, s->steps, s->graph_captures, s->graph_updates, s->graph_kept);
+        printf("  CUDA graphs: %lld of %lld steps replayed as a graph in %lld launches (%lld "
+               "captures, %lld of them updating the executable in place; kept across %lld "
+               "rebuilds)\n",
+               s->graph_steps, s->steps, s->graph_launches, s->graph_captures, s->graph_updates,
+               s->graph_kept);
     if (s->inline_steps > 0)
         printf("  halo exchanges inside the step's kernels (nvshmem-inline): %lld of %lld steps\n",
                s->inline_steps, s->steps);

@@ -343,8 +343,13 @@ typedef struct halox_md_summary {
                                     integrate) are these steps' times scaled to all steps: a
                                     sample (the steps with rebuilds or energies), not a
                                     measurement of the graph's steps */
+    long long graph_launches;  /**< GPU engine: launches that ran the graph steps (one step
+                                    each, or several where they need nothing of the host
+                                    between them: one rank, periodic by shifts) */
     long long graph_captures;  /**< GPU engine, graphs: captures of the step (the first, then
-                                    one after each rebuild that graph steps follow; rank 0) */
+                                    one after each rebuild that graph steps follow; with
+                                    several steps per launch each capture takes two graphs;
+                                    rank 0) */
     long long graph_updates;   /**< of those, how many updated the executable in place
                                     (cudaGraphExecUpdate) instead of
                                     instantiating a new one */

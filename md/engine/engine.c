@@ -254,6 +254,24 @@ static int md__rebuild_due(const halox_md_t *md, long long s)
     return s - md->last_rebuild >= c->rebuild_every;
 }
 
+int md__plain_steps(const halox_md_t *md, long long s, int kmax)
+{
+    const halox_md_config_t *c = &md->cfg;
+    if (c->ensemble != HALOX_MD_NVE)
+        return 0;
+    int k = 0;
+    while (k < kmax) {
+        const long long t = s + k;
+        if (t > md->until || md__rebuild_due(md, t) || md__thermo_step(md, t) ||
+            (c->xyz_path && ((c->xyz_every > 0 && t % c->xyz_every == 0) || t == c->steps)))
+            break;
+        k++;
+        if (t % c->rebuild_every == 0)
+            break;
+    }
+    return k;
+}
+
 halox_status_t halox_md_write_checkpoint(halox_md_t *md, const char *path)
 {
     if (!path)
@@ -349,6 +367,7 @@ halox_status_t halox_md_run_until(halox_md_t *md, long long last)
     if (last > md->cfg.steps)
         last = md->cfg.steps;
     md->interrupted = 0;
+    md->until = last;
     double t0 = md__now();
     halox_status_t st = HALOX_OK;
     long long done = 0;
@@ -384,6 +403,7 @@ halox_status_t halox_md_summary(halox_md_t *md, halox_md_summary_t *summary_p)
     s.graph_steps = md->graph_steps; /* 0 without graphs */
     s.timed_steps = md->loop_steps - md->graph_steps;
     s.graph_captures = md->graph_captures;
+    s.graph_launches = md->graph_launches;
     s.graph_kept = md->graph_kept;
     s.graph_updates = md->graph_updates;
     s.inline_steps = md->inline_steps;

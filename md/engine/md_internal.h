@@ -116,6 +116,7 @@ struct halox_md {
     int xref_cap;
 
     long long step;
+    long long until; /* the last step of the halox_md_run_until in progress */
     long long first_step;
     long long last_rebuild;
     int force_rebuild; /* the next step must rebuild (restart) */
@@ -135,6 +136,7 @@ struct halox_md {
     long long rebuilds;
     long long device_rebuilds; /* of those, without the host (backend.h rebuild_local) */
     long long graph_steps;     /* GPU back end: steps run as a replayed CUDA graph */
+    long long graph_launches;  /* GPU back end: the launches that ran them */
     long long graph_captures, graph_updates; /* GPU back end: captures, of them updates */
     long long graph_kept;                    /* GPU back end: rebuilds the step's graph outlived */
     long long inline_steps; /* GPU back end: steps exchanging inside their kernels */
@@ -282,6 +284,11 @@ halox_status_t md__ensure_forces(halox_md_t *md, int n);
 halox_status_t md__rebuild(halox_md_t *md);
 /* Step s computes energies (thermo output): every thermo_every steps, the first and the last. */
 int md__thermo_step(const halox_md_t *md, long long s);
+/* engine.c: how many steps from s on (at most kmax) need nothing of the host between them, so
+ * that a platform may enqueue them at once: inside the run in progress, no rebuild due, no
+ * energies, no trajectory frame, NVE, and no rebuild boundary but the last (whose checkpoint or
+ * stop sees the state after it). */
+int md__plain_steps(const halox_md_t *md, long long s, int kmax);
 
 #define MD_PI 3.14159265358979323846
 

@@ -133,6 +133,14 @@ struct float2 {
 struct float4 {
     float x, y, z, w;
 };
+struct uint4 {
+    unsigned x, y, z, w;
+};
+static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w)
+{
+    uint4 u = {x, y, z, w};
+    return u;
+}
 static inline float4 make_float4(float x, float y, float z, float w)
 {
     float4 f = {x, y, z, w};

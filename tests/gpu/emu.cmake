@@ -142,3 +142,10 @@ add_test(NAME test_md_emu_np2 COMMAND ${_cmd} --quick ${_which})
 set_tests_properties(test_md_emu_np2 PROPERTIES LABELS emu TIMEOUT 900 SKIP_RETURN_CODE 77
                      PROCESSORS 2)
 halox_mpi_leaks_off(test_md_emu_np2)
+# one rank (no exchange): plain stretches run as one launch of the multi-step graph
+if(NOT HALOX_SANITIZE)
+  halox_mpiexec(_cmd 1 $<TARGET_FILE:test_md_emu>)
+  add_test(NAME test_md_emu_np1 COMMAND ${_cmd} --transport nvshmem-fused)
+  set_tests_properties(test_md_emu_np1 PROPERTIES LABELS emu TIMEOUT 900 SKIP_RETURN_CODE 77)
+  halox_mpi_leaks_off(test_md_emu_np1)
+endif()

@@ -30,6 +30,7 @@ static int report(const bench_md_case_t *c, const halox_md_result_t *res)
     bench_md_record_start(&r, c, res);
     rec_bool(&r, "graph", s->graph_steps > 0); /* whether graphs ran, not what was asked */
     rec_int(&r, "graph_steps", s->graph_steps);
+    rec_int(&r, "graph_launches", s->graph_launches);
     rec_int(&r, "graph_captures", s->graph_captures);
     rec_int(&r, "graph_kept", s->graph_kept);
     rec_int(&r, "inline_steps", s->inline_steps);

@@ -43,13 +43,32 @@
 static halox_status_t md__gpu_step(halox_md_t *md, long long s, int rebuild)
 {
     const halox_md_config_t *c = &md->cfg;
+    md_gpu_t *g = md__gpu(md);
     halox_status_t st;
-    if (!rebuild && c->rebuild_check && (st = md__gpu_watch(md, &rebuild)) != HALOX_OK)
+    if (g->ahead > 0) { /* enqueued by the last multi-step launch (gpu_graph.c) */
+        if (rebuild)
+            return halox_set_error(HALOX_ERR_INTERNAL,
+                                   "step %lld rebuilds inside a multi-step graph launch", s);
+        g->ahead--;
+        md->step = s;
+        return HALOX_OK;
+    }
+    /* the next MD_GPU_GRAPH_STEPS steps as one launch where they need nothing of the host and
+     * the lists last them (the same decision on every rank: the watch agrees) */
+    const int multi = !rebuild && md__gpu_graph_multi(md) &&
+                      md__plain_steps(md, s, MD_GPU_GRAPH_STEPS) == MD_GPU_GRAPH_STEPS;
+    int far = multi;
+    if (!rebuild && c->rebuild_check &&
+        (st = md__gpu_watch(md, multi ? MD_GPU_GRAPH_STEPS : 1, &rebuild, &far)) != HALOX_OK)
         return st;
     const int thermo = md__thermo_step(md, s);
     if (!rebuild && !thermo && c->ensemble == HALOX_MD_NVE && md__gpu_graph_ready(md)) {
+        const int k = multi && far ? MD_GPU_GRAPH_STEPS : 1;
         md->step = s;
-        return md__gpu_graph_step(md);
+        if ((st = md__gpu_graph_step(md, k)) != HALOX_OK)
+            return st;
+        g->ahead = k - 1;
+        return HALOX_OK;
     }
     if ((st = md__gpu_kick_drift(md, !rebuild)) != HALOX_OK)
         return st;
@@ -171,6 +190,7 @@ static halox_status_t md__gpu_stats(halox_md_t *md, int summary, long long *stal
     MD_CUDA(md__clusters_entries(&g->cl, &loc, &nl, &loc_in, &nl_in));
     md->graph_steps = g->graph_steps;
     md->graph_captures = g->graph_captures;
+    md->graph_launches = g->graph_launches;
     md->graph_kept = g->graph_kept;
     md->graph_updates = g->graph_updates;
     md->inline_steps = g->inline_steps;

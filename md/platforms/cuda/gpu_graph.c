@@ -1,6 +1,14 @@
 /* --graph on the GPU (gpu_internal.h): the plain step (kick + drift, forces with both exchanges,
  * kick) captured as a CUDA graph and launched, the host at most two launches ahead.
  *
+ * Where the graph outlives rebuilds and no exchange runs (one rank, periodic by shifts), a
+ * second graph holds MD_GPU_GRAPH_STEPS plain steps: the engine launches it when that many steps
+ * ahead need nothing of the host (md__plain_steps: no energies, output, rebuild boundary but the
+ * last) and the watch says the lists last them (md__gpu_watch's horizon), so the GPU runs them
+ * back to back, without the gap between two launches. What bounds the count: the next thermo
+ * step, frame, checkpoint boundary or rebuild; the watch's prediction, which grows with it
+ * (a longer horizon rebuilds a little earlier); and the host's lead (two launches).
+ *
  * A rebuild changes the counts, and may move arrays. With HALOX_MD_GRAPH_SPAN >= 0 the step
  * kernels read the counts on the device and their grids span the capture's counts plus that
  * head-room (md_clusters_span_t), so the graph outlives the rebuild when the new counts fit and
@@ -54,23 +62,23 @@ static int md__gpu_graph_updatable(const halox_md_t *md)
 /* The executable of a new capture: gexec updated to it when allowed and the kernels line up
  * (the launches of gexec have completed: a rebuild drains the stream before it), else a new
  * instantiation. */
-static halox_status_t md__gpu_graph_exec(halox_md_t *md, cudaGraph_t graph)
+static halox_status_t md__gpu_graph_exec(halox_md_t *md, cudaGraph_t graph, cudaGraphExec_t *exec)
 {
     md_gpu_t *g = md__gpu(md);
-    if (md__gpu_graph_updatable(md)) {
+    if (*exec && md__gpu_graph_updatable(md)) {
         cudaGraphExecUpdateResultInfo info;
-        if (cudaGraphExecUpdate(g->gexec, graph, &info) == cudaSuccess) {
+        if (cudaGraphExecUpdate(*exec, graph, &info) == cudaSuccess) {
             g->graph_updates++;
             return HALOX_OK;
         }
         (void)cudaGetLastError(); /* another shape (the plan's pulses changed): instantiate */
     }
-    if (g->gexec)
-        cudaGraphExecDestroy(g->gexec);
-    g->gexec = NULL;
-    cudaError_t e = cudaGraphInstantiate(&g->gexec, graph, 0);
+    if (*exec)
+        cudaGraphExecDestroy(*exec);
+    *exec = NULL;
+    cudaError_t e = cudaGraphInstantiate(exec, graph, 0);
     if (e != cudaSuccess) {
-        g->gexec = NULL;
+        *exec = NULL;
         return md__gpu_error(md, e, "cudaGraphInstantiate");
     }
     return HALOX_OK;
@@ -81,6 +89,11 @@ static int md__gpu_graph_keepable(const halox_md_t *md)
 {
     const md_gpu_t *g = md__gpu(md);
     return g->gspan >= 0 && (md->plan.n_pulses == 0 || g->inl_on);
+}
+
+int md__gpu_graph_multi(const halox_md_t *md)
+{
+    return md__gpu_graph_ready(md) && md->plan.n_pulses == 0 && md__gpu_graph_keepable(md);
 }
 
 static void md__gpu_graph_key(const halox_md_t *md, md_gpu_graph_key_t *k)
@@ -110,10 +123,10 @@ static int md__gpu_graph_holds(const halox_md_t *md)
     return memcmp(&now, &g->gkey, sizeof now) == 0;
 }
 
-/* Capture kick + drift, forces (with both exchanges) and kick of a plain step on the hi stream
- * (the lo stream joins through the x_ready / local_done events), without timing events; timed as
- * a part of the rebuild before it (HALOX_MD_R_GRAPH). */
-static halox_status_t md__gpu_graph_capture(halox_md_t *md)
+/* Capture kick + drift, forces (with both exchanges) and kick of k plain steps on the hi stream
+ * (the lo stream joins through the x_ready / local_done events), without timing events, into
+ * *exec; timed as a part of the rebuild before it (HALOX_MD_R_GRAPH). */
+static halox_status_t md__gpu_graph_capture(halox_md_t *md, int k, cudaGraphExec_t *exec)
 {
     const double t0 = md__now();
     md_gpu_t *g = md__gpu(md);
@@ -130,17 +143,19 @@ static halox_status_t md__gpu_graph_capture(halox_md_t *md)
     if (e != cudaSuccess) {
         st = md__gpu_error(md, e, "cudaStreamBeginCapture");
     } else {
-        st = md__gpu_kick_drift(md, 1);
-        if (st == HALOX_OK)
-            st = md__gpu_forces(md, 1, 0);
-        if (st == HALOX_OK)
-            st = md__gpu_kick(md);
+        for (int i = 0; i < k && st == HALOX_OK; i++) {
+            st = md__gpu_kick_drift(md, 1);
+            if (st == HALOX_OK)
+                st = md__gpu_forces(md, 1, 0);
+            if (st == HALOX_OK)
+                st = md__gpu_kick(md);
+        }
         cudaGraph_t graph = NULL;
         e = cudaStreamEndCapture(g->hi, &graph); /* always: ends a failed capture too */
         if (st == HALOX_OK && e != cudaSuccess)
             st = md__gpu_error(md, e, "cudaStreamEndCapture");
         if (st == HALOX_OK)
-            st = md__gpu_graph_exec(md, graph);
+            st = md__gpu_graph_exec(md, graph, exec);
         if (graph)
             cudaGraphDestroy(graph);
     }
@@ -156,41 +171,72 @@ static halox_status_t md__gpu_graph_capture(halox_md_t *md)
     return st;
 }
 
-static halox_status_t md__gpu_graph_step_body(halox_md_t *md)
+/* Capture the graph of k steps into *exec; the gathers it counts into *gathers. */
+static halox_status_t md__gpu_graph_capture_counted(halox_md_t *md, int k, cudaGraphExec_t *exec,
+                                                    long long *gathers)
+{
+    md_gpu_t *g = md__gpu(md);
+    /* the capture counted these steps' exchanges; its gathers run only when launched */
+    const long long before = g->gathers;
+    halox_status_t st = md__gpu_graph_capture(md, k, exec);
+    *gathers = g->gathers - before;
+    g->gathers = before;
+    return st;
+}
+
+/* A launch of the one-step graph, or with k > 1 of the multi-step one. A rebuild that changed
+ * what they hold captures both again, one after the other: they then take the same spans and
+ * key (a capture at a later build would give the other graph's spans new values). */
+static halox_status_t md__gpu_graph_launch(halox_md_t *md, int k)
 {
     md_gpu_t *g = md__gpu(md);
     halox_status_t st = md__gpu_graph_wait(md);
     if (st != HALOX_OK)
         return st;
-    if (g->gstale && md__gpu_graph_holds(md)) {
-        g->gstale = 0; /* the rebuild kept what the graph holds: no capture */
+    const int multi = md__gpu_graph_multi(md);
+    if ((g->gstale || (multi && g->gk_stale)) && md__gpu_graph_holds(md) &&
+        (!multi || g->gexec_k)) {
+        g->gstale = g->gk_stale = 0; /* the rebuild kept what the graphs hold: no capture */
         g->graph_kept++;
     }
-    if (!g->gexec || g->gstale) {
-        /* the capture counted this step's exchanges; its gathers run only when launched */
-        const long long before = g->gathers;
-        st = md__gpu_graph_capture(md);
-        g->graph_gathers = g->gathers - before;
-        g->gathers = before;
+    if (!g->gexec || g->gstale || (multi && (!g->gexec_k || g->gk_stale))) {
+        st = md__gpu_graph_capture_counted(md, 1, &g->gexec, &g->graph_gathers);
+        if (st == HALOX_OK && multi)
+            st = md__gpu_graph_capture_counted(md, MD_GPU_GRAPH_STEPS, &g->gexec_k,
+                                               &g->graph_gathers_k);
+        if (st != HALOX_OK)
+            return st;
+        g->gk_stale = !multi;
     } else {
-        st = halox_comm_graph_replayed(md->comm);
+        for (int i = 0; i < k && st == HALOX_OK; i++)
+            st = halox_comm_graph_replayed(md->comm);
+        if (st != HALOX_OK)
+            return st;
     }
-    if (st != HALOX_OK)
-        return st;
-    MD_CUDA(cudaGraphLaunch(g->gexec, g->hi));
-    g->gathers += g->graph_gathers;
+    cudaGraphExec_t exec = k > 1 ? g->gexec_k : g->gexec;
+    MD_CUDA(cudaGraphLaunch(exec, g->hi));
+    g->gathers += k > 1 ? g->graph_gathers_k : g->graph_gathers;
     MD_CUDA(cudaEventRecord(g->gdone[g->gslot], g->hi));
     g->gdone_live[g->gslot] = 1;
     g->gslot ^= 1;
     g->xv_fresh = 0;
     g->f_fresh = 0;
     md->have_energy = 0;
-    g->graph_steps++;
-    g->inline_steps += g->graph_inline;
+    g->graph_steps += k;
+    g->graph_launches++;
+    g->inline_steps += (long long)k * g->graph_inline;
     return HALOX_OK;
 }
 
-halox_status_t md__gpu_graph_step(halox_md_t *md)
+static halox_status_t md__gpu_graph_step_one(halox_md_t *md) { return md__gpu_graph_launch(md, 1); }
+
+static halox_status_t md__gpu_graph_step_many(halox_md_t *md)
 {
-    return md__gpu_ranged("halox: graph step", md__gpu_graph_step_body, md);
+    return md__gpu_graph_launch(md, MD_GPU_GRAPH_STEPS);
+}
+
+halox_status_t md__gpu_graph_step(halox_md_t *md, int k)
+{
+    return k > 1 ? md__gpu_ranged("halox: multi-step graph", md__gpu_graph_step_many, md)
+                 : md__gpu_ranged("halox: graph step", md__gpu_graph_step_one, md);
 }

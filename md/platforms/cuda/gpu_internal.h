@@ -30,6 +30,9 @@ enum { MD_GPU_SLOTS = 4, MD_GPU_EVENTS = 10 };
  * (md_cluster.h: loc_warps) */
 #define MD_GPU_LOCAL_WARPS 32
 
+/* Plain steps one launch of the multi-step graph runs (gpu_graph.c) */
+#define MD_GPU_GRAPH_STEPS 8
+
 /* event indices of one step's timing slot */
 enum {
     EV_K0 = 0, /* before kick + drift */
@@ -98,6 +101,11 @@ typedef struct md_gpu {
     int capturing;         /* inside a capture: no timing events */
     cudaGraphExec_t gexec; /* NULL until captured (again after every rebuild) */
     int gstale; /* a rebuild changed what gexec captured: capture again before a launch */
+    /* MD_GPU_GRAPH_STEPS plain steps captured as one graph (gpu_graph.c), with the gathers
+     * they count; ahead: steps of its last launch the engine has not reached yet */
+    cudaGraphExec_t gexec_k;
+    int gk_stale, ahead;
+    long long graph_gathers_k;
     long long graph_updates; /* captures that updated gexec instead of instantiating */
     /* HALOX_MD_GRAPH_SPAN (>= 0): the step kernels read the build's counts on the device and span
      * the counts of the capture's build plus this head-room (md_clusters_span_t), so a rebuild
@@ -112,7 +120,7 @@ typedef struct md_gpu {
      * launch latency idled the GPU between steps) */
     cudaEvent_t gdone[2];
     int gdone_live[2], gslot;
-    long long graph_steps, graph_captures;
+    long long graph_steps, graph_captures, graph_launches;
     long long step_no;
     md_gpu_slot_t slot[MD_GPU_SLOTS];
     int cur;
@@ -210,7 +218,9 @@ double md__gpu_drain_read(halox_md_t *md);
 halox_status_t md__gpu_rebuild_local(halox_md_t *md);
 /* After the host plan build: upload, bind, cluster lists. */
 halox_status_t md__gpu_after_plan(halox_md_t *md);
-halox_status_t md__gpu_watch(halox_md_t *md, int *rebuild_p);
+/* Collective: *rebuild_p, the lists expire before the host looks again; with horizon > 1,
+ * *far_p, they last `horizon` steps more (else 0). */
+halox_status_t md__gpu_watch(halox_md_t *md, int horizon, int *rebuild_p, int *far_p);
 
 /* gpu_resident.c */
 /* A rebuild can stay on the device: HALOX_MD_DEVICE_REBUILD and the device holds the state. */
@@ -228,7 +238,10 @@ halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p);
 
 /* gpu_graph.c */
 int md__gpu_graph_ready(const halox_md_t *md);
-halox_status_t md__gpu_graph_step(halox_md_t *md);
+/* May the next steps run as one multi-step launch (md__gpu_graph_step with k > 1)? */
+int md__gpu_graph_multi(const halox_md_t *md);
+/* The plain step, or with k = MD_GPU_GRAPH_STEPS that many, as one graph launch. */
+halox_status_t md__gpu_graph_step(halox_md_t *md, int k);
 
 /* fn(md) inside an NVTX range called `name` (what profilers show of a step's parts). */
 static inline halox_status_t md__gpu_ranged(const char *name, halox_status_t (*fn)(halox_md_t *),

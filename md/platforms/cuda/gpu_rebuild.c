@@ -170,7 +170,7 @@ static halox_status_t md__gpu_after_plan_body(halox_md_t *md)
     }
     g->n_home = nh;
     g->n_total = n;
-    g->gstale = 1; /* the arrays, sizes and plan the graph captured change */
+    g->gstale = g->gk_stale = 1; /* the arrays, sizes and plan the graphs captured change */
     MD_CUDA(cudaStreamSynchronize(g->lo));
     MD_CUDA(cudaMemcpyAsync(g->x, md->atoms.x, sizeof(float) * 3 * (size_t)n,
                             cudaMemcpyHostToDevice, g->hi));
@@ -240,7 +240,7 @@ static halox_status_t md__gpu_rebuild_local_body(halox_md_t *md)
     float len[3];
     for (int d = 0; d < 3; d++)
         len[d] = (float)md->box.len[d];
-    g->gstale = 1; /* the arrays, sizes and plan the graph captured change */
+    g->gstale = g->gk_stale = 1; /* the arrays, sizes and plan the graphs captured change */
     MD_CUDA(cudaMemsetAsync(g->disp, 0, sizeof(unsigned), g->hi));
     MD_CUDA(md__kernel_wrap(g->x, g->v, g->n_home, len, g->disp, g->hi));
     MD_CUDA(cudaMemcpyAsync(g->h_disp, g->disp, sizeof(unsigned), cudaMemcpyDeviceToHost, g->hi));
@@ -269,29 +269,34 @@ halox_status_t md__gpu_after_plan(halox_md_t *md)
 /* Will the outer lists expire before the host looks again? The device published, with the count
  * of steps it finished, the largest displacement since the build and the largest of one step;
  * the host is `lag` steps ahead of that. Rebuild when the displacement, grown by 1.5 times the
- * last step's for every step not yet seen and the next one, reaches half the skin. Ranks agree (a
- * rebuild is collective). The device also counts the steps where the list was exceeded
+ * last step's for every step not yet seen and the next one, reaches half the skin; the lists
+ * last `horizon` steps more when it stays short of that over the next horizon steps too. Ranks
+ * agree (a rebuild is collective). The device also counts the steps where the list was exceeded
  * (md__gpu_stats reports them): this check is what keeps that count at zero. */
-halox_status_t md__gpu_watch(halox_md_t *md, int *rebuild_p)
+halox_status_t md__gpu_watch(halox_md_t *md, int horizon, int *rebuild_p, int *far_p)
 {
     md_gpu_t *g = md__gpu(md);
-    int expiring = 0;
-    const volatile md_clusters_watch_t *w = g->cl.watch;
-    if (w && g->uploaded) {
-        const long long dev = w->steps;
+    /* expiring now; expiring within the horizon (until a step since the build is read: one
+     * step at a time) */
+    double v[2] = {0, 1};
+    md_clusters_watch_t w;
+    if (g->cl.watch && g->uploaded && md__clusters_watch_read(g->cl.watch, &w)) {
+        /* the device's count from its low bits: it trails the gathers enqueued by a few */
+        const long long lag = (long long)(unsigned)((unsigned)g->gathers - w.steps_lo);
+        const long long dev = g->gathers - lag;
         if (dev > g->gathers_at_build) {
-            const double d = sqrt((double)w->build_d2), one = sqrt((double)w->step_d2);
-            const long long lag = g->gathers - dev;
-            expiring = d + 1.5 * (double)(lag + 1) * one >= 0.5 * md->cfg.skin;
+            const double d = sqrt((double)w.build_d2), one = sqrt((double)w.step_d2);
+            const double half = 0.5 * md->cfg.skin;
+            v[0] = d + 1.5 * (double)(lag + 1) * one >= half;
+            v[1] = horizon > 1 && d + 1.5 * (double)(lag + horizon) * one >= half;
         }
     }
     if (md->nranks > 1) {
-        double v = expiring;
-        halox_status_t st = halox_comm_allreduce_max(md->comm, &v, 1);
+        halox_status_t st = halox_comm_allreduce_max(md->comm, v, 2);
         if (st != HALOX_OK)
             return st;
-        expiring = v > 0;
     }
-    *rebuild_p = expiring;
+    *rebuild_p = v[0] > 0;
+    *far_p = v[1] == 0;
     return HALOX_OK;
 }

@@ -163,7 +163,7 @@ static halox_status_t md__gpu_on_device(halox_md_t *md, int plan, halox_status_t
 static halox_status_t md__gpu_rebuild_resident_body(halox_md_t *md)
 {
     md_gpu_t *g = md__gpu(md);
-    g->gstale = 1; /* the arrays, sizes and plan the graph captured change */
+    g->gstale = g->gk_stale = 1; /* the arrays, sizes and plan the graphs captured change */
     const double t0 = md__now();
     /* the largest speed on its way to the host; the home atoms in the last build's cluster
      * order, then the migration (which keeps the order of those that stay) and the plan build

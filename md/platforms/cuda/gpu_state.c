@@ -150,6 +150,8 @@ void md__gpu_destroy(halox_md_t *md)
             cudaEventDestroy(g->drain_ev[k]);
     if (g->gexec)
         cudaGraphExecDestroy(g->gexec);
+    if (g->gexec_k)
+        cudaGraphExecDestroy(g->gexec_k);
     for (int k = 0; k < 2; k++)
         if (g->gdone[k])
             cudaEventDestroy(g->gdone[k]);

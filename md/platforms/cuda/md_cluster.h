@@ -57,6 +57,7 @@
 #include <cuda_runtime_api.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "halox/inline.h"
 
@@ -66,14 +67,41 @@ extern "C" {
 
 enum { MD_CLUSTER_SIZE = 8, MD_CLUSTER_SHIFT_BIT = 26, MD_CLUSTER_NO_SHIFT = 13 };
 
-/** What the device reports of the last finished gather (host memory the device writes). */
+/** What the device reports of the last finished gather (host memory the device writes). The
+ *  first 16 bytes are published each step in one store, without a system-wide fence (which would
+ *  hold up the step's next kernel): the host reads them while the device may be writing and
+ *  keeps a read only when its check word matches (md__clusters_watch_read). The rest is complete
+ *  once the device is idle. */
 typedef struct md_clusters_watch {
-    long long steps;     /**< gathers finished (one per step) since the first build */
     float build_d2;      /**< largest squared displacement of an atom since the build */
     float step_d2;       /**< largest squared displacement in the last step */
+    unsigned steps_lo;   /**< the low 32 bits of steps */
+    unsigned check;      /**< MD_CLUSTERS_WATCH_CHECK of the three words before */
+    long long steps;     /**< gathers finished (one per step) since the first build */
     long long prunes[2]; /**< local / non-local prunes since the first build */
     long long exceeded;  /**< steps with an atom beyond (rl - rc) / 2 of its build position */
 } md_clusters_watch_t;
+
+/** The check word of a published watch (device and host; unsigned operands). */
+#define MD_CLUSTERS_WATCH_CHECK(build_bits, step_bits, steps_lo)                                   \
+    (((build_bits) * 0x9e3779b1u) ^ ((step_bits) * 0x85ebca6bu) ^ (steps_lo) ^ 0x5bd1e995u)
+
+/** The published part of the watch, read while the device may write it: 1 with *out filled
+ *  (build_d2, step_d2, steps_lo) when a read's check matched within a few tries, else 0. */
+static inline int md__clusters_watch_read(const md_clusters_watch_t *w, md_clusters_watch_t *out)
+{
+    const volatile unsigned *p = (const volatile unsigned *)w;
+    for (int tries = 0; tries < 8; tries++) {
+        const unsigned b = p[0], s = p[1], lo = p[2], ck = p[3];
+        if (ck == MD_CLUSTERS_WATCH_CHECK(b, s, lo)) {
+            memcpy(&out->build_d2, &b, sizeof b);
+            memcpy(&out->step_d2, &s, sizeof s);
+            out->steps_lo = lo;
+            return 1;
+        }
+    }
+    return 0;
+}
 
 /** The kernel timeline (HALOX_MD_TIMELINE, a diagnosis): for each kind of step kernel, the
  *  first MD_TL_LAUNCHES launches since the last build, on the GPU's global clock (%globaltimer,

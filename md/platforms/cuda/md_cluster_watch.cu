@@ -162,15 +162,16 @@ static __global__ void __launch_bounds__(256)
         vs->exceeded += mb >= thr_out2;
         vs->steps += 1;
         vs->mx[1] = vs->mx[2] = vs->mx[3] = 0;
-        if (watch) {
+        if (watch) { /* md_cluster.h: the published words in one store, no fence */
             volatile md_clusters_watch_t *w = watch;
-            w->build_d2 = mb;
-            w->step_d2 = ms;
+            const long long steps = vs->steps;
+            w->steps = steps;
             w->prunes[0] = vs->prunes[0];
             w->prunes[1] = vs->prunes[1];
             w->exceeded = vs->exceeded;
-            __threadfence_system();
-            w->steps = vs->steps; /* last: a reader that sees the count sees the values */
+            const unsigned bb = __float_as_uint(mb), sb = __float_as_uint(ms);
+            const unsigned lo = (unsigned)steps;
+            *(uint4 *)watch = make_uint4(bb, sb, lo, MD_CLUSTERS_WATCH_CHECK(bb, sb, lo));
         }
     }
     vs->ticket = 0;
