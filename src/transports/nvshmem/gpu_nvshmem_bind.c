@@ -292,6 +292,16 @@ static halox_status_t halox__shm_rev_buffers(halox_comm_t *comm)
     return HALOX_OK;
 }
 
+/* A bound field whose pulse-k peer this rank cannot store into (a later plan's peer). */
+static halox_status_t halox__shm_field_unreachable(halox_comm_t *comm, const char *dir, int i,
+                                                   int k, int pe)
+{
+    return halox__error(HALOX_ERR_UNAVAILABLE,
+                        "%s: rank %d: bound %s field %d: pulse %d's peer (PE %d) cannot take "
+                        "stores: bind the fields again (they then go through the host)",
+                        halox__shm(comm)->g.name, comm->rank, dir, i, k, pe);
+}
+
 halox_status_t halox__shm_rows_fields(halox_comm_t *comm)
 {
     halox__shm_t *m = halox__shm(comm);
@@ -314,11 +324,7 @@ halox_status_t halox__shm_rows_fields(halox_comm_t *comm)
             R->fr_mine[i] = m->frbuf[i] + m->g.plan.buf_off[k] / esize * row;
             R->fr_peer[i] = halox__shm_ptr(m->frbuf[i] + m->peer_buf_rows[k] * row, R->recv_pe);
             if (!R->fr_peer[i] || !R->fb_peer)
-                return halox__error(HALOX_ERR_UNAVAILABLE,
-                                    "%s: rank %d: bound reverse field %d: pulse %d's peer (PE %d) "
-                                    "cannot take stores: bind the fields again (they then go "
-                                    "through the host)",
-                                    m->g.name, comm->rank, i, k, R->recv_pe);
+                return halox__shm_field_unreachable(comm, "reverse", i, k, R->recv_pe);
         }
         if (!on || k >= m->g.plan.n_pulses)
             continue;
@@ -327,11 +333,7 @@ halox_status_t halox__shm_rows_fields(halox_comm_t *comm)
             const size_t row = halox_type_size(f->type) * (size_t)f->count;
             R->fd_peer[i] = halox__shm_ptr((char *)f->data + m->peer_recv_off[k] * row, R->send_pe);
             if (!R->fd_peer[i] || !R->x_peer)
-                return halox__error(HALOX_ERR_UNAVAILABLE,
-                                    "%s: rank %d: bound field %d: pulse %d's peer (PE %d) cannot "
-                                    "take stores into it: bind the fields again (they then go "
-                                    "through the host)",
-                                    m->g.name, comm->rank, i, k, R->send_pe);
+                return halox__shm_field_unreachable(comm, "forward", i, k, R->send_pe);
         }
     }
     return HALOX_OK;
