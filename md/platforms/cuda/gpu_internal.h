@@ -28,7 +28,7 @@ enum { MD_GPU_SLOTS = 4, MD_GPU_EVENTS = 10 };
 
 /* Warps per SM the local pair kernel should have: fewer home clusters cut its rows into chunks
  * (md_cluster.h: loc_warps) */
-#define MD_GPU_LOCAL_WARPS 32
+#define MD_GPU_LOCAL_WARPS 64
 
 /* Plain steps one launch of the multi-step graph runs (gpu_graph.c) */
 #define MD_GPU_GRAPH_STEPS 8
