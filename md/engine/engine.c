@@ -240,38 +240,6 @@ int halox_md_at_boundary(const halox_md_t *md)
     return md->force_rebuild || md->step % md->cfg.rebuild_every == 0;
 }
 
-/* Whether step s rebuilds. Without the check, at steps 1, 1 + K, 1 + 2K, ... (the step after
- * every boundary). With it, when the check says, K steps after the last rebuild, or right after
- * a checkpoint: fixed steps 1 + kK would cut every list the check keeps K/2 to K steps to K/2
- * on average, and a restart only needs the rebuild after its own checkpoint. */
-static int md__rebuild_due(const halox_md_t *md, long long s)
-{
-    const halox_md_config_t *c = &md->cfg;
-    if (md->force_rebuild || md->ckpt_rebuild)
-        return 1;
-    if (!c->rebuild_check)
-        return (s - 1) % c->rebuild_every == 0;
-    return s - md->last_rebuild >= c->rebuild_every;
-}
-
-int md__plain_steps(const halox_md_t *md, long long s, int kmax)
-{
-    const halox_md_config_t *c = &md->cfg;
-    if (c->ensemble != HALOX_MD_NVE)
-        return 0;
-    int k = 0;
-    while (k < kmax) {
-        const long long t = s + k;
-        if (t > md->until || md__rebuild_due(md, t) || md__thermo_step(md, t) ||
-            (c->xyz_path && ((c->xyz_every > 0 && t % c->xyz_every == 0) || t == c->steps)))
-            break;
-        k++;
-        if (t % c->rebuild_every == 0)
-            break;
-    }
-    return k;
-}
-
 halox_status_t halox_md_write_checkpoint(halox_md_t *md, const char *path)
 {
     if (!path)

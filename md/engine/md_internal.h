@@ -284,7 +284,10 @@ halox_status_t md__ensure_forces(halox_md_t *md, int n);
 halox_status_t md__rebuild(halox_md_t *md);
 /* Step s computes energies (thermo output): every thermo_every steps, the first and the last. */
 int md__thermo_step(const halox_md_t *md, long long s);
-/* engine.c: how many steps from s on (at most kmax) need nothing of the host between them, so
+/* Whether step s rebuilds (on the schedule, after a checkpoint or a restart; the platform's
+ * displacement check may add others). */
+int md__rebuild_due(const halox_md_t *md, long long s);
+/* How many steps from s on (at most kmax) need nothing of the host between them, so
  * that a platform may enqueue them at once: inside the run in progress, no rebuild due, no
  * energies, no trajectory frame, NVE, and no rebuild boundary but the last (whose checkpoint or
  * stop sees the state after it). */

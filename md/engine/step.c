@@ -7,7 +7,7 @@
  *      multiple of K is a boundary where the next step rebuilds from the home atoms alone and a
  *      checkpoint can be written; with rebuild_check instead when an atom moved more than
  *      skin/2, K steps after the last rebuild, or after a checkpoint; always the first step
- *      after a restart; engine.c md__rebuild_due): md__rebuild, which runs the platform's
+ *      after a restart; md__rebuild_due below): md__rebuild, which runs the platform's
  *      rebuild: migrate (wrap, move atoms to their owners, check the global count), order the
  *      home atoms, build the plan (fills the halo), bind, pair lists (zone rule); the host half
  *      of it (md__rebuild_migrate, md__rebuild_plan) is here
@@ -206,6 +206,38 @@ halox_status_t md__rebuild(halox_md_t *md)
 int md__thermo_step(const halox_md_t *md, long long s)
 {
     return s % md->cfg.thermo_every == 0 || s == md->cfg.steps || s == md->first_step;
+}
+
+/* Whether step s rebuilds. Without the check, at steps 1, 1 + K, 1 + 2K, ... (the step after
+ * every boundary). With it, when the check says, K steps after the last rebuild, or right after
+ * a checkpoint: fixed steps 1 + kK would cut every list the check keeps K/2 to K steps to K/2
+ * on average, and a restart only needs the rebuild after its own checkpoint. */
+int md__rebuild_due(const halox_md_t *md, long long s)
+{
+    const halox_md_config_t *c = &md->cfg;
+    if (md->force_rebuild || md->ckpt_rebuild)
+        return 1;
+    if (!c->rebuild_check)
+        return (s - 1) % c->rebuild_every == 0;
+    return s - md->last_rebuild >= c->rebuild_every;
+}
+
+int md__plain_steps(const halox_md_t *md, long long s, int kmax)
+{
+    const halox_md_config_t *c = &md->cfg;
+    if (c->ensemble != HALOX_MD_NVE)
+        return 0;
+    int k = 0;
+    while (k < kmax) {
+        const long long t = s + k;
+        if (t > md->until || md__rebuild_due(md, t) || md__thermo_step(md, t) ||
+            (c->xyz_path && ((c->xyz_every > 0 && t % c->xyz_every == 0) || t == c->steps)))
+            break;
+        k++;
+        if (t % c->rebuild_every == 0)
+            break;
+    }
+    return k;
 }
 
 halox_status_t md__thermostat(halox_md_t *md, long long s)
