@@ -4,8 +4,8 @@
  *
  * The clusters are laid out here as the sort lays them out (md_cluster_sort.cu): columns of the
  * x-y grid, each column's atoms in z order cut into clusters of 8, bounding boxes with the zone
- * mask, the per-column running tops and bottoms (zwin). Each row's entries (cluster j >= i and
- * its image shift) must equal, as a set and without repeats, the cluster pairs a brute force
+ * mask, the per-column running tops and bottoms (zwin). Each row's entries (the clusters j it
+ * owns, and their image shifts) must equal, as a set and without repeats, the cluster pairs a brute force
  * over every pair of boxes and every image finds within the list radius, with the same float
  * arithmetic: a window the bisection cuts too short, a lane that takes the wrong window of the
  * packing, or a column range that misses one, drops or repeats entries. Boxes tall enough that a
@@ -155,11 +155,18 @@ static void check(double L, double Lz, int shift_dims, uint64_t seed, int halo =
         if (list == 0 && i >= ncl_home)
             continue; /* halo rows have no local list */
         std::vector<int> want;
-        for (int j = i; j < ncl; j++) {
+        for (int j = list == 0 ? 0 : i; j < ncl; j++) {
             const float4 jlo = bbox[2 * (size_t)j], jhi = bbox[2 * (size_t)j + 1];
             /* local: home with home; non-local: any row with halo clusters whose zones meet */
             if (list == 0 ? j >= ncl_home
                           : (j < ncl_home || !cl_zones_meet(zi, __float_as_uint(jlo.w))))
+                continue;
+            /* local: the pair (i, j) in row i when j follows i by less than half the circle of
+             * home clusters, at exactly half in the row of the lower index */
+            const int ahead = (j - i + ncl_home) % ncl_home;
+            if (list == 0 && ahead != 0 && 2 * ahead > ncl_home)
+                continue;
+            if (list == 0 && 2 * ahead == ncl_home && j < i)
                 continue;
             for (int sz = -1; sz <= 1; sz++)
                 for (int sy = -1; sy <= 1; sy++)
@@ -190,9 +197,21 @@ static void check(double L, double Lz, int shift_dims, uint64_t seed, int halo =
                    shift_dims, halo, list ? "non-local" : "local", i, got.size(), want.size());
     }
     EXPECT(wrong == 0, "shifts %d, halo %d: %lld rows differ", shift_dims, halo, wrong);
+    /* periodic in every dimension, every row holds about half of its neighbourhood: the longest
+     * local row near the mean (ownership by j >= i makes it twice the mean) */
+    long long loc = 0;
+    int most = 0;
+    for (int i = 0; i < ncl_home; i++) {
+        loc += cnt[(size_t)i];
+        most = std::max(most, cnt[(size_t)i]);
+    }
+    const double mean = ncl_home > 0 ? (double)loc / ncl_home : 0.0;
+    if (shift_dims == 7)
+        EXPECT(most <= 1.8 * mean, "shifts 7: the longest local row holds %d entries, %.2f x the mean",
+               most, most / mean);
     printf("box %.1f x %.1f, shifts %d, halo %d: %d atoms, %d clusters (%d home), "
-           "%d in the longest column, %lld entries\n",
-           L, Lz, shift_dims, halo, n, ncl, ncl_home, longest, entries);
+           "%d in the longest column, %lld entries, local rows %.1f on average, %d at most\n",
+           L, Lz, shift_dims, halo, n, ncl, ncl_home, longest, entries, mean, most);
 }
 
 int main(void)
@@ -201,6 +220,8 @@ int main(void)
     check(6.5, 130.0, 7, 1);    /* tall, periodic: columns of ~34 clusters, bisected */
     check(6.5, 60.0, 3, 2);     /* tall, z open */
     check(12.0, 12.0, 6, 3);    /* a cube, x open: short columns, no bisection */
+    check(9.0, 9.0, 7, 6);      /* periodic cubes about two list radii wide: every row meets */
+    check(6.0, 6.0, 7, 7);      /* most clusters of the box, some under two images */
     check(14.0, 14.0, 4, 4, 1); /* halo zones 1-3 in x and y, z periodic */
     check(14.0, 40.0, 0, 5, 1); /* the same, open in z, bisected */
     printf(g_fail ? "%d check(s) failed\n" : "all checks passed\n", g_fail);

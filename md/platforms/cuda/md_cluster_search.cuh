@@ -61,12 +61,51 @@ __device__ static inline int cl_bisect(const float2 *__restrict__ zwin, int a, i
     return a;
 }
 
+/* Does row ic hold its pairs with home cluster j in the local list (of n home clusters)? Each
+ * pair of home clusters once: j with ic when j follows ic by less than half the circle of the
+ * sorted order (the half at exactly n / 2 by the lower index), ic itself (its images sorted out
+ * by the shifts). Every row so holds about half of its neighbourhood; ownership by j >= ic would
+ * give the first rows of the sort order their whole neighbourhood and the last ones nothing (the
+ * periodic images wrap the order), a longest row of twice the mean, which the local kernel's
+ * chunks are cut for. */
+__device__ static inline int cl_owns(int ic, int j, int n)
+{
+    int d = j - ic;
+    if (d < 0)
+        d += n;
+    return d == 0 || 2 * d < n || (2 * d == n && j > ic);
+}
+
+/* The clusters of [j0, j1) that row ic may own among n home clusters (cl_owns): the arc
+ * [ic, ic + L] of the circle cut from the range, where it meets both ends of the arc (a range
+ * holding ic and the wrapped end) their hull (the test of each candidate drops the rest). */
+__device__ static inline void cl_own_range(int ic, int n, int *j0, int *j1)
+{
+    const int L = (n - 1) / 2 + (n % 2 == 0 && ic + n / 2 < n ? 1 : 0);
+    const int a1 = max(*j0, ic), b1 = min(*j1, min(ic + L, n - 1) + 1);
+    const int a2 = *j0, b2 = min(*j1, ic + L - n + 1);
+    const int one = a1 < b1, two = a2 < b2;
+    if (one && two) {
+        *j0 = a2;
+        *j1 = b1;
+    } else if (one) {
+        *j0 = a1;
+        *j1 = b1;
+    } else if (two) {
+        *j0 = a2;
+        *j1 = b2;
+    } else {
+        *j1 = *j0;
+    }
+}
+
 /* A window of more clusters than this is bisected; a shorter one is read whole. */
 #define CL_BISECT_ABOVE 8
 
 /* One warp per row cluster ic: scan the columns within rl of its box (wrapping in shift
- * dimensions) and append the clusters j >= ic whose boxes, shifted, are within rl (half lists,
- * in scan order: deterministic). A window is a column with one image in z; of a column only the
+ * dimensions) and append the clusters whose boxes, shifted, are within rl: of home clusters those
+ * the row owns (cl_owns), of halo clusters in halo rows those j >= ic (half lists, in scan
+ * order: deterministic). A window is a column with one image in z; of a column only the
  * clusters in z reach of the row are read (bisected: a column holds the box height in clusters,
  * 72 at 3M atoms, the reach about nine, and reading them all grows as N^(4/3)), and the clusters
  * of 32 windows are packed onto the lanes (one column per pass left most lanes idle: nine
@@ -151,8 +190,10 @@ static __global__ void cl_search(const float4 *__restrict__ bbox, const float2 *
                 if (sx >= -1 && sx <= 1 && sy >= -1 && sy <= 1) {
                     const int cc = p * ncol + cy * g.m[0] + cx;
                     int j0 = col[cc], j1 = col[cc + 1];
-                    if (j0 < ic)
-                        j0 = ic < j1 ? ic : j1; /* half lists: j >= ic */
+                    if (toloc) /* half lists: each pair by one of its rows */
+                        cl_own_range(ic, ncl_home, &j0, &j1);
+                    else if (j0 < ic)
+                        j0 = ic < j1 ? ic : j1; /* halo rows: j >= ic */
                     ox = sx * g.box[0];
                     oy = sy * g.box[1];
                     oz = sz * g.box[2];
@@ -202,7 +243,8 @@ static __global__ void cl_search(const float4 *__restrict__ bbox, const float2 *
                 const float dz = fmaxf(0.0f, fmaxf(jlo.z + voz - ihi.z, ilo.z - jhi.z - voz));
                 /* the self pair: one of the shifts s and -s (s > 13), and s = 13 */
                 const int ok = zok && dx * dx + dy * dy + dz * dz < rl2 &&
-                               (j != ic || vsh >= MD_CLUSTER_NO_SHIFT);
+                               (j != ic || vsh >= MD_CLUSTER_NO_SHIFT) &&
+                               (!toloc || cl_owns(ic, j, ncl_home));
                 const unsigned b = __ballot_sync(CL_FULL, ok);
                 const int pos = k + __popc(b & ((1u << lane) - 1u));
                 if (ok && pos < cap)
