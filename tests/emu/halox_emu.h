@@ -254,6 +254,7 @@ static inline void __threadfence_system(void) { __atomic_thread_fence(__ATOMIC_S
 void halox_emu_idle(void);
 static inline void __nanosleep(unsigned) { halox_emu_idle(); }
 template <typename T> static inline T __ldg(const T *p) { return *p; }
+template <typename T> static inline T __ldcg(const T *p) { return *p; }
 static inline float __fdividef(float a, float b) { return a / b; }
 static inline int atomicExch(int *p, int v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 static inline unsigned long long atomicExch(unsigned long long *p, unsigned long long v)

@@ -37,15 +37,18 @@
  *
  * Verlet buffer with dynamic pruning: the outer lists (radius rl, built by
  * md__clusters_build) feed inner lists of radius rl_in (md__clusters_set_prune). The
- * gathers compare the positions with those of the last prune and decide on the device whether the
- * next force kernel prunes: when some atom moved (rl_in - rc) / 2 or more, the kernel runs over the
- * outer row, keeps the cluster pairs with an atom pair within rl_in and writes them as the inner
- * row; otherwise it runs over the inner row. So no pair within rc is ever missed by the inner lists
- * while the outer list is valid: no atom moved (rl - rc) / 2 since the build. That is watched too:
- * the gathers compute the largest displacement since the build and the largest of the last step,
- * published with the device's step count in md_clusters_watch (host memory the device writes:
- * the host reads it without synchronising) so the engine can rebuild in time, and steps where
- * it was exceeded are counted.
+ * gathers compare the positions with those of the last prune, and each force kernel decides on
+ * the device from their largest displacement whether it prunes: when some atom moved
+ * (rl_in - rc) / 2 or more, the kernel runs over the outer row, keeps the cluster pairs with an
+ * atom pair within rl_in and writes them as the inner row; otherwise it runs over the inner row.
+ * So no pair within rc is ever missed by the inner lists while the outer list is valid: no atom
+ * moved (rl - rc) / 2 since the build. That is watched too: the gathers compute the largest
+ * displacement since the build and the largest of the last step, which the force kick publishes
+ * with the device's step count in md_clusters_watch (host memory the device writes: the host
+ * reads it without synchronising) so the engine can rebuild in time, and steps where it was
+ * exceeded are counted. A gather ends with its last block (no ticket, no last block's
+ * bookkeeping on the step's critical path); the kick that takes the step's forces counts the
+ * prunes and clears the maxima.
  *
  * All launchers enqueue on `stream` and return the first CUDA error. md__clusters_build
  * replays its graph (one launch for the ~25 kernels and copies of a build: launched one by one
@@ -67,7 +70,7 @@ extern "C" {
 
 enum { MD_CLUSTER_SIZE = 8, MD_CLUSTER_SHIFT_BIT = 26, MD_CLUSTER_NO_SHIFT = 13 };
 
-/** What the device reports of the last finished gather (host memory the device writes). The
+/** What the device reports of the last finished step (host memory the device writes). The
  *  first 16 bytes are published each step in one store, without a system-wide fence (which would
  *  hold up the step's next kernel): the host reads them while the device may be writing and
  *  keeps a read only when its check word matches (md__clusters_watch_read). The rest is complete
@@ -224,7 +227,7 @@ typedef struct md_clusters {
     void *graph_key;
     int captures;
     void *state;                /* device: maxima of the step, prune decisions, counters */
-    md_clusters_watch_t *watch; /* mapped host memory the gathers publish into */
+    md_clusters_watch_t *watch; /* mapped host memory the force kick publishes into */
     md_timeline_t *tl;          /* device: the kernel timeline (md__clusters_timeline), or NULL */
     md_clusters_span_t span;    /* the step kernels' spans, or zero (md_clusters_span_t) */
     size_t cap_atoms, cap_keys, cap_cols, cap_slots, cap_cl, cap_loc, cap_nl;
@@ -257,8 +260,9 @@ cudaError_t md__clusters_build_end(md_clusters_t *c, const float *x, const uint8
 void md__clusters_set_prune(md_clusters_t *c, float rc, float rl_in);
 
 /** Gather the current positions into the slots: part 0 home clusters, 1 halo clusters, 2 all;
- *  measures the displacements and decides the prunes: part 0 decides the local list's (and the
- *  non-local one's when there is no halo), part 1 the non-local one's, part 2 both. With inl
+ *  measures the displacements the next force kernels decide their prunes by (part 0 those of
+ *  the local list and of the non-local one's home atoms, parts 1 and 2 the rest), and counts a
+ *  step where it completes the positions (part 0 without halo clusters, 1, 2). With inl
  *  (nvshmem-inline; parts 1 and 2) it first waits for the halo's coordinates and completes that
  *  exchange (halox/inline.h). */
 cudaError_t md__clusters_gather(const md_clusters_t *c, const float *x, const uint8_t *zone,
@@ -274,7 +278,8 @@ cudaError_t md__clusters_kick_gather(const md_clusters_t *c, float *v, const flo
                                      const halox_inline_view_t *send, cudaStream_t stream);
 
 /** Lennard-Jones forces of the local (nonlocal = 0) or non-local list on the gathered positions,
- *  added to fs (each pair once, on both atoms). Pairs at r2 >= rc2 add nothing. With energy
+ *  added to fs (each pair once, on both atoms), pruning first when the gathers since the last
+ *  kick or take say so. Pairs at r2 >= rc2 add nothing. With energy
  *  non-NULL, adds the pair energies (shifted by eshift) and virials to energy[0], energy[1]
  *  (double). */
 cudaError_t md__clusters_lj(const md_clusters_t *c, int nonlocal, float rc2, double eshift,
@@ -289,11 +294,13 @@ cudaError_t md__clusters_halo_forces(const md_clusters_t *c, float *fnl,
 /** The second half kick of velocity Verlet on the home atoms: f[a] = fs of a's slot (+ fnl[a]
  *  when fnl is not NULL, then fnl[a] = 0), the slot zeroed; v[a] += h f[a] when v is not NULL.
  *  With inl (nvshmem-inline) it first waits for the forces the owners of our halo returned, adds
- *  them (view ticket 3) and completes that exchange. */
+ *  them (view ticket 3) and completes that exchange. Ends the step: the prunes of the force
+ *  kernels before it counted, the watch published, the displacements cleared. */
 cudaError_t md__clusters_kick(const md_clusters_t *c, float *v, float *f, float *fnl, float h,
                               const halox_inline_view_t *inl, cudaStream_t stream);
 
-/** f[a] = fs of a's slot for every atom (home and halo), zeroing the slots (tests, probes). */
+/** f[a] = fs of a's slot for every atom (home and halo), zeroing the slots (tests, probes); ends
+ *  the step as md__clusters_kick does. */
 cudaError_t md__clusters_take_forces(const md_clusters_t *c, float *f, cudaStream_t stream);
 
 /** Zero the forces fs (after work whose forces are not used). */

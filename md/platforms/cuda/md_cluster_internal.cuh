@@ -8,7 +8,8 @@
  *                         header, so that tests/emu runs it on the CPU)
  *   md_cluster_sort.cu    the cluster sort of a build: geometry, keys, slots, bounding boxes;
  *                         the arrays' growth
- *   md_cluster_watch.cu   the gathers: displacements, prune decisions, the watch; the arming
+ *   md_cluster_watch.cu   the gathers (displacements) and the step's end (prune counts, the
+ *                         watch)
  *   md_cluster_lj.cu      the cluster LJ kernel (and the pruning it does); the super-row kernel
  *   md_cluster_forces.cu  the slots' forces back to the atoms: halo forces, kick, take, clear
  *   md_cluster_super.cu   super-rows (an experiment of the bench): two rows merged, masked
@@ -81,12 +82,13 @@ static inline int cl_blocks(long long n, int threads)
 }
 
 /* The device's step state: maxima of squared displacements (float bits: non-negative floats
- * order as their bits) of the gathers of this step, the prune decisions for the next kernels,
- * counters. The last block of a gather finishes the step's part (a ticket). */
+ * order as their bits) of the gathers since the last force kick, counters, the ticket of a halo
+ * gather that completes an exchange. No kernel finishes a gather's part: the force kernels decide
+ * their prunes from the maxima (cl_prunes_now), the force kick after them counts and publishes
+ * the step and clears the maxima (cl_step_end), so that a gather ends with its last block. */
 typedef struct cl_state {
     unsigned mx[4]; /* home vs local prune, all vs non-local prune, all vs build, last step */
     unsigned ticket;
-    int prune[2];
     int valid[2]; /* the inner list was pruned since the build (by a kernel in prune mode) */
     long long steps, prunes[2], exceeded;
 } cl_state_t;
@@ -95,10 +97,18 @@ typedef struct cl_state {
  * inside a kernel of the build: a launch of its own cost the graph a node). */
 __device__ static inline void cl_arm(cl_state_t *st)
 {
-    st->prune[0] = st->prune[1] = 1;
     st->valid[0] = st->valid[1] = 0;
     st->mx[0] = st->mx[1] = st->mx[2] = st->mx[3] = 0;
     st->ticket = 0;
+}
+
+/* Does the force kernel of list k (0 local, 1 non-local) prune? When its inner list was not
+ * pruned since the build, or some atom moved half the inner buffer (thr_in2: its square) since
+ * the last prune. The gathers before it have finished (stream order), the kick after it has not
+ * cleared the maxima: every warp reads the same. */
+__device__ static inline int cl_prunes_now(const cl_state_t *st, int k, float thr_in2)
+{
+    return !__ldcg(&st->valid[k]) || __uint_as_float(__ldcg(&st->mx[k])) >= thr_in2;
 }
 
 /* What a step kernel's launch spans (md_clusters_span_t): with spans, the larger of the span
@@ -130,6 +140,54 @@ static inline const int *cl_span_dims(const md_clusters_t *c)
 static inline int cl_pruning(const md_clusters_t *c)
 {
     return c->rl_in > c->rc && c->rl_in < c->rl && c->rc > 0;
+}
+
+/* The end of a step's forces (the force kick's first thread, after the force kernels): the
+ * prunes they did (cl_prunes_now, from the same maxima) counted and their inner lists marked
+ * valid, the steps that passed the outer list's half buffer counted, the watch published
+ * (md_cluster.h: its first words in one store, no fence), the maxima cleared for the next
+ * step's gathers. count_nl: a non-local kernel ran (halo clusters). */
+__device__ static inline void cl_step_end(cl_state_t *st, md_clusters_watch_t *watch, float thr_in2,
+                                   float thr_out2, int count_nl)
+{
+    const uint4 mx = __ldcg((const uint4 *)st->mx);
+    const int v0 = __ldcg(&st->valid[0]), v1 = __ldcg(&st->valid[1]);
+    const long long steps = __ldcg(&st->steps), p0 = __ldcg(&st->prunes[0]),
+                    p1 = __ldcg(&st->prunes[1]), ex = __ldcg(&st->exceeded);
+    const int pr0 = !v0 || __uint_as_float(mx.x) >= thr_in2;
+    const int pr1 = !v1 || __uint_as_float(mx.y) >= thr_in2;
+    const long long prunes0 = p0 + pr0, prunes1 = p1 + (pr1 && count_nl);
+    const long long exceeded = ex + (__uint_as_float(mx.z) >= thr_out2);
+    *(uint4 *)st->mx = make_uint4(0, 0, 0, 0);
+    st->valid[0] = 1; /* pruned now or before */
+    st->valid[1] = 1;
+    st->prunes[0] = prunes0;
+    st->prunes[1] = prunes1;
+    st->exceeded = exceeded;
+    if (watch) {
+        volatile md_clusters_watch_t *w = watch;
+        w->steps = steps;
+        w->prunes[0] = prunes0;
+        w->prunes[1] = prunes1;
+        w->exceeded = exceeded;
+        const unsigned lo = (unsigned)steps;
+        *(uint4 *)watch = make_uint4(mx.z, mx.w, lo, MD_CLUSTERS_WATCH_CHECK(mx.z, mx.w, lo));
+    }
+}
+
+/* The pruning thresholds: squared half buffers of the inner and the outer list. */
+static inline float cl_half2(float r, float rc)
+{
+    const float h = 0.5f * (r - rc);
+    return h > 0 ? h * h : 0.0f;
+}
+static inline float cl_thr_in2(const md_clusters_t *c)
+{
+    return cl_half2(cl_pruning(c) ? c->rl_in : c->rl, c->rc);
+}
+static inline float cl_thr_out2(const md_clusters_t *c)
+{
+    return cl_half2(c->rl, c->rc);
 }
 
 /* The counts of a build in device memory (md_clusters_t.dims, mirrored in the pinned h_small):

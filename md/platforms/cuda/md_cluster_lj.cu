@@ -153,7 +153,7 @@ __device__ static __forceinline__ void cl_j_forces(int jc, int jl, float fjx, fl
  * (padding, the self pair's lower triangle, beyond the cut-off, and with ZONES the zone rule),
  * so the warp never diverges; 1/r^2 is the fast reciprocal (__fdividef: 2 ulp).
  *
- * With *prune_flag set (decided by the gathers) the warp first runs over the outer row testing
+ * When the list prunes (cl_prunes_now: st given) the warp first runs over the outer row testing
  * distances only (32 entries at a time by their clusters' bounding boxes, a lane each, then the
  * atom pairs of those whose boxes are within rl_in, since testing every entry's 64 pairs costs
  * a prune step more than two plain steps: docs/MD-DESIGN.md#verlet-buffer-and-dynamic-pruning),
@@ -166,7 +166,8 @@ template <int ENERGY, int ZONES, int LCH>
 static __global__ void __launch_bounds__(CL_THREADS)
     cl_lj(const float4 *__restrict__ xq, const int *__restrict__ jl_out,
           const int *__restrict__ cnt_out, int *__restrict__ jl_in, int *__restrict__ cnt_in,
-          int max_row, const int *prune_flag, int *valid, float4 *__restrict__ ref, float rlin2,
+          int max_row, const cl_state_t *st, int list, float thr_in2, float4 *__restrict__ ref,
+          float rlin2,
           int nrows, const int *__restrict__ items, int nitems, int chunk, int kch, float rc2,
           float bx, float by, float bz, double eshift, float *__restrict__ fs,
           double *__restrict__ energy, const float4 *__restrict__ bnow,
@@ -183,9 +184,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int jl = lane & 7, g = lane >> 3;
     const int wid = blockIdx.x * CL_WARPS + warp;
-    const int prune = prune_flag ? *(volatile const int *)prune_flag : 0;
-    if (prune && threadIdx.x == 0 && blockIdx.x == 0)
-        *valid = 1; /* read by the next gather, after this kernel */
+    const int prune = st ? cl_prunes_now(st, list, thr_in2) : 0;
     /* the warp's row, and with items (non-local rows: ZONES) or LCH (local rows) its chunk kc,
      * entries [c0, c0 + ch) of the row: a prune then takes every row's positions as its
      * reference here (with items rows without items too, with LCH chunk 0's warp). Without,
@@ -280,7 +279,7 @@ static __global__ void __launch_bounds__(CL_THREADS)
         /* the inner row: written above on a prune step (plain loads: not through the read-only
          * cache), by an earlier kernel otherwise */
         if (!prune)
-            m = cut && !prune_flag ? min(cnt_out[row] - c0, ch) : cnt_in[(size_t)row * kk + kc];
+            m = cut && !st ? min(cnt_out[row] - c0, ch) : cnt_in[(size_t)row * kk + kc];
         for (int base = 0; base < m; base += 32) {
             const int mye = base + lane < m ? (prune ? ((volatile const int *)in_row)[base + lane]
                                                      : __ldg(&in_row[base + lane]))
@@ -318,9 +317,7 @@ extern "C" cudaError_t md__clusters_lj(const md_clusters_t *c, int nonlocal, flo
     const int *co = nonlocal ? c->cnt_nl : c->cnt_loc;
     int *ji = pr ? (nonlocal ? c->jl_nl_in : c->jl_loc_in) : (int *)jo;
     int *ci = pr ? (nonlocal ? c->cnt_nl_in : c->cnt_loc_in) : (int *)co;
-    cl_state_t *st = (cl_state_t *)c->state;
-    const int *flag = pr ? &st->prune[nonlocal ? 1 : 0] : NULL;
-    int *valid = &st->valid[nonlocal ? 1 : 0];
+    const cl_state_t *st = pr ? (const cl_state_t *)c->state : NULL;
     float4 *ref = (float4 *)c->ref + (nonlocal ? c->cap_slots : 0);
     const int mx = nonlocal ? c->max_nl : c->max_loc;
     const float rlin2 = pr ? c->rl_in * c->rl_in : 0.0f;
@@ -338,9 +335,9 @@ extern "C" cudaError_t md__clusters_lj(const md_clusters_t *c, int nonlocal, flo
     const int *dims = cl_span_dims(c);
 #define CL_LJ(E, Z, L)                                                                             \
     HALOX_LAUNCH_CHAINED((cl_lj<E, Z, L>), b, CL_THREADS, stream)                                  \
-    (xq, jo, co, ji, ci, mx, flag, valid, ref, rlin2, rows, items, nitems, chunk, kch, rc2,        \
-     c->box[0], c->box[1], c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow, dims, c->tl, \
-     nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
+    (xq, jo, co, ji, ci, mx, st, nonlocal, cl_thr_in2(c), ref, rlin2, rows, items, nitems, chunk,  \
+     kch, rc2, c->box[0], c->box[1], c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow,     \
+     dims, c->tl, nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
     /* home-home pairs never meet the zone rule: the local kernel skips it */
     if (nonlocal && energy)
         CL_LJ(1, 1, 0);

@@ -34,19 +34,19 @@ typedef struct cl_kick_drift {
 /* The slots of part 0 (home), 1 (halo) or 2 (all) take the current positions; the build's
  * cluster counts ncl_home and ncl, or with dims (spans: md_cluster.h) those on the device; refs:
  * 3 arrays of nslots float4 (local prune, non-local prune, build); bnow: the clusters' boxes now
- * (for the prunes). Part 0 finishes the local step, parts 1 and 2 (and 0 without halo clusters)
- * the whole step. kd.v (home slots): each atom is kicked and drifted first. nvshmem-inline
- * (halox/inline.h): inl_wait (the grid within the view's spin_blocks): each block first waits for
- * the coordinates of every pulse, and the last block completes that exchange; inl_send (home
- * slots): each atom's position is stored into the halos it is sent to, and every block adds its
- * share of the receivers' signals once its stores are fenced. Blocks past the part's slots take
- * part in the ticket (and the shares) only. */
+ * (for the prunes); st: the maxima of the displacements, and the count of steps by the gather
+ * that completes a step's positions (part 1 or 2, or 0 without halo clusters). kd.v (home
+ * slots): each atom is kicked and drifted first. nvshmem-inline (halox/inline.h): inl_wait (the
+ * grid within the view's spin_blocks): each block first waits for the coordinates of every
+ * pulse, and the last block completes that exchange; inl_send (home slots): each atom's position
+ * is stored into the halos it is sent to, and every block adds its share of the receivers'
+ * signals once its stores are fenced. Blocks past the part's slots take part in the ticket (and
+ * the shares) only. */
 static __global__ void __launch_bounds__(256)
-    cl_gather(int part, int ncl_home, int ncl, const int *__restrict__ dims, float thr_in2,
-              float thr_out2, const int *__restrict__ perm, float *__restrict__ x,
-              const uint8_t *__restrict__ zone, float4 *__restrict__ xq,
-              const float4 *__restrict__ ref, size_t nslots, float4 *__restrict__ bnow,
-              cl_state_t *st, md_clusters_watch_t *watch, cl_kick_drift_t kd,
+    cl_gather(int part, int ncl_home, int ncl, const int *__restrict__ dims,
+              const int *__restrict__ perm, float *__restrict__ x, const uint8_t *__restrict__ zone,
+              float4 *__restrict__ xq, const float4 *__restrict__ ref, size_t nslots,
+              float4 *__restrict__ bnow, cl_state_t *st, cl_kick_drift_t kd,
               halox_inline_view_t inl, int inl_wait, int inl_send, md_timeline_t *tl, int tl_kind)
 {
     halox_chained_wait(); /* launched chained (halox/device/launch.cuh) */
@@ -58,8 +58,6 @@ static __global__ void __launch_bounds__(256)
     }
     const int home_end = ncl_home * MD_CLUSTER_SIZE;
     const int s0 = part == 1 ? home_end : 0, s1 = part == 0 ? home_end : ncl * MD_CLUSTER_SIZE;
-    const int count_nl = ncl > ncl_home; /* halo clusters: a non-local kernel runs */
-    const int fin_loc = part != 1, fin_nl = part != 0 || !count_nl;
     unsigned long long epoch = 0;
     const int tn = cl_tl_begin(tl, tl_kind);
     const int ok = inl_wait ? halox_inline_block_wait(&inl, 0, &epoch) : 1;
@@ -111,78 +109,52 @@ static __global__ void __launch_bounds__(256)
         bnow[2 * (size_t)(s / MD_CLUSTER_SIZE)] = make_float4(lo[0], lo[1], lo[2], 0.0f);
         bnow[2 * (size_t)(s / MD_CLUSTER_SIZE) + 1] = make_float4(hi[0], hi[1], hi[2], 0.0f);
     }
-    cl_tl_end(tl, tl_kind, tn);
-    if (!st)
-        return;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (st) {
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
-    for (int k = 0; k < 4; k++) {
-        m[k] = cl_warp_max(m[k]);
-        if (lane == 0)
-            part_max[k][warp] = m[k];
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
         for (int k = 0; k < 4; k++) {
-            float v = 0;
-            for (int w = 0; w < (int)(blockDim.x >> 5); w++)
-                v = fmaxf(v, part_max[k][w]);
-            if (v > 0)
-                atomicMax(&st->mx[k], __float_as_uint(v));
+            m[k] = cl_warp_max(m[k]);
+            if (lane == 0)
+                part_max[k][warp] = m[k];
         }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            for (int k = 0; k < 4; k++) {
+                float v = 0;
+                for (int w = 0; w < (int)(blockDim.x >> 5); w++)
+                    v = fmaxf(v, part_max[k][w]);
+                if (v > 0)
+                    atomicMax(&st->mx[k], __float_as_uint(v));
+            }
+            /* the step's positions are complete after this gather: one step more */
+            if (blockIdx.x == 0 && (part != 0 || ncl == ncl_home))
+                atomicAdd((unsigned long long *)&st->steps, 1ull);
+        }
+    }
+    cl_tl_end(tl, tl_kind, tn);
+    if (!inl_send && !inl_wait)
+        return;
+    if (threadIdx.x == 0) {
         /* the stores into peers too, before this block's share of their signals */
         if (inl_send) {
             __threadfence_system();
             halox_inline_share(&inl, 0);
-        } else {
-            __threadfence();
         }
-        last = atomicAdd(&st->ticket, 1u) == gridDim.x - 1;
+        if (inl_wait) {
+            __threadfence();
+            last = atomicAdd(&st->ticket, 1u) == gridDim.x - 1;
+        }
     }
+    if (!inl_wait)
+        return;
     __syncthreads();
     if (!last || threadIdx.x != 0)
         return;
     __threadfence();
-    if (inl_wait && ok) /* every block has waited: the coordinate exchange is complete */
+    st->ticket = 0;
+    if (ok) /* every block has waited: the coordinate exchange is complete */
         halox_inline_complete(&inl, 0, epoch);
-    volatile cl_state_t *vs = st;
-    const float mloc = __uint_as_float(vs->mx[0]), mnl = __uint_as_float(vs->mx[1]);
-    /* a list not pruned since its build prunes whatever the displacement */
-    if (fin_loc) {
-        const int pr = !vs->valid[0] || mloc >= thr_in2;
-        vs->prune[0] = pr;
-        vs->prunes[0] += pr;
-        vs->mx[0] = 0;
-    }
-    if (fin_nl) {
-        const int pr = !vs->valid[1] || mnl >= thr_in2;
-        const float mb = __uint_as_float(vs->mx[2]), ms = __uint_as_float(vs->mx[3]);
-        vs->prune[1] = pr;
-        vs->prunes[1] += pr && count_nl; /* no halo: no non-local kernel to prune */
-        vs->exceeded += mb >= thr_out2;
-        vs->steps += 1;
-        vs->mx[1] = vs->mx[2] = vs->mx[3] = 0;
-        if (watch) { /* md_cluster.h: the published words in one store, no fence */
-            volatile md_clusters_watch_t *w = watch;
-            const long long steps = vs->steps;
-            w->steps = steps;
-            w->prunes[0] = vs->prunes[0];
-            w->prunes[1] = vs->prunes[1];
-            w->exceeded = vs->exceeded;
-            const unsigned bb = __float_as_uint(mb), sb = __float_as_uint(ms);
-            const unsigned lo = (unsigned)steps;
-            *(uint4 *)watch = make_uint4(bb, sb, lo, MD_CLUSTERS_WATCH_CHECK(bb, sb, lo));
-        }
-    }
-    vs->ticket = 0;
     cl_tl_later(tl, tl_kind, tn); /* the launch ends here */
-}
-
-/* The pruning thresholds: squared half buffers of the inner and the outer list. */
-static float cl_half2(float r, float rc)
-{
-    float h = 0.5f * (r - rc);
-    return h > 0 ? h * h : 0.0f;
 }
 
 /* A gather of part 0/1/2 (md__clusters_gather), with the home part's kick (kd.v) and
@@ -204,14 +176,12 @@ static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint
     halox_inline_view_t none;
     memset(&none, 0, sizeof none);
     const halox_inline_view_t *inl = wait_here ? wait : send;
-    const float rin = cl_pruning(c) ? c->rl_in : c->rl;
     float4 *bnow = cl_pruning(c) ? (float4 *)c->bnow : NULL; /* read by prunes only */
     const int tl_kind = part == 0 ? MD_TL_HOME_GATHER : part == 1 ? MD_TL_HALO_GATHER : -1;
     HALOX_LAUNCH_CHAINED(cl_gather, blocks, 256, stream)
-    (part, c->ncl_home, c->ncl, cl_span_dims(c), cl_half2(rin, c->rc), cl_half2(c->rl, c->rc),
-     c->perm, x, zone, (float4 *)c->xq, (const float4 *)c->ref, c->cap_slots, bnow,
-     (cl_state_t *)c->state, c->watch, kd, inl ? *inl : none, wait_here, send != NULL, c->tl,
-     tl_kind);
+    (part, c->ncl_home, c->ncl, cl_span_dims(c), c->perm, x, zone, (float4 *)c->xq,
+     (const float4 *)c->ref, c->cap_slots, bnow, (cl_state_t *)c->state, kd, inl ? *inl : none,
+     wait_here, send != NULL, c->tl, tl_kind);
     return cudaGetLastError();
 }
 
