@@ -6,18 +6,19 @@
  * One step on the GPU (md__gpu_step below; the CPU engine's order):
  *   hi stream (the transport's, high priority): kick + drift (home atoms)       md__gpu_kick_drift
  *     [energy slots zeroed on thermo steps]; gather home positions (the gather also measures
- *     the displacements and decides the prunes on the device; on a step without rebuild it does
- *     the kick and drift itself, md__gpu_kick_drift only leaving it to it); event x_ready
+ *     the displacements the force kernels decide their prunes by; on a step without rebuild it
+ *     does the kick and drift itself, md__gpu_kick_drift only leaving it to it); event x_ready
  *   lo stream (low priority): wait x_ready; LOCAL forces (home-home pairs) -> fs; event local_done
  *   hi stream: coordinate halo exchange (not on rebuild steps, none without pulses); gather halo
  *     positions; NON-LOCAL forces (pairs with halo atoms, zone rule) -> fs; the halo slots of fs
  *     -> fnl; force halo exchange (adds into fnl of the owners); wait local_done  md__gpu_forces
- *   hi stream: kick: f = fs (+ fnl), fs and fnl zeroed, v += dt/2 f              md__gpu_kick
+ *   hi stream: kick: f = fs (+ fnl), fs and fnl zeroed, v += dt/2 f; the step's prunes counted,
+ *     the watch published                                                        md__gpu_kick
  * On nvshmem-inline both exchanges run inside these kernels (gpu_step.c says how).
  * Nothing waits on the host inside a step except what the transport itself does (mpi-staged
  * synchronises its stream to stage through host memory), thermo steps (energies and velocities
  * are read back) and the NVT thermostat (one reduction). The rebuild decision reads, without
- * synchronising, what the gathers published (md__gpu_watch). With --graph a plain step is one
+ * synchronising, what the kick published (md__gpu_watch). With --graph a plain step is one
  * launch of the captured graph of these parts (gpu_graph.c).
  *
  * Rebuild steps (md__gpu_rebuild below): one rank periodic by shifts in every dimension
