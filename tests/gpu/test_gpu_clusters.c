@@ -25,10 +25,12 @@
  *     three, then only y and z with x open; boxes tall enough that a column holds more
  *     clusters than a warp reads at once, where the search bisects the column): pairs and forces
  *     against a minimum-image brute force, with and without inner lists pruned at rc + 0.1;
- *  6. a hot system, step by step: every atom moves by a random step each step, the gathers
- *     decide the prunes on the device; the forces of every step equal those of freshly built
- *     lists, as long as the watch says no atom moved half the skin since the build (and the
- *     device counts no exceeded step); the prunes happen.
+ *  6. a hot system, step by step: every atom moves by a random step each step, the force
+ *     kernel decides its prunes on the device; the forces of every step equal those of freshly
+ *     built lists, as long as the watch says no atom moved half the skin since the build (and
+ *     the device counts no exceeded step); the prunes happen. Also as a multi-step graph runs
+ *     the steps: the sets of maxima alternating, each step's force kick inside the next step's
+ *     home gather.
  *  7. the kernel timeline (HALOX_MD_TIMELINE's stamps) of part 6's steps: one stamped launch of
  *     the home gather and the force kernel per step, in the stream's order.
  *  8. a step captured once (gather, pair kernels, halo forces, kick) replayed after builds with
@@ -514,7 +516,39 @@ static void check_timeline(const md_clusters_t *c, int steps)
     free(t);
 }
 
-static void test_hot(int cells, uint64_t seed)
+/* The forces hf of a hot step against those of fresh lists (hr): the largest difference
+ * relative to the largest force, checked below 1e-5. */
+static double hot_compare(const sys_t *s, const float *hf, const float *hr, int step)
+{
+    const size_t n3 = 3 * (size_t)s->n;
+    double fbig = 0, err = 0;
+    for (size_t k = 0; k < n3; k++) {
+        fbig = fmax(fbig, fabs((double)hr[k]));
+        err = fmax(err, fabs((double)hf[k] - (double)hr[k]));
+    }
+    CHECK_MSG(err <= 1e-5 * fbig, "hot step %d: forces differ from fresh lists by %.3e of %.3g",
+              step, err, fbig);
+    return err / fbig;
+}
+
+/* The watch a step's end published: the largest displacement since the build, that of the
+ * host's moves (most) to float rounding. */
+static void hot_watch(const md_clusters_watch_t *w, double most, int step)
+{
+    md_clusters_watch_t r;
+    memset(&r, 0, sizeof r);
+    CHECK(md__clusters_watch_read(w, &r));
+    CHECK_MSG(fabs(sqrt((double)r.build_d2) - most) < 1e-4,
+              "hot step %d: the watch says %.6f from the build, the moves %.6f", step,
+              sqrt((double)r.build_d2), most);
+}
+
+/* fused: as a multi-step graph runs them (md_clusters_t.buf): the steps alternate the sets of
+ * maxima, and each step after the first moves its atoms in the home gather that also takes the
+ * forces of the step before (md__clusters_kick_gather with take, h 0 and dt 1: v = the step's
+ * move), so those forces are checked one step late; called right after the plain run of the
+ * same system, whose prunes it must repeat. */
+static void test_hot(int cells, uint64_t seed, int fused)
 {
     sys_t s;
     make_periodic(&s, cells, cells, seed);
@@ -534,14 +568,17 @@ static void test_hot(int cells, uint64_t seed)
     TG_CUDA(md__clusters_build(&c, d.x, d.z, s.n, s.n, lo, ext, DENSITY, (float)s.rl, 7, 0));
     const long long steps0 = c.watch->steps;
     float *x0 = malloc(sizeof(float) * n3), *hf = malloc(sizeof(float) * n3),
-          *hr = malloc(sizeof(float) * n3);
+          *hr = malloc(sizeof(float) * n3), *hv = malloc(sizeof(float) * n3);
+    float *dv = NULL;
+    TG_CUDA(cudaMalloc((void **)&dv, sizeof(float) * n3));
     memcpy(x0, s.x, sizeof(float) * n3);
     uint64_t st = seed * 7919u + 1;
     int steps = 0;
-    double worst = 0;
-    for (; steps < 200; steps++) {
-        /* a random step of up to 0.03 per atom, unless it would take an atom half the skin
-         * from its build position (the list's end: the engine rebuilds there) */
+    double worst = 0, last_most = 0;
+    for (;; steps++) {
+        /* a random step of up to 0.02 per atom (prunes every third step: odd and even ones), unless
+         * it would take an atom half the skin from its build position (the list's end: the engine
+         * rebuilds there) */
         double most = 0;
         float *nx = malloc(sizeof(float) * n3);
         for (int i = 0; i < s.n; i++) {
@@ -551,7 +588,7 @@ static void test_hot(int cells, uint64_t seed)
                 len += v[k] * v[k];
             }
             len = sqrt(len) + 1e-12;
-            const double step = 0.03 * tm_uniform(&st);
+            const double step = 0.02 * tm_uniform(&st);
             for (int k = 0; k < 3; k++) {
                 nx[3 * i + k] = (float)(s.x[3 * i + k] + v[k] / len * step);
                 const double e = (double)nx[3 * i + k] - (double)x0[3 * i + k];
@@ -559,17 +596,42 @@ static void test_hot(int cells, uint64_t seed)
             }
             most = fmax(most, sqrt(d2));
         }
-        if (most >= 0.98 * half) {
+        const int more = steps < 200 && most < 0.98 * half;
+        if (fused && steps > 0) {
+            /* the last step's forces: taken by this step's gather, or at the end */
+            if (more) {
+                for (size_t k = 0; k < n3; k++)
+                    hv[k] = nx[k] - s.x[k];
+                TG_CUDA(cudaMemcpy(dv, hv, sizeof(float) * n3, cudaMemcpyHostToDevice));
+                c.buf = steps & 1;
+                TG_CUDA(md__clusters_kick_gather(&c, dv, d.f, d.x, d.z, 0.0f, 1.0f, 1, NULL, 0));
+            } else {
+                TG_CUDA(md__clusters_take_forces(&c, d.f, 0));
+            }
+            TG_CUDA(cudaMemcpy(hf, d.f, sizeof(float) * n3, cudaMemcpyDeviceToHost));
+            worst = fmax(worst, hot_compare(&s, hf, hr, steps - 1));
+            CHECK(c.watch->steps == steps0 + steps);
+            hot_watch(c.watch, last_most, steps - 1);
+        }
+        last_most = most;
+        if (!more) {
             free(nx);
             break;
         }
-        memcpy(s.x, nx, sizeof(float) * n3);
+        if (fused && steps > 0) { /* the atoms where the gather put them */
+            TG_CUDA(cudaMemcpy(s.x, d.x, sizeof(float) * n3, cudaMemcpyDeviceToHost));
+        } else {
+            memcpy(s.x, nx, sizeof(float) * n3);
+            TG_CUDA(cudaMemcpy(d.x, s.x, sizeof(float) * n3, cudaMemcpyHostToDevice));
+            c.buf = 0;
+            TG_CUDA(md__clusters_gather(&c, d.x, d.z, 0, NULL, 0));
+        }
         free(nx);
-        TG_CUDA(cudaMemcpy(d.x, s.x, sizeof(float) * n3, cudaMemcpyHostToDevice));
-        TG_CUDA(md__clusters_gather(&c, d.x, d.z, 0, NULL, 0));
         TG_CUDA(md__clusters_lj(&c, 0, (float)(RC * RC), 0.0, NULL, 0)); /* force-only */
-        TG_CUDA(md__clusters_take_forces(&c, d.f, 0));
-        TG_CUDA(cudaMemcpy(hf, d.f, sizeof(float) * n3, cudaMemcpyDeviceToHost));
+        if (!fused) {
+            TG_CUDA(md__clusters_take_forces(&c, d.f, 0));
+            TG_CUDA(cudaMemcpy(hf, d.f, sizeof(float) * n3, cudaMemcpyDeviceToHost));
+        }
         /* the fresh lists from the positions wrapped into the box, as a rebuild has them */
         for (size_t k = 0; k < n3; k++)
             hr[k] = (float)(s.x[k] - s.lh * floor(s.x[k] / s.lh));
@@ -579,16 +641,15 @@ static void test_hot(int cells, uint64_t seed)
         TG_CUDA(md__clusters_lj(&fresh, 0, (float)(RC * RC), 0.0, NULL, 0));
         TG_CUDA(md__clusters_take_forces(&fresh, d.f, 0));
         TG_CUDA(cudaMemcpy(hr, d.f, sizeof(float) * n3, cudaMemcpyDeviceToHost));
-        double fbig = 0, err = 0;
-        for (size_t k = 0; k < n3; k++) {
-            fbig = fmax(fbig, fabs((double)hr[k]));
-            err = fmax(err, fabs((double)hf[k] - (double)hr[k]));
+        if (!fused) {
+            worst = fmax(worst, hot_compare(&s, hf, hr, steps));
+            CHECK(c.watch->steps == steps0 + steps + 1);
+            hot_watch(c.watch, most, steps);
         }
-        worst = fmax(worst, err / fbig);
-        CHECK_MSG(err <= 1e-5 * fbig, "hot step %d: forces differ from fresh lists by %.3e of %.3g",
-                  steps, err, fbig);
-        CHECK(c.watch->steps == steps0 + steps + 1);
     }
+    c.buf = 0;
+    cudaFree(dv);
+    free(hv);
     TG_CUDA(cudaDeviceSynchronize());
     const md_clusters_watch_t *w = c.watch;
     printf("hot system: %d atoms, %d steps until an atom would pass half the skin, "
@@ -598,6 +659,15 @@ static void test_hot(int cells, uint64_t seed)
     CHECK_MSG(steps >= 8, "only %d steps", steps);
     CHECK_MSG(w->prunes[0] >= 1 && w->prunes[0] < steps, "%lld prunes in %d steps", w->prunes[0],
               steps);
+    /* the same moves (called right after the plain run): the same prunes, done by the kernel
+     * (a kernel reading the other set of maxima, or a step ended from the wrong set, prunes
+     * at other steps) */
+    static long long plain_prunes = -1;
+    if (!fused)
+        plain_prunes = w->prunes[0];
+    else
+        CHECK_MSG(w->prunes[0] == plain_prunes, "fused steps: %lld prunes, plain steps %lld",
+                  w->prunes[0], plain_prunes);
     CHECK(w->exceeded == 0);
     CHECK(sqrt(w->build_d2) < half && sqrt(w->build_d2) > 0.5 * half);
     check_timeline(&c, steps);
@@ -906,7 +976,8 @@ int main(void)
         test_system(6, 1, 0.0, 0);
         test_system(7, 9, RC + 0.1, 1);
         test_shifts(6, 6, 6, RC + 0.1, 6);
-        test_hot(6, 8);
+        test_hot(6, 8, 0);
+        test_hot(6, 8, 1);
         test_span_graph(6, 12, 0.0);
         g_chunk = 32;
         test_system(7, 9, RC + 0.1, 0);
@@ -932,7 +1003,8 @@ int main(void)
     test_shifts(8, 96, 3, RC + 0.1, 10);
     test_shifts(12, 12, 7, RC + 0.1, 5);
     test_shifts(12, 12, 6, RC + 0.1, 6); /* x open, y and z periodic; this one prunes */
-    test_hot(12, 8);
+    test_hot(12, 8, 0);
+    test_hot(12, 8, 1); /* as a multi-step graph: alternating maxima, fused force kicks */
     /* a step captured once, replayed across builds (spans) */
     test_span_graph(14, 12, 0.0);
     test_span_graph(14, 13, RC + 0.1);
@@ -943,7 +1015,7 @@ int main(void)
         test_system(14, 9, RC + 0.1, 0);
         test_shifts(8, 96, 3, RC + 0.1, 10);
         test_shifts(12, 12, 6, RC + 0.1, 6);
-        test_hot(12, 8);
+        test_hot(12, 8, 0);
         test_span_graph(14, 13, RC + 0.1);
     }
     /* the local rows in chunks (as many warps asked for as give chunks of the fewest entries):
@@ -953,7 +1025,8 @@ int main(void)
     test_system(14, 2, 0.0, 0);
     test_system(14, 9, RC + 0.1, 0);
     test_shifts(12, 12, 6, RC + 0.1, 6);
-    test_hot(12, 8);
+    test_hot(12, 8, 0);
+    test_hot(12, 8, 1);
     test_span_graph(14, 13, RC + 0.1);
     TEST_DONE();
 }

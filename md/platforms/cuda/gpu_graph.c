@@ -143,13 +143,19 @@ static halox_status_t md__gpu_graph_capture(halox_md_t *md, int k, cudaGraphExec
     if (e != cudaSuccess) {
         st = md__gpu_error(md, e, "cudaStreamBeginCapture");
     } else {
+        /* the steps alternate the device's sets of maxima, and each force kick but the last
+         * runs inside the next step's home gather (md__gpu_kick_deferred: one kernel fewer a
+         * step); the set of the one-step graph and of uncaptured steps is 0 */
         for (int i = 0; i < k && st == HALOX_OK; i++) {
+            g->cl.buf = i & 1;
             st = md__gpu_kick_drift(md, 1);
             if (st == HALOX_OK)
                 st = md__gpu_forces(md, 1, 0);
             if (st == HALOX_OK)
-                st = md__gpu_kick(md);
+                st = i + 1 < k ? md__gpu_kick_deferred(md) : md__gpu_kick(md);
         }
+        g->cl.buf = 0;
+        g->take_deferred = 0;
         cudaGraph_t graph = NULL;
         e = cudaStreamEndCapture(g->hi, &graph); /* always: ends a failed capture too */
         if (st == HALOX_OK && e != cudaSuccess)

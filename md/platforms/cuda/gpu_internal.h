@@ -141,6 +141,7 @@ typedef struct md_gpu {
     int f_sent;
     int kd_exchange;        /* the kick + drift being enqueued precedes a coordinate exchange */
     int kick_deferred;      /* that kick + drift is left to the home gather of the forces */
+    int take_deferred;      /* so is the force kick of the step before (md__gpu_kick_deferred) */
     int graph_inline;       /* the captured step exchanges inside its kernels */
     long long inline_steps; /* steps (mid_step) that did, graph replays included */
     /* HALOX_MD_TIMELINE (gpu_timeline.c): the files' prefix ("" off), builds seen, written */
@@ -232,6 +233,8 @@ halox_status_t md__gpu_rebuild_resident(halox_md_t *md);
 halox_status_t md__gpu_kick_drift(halox_md_t *md, int exchange);
 halox_status_t md__gpu_forces(halox_md_t *md, int coords, int want_energy);
 halox_status_t md__gpu_kick(halox_md_t *md);
+/* The force kick left to the next step's home gather (one rank, inside a multi-step capture). */
+halox_status_t md__gpu_kick_deferred(halox_md_t *md);
 halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p);
 halox_status_t md__gpu_scale(halox_md_t *md, double alpha);
 halox_status_t md__gpu_overlap_rep(halox_md_t *md, int kind, double *ms_p);

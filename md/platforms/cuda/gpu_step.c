@@ -96,9 +96,10 @@ static halox_status_t md__gpu_forces_begin(halox_md_t *md, int coords, int want_
     if (g->kick_deferred && !coords) /* (never: a deferred kick precedes a coordinate step) */
         MD_CUDA(md__kernel_kick(g->v, g->f, NULL, g->x, g->n_home, 0.5f * dt, dt, g->hi));
     if (coords) {
-        const int kick = g->kick_deferred;
+        const int kick = g->kick_deferred, take = kick && g->take_deferred;
+        g->take_deferred = 0;
         MD_CUDA(md__clusters_kick_gather(&g->cl, kick ? g->v : NULL, g->f, g->x, g->zone, 0.5f * dt,
-                                         dt, inline_x ? &g->inl : NULL, g->hi));
+                                         dt, take, inline_x ? &g->inl : NULL, g->hi));
         if (g->cl.ncl == g->cl.ncl_home)
             g->gathers++; /* the step's displacements are final after the home part */
     }
@@ -267,6 +268,23 @@ static halox_status_t md__gpu_kick_body(halox_md_t *md)
 halox_status_t md__gpu_kick(halox_md_t *md)
 {
     return md__gpu_ranged("halox: kick", md__gpu_kick_body, md);
+}
+
+/* The step's end without its kernel: the next step's home gather takes the forces and kicks
+ * (md__clusters_kick_gather with take: one kernel for the two kicks, the drift and the gather).
+ * Only where nothing comes back from other ranks and the next step gathers (a plain step of a
+ * multi-step capture: gpu_graph.c). */
+halox_status_t md__gpu_kick_deferred(halox_md_t *md)
+{
+    md_gpu_t *g = md__gpu(md);
+    if (md->plan.n_pulses > 0 || g->f_sent || !g->capturing)
+        return halox_set_error(HALOX_ERR_INTERNAL,
+                               "a force kick left to the next gather outside a one-rank capture");
+    g->take_deferred = 1;
+    g->in_step = 0;
+    g->mid_step = 0;
+    g->xv_fresh = 0;
+    return HALOX_OK;
 }
 
 halox_status_t md__gpu_kinetic(halox_md_t *md, double *ke_p)

@@ -207,6 +207,10 @@ typedef struct md_clusters {
      * warp w takes chunk w / rows of row w % rows (chunk-major, as the non-local items), and
      * the local inner list counts per chunk (cnt_loc_in[row * kloc + chunk]). */
     int loc_warps, lch, kloc;
+    /* The set of the device's displacement maxima the step kernels enqueued next use (0 or 1;
+     * 0 unless a multi-step graph alternates them: a home gather with take ends the step before
+     * from the other set while it fills this one). */
+    int buf;
     /* > 0 in x or y: the columns put an edge at lo + edge[d] (the home atoms' upper bound, where
      * the halo begins). Set before a build. A column straddling that bound holds a sliver of
      * home atoms and one of halo atoms, and the clusters cut from a sliver span the column's
@@ -270,11 +274,13 @@ cudaError_t md__clusters_gather(const md_clusters_t *c, const float *x, const ui
 
 /** The home gather (part 0) that first kicks and drifts each home atom as md__kernel_kick
  *  does (v += h f, x += dt v; v NULL: no kick, the current positions), one pass over the home
- *  atoms instead of two. With send (nvshmem-inline) each new position also goes into the halos it
- *  is sent to and the receivers are signalled (halox/inline.h), also by a rank without home
- *  atoms. */
-cudaError_t md__clusters_kick_gather(const md_clusters_t *c, float *v, const float *f, float *x,
-                                     const uint8_t *zone, float h, float dt,
+ *  atoms instead of two. With take it is also the step before's force kick (md__clusters_kick:
+ *  f from the slots, v += h f first, that step ended from the other set of maxima than c->buf),
+ *  one kernel for the two: no halo, no send. With send (nvshmem-inline) each new position also
+ *  goes into the halos it is sent to and the receivers are signalled (halox/inline.h), also by a
+ *  rank without home atoms. */
+cudaError_t md__clusters_kick_gather(const md_clusters_t *c, float *v, float *f, float *x,
+                                     const uint8_t *zone, float h, float dt, int take,
                                      const halox_inline_view_t *send, cudaStream_t stream);
 
 /** Lennard-Jones forces of the local (nonlocal = 0) or non-local list on the gathered positions,

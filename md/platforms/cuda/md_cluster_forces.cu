@@ -63,25 +63,23 @@ static __global__ void cl_halo_forces_send(int s0, int s1, const int *__restrict
 
 /* f[a] = fs[slot_of[a]] (+ fnl[a], then zeroed) for the n atoms (with dims: the build's home
  * atoms on the device), the slot zeroed; v[a] += h f[a] when v. With st, the force kernels
- * before it have finished the step: its first thread ends it (cl_step_end: prune counts, the
- * watch, the maxima cleared for the next gathers).
+ * before it have finished the step: its first thread ends it (cl_step_end from the maxima of set
+ * buf: the watch, the maxima cleared).
  * inl_wait (nvshmem-inline, the grid within the view's spin_blocks): each block first waits for
  * the forces returned for our sent atoms, and the last block completes that exchange; with
  * inl_add the returned forces of each atom's sends are added (in descending pulse order). */
 static __global__ void cl_kick(int n, const int *__restrict__ dims, const int *__restrict__ slot_of,
                                float *__restrict__ fs, float *__restrict__ fnl,
                                float *__restrict__ f, float *__restrict__ v, float h,
-                               cl_state_t *st, md_clusters_watch_t *watch, float thr_in2,
-                               float thr_out2, int count_nl, halox_inline_view_t inl, int inl_wait,
-                               int inl_add, md_timeline_t *tl, int tl_kind)
+                               cl_state_t *st, int buf, md_clusters_watch_t *watch, float thr_out2,
+                               halox_inline_view_t inl, int inl_wait, int inl_add,
+                               md_timeline_t *tl, int tl_kind)
 {
     halox_chained_wait();
-    if (dims) {
+    if (dims)
         n = dims[CL_D_NHOME];
-        count_nl = dims[CL_D_NCL] > dims[CL_D_NCL_HOME];
-    }
     if (st && blockIdx.x == 0 && threadIdx.x == 0)
-        cl_step_end(st, watch, thr_in2, thr_out2, count_nl);
+        cl_step_end(st, buf, watch, thr_out2);
     unsigned long long epoch = 0;
     const int tn = cl_tl_begin(tl, tl_kind);
     const int ok = inl_wait ? halox_inline_block_wait(&inl, 1, &epoch) : 1;
@@ -148,8 +146,8 @@ extern "C" cudaError_t md__clusters_kick(const md_clusters_t *c, float *v, float
     halox_inline_view_t none;
     memset(&none, 0, sizeof none);
     HALOX_LAUNCH_CHAINED(cl_kick, blocks, 256, stream)
-    (c->n_home, cl_span_dims(c), c->slot_of, c->fs, fnl, f, v, h, (cl_state_t *)c->state, c->watch,
-     cl_thr_in2(c), cl_thr_out2(c), c->ncl > c->ncl_home, inl ? *inl : none, wait_here,
+    (c->n_home, cl_span_dims(c), c->slot_of, c->fs, fnl, f, v, h, (cl_state_t *)c->state, c->buf,
+     c->watch, cl_thr_out2(c), inl ? *inl : none, wait_here,
      inl != NULL, c->tl, MD_TL_KICK);
     return cudaGetLastError();
 }
@@ -162,8 +160,7 @@ extern "C" cudaError_t md__clusters_take_forces(const md_clusters_t *c, float *f
     halox_inline_view_t none;
     memset(&none, 0, sizeof none);
     HALOX_LAUNCH_CHAINED(cl_kick, cl_blocks(c->n, 256), 256, stream)
-    (c->n, NULL, c->slot_of, c->fs, NULL, f, NULL, 0.0f, (cl_state_t *)c->state, c->watch,
-     cl_thr_in2(c), cl_thr_out2(c), c->ncl > c->ncl_home, none, 0, 0, NULL, -1);
+    (c->n, NULL, c->slot_of, c->fs, NULL, f, NULL, 0.0f, (cl_state_t *)c->state, c->buf, c->watch, cl_thr_out2(c), none, 0, 0, NULL, -1);
     return cudaGetLastError();
 }
 

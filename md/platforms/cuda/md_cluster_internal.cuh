@@ -84,10 +84,14 @@ static inline int cl_blocks(long long n, int threads)
 /* The device's step state: maxima of squared displacements (float bits: non-negative floats
  * order as their bits) of the gathers since the last force kick, counters, the ticket of a halo
  * gather that completes an exchange. No kernel finishes a gather's part: the force kernels decide
- * their prunes from the maxima (cl_prunes_now), the force kick after them counts and publishes
- * the step and clears the maxima (cl_step_end), so that a gather ends with its last block. */
+ * their prunes from the maxima (cl_prunes_now) and count them, the force kick after them
+ * publishes the step and clears the maxima (cl_step_end), so that a gather ends with its last
+ * block. Two
+ * sets of maxima (md_clusters_t.buf): a kernel that ends one step and gathers the next
+ * (md__clusters_kick_gather with take) clears one while its blocks fill the other. */
 typedef struct cl_state {
-    unsigned mx[4]; /* home vs local prune, all vs non-local prune, all vs build, last step */
+    unsigned mx[2][4]; /* per set: home vs local prune, all vs non-local prune, all vs build,
+                          last step */
     unsigned ticket;
     int valid[2]; /* the inner list was pruned since the build (by a kernel in prune mode) */
     long long steps, prunes[2], exceeded;
@@ -98,17 +102,18 @@ typedef struct cl_state {
 __device__ static inline void cl_arm(cl_state_t *st)
 {
     st->valid[0] = st->valid[1] = 0;
-    st->mx[0] = st->mx[1] = st->mx[2] = st->mx[3] = 0;
+    for (int k = 0; k < 8; k++)
+        st->mx[k / 4][k % 4] = 0;
     st->ticket = 0;
 }
 
-/* Does the force kernel of list k (0 local, 1 non-local) prune? When its inner list was not
- * pruned since the build, or some atom moved half the inner buffer (thr_in2: its square) since
- * the last prune. The gathers before it have finished (stream order), the kick after it has not
- * cleared the maxima: every warp reads the same. */
-__device__ static inline int cl_prunes_now(const cl_state_t *st, int k, float thr_in2)
+/* Does the force kernel of list k (0 local, 1 non-local) prune, by the maxima of set buf? When
+ * its inner list was not pruned since the build, or some atom moved half the inner buffer
+ * (thr_in2: its square) since the last prune. The gathers before it have finished (stream
+ * order), the kick after it has not cleared the maxima: every warp reads the same. */
+__device__ static inline int cl_prunes_now(const cl_state_t *st, int buf, int k, float thr_in2)
 {
-    return !__ldcg(&st->valid[k]) || __uint_as_float(__ldcg(&st->mx[k])) >= thr_in2;
+    return !__ldcg(&st->valid[k]) || __uint_as_float(__ldcg(&st->mx[buf][k])) >= thr_in2;
 }
 
 /* What a step kernel's launch spans (md_clusters_span_t): with spans, the larger of the span
@@ -142,33 +147,27 @@ static inline int cl_pruning(const md_clusters_t *c)
     return c->rl_in > c->rc && c->rl_in < c->rl && c->rc > 0;
 }
 
-/* The end of a step's forces (the force kick's first thread, after the force kernels): the
- * prunes they did (cl_prunes_now, from the same maxima) counted and their inner lists marked
- * valid, the steps that passed the outer list's half buffer counted, the watch published
- * (md_cluster.h: its first words in one store, no fence), the maxima cleared for the next
- * step's gathers. count_nl: a non-local kernel ran (halo clusters). */
-__device__ static inline void cl_step_end(cl_state_t *st, md_clusters_watch_t *watch, float thr_in2,
-                                   float thr_out2, int count_nl)
+/* The end of a step's forces (the force kick's first thread, after the force kernels, which
+ * counted their prunes): the inner lists marked valid (pruned now or before), the step counted
+ * when an atom passed the outer list's half buffer (thr_out2: its square), the watch published
+ * (md_cluster.h: its first words in one store, no fence), the maxima of set buf cleared for the
+ * step after next. */
+__device__ static inline void cl_step_end(cl_state_t *st, int buf, md_clusters_watch_t *watch,
+                                          float thr_out2)
 {
-    const uint4 mx = __ldcg((const uint4 *)st->mx);
-    const int v0 = __ldcg(&st->valid[0]), v1 = __ldcg(&st->valid[1]);
+    const uint4 mx = __ldcg((const uint4 *)st->mx[buf]);
     const long long steps = __ldcg(&st->steps), p0 = __ldcg(&st->prunes[0]),
                     p1 = __ldcg(&st->prunes[1]), ex = __ldcg(&st->exceeded);
-    const int pr0 = !v0 || __uint_as_float(mx.x) >= thr_in2;
-    const int pr1 = !v1 || __uint_as_float(mx.y) >= thr_in2;
-    const long long prunes0 = p0 + pr0, prunes1 = p1 + (pr1 && count_nl);
     const long long exceeded = ex + (__uint_as_float(mx.z) >= thr_out2);
-    *(uint4 *)st->mx = make_uint4(0, 0, 0, 0);
-    st->valid[0] = 1; /* pruned now or before */
+    *(uint4 *)st->mx[buf] = make_uint4(0, 0, 0, 0);
+    st->valid[0] = 1;
     st->valid[1] = 1;
-    st->prunes[0] = prunes0;
-    st->prunes[1] = prunes1;
     st->exceeded = exceeded;
     if (watch) {
         volatile md_clusters_watch_t *w = watch;
         w->steps = steps;
-        w->prunes[0] = prunes0;
-        w->prunes[1] = prunes1;
+        w->prunes[0] = p0;
+        w->prunes[1] = p1;
         w->exceeded = exceeded;
         const unsigned lo = (unsigned)steps;
         *(uint4 *)watch = make_uint4(mx.z, mx.w, lo, MD_CLUSTERS_WATCH_CHECK(mx.z, mx.w, lo));

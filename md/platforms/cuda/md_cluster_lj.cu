@@ -166,7 +166,8 @@ template <int ENERGY, int ZONES, int LCH>
 static __global__ void __launch_bounds__(CL_THREADS)
     cl_lj(const float4 *__restrict__ xq, const int *__restrict__ jl_out,
           const int *__restrict__ cnt_out, int *__restrict__ jl_in, int *__restrict__ cnt_in,
-          int max_row, const cl_state_t *st, int list, float thr_in2, float4 *__restrict__ ref,
+          int max_row, cl_state_t *st, int buf, int list, float thr_in2,
+          float4 *__restrict__ ref,
           float rlin2,
           int nrows, const int *__restrict__ items, int nitems, int chunk, int kch, float rc2,
           float bx, float by, float bz, double eshift, float *__restrict__ fs,
@@ -184,7 +185,9 @@ static __global__ void __launch_bounds__(CL_THREADS)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int jl = lane & 7, g = lane >> 3;
     const int wid = blockIdx.x * CL_WARPS + warp;
-    const int prune = st ? cl_prunes_now(st, list, thr_in2) : 0;
+    const int prune = st ? cl_prunes_now(st, buf, list, thr_in2) : 0;
+    if (prune && blockIdx.x == 0 && threadIdx.x == 0)
+        st->prunes[list]++; /* one thread of the launch: read by the kick after it */
     /* the warp's row, and with items (non-local rows: ZONES) or LCH (local rows) its chunk kc,
      * entries [c0, c0 + ch) of the row: a prune then takes every row's positions as its
      * reference here (with items rows without items too, with LCH chunk 0's warp). Without,
@@ -317,7 +320,7 @@ extern "C" cudaError_t md__clusters_lj(const md_clusters_t *c, int nonlocal, flo
     const int *co = nonlocal ? c->cnt_nl : c->cnt_loc;
     int *ji = pr ? (nonlocal ? c->jl_nl_in : c->jl_loc_in) : (int *)jo;
     int *ci = pr ? (nonlocal ? c->cnt_nl_in : c->cnt_loc_in) : (int *)co;
-    const cl_state_t *st = pr ? (const cl_state_t *)c->state : NULL;
+    cl_state_t *st = pr ? (cl_state_t *)c->state : NULL;
     float4 *ref = (float4 *)c->ref + (nonlocal ? c->cap_slots : 0);
     const int mx = nonlocal ? c->max_nl : c->max_loc;
     const float rlin2 = pr ? c->rl_in * c->rl_in : 0.0f;
@@ -335,7 +338,7 @@ extern "C" cudaError_t md__clusters_lj(const md_clusters_t *c, int nonlocal, flo
     const int *dims = cl_span_dims(c);
 #define CL_LJ(E, Z, L)                                                                             \
     HALOX_LAUNCH_CHAINED((cl_lj<E, Z, L>), b, CL_THREADS, stream)                                  \
-    (xq, jo, co, ji, ci, mx, st, nonlocal, cl_thr_in2(c), ref, rlin2, rows, items, nitems, chunk,  \
+    (xq, jo, co, ji, ci, mx, st, c->buf, nonlocal, cl_thr_in2(c), ref, rlin2, rows, items, nitems, chunk,  \
      kch, rc2, c->box[0], c->box[1], c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow,     \
      dims, c->tl, nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
     /* home-home pairs never meet the zone rule: the local kernel skips it */

@@ -24,17 +24,25 @@ __device__ static inline float cl_warp_max(float v)
 }
 
 /* The first half kick and the drift a home gather does first (v NULL: none): per atom the
- * arithmetic of md__kernel_kick, so the positions are those of the kick kernel. */
+ * arithmetic of md__kernel_kick, so the positions are those of the kick kernel. With take, the
+ * step before's force kick first (md__clusters_kick's arithmetic, without returned forces): f
+ * takes the atom's slot force from fs (zeroed), v += h f; and that step ends (cl_step_end, set
+ * buf ^ 1 of the maxima, with watch and the outer threshold) in the first thread. */
 typedef struct cl_kick_drift {
     float *v;
-    const float *f;
+    float *f;
     float h, dt;
+    int take;
+    float *fs;
+    md_clusters_watch_t *watch;
+    float thr_out2;
 } cl_kick_drift_t;
 
 /* The slots of part 0 (home), 1 (halo) or 2 (all) take the current positions; the build's
  * cluster counts ncl_home and ncl, or with dims (spans: md_cluster.h) those on the device; refs:
  * 3 arrays of nslots float4 (local prune, non-local prune, build); bnow: the clusters' boxes now
- * (for the prunes); st: the maxima of the displacements, and the count of steps by the gather
+ * (for the prunes); st: the maxima of the displacements (into set buf), and the count of steps
+ * by the gather
  * that completes a step's positions (part 1 or 2, or 0 without halo clusters). kd.v (home
  * slots): each atom is kicked and drifted first. nvshmem-inline (halox/inline.h): inl_wait (the
  * grid within the view's spin_blocks): each block first waits for the coordinates of every
@@ -46,7 +54,7 @@ static __global__ void __launch_bounds__(256)
     cl_gather(int part, int ncl_home, int ncl, const int *__restrict__ dims,
               const int *__restrict__ perm, float *__restrict__ x, const uint8_t *__restrict__ zone,
               float4 *__restrict__ xq, const float4 *__restrict__ ref, size_t nslots,
-              float4 *__restrict__ bnow, cl_state_t *st, cl_kick_drift_t kd,
+              float4 *__restrict__ bnow, cl_state_t *st, int buf, cl_kick_drift_t kd,
               halox_inline_view_t inl, int inl_wait, int inl_send, md_timeline_t *tl, int tl_kind)
 {
     halox_chained_wait(); /* launched chained (halox/device/launch.cuh) */
@@ -63,6 +71,8 @@ static __global__ void __launch_bounds__(256)
     const int ok = inl_wait ? halox_inline_block_wait(&inl, 0, &epoch) : 1;
     if (inl_wait)
         cl_tl_wait(tl, tl_kind, tn);
+    if (kd.take && st && blockIdx.x == 0 && threadIdx.x == 0)
+        cl_step_end(st, buf ^ 1, kd.watch, kd.thr_out2);
     const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
     float m[4] = {0, 0, 0, 0};
     float q[3] = {CL_PAD, CL_PAD, CL_PAD}; /* no atom: out of every box */
@@ -76,7 +86,15 @@ static __global__ void __launch_bounds__(256)
                 const size_t k = 3 * (size_t)a + c;
                 q[c] = x[k];
                 if (kd.v) {
-                    const float vk = kd.v[k] + kd.h * kd.f[k];
+                    float vk = kd.v[k], fk = kd.f[k];
+                    if (kd.take) {
+                        float *p = kd.fs + 3 * (size_t)s + c;
+                        fk = *p;
+                        *p = 0.0f;
+                        kd.f[k] = fk;
+                        vk += kd.h * fk;
+                    }
+                    vk += kd.h * fk;
                     kd.v[k] = vk;
                     q[c] += kd.dt * vk;
                     x[k] = q[c];
@@ -124,7 +142,7 @@ static __global__ void __launch_bounds__(256)
                 for (int w = 0; w < (int)(blockDim.x >> 5); w++)
                     v = fmaxf(v, part_max[k][w]);
                 if (v > 0)
-                    atomicMax(&st->mx[k], __float_as_uint(v));
+                    atomicMax(&st->mx[buf][k], __float_as_uint(v));
             }
             /* the step's positions are complete after this gather: one step more */
             if (blockIdx.x == 0 && (part != 0 || ncl == ncl_home))
@@ -180,7 +198,8 @@ static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint
     const int tl_kind = part == 0 ? MD_TL_HOME_GATHER : part == 1 ? MD_TL_HALO_GATHER : -1;
     HALOX_LAUNCH_CHAINED(cl_gather, blocks, 256, stream)
     (part, c->ncl_home, c->ncl, cl_span_dims(c), c->perm, x, zone, (float4 *)c->xq,
-     (const float4 *)c->ref, c->cap_slots, bnow, (cl_state_t *)c->state, kd, inl ? *inl : none,
+     (const float4 *)c->ref, c->cap_slots, bnow, (cl_state_t *)c->state, c->buf, kd,
+     inl ? *inl : none,
      wait_here, send != NULL, c->tl, tl_kind);
     return cudaGetLastError();
 }
@@ -195,11 +214,14 @@ extern "C" cudaError_t md__clusters_gather(const md_clusters_t *c, const float *
     return cl_gather_launch(c, (float *)x, zone, part, kd, part != 0 ? inl : NULL, NULL, stream);
 }
 
-extern "C" cudaError_t md__clusters_kick_gather(const md_clusters_t *c, float *v, const float *f,
+extern "C" cudaError_t md__clusters_kick_gather(const md_clusters_t *c, float *v, float *f,
                                                 float *x, const uint8_t *zone, float h, float dt,
-                                                const halox_inline_view_t *send,
+                                                int take, const halox_inline_view_t *send,
                                                 cudaStream_t stream)
 {
-    cl_kick_drift_t kd = {v, f, h, dt};
+    /* the step before's force kick takes the slots' forces: no halo (no returned forces) */
+    if (take && (!v || c->ncl > c->ncl_home || send))
+        return cudaErrorInvalidValue;
+    cl_kick_drift_t kd = {v, f, h, dt, take, c->fs, c->watch, cl_thr_out2(c)};
     return cl_gather_launch(c, x, zone, 0, kd, NULL, send, stream);
 }
