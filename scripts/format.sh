@@ -8,7 +8,7 @@ if ! command -v clang-format >/dev/null 2>&1; then
     echo "clang-format not found (apt-get install clang-format)" >&2
     exit 2
 fi
-mapfile -t files < <(find include src tools tests bench -type f \
+mapfile -t files < <(find include src md tools tests bench -type f \
     \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null | sort)
 if [ "${1:-}" = "--check" ]; then
     clang-format --dry-run --Werror "${files[@]}"

@@ -13,7 +13,7 @@
       "measure that trade on another GPU, density or cut-off")                                     \
     X("HALOX_MD_DEVICE_REBUILD", "0/1", "1",                                                       \
       "diagnostic: GPU engine: 1 keeps every rebuild after the first on the device (migration "    \
-      "and plan build by halox_comm_migrate_fixed / halox_comm_build_plan_fixed on the device "  \
+      "and plan build by halox_comm_migrate_fixed / halox_comm_build_plan_fixed on the device "    \
       "arrays, no positions through the host); 0 brings them through the host (the CPU "           \
       "engine's migration and plan build); set 0 to tell a fault of the device rebuild from one "  \
       "elsewhere, or to compare the two")                                                          \

@@ -380,13 +380,14 @@ halox_status_t md__json_write(const halox_md_t *md, const char *path)
     md__json_num(fp, s->halo_atoms);
     fprintf(fp, ",\n    \"pairs_in_lists\": ");
     md__json_num(fp, s->pairs);
-    fprintf(fp,
-            ",\n    \"halo_bytes\": %lld,\n    \"checkpoints\": %d,\n    \"graph_steps\": %lld,\n"
-            "    \"timed_steps\": %lld,\n    \"graph_launches\": %lld,\n    \"graph_captures\": %lld,\n"
-            "    \"graph_updates\": %lld,\n    \"graph_kept\": %lld,\n    \"inline_steps\": %lld,\n"
-            "    \"device_bytes\": %lld",
-            s->halo_bytes, s->checkpoints, s->graph_steps, s->timed_steps, s->graph_launches,
-            s->graph_captures, s->graph_updates, s->graph_kept, s->inline_steps, s->device_bytes);
+    fprintf(
+        fp,
+        ",\n    \"halo_bytes\": %lld,\n    \"checkpoints\": %d,\n    \"graph_steps\": %lld,\n"
+        "    \"timed_steps\": %lld,\n    \"graph_launches\": %lld,\n    \"graph_captures\": %lld,\n"
+        "    \"graph_updates\": %lld,\n    \"graph_kept\": %lld,\n    \"inline_steps\": %lld,\n"
+        "    \"device_bytes\": %lld",
+        s->halo_bytes, s->checkpoints, s->graph_steps, s->timed_steps, s->graph_launches,
+        s->graph_captures, s->graph_updates, s->graph_kept, s->inline_steps, s->device_bytes);
     if (s->overlap_reps > 0) { /* the overlap probe (cfg.overlap_probe) ran */
         static const char *const keys[] = {"local_ms", "halo_ms", "both_ms", "percent"};
         const double vals[] = {s->overlap_local_ms, s->overlap_halo_ms, s->overlap_both_ms,

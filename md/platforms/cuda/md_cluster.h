@@ -87,7 +87,7 @@ typedef struct md_clusters_watch {
 
 /** The check word of a published watch (device and host; unsigned operands). */
 #define MD_CLUSTERS_WATCH_CHECK(build_bits, step_bits, steps_lo)                                   \
-    (((build_bits) * 0x9e3779b1u) ^ ((step_bits) * 0x85ebca6bu) ^ (steps_lo) ^ 0x5bd1e995u)
+    (((build_bits)*0x9e3779b1u) ^ ((step_bits)*0x85ebca6bu) ^ (steps_lo) ^ 0x5bd1e995u)
 
 /** The published part of the watch, read while the device may write it: 1 with *out filled
  *  (build_d2, step_d2, steps_lo) when a read's check matched within a few tries, else 0. */

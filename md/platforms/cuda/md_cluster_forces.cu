@@ -147,8 +147,7 @@ extern "C" cudaError_t md__clusters_kick(const md_clusters_t *c, float *v, float
     memset(&none, 0, sizeof none);
     HALOX_LAUNCH_CHAINED(cl_kick, blocks, 256, stream)
     (c->n_home, cl_span_dims(c), c->slot_of, c->fs, fnl, f, v, h, (cl_state_t *)c->state, c->buf,
-     c->watch, cl_thr_out2(c), inl ? *inl : none, wait_here,
-     inl != NULL, c->tl, MD_TL_KICK);
+     c->watch, cl_thr_out2(c), inl ? *inl : none, wait_here, inl != NULL, c->tl, MD_TL_KICK);
     return cudaGetLastError();
 }
 
@@ -160,7 +159,8 @@ extern "C" cudaError_t md__clusters_take_forces(const md_clusters_t *c, float *f
     halox_inline_view_t none;
     memset(&none, 0, sizeof none);
     HALOX_LAUNCH_CHAINED(cl_kick, cl_blocks(c->n, 256), 256, stream)
-    (c->n, NULL, c->slot_of, c->fs, NULL, f, NULL, 0.0f, (cl_state_t *)c->state, c->buf, c->watch, cl_thr_out2(c), none, 0, 0, NULL, -1);
+    (c->n, NULL, c->slot_of, c->fs, NULL, f, NULL, 0.0f, (cl_state_t *)c->state, c->buf, c->watch,
+     cl_thr_out2(c), none, 0, 0, NULL, -1);
     return cudaGetLastError();
 }
 

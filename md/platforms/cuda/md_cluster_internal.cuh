@@ -184,10 +184,7 @@ static inline float cl_thr_in2(const md_clusters_t *c)
 {
     return cl_half2(cl_pruning(c) ? c->rl_in : c->rl, c->rc);
 }
-static inline float cl_thr_out2(const md_clusters_t *c)
-{
-    return cl_half2(c->rl, c->rc);
-}
+static inline float cl_thr_out2(const md_clusters_t *c) { return cl_half2(c->rl, c->rc); }
 
 /* The counts of a build in device memory (md_clusters_t.dims, mirrored in the pinned h_small):
  * the atoms (copied up at the build's start), what the sort and the search find, so that a build

@@ -166,11 +166,9 @@ template <int ENERGY, int ZONES, int LCH>
 static __global__ void __launch_bounds__(CL_THREADS)
     cl_lj(const float4 *__restrict__ xq, const int *__restrict__ jl_out,
           const int *__restrict__ cnt_out, int *__restrict__ jl_in, int *__restrict__ cnt_in,
-          int max_row, cl_state_t *st, int buf, int list, float thr_in2,
-          float4 *__restrict__ ref,
-          float rlin2,
-          int nrows, const int *__restrict__ items, int nitems, int chunk, int kch, float rc2,
-          float bx, float by, float bz, double eshift, float *__restrict__ fs,
+          int max_row, cl_state_t *st, int buf, int list, float thr_in2, float4 *__restrict__ ref,
+          float rlin2, int nrows, const int *__restrict__ items, int nitems, int chunk, int kch,
+          float rc2, float bx, float by, float bz, double eshift, float *__restrict__ fs,
           double *__restrict__ energy, const float4 *__restrict__ bnow,
           const int *__restrict__ dims, md_timeline_t *tl, int tl_kind)
 {
@@ -338,9 +336,9 @@ extern "C" cudaError_t md__clusters_lj(const md_clusters_t *c, int nonlocal, flo
     const int *dims = cl_span_dims(c);
 #define CL_LJ(E, Z, L)                                                                             \
     HALOX_LAUNCH_CHAINED((cl_lj<E, Z, L>), b, CL_THREADS, stream)                                  \
-    (xq, jo, co, ji, ci, mx, st, c->buf, nonlocal, cl_thr_in2(c), ref, rlin2, rows, items, nitems, chunk,  \
-     kch, rc2, c->box[0], c->box[1], c->box[2], eshift, c->fs, energy, (const float4 *)c->bnow,     \
-     dims, c->tl, nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
+    (xq, jo, co, ji, ci, mx, st, c->buf, nonlocal, cl_thr_in2(c), ref, rlin2, rows, items, nitems, \
+     chunk, kch, rc2, c->box[0], c->box[1], c->box[2], eshift, c->fs, energy,                      \
+     (const float4 *)c->bnow, dims, c->tl, nonlocal ? MD_TL_NONLOCAL : MD_TL_LOCAL)
     /* home-home pairs never meet the zone rule: the local kernel skips it */
     if (nonlocal && energy)
         CL_LJ(1, 1, 0);

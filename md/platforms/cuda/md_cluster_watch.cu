@@ -199,8 +199,7 @@ static cudaError_t cl_gather_launch(const md_clusters_t *c, float *x, const uint
     HALOX_LAUNCH_CHAINED(cl_gather, blocks, 256, stream)
     (part, c->ncl_home, c->ncl, cl_span_dims(c), c->perm, x, zone, (float4 *)c->xq,
      (const float4 *)c->ref, c->cap_slots, bnow, (cl_state_t *)c->state, c->buf, kd,
-     inl ? *inl : none,
-     wait_here, send != NULL, c->tl, tl_kind);
+     inl ? *inl : none, wait_here, send != NULL, c->tl, tl_kind);
     return cudaGetLastError();
 }
 
